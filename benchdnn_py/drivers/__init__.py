@@ -1,0 +1,10 @@
+"""The driver registry: the one place a driver is made known (--NAME on the command line)."""
+
+from __future__ import annotations
+
+from .base import Driver
+from .conv import DRIVER as _CONV
+
+DRIVERS: dict[str, Driver] = {
+    "conv": _CONV,
+}

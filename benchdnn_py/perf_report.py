@@ -1,0 +1,131 @@
+"""Performance report lines (benchdnn reference 5.4).
+
+A template is text with ``%[mod][unit]name%`` fields. ``mod`` picks the statistic of a
+time-based field: ``-`` minimum (the default for most), ``0`` average, ``+`` maximum;
+``unit`` divides by 1e3 (K), 1e6 (M) or 1e9 (G). Numbers print like C's %g.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import statistics
+
+from .errors import UsageError
+
+DEFAULT_TEMPLATE = ("perf,%engine%,%impl%,%name%,%prb%,%Gops%,%+ctime%,%-time%,%-Gflops%,"
+                    "%0time%,%0Gflops%")
+CSV_HEAD = "perf,%engine%,%impl%,%name%,"
+CSV_TAIL = ",%attr%,%desc%,%Gops%,%+ctime%,%-time%,%-Gflops%,%0time%,%0Gflops%"
+
+_FIELD = re.compile(r"%([-0+]?)([KMG]?)([a-z][a-z_-]*)%")
+_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+_MOD_PREFIX = {"-": "min_", "0": "avg_", "+": "max_", "": ""}
+
+# Fields whose value is a statistic over the timed runs, and their default statistic.
+TIME_FIELDS = {"time": "-", "flops": "-", "bw": "-", "ctime": "+", "cptime": "+",
+               "cpdtime": "+"}
+NUMBER_FIELDS = {"ops", "ibytes", "obytes", "iobytes", "idx", "mb", "clocks", "freq"}
+
+
+@dataclasses.dataclass(frozen=True)
+class PerfTemplate:
+    kind: str   # "def", "csv" or "custom"
+    text: str   # the custom text; for def/csv resolved per driver
+
+    def resolve(self, csv_fields: str) -> str:
+        if self.kind == "def":
+            return DEFAULT_TEMPLATE
+        if self.kind == "csv":
+            return CSV_HEAD + csv_fields + CSV_TAIL
+        return self.text
+
+    def __str__(self) -> str:
+        return self.kind if self.kind != "custom" else self.text
+
+
+def parse_template(text: str) -> PerfTemplate:
+    if text in ("", "def"):
+        return PerfTemplate("def", "")
+    if text == "csv":
+        return PerfTemplate("csv", "")
+    if not _FIELD.search(text):
+        raise UsageError(f"--perf-template={text}: expected def, csv, or text with "
+                         f"%field% entries such as %-time%")
+    return PerfTemplate("custom", text)
+
+
+def fields_of(template: str) -> list[str]:
+    return [m.group(3) for m in _FIELD.finditer(template)]
+
+
+def check_fields(template: str, supported: set[str], driver: str) -> None:
+    unknown = [f for f in fields_of(template) if f not in supported]
+    if unknown:
+        raise UsageError(f"--perf-template: field `%{unknown[0]}%` is not supported by the "
+                         f"{driver} driver; expected one of "
+                         f"{', '.join('%' + s + '%' for s in sorted(supported))}")
+
+
+def header(template: str) -> str:
+    return _FIELD.sub(lambda m: _MOD_PREFIX[m.group(1)] + m.group(2) + m.group(3), template)
+
+
+@dataclasses.dataclass
+class PerfRecord:
+    """What a case measured, as the template fields see it."""
+
+    text: dict[str, str]          # string fields: engine, impl, name, prb, desc, dir, ...
+    ops: float
+    ibytes: int
+    obytes: int
+    times_ms: list[float]         # one entry per timed run
+    create_ms: tuple[float, float]  # (implementation selection, primitive creation)
+    idx: int
+    mb: int
+
+    def time_stat(self, mod: str) -> float:
+        if not self.times_ms:
+            return 0.0
+        if mod == "0":
+            return statistics.fmean(self.times_ms)
+        return max(self.times_ms) if mod == "+" else min(self.times_ms)
+
+    def value(self, name: str, mod: str, unit: str) -> str:
+        scale = _UNITS[unit]
+        if name in self.text:
+            return self.text[name]
+        mod = mod or TIME_FIELDS.get(name, "-")
+        if name == "time":
+            number = self.time_stat(mod)
+        elif name in ("flops", "bw"):
+            seconds = self.time_stat(mod) / 1e3
+            work = self.ops if name == "flops" else self.ibytes + self.obytes
+            number = work / seconds if seconds > 0 else 0.0
+        elif name == "ctime":
+            number = sum(self.create_ms)
+        elif name == "cpdtime":
+            number = self.create_ms[0]
+        elif name == "cptime":
+            number = self.create_ms[1]
+        elif name == "ops":
+            number = self.ops
+        elif name == "iobytes":
+            number = self.ibytes + self.obytes
+        elif name in ("ibytes", "obytes"):
+            number = getattr(self, name)
+        elif name in ("idx", "mb"):
+            return str(getattr(self, name))
+        elif name in ("clocks", "freq"):
+            number = 0.0   # no cycle counter is read (benchdnn prints 0 without RDPMC)
+        else:
+            raise KeyError(name)
+        return f"{number / scale:g}"
+
+
+def render(template: str, record: PerfRecord) -> str:
+    return _FIELD.sub(lambda m: record.value(m.group(3), m.group(1), m.group(2)), template)
+
+
+COMMON_FIELDS = set(TIME_FIELDS) | NUMBER_FIELDS | {"engine", "impl", "name", "prb", "desc",
+                                                    "driver", "attr"}

@@ -1,0 +1,87 @@
+/* The implementation table and the public primitive API of bdnn.h.
+ *
+ * Registration lives here and only here: one row per (algorithm, ISA), in order of
+ * preference. Python walks the rows, skips those the CPU cannot run or the user filtered
+ * out, and takes the first whose create() accepts the problem. */
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+
+#include "conv_impl.h"
+
+static const conv_impl_entry_t impls[] = {
+    {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512},
+    {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2},
+    {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar},
+    {"gemm_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512},
+    {"gemm_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2},
+    {"gemm_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar},
+};
+enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
+
+void *bdnn_aligned_alloc(size_t bytes) {
+    const size_t align = 64;
+    return aligned_alloc(align, (bytes + align - 1) / align * align);
+}
+
+int bdnn_conv_impl_count(void) { return N_IMPLS; }
+const char *bdnn_conv_impl_name(int impl) {
+    return impl >= 0 && impl < N_IMPLS ? impls[impl].name : NULL;
+}
+int bdnn_conv_impl_isa(int impl) { return impl >= 0 && impl < N_IMPLS ? impls[impl].isa : -1; }
+
+/* The checks every implementation relies on; the Python side validates the descriptor
+ * first, this keeps the C boundary safe on its own. */
+static int desc_ok(const bdnn_conv_desc_t *d) {
+    const int64_t pos[] = {d->g, d->ic, d->oc, d->id, d->ih, d->iw, d->od, d->oh, d->ow,
+                           d->kd, d->kh, d->kw, d->sd, d->sh, d->sw};
+    for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); ++i)
+        if (pos[i] <= 0) return 0;
+    if (d->mb < 0 || d->dd < 0 || d->dh < 0 || d->dw < 0) return 0;
+    return d->ic % d->g == 0 && d->oc % d->g == 0;
+}
+
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int with_bias, int fault,
+                     bdnn_conv_t **out) {
+    *out = NULL;
+    if (impl < 0 || impl >= N_IMPLS) return BDNN_STATUS_INVALID;
+    if (!desc_ok(d)) return BDNN_STATUS_INVALID;
+    if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    bdnn_conv_t *c = calloc(1, sizeof(*c));
+    if (!c) return BDNN_STATUS_OUT_OF_MEMORY;
+    c->d = *d;
+    c->with_bias = with_bias;
+    c->fault = fault;
+    c->nthr = omp_get_max_threads();
+    c->impl = &impls[impl];
+    const int st = c->impl->ops->init(c);
+    if (st != BDNN_STATUS_OK) {
+        bdnn_conv_destroy(c);
+        return st;
+    }
+    *out = c;
+    return BDNN_STATUS_OK;
+}
+
+size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c) { return c->impl->ops->weights_bytes(c); }
+
+int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_packed) {
+    c->impl->ops->pack_weights(c, wei, wei_packed);
+    return BDNN_STATUS_OK;
+}
+
+int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
+                      const float *bias, float *dst) {
+    if (c->with_bias && !bias) return BDNN_STATUS_INVALID;
+    if (c->d.mb == 0) return BDNN_STATUS_OK;
+    c->impl->ops->execute(c, src, wei_packed, c->with_bias ? bias : NULL, dst);
+    return BDNN_STATUS_OK;
+}
+
+const char *bdnn_conv_name(const bdnn_conv_t *c) { return c->impl->name; }
+
+void bdnn_conv_destroy(bdnn_conv_t *c) {
+    if (!c) return;
+    if (c->impl && c->impl->ops->fini) c->impl->ops->fini(c);
+    free(c);
+}

@@ -1,0 +1,79 @@
+/* Internal contract between the convolution drivers (loops, packing, threading) and the
+ * per-ISA kernels. Nothing here is part of the public API in bdnn.h. */
+#ifndef BDNN_CONV_IMPL_H
+#define BDNN_CONV_IMPL_H
+
+#include "bdnn.h"
+
+/* GEMM micro-kernel (BLIS model): one MR x NR tile of C.
+ *
+ *   C[0:mr, 0:nr] := (accumulate ? C : bias[0:mr] broadcast along rows, or 0) + A * B
+ *
+ * A is a packed micro-panel of kc x MR: element (k, r) at a[k*MR + r]; rows r >= mr are 0.
+ * B is a packed micro-panel of kc x NR: element (k, j) at b[k*NR + j]; columns j >= nr are
+ * 0; b is 64-byte aligned. C has row stride ldc; only C[0:mr, 0:nr] is read or written.
+ * bias (may be NULL) is read only when accumulate == 0. */
+typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, float *c,
+                                 int64_t ldc, int64_t mr, int64_t nr, int accumulate,
+                                 const float *bias);
+
+typedef struct {
+    int mr, nr;
+    conv_gemm_ukr_fn fn;
+} conv_gemm_ukr_t;
+
+/* Depthwise plane kernel: one (n, channel) output plane of a convolution with one input
+ * and one output channel per group.
+ *
+ * src: the input plane [ID][IH][IW]; wei: the taps [KD][KH][KW]; dst: the output plane
+ * [OD][OH][OW], fully overwritten with bias + sum of taps. row_acc: scratch of OW floats.
+ * ow_lo/ow_hi: for each kw, the output columns [lo, hi) whose tap lands inside the input
+ * row (precomputed by the driver), so the inner loop needs no bounds checks. */
+typedef void (*conv_dw_plane_fn)(const bdnn_conv_desc_t *d, const float *src, const float *wei,
+                                 float bias, float *dst, float *row_acc,
+                                 const int64_t *ow_lo, const int64_t *ow_hi);
+
+typedef struct {
+    conv_dw_plane_fn fn;
+} conv_dw_ker_t;
+
+/* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
+extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
+extern const conv_dw_ker_t bdnn_dw_ker_scalar, bdnn_dw_ker_avx2, bdnn_dw_ker_avx512;
+
+/* What every implementation provides; a primitive keeps a pointer to its entry. */
+struct bdnn_conv;
+typedef struct {
+    int (*init)(struct bdnn_conv *c);  /* BDNN_STATUS_UNIMPLEMENTED if not applicable */
+    size_t (*weights_bytes)(const struct bdnn_conv *c);
+    void (*pack_weights)(const struct bdnn_conv *c, const float *wei, float *packed);
+    void (*execute)(const struct bdnn_conv *c, const float *src, const float *wei,
+                    const float *bias, float *dst);
+    void (*fini)(struct bdnn_conv *c);
+} conv_impl_ops_t;
+
+typedef struct {
+    const char *name;
+    int isa;
+    const conv_impl_ops_t *ops;
+    const void *kernel;   /* conv_gemm_ukr_t or conv_dw_ker_t, as the ops expect */
+} conv_impl_entry_t;
+
+struct bdnn_conv {
+    bdnn_conv_desc_t d;
+    int with_bias, fault, nthr;
+    const conv_impl_entry_t *impl;
+    void *plan;          /* owned by the implementation (init allocates, fini frees) */
+};
+
+extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops;
+
+/* Helpers shared by the drivers. */
+void *bdnn_aligned_alloc(size_t bytes);
+static inline int64_t bdnn_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* floor(a / b) for b > 0 and any sign of a (C division truncates toward zero). */
+static inline int64_t bdnn_floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+#endif /* BDNN_CONV_IMPL_H */

@@ -1,0 +1,107 @@
+/*
+ * bdnn.h -- the whole C API of the benchdnn-py kernel core.
+ *
+ * benchdnn_py/core.py is the only Python module that calls into it. The part between the
+ * CDEF markers is fed verbatim to cffi's cdef(), so it holds declarations only (no
+ * preprocessor lines, no inline code).
+ *
+ * Conventions shared by every entry point:
+ *   - Tensors are dense, plain (row-major "abx") f32 buffers owned by the caller:
+ *       src  [mb][ic][id][ih][iw]
+ *       wei  [g][oc/g][ic/g][kd][kh][kw]          (user layout; see bdnn_conv_pack_weights)
+ *       bias [oc]
+ *       dst  [mb][oc][od][oh][ow]
+ *     1D and 2D problems are passed as 3D ones with the missing outer spatial sizes set to 1
+ *     (kernel 1, stride 1, padding 0, dilation 0).
+ *   - Dilation uses the primitive convention: 0 means no dilation; taps are (d + 1) apart.
+ *   - Padding: only the front/top/left padding is given. Right padding is implied by the
+ *     output size and may be negative; every tap whose input coordinate falls outside
+ *     [0, I) reads zero.
+ *   - Return codes are BDNN_STATUS_* values.
+ */
+#ifndef BDNN_H
+#define BDNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CDEF BEGIN */
+typedef struct {
+    int64_t g, mb, ic, oc;
+    int64_t id, ih, iw;
+    int64_t od, oh, ow;
+    int64_t kd, kh, kw;
+    int64_t sd, sh, sw;
+    int64_t pd, ph, pw;
+    int64_t dd, dh, dw;
+} bdnn_conv_desc_t;
+
+enum {
+    BDNN_STATUS_OK = 0,
+    BDNN_STATUS_UNIMPLEMENTED = 1,   /* this implementation does not handle the problem */
+    BDNN_STATUS_INVALID = 2,         /* the problem itself is inconsistent */
+    BDNN_STATUS_OUT_OF_MEMORY = 3
+};
+
+/* Instruction-set levels, from the portable one up. */
+enum {
+    BDNN_ISA_SCALAR = 0,
+    BDNN_ISA_AVX2 = 1,
+    BDNN_ISA_AVX512 = 2
+};
+
+/* Deliberate defects, for the test suite to prove that the checks catch them. */
+enum {
+    BDNN_FAULT_NONE = 0,
+    BDNN_FAULT_SKIP_LAST_IC = 1,     /* drop the last input channel of every group */
+    BDNN_FAULT_RIGHT_PAD_EDGE = 2    /* read the edge value instead of zero past the right edge */
+};
+
+/* ---- machine ---- */
+int bdnn_isa_supported(int isa);     /* CPU and OS can run this level */
+int bdnn_max_threads(void);          /* OpenMP threads a parallel region will use */
+const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
+
+/* ---- reference ----
+ * Plain loops over the formulas of the convolution spec, accumulating in double.
+ * dst is double so that the caller decides how to round. Shares no code with the
+ * implementations below. */
+int bdnn_ref_conv_fwd(const bdnn_conv_desc_t *d, const float *src, const float *wei,
+                      const float *bias /* NULL: no bias */, double *dst);
+
+/* ---- implementations ----
+ * A fixed table, in order of preference. An entry is usable for a problem when its ISA is
+ * supported and bdnn_conv_create() returns BDNN_STATUS_OK. */
+int bdnn_conv_impl_count(void);
+const char *bdnn_conv_impl_name(int impl);
+int bdnn_conv_impl_isa(int impl);
+
+typedef struct bdnn_conv bdnn_conv_t;
+
+/* Builds the primitive: checks the problem, plans blocking and threading, allocates its
+ * scratch space. */
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int with_bias, int fault,
+                     bdnn_conv_t **out);
+/* Size in bytes of the weights in the implementation's own layout. */
+size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);
+/* Reorders user weights (plain layout above) into the implementation's layout. Not part of
+ * the timed execution, as a weights reorder is not in oneDNN. */
+int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_packed);
+/* Runs the convolution forward: dst = conv(src, wei) (+ bias). Thread-safe with respect to
+ * other primitives; one primitive must not be executed concurrently with itself (it owns
+ * its scratch space). */
+int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
+                      const float *bias, float *dst);
+const char *bdnn_conv_name(const bdnn_conv_t *c);
+void bdnn_conv_destroy(bdnn_conv_t *c);
+/* CDEF END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BDNN_H */
