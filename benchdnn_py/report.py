@@ -104,9 +104,10 @@ def rich_summary(console: Console, run: RunSummary) -> None:
     """Tables for a person at a terminal (standard error): statuses, implementations and,
     after a performance run, one row per case."""
     status_table = Table(title="Cases by status")
+    status_table.add_column("status")
+    status_table.add_column("cases", justify="right")
     for name in SUMMARY_FIELDS:
-        status_table.add_column(name, justify="right")
-    status_table.add_row(*(str(run.counts[k]) for k in SUMMARY_FIELDS))
+        status_table.add_row(name, str(run.counts[name]))
     console.print(status_table)
     if run.impl_hits:
         total = sum(run.impl_hits.values())
@@ -118,11 +119,12 @@ def rich_summary(console: Console, run: RunSummary) -> None:
             impl_table.add_row(name, str(n), f"{100 * n / total:.0f}%")
         console.print(impl_table)
     if run.perf:
-        perf_table = Table(title="Performance")
-        for col, just in (("#", "right"), ("problem", "left"), ("implementation", "left"),
-                          ("min [ms]", "right"), ("avg [ms]", "right"),
-                          ("GFLOPS (min time)", "right"), ("runs", "right")):
-            perf_table.add_column(col, justify=just)  # type: ignore[arg-type]
+        perf_table = Table(title="Performance (ops / min time)")
+        perf_table.add_column("#", justify="right")
+        perf_table.add_column("problem", overflow="fold", ratio=1)
+        perf_table.add_column("implementation", no_wrap=True)
+        for col in ("min ms", "avg ms", "GFLOPS", "runs"):
+            perf_table.add_column(col, justify="right", no_wrap=True)
         for repro, rec in run.perf:
             best = rec.time_stat("-")
             gflops = rec.ops / (best / 1e3) / 1e9 if best > 0 else 0.0

@@ -1,0 +1,48 @@
+"""Shared helpers: run the real command line in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Result:
+    def __init__(self, proc: subprocess.CompletedProcess) -> None:
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.lines = proc.stdout.splitlines()
+
+    def summary(self) -> dict[str, int]:
+        line = next(l for l in self.lines if l.startswith("tests:"))
+        return {k: int(v) for k, v in (item.split(":") for item in line.split())}
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, module: bool = True,
+            cwd: Path = ROOT, timeout: float = 600) -> Result:
+    """Runs `python -m benchdnn_py ARGS` (or the installed `benchdnn-py` script)."""
+    base = {k: v for k, v in os.environ.items() if k != "BENCHDNN_PY_TEST_FAULT"}
+    full_env = {**base, **(env or {})}
+    if module:
+        cmd = [sys.executable, "-m", "benchdnn_py", *args]
+    else:
+        script = shutil.which("benchdnn-py")
+        if script is None:
+            pytest.fail("the benchdnn-py console script is not installed")
+        cmd = [script, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=cwd,
+                          timeout=timeout)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Result(proc)
+
+
+@pytest.fixture
+def cli():
+    return run_cli

@@ -1,0 +1,230 @@
+"""Every usable implementation of the C core against the C reference, bit for bit.
+
+Integer data keeps every partial sum exact in f32, so any summation order must give the
+reference's value exactly (benchdnn's conv threshold is 0). Also: the deliberate defects
+(core.Fault) really change the result, and closing a primitive twice is harmless.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+
+
+def _shape(text: str) -> core.ConvShape:
+    d = parse_desc(text)
+    return core.ConvShape(d.g, d.mb, d.ic, d.oc, d.i, d.o, d.k, d.s, d.p, d.dil)
+
+
+def _is_depthwise(s: core.ConvShape) -> bool:
+    return s.g == s.ic == s.oc
+
+
+IMPLS = [i for i in core.conv_impls() if core.isa_supported(i.isa)]
+IMPL_IDS = [i.name for i in IMPLS]
+
+SHAPES = [
+    # 1D
+    "mb1ic2iw9oc3kw3",
+    "ic4iw10oc6kw3sw2pw1",
+    "mb3ic2iw7oc4kw2dw1pw1",
+    "ic2iw10oc2kw3sw4",                          # right padding -3
+    # 2D
+    "mb1ic1ih5oc1kh3",
+    "ic3ih5oc3kh2sh2",                           # right padding -1
+    "ic3ih6oc4kh3ph1",
+    "ic2ih5iw7oc3kh3kw2ph1pw0",                  # rectangular
+    "ic4ih8iw6oc4kh3kw3sh2sw1ph1pw1",
+    "ic3ih7oc2kh3sh3ph2",
+    "ic2ih4oc3oh6kh3ph1",                        # explicit large right padding (3)
+    "ic2ih3oc2oh7kh2ph2",                        # outputs that read only padding
+    "ic2ih9oc3kh3dh1ph2",                        # dilation
+    "ic2ih10iw8oc2kh3kw2dh2dw3sh2",              # dilation, stride, negative pad
+    "g2ic4ih6oc6kh3ph1",                         # groups
+    "g3mb1ic6ih7oc3kh3sh2ph1",
+    # depthwise
+    "ic5ih7oc5kh3ph1_dw",
+    "g4mb3ic4ih6iw5oc4kh2kw3sh2sw1ph0pw1",
+    "ic3iw11oc3kw3sw2pw2_dw",                    # 1D depthwise
+    "ic6ih9oc6kh3dh1ph2_dw",                     # depthwise dilation
+    "ic3id4oc3kd3pd1_dw",                        # 3D depthwise
+    "ic2ih3oc2oh7kh2ph2_dw",                     # depthwise, padding-only outputs
+    "ic4ih5oc4kh2sh2_dw",                        # depthwise, right padding -1
+    # 3D
+    "mb1ic2id4oc3kd3pd1",
+    "ic2id5ih4iw6oc3kd2kh3kw3sd2sh1sw2pd0ph1pw1",
+    "g2ic4id5oc4kd3sd2pd1dd1",
+    # blocking edges: M = oc/g not a multiple of 12/6/4, N = spatial not a multiple of
+    # 32/16/4, K = ic/g*taps > 256 (several k blocks, some split inside a channel's taps)
+    "mb2ic300ih7oc50kh1",                        # K=300, M=50, N=49
+    "mb1ic30ih9oc13kh3ph1",                      # K=270, M=13, N=81
+    "mb3ic29ih11iw5oc7kh3kw3sh2ph1pw1",          # K=261, N=30
+    "mb1ic10id5oc7kd3pd1",                       # 3D, K=270, N=125
+    "g2mb2ic64ih6oc38kh3ph1",                    # groups, K=288 per group, M=19
+    "mb1ic2ih37oc25kh1",                         # N=1369, several column blocks, M=25
+    "mb1ic3ih33iw35oc17kh3kw3sw2ph1pw1",         # odd N across micro-panels, stride 2
+    "mb2ic48ih20oc48kh5ph2_dw",                  # bigger depthwise
+]
+
+
+def _data(shape: core.ConvShape, with_bias: bool, seed: int):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(-8, 9, size=shape.src_shape).astype(np.float32)
+    wei = rng.integers(-8, 9, size=shape.wei_shape).astype(np.float32)
+    bias = rng.integers(-8, 9, size=shape.oc).astype(np.float32) if with_bias else None
+    return src, wei, bias
+
+
+def _run(impl, shape, src, wei, bias, with_bias, fault=core.Fault.NONE):
+    try:
+        prim = core.ConvPrimitive(impl, shape, with_bias, fault)
+    except core.Unimplemented:
+        return None
+    with prim:
+        packed = prim.pack_weights(wei)
+        assert packed.dtype == np.float32 and packed.size == prim.weights_elems
+        dst = np.full(shape.dst_shape, np.nan, np.float32)   # unwritten points stay NaN
+        prim.bind(src, packed, bias, dst)()
+    return dst
+
+
+def test_every_impl_usable_somewhere():
+    assert IMPLS, "no implementation runs on this machine"
+    assert any(i.isa == core.Isa.SCALAR for i in IMPLS)
+    assert {i.name.split(":")[0] for i in IMPLS} == {"dw_conv_fwd", "gemm_conv_fwd"}
+
+
+def _applicable():
+    """(impl, shape) pairs to run: the depthwise kernels only take depthwise problems
+    (test_dw_rejects_non_depthwise_and_gemm_accepts_all checks that they refuse the rest)."""
+    for impl in IMPLS:
+        for text in SHAPES:
+            if impl.name.startswith("dw_") and not _is_depthwise(_shape(text)):
+                continue
+            yield pytest.param(impl, text, id=f"{impl.name}-{text}")
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,text", list(_applicable()))
+def test_impl_matches_reference_exactly(impl, text, with_bias):
+    shape = _shape(text)
+    src, wei, bias = _data(shape, with_bias, seed=len(text) + 31 * impl.index)
+    dst = _run(impl, shape, src, wei, bias, with_bias)
+    assert dst is not None, f"{impl.name} rejected {text}"
+    ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
+    assert np.array_equal(dst, ref), (
+        f"{impl.name} {text}: {np.count_nonzero(dst != ref)} of {dst.size} points differ; "
+        f"first at {np.unravel_index(np.flatnonzero(dst != ref)[0], dst.shape)}")
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
+def test_dw_rejects_non_depthwise_and_gemm_accepts_all(impl):
+    shape = _shape("g2ic4ih6oc6kh3ph1")
+    if impl.name.startswith("dw_"):
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, shape, False)
+    else:
+        core.ConvPrimitive(impl, shape, False).close()
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
+def test_reuse_primitive_and_second_run_identical(impl):
+    """A bound run can be executed again and overwrites dst fully each time."""
+    shape = _shape("ic6ih9oc6kh3ph1_dw")
+    src, wei, bias = _data(shape, True, seed=5)
+    ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
+    with core.ConvPrimitive(impl, shape, True) as prim:
+        dst = np.full(shape.dst_shape, np.nan, np.float32)
+        run = prim.bind(src, prim.pack_weights(wei), bias, dst)
+        run()
+        assert np.array_equal(dst, ref)
+        dst[...] = 12345.0
+        run()
+        assert np.array_equal(dst, ref)
+
+
+# ---- deliberate defects ---------------------------------------------------------------
+
+FAULT_SHAPES = {"gemm": "mb2ic4ih6oc5kh3ph1", "dw": "ic4ih6oc4kh3ph1_dw"}
+
+
+def _fault_cases():
+    for impl in IMPLS:
+        family = "dw" if impl.name.startswith("dw_") else "gemm"
+        for fault in (core.Fault.SKIP_LAST_IC, core.Fault.RIGHT_PAD_EDGE):
+            yield pytest.param(impl, fault, FAULT_SHAPES[family],
+                               id=f"{impl.name}-{fault.name.lower()}")
+
+
+def _positive_data(shape, seed):
+    """Strictly positive integers: any dropped or added product changes the sum."""
+    rng = np.random.default_rng(seed)
+    return (rng.integers(1, 6, size=shape.src_shape).astype(np.float32),
+            rng.integers(1, 6, size=shape.wei_shape).astype(np.float32),
+            rng.integers(-4, 5, size=shape.oc).astype(np.float32))
+
+
+@pytest.mark.parametrize("impl,fault,text", list(_fault_cases()))
+def test_fault_is_detected(impl, fault, text):
+    shape = _shape(text)
+    assert parse_desc(text).p_r[2] > 0          # the shape has right padding
+    src, wei, bias = _positive_data(shape, seed=11)
+    ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
+    good = _run(impl, shape, src, wei, bias, True)
+    assert np.array_equal(good, ref)
+    bad = _run(impl, shape, src, wei, bias, True, fault)
+    assert bad is not None
+    assert not np.array_equal(bad, ref), f"{fault.name} did not change {impl.name}'s result"
+    assert not np.any(np.isnan(bad))
+    if fault is core.Fault.SKIP_LAST_IC:
+        # Exactly the last input channel of every group is dropped.
+        wei_cut = wei.copy()
+        wei_cut[:, :, -1] = 0
+        np.testing.assert_array_equal(
+            bad, core.ref_conv_fwd(shape, src, wei_cut, bias).astype(np.float32))
+    else:
+        # kw=3, pw=1, sw=1: only the last output column has a tap past the right edge;
+        # every other point is untouched, and the last column reads extra (positive) data.
+        np.testing.assert_array_equal(bad[..., :-1], ref[..., :-1])
+        assert np.all(bad[..., -1] > ref[..., -1])
+
+
+def test_fault_name_suffix():
+    impl = next(i for i in IMPLS if i.name.startswith("gemm_"))
+    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), False,
+                            core.Fault.RIGHT_PAD_EDGE) as prim:
+        assert prim.name == impl.name + "+fault:right_pad_edge"
+    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), False) as prim:
+        assert prim.name == impl.name
+
+
+# ---- lifetime -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
+def test_close_twice_is_harmless(impl):
+    shape = _shape("ic3ih5oc3kh3ph1_dw")
+    src, wei, bias = _data(shape, False, seed=3)
+    with core.ConvPrimitive(impl, shape, False) as prim:
+        dst = np.full(shape.dst_shape, np.nan, np.float32)
+        prim.bind(src, prim.pack_weights(wei), None, dst)()
+        prim.close()
+        prim.close()
+    prim.close()          # and once more after the context exit
+    assert np.array_equal(dst, core.ref_conv_fwd(shape, src, wei, None).astype(np.float32))
+    # Creating and running a fresh primitive afterwards still works.
+    again = _run(impl, shape, src, wei, None, False)
+    assert np.array_equal(again, dst)
+
+
+def test_bias_required_when_created_with_bias():
+    impl = next(i for i in IMPLS if i.name.startswith("gemm_"))
+    shape = _shape("ic2ih4oc2kh3ph1")
+    src, wei, _ = _data(shape, False, seed=1)
+    with core.ConvPrimitive(impl, shape, True) as prim:
+        dst = np.zeros(shape.dst_shape, np.float32)
+        run = prim.bind(src, prim.pack_weights(wei), None, dst)
+        with pytest.raises(core.InvalidProblem):
+            run()

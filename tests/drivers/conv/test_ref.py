@@ -1,0 +1,196 @@
+"""The C reference convolution (core.ref_conv_fwd) against an independent NumPy one.
+
+The NumPy side below shares nothing with benchdnn_py: it zero-pads (or crops, for a
+negative right padding) the input explicitly, then for every kernel tap takes a strided
+window of the padded input and contracts it with that tap's weights, group by group, in
+float64. It works in the problem's own rank (1D, 2D or 3D), not in the 3D form the C core
+uses.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+
+
+def _problem(text: str):
+    desc = parse_desc(text)
+    shape = core.ConvShape(desc.g, desc.mb, desc.ic, desc.oc, desc.i, desc.o, desc.k, desc.s,
+                           desc.p, desc.dil)
+    return desc, shape
+
+
+def numpy_conv(src, wei, bias, groups, out_sizes, strides, pads, dilations):
+    """src [N][IC][*I], wei [G][OCg][ICg][*K], bias [OC] or None -> dst [N][OC][*O] (f64).
+
+    Dilation follows the oneDNN convention: 0 means none, taps are d + 1 apart."""
+    src = np.asarray(src, np.float64)
+    wei = np.asarray(wei, np.float64)
+    n, ic = src.shape[:2]
+    in_sizes = src.shape[2:]
+    g, ocg, icg = wei.shape[:3]
+    k_sizes = wei.shape[3:]
+    nsp = len(in_sizes)
+    assert g == groups and ic == g * icg and len(k_sizes) == nsp == len(out_sizes)
+
+    # Padded length along each axis: exactly what the last output point's last tap needs.
+    need = [(o - 1) * s + (k - 1) * (d + 1) + 1
+            for o, s, k, d in zip(out_sizes, strides, k_sizes, dilations)]
+    padded = np.zeros((n, ic, *need))
+    # Input element x lands at x + p; elements at or past `need` are cropped away (this is
+    # a negative right padding).
+    kept = [max(0, min(i, L - p)) for i, L, p in zip(in_sizes, need, pads)]
+    dst_index = (slice(None), slice(None)) + tuple(slice(p, p + c) for p, c in zip(pads, kept))
+    src_index = (slice(None), slice(None)) + tuple(slice(0, c) for c in kept)
+    if all(c > 0 for c in kept):
+        padded[dst_index] = src[src_index]
+    grouped = padded.reshape(n, g, icg, *need)
+
+    letters = "xyz"[:nsp]
+    spec = f"ngc{letters},goc->ngo{letters}"
+    out = np.zeros((n, g, ocg, *out_sizes))
+    for tap in itertools.product(*(range(k) for k in k_sizes)):
+        window = tuple(slice(t * (d + 1), t * (d + 1) + (o - 1) * s + 1, s)
+                       for t, d, o, s in zip(tap, dilations, out_sizes, strides))
+        patch = grouped[(slice(None),) * 3 + window]
+        assert patch.shape[3:] == tuple(out_sizes)
+        out += np.einsum(spec, patch, wei[(slice(None),) * 3 + tap])
+    out = out.reshape(n, g * ocg, *out_sizes)
+    if bias is not None:
+        out += np.asarray(bias, np.float64).reshape(1, -1, *([1] * nsp))
+    return out
+
+
+def _numpy_ref(desc, shape, src, wei, bias):
+    """Calls numpy_conv in the problem's own rank and returns the result in 3D form."""
+    axes = desc.spatial_axes
+    pick = lambda t: tuple(t[a] for a in axes)  # noqa: E731
+    src_nd = src.reshape(desc.mb, desc.ic, *pick(desc.i))
+    wei_nd = wei.reshape(desc.g, desc.oc // desc.g, desc.ic // desc.g, *pick(desc.k))
+    out = numpy_conv(src_nd, wei_nd, bias, desc.g, pick(desc.o), pick(desc.s), pick(desc.p),
+                     pick(desc.dil))
+    return out.reshape(shape.dst_shape)
+
+
+# (descriptor, what it covers)
+DESCRIPTORS = [
+    ("mb1ic2iw9oc3kw3", "1D, mb=1, no padding"),
+    ("ic4iw10oc6kw3sw2pw1", "1D, stride, padding"),
+    ("mb3ic2iw7oc4kw2dw1pw1", "1D, dilation, mb=3"),
+    ("ic2iw10oc2kw3sw4", "1D, right padding -3 (cropped input)"),
+    ("mb1ic1ih5oc1kh3", "2D square, single channel"),
+    ("ic3ih5oc3kh2sh2", "2D, right padding -1"),
+    ("ic3ih6oc4kh3ph1", "2D square, padding 1"),
+    ("ic2ih5iw7oc3kh3kw2ph1pw0", "2D rectangular"),
+    ("ic4ih8iw6oc4kh3kw3sh2sw1ph1pw1", "2D rectangular, stride in h only"),
+    ("ic3ih7oc2kh3sh3ph2", "2D stride 3, padding 2"),
+    ("ic2ih4oc3oh6kh3ph1", "2D, explicit large output: right padding 3"),
+    ("ic2ih3oc2oh7kh2ph2", "2D, outputs that read only padding"),
+    ("ic2ih9oc3kh3dh1ph2", "2D square dilation"),
+    ("ic2ih10iw8oc2kh3kw2dh2dw3sh2", "2D rectangular dilation, stride, negative pad"),
+    ("g2ic4ih6oc6kh3ph1", "2D groups"),
+    ("g3mb1ic6ih7oc3kh3sh2ph1", "2D groups, one output channel per group"),
+    ("ic5ih7oc5kh3ph1_dw", "2D depthwise"),
+    ("g4mb3ic4ih6iw5oc4kh2kw3sh2sw1ph0pw1", "2D depthwise, rectangular, strided"),
+    ("mb1ic2id4oc3kd3pd1", "3D cubic"),
+    ("ic2id5ih4iw6oc3kd2kh3kw3sd2sh1sw2pd0ph1pw1", "3D non-cubic, mixed pads"),
+    ("g2ic4id5oc4kd3sd2pd1dd1", "3D groups, stride, dilation"),
+    ("ic3id4oc3kd3pd1_dw", "3D depthwise"),
+]
+DESC_IDS = [d for d, _ in DESCRIPTORS]
+
+
+def _int_data(shape: core.ConvShape, seed: int, with_bias: bool):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(-5, 6, size=shape.src_shape).astype(np.float32)
+    wei = rng.integers(-5, 6, size=shape.wei_shape).astype(np.float32)
+    bias = rng.integers(-8, 9, size=shape.oc).astype(np.float32) if with_bias else None
+    return src, wei, bias
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("text", DESC_IDS)
+def test_ref_matches_numpy_on_integers(text, with_bias):
+    desc, shape = _problem(text)
+    src, wei, bias = _int_data(shape, seed=len(text) * 7 + with_bias, with_bias=with_bias)
+    got = core.ref_conv_fwd(shape, src, wei, bias)
+    assert got.dtype == np.float64
+    assert got.shape == shape.dst_shape
+    expected = _numpy_ref(desc, shape, src, wei, bias)
+    # Integer data: every partial sum is exact in double, so both sides agree exactly.
+    np.testing.assert_array_equal(got, expected)
+    # The data is not degenerate: the comparison means something.
+    assert np.count_nonzero(expected) > expected.size // 4
+
+
+@pytest.mark.parametrize("text", ["ic3ih6oc4kh3ph1", "ic2ih5iw7oc3kh3kw2ph1pw0",
+                                  "g2ic4id5oc4kd3sd2pd1dd1", "ic2iw10oc2kw3sw4",
+                                  "ic5ih7oc5kh3ph1_dw"])
+def test_ref_matches_numpy_on_reals(text):
+    desc, shape = _problem(text)
+    rng = np.random.default_rng(1234)
+    src = rng.uniform(-1, 1, size=shape.src_shape).astype(np.float32)
+    wei = rng.uniform(-1, 1, size=shape.wei_shape).astype(np.float32)
+    bias = rng.uniform(-1, 1, size=shape.oc).astype(np.float32)
+    got = core.ref_conv_fwd(shape, src, wei, bias)
+    expected = _numpy_ref(desc, shape, src, wei, bias)
+    # Products of floats are exact in double; only the summation order differs.
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    assert not np.all(got == np.round(got))   # really non-integer data
+
+
+def test_descriptor_geometry_exercises_padding_edges():
+    """The list above really contains negative and large right paddings, dilation,
+    groups, depthwise problems and every rank."""
+    descs = [parse_desc(t) for t in DESC_IDS]
+    assert parse_desc("ic3ih5oc3kh2sh2").p_r[1:] == (-1, -1)
+    assert parse_desc("ic2ih4oc3oh6kh3ph1").p_r[1:] == (3, 3)
+    assert {d.ndims for d in descs} == {3, 4, 5}
+    assert any(min(d.p_r) < 0 for d in descs)
+    assert any(any(x > 0 for x in d.dil) for d in descs)
+    assert any(d.g == d.ic == d.oc > 1 for d in descs)
+    assert any(1 < d.g < d.ic for d in descs)
+    assert {d.mb for d in descs} >= {1, 2, 3}
+
+
+def test_numpy_side_hand_computed():
+    """The NumPy formulation itself on a case small enough to do by hand: 1D, ic=oc=1,
+    k=2, stride 1, left pad 1, right pad 1 (o = 4), dilation 0."""
+    src = np.array([[[1.0, 2.0, 3.0]]])
+    wei = np.array([[[[10.0, 1.0]]]])
+    got = numpy_conv(src, wei, np.array([100.0]), 1, (4,), (1,), (1,), (0,))
+    # o=0: 0*10 + 1*1; o=1: 1*10 + 2*1; o=2: 2*10 + 3*1; o=3: 3*10 + 0*1
+    np.testing.assert_array_equal(got, [[[101.0, 112.0, 123.0, 130.0]]])
+    # Dilation 1 (taps 2 apart), no padding: o = 1: 1*10 + 3*1.
+    np.testing.assert_array_equal(numpy_conv(src, wei, None, 1, (1,), (1,), (0,), (1,)),
+                                  [[[13.0]]])
+
+
+def test_ref_hand_computed_2d():
+    """core.ref_conv_fwd on a hand-checked 2D case with padding and bias."""
+    _, shape = _problem("mb1ic1ih2oc1kh2ph1")       # oh = ow = 3
+    assert shape.dst_shape == (1, 1, 1, 3, 3)
+    src = np.array([1, 2, 3, 4], np.float32)
+    wei = np.array([1, 10, 100, 1000], np.float32)
+    got = core.ref_conv_fwd(shape, src, wei, np.array([0.5], np.float32))
+    # dst(y, x) = sum_{ky,kx} src(y+ky-1, x+kx-1) * wei(ky, kx)
+    expected = np.array([[1000 * 1, 100 * 1 + 1000 * 2, 100 * 2],
+                         [10 * 1 + 1000 * 3, 1 * 1 + 10 * 2 + 100 * 3 + 1000 * 4,
+                          1 * 2 + 100 * 4],
+                         [10 * 3, 1 * 3 + 10 * 4, 1 * 4]], np.float64) + 0.5
+    np.testing.assert_array_equal(got.reshape(3, 3), expected)
+
+
+def test_ref_rejects_bad_buffers():
+    _, shape = _problem("mb1ic2ih4oc2kh3")
+    src = np.zeros(shape.src_shape, np.float32)
+    wei = np.zeros(shape.wei_shape, np.float32)
+    with pytest.raises(TypeError):
+        core.ref_conv_fwd(shape, src.astype(np.float64), wei, None)
+    with pytest.raises(ValueError):
+        core.ref_conv_fwd(shape, src.ravel()[:-1].copy(), wei, None)

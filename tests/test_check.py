@@ -1,0 +1,267 @@
+"""check.compare (benchdnn reference 6.6, 6.8) and check.diagnostics (reference 5.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import check
+from benchdnn_py.check import CompareSetup, compare, diagnostics
+
+FLT_EPS = 1.1920928955078125e-07   # 2**-23
+
+
+def setup(trh=0.0, ztp=70.0, **kw) -> CompareSetup:
+    return CompareSetup("DST", trh, ztp, **kw)
+
+
+def _data(n=24, seed=0):
+    rng = np.random.default_rng(seed)
+    ref = rng.integers(1, 50, size=n).astype(np.float64)
+    return ref, ref.astype(np.float32)
+
+
+# ---- pass / fail rules ----------------------------------------------------------------
+
+def test_flt_epsilon_constant():
+    assert check.FLT_EPSILON == FLT_EPS
+
+
+def test_exact_equality_passes():
+    ref, got = _data()
+    v = compare(ref.reshape(2, 3, 4), got.reshape(2, 3, 4), setup())
+    assert not v.failed and v.errors == 0
+    assert v.total == 24 and v.failing.size == 0
+    assert v.zeros == 0 and not v.mistrusted
+
+
+def test_single_wrong_element_fails_at_its_offset():
+    ref, got = _data()
+    got[17] += 1
+    v = compare(ref.reshape(2, 3, 4), got.reshape(2, 3, 4), setup())
+    assert v.failed and v.errors == 1
+    assert v.failing.tolist() == [17]
+    assert not v.mistrusted
+
+
+def test_several_wrong_elements_sorted_offsets():
+    ref, got = _data(50)
+    for off in (40, 3, 22):
+        got[off] = -got[off]
+    v = compare(ref, got, setup())
+    assert v.errors == 3 and v.failing.tolist() == [3, 22, 40]
+
+
+def test_nan_result_fails_where_reference_finite():
+    ref, got = _data()
+    got[5] = np.nan
+    v = compare(ref, got, setup())
+    assert v.errors == 1 and v.failing.tolist() == [5]
+    # ...even with a huge threshold and with NaNs allowed (the reference is not NaN).
+    assert compare(ref, got, setup(trh=1e30)).errors == 1
+    assert compare(ref, got, setup(allow_nans=True)).errors == 1
+
+
+def test_shape_mismatch_raises():
+    with pytest.raises(ValueError):
+        compare(np.zeros(4), np.zeros(5, np.float32), setup())
+
+
+def test_rule3_tiny_values():
+    ref = np.array([1e-6, 1e-6, -3e-6, 1e-5, 0.0, 0.0])
+    got = np.array([1e-6 + 1e-7,     # |exp| <= 1e-5, diff ~1e-7 < FLT_EPSILON: pass
+                    1e-6 + 5e-7,     # diff 5e-7 >= FLT_EPSILON: fail
+                    -3e-6 - 1.1e-7,  # pass
+                    1e-5 + 1e-7,     # f32(1e-5) is just below 1e-5: still tiny, pass
+                    1e-7,            # pass
+                    2e-7], np.float32)  # fail
+    v = compare(ref, got, setup())
+    exp = ref.astype(np.float32)
+    tiny = np.abs(exp) <= 1e-5
+    assert tiny.all()
+    assert v.failing.tolist() == [1, 5]
+    assert v.errors == 2
+
+
+def test_rule3_does_not_apply_to_larger_values():
+    ref = np.array([1e-4, 2.0])
+    got = np.array([1e-4 + 1e-8, 2.0 + 2 * FLT_EPS], np.float32)
+    assert got[0] != np.float32(1e-4) and got[1] != np.float32(2.0)
+    v = compare(ref, got, setup())
+    assert v.failing.tolist() == [0, 1]
+
+
+def test_threshold_relative_difference():
+    ref = np.array([100.0, 100.0, -100.0, 100.0])
+    got = np.array([100.5, 99.0, -100.9, 100.0], np.float32)   # rdiff .005, .01, .009, 0
+    assert compare(ref, got, setup(trh=0.01)).errors == 0
+    v = compare(ref, got, setup(trh=0.006))
+    assert v.failing.tolist() == [1, 2]
+    v = compare(ref, got, setup(trh=0.001))
+    assert v.failing.tolist() == [0, 1, 2]
+    assert compare(ref, got, setup(trh=0.0)).errors == 3
+
+
+def test_threshold_absolute_for_tiny_reference():
+    ref = np.array([0.0, 1e-6])
+    got = np.array([0.004, 1e-6 + 0.004], np.float32)      # diff 0.004 (absolute)
+    assert compare(ref, got, setup(trh=0.005)).errors == 0
+    assert compare(ref, got, setup(trh=0.003)).errors == 2
+
+
+def test_allow_nans():
+    ref = np.array([np.nan, np.inf, -np.inf, -np.inf, 1.0])
+    got = np.array([np.nan, np.inf, -np.inf, np.inf, 1.0], np.float32)
+    v = compare(ref, got, setup(allow_nans=True))
+    assert v.failing.tolist() == [3]               # -inf vs +inf fails
+    v = compare(ref, got, setup(allow_nans=False))
+    assert 0 in v.failing.tolist() and 3 in v.failing.tolist()   # NaN == NaN needs rule 5
+    v = compare(ref[:1], np.array([1.0], np.float32), setup(allow_nans=True))
+    assert v.errors == 1                          # NaN reference vs a number fails
+    v = compare(np.array([np.inf]), np.array([-np.inf], np.float32), setup(allow_nans=True))
+    assert v.errors == 1
+
+
+def test_integral_output_nan_reference_passes():
+    ref = np.array([np.nan, 3.0])
+    got = np.array([7.0, 3.0], np.float32)
+    assert compare(ref, got, setup(integral=True)).errors == 0
+    assert compare(ref, got, setup(integral=False)).failing.tolist() == [0]
+
+
+def test_round_to_dst():
+    ref = np.array([2.4, 2.6, 2.0])
+    got = np.array([2.0, 3.0, 2.0], np.float32)
+    v = compare(ref, got, setup(integral=True), round_to_dst=np.rint)
+    assert v.errors == 0
+    np.testing.assert_array_equal(v.exp, [2.0, 3.0, 2.0])
+    np.testing.assert_array_equal(v.exp_f32, np.array([2.4, 2.6, 2.0], np.float32))
+    assert compare(ref, got, setup()).failing.tolist() == [0, 1]
+
+
+# ---- zero trust -----------------------------------------------------------------------
+
+def test_all_zero_result_of_ten_is_mistrusted():
+    v = compare(np.zeros(10), np.zeros(10, np.float32), setup(ztp=70.0))
+    assert not v.failed and v.zeros == 10 and v.mistrusted
+
+
+def test_fewer_than_ten_elements_not_mistrusted():
+    v = compare(np.zeros(9), np.zeros(9, np.float32), setup(ztp=70.0))
+    assert not v.failed and v.zeros == 9 and not v.mistrusted
+
+
+def test_zeros_exactly_at_threshold_not_mistrusted():
+    ref = np.array([0.0] * 7 + [1.0, 2.0, 3.0])
+    v = compare(ref, ref.astype(np.float32), setup(ztp=70.0))
+    assert v.zeros == 7 and not v.mistrusted            # 70 % is not > 70 %
+    ref[7] = 0.0
+    v = compare(ref, ref.astype(np.float32), setup(ztp=70.0))
+    assert v.zeros == 8 and v.mistrusted               # 80 % > 70 %
+    v = compare(ref, ref.astype(np.float32), setup(ztp=80.0))
+    assert not v.mistrusted                            # 80 % is not > 80 %
+    # 17 of 20 = 85 %: the halved-trust threshold (85 %) is not exceeded.
+    ref20 = np.array([0.0] * 17 + [1.0, 2.0, 3.0])
+    assert not compare(ref20, ref20.astype(np.float32), setup(ztp=85.0)).mistrusted
+
+
+def test_failing_result_is_not_mistrusted():
+    ref = np.zeros(20)
+    got = np.zeros(20, np.float32)
+    got[3] = 1.0
+    v = compare(ref, got, setup())
+    assert v.failed and not v.mistrusted
+
+
+# ---- diagnostics ----------------------------------------------------------------------
+
+def _point_line(off, idx, e32, e, g):
+    d = abs(e - g)
+    rd = d / abs(e) if abs(e) > np.finfo(np.float32).tiny else d
+    return ("[%4ld][DST][%s] exp_f32:%12g exp:%12g got:%12g diff:%8g rdiff:%8g"
+            % (off, idx, e32, e, g, d, rd))
+
+
+def test_diagnostics_exact_point_line():
+    shape = (2, 3, 4)
+    ref = np.arange(1, 25, dtype=np.float64) * 0.5       # 0.5, 1.0, ..., 12.0
+    got = ref.astype(np.float32)
+    got[23] = 2.25                                       # offset 23 -> [1:2:3]
+    got[6] = -1234567.0                                  # offset 6 -> [0:1:2]
+    v = compare(ref.reshape(shape), got.reshape(shape), setup())
+    lines = diagnostics(v, shape, verbose=0)
+    assert len(lines) == 3
+    assert lines[0] == ("[   6][DST][0:1:2] exp_f32:         3.5 exp:         3.5 "
+                        "got:-1.23457e+06 diff:1.23457e+06 rdiff:  352734")
+    assert lines[0] == _point_line(6, "0:1:2", 3.5, 3.5, -1234567.0)
+    assert lines[1] == ("[  23][DST][1:2:3] exp_f32:          12 exp:          12 "
+                        "got:        2.25 diff:    9.75 rdiff:  0.8125")
+    assert lines[2].startswith("[COMPARE_STATS][DST]: trh=")
+    assert lines[2] == ("[COMPARE_STATS][DST]: trh=0 err_max_diff:1.23457e+06 "
+                        "err_max_rdiff:  352734 all_max_diff:1.23457e+06 "
+                        "all_max_rdiff:  352734")
+
+
+def test_diagnostics_zero_reference_rdiff_is_diff():
+    ref = np.zeros((3, 4))
+    ref[0, 0] = 1.0
+    got = ref.astype(np.float32)
+    got[2, 1] = 0.125
+    v = compare(ref, got, setup())
+    lines = diagnostics(v, (3, 4), 0)
+    assert lines[0] == _point_line(9, "2:1", 0.0, 0.0, 0.125)
+    assert lines[0].endswith("diff:   0.125 rdiff:   0.125")
+
+
+def _many_failures(n_fail=15, shape=(2, 5, 3, 2)):
+    size = int(np.prod(shape))
+    ref = np.arange(1, size + 1, dtype=np.float64)
+    got = ref.astype(np.float32)
+    offs = np.sort(np.random.default_rng(7).choice(size, n_fail, replace=False))
+    got[offs] += 0.5
+    return compare(ref.reshape(shape), got.reshape(shape), setup()), offs, ref, got
+
+
+def test_diagnostics_limits_points_at_verbose_0():
+    shape = (2, 5, 3, 2)
+    v, offs, ref, got = _many_failures(15, shape)
+    assert v.errors == 15
+    lines = diagnostics(v, shape, verbose=0)
+    points = [ln for ln in lines if not ln.startswith("[COMPARE_")]
+    assert len(points) == 10
+    assert lines[-1].startswith("[COMPARE_STATS][DST]: trh=")
+    assert not any(ln.startswith("[COMPARE_TRUST]") for ln in lines)
+    for line, off in zip(points, offs[:10]):
+        idx = ":".join(str(int(i)) for i in np.unravel_index(int(off), shape))
+        assert line == _point_line(int(off), idx, ref[off], ref[off], float(got[off]))
+
+
+def test_diagnostics_all_points_at_verbose_10():
+    shape = (2, 5, 3, 2)
+    v, offs, ref, got = _many_failures(15, shape)
+    lines = diagnostics(v, shape, verbose=10)
+    points = [ln for ln in lines if not ln.startswith("[COMPARE_")]
+    assert len(points) == 15
+    expected_prefixes = ["[%4ld][DST][%s]" % (off, ":".join(
+        str(int(i)) for i in np.unravel_index(int(off), shape))) for off in offs]
+    assert [p[:len(e)] for p, e in zip(points, expected_prefixes)] == expected_prefixes
+    assert all(p[len(e)] == " " for p, e in zip(points, expected_prefixes))
+    assert sum(ln.startswith("[COMPARE_STATS][DST]: trh=0 ") for ln in lines) == 1
+
+
+def test_diagnostics_passing_case_quiet_at_verbose_0():
+    ref, got = _data()
+    v = compare(ref, got, setup())
+    assert diagnostics(v, (24,), 0) == []
+    lines = diagnostics(v, (24,), 6)
+    assert any(ln.startswith("[COMPARE_STATS][DST]: trh=") for ln in lines)
+    assert any(ln.startswith("[COMPARE_TRUST][DST]: ") for ln in lines)
+
+
+def test_diagnostics_trust_line_when_mistrusted():
+    v = compare(np.zeros(20), np.zeros(20, np.float32), setup(ztp=70.0))
+    assert v.mistrusted
+    assert diagnostics(v, (20,), 0) == []
+    lines = diagnostics(v, (4, 5), 2)
+    assert lines == ["[COMPARE_TRUST][DST]: z:%2.0f%% (>%2.0f%%) (z: %ld, total: %ld)"
+                     % (100.0, 70.0, 20, 20)]

@@ -1,0 +1,194 @@
+"""End-to-end runs of the real command line: output lines, exit statuses, bad input."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+SUMMARY_RE = re.compile(r"^tests:\d+ passed:\d+ skipped:\d+ mistrusted:\d+ unimplemented:\d+ "
+                        r"invalid_arguments:\d+ failed:\d+ listed:\d+$")
+TOTAL_RE = re.compile(r"^total: \d+\.\d\ds; create_pd: \d+\.\d\ds \(\d+%\); create_prim: "
+                      r"\d+\.\d\ds \(\d+%\); fill: .*compare: \d+\.\d\ds \(\d+%\);$")
+
+
+def check_invariant(res) -> None:
+    s = res.summary()
+    assert s["tests"] == s["passed"] + s["skipped"] + s["mistrusted"] + s["failed"] + s["listed"]
+
+
+@pytest.mark.parametrize("module", [False, True])
+def test_single_problem_passes_with_benchdnn_lines(module):
+    res = run_cli("--conv", "mb1ic64ih56oc64kh3ph1", module=module)
+    assert res.code == 0, res.out + res.err
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv_fwd:\w+ "
+                    r"mb1ic64ih56oc64oh56kh3ph1$", res.lines[0])
+    assert ("tests:1 passed:1 skipped:0 mistrusted:0 unimplemented:0 invalid_arguments:0 "
+            "failed:0 listed:0") in res.lines
+    assert TOTAL_RE.match(res.lines[-1])
+    assert "= Implementation statistics (--summary=no-impl to disable) =" in res.lines
+
+
+def test_depthwise_shorthand_prints_benchdnn_form():
+    res = run_cli("--conv", "mb1ic64ih56oc64kh3ph1_dw")
+    assert res.code == 0
+    assert res.lines[0].endswith("__REPRO: --conv --impl=" + res.lines[0].split("--impl=")[1])
+    assert res.lines[0].endswith(" g64mb1ic64ih56oc64oh56kh3ph1")
+
+
+def test_repro_line_reruns_the_same_case():
+    first = run_cli("--conv", "--dir=FWD_I", "--mb=3", "g2ic8ih9iw7oc4kh3kw2sw2ph1")
+    repro = first.lines[0].split("__REPRO: ")[1].split()
+    again = run_cli(*repro)
+    assert again.code == 0
+    assert again.lines[0].split("__REPRO: ")[1] == first.lines[0].split("__REPRO: ")[1]
+
+
+def test_failures_are_listed_with_points_and_exit_1():
+    res = run_cli("--conv", "ic8ih6oc8kh3ph1", "ic4ih5oc4kh1",
+                  env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
+    assert res.code == 1
+    start = res.lines.index("= Failed cases summary (--summary=no-failures to disable) =")
+    failed = [l for l in res.lines[:start]
+              if re.match(r"^\d+:FAILED \(errors:\d+ total:\d+\)", l)]
+    assert len(failed) == 2
+    points = [l for l in res.lines if re.match(r"^\[\s*\d+\]\[DST\]\[\d+:\d+:\d+:\d+\] exp_f32:", l)]
+    assert 0 < len(points) <= 20
+    assert any(l.startswith("[COMPARE_STATS][DST]: trh=0 ") for l in res.lines)
+    assert res.lines[start + 2:start + 4] == failed
+    assert "+fault:skip_last_ic" in failed[0]
+    check_invariant(res)
+
+
+def test_bad_descriptor_is_counted_and_the_batch_goes_on():
+    res = run_cli("--conv", "ic16ih4oc16kh5", "ic16ih-4oc16kh3", "g3ic16ih5oc3kh3",
+                  "ic3ih5oc3kh3")
+    assert res.code == 1
+    assert [l.split(" ")[0] for l in res.lines[:4]] == [
+        "0:INVALID_ARGUMENTS", "1:INVALID_ARGUMENTS", "2:INVALID_ARGUMENTS", "3:PASSED"]
+    assert "divisible by g3" in res.lines[2]
+    errors = [l for l in res.err.splitlines() if l.startswith("ERROR:")]
+    assert len(errors) == 2 and "ic16ih4oc16kh5" in errors[0] and "ih-4" in errors[1]
+    s = res.summary()
+    assert (s["invalid_arguments"], s["failed"], s["passed"]) == (3, 3, 1)
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--conv", "--dri=FWD_B", "ic3ih5oc3kh3"], "did you mean --dir"),
+    (["--conv", "--dir=SIDEWAYS", "ic3ih5oc3kh3"], "unknown value `SIDEWAYS`"),
+    (["--conv", "--batch=no/such/file"], "cannot open batch file `no/such/file`"),
+    (["--conv", "-q"], "`-q`"),
+    (["--nosuchdriver"], "expected a driver first"),
+])
+def test_usage_errors_exit_2_with_one_line(args, fragment):
+    res = run_cli(*args)
+    assert res.code == 2
+    assert res.out == ""
+    err = res.err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0] and err[0].startswith("benchdnn-py: error:")
+
+
+def test_trailing_option_warning_and_no_cases():
+    res = run_cli("--conv", "--dir=FWD_I")
+    assert res.code == 0
+    assert "conv driver: WARNING: No problem found for a given option!" in res.err
+    assert res.summary()["tests"] == 0
+
+
+def test_unimplemented_directions_and_types_fail_with_reason():
+    res = run_cli("--conv", "--dir=BWD_D", "ic3ih5oc3kh3", "--dir=FWD_B", "--dt=bf16",
+                  "ic3ih5oc3kh3")
+    assert res.code == 1
+    assert res.lines[0].startswith("0:UNIMPLEMENTED (--dir=BWD_D has no implementation yet)")
+    assert res.lines[1].startswith("1:UNIMPLEMENTED (--dt=bf16:bf16:bf16 has no implementation yet)")
+    assert res.lines[1].endswith("--conv --dt=bf16:bf16:bf16 ic3ih5oc3oh3kh3ph0")
+
+
+def test_impl_filter_exhausted_is_skipped():
+    res = run_cli("--conv", "--impl=no_such_impl", "ic3ih5oc3kh3")
+    assert res.code == 0
+    assert res.lines[0].startswith("0:SKIPPED (Skip-impl option hit) (")
+
+
+def test_every_isa_variant_can_be_forced():
+    res = run_cli("--conv", "--impl=scalar", "ic19ih10oc35kh3ph1", "g8ic8ih9oc8kh3ph1")
+    assert res.code == 0
+    assert "--impl=gemm_conv_fwd:scalar" in res.lines[0]
+    assert "--impl=dw_conv_fwd:scalar" in res.lines[1]
+
+
+def test_match_filters_on_the_repro_without_counting():
+    res = run_cli("--conv", "--match=oc8", "ic3ih5oc3kh3", "ic8ih5oc8kh3", "--mb=0,1")
+    assert res.summary()["tests"] == 1
+    assert res.lines[0].startswith("0:PASSED")
+
+
+def test_perf_mode_prints_a_perf_line_per_layer():
+    res = run_cli("--conv", "--mode=P", "--mb=1", "--fix-times-per-prb=2",
+                  "--batch=problems/shapes_resnet_50")
+    assert res.code == 0
+    perf = [l for l in res.lines if l.startswith("perf,cpu,")]
+    assert len(perf) == 20
+    assert res.lines[0] == ("Template entries: perf,%engine%,%impl%,%name%,%prb%,%Gops%,"
+                            "%+ctime%,%-time%,%-Gflops%,%0time%,%0Gflops%")
+    for line in perf:
+        fields = line.split(",")
+        assert fields[4].startswith("--mode=P --fix-times-per-prb=2 --conv mb1")
+        assert float(fields[8]) > 0 and float(fields[10]) > 0          # GFLOPS
+    assert not any(re.match(r"^\d+:", l) for l in res.lines)  # EXECUTED lines are silent
+    assert any(l.startswith("total perf: min(ms):") for l in res.lines)
+    assert res.lines[-1].startswith("total: ") and "compute_ref" not in res.lines[-1]
+
+
+def test_cp_mode_checks_then_times():
+    res = run_cli("--conv", "--mode=CP", "--fix-times-per-prb=3", "--perf-template=csv",
+                  "ic16ih7oc16kh3ph1")
+    assert res.code == 0
+    assert res.lines[0].startswith("0:PASSED (") and "--mode=CP" in res.lines[0]
+    header, line = res.lines[2], res.lines[3]
+    assert header.startswith("perf,engine,impl,name,dir,sdt,bia_dt,stag,wtag,dtag,alg,attr,desc,")
+    assert len(header.split(",")) == len(line.split(","))
+    assert line.split(",")[4:7] == ["FWD_B", "f32:f32:f32", "f32"]
+
+
+def test_list_mode_round_trips_every_problem_file():
+    files = sorted(p for p in (ROOT / "problems").iterdir() if p.is_file())
+    assert len(files) >= 8
+    for path in files:
+        res = run_cli("--conv", "--mode=L", f"--batch={path}")
+        assert res.code == 0
+        descs = [l.split("--conv ")[1] for l in res.lines if ":LISTED " in l]
+        n = sum(1 for l in path.read_text().splitlines() if l.strip() and not l.startswith("#"))
+        assert len(descs) == n, path
+        again = run_cli("--conv", "--mode=L", *descs)
+        assert [l.split("--conv ")[1] for l in again.lines if ":LISTED " in l] == descs
+
+
+def test_canonical_repro():
+    res = run_cli("--conv", "--mode=L", "--canonical=true", "ic16ih7oc16kh3")
+    assert res.lines[0] == ("0:LISTED (0 ms) __REPRO: --mode=L --canonical=true --conv "
+                            "g1mb2ic16ih7iw7oc16oh5ow5kh3kw3sh1sw1ph0pw0dh0dw0")
+
+
+def test_summary_switches():
+    res = run_cli("--conv", "--summary=no-impl", "ic3ih5oc3kh3")
+    assert not any("Implementation statistics" in l for l in res.lines)
+    res = run_cli("--conv", "--summary=impl-csv", "ic3ih5oc3kh3")
+    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv_fwd:\w+:1$", l)
+               for l in res.lines)
+
+
+def test_verbose_levels():
+    res = run_cli("--conv", "-v6", "ic3ih5oc3kh3")
+    assert any(l.startswith("run: --conv ic3ih5oc3oh3kh3ph0") for l in res.lines)
+    assert any(l.startswith("implementation: ") for l in res.lines)
+    assert any(l.startswith("[COMPARE_STATS][DST]: trh=0") for l in res.lines)
+
+
+def test_help_and_info():
+    res = run_cli("--conv", "--help")
+    assert res.code == 0 and "--dir=" in res.out and "exit status" in res.out
+    res = run_cli("info")
+    assert res.code == 0 and "gemm_conv_fwd:scalar" in res.out and "threads:" in res.out

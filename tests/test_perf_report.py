@@ -1,0 +1,34 @@
+"""Perf templates: header derivation, field rendering, units and modifiers."""
+
+from benchdnn_py import perf_report
+from benchdnn_py.perf_report import PerfRecord, parse_template
+
+
+def record(times=(2.0, 1.0, 3.0)):
+    return PerfRecord({"engine": "cpu", "impl": "x:avx2", "name": '"n"', "prb": "--conv y",
+                       "desc": "y"}, ops=4e9, ibytes=1000, obytes=500, times_ms=list(times),
+                      create_ms=(0.25, 1.5), idx=7, mb=1)
+
+
+def test_default_template_header_and_line():
+    template = parse_template("def").resolve("")
+    assert perf_report.header(template) == (
+        "perf,engine,impl,name,prb,Gops,max_ctime,min_time,min_Gflops,avg_time,avg_Gflops")
+    assert perf_report.render(template, record()) == (
+        'perf,cpu,x:avx2,"n",--conv y,4,1.75,1,4000,2,2000')
+
+
+def test_csv_template_columns_match_header():
+    template = parse_template("csv").resolve("%dir%,%sdt%")
+    assert perf_report.header(template).count(",") == template.count(",")
+
+
+def test_modifiers_units_and_bandwidth():
+    rec = record()
+    assert perf_report.render("%+time%|%0time%|%-time%|%time%", rec) == "3|2|1|1"
+    assert perf_report.render("%Kops%|%Mflops%|%bw%", rec) == "4e+06|4e+06|1.5e+06"
+    assert perf_report.render("%cpdtime%|%cptime%|%idx%|%mb%", rec) == "0.25|1.5|7|1"
+
+
+def test_custom_template_keeps_literal_text():
+    assert perf_report.render("t=%-time% ms", record()) == "t=1 ms"
