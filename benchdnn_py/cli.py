@@ -57,13 +57,12 @@ def run(args: tuple[str, ...]) -> None:
     except UsageError as exc:
         click.echo(f"benchdnn-py: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        click.echo("benchdnn-py: interrupted while reading the arguments", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     for warning in plan.warnings:
         click.echo(warning, err=True)
-    try:
-        summary = runner.run_plan(plan, sys.stdout, sys.stderr)
-    except UsageError as exc:
-        click.echo(f"benchdnn-py: error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+    summary = runner.run_plan(plan, sys.stdout, sys.stderr)
     for line in report.end_of_run(summary, plan.settings):
         click.echo(line)
     if err_console.is_terminal and not os.environ.get("BENCHDNN_PY_NO_TABLES"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import os
 from functools import lru_cache
 
@@ -156,8 +157,8 @@ def ref_conv_fwd(shape: ConvShape, src: np.ndarray, wei: np.ndarray,
     """The scalar reference; returns dst in float64."""
     dst = np.empty(shape.dst_shape, np.float64)
     _check(lib.bdnn_ref_conv_fwd(
-        shape.cdata(), _ptr(src, "float[]", np.float32, int(np.prod(shape.src_shape))),
-        _ptr(wei, "float[]", np.float32, int(np.prod(shape.wei_shape))),
+        shape.cdata(), _ptr(src, "float[]", np.float32, int(math.prod(shape.src_shape))),
+        _ptr(wei, "float[]", np.float32, int(math.prod(shape.wei_shape))),
         _ptr(bias, "float[]", np.float32, shape.oc),
         ffi.from_buffer("double[]", dst)), "reference convolution")
     return dst
@@ -185,7 +186,7 @@ class ConvPrimitive:
     def pack_weights(self, wei: np.ndarray) -> np.ndarray:
         packed = np.empty(self.weights_elems, np.float32)
         _check(lib.bdnn_conv_pack_weights(
-            self._handle, _ptr(wei, "float[]", np.float32, int(np.prod(self.shape.wei_shape))),
+            self._handle, _ptr(wei, "float[]", np.float32, int(math.prod(self.shape.wei_shape))),
             ffi.from_buffer("float[]", packed)), "weights reorder")
         return packed
 
@@ -194,10 +195,10 @@ class ConvPrimitive:
         """Checks the buffers once and returns a no-argument callable that executes, so that
         timed runs pay only for the C call."""
         s = self.shape
-        args = (self._handle, _ptr(src, "float[]", np.float32, int(np.prod(s.src_shape))),
+        args = (self._handle, _ptr(src, "float[]", np.float32, int(math.prod(s.src_shape))),
                 _ptr(wei_packed, "float[]", np.float32, self.weights_elems),
                 _ptr(bias if self.with_bias else None, "float[]", np.float32, s.oc),
-                _ptr(dst, "float[]", np.float32, int(np.prod(s.dst_shape))))
+                _ptr(dst, "float[]", np.float32, int(math.prod(s.dst_shape))))
         if dst.flags.writeable is False:
             raise ValueError("dst must be writable")
         execute = lib.bdnn_conv_execute

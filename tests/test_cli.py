@@ -192,3 +192,10 @@ def test_help_and_info():
     assert res.code == 0 and "--dir=" in res.out and "exit status" in res.out
     res = run_cli("info")
     assert res.code == 0 and "gemm_conv_fwd:scalar" in res.out and "threads:" in res.out
+
+
+def test_empty_minibatch_and_memory_guard():
+    res = run_cli("--conv", "mb0ic3ih5oc3kh3", "ic1000000ih100000oc1000000kh3")
+    assert res.code == 0
+    assert res.lines[0].startswith("0:PASSED (")
+    assert res.lines[1].startswith("1:SKIPPED (Not enough RAM) (")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import math
 import time
 from typing import Any, Mapping
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from ... import core, fill
 from ...check import CompareSetup, compare, diagnostics
-from ...errors import ProblemError, UsageError
+from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import PerfRecord
@@ -167,7 +168,7 @@ def _unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
 
 
 def _footprint_bytes(shape: core.ConvShape) -> int:
-    elems = [np.prod(shape.src_shape), np.prod(shape.wei_shape), np.prod(shape.dst_shape)]
+    elems = [math.prod(shape.src_shape), math.prod(shape.wei_shape), math.prod(shape.dst_shape)]
     # src, weights twice (user and implementation layouts), dst, f64 reference, compare temps.
     return int(4 * (elems[0] + 2 * elems[1] + elems[2]) + 8 * elems[2] * 4)
 
@@ -198,7 +199,7 @@ def _perf_record(prb: ConvProblem, ctx: RunContext, impl: str, times: list[float
                  create_s: tuple[float, float]) -> PerfRecord:
     shape = prb.shape
     with_bias = prb.dir.with_bias
-    ibytes = 4 * int(np.prod(shape.src_shape) + np.prod(shape.wei_shape)
+    ibytes = 4 * int(math.prod(shape.src_shape) + math.prod(shape.wei_shape)
                      + (shape.oc if with_bias else 0))
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "conv",
@@ -208,7 +209,7 @@ def _perf_record(prb: ConvProblem, ctx: RunContext, impl: str, times: list[float
         "stag": "any", "wtag": "any", "dtag": "any", "alg": "direct", "attr": "",
         "prop": prb.dir.prop_kind,
     }
-    return PerfRecord(text, float(prb.ops), ibytes, 4 * int(np.prod(shape.dst_shape)), times,
+    return PerfRecord(text, float(prb.ops), ibytes, 4 * int(math.prod(shape.dst_shape)), times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
 
 
@@ -237,8 +238,8 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
         if ctx.settings.verbose >= 5:
             ctx.log(f"implementation: {prim.name}")
         create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-        n_src, n_dst = int(np.prod(shape.src_shape)), int(np.prod(shape.dst_shape))
-        n_wei = int(np.prod(shape.wei_shape))
+        n_src, n_dst = int(math.prod(shape.src_shape)), int(math.prod(shape.dst_shape))
+        n_wei = int(math.prod(shape.wei_shape))
         bias = None
         dst = Guarded(n_dst, np.nan)   # unwritten points stay NaN and fail the check
         if mode.correctness:
