@@ -12,6 +12,7 @@ import enum
 import math
 import os
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -31,12 +32,20 @@ class Isa(enum.IntEnum):
     AVX512 = lib.BDNN_ISA_AVX512
 
 
+class Direction(enum.IntEnum):
+    FWD = lib.BDNN_DIR_FWD
+    BWD_DATA = lib.BDNN_DIR_BWD_DATA
+    BWD_WEIGHTS = lib.BDNN_DIR_BWD_WEIGHTS
+
+
 class Fault(enum.IntEnum):
     """Deliberate kernel defects, for tests that prove the checks catch them."""
 
     NONE = lib.BDNN_FAULT_NONE
     SKIP_LAST_IC = lib.BDNN_FAULT_SKIP_LAST_IC
     RIGHT_PAD_EDGE = lib.BDNN_FAULT_RIGHT_PAD_EDGE
+    SKIP_LAST_TAP = lib.BDNN_FAULT_SKIP_LAST_TAP
+    STRIDE_TRUNC = lib.BDNN_FAULT_STRIDE_TRUNC
 
 
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
@@ -152,27 +161,68 @@ class ConvShape:
         return d
 
 
+def _count(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
 def ref_conv_fwd(shape: ConvShape, src: np.ndarray, wei: np.ndarray,
                  bias: np.ndarray | None) -> np.ndarray:
-    """The scalar reference; returns dst in float64."""
+    """The scalar reference, forward; returns dst in float64."""
     dst = np.empty(shape.dst_shape, np.float64)
     _check(lib.bdnn_ref_conv_fwd(
-        shape.cdata(), _ptr(src, "float[]", np.float32, int(math.prod(shape.src_shape))),
-        _ptr(wei, "float[]", np.float32, int(math.prod(shape.wei_shape))),
+        shape.cdata(), _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+        _ptr(wei, "float[]", np.float32, _count(shape.wei_shape)),
         _ptr(bias, "float[]", np.float32, shape.oc),
         ffi.from_buffer("double[]", dst)), "reference convolution")
     return dst
 
 
-class ConvPrimitive:
-    """A created implementation for one problem. Use as a context manager, or close()."""
+def ref_conv_bwd_data(shape: ConvShape, diff_dst: np.ndarray, wei: np.ndarray) -> np.ndarray:
+    """The scalar reference, backward data; returns diff_src in float64."""
+    diff_src = np.empty(shape.src_shape, np.float64)
+    _check(lib.bdnn_ref_conv_bwd_data(
+        shape.cdata(), _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
+        _ptr(wei, "float[]", np.float32, _count(shape.wei_shape)),
+        ffi.from_buffer("double[]", diff_src)), "reference convolution backward data")
+    return diff_src
 
-    def __init__(self, impl: ImplInfo, shape: ConvShape, with_bias: bool,
-                 fault: Fault = Fault.NONE) -> None:
-        self.impl, self.shape, self.with_bias = impl, shape, with_bias
+
+def ref_conv_bwd_weights(shape: ConvShape, src: np.ndarray, diff_dst: np.ndarray,
+                         with_bias: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The scalar reference, backward weights; returns (diff_wei, diff_bias or None) in
+    float64."""
+    diff_wei = np.empty(shape.wei_shape, np.float64)
+    diff_bias = np.empty(shape.oc, np.float64) if with_bias else None
+    _check(lib.bdnn_ref_conv_bwd_weights(
+        shape.cdata(), _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+        _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
+        ffi.from_buffer("double[]", diff_wei),
+        ffi.from_buffer("double[]", diff_bias) if with_bias else ffi.NULL),
+        "reference convolution backward weights")
+    return diff_wei, diff_bias
+
+
+def bias_grad(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+    """A callable that writes the per-channel sums of x [mb][channels][...] into out."""
+    mb, channels = x.shape[0], x.shape[1]
+    spatial = _count(x.shape[2:])
+    args = (_ptr(np.ascontiguousarray(x), "float[]", np.float32), mb, channels, spatial,
+            _ptr(out, "float[]", np.float32, channels))
+    fn = lib.bdnn_bias_grad
+    return lambda: _check(fn(*args), "bias gradient")
+
+
+class ConvPrimitive:
+    """A created implementation of one direction for one problem. Use as a context
+    manager, or close()."""
+
+    def __init__(self, impl: ImplInfo, shape: ConvShape, direction: Direction,
+                 with_bias: bool, fault: Fault = Fault.NONE) -> None:
+        self.impl, self.shape, self.direction, self.with_bias = impl, shape, direction, with_bias
         self._desc = shape.cdata()
         out = ffi.new("bdnn_conv_t **")
-        _check(lib.bdnn_conv_create(impl.index, self._desc, int(with_bias), int(fault), out),
+        _check(lib.bdnn_conv_create(impl.index, self._desc, int(direction), int(with_bias),
+                                    int(fault), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
         self.name = ffi.string(lib.bdnn_conv_name(self._handle)).decode()
@@ -184,29 +234,60 @@ class ConvPrimitive:
         return int(lib.bdnn_conv_weights_bytes(self._handle)) // 4
 
     def pack_weights(self, wei: np.ndarray) -> np.ndarray:
+        """The weights reorder into the implementation's layout (forward, backward data)."""
         packed = np.empty(self.weights_elems, np.float32)
         _check(lib.bdnn_conv_pack_weights(
-            self._handle, _ptr(wei, "float[]", np.float32, int(math.prod(self.shape.wei_shape))),
+            self._handle, _ptr(wei, "float[]", np.float32, _count(self.shape.wei_shape)),
             ffi.from_buffer("float[]", packed)), "weights reorder")
         return packed
 
+    def _bias_ptr(self, bias: np.ndarray | None, count: int):
+        return _ptr(bias if self.with_bias else None, "float[]", np.float32, count)
+
     def bind(self, src: np.ndarray, wei_packed: np.ndarray, bias: np.ndarray | None,
-             dst: np.ndarray):
-        """Checks the buffers once and returns a no-argument callable that executes, so that
-        timed runs pay only for the C call."""
+             dst: np.ndarray) -> Callable[[], None]:
+        """Forward. Checks the buffers once and returns a no-argument callable that executes,
+        so that timed runs pay only for the C call."""
+        self._expect(Direction.FWD)
         s = self.shape
-        args = (self._handle, _ptr(src, "float[]", np.float32, int(math.prod(s.src_shape))),
+        args = (self._handle, _ptr(src, "float[]", np.float32, _count(s.src_shape)),
                 _ptr(wei_packed, "float[]", np.float32, self.weights_elems),
-                _ptr(bias if self.with_bias else None, "float[]", np.float32, s.oc),
-                _ptr(dst, "float[]", np.float32, int(math.prod(s.dst_shape))))
-        if dst.flags.writeable is False:
-            raise ValueError("dst must be writable")
-        execute = lib.bdnn_conv_execute
+                self._bias_ptr(bias, s.oc), _out_ptr(dst, _count(s.dst_shape)))
+        return self._runner(lib.bdnn_conv_execute, args)
+
+    def bind_bwd_data(self, diff_dst: np.ndarray, wei_packed: np.ndarray,
+                      bias: np.ndarray | None, diff_src: np.ndarray) -> Callable[[], None]:
+        """Backward data (bias: added to diff_src, for deconvolution's forward pass)."""
+        self._expect(Direction.BWD_DATA)
+        s = self.shape
+        args = (self._handle, _ptr(diff_dst, "float[]", np.float32, _count(s.dst_shape)),
+                _ptr(wei_packed, "float[]", np.float32, self.weights_elems),
+                self._bias_ptr(bias, s.ic), _out_ptr(diff_src, _count(s.src_shape)))
+        return self._runner(lib.bdnn_conv_execute_bwd_data, args)
+
+    def bind_bwd_weights(self, src: np.ndarray, diff_dst: np.ndarray, diff_wei: np.ndarray,
+                         diff_bias: np.ndarray | None) -> Callable[[], None]:
+        """Backward weights: diff_wei in the user layout (and diff_bias)."""
+        self._expect(Direction.BWD_WEIGHTS)
+        s = self.shape
+        args = (self._handle, _ptr(src, "float[]", np.float32, _count(s.src_shape)),
+                _ptr(diff_dst, "float[]", np.float32, _count(s.dst_shape)),
+                _out_ptr(diff_wei, _count(s.wei_shape)),
+                _out_ptr(diff_bias, s.oc) if self.with_bias else ffi.NULL)
+        return self._runner(lib.bdnn_conv_execute_bwd_weights, args)
+
+    def _expect(self, direction: Direction) -> None:
+        if self.direction is not direction:
+            raise ValueError(f"{self.name} was created for {self.direction.name}, "
+                             f"not {direction.name}")
+
+    def _runner(self, fn, args) -> Callable[[], None]:
+        name = self.name
 
         def run() -> None:
-            status = execute(*args)
+            status = fn(*args)
             if status:
-                _check(status, f"{self.name} execution")
+                _check(status, f"{name} execution")
         return run
 
     def close(self) -> None:
@@ -219,3 +300,9 @@ class ConvPrimitive:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _out_ptr(array: np.ndarray, count: int):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return _ptr(array, "float[]", np.float32, count)

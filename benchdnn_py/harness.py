@@ -73,10 +73,15 @@ class _Walker:
         self.values = {o.slot: (o.default,) if o.is_list else o.default
                        for o in self.driver.options}
 
+    def _is_case_option(self, name: str) -> bool:
+        return bool(self.driver and self.driver.case_option) and name == self.driver.case_option
+
     def _known_names(self) -> list[str]:
         names = [o.name for o in GLOBAL_OPTIONS.values()] + ["batch", "reset", "help"]
         if self.driver:
             names += [o.name for o in self.driver.options]
+            if self.driver.case_option:
+                names.append(self.driver.case_option)
         return names
 
     def _unknown(self, arg: str) -> UsageError:
@@ -104,6 +109,11 @@ class _Walker:
             raise self._unknown(arg)
         if name == "batch":
             self._batch(value, source)
+            return
+        if self._is_case_option(name):
+            if value == "":
+                raise UsageError(f"`{arg}`: expected `--{name}=VALUE`")
+            self._descriptor(value, source)
             return
         if self._global(name, value):
             return
@@ -156,7 +166,10 @@ class _Walker:
                         f", optionally after global options")
                 return
             self._option(token, source)
-            if not token.startswith("--batch="):  # a batch leaves its own last token's state
+            name, _ = parse_option_arg(token)
+            if self._is_case_option(name):   # it named a problem, as a descriptor does
+                self.last_was_option = False
+            elif name != "batch":   # a batch leaves its own last token's state
                 self.last_was_option = True
             return
         if token.startswith("-") and len(token) > 1:

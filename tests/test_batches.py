@@ -1,5 +1,6 @@
-"""Every shipped batch and problem file reads without a usage error, and every batch only
-names files that exist (checked by planning it, which resolves every --batch)."""
+"""Every shipped batch and problem file reads without a usage error under its driver, and
+every batch only names files that exist (checked by planning it, which resolves every
+--batch)."""
 
 from pathlib import Path
 
@@ -11,11 +12,23 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(p for d in ("batches", "problems") for p in (ROOT / d).iterdir() if p.is_file())
 
 
+def driver_of(path: Path) -> str:
+    for prefix in ("deconv", "graph"):
+        if path.name.startswith(prefix) or path.name.startswith(f"shapes_{prefix}"):
+            return prefix
+    return "conv"
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_file_plans(path):
-    plan = harness.plan(["--conv", f"--batch={path}"])
+    plan = harness.plan([f"--{driver_of(path)}", f"--batch={path}"])
     assert plan.cases, path
     assert plan.warnings == []
+
+
+def test_every_driver_has_a_ci_batch():
+    names = {p.name for p in (ROOT / "batches").iterdir()}
+    assert {"conv_ci", "conv_smoke", "deconv_ci", "graph_ci"} <= names
 
 
 def test_batches_start_with_reset():

@@ -23,7 +23,7 @@ def check_invariant(res) -> None:
 def test_single_problem_passes_with_benchdnn_lines(module):
     res = run_cli("--conv", "mb1ic64ih56oc64kh3ph1", module=module)
     assert res.code == 0, res.out + res.err
-    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv_fwd:\w+ "
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv:\w+ "
                     r"mb1ic64ih56oc64oh56kh3ph1$", res.lines[0])
     assert ("tests:1 passed:1 skipped:0 mistrusted:0 unimplemented:0 invalid_arguments:0 "
             "failed:0 listed:0") in res.lines
@@ -97,13 +97,13 @@ def test_trailing_option_warning_and_no_cases():
     assert res.summary()["tests"] == 0
 
 
-def test_unimplemented_directions_and_types_fail_with_reason():
-    res = run_cli("--conv", "--dir=BWD_D", "ic3ih5oc3kh3", "--dir=FWD_B", "--dt=bf16",
+def test_unimplemented_types_and_invalid_directions_have_reasons():
+    res = run_cli("--conv", "--dt=bf16", "ic3ih5oc3kh3", "--dt=f32", "--dir=BWD_DW",
                   "ic3ih5oc3kh3")
     assert res.code == 1
-    assert res.lines[0].startswith("0:UNIMPLEMENTED (--dir=BWD_D has no implementation yet)")
-    assert res.lines[1].startswith("1:UNIMPLEMENTED (--dt=bf16:bf16:bf16 has no implementation yet)")
-    assert res.lines[1].endswith("--conv --dt=bf16:bf16:bf16 ic3ih5oc3oh3kh3ph0")
+    assert res.lines[0].startswith("0:UNIMPLEMENTED (--dt=bf16:bf16:bf16 has no implementation yet)")
+    assert res.lines[0].endswith("--conv --dt=bf16:bf16:bf16 ic3ih5oc3oh3kh3ph0")
+    assert res.lines[1].startswith("1:INVALID_ARGUMENTS (BWD_DW is not a convolution direction)")
 
 
 def test_impl_filter_exhausted_is_skipped():
@@ -115,7 +115,7 @@ def test_impl_filter_exhausted_is_skipped():
 def test_every_isa_variant_can_be_forced():
     res = run_cli("--conv", "--impl=scalar", "ic19ih10oc35kh3ph1", "g8ic8ih9oc8kh3ph1")
     assert res.code == 0
-    assert "--impl=gemm_conv_fwd:scalar" in res.lines[0]
+    assert "--impl=gemm_conv:scalar" in res.lines[0]
     assert "--impl=dw_conv_fwd:scalar" in res.lines[1]
 
 
@@ -176,7 +176,7 @@ def test_summary_switches():
     res = run_cli("--conv", "--summary=no-impl", "ic3ih5oc3kh3")
     assert not any("Implementation statistics" in l for l in res.lines)
     res = run_cli("--conv", "--summary=impl-csv", "ic3ih5oc3kh3")
-    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv_fwd:\w+:1$", l)
+    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv:\w+:1$", l)
                for l in res.lines)
 
 
@@ -191,7 +191,7 @@ def test_help_and_info():
     res = run_cli("--conv", "--help")
     assert res.code == 0 and "--dir=" in res.out and "exit status" in res.out
     res = run_cli("info")
-    assert res.code == 0 and "gemm_conv_fwd:scalar" in res.out and "threads:" in res.out
+    assert res.code == 0 and "gemm_conv:scalar" in res.out and "threads:" in res.out
 
 
 def test_empty_minibatch_and_memory_guard():
@@ -199,3 +199,30 @@ def test_empty_minibatch_and_memory_guard():
     assert res.code == 0
     assert res.lines[0].startswith("0:PASSED (")
     assert res.lines[1].startswith("1:SKIPPED (Not enough RAM) (")
+
+
+def test_every_direction_passes_and_prints_its_repro():
+    res = run_cli("--conv", "--dir=FWD_B,FWD_D,FWD_I,BWD_D,BWD_W,BWD_WB",
+                  "g2mb3ic8ih9iw7oc6kh3kw2sh2sw3ph1pw0dh1")
+    assert res.code == 0, res.out
+    suffixes = ["--conv --impl=gemm_conv:", "--dir=FWD_D ", "--dir=FWD_I ", "--dir=BWD_D ",
+                "--dir=BWD_W ", "--dir=BWD_WB "]
+    for line, part in zip(res.lines[:6], suffixes):
+        assert line.split(" (")[0].endswith("PASSED") and part in line
+
+
+def test_deconv_driver_end_to_end():
+    res = run_cli("--deconv", "--dir=FWD_B,BWD_D,BWD_WB", "ic16ih4oc16kh3sh2", "ic2ih0oc2kh3")
+    assert res.code == 1
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --deconv --impl=gemm_conv:\w+ "
+                    r"ic16ih4oc16oh9kh3sh2ph0$", res.lines[0])
+    assert "--deconv --impl=" in res.lines[1] and "--dir=BWD_D ic16ih4" in res.lines[1]
+    assert res.lines[3].startswith("3:INVALID_ARGUMENTS")
+    assert "`ih` in `ic2ih0oc2kh3`" in res.err
+
+
+def test_deconv_output_of_zero_or_less_is_invalid():
+    res = run_cli("--deconv", "ic4ih3oc4kh3ph3")       # o = 2 + 2 - 6 + 1 < 1
+    assert res.code == 1
+    assert res.lines[0].startswith("0:INVALID_ARGUMENTS")
+    assert "give oh=" in res.err

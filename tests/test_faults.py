@@ -1,23 +1,49 @@
-"""conv_ci must catch a broken implementation: the kernel core carries two deliberate
-defects, switched on only through $BENCHDNN_PY_TEST_FAULT, and the real batch is run with
-each. (The clean conv_ci run is part of .ci/run.)"""
+"""The correctness batches must catch broken kernels. The C core carries deliberate
+defects, switched on only through $BENCHDNN_PY_TEST_FAULT; the real CLI is run with each.
+(The clean conv_ci and deconv_ci runs are part of .ci/run.)"""
 
 import pytest
 
 from conftest import run_cli
 
+ALL_DIRS = "--dir=FWD_B,FWD_D,FWD_I,BWD_D,BWD_W,BWD_WB"
 
-@pytest.mark.parametrize("fault", ["skip_last_ic", "right_pad_edge"])
-def test_conv_ci_catches_a_broken_kernel(fault):
-    res = run_cli("--conv", "--batch=batches/conv_ci", env={"BENCHDNN_PY_TEST_FAULT": fault})
+
+def failed_lines(res):
+    return [l for l in res.lines if ":FAILED (errors:" in l and "Failed cases" not in l]
+
+
+def test_conv_ci_catches_a_broken_kernel_in_every_path():
+    res = run_cli("--conv", "--batch=batches/conv_ci",
+                  env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
     assert res.code == 1
-    s = res.summary()
-    assert s["failed"] > 0
-    failed = [l for l in res.lines if ":FAILED (errors:" in l]
-    assert failed and all(f"+fault:{fault}" in l for l in failed)
-    # Every implementation family and ISA variant that conv_ci exercises is caught.
-    for impl in ("gemm_conv_fwd:avx2", "gemm_conv_fwd:scalar", "dw_conv_fwd:scalar"):
+    failed = failed_lines(res)
+    assert failed and all("+fault:skip_last_ic" in l for l in failed)
+    # Every implementation family, ISA variant and direction conv_ci exercises is caught.
+    for impl in ("gemm_conv:avx2", "gemm_conv:scalar", "dw_conv_fwd:scalar"):
         assert any(f"--impl={impl}+fault" in l for l in failed), impl
+    for direction in ("--dir=FWD_I", "--dir=BWD_D", "--dir=BWD_W", "--dir=BWD_WB"):
+        assert any(direction in l for l in failed), direction
+
+
+@pytest.mark.parametrize("driver,shapes", [("conv", "problems/shapes_basic"),
+                                           ("deconv", "problems/shapes_deconv_basic")])
+@pytest.mark.parametrize("fault,caught_in", [
+    ("right_pad_edge", ("", "--dir=BWD_D", "--dir=BWD_WB")),
+    ("skip_last_tap", ("", "--dir=BWD_D", "--dir=BWD_WB")),
+    ("stride_trunc", ("--dir=BWD_D",)),      # a backward-data defect only
+])
+def test_shape_grid_catches_each_defect_in_each_direction(driver, shapes, fault, caught_in):
+    res = run_cli(f"--{driver}", ALL_DIRS, f"--batch={shapes}",
+                  env={"BENCHDNN_PY_TEST_FAULT": fault})
+    assert res.code == 1
+    failed = failed_lines(res)
+    for direction in caught_in:
+        if driver == "deconv" and fault == "stride_trunc":
+            # deconv backward data runs the forward kernel; its forward runs backward data.
+            direction = ""
+        hits = [l for l in failed if (direction in l if direction else "--dir=" not in l)]
+        assert hits, f"{fault} not caught in {driver} {direction or 'FWD_B'}"
 
 
 def test_unknown_fault_name_is_one_line_per_case():

@@ -16,7 +16,7 @@ def make_run():
     for status in (Status.PASSED, Status.PASSED, Status.FAILED, Status.SKIPPED,
                    Status.UNIMPLEMENTED, Status.INVALID_ARGUMENTS, Status.MISTRUSTED):
         run.counts.add(status)
-    run.impl_hits = Counter({"gemm_conv_fwd:avx2": 3, "dw_conv_fwd:avx2": 1})
+    run.impl_hits = Counter({"gemm_conv:avx2": 3, "dw_conv_fwd:avx2": 1})
     run.failed_lines = [f"{i}:FAILED (1 ms) __REPRO: --conv x{i}" for i in range(12)]
     run.wall_seconds = 2.0
     run.timers.seconds["compute_ref"] = 1.0
@@ -33,8 +33,8 @@ def test_counts_and_invariant():
 def test_end_of_run_block_order_and_content():
     lines = report.end_of_run(make_run(), GlobalSettings())
     assert lines[1] == "= Implementation statistics (--summary=no-impl to disable) ="
-    assert lines[3] == "| gemm_conv_fwd:avx2 : 3 (75%) |"
-    assert lines[4] == "|   dw_conv_fwd:avx2 : 1 (25%) |"
+    assert lines[3] == "|   gemm_conv:avx2 : 3 (75%) |"    # right-aligned to the widest
+    assert lines[4] == "| dw_conv_fwd:avx2 : 1 (25%) |"
     start = lines.index("= Failed cases summary (--summary=no-failures to disable) =")
     assert lines[start + 2:start + 12] == [f"{i}:FAILED (1 ms) __REPRO: --conv x{i}"
                                           for i in range(10)]
@@ -58,11 +58,11 @@ def test_perf_mode_has_no_failure_list_and_a_total_perf_line():
 
 def test_rich_tables_for_a_terminal():
     run = make_run()
-    run.perf.append(("mb1ic3ih5oc3oh3kh3ph0", PerfRecord({"impl": "gemm_conv_fwd:avx2"},
+    run.perf.append(("mb1ic3ih5oc3oh3kh3ph0", PerfRecord({"impl": "gemm_conv:avx2"},
                                                          2e9, 0, 0, [2.0], (0, 0), 0, 0)))
     buf = io.StringIO()
     report.rich_summary(Console(file=buf, width=160, force_terminal=False), run)
     text = buf.getvalue()
     assert "Cases by status" in text and "Implementations used" in text
-    assert "gemm_conv_fwd:avx2" in text and "75%" in text
+    assert "gemm_conv:avx2" in text and "75%" in text
     assert "mb1ic3ih5oc3oh3kh3ph0" in text and "1000.0" in text     # 2e9 ops in 2 ms

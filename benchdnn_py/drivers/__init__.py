@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from .base import Driver
 from .conv import DRIVER as _CONV
+from .graph import DRIVER as _GRAPH
+from .deconv import DRIVER as _DECONV
 
 DRIVERS: dict[str, Driver] = {
     "conv": _CONV,
+    "graph": _GRAPH,
+    "deconv": _DECONV,
 }

@@ -53,6 +53,9 @@ class Driver:
     csv_perf_fields: str                   # driver part of the csv perf template
     perf_fields: frozenset[str]            # template fields this driver can fill
     description: str = ""
+    # An option whose every `--NAME=VALUE` names one case, exactly as a descriptor token
+    # would (graph: `--case=FILE.json`); empty when the driver has none.
+    case_option: str = ""
 
     def option(self, name: str) -> Option | None:
         for opt in self.options:

@@ -13,9 +13,9 @@ static const conv_impl_entry_t impls[] = {
     {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512},
     {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2},
     {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar},
-    {"gemm_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512},
-    {"gemm_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2},
-    {"gemm_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar},
+    {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512},
+    {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2},
+    {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar},
 };
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
@@ -41,15 +41,18 @@ static int desc_ok(const bdnn_conv_desc_t *d) {
     return d->ic % d->g == 0 && d->oc % d->g == 0;
 }
 
-int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int with_bias, int fault,
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias, int fault,
                      bdnn_conv_t **out) {
     *out = NULL;
     if (impl < 0 || impl >= N_IMPLS) return BDNN_STATUS_INVALID;
+    if (dir != BDNN_DIR_FWD && dir != BDNN_DIR_BWD_DATA && dir != BDNN_DIR_BWD_WEIGHTS)
+        return BDNN_STATUS_INVALID;
     if (!desc_ok(d)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     bdnn_conv_t *c = calloc(1, sizeof(*c));
     if (!c) return BDNN_STATUS_OUT_OF_MEMORY;
     c->d = *d;
+    c->dir = dir;
     c->with_bias = with_bias;
     c->fault = fault;
     c->nthr = omp_get_max_threads();
@@ -72,9 +75,47 @@ int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_pa
 
 int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
                       const float *bias, float *dst) {
-    if (c->with_bias && !bias) return BDNN_STATUS_INVALID;
+    if (c->dir != BDNN_DIR_FWD || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
-    c->impl->ops->execute(c, src, wei_packed, c->with_bias ? bias : NULL, dst);
+    const bdnn_conv_args_t a = {.src = src, .wei = wei_packed,
+                                .bias = c->with_bias ? bias : NULL, .dst = dst};
+    c->impl->ops->execute(c, &a);
+    return BDNN_STATUS_OK;
+}
+
+int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
+                               const float *wei_packed, const float *bias, float *diff_src) {
+    if (c->dir != BDNN_DIR_BWD_DATA || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
+    if (c->d.mb == 0) return BDNN_STATUS_OK;
+    const bdnn_conv_args_t a = {.diff_dst = diff_dst, .wei = wei_packed,
+                                .bias = c->with_bias ? bias : NULL, .diff_src = diff_src};
+    c->impl->ops->execute(c, &a);
+    return BDNN_STATUS_OK;
+}
+
+int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const float *src,
+                                  const float *diff_dst, float *diff_wei, float *diff_bias) {
+    if (c->dir != BDNN_DIR_BWD_WEIGHTS || (c->with_bias && !diff_bias))
+        return BDNN_STATUS_INVALID;
+    const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei};
+    c->impl->ops->execute(c, &a);
+    if (c->with_bias)
+        bdnn_bias_grad(diff_dst, c->d.mb, c->d.oc, c->d.od * c->d.oh * c->d.ow, diff_bias);
+    return BDNN_STATUS_OK;
+}
+
+/* Sums per channel. Each thread owns whole channels, so the sums need no reduction across
+ * threads; the inner loop over a contiguous plane vectorizes. */
+int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial, float *out) {
+#pragma omp parallel for schedule(static)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+        float acc = 0.0f;
+        for (int64_t n = 0; n < mb; ++n) {
+            const float *plane = x + (n * channels + ch) * spatial;
+            for (int64_t p = 0; p < spatial; ++p) acc += plane[p];
+        }
+        out[ch] = acc;
+    }
     return BDNN_STATUS_OK;
 }
 

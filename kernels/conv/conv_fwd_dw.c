@@ -27,6 +27,7 @@ static void dw_fini(struct bdnn_conv *c) {
 
 static int dw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
+    if (c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
     if (d->ic != d->g || d->oc != d->g) return BDNN_STATUS_UNIMPLEMENTED;
     dw_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -62,6 +63,10 @@ static void dw_pack_weights(const struct bdnn_conv *c, const float *wei, float *
         memset(packed, 0, dw_weights_bytes(c));
     else
         memcpy(packed, wei, dw_weights_bytes(c));
+    if (c->fault == BDNN_FAULT_SKIP_LAST_TAP) {
+        const int64_t taps = c->d.kd * c->d.kh * c->d.kw;
+        for (int64_t ch = 0; ch < c->d.g; ++ch) packed[ch * taps + taps - 1] = 0.0f;
+    }
 }
 
 /* The deliberate right-edge defect: taps past the right edge read the row's last value. */
@@ -83,9 +88,10 @@ static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
     }
 }
 
-static void dw_execute(const struct bdnn_conv *c, const float *src, const float *wei,
-                       const float *bias, float *dst) {
+static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
+    const float *src = a->src, *wei = a->wei, *bias = a->bias;
+    float *dst = a->dst;
     const dw_plan_t *p = c->plan;
     const conv_dw_plane_fn plane = ((const conv_dw_ker_t *)c->impl->kernel)->fn;
     const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;

@@ -41,14 +41,21 @@ typedef struct {
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
 extern const conv_dw_ker_t bdnn_dw_ker_scalar, bdnn_dw_ker_avx2, bdnn_dw_ker_avx512;
 
+/* The tensors of one execution; which are read and which written depends on the
+ * direction (see bdnn.h). wei is the implementation's packed weights for the forward and
+ * backward-data directions. */
+typedef struct {
+    const float *src, *wei, *bias, *diff_dst;
+    float *dst, *diff_src, *diff_wei;
+} bdnn_conv_args_t;
+
 /* What every implementation provides; a primitive keeps a pointer to its entry. */
 struct bdnn_conv;
 typedef struct {
     int (*init)(struct bdnn_conv *c);  /* BDNN_STATUS_UNIMPLEMENTED if not applicable */
     size_t (*weights_bytes)(const struct bdnn_conv *c);
     void (*pack_weights)(const struct bdnn_conv *c, const float *wei, float *packed);
-    void (*execute)(const struct bdnn_conv *c, const float *src, const float *wei,
-                    const float *bias, float *dst);
+    void (*execute)(const struct bdnn_conv *c, const bdnn_conv_args_t *args);
     void (*fini)(struct bdnn_conv *c);
 } conv_impl_ops_t;
 
@@ -61,7 +68,7 @@ typedef struct {
 
 struct bdnn_conv {
     bdnn_conv_desc_t d;
-    int with_bias, fault, nthr;
+    int dir, with_bias, fault, nthr;
     const conv_impl_entry_t *impl;
     void *plan;          /* owned by the implementation (init allocates, fini frees) */
 };
@@ -70,6 +77,9 @@ extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops;
 
 /* Helpers shared by the drivers. */
 void *bdnn_aligned_alloc(size_t bytes);
+static inline int64_t bdnn_weights_elems(const bdnn_conv_desc_t *d) {
+    return d->oc * (d->ic / d->g) * d->kd * d->kh * d->kw;
+}
 static inline int64_t bdnn_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* floor(a / b) for b > 0 and any sign of a (C division truncates toward zero). */
 static inline int64_t bdnn_floor_div(int64_t a, int64_t b) {

@@ -54,11 +54,21 @@ enum {
     BDNN_ISA_AVX512 = 2
 };
 
+/* Propagation directions of a primitive. */
+enum {
+    BDNN_DIR_FWD = 0,          /* dst = conv(src, wei) (+ bias) */
+    BDNN_DIR_BWD_DATA = 1,     /* diff_src from diff_dst and wei */
+    BDNN_DIR_BWD_WEIGHTS = 2   /* diff_wei (and diff_bias) from src and diff_dst */
+};
+
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {
     BDNN_FAULT_NONE = 0,
     BDNN_FAULT_SKIP_LAST_IC = 1,     /* drop the last input channel of every group */
-    BDNN_FAULT_RIGHT_PAD_EDGE = 2    /* read the edge value instead of zero past the right edge */
+    BDNN_FAULT_RIGHT_PAD_EDGE = 2,   /* read the edge value instead of zero past the right edge */
+    BDNN_FAULT_SKIP_LAST_TAP = 3,    /* drop the last kernel tap */
+    BDNN_FAULT_STRIDE_TRUNC = 4      /* backward data: truncate (i + p - k) / s instead of
+                                        skipping taps that do not divide evenly */
 };
 
 /* ---- machine ---- */
@@ -68,10 +78,15 @@ const char *bdnn_build_info(void);   /* compiler and flags the core was built wi
 
 /* ---- reference ----
  * Plain loops over the formulas of the convolution spec, accumulating in double.
- * dst is double so that the caller decides how to round. Shares no code with the
+ * Outputs are double so that the caller decides how to round. Shares no code with the
  * implementations below. */
 int bdnn_ref_conv_fwd(const bdnn_conv_desc_t *d, const float *src, const float *wei,
                       const float *bias /* NULL: no bias */, double *dst);
+int bdnn_ref_conv_bwd_data(const bdnn_conv_desc_t *d, const float *diff_dst,
+                           const float *wei, double *diff_src);
+int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
+                              const float *diff_dst, double *diff_wei,
+                              double *diff_bias /* NULL: not computed */);
 
 /* ---- implementations ----
  * A fixed table, in order of preference. An entry is usable for a problem when its ISA is
@@ -82,20 +97,29 @@ int bdnn_conv_impl_isa(int impl);
 
 typedef struct bdnn_conv bdnn_conv_t;
 
-/* Builds the primitive: checks the problem, plans blocking and threading, allocates its
- * scratch space. */
-int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int with_bias, int fault,
+/* Builds the primitive for one direction: checks the problem, plans blocking and
+ * threading, allocates its scratch space. with_bias: forward adds bias; backward data adds
+ * a bias to diff_src (used by deconvolution, whose forward is a convolution's backward
+ * data); backward weights also computes diff_bias. */
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias, int fault,
                      bdnn_conv_t **out);
-/* Size in bytes of the weights in the implementation's own layout. */
+/* Size in bytes of the weights in the implementation's own layout (forward and backward
+ * data; backward weights writes the user layout and returns 0). */
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);
 /* Reorders user weights (plain layout above) into the implementation's layout. Not part of
  * the timed execution, as a weights reorder is not in oneDNN. */
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_packed);
-/* Runs the convolution forward: dst = conv(src, wei) (+ bias). Thread-safe with respect to
- * other primitives; one primitive must not be executed concurrently with itself (it owns
- * its scratch space). */
+/* Execution, one entry point per direction (BDNN_STATUS_INVALID if the primitive was
+ * created for another). Thread-safe with respect to other primitives; one primitive must
+ * not be executed concurrently with itself (it owns its scratch space). */
 int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
                       const float *bias, float *dst);
+int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
+                               const float *wei_packed, const float *bias, float *diff_src);
+int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const float *src,
+                                  const float *diff_dst, float *diff_wei, float *diff_bias);
+/* Per-channel sums of x [mb][channels][spatial] into out [channels] (a bias gradient). */
+int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial, float *out);
 const char *bdnn_conv_name(const bdnn_conv_t *c);
 void bdnn_conv_destroy(bdnn_conv_t *c);
 /* CDEF END */

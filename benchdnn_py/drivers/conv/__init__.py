@@ -12,5 +12,5 @@ DRIVER = Driver(
     run=driver.run,
     csv_perf_fields=driver.CSV_PERF_FIELDS,
     perf_fields=frozenset(COMMON_FIELDS | driver.PERF_FIELDS),
-    description="convolution forward (FWD_B, FWD_D, FWD_I), f32, 1D/2D/3D",
+    description="convolution, all directions, f32, 1D/2D/3D",
 )

@@ -39,19 +39,35 @@ CFG: dict[str, DtCfg] = {
 
 ACC_DIGITS = 24                    # kernels accumulate in f32
 
-# Zero trust (reference 6.8): at most this share of exact zeros in dst before a passing
-# result is MISTRUSTED. Base trust 0.3 -> 70%; halved trust (85%) when an output spatial
-# size exceeds the input one, because the padding ring then legitimately adds zeros.
-DST_TRUST = 0.3
 
-
-def density(cfg: DtCfg, n_acc: int) -> float:
-    """Share of non-zero values in the sparse input so that partial sums stay exact."""
+def density(cfg: DtCfg, n_acc: int, range_a: tuple[int, int], range_b: tuple[int, int]) -> float:
+    """Share of non-zero values in the sparse operand so that every partial sum of n_acc
+    products of values from range_a and range_b stays an exact integer (reference 6.3)."""
     safe_digits = min(cfg.digits, ACC_DIGITS)
-    safe_n_acc = 2**safe_digits // (max(map(abs, cfg.src)) * max(map(abs, cfg.wei)))
+    biggest = max(map(abs, range_a)) * max(map(abs, range_b))
+    safe_n_acc = 2**safe_digits // biggest
     return min(1.0, safe_n_acc / max(n_acc, 1))
 
 
+# Zero trust (reference 6.8): a passing result with more than this share of exact zeros is
+# MISTRUSTED. Each is (1 - trust) * 100 for the tensor's trust:
 def dst_zero_trust_percent(output_exceeds_input: bool) -> float:
-    trust = DST_TRUST / (2 if output_exceeds_input else 1)
-    return (1 - trust) * 100
+    """dst: trust 0.3, halved when an output spatial size exceeds the input one (the
+    padding ring then legitimately produces bias-only, often zero, points)."""
+    return (1 - 0.3 / (2 if output_exceeds_input else 1)) * 100
+
+
+def src_zero_trust_percent(strides: tuple[int, int, int]) -> float:
+    """diff_src: trust 0.3 / (sd*sh*sw); with strides, whole input rows get no gradient."""
+    return (1 - 0.3 / (strides[0] * strides[1] * strides[2])) * 100
+
+
+def wei_zero_trust_percent(k: tuple[int, int, int], in_points: int, out_points: int) -> float:
+    """diff_wei: trust 0.3 scaled by how many taps can see real data at all (small images
+    under big kernels leave some taps only padding)."""
+    taps = k[0] * k[1] * k[2]
+    return (1 - 0.3 / (taps / min(taps, in_points, out_points))) * 100
+
+
+BIA_ZERO_TRUST_PERCENT = 20.0      # diff_bias: trust 0.8; a sum over a whole channel is
+                                   #   rarely exactly 0

@@ -152,7 +152,7 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     return ConvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"])
 
 
-def _unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
+def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
     """Why this case cannot run here, or None."""
     d = prb.desc
     if prb.dir is Dir.BWD_DW:
@@ -160,57 +160,181 @@ def _unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
     if d.ic % d.g or d.oc % d.g:
         return (Status.INVALID_ARGUMENTS,
                 f"ic{d.ic} and oc{d.oc} must both be divisible by g{d.g}")
-    if not prb.dir.forward:
-        return Status.UNIMPLEMENTED, f"--dir={prb.dir.value} has no implementation yet"
     if prb.dt != ("f32", "f32", "f32"):
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
     return None
 
 
-def _footprint_bytes(shape: core.ConvShape) -> int:
+KERNEL_DIR = {Dir.FWD_B: core.Direction.FWD, Dir.FWD_D: core.Direction.FWD,
+              Dir.FWD_I: core.Direction.FWD, Dir.BWD_D: core.Direction.BWD_DATA,
+              Dir.BWD_W: core.Direction.BWD_WEIGHTS, Dir.BWD_WB: core.Direction.BWD_WEIGHTS}
+
+
+@dataclasses.dataclass(frozen=True)
+class Tensor:
+    """A tensor of a case: its data kind (fill seed and diagnostics tag) and logical shape
+    (the shape diagnostics index failing points by)."""
+
+    kind: fill.Kind
+    tag: str
+    shape: tuple[int, ...]          # the C core's 3D-form shape
+    logical: tuple[int, ...]
+
+
+def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
+    axes = desc.spatial_axes
+    pick = lambda t: tuple(t[a] for a in axes)  # noqa: E731
+    wei_logical = ((desc.g, desc.oc // desc.g, desc.ic // desc.g) if desc.has_groups
+                   else (desc.oc, desc.ic // desc.g)) + pick(desc.k)
+    return {
+        "src": Tensor(fill.Kind.SRC, "SRC", shape.src_shape, (desc.mb, desc.ic) + pick(desc.i)),
+        "wei": Tensor(fill.Kind.WEI, "WEI", shape.wei_shape, wei_logical),
+        "bia": Tensor(fill.Kind.BIA, "BIA", (shape.oc,), (shape.oc,)),
+        "dst": Tensor(fill.Kind.DST, "DST", shape.dst_shape, (desc.mb, desc.oc) + pick(desc.o)),
+    }
+
+
+def fill_inputs(prb_dir: Dir, shape: core.ConvShape, t: dict[str, Tensor], dtc: cfg.DtCfg,
+                perf: bool) -> dict[str, np.ndarray]:
+    """The inputs of a direction (reference 6.2 to 6.4). The operand whose products form
+    the long accumulation chain is sparse: src forward, diff_dst backward."""
+    taps = shape.k[0] * shape.k[1] * shape.k[2]
+    ranges = {"src": dtc.src, "wei": dtc.wei, "bia": dtc.bia, "dst": dtc.dst}
+    if prb_dir.forward:
+        names, sparse, other = ["src", "wei"], "src", "wei"
+        n_acc = taps * (shape.ic // shape.g)
+        if prb_dir.with_bias:
+            names.append("bia")
+    elif prb_dir is Dir.BWD_D:
+        names, sparse, other = ["dst", "wei"], "dst", "wei"
+        n_acc = taps * (shape.oc // shape.g)
+    else:
+        names, sparse, other = ["src", "dst"], "dst", "src"
+        n_acc = shape.mb * shape.o[0] * shape.o[1] * shape.o[2]
+    density = cfg.density(dtc, n_acc, ranges[sparse], ranges[other])
+    out = {}
+    for name in names:
+        n = math.prod(t[name].shape)
+        if perf:
+            data = fill.real_fill(n, t[name].kind, *dtc.perf)
+        else:
+            data = fill.int_fill(n, t[name].kind, *ranges[name],
+                                 density if name == sparse else 1.0)
+        out[name] = data.reshape(t[name].shape)
+    return out
+
+
+def _outputs(prb_dir: Dir, t: dict[str, Tensor]) -> dict[str, Guarded]:
+    """Output buffers: NaN-poisoned (an unwritten point fails) inside guard zones."""
+    if prb_dir.forward:
+        names = ["dst"]
+    elif prb_dir is Dir.BWD_D:
+        names = ["src"]
+    else:
+        names = ["wei", "bia"] if prb_dir.with_bias else ["wei"]
+    return {name: Guarded(math.prod(t[name].shape), np.nan) for name in names}
+
+
+def _bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
+          wei_packed: np.ndarray | None, outs: dict[str, Guarded]):
+    if prb_dir.forward:
+        return prim.bind(inputs["src"], wei_packed, inputs.get("bia"), outs["dst"].array)
+    if prb_dir is Dir.BWD_D:
+        return prim.bind_bwd_data(inputs["dst"], wei_packed, None, outs["src"].array)
+    return prim.bind_bwd_weights(inputs["src"], inputs["dst"], outs["wei"].array,
+                                 outs["bia"].array if "bia" in outs else None)
+
+
+def _reference(prb_dir: Dir, shape: core.ConvShape,
+               inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    if prb_dir.forward:
+        return {"dst": compute_ref(shape, inputs["src"], inputs["wei"], inputs.get("bia"))}
+    if prb_dir is Dir.BWD_D:
+        return {"src": core.ref_conv_bwd_data(shape, inputs["dst"], inputs["wei"])}
+    wei, bia = core.ref_conv_bwd_weights(shape, inputs["src"], inputs["dst"],
+                                         prb_dir.with_bias)
+    return {"wei": wei, "bia": bia} if prb_dir.with_bias else {"wei": wei}
+
+
+def compare_setups(desc: ConvDesc, dtc: cfg.DtCfg) -> dict[str, CompareSetup]:
+    """How each output tensor is compared: threshold and zero trust (reference 6.7, 6.8)."""
+    exceeds = any(o > i for o, i in zip(desc.o, desc.i))
+    in_pts, out_pts = math.prod(desc.i), math.prod(desc.o)
+    return {
+        "dst": CompareSetup("DST", dtc.trh, cfg.dst_zero_trust_percent(exceeds)),
+        "src": CompareSetup("SRC", dtc.trh, cfg.src_zero_trust_percent(desc.s)),
+        "wei": CompareSetup("WEI", dtc.trh, cfg.wei_zero_trust_percent(desc.k, in_pts, out_pts)),
+        "bia": CompareSetup("BIA", dtc.trh, cfg.BIA_ZERO_TRUST_PERCENT),
+    }
+
+
+def judge(res: CaseResult, refs: dict[str, np.ndarray], outs: dict[str, Guarded],
+          t: dict[str, Tensor], setups: dict[str, CompareSetup], verbose: int) -> None:
+    """Compares every output tensor (in order) and sets the case's status and counts."""
+    failed = mistrusted = False
+    for name, ref in refs.items():
+        verdict = compare(ref, outs[name].array.reshape(ref.shape), setups[name])
+        res.diagnostics += diagnostics(verdict, t[name].logical, verbose)
+        res.errors += verdict.errors
+        res.total += verdict.total
+        failed |= verdict.failed
+        mistrusted |= verdict.mistrusted
+    res.status = (Status.FAILED if failed else
+                  Status.MISTRUSTED if mistrusted else Status.PASSED)
+
+
+def footprint_bytes(shape: core.ConvShape) -> int:
     elems = [math.prod(shape.src_shape), math.prod(shape.wei_shape), math.prod(shape.dst_shape)]
-    # src, weights twice (user and implementation layouts), dst, f64 reference, compare temps.
-    return int(4 * (elems[0] + 2 * elems[1] + elems[2]) + 8 * elems[2] * 4)
+    # Every tensor, weights twice (user and implementation layouts), the f64 reference of
+    # the largest and compare temporaries.
+    return int(4 * (elems[0] + 2 * elems[1] + elems[2]) + 8 * 4 * max(elems))
 
 
-def _create(prb: ConvProblem, res: CaseResult) -> core.ConvPrimitive | None:
+def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
+           impl_filter: ImplFilter, res: CaseResult) -> core.ConvPrimitive | None:
     """The first implementation, in the table's order of preference, that the CPU runs, the
-    filter allows and that accepts the problem."""
+    filter allows and that accepts the problem; sets SKIPPED/UNIMPLEMENTED otherwise."""
     fault = core.active_fault()
     with res.timers("create_pd"):
         candidates = [i for i in core.conv_impls()
-                      if core.isa_supported(i.isa) and prb.impl_filter.allows(i.name)]
+                      if core.isa_supported(i.isa) and impl_filter.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core.ConvPrimitive(impl, prb.shape, prb.dir.with_bias, fault)
+                return core.ConvPrimitive(impl, shape, kernel_dir, with_bias, fault)
             except core.Unimplemented:
                 continue
-    filtered = any(core.isa_supported(i.isa) and not prb.impl_filter.allows(i.name)
-                   for i in core.conv_impls())
-    if filtered:
+    if any(core.isa_supported(i.isa) and not impl_filter.allows(i.name)
+           for i in core.conv_impls()):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
     return None
 
 
-def _perf_record(prb: ConvProblem, ctx: RunContext, impl: str, times: list[float],
-                 create_s: tuple[float, float]) -> PerfRecord:
-    shape = prb.shape
+def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
+                create_s: tuple[float, float], shape: core.ConvShape, ops: int) -> PerfRecord:
     with_bias = prb.dir.with_bias
     ibytes = 4 * int(math.prod(shape.src_shape) + math.prod(shape.wei_shape)
                      + (shape.oc if with_bias else 0))
     text = {
-        "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "conv",
-        "prb": f"{ctx.settings.repro_prefix()}--conv {prb.repro(ctx.settings.canonical)}",
+        "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": driver,
+        "prb": f"{ctx.settings.repro_prefix()}--{driver} {prb.repro(ctx.settings.canonical)}",
         "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value,
-        "sdt": ":".join(prb.dt), "cfg": ":".join(prb.dt), "bia_dt": "f32" if with_bias else "undef",
+        "sdt": ":".join(prb.dt), "cfg": ":".join(prb.dt),
+        "bia_dt": "f32" if with_bias else "undef",
         "stag": "any", "wtag": "any", "dtag": "any", "alg": "direct", "attr": "",
         "prop": prb.dir.prop_kind,
     }
-    return PerfRecord(text, float(prb.ops), ibytes, 4 * int(math.prod(shape.dst_shape)), times,
+    return PerfRecord(text, float(ops), ibytes, 4 * int(math.prod(shape.dst_shape)), times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+
+
+def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
+    start = time.perf_counter()
+    times = measure(run_once, ctx.settings.max_ms_per_prb, ctx.settings.fix_times_per_prb)
+    res.timers.seconds["execute"] += time.perf_counter() - start
+    return times
 
 
 def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
@@ -219,18 +343,19 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
     if mode.list_only:
         res.status = Status.LISTED
         return res
-    blocker = _unsupported(prb)
+    blocker = unsupported(prb)
     if blocker:
         res.status, res.reason = blocker
         return res
     shape = prb.shape
-    if not fits_in_ram(_footprint_bytes(shape)):
+    if not fits_in_ram(footprint_bytes(shape)):
         res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
         return res
     if ctx.settings.verbose >= 1:
         ctx.log(f"run: --conv {prb.repro(ctx.settings.canonical)}")
 
-    prim = _create(prb, res)
+    kernel_dir = KERNEL_DIR[prb.dir]
+    prim = create(shape, kernel_dir, prb.dir.with_bias, prb.impl_filter, res)
     if prim is None:
         return res
     with prim:
@@ -238,50 +363,33 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
         if ctx.settings.verbose >= 5:
             ctx.log(f"implementation: {prim.name}")
         create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-        n_src, n_dst = int(math.prod(shape.src_shape)), int(math.prod(shape.dst_shape))
-        n_wei = int(math.prod(shape.wei_shape))
-        bias = None
-        dst = Guarded(n_dst, np.nan)   # unwritten points stay NaN and fail the check
+        dtc = cfg.CFG[prb.dt[2]]
+        t = tensors(prb.desc, shape)
+        outs = _outputs(prb.dir, t)
+        run_once = None
         if mode.correctness:
-            dtc = cfg.CFG[prb.dt[2]]
-            n_acc = shape.k[0] * shape.k[1] * shape.k[2] * (shape.ic // shape.g)
             with res.timers("fill"):
-                src = fill.int_fill(n_src, fill.Kind.SRC, *dtc.src, cfg.density(dtc, n_acc))
-                wei = fill.int_fill(n_wei, fill.Kind.WEI, *dtc.wei)
-                if prb.dir.with_bias:
-                    bias = fill.int_fill(shape.oc, fill.Kind.BIA, *dtc.bia)
-                wei_packed = prim.pack_weights(wei)
-            run_once = prim.bind(src, wei_packed, bias, dst.array)
+                inputs = fill_inputs(prb.dir, shape, t, dtc, perf=False)
+                packed = None if prb.dir in (Dir.BWD_W, Dir.BWD_WB) else \
+                    prim.pack_weights(inputs["wei"])
+            run_once = _bind(prim, prb.dir, inputs, packed, outs)
             with res.timers("execute"):
                 run_once()
-            if not dst.intact():
-                res.status, res.reason = Status.FAILED, "wrote outside the dst buffer"
+            if not all(o.intact() for o in outs.values()):
+                res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
                 return res
             with res.timers("compute_ref"):
-                ref = compute_ref(shape, src, wei, bias)
+                refs = _reference(prb.dir, shape, inputs)
             with res.timers("compare"):
-                exceeds = any(o > i for o, i in zip(shape.o, shape.i))
-                setup = CompareSetup("DST", dtc.trh, cfg.dst_zero_trust_percent(exceeds))
-                verdict = compare(ref, dst.array.reshape(shape.dst_shape), setup)
-            logical = (shape.mb, shape.oc) + tuple(shape.o[a] for a in prb.desc.spatial_axes)
-            res.diagnostics += diagnostics(verdict, logical, ctx.settings.verbose)
-            res.errors, res.total = verdict.errors, verdict.total
-            res.status = (Status.FAILED if verdict.failed else
-                          Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+                judge(res, refs, outs, t, compare_setups(prb.desc, dtc), ctx.settings.verbose)
         if mode.performance:
-            if not mode.correctness:
-                perf = cfg.CFG[prb.dt[2]].perf
+            if run_once is None:
                 with res.timers("fill"):
-                    src = fill.real_fill(n_src, fill.Kind.SRC, *perf)
-                    wei = fill.real_fill(n_wei, fill.Kind.WEI, *perf)
-                    if prb.dir.with_bias:
-                        bias = fill.real_fill(shape.oc, fill.Kind.BIA, *perf)
-                    wei_packed = prim.pack_weights(wei)
-                run_once = prim.bind(src, wei_packed, bias, dst.array)
+                    inputs = fill_inputs(prb.dir, shape, t, dtc, perf=True)
+                    packed = None if prb.dir in (Dir.BWD_W, Dir.BWD_WB) else \
+                        prim.pack_weights(inputs["wei"])
+                run_once = _bind(prim, prb.dir, inputs, packed, outs)
                 res.status = Status.EXECUTED
-            start = time.perf_counter()
-            times = measure(run_once, ctx.settings.max_ms_per_prb,
-                            ctx.settings.fix_times_per_prb)
-            res.timers.seconds["execute"] += time.perf_counter() - start
-            res.perf = _perf_record(prb, ctx, prim.name, times, create_s)
+            times = measure_into(res, run_once, ctx)
+            res.perf = perf_record("conv", prb, ctx, prim.name, times, create_s, shape, prb.ops)
     return res

@@ -23,6 +23,7 @@ def _is_depthwise(s: core.ConvShape) -> bool:
     return s.g == s.ic == s.oc
 
 
+FWD = core.Direction.FWD
 IMPLS = [i for i in core.conv_impls() if core.isa_supported(i.isa)]
 IMPL_IDS = [i.name for i in IMPLS]
 
@@ -80,7 +81,7 @@ def _data(shape: core.ConvShape, with_bias: bool, seed: int):
 
 def _run(impl, shape, src, wei, bias, with_bias, fault=core.Fault.NONE):
     try:
-        prim = core.ConvPrimitive(impl, shape, with_bias, fault)
+        prim = core.ConvPrimitive(impl, shape, FWD, with_bias, fault)
     except core.Unimplemented:
         return None
     with prim:
@@ -94,7 +95,7 @@ def _run(impl, shape, src, wei, bias, with_bias, fault=core.Fault.NONE):
 def test_every_impl_usable_somewhere():
     assert IMPLS, "no implementation runs on this machine"
     assert any(i.isa == core.Isa.SCALAR for i in IMPLS)
-    assert {i.name.split(":")[0] for i in IMPLS} == {"dw_conv_fwd", "gemm_conv_fwd"}
+    assert {i.name.split(":")[0] for i in IMPLS} == {"dw_conv_fwd", "gemm_conv"}
 
 
 def _applicable():
@@ -125,9 +126,9 @@ def test_dw_rejects_non_depthwise_and_gemm_accepts_all(impl):
     shape = _shape("g2ic4ih6oc6kh3ph1")
     if impl.name.startswith("dw_"):
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, shape, False)
+            core.ConvPrimitive(impl, shape, FWD, False)
     else:
-        core.ConvPrimitive(impl, shape, False).close()
+        core.ConvPrimitive(impl, shape, FWD, False).close()
 
 
 @pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
@@ -136,7 +137,7 @@ def test_reuse_primitive_and_second_run_identical(impl):
     shape = _shape("ic6ih9oc6kh3ph1_dw")
     src, wei, bias = _data(shape, True, seed=5)
     ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
-    with core.ConvPrimitive(impl, shape, True) as prim:
+    with core.ConvPrimitive(impl, shape, FWD, True) as prim:
         dst = np.full(shape.dst_shape, np.nan, np.float32)
         run = prim.bind(src, prim.pack_weights(wei), bias, dst)
         run()
@@ -194,10 +195,10 @@ def test_fault_is_detected(impl, fault, text):
 
 def test_fault_name_suffix():
     impl = next(i for i in IMPLS if i.name.startswith("gemm_"))
-    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), False,
+    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), FWD, False,
                             core.Fault.RIGHT_PAD_EDGE) as prim:
         assert prim.name == impl.name + "+fault:right_pad_edge"
-    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), False) as prim:
+    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), FWD, False) as prim:
         assert prim.name == impl.name
 
 
@@ -207,7 +208,7 @@ def test_fault_name_suffix():
 def test_close_twice_is_harmless(impl):
     shape = _shape("ic3ih5oc3kh3ph1_dw")
     src, wei, bias = _data(shape, False, seed=3)
-    with core.ConvPrimitive(impl, shape, False) as prim:
+    with core.ConvPrimitive(impl, shape, FWD, False) as prim:
         dst = np.full(shape.dst_shape, np.nan, np.float32)
         prim.bind(src, prim.pack_weights(wei), None, dst)()
         prim.close()
@@ -223,8 +224,114 @@ def test_bias_required_when_created_with_bias():
     impl = next(i for i in IMPLS if i.name.startswith("gemm_"))
     shape = _shape("ic2ih4oc2kh3ph1")
     src, wei, _ = _data(shape, False, seed=1)
-    with core.ConvPrimitive(impl, shape, True) as prim:
+    with core.ConvPrimitive(impl, shape, FWD, True) as prim:
         dst = np.zeros(shape.dst_shape, np.float32)
         run = prim.bind(src, prim.pack_weights(wei), None, dst)
         with pytest.raises(core.InvalidProblem):
             run()
+
+
+# ---- backward directions -----------------------------------------------------------------
+GEMM_IMPLS = [i for i in IMPLS if i.name.startswith("gemm_")]
+
+
+@pytest.mark.parametrize("text", SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_data_matches_reference_exactly(impl, text):
+    shape = _shape(text)
+    rng = np.random.default_rng(len(text))
+    diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
+    wei = rng.integers(-8, 9, size=shape.wei_shape).astype(np.float32)
+    with core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False) as prim:
+        diff_src = np.full(shape.src_shape, np.nan, np.float32)
+        prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), None, diff_src)()
+    ref = core.ref_conv_bwd_data(shape, diff_dst, wei).astype(np.float32)
+    assert np.array_equal(diff_src, ref), f"{np.count_nonzero(diff_src != ref)} points differ"
+
+
+@pytest.mark.parametrize("text", SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_weights_matches_reference_exactly(impl, text):
+    shape = _shape(text)
+    rng = np.random.default_rng(len(text) + 1)
+    src = rng.integers(-8, 9, size=shape.src_shape).astype(np.float32)
+    diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
+    with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, True) as prim:
+        assert prim.weights_elems == 0    # writes the user layout directly
+        diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
+        diff_bias = np.full(shape.oc, np.nan, np.float32)
+        prim.bind_bwd_weights(src, diff_dst, diff_wei, diff_bias)()
+    ref_w, ref_b = core.ref_conv_bwd_weights(shape, src, diff_dst, True)
+    assert np.array_equal(diff_wei, ref_w.astype(np.float32))
+    assert np.array_equal(diff_bias, ref_b.astype(np.float32))
+
+
+def test_bwd_data_bias_is_added_for_deconvolution():
+    shape = _shape("mb2ic6ih5oc4kh3sh2ph1")
+    rng = np.random.default_rng(5)
+    diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
+    wei = rng.integers(-8, 9, size=shape.wei_shape).astype(np.float32)
+    bias = rng.integers(-8, 9, size=shape.ic).astype(np.float32)
+    with core.ConvPrimitive(GEMM_IMPLS[0], shape, core.Direction.BWD_DATA, True) as prim:
+        out = np.full(shape.src_shape, np.nan, np.float32)
+        prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), bias, out)()
+    ref = core.ref_conv_bwd_data(shape, diff_dst, wei) + bias.reshape(1, -1, 1, 1, 1)
+    assert np.array_equal(out, ref.astype(np.float32))
+
+
+def test_empty_minibatch_backward_weights_is_zero():
+    shape = _shape("mb0ic3ih5oc4kh3")
+    with core.ConvPrimitive(GEMM_IMPLS[0], shape, core.Direction.BWD_WEIGHTS, True) as prim:
+        diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
+        diff_bias = np.full(shape.oc, np.nan, np.float32)
+        empty_src = np.empty(shape.src_shape, np.float32)
+        empty_dd = np.empty(shape.dst_shape, np.float32)
+        prim.bind_bwd_weights(empty_src, empty_dd, diff_wei, diff_bias)()
+    assert not diff_wei.any() and not diff_bias.any()
+
+
+def test_dw_kernels_are_forward_only_and_directions_are_enforced():
+    shape = _shape("ic4ih6oc4kh3ph1_dw")
+    for impl in IMPLS:
+        if impl.name.startswith("dw_"):
+            with pytest.raises(core.Unimplemented):
+                core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False)
+    with core.ConvPrimitive(GEMM_IMPLS[0], shape, core.Direction.BWD_DATA, False) as prim:
+        with pytest.raises(ValueError, match="created for BWD_DATA"):
+            prim.bind(np.zeros(shape.src_shape, np.float32), np.zeros(1, np.float32), None,
+                      np.zeros(shape.dst_shape, np.float32))
+
+
+# Backward data reads past the output only where the input outlives it (negative right
+# padding); backward weights reads past the input only with positive right padding. Both
+# shapes are strided, so the stride defect bites too.
+BWD_DATA_FAULT_SHAPE = "mb2ic4ih10oc5kh3sh2"        # oh4, right padding -1
+BWD_WEIGHTS_FAULT_SHAPE = "mb2ic4ih9oc5kh3sh2ph1"   # oh5, right padding 1
+
+
+@pytest.mark.parametrize("fault", [core.Fault.SKIP_LAST_IC, core.Fault.SKIP_LAST_TAP,
+                                   core.Fault.STRIDE_TRUNC, core.Fault.RIGHT_PAD_EDGE])
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_backward_data_faults_change_the_result(impl, fault):
+    shape = _shape(BWD_DATA_FAULT_SHAPE)
+    _, wei, _ = _positive_data(shape, seed=3)
+    diff_dst = np.random.default_rng(4).integers(1, 6, size=shape.dst_shape).astype(np.float32)
+    with core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False, fault) as prim:
+        out = np.full(shape.src_shape, np.nan, np.float32)
+        prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), None, out)()
+    ref = core.ref_conv_bwd_data(shape, diff_dst, wei).astype(np.float32)
+    assert not np.any(np.isnan(out)) and not np.array_equal(out, ref)
+
+
+@pytest.mark.parametrize("fault", [core.Fault.SKIP_LAST_IC, core.Fault.SKIP_LAST_TAP,
+                                   core.Fault.RIGHT_PAD_EDGE])
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_backward_weights_faults_change_the_result(impl, fault):
+    shape = _shape(BWD_WEIGHTS_FAULT_SHAPE)
+    src, _, _ = _positive_data(shape, seed=6)
+    diff_dst = np.ones(shape.dst_shape, np.float32)
+    with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, False, fault) as prim:
+        diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
+        prim.bind_bwd_weights(src, diff_dst, diff_wei, None)()
+    ref, _ = core.ref_conv_bwd_weights(shape, src, diff_dst, False)
+    assert not np.any(np.isnan(diff_wei)) and not np.array_equal(diff_wei, ref.astype(np.float32))

@@ -1,0 +1,65 @@
+"""Deconvolution reference and op count, by benchdnn's swap rule (reference 6.5).
+
+A deconvolution D is the transpose of the convolution D' with input and output swapped
+(ic <-> oc, input sizes <-> output sizes) and each group's weights transposed (oc <-> ic):
+    deconv forward          = D' backward data  (src plays diff_dst), plus bias
+    deconv backward data    = D' forward        (diff_dst plays src)
+    deconv backward weights = D' backward weights with src and diff_dst swapped, transposed
+    deconv diff_bias        = per-channel sums of diff_dst
+The reference composes the convolution references (plain double loops) that way; the test
+suite checks it against an independent NumPy transposed convolution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import core
+from ..conv.desc import ConvDesc
+from ..conv.ref import _taps_in_bounds
+
+
+def user_shape(desc: ConvDesc) -> core.ConvShape:
+    """D's own tensors: src [mb][ic][i], wei [g][oc/g][ic/g][k], dst [mb][oc][o]."""
+    return core.ConvShape(desc.g, desc.mb, desc.ic, desc.oc, desc.i, desc.o, desc.k, desc.s,
+                          desc.p, desc.dil)
+
+
+def swapped_shape(desc: ConvDesc) -> core.ConvShape:
+    """D': the convolution whose backward data is D's forward."""
+    return core.ConvShape(desc.g, desc.mb, desc.oc, desc.ic, desc.o, desc.i, desc.k, desc.s,
+                          desc.p, desc.dil)
+
+
+def transpose_weights(wei: np.ndarray) -> np.ndarray:
+    """[g][a][b][k...] -> [g][b][a][k...], contiguous (works both ways)."""
+    return np.ascontiguousarray(np.swapaxes(wei, 1, 2))
+
+
+def ref_fwd(desc: ConvDesc, src: np.ndarray, wei: np.ndarray,
+            bias: np.ndarray | None) -> np.ndarray:
+    sw = swapped_shape(desc)
+    dst = core.ref_conv_bwd_data(sw, src, transpose_weights(wei))
+    if bias is not None:
+        dst += bias.astype(np.float64).reshape(1, -1, 1, 1, 1)
+    return dst
+
+
+def ref_bwd_data(desc: ConvDesc, diff_dst: np.ndarray, wei: np.ndarray) -> np.ndarray:
+    return core.ref_conv_fwd(swapped_shape(desc), diff_dst, transpose_weights(wei), None)
+
+
+def ref_bwd_weights(desc: ConvDesc, src: np.ndarray, diff_dst: np.ndarray,
+                    with_bias: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    wei_t, _ = core.ref_conv_bwd_weights(swapped_shape(desc), diff_dst, src, False)
+    bias = diff_dst.astype(np.float64).sum(axis=(0, 2, 3, 4)) if with_bias else None
+    return np.ascontiguousarray(np.swapaxes(wei_t, 1, 2)), bias
+
+
+def count_ops(desc: ConvDesc) -> int:
+    """2 * mb * oc * ic/g * (input point, tap) pairs that land inside the output: the conv
+    count of the swapped problem, with no shortcut (reference 7)."""
+    sp_ops = 1
+    for i, o, k, s, p, d in zip(desc.i, desc.o, desc.k, desc.s, desc.p, desc.dil):
+        sp_ops *= _taps_in_bounds(i, o, k, s, p, d)
+    return 2 * desc.mb * desc.oc * (desc.ic // desc.g) * sp_ops

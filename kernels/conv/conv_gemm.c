@@ -1,0 +1,496 @@
+/* gemm_conv: convolution in all three directions as blocked GEMMs over implicit operands.
+ *
+ * Each direction is, per "instance", C[M x N] = A[M x K] * B[K x N] (+ bias per row):
+ *
+ *   direction  instance  M      N (columns)     K (reduction)     A                B (gathered)
+ *   forward    (n, g)    OC/G   output points   (ic, kd, kh, kw)  weights          src at o*s - p + k*(d+1)
+ *   bwd data   (n, g)    IC/G   input points    (oc, kd, kh, kw)  weights^T        diff_dst at (i + p - k*(d+1)) / s
+ *   bwd wei    g         OC/G   (ic, kd,kh,kw)  (n, output pt)    diff_dst         src, im2col transposed
+ *
+ * C is the output tensor itself in its plain layout (dst, diff_src, or diff_wei), so no
+ * output is ever copied. A and B are never materialized whole: the weights are packed into
+ * A micro-panels once (the weights reorder, outside timing); everything else is packed by
+ * the thread about to use it, one block at a time.
+ *
+ * Loops, outermost first (BLIS names):
+ *   work item   (instance, column block jc of nc, row range [m0, m1))  -- split across threads
+ *   pc loop     k blocks of at most KC       -- pack B[pc:pc+kc, block] (and A, if not prepacked)
+ *   jr loop     NR-wide micro-panels of B    -- stays in L1 while...
+ *   ir loop     MR-high micro-panels of A    -- ...A streams from L2
+ *   micro-kernel                             -- the MR x NR tile in registers (conv_ukr.inc)
+ * The first k block writes C (with bias); later ones accumulate into it. Work items write
+ * disjoint parts of C, so threads never synchronize inside an execution.
+ *
+ * Prepacked weights layout: per group, per k block, per MR panel, a kc x MR micro-panel
+ * (element (k, r) at [k*MR + r]); rows past M are zero. */
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+
+#include "conv_impl.h"
+
+enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
+
+/* A run of consecutive points along w of one row of the N grid (output points for the
+ * forward pass, input points for backward data), inside one micro-panel: panel columns
+ * [col, col + len) are the points (z, y, x0 + t), t < len. */
+typedef struct {
+    int64_t col, len, z, y, x0;
+} segment_t;
+
+/* Column j of a backward-weights block: input channel and tap offsets of (ic, kd, kh, kw). */
+typedef struct {
+    int64_t ic, dz, dy, dx;
+} wcol_t;
+
+typedef struct {
+    float *bp;            /* KC x nc packed B block (64-byte aligned) */
+    float *ap;            /* m_rows x KC packed A block, when A is packed on the fly */
+    segment_t *segs;      /* forward / backward data: runs of the current column block */
+    int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
+    wcol_t *wcols;        /* backward weights: the current column block's columns */
+    int64_t wcol0;        /* ... and the index of its first column */
+} scratch_t;
+
+typedef struct {
+    int dir;
+    int64_t instances, M, N, K, a_panels;
+    int64_t nc, m_rows, n_col_blocks, n_row_blocks, n_items;
+    scratch_t *scratch;   /* one per thread */
+} gemm_plan_t;
+
+/* What one execution works on. */
+typedef struct {
+    const struct bdnn_conv *c;
+    const gemm_plan_t *p;
+    const float *a_packed;   /* forward / backward data: packed weights */
+    const float *b_src;      /* tensor B gathers from: src, diff_dst, src */
+    const float *a_src;      /* backward weights: diff_dst */
+    const float *bias;
+    float *out;
+} exec_t;
+
+static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
+    return (const conv_gemm_ukr_t *)c->impl->kernel;
+}
+
+static int64_t taps_of(const bdnn_conv_desc_t *d) { return d->kd * d->kh * d->kw; }
+static int64_t in_points(const bdnn_conv_desc_t *d) { return d->id * d->ih * d->iw; }
+static int64_t out_points(const bdnn_conv_desc_t *d) { return d->od * d->oh * d->ow; }
+
+/* ---------------------------------------------------------------------------------------
+ * Planning */
+
+static void gemm_fini(struct bdnn_conv *c) {
+    gemm_plan_t *p = c->plan;
+    if (!p) return;
+    if (p->scratch)
+        for (int t = 0; t < c->nthr; ++t) {
+            free(p->scratch[t].bp);
+            free(p->scratch[t].ap);
+            free(p->scratch[t].segs);
+            free(p->scratch[t].seg_start);
+            free(p->scratch[t].wcols);
+        }
+    free(p->scratch);
+    free(p);
+    c->plan = NULL;
+}
+
+static int gemm_init(struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    gemm_plan_t *p = calloc(1, sizeof(*p));
+    if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
+    c->plan = p;
+    p->dir = c->dir;
+    const int64_t icg = d->ic / d->g, ocg = d->oc / d->g, taps = taps_of(d);
+    switch (c->dir) {
+    case BDNN_DIR_FWD:
+        p->instances = d->mb * d->g, p->M = ocg, p->N = out_points(d), p->K = icg * taps;
+        break;
+    case BDNN_DIR_BWD_DATA:
+        p->instances = d->mb * d->g, p->M = icg, p->N = in_points(d), p->K = ocg * taps;
+        break;
+    case BDNN_DIR_BWD_WEIGHTS:
+        p->instances = d->g, p->M = ocg, p->N = icg * taps, p->K = d->mb * out_points(d);
+        break;
+    default:
+        return BDNN_STATUS_INVALID;
+    }
+    p->a_panels = bdnn_div_up(p->M, u->mr);
+
+    /* Work split: enough items for every thread to get several (load balance), column
+     * blocks no wider than NC_PANELS_MAX micro-panels (the B block stays in L2), rows split
+     * when columns alone do not give enough items, and (A packed on the fly) when the A
+     * block would not fit in L2. */
+    const int64_t want = 4 * (int64_t)c->nthr;
+    const int64_t panels = bdnn_div_up(p->N, u->nr);
+    const int64_t inst = p->instances > 0 ? p->instances : 1;
+    int64_t per_block = panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX;
+    while (per_block > 1 && inst * bdnn_div_up(panels, per_block) < want)
+        per_block = bdnn_div_up(per_block, 2);
+    if (per_block < 1) per_block = 1;
+    p->nc = per_block * u->nr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    int64_t row_blocks = 1;
+    const int64_t items = inst * p->n_col_blocks;
+    if (items < want) row_blocks = bdnn_div_up(want, items);
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && row_blocks < bdnn_div_up(p->a_panels, MC_PANELS_MAX))
+        row_blocks = bdnn_div_up(p->a_panels, MC_PANELS_MAX);
+    if (row_blocks > p->a_panels) row_blocks = p->a_panels;
+    p->m_rows = bdnn_div_up(p->a_panels, row_blocks) * u->mr;
+    p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
+    p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
+
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        s->bp = bdnn_aligned_alloc(sizeof(float) * KC * p->nc);
+        if (!s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
+            s->ap = bdnn_aligned_alloc(sizeof(float) * KC * p->m_rows);
+            s->wcols = malloc(sizeof(wcol_t) * p->nc);
+            if (!s->ap || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+        } else {
+            s->segs = malloc(sizeof(segment_t) * p->nc);
+            s->seg_start = malloc(sizeof(int64_t) * (per_block + 1));
+            if (!s->segs || !s->seg_start) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+    }
+    return BDNN_STATUS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Weights reorder (forward and backward data) */
+
+static size_t gemm_weights_bytes(const struct bdnn_conv *c) {
+    const gemm_plan_t *p = c->plan;
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS) return 0;
+    return sizeof(float) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->K);
+}
+
+static void gemm_pack_weights(const struct bdnn_conv *c, const float *wei, float *packed) {
+    const gemm_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t MR = ukr_of(c)->mr, M = p->M, K = p->K;
+    const int64_t taps = taps_of(d), icg = d->ic / d->g, ocg = d->oc / d->g;
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS) return;
+    for (int64_t g = 0; g < d->g; ++g) {
+        const float *wg = wei + g * ocg * icg * taps;
+        float *ag = packed + g * p->a_panels * MR * K;
+        for (int64_t pc = 0; pc < K; pc += KC) {
+            const int64_t kc = K - pc < KC ? K - pc : KC;
+            for (int64_t ip = 0; ip < p->a_panels; ++ip) {
+                float *panel = ag + pc * p->a_panels * MR + ip * kc * MR;
+                for (int64_t kk = 0; kk < kc; ++kk)
+                    for (int64_t r = 0; r < MR; ++r) {
+                        const int64_t m = ip * MR + r, k = pc + kk, tap = k % taps;
+                        /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)] */
+                        const int64_t oc = c->dir == BDNN_DIR_FWD ? m : k / taps;
+                        const int64_t ic = c->dir == BDNN_DIR_FWD ? k / taps : m;
+                        float v = m < M ? wg[(oc * icg + ic) * taps + tap] : 0.0f;
+                        if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
+                        if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tap == taps - 1) v = 0.0f;
+                        panel[kk * MR + r] = v;
+                    }
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * B packing, forward and backward data: columns are points of a grid (GD x GH x GW) */
+
+/* Splits grid points [j0, j0 + ncols) into per-micro-panel runs along w. */
+static void build_segments(int64_t GH, int64_t GW, int64_t j0, int64_t ncols, int64_t NR,
+                           segment_t *segs, int64_t *seg_start) {
+    int64_t ns = 0, q = 0;
+    for (int64_t j = 0; j < ncols; ++q) {
+        seg_start[q] = ns;
+        const int64_t panel_end = j + NR < ncols ? j + NR : ncols;
+        while (j < panel_end) {
+            const int64_t pnt = j0 + j;
+            const int64_t x = pnt % GW, rest = pnt / GW;
+            int64_t len = GW - x;
+            if (len > panel_end - j) len = panel_end - j;
+            segs[ns++] = (segment_t){j - q * NR, len, rest / GH, rest % GH, x};
+            j += len;
+        }
+    }
+    seg_start[q] = ns;
+}
+
+/* Advances k = (channel, kd, kh, kw) like an odometer. */
+typedef struct {
+    int64_t ch, kd, kh, kw;
+} tap_t;
+
+static tap_t tap_at(const bdnn_conv_desc_t *d, int64_t k) {
+    tap_t t;
+    t.kw = k % d->kw, k /= d->kw;
+    t.kh = k % d->kh, k /= d->kh;
+    t.kd = k % d->kd, t.ch = k / d->kd;
+    return t;
+}
+
+static void tap_next(const bdnn_conv_desc_t *d, tap_t *t) {
+    if (++t->kw < d->kw) return;
+    t->kw = 0;
+    if (++t->kh < d->kh) return;
+    t->kh = 0;
+    if (++t->kd < d->kd) return;
+    t->kd = 0;
+    ++t->ch;
+}
+
+/* Forward: B[(ic, tap)][output point] = src at o*s - p + tap*(d+1), 0 outside the input. */
+static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t kc,
+                       int64_t npanels, const scratch_t *s) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t NR = ukr_of(e->c)->nr, ID = d->id, IH = d->ih, IW = d->iw, SW = d->sw;
+    const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    tap_t t = tap_at(d, pc);
+    for (int64_t kk = 0; kk < kc; ++kk, tap_next(d, &t)) {
+        const float *plane = src_ng + t.ch * ID * IH * IW;
+        const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
+        for (int64_t q = 0; q < npanels; ++q) {
+            float *row = s->bp + (q * kc + kk) * NR;
+            int64_t filled = 0;
+            for (int64_t si = s->seg_start[q]; si < s->seg_start[q + 1]; ++si) {
+                const segment_t *sg = &s->segs[si];
+                float *out = row + sg->col;
+                const int64_t iz = sg->z * d->sd - d->pd + dz, iy = sg->y * d->sh - d->ph + dy;
+                const int64_t ix0 = sg->x0 * SW - d->pw + dx;
+                int64_t lo = 0, hi = 0;   /* run positions t whose input column is inside */
+                if (iz >= 0 && iz < ID && iy >= 0 && iy < IH) {
+                    lo = ix0 >= 0 ? 0 : bdnn_div_up(-ix0, SW);
+                    hi = bdnn_floor_div(IW - 1 - ix0, SW) + 1;
+                    if (hi > sg->len) hi = sg->len;
+                    if (hi < 0) hi = 0;   /* the whole run lies past the right edge */
+                    if (lo > hi) lo = hi;
+                }
+                const float *in = plane + (iz * IH + iy) * IW + ix0;
+                for (int64_t j = 0; j < lo; ++j) out[j] = 0.0f;
+                if (SW == 1)
+                    memcpy(out + lo, in + lo, sizeof(float) * (size_t)(hi - lo));
+                else
+                    for (int64_t j = lo; j < hi; ++j) out[j] = in[j * SW];
+                if (replicate_edge && hi > lo && hi < sg->len)
+                    for (int64_t j = hi; j < sg->len; ++j) out[j] = in[(IW - 1) - ix0];
+                else
+                    for (int64_t j = hi; j < sg->len; ++j) out[j] = 0.0f;
+                filled = sg->col + sg->len;
+            }
+            for (int64_t j = filled; j < NR; ++j) row[j] = 0.0f;
+        }
+    }
+}
+
+/* Backward data: B[(oc, tap)][input point i] = diff_dst at o = (i + p - tap*(d+1)) / s when
+ * that division is exact and o is inside the output, else 0. */
+static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, int64_t pc, int64_t kc,
+                            int64_t npanels, const scratch_t *s) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t NR = ukr_of(e->c)->nr, OD = d->od, OH = d->oh, OW = d->ow, SW = d->sw;
+    const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    const int truncate = e->c->fault == BDNN_FAULT_STRIDE_TRUNC;
+    tap_t t = tap_at(d, pc);
+    for (int64_t kk = 0; kk < kc; ++kk, tap_next(d, &t)) {
+        const float *plane = ddst_ng + t.ch * OD * OH * OW;
+        const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
+        for (int64_t q = 0; q < npanels; ++q) {
+            float *row = s->bp + (q * kc + kk) * NR;
+            memset(row, 0, sizeof(float) * (size_t)NR);
+            for (int64_t si = s->seg_start[q]; si < s->seg_start[q + 1]; ++si) {
+                const segment_t *sg = &s->segs[si];
+                const int64_t nz = sg->z + d->pd - dz, ny = sg->y + d->ph - dy;
+                if (nz < 0 || (nz % d->sd && !truncate) || nz / d->sd >= OD) continue;
+                if (ny < 0 || (ny % d->sh && !truncate) || ny / d->sh >= OH) continue;
+                const float *orow = plane + ((nz / d->sd) * OH + ny / d->sh) * OW;
+                /* run position t reads ow = (x0 + t + pw - dx) / sw */
+                const int64_t nx0 = sg->x0 + d->pw - dx;
+                int64_t first = nx0 >= 0 ? 0 : -nx0;            /* first t with nx >= 0 */
+                first += (SW - (nx0 + first) % SW) % SW;         /* ... and divisible */
+                float *out = row + sg->col;
+                int64_t tt = first;
+                if (truncate) /* the deliberate defect: every t reads ow = nx / sw */
+                    for (int64_t u = nx0 >= 0 ? 0 : -nx0; u < sg->len && (nx0 + u) / SW < OW; ++u)
+                        out[u] = orow[(nx0 + u) / SW];
+                for (; tt < sg->len && !truncate; tt += SW) {
+                    const int64_t ow = (nx0 + tt) / SW;
+                    if (ow >= OW) break;
+                    out[tt] = orow[ow];
+                }
+                /* The deliberate defect: past the output's right edge, read its last value. */
+                if (replicate_edge && tt > first)
+                    for (; tt < sg->len; tt += SW) out[tt] = orow[OW - 1];
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Backward weights: columns are (ic, tap), the reduction runs over (n, output point) */
+
+static void wcols_build(const bdnn_conv_desc_t *d, int64_t j0, int64_t ncols, wcol_t *w) {
+    tap_t t = tap_at(d, j0);
+    for (int64_t j = 0; j < ncols; ++j, tap_next(d, &t))
+        w[j] = (wcol_t){t.ch, t.kd * (d->dd + 1) - d->pd, t.kh * (d->dh + 1) - d->ph,
+                        t.kw * (d->dw + 1) - d->pw};
+}
+
+/* B[(n, o)][(ic, tap)] = src(n, g*ICg + ic, o*s + tap offset), 0 outside the input. */
+static void pack_b_bwd_weights(const exec_t *e, int64_t g, int64_t pc, int64_t kc,
+                               int64_t ncols, const scratch_t *s) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t NR = ukr_of(e->c)->nr, ID = d->id, IH = d->ih, IW = d->iw;
+    const int64_t OP = out_points(d), icg = d->ic / d->g;
+    const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    const int64_t taps = taps_of(d);
+    const int64_t npanels = bdnn_div_up(ncols, NR);
+    for (int64_t kk = 0; kk < kc; ++kk) {
+        const int64_t r = pc + kk, n = r / OP, o = r % OP;
+        const int64_t ow = o % d->ow, oh = (o / d->ow) % d->oh, od = o / (d->ow * d->oh);
+        const float *src_n = e->b_src + (n * d->ic + g * icg) * ID * IH * IW;
+        const int64_t bz = od * d->sd, by = oh * d->sh, bx = ow * d->sw;
+        for (int64_t q = 0; q < npanels; ++q) {
+            float *row = s->bp + (q * kc + kk) * NR;
+            const int64_t jend = ncols - q * NR < NR ? ncols - q * NR : NR;
+            for (int64_t j = 0; j < jend; ++j) {
+                const wcol_t *w = &s->wcols[q * NR + j];
+                const int64_t iz = bz + w->dz, iy = by + w->dy;
+                int64_t ix = bx + w->dx;
+                if (replicate_edge && ix >= IW) ix = IW - 1;
+                row[j] = (iz >= 0 && iz < ID && iy >= 0 && iy < IH && ix >= 0 && ix < IW)
+                    ? src_n[(w->ic * ID + iz) * IH * IW + iy * IW + ix] : 0.0f;
+                const int64_t col = s->wcol0 + q * NR + j;   /* (ic, tap) index */
+                if ((e->c->fault == BDNN_FAULT_SKIP_LAST_IC && w->ic == icg - 1)
+                        || (e->c->fault == BDNN_FAULT_SKIP_LAST_TAP && col % taps == taps - 1))
+                    row[j] = 0.0f;
+            }
+            for (int64_t j = jend; j < NR; ++j) row[j] = 0.0f;
+        }
+    }
+}
+
+/* A[oc][(n, o)] = diff_dst(n, g*OCg + oc, o), rows [m0, m1), packed into MR panels. */
+static void pack_a_bwd_weights(const exec_t *e, int64_t g, int64_t m0, int64_t m1,
+                               int64_t pc, int64_t kc, float *ap) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t MR = ukr_of(e->c)->mr, OP = out_points(d), ocg = d->oc / d->g;
+    for (int64_t m = m0; m < m0 + bdnn_div_up(m1 - m0, MR) * MR; m += MR) {
+        float *panel = ap + (m - m0) * kc;
+        for (int64_t r = 0; r < MR; ++r) {
+            if (m + r >= m1) {
+                for (int64_t kk = 0; kk < kc; ++kk) panel[kk * MR + r] = 0.0f;
+                continue;
+            }
+            int64_t n = pc / OP, o = pc % OP;
+            const float *base = e->a_src + (g * ocg + m + r) * OP;
+            for (int64_t kk = 0; kk < kc; ++kk) {
+                panel[kk * MR + r] = base[n * d->oc * OP + o];
+                if (++o == OP) { o = 0; ++n; }
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The loops */
+
+static void run_gemm(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, N = p->N;
+    const int64_t G = d->g;
+
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int tid = omp_get_thread_num();
+        scratch_t *s = &p->scratch[tid];
+        for (int64_t item = tid; item < p->n_items; item += c->nthr) {
+            int64_t rest = item;
+            const int64_t rb = rest % p->n_row_blocks; rest /= p->n_row_blocks;
+            const int64_t cb = rest % p->n_col_blocks;
+            const int64_t inst = rest / p->n_col_blocks, g = inst % G;
+            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+            const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+            const int64_t npanels = bdnn_div_up(ncols, NR);
+            if (m0 >= M) continue;
+            float *c_inst = e->out + inst * M * N;
+            const float *bias_g = e->bias ? e->bias + g * M : NULL;
+            const float *b_inst = NULL;
+
+            switch (p->dir) {
+            case BDNN_DIR_FWD:
+                b_inst = e->b_src + inst * (d->ic / G) * in_points(d);
+                build_segments(d->oh, d->ow, j0, ncols, NR, s->segs, s->seg_start);
+                break;
+            case BDNN_DIR_BWD_DATA:
+                b_inst = e->b_src + inst * (d->oc / G) * out_points(d);
+                build_segments(d->ih, d->iw, j0, ncols, NR, s->segs, s->seg_start);
+                break;
+            default:
+                wcols_build(d, j0, ncols, s->wcols);
+                s->wcol0 = j0;
+            }
+            for (int64_t pc = 0; pc < K; pc += KC) {
+                const int64_t kc = K - pc < KC ? K - pc : KC;
+                const float *a_blk;   /* A micro-panels of rows [m0, ...) for this k block */
+                switch (p->dir) {
+                case BDNN_DIR_FWD:
+                    pack_b_fwd(e, b_inst, pc, kc, npanels, s);
+                    a_blk = e->a_packed + g * p->a_panels * MR * K + pc * p->a_panels * MR
+                          + (m0 / MR) * kc * MR;
+                    break;
+                case BDNN_DIR_BWD_DATA:
+                    pack_b_bwd_data(e, b_inst, pc, kc, npanels, s);
+                    a_blk = e->a_packed + g * p->a_panels * MR * K + pc * p->a_panels * MR
+                          + (m0 / MR) * kc * MR;
+                    break;
+                default:
+                    pack_b_bwd_weights(e, g, pc, kc, ncols, s);
+                    pack_a_bwd_weights(e, g, m0, m1, pc, kc, s->ap);
+                    a_blk = s->ap;
+                }
+                for (int64_t q = 0; q < npanels; ++q) {
+                    const int64_t j = j0 + q * NR, nr = N - j < NR ? N - j : NR;
+                    const float *bq = s->bp + q * kc * NR;
+                    for (int64_t m = m0; m < m1; m += MR) {
+                        const int64_t mr = M - m < MR ? M - m : MR;
+                        u->fn(kc, a_blk + (m - m0) * kc, bq, c_inst + m * N + j, N, mr, nr,
+                              pc > 0, bias_g ? bias_g + m : NULL);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+    exec_t e = {c, c->plan, NULL, NULL, NULL, NULL, NULL};
+    switch (c->dir) {
+    case BDNN_DIR_FWD:
+        e.a_packed = a->wei, e.b_src = a->src, e.bias = a->bias, e.out = a->dst;
+        break;
+    case BDNN_DIR_BWD_DATA:
+        e.a_packed = a->wei, e.b_src = a->diff_dst, e.bias = a->bias, e.out = a->diff_src;
+        break;
+    default:
+        e.b_src = a->src, e.a_src = a->diff_dst, e.out = a->diff_wei;
+    }
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->d.mb == 0) {
+        /* An empty minibatch: every sum is empty, and the k loop would never write C. */
+        memset(e.out, 0, sizeof(float) * (size_t)bdnn_weights_elems(&c->d));
+        return;
+    }
+    run_gemm(&e);
+}
+
+const conv_impl_ops_t bdnn_conv_gemm_ops = {
+    gemm_init, gemm_weights_bytes, gemm_pack_weights, gemm_execute, gemm_fini,
+};
