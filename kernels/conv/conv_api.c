@@ -73,13 +73,20 @@ int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_pa
     return BDNN_STATUS_OK;
 }
 
+/* Runs the implementation; the slow-gemm defect repeats the (idempotent) work. */
+static void run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
+    c->impl->ops->execute(c, a);
+    if (c->fault == BDNN_FAULT_SLOW_GEMM && c->impl->ops == &bdnn_conv_gemm_ops)
+        c->impl->ops->execute(c, a);
+}
+
 int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
                       const float *bias, float *dst) {
     if (c->dir != BDNN_DIR_FWD || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     const bdnn_conv_args_t a = {.src = src, .wei = wei_packed,
                                 .bias = c->with_bias ? bias : NULL, .dst = dst};
-    c->impl->ops->execute(c, &a);
+    run_impl(c, &a);
     return BDNN_STATUS_OK;
 }
 
@@ -89,7 +96,7 @@ int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     const bdnn_conv_args_t a = {.diff_dst = diff_dst, .wei = wei_packed,
                                 .bias = c->with_bias ? bias : NULL, .diff_src = diff_src};
-    c->impl->ops->execute(c, &a);
+    run_impl(c, &a);
     return BDNN_STATUS_OK;
 }
 
@@ -98,7 +105,7 @@ int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const float *src,
     if (c->dir != BDNN_DIR_BWD_WEIGHTS || (c->with_bias && !diff_bias))
         return BDNN_STATUS_INVALID;
     const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei};
-    c->impl->ops->execute(c, &a);
+    run_impl(c, &a);
     if (c->with_bias)
         bdnn_bias_grad(diff_dst, c->d.mb, c->d.oc, c->d.od * c->d.oh * c->d.ow, diff_bias);
     return BDNN_STATUS_OK;

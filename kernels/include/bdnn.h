@@ -67,8 +67,10 @@ enum {
     BDNN_FAULT_SKIP_LAST_IC = 1,     /* drop the last input channel of every group */
     BDNN_FAULT_RIGHT_PAD_EDGE = 2,   /* read the edge value instead of zero past the right edge */
     BDNN_FAULT_SKIP_LAST_TAP = 3,    /* drop the last kernel tap */
-    BDNN_FAULT_STRIDE_TRUNC = 4      /* backward data: truncate (i + p - k) / s instead of
+    BDNN_FAULT_STRIDE_TRUNC = 4,     /* backward data: truncate (i + p - k) / s instead of
                                         skipping taps that do not divide evenly */
+    BDNN_FAULT_SLOW_GEMM = 5         /* correct, but gemm_conv does all its work twice (for
+                                        regression-detection tests) */
 };
 
 /* ---- machine ---- */
