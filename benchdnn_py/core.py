@@ -38,6 +38,31 @@ class Direction(enum.IntEnum):
     BWD_WEIGHTS = lib.BDNN_DIR_BWD_WEIGHTS
 
 
+class PostKind(enum.IntEnum):
+    SUM = lib.BDNN_POST_SUM
+    ELTWISE = lib.BDNN_POST_ELTWISE
+
+
+@dataclasses.dataclass(frozen=True)
+class PostOp:
+    """One post-op as the kernels take it: sum (scale) or eltwise (alg, alpha, beta,
+    scale)."""
+
+    kind: PostKind
+    alg: int = 0
+    scale: float = 1.0
+    alpha: float = 0.0
+    beta: float = 0.0
+
+
+def eltwise_fwd(op: PostOp, x: np.ndarray) -> None:
+    """The kernels' f32 eltwise, in place (for tests of the formulas)."""
+    cop = ffi.new("bdnn_post_op_t *")
+    cop.kind, cop.alg, cop.scale, cop.alpha, cop.beta = (int(op.kind), op.alg, op.scale,
+                                                          op.alpha, op.beta)
+    lib.bdnn_eltwise_fwd(cop, _out_ptr(x, x.size), x.size)
+
+
 class Fault(enum.IntEnum):
     """Deliberate kernel defects, for tests that prove the checks catch them."""
 
@@ -47,6 +72,8 @@ class Fault(enum.IntEnum):
     SKIP_LAST_TAP = lib.BDNN_FAULT_SKIP_LAST_TAP
     STRIDE_TRUNC = lib.BDNN_FAULT_STRIDE_TRUNC
     SLOW_GEMM = lib.BDNN_FAULT_SLOW_GEMM
+    POST_OPS_SWAPPED = lib.BDNN_FAULT_POST_OPS_SWAPPED
+    SUM_SCALE_DROPPED = lib.BDNN_FAULT_SUM_SCALE_DROPPED
 
 
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
@@ -218,12 +245,17 @@ class ConvPrimitive:
     manager, or close()."""
 
     def __init__(self, impl: ImplInfo, shape: ConvShape, direction: Direction,
-                 with_bias: bool, fault: Fault = Fault.NONE) -> None:
+                 with_bias: bool, fault: Fault = Fault.NONE, *,
+                 post_ops: tuple[PostOp, ...] = ()) -> None:
         self.impl, self.shape, self.direction, self.with_bias = impl, shape, direction, with_bias
         self._desc = shape.cdata()
+        ops = ffi.new("bdnn_post_op_t[]", max(len(post_ops), 1))
+        for slot, op in zip(ops, post_ops):
+            slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta = (
+                int(op.kind), op.alg, op.scale, op.alpha, op.beta)
         out = ffi.new("bdnn_conv_t **")
         _check(lib.bdnn_conv_create(impl.index, self._desc, int(direction), int(with_bias),
-                                    int(fault), out),
+                                    ops, len(post_ops), int(fault), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
         self.name = ffi.string(lib.bdnn_conv_name(self._handle)).decode()

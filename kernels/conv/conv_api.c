@@ -41,9 +41,12 @@ static int desc_ok(const bdnn_conv_desc_t *d) {
     return d->ic % d->g == 0 && d->oc % d->g == 0;
 }
 
-int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias, int fault,
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
+                     const bdnn_post_op_t *post_ops, int n_post_ops, int fault,
                      bdnn_conv_t **out) {
     *out = NULL;
+    if (!bdnn_post_ops_supported(post_ops, n_post_ops)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (n_post_ops > 0 && dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
     if (impl < 0 || impl >= N_IMPLS) return BDNN_STATUS_INVALID;
     if (dir != BDNN_DIR_FWD && dir != BDNN_DIR_BWD_DATA && dir != BDNN_DIR_BWD_WEIGHTS)
         return BDNN_STATUS_INVALID;
@@ -55,6 +58,8 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
     c->dir = dir;
     c->with_bias = with_bias;
     c->fault = fault;
+    c->n_post_ops = n_post_ops;
+    for (int i = 0; i < n_post_ops; ++i) c->post_ops[i] = post_ops[i];
     c->nthr = omp_get_max_threads();
     c->impl = &impls[impl];
     const int st = c->impl->ops->init(c);

@@ -1,6 +1,6 @@
-/* AVX-512 instantiation of the depthwise plane kernel. */
+/* AVX-512 instantiation of the depthwise row kernel. */
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
 #include "conv_impl.h"
-#define DW_FN dw_plane_avx512
+#define DW_FN dw_row_avx512
 #define DW_OBJ bdnn_dw_ker_avx512
 #include "conv_dw.inc"

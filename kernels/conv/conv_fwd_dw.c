@@ -71,9 +71,8 @@ static void dw_pack_weights(const struct bdnn_conv *c, const float *wei, float *
 
 /* The deliberate right-edge defect: taps past the right edge read the row's last value. */
 static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
-                                const float *src, const float *wei, float *dst) {
-    for (int64_t od = 0; od < d->od; ++od)
-    for (int64_t oh = 0; oh < d->oh; ++oh)
+                                const float *src, const float *wei, int64_t od, int64_t oh,
+                                float *row_acc) {
     for (int64_t kd = 0; kd < d->kd; ++kd)
     for (int64_t kh = 0; kh < d->kh; ++kh) {
         const int64_t id = od * d->sd + kd * (d->dd + 1) - d->pd;
@@ -83,27 +82,44 @@ static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
         for (int64_t kw = 0; kw < d->kw; ++kw) {
             if (p->ow_hi[kw] <= p->ow_lo[kw]) continue;
             for (int64_t ow = p->ow_hi[kw]; ow < d->ow; ++ow)
-                dst[(od * d->oh + oh) * d->ow + ow] += wei[(kd * d->kh + kh) * d->kw + kw] * edge;
+                row_acc[ow] += wei[(kd * d->kh + kh) * d->kw + kw] * edge;
         }
     }
 }
 
 static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
-    const float *src = a->src, *wei = a->wei, *bias = a->bias;
-    float *dst = a->dst;
     const dw_plan_t *p = c->plan;
-    const conv_dw_plane_fn plane = ((const conv_dw_ker_t *)c->impl->kernel)->fn;
+    const conv_dw_row_fn row_kernel = ((const conv_dw_ker_t *)c->impl->kernel)->fn;
     const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
-    const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g;
+    const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g, OW = d->ow;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int swapped = c->fault == BDNN_FAULT_POST_OPS_SWAPPED && has_sum;
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t pl = 0; pl < planes; ++pl) {
         const int64_t ch = pl % d->g;
-        const float *s = src + pl * in_plane, *w = wei + ch * taps;
-        float *o = dst + pl * out_plane;
-        plane(d, s, w, bias ? bias[ch] : 0.0f, o, p->row_acc[omp_get_thread_num()],
-              p->ow_lo, p->ow_hi);
-        if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE) dw_fault_right_edge(d, p, s, w, o);
+        const float *s = a->src + pl * in_plane, *w = a->wei + ch * taps;
+        const float bias = a->bias ? a->bias[ch] : 0.0f;
+        float *acc = p->row_acc[omp_get_thread_num()];
+        for (int64_t od = 0; od < d->od; ++od)
+        for (int64_t oh = 0; oh < d->oh; ++oh) {
+            row_kernel(d, s, w, od, oh, acc, p->ow_lo, p->ow_hi);
+            if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE) dw_fault_right_edge(d, p, s, w, od, oh, acc);
+            float *drow = a->dst + pl * out_plane + (od * d->oh + oh) * OW;
+            /* Epilogue while the row is in cache: bias, sum (reads the prior dst), eltwise. */
+            if (swapped) {   /* the deliberate defect: eltwise before the sum */
+                for (int64_t ow = 0; ow < OW; ++ow) acc[ow] += bias;
+                bdnn_post_ops_eltwise(c, acc, OW, 1, OW);
+                for (int64_t ow = 0; ow < OW; ++ow) drow[ow] = sum_scale * drow[ow] + acc[ow];
+                continue;
+            }
+            if (has_sum)
+                for (int64_t ow = 0; ow < OW; ++ow) drow[ow] = sum_scale * drow[ow] + bias + acc[ow];
+            else
+                for (int64_t ow = 0; ow < OW; ++ow) drow[ow] = bias + acc[ow];
+            bdnn_post_ops_eltwise(c, drow, OW, 1, OW);
+        }
     }
 }
 

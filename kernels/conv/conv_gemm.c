@@ -407,6 +407,9 @@ static void run_gemm(const exec_t *e) {
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, N = p->N;
     const int64_t G = d->g;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
 
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -440,6 +443,8 @@ static void run_gemm(const exec_t *e) {
             }
             for (int64_t pc = 0; pc < K; pc += KC) {
                 const int64_t kc = K - pc < KC ? K - pc : KC;
+                const int last = pc + kc == K;
+                const int mode = pc > 0 ? UKR_ACCUMULATE : has_sum ? UKR_SUM : UKR_WRITE;
                 const float *a_blk;   /* A micro-panels of rows [m0, ...) for this k block */
                 switch (p->dir) {
                 case BDNN_DIR_FWD:
@@ -462,8 +467,11 @@ static void run_gemm(const exec_t *e) {
                     const float *bq = s->bp + q * kc * NR;
                     for (int64_t m = m0; m < m1; m += MR) {
                         const int64_t mr = M - m < MR ? M - m : MR;
-                        u->fn(kc, a_blk + (m - m0) * kc, bq, c_inst + m * N + j, N, mr, nr,
-                              pc > 0, bias_g ? bias_g + m : NULL);
+                        float *tile = c_inst + m * N + j;
+                        u->fn(kc, a_blk + (m - m0) * kc, bq, tile, N, mr, nr, mode,
+                              bias_g ? bias_g + m : NULL, sum_scale);
+                        /* Epilogue: the tile is final and still in L1. */
+                        if (last && has_eltwise) bdnn_post_ops_eltwise(c, tile, N, mr, nr);
                     }
                 }
             }

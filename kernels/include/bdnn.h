@@ -61,6 +61,31 @@ enum {
     BDNN_DIR_BWD_WEIGHTS = 2   /* diff_wei (and diff_bias) from src and diff_dst */
 };
 
+/* Post-ops (forward only), applied in order in the kernels' epilogue, in f32:
+ *   sum:      dst = scale * dst_prior + result     (must come first in a chain)
+ *   eltwise:  dst = scale * f(dst; alpha, beta)    (scale is 1 outside int8) */
+enum {
+    BDNN_POST_SUM = 1,
+    BDNN_POST_ELTWISE = 2
+};
+
+/* Eltwise algorithms (oneDNN's forward formulas; the _dst variants differ only backward). */
+enum {
+    BDNN_ELT_ABS = 0, BDNN_ELT_CLIP, BDNN_ELT_CLIP_V2, BDNN_ELT_ELU, BDNN_ELT_EXP,
+    BDNN_ELT_GELU_ERF, BDNN_ELT_GELU_TANH, BDNN_ELT_HARDSIGMOID, BDNN_ELT_HARDSWISH,
+    BDNN_ELT_LINEAR, BDNN_ELT_LOG, BDNN_ELT_LOGISTIC, BDNN_ELT_MISH, BDNN_ELT_POW,
+    BDNN_ELT_RELU, BDNN_ELT_ROUND, BDNN_ELT_SOFT_RELU, BDNN_ELT_SQRT, BDNN_ELT_SQUARE,
+    BDNN_ELT_SWISH, BDNN_ELT_TANH
+};
+
+enum { BDNN_MAX_POST_OPS = 8 };
+
+typedef struct {
+    int kind;              /* BDNN_POST_* */
+    int alg;               /* BDNN_ELT_*, for eltwise */
+    float scale, alpha, beta;
+} bdnn_post_op_t;
+
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {
     BDNN_FAULT_NONE = 0,
@@ -69,8 +94,10 @@ enum {
     BDNN_FAULT_SKIP_LAST_TAP = 3,    /* drop the last kernel tap */
     BDNN_FAULT_STRIDE_TRUNC = 4,     /* backward data: truncate (i + p - k) / s instead of
                                         skipping taps that do not divide evenly */
-    BDNN_FAULT_SLOW_GEMM = 5         /* correct, but gemm_conv does all its work twice (for
+    BDNN_FAULT_SLOW_GEMM = 5,        /* correct, but gemm_conv does all its work twice (for
                                         regression-detection tests) */
+    BDNN_FAULT_POST_OPS_SWAPPED = 6, /* apply a two-entry post-op chain in reverse order */
+    BDNN_FAULT_SUM_SCALE_DROPPED = 7 /* use 1 instead of the sum post-op's scale */
 };
 
 /* ---- machine ---- */
@@ -102,8 +129,12 @@ typedef struct bdnn_conv bdnn_conv_t;
 /* Builds the primitive for one direction: checks the problem, plans blocking and
  * threading, allocates its scratch space. with_bias: forward adds bias; backward data adds
  * a bias to diff_src (used by deconvolution, whose forward is a convolution's backward
- * data); backward weights also computes diff_bias. */
-int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias, int fault,
+ * data); backward weights also computes diff_bias. post_ops (n_post_ops of them, may be
+ * NULL when 0) apply to the forward and backward-data outputs; a chain this core does not
+ * implement gives BDNN_STATUS_UNIMPLEMENTED. With a sum post-op, the output buffer must
+ * hold the prior values on entry. */
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
+                     const bdnn_post_op_t *post_ops, int n_post_ops, int fault,
                      bdnn_conv_t **out);
 /* Size in bytes of the weights in the implementation's own layout (forward and backward
  * data; backward weights writes the user layout and returns 0). */
@@ -120,6 +151,8 @@ int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
                                const float *wei_packed, const float *bias, float *diff_src);
 int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const float *src,
                                   const float *diff_dst, float *diff_wei, float *diff_bias);
+/* Applies an eltwise post-op (f32 math) to x[0:n] in place; exposed for tests. */
+void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n);
 /* Per-channel sums of x [mb][channels][spatial] into out [channels] (a bias gradient). */
 int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial, float *out);
 const char *bdnn_conv_name(const bdnn_conv_t *c);

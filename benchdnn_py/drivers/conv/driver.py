@@ -16,7 +16,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, fill
+from ... import core, eltwise, fill
+from ...attr import Eltwise, PostOps, Sum, parse_post_ops
 from ...check import CompareSetup, compare, diagnostics
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
@@ -99,6 +100,9 @@ OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_B,
            "propagation direction", is_list=True),
     Option("dt", _parse_dt, ("f32", "f32", "f32"), "data types, SRC[:WEI:DST]", is_list=True),
+    Option("attr-post-ops", parse_post_ops, PostOps(),
+           "post-op chains: sum[:SCALE], NAME[:ALPHA[:BETA]], dw:kKsSpP joined by +",
+           is_list=True),
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
            is_list=True),
     Option("match", regex_value("match"), None,
@@ -121,10 +125,16 @@ class ConvProblem:
     dt: tuple[str, str, str]
     impl_filter: ImplFilter
     user_mb: int
+    post_ops: PostOps = PostOps()
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
+
+    @property
+    def attr_text(self) -> str:
+        """The attribute options as the repro prints them (the %attr% perf field)."""
+        return f"--attr-post-ops={self.post_ops}" if self.post_ops else ""
 
     def repro(self, canonical: bool = False) -> str:
         parts = []
@@ -132,6 +142,8 @@ class ConvProblem:
             parts.append(f"--dir={self.dir.value}")
         if self.dt != ("f32", "f32", "f32"):
             parts.append(f"--dt={':'.join(self.dt)}")
+        if self.post_ops:
+            parts.append(self.attr_text)
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
 
@@ -149,7 +161,8 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     desc = parse_desc(text, "conv")
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    return ConvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"])
+    return ConvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"],
+                       values["attr-post-ops"])
 
 
 def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
@@ -162,7 +175,58 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
                 f"ic{d.ic} and oc{d.oc} must both be divisible by g{d.g}")
     if prb.dt != ("f32", "f32", "f32"):
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
+    return post_ops_unsupported(prb.post_ops, prb.dir)
+
+
+# The f32 chains the spec's support matrix lists: eltwise, sum, sum then eltwise.
+F32_CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
+
+
+def post_ops_unsupported(post_ops: PostOps, direction: Dir) -> tuple[Status, str] | None:
+    """Why a post-op chain cannot run (the spec's support matrix), or None."""
+    if not post_ops:
+        return None
+    if not direction.forward:
+        return (Status.UNIMPLEMENTED, "post-ops apply to forward propagation only: the "
+                "fused result keeps no intermediate for the backward pass")
+    for e in post_ops.entries:
+        if isinstance(e, Eltwise) and e.scale != 1.0:
+            return Status.UNIMPLEMENTED, f"`{e}`: the eltwise scale is for int8 convolutions only"
+        if isinstance(e, Sum) and (e.zero_point or e.dt):
+            return (Status.UNIMPLEMENTED, f"`{e}`: a sum zero point or data type is for int8 "
+                    "convolutions (not implemented yet)")
+        if not isinstance(e, (Sum, Eltwise)):
+            return (Status.UNIMPLEMENTED, f"`{e}`: the depthwise fusion post-op has no "
+                    "implementation yet")
+    shape = tuple(type(e) for e in post_ops.entries)
+    if shape not in F32_CHAINS:
+        return (Status.UNIMPLEMENTED, f"f32 convolutions take eltwise, sum, or sum then "
+                f"eltwise; `{post_ops}` is none of them")
     return None
+
+
+def kernel_post_ops(post_ops: PostOps) -> tuple[core.PostOp, ...]:
+    """The chain in the C core's terms."""
+    ops = []
+    for e in post_ops.entries:
+        if isinstance(e, Sum):
+            ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale))
+        else:
+            ops.append(core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
+                                   e.alpha, e.beta))
+    return tuple(ops)
+
+
+def apply_post_ops(ref: np.ndarray, post_ops: PostOps, prior: np.ndarray | None) -> np.ndarray:
+    """The reference's post-ops, in double, as the spec writes them: sum
+    dst = scale * dst_prior + ref; eltwise dst = scale * f(dst)."""
+    out = ref
+    for e in post_ops.entries:
+        if isinstance(e, Sum):
+            out = out + e.scale * prior.astype(np.float64).reshape(out.shape)
+        else:
+            out = e.scale * eltwise.apply(e.name, out, e.alpha, e.beta)
+    return out
 
 
 KERNEL_DIR = {Dir.FWD_B: core.Direction.FWD, Dir.FWD_D: core.Direction.FWD,
@@ -192,6 +256,14 @@ def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
         "bia": Tensor(fill.Kind.BIA, "BIA", (shape.oc,), (shape.oc,)),
         "dst": Tensor(fill.Kind.DST, "DST", shape.dst_shape, (desc.mb, desc.oc) + pick(desc.o)),
     }
+
+
+def fill_prior_dst(t: dict[str, Tensor], dtc: cfg.DtCfg, perf: bool) -> np.ndarray:
+    """The destination's contents before a sum post-op reads them (reference 6.4)."""
+    n = math.prod(t["dst"].shape)
+    data = (fill.real_fill(n, fill.Kind.DST, *dtc.perf) if perf
+            else fill.int_fill(n, fill.Kind.DST, *dtc.dst))
+    return data
 
 
 def fill_inputs(prb_dir: Dir, shape: core.ConvShape, t: dict[str, Tensor], dtc: cfg.DtCfg,
@@ -256,12 +328,23 @@ def _reference(prb_dir: Dir, shape: core.ConvShape,
     return {"wei": wei, "bia": bia} if prb_dir.with_bias else {"wei": wei}
 
 
-def compare_setups(desc: ConvDesc, dtc: cfg.DtCfg) -> dict[str, CompareSetup]:
-    """How each output tensor is compared: threshold and zero trust (reference 6.7, 6.8)."""
+def compare_setups(desc: ConvDesc, dtc: cfg.DtCfg,
+                   post_ops: PostOps = PostOps()) -> dict[str, CompareSetup]:
+    """How each output tensor is compared: threshold and zero trust (reference 6.6 to 6.8).
+    Eltwise post-ops bring their tolerance from the eltwise table, benchdnn's rules 8 and
+    9, NaN/Inf where the formula can produce them, and relaxed zero trust after
+    negative-to-zero functions."""
     exceeds = any(o > i for o, i in zip(desc.o, desc.i))
     in_pts, out_pts = math.prod(desc.i), math.prod(desc.o)
+    elts = post_ops.eltwise
+    zeroing = any(eltwise.zeroes_negatives(e.name, e.alpha) for e in elts)
+    dst = CompareSetup(
+        "DST", max([dtc.trh] + [eltwise.ALGS[e.name].trh for e in elts]),
+        cfg.dst_zero_trust_percent(exceeds or zeroing),
+        allow_nans=any(eltwise.ALGS[e.name].nan_inf_possible for e in elts),
+        eltwise=bool(elts), exp_post_op=any(e.name.startswith("exp") for e in elts))
     return {
-        "dst": CompareSetup("DST", dtc.trh, cfg.dst_zero_trust_percent(exceeds)),
+        "dst": dst,
         "src": CompareSetup("SRC", dtc.trh, cfg.src_zero_trust_percent(desc.s)),
         "wei": CompareSetup("WEI", dtc.trh, cfg.wei_zero_trust_percent(desc.k, in_pts, out_pts)),
         "bia": CompareSetup("BIA", dtc.trh, cfg.BIA_ZERO_TRUST_PERCENT),
@@ -291,7 +374,8 @@ def footprint_bytes(shape: core.ConvShape) -> int:
 
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
-           impl_filter: ImplFilter, res: CaseResult) -> core.ConvPrimitive | None:
+           impl_filter: ImplFilter, res: CaseResult,
+           post_ops: PostOps = PostOps()) -> core.ConvPrimitive | None:
     """The first implementation, in the table's order of preference, that the CPU runs, the
     filter allows and that accepts the problem; sets SKIPPED/UNIMPLEMENTED otherwise."""
     fault = core.active_fault()
@@ -301,7 +385,8 @@ def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core.ConvPrimitive(impl, shape, kernel_dir, with_bias, fault)
+                return core.ConvPrimitive(impl, shape, kernel_dir, with_bias, fault,
+                                          post_ops=kernel_post_ops(post_ops))
             except core.Unimplemented:
                 continue
     if any(core.isa_supported(i.isa) and not impl_filter.allows(i.name)
@@ -323,7 +408,7 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
         "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value,
         "sdt": ":".join(prb.dt), "cfg": ":".join(prb.dt),
         "bia_dt": "f32" if with_bias else "undef",
-        "stag": "any", "wtag": "any", "dtag": "any", "alg": "direct", "attr": "",
+        "stag": "any", "wtag": "any", "dtag": "any", "alg": "direct", "attr": prb.attr_text,
         "prop": prb.dir.prop_kind,
     }
     return PerfRecord(text, float(ops), ibytes, 4 * int(math.prod(shape.dst_shape)), times,
@@ -355,7 +440,7 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
         ctx.log(f"run: --conv {prb.repro(ctx.settings.canonical)}")
 
     kernel_dir = KERNEL_DIR[prb.dir]
-    prim = create(shape, kernel_dir, prb.dir.with_bias, prb.impl_filter, res)
+    prim = create(shape, kernel_dir, prb.dir.with_bias, prb.impl_filter, res, prb.post_ops)
     if prim is None:
         return res
     with prim:
@@ -367,11 +452,15 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
         t = tensors(prb.desc, shape)
         outs = _outputs(prb.dir, t)
         run_once = None
+        has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
         if mode.correctness:
             with res.timers("fill"):
                 inputs = fill_inputs(prb.dir, shape, t, dtc, perf=False)
                 packed = None if prb.dir in (Dir.BWD_W, Dir.BWD_WB) else \
                     prim.pack_weights(inputs["wei"])
+                prior = fill_prior_dst(t, dtc, perf=False) if has_sum else None
+                if prior is not None:   # the sum reads it; the kernel overwrites it
+                    outs["dst"].array[:] = prior
             run_once = _bind(prim, prb.dir, inputs, packed, outs)
             with res.timers("execute"):
                 run_once()
@@ -380,14 +469,19 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
                 return res
             with res.timers("compute_ref"):
                 refs = _reference(prb.dir, shape, inputs)
+                if prb.post_ops:
+                    refs["dst"] = apply_post_ops(refs["dst"], prb.post_ops, prior)
             with res.timers("compare"):
-                judge(res, refs, outs, t, compare_setups(prb.desc, dtc), ctx.settings.verbose)
+                judge(res, refs, outs, t, compare_setups(prb.desc, dtc, prb.post_ops),
+                      ctx.settings.verbose)
         if mode.performance:
             if run_once is None:
                 with res.timers("fill"):
                     inputs = fill_inputs(prb.dir, shape, t, dtc, perf=True)
                     packed = None if prb.dir in (Dir.BWD_W, Dir.BWD_WB) else \
                         prim.pack_weights(inputs["wei"])
+                    if has_sum:
+                        outs["dst"].array[:] = fill_prior_dst(t, dtc, perf=True)
                 run_once = _bind(prim, prb.dir, inputs, packed, outs)
                 res.status = Status.EXECUTED
             times = measure_into(res, run_once, ctx)

@@ -20,6 +20,7 @@ from ..base import CaseResult, RunContext
 from ..conv import cfg
 from ..conv import driver as conv
 from ..conv.desc import ConvDesc
+from ...attr import PostOps, Sum
 from ..conv.driver import Dir, ImplFilter
 from . import ref
 from .desc import parse_deconv
@@ -39,13 +40,14 @@ class DeconvProblem:
     dt: tuple[str, str, str]
     impl_filter: ImplFilter
     user_mb: int
+    post_ops: PostOps = PostOps()
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
 
-    def repro(self, canonical: bool = False) -> str:
-        return conv.ConvProblem.repro(self, canonical)  # type: ignore[arg-type]
+    attr_text = conv.ConvProblem.attr_text
+    repro = conv.ConvProblem.repro
 
     @functools.cached_property
     def ops(self) -> int:
@@ -57,7 +59,8 @@ def make_problem(values: Mapping[str, Any], text: str,
     desc = parse_deconv(text)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    return DeconvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"])
+    return DeconvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"],
+                         values["attr-post-ops"])
 
 
 def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], dtc: cfg.DtCfg,
@@ -152,7 +155,7 @@ def run(prb: DeconvProblem, ctx: RunContext) -> CaseResult:
     # Bias: added by the backward-data kernel in the forward pass; summed separately when
     # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
     prim = conv.create(kshape, kernel_dir, prb.dir.forward and prb.dir.with_bias,
-                       prb.impl_filter, res)
+                       prb.impl_filter, res, prb.post_ops)
     if prim is None:
         return res
     with prim:
@@ -164,9 +167,13 @@ def run(prb: DeconvProblem, ctx: RunContext) -> CaseResult:
         t = conv.tensors(prb.desc, shape)
         outs = _outputs(prb, t)
         run_once = None
+        has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
         if mode.correctness:
             with res.timers("fill"):
                 inputs = _fill(prb, t, dtc, perf=False)
+                prior = conv.fill_prior_dst(t, dtc, perf=False) if has_sum else None
+                if prior is not None:   # the sum reads it; the kernel overwrites it
+                    outs["dst"].array[:] = prior
                 run_once, collect = _bind(prim, prb, inputs, outs, t)
             with res.timers("execute"):
                 run_once()
@@ -176,13 +183,17 @@ def run(prb: DeconvProblem, ctx: RunContext) -> CaseResult:
                 return res
             with res.timers("compute_ref"):
                 refs = _reference(prb, inputs)
+                if prb.post_ops:
+                    refs["dst"] = conv.apply_post_ops(refs["dst"], prb.post_ops, prior)
             with res.timers("compare"):
-                conv.judge(res, refs, outs, t, conv.compare_setups(prb.desc, dtc),
+                conv.judge(res, refs, outs, t, conv.compare_setups(prb.desc, dtc, prb.post_ops),
                            ctx.settings.verbose)
         if mode.performance:
             if run_once is None:
                 with res.timers("fill"):
                     inputs = _fill(prb, t, dtc, perf=True)
+                    if has_sum:
+                        outs["dst"].array[:] = conv.fill_prior_dst(t, dtc, perf=True)
                     run_once, _ = _bind(prim, prb, inputs, outs, t)
                 res.status = Status.EXECUTED
             times = conv.measure_into(res, run_once, ctx)

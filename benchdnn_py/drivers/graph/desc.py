@@ -17,8 +17,10 @@ conventions converted here:
   which only drops padding no output point reads.
 
 Anything wrong raises ProblemError with one line naming the op, the attribute or tensor,
-and what was expected. What is valid but needs machinery benchdnn-py lacks (an activation
-after a convolution needs post-ops) is reported through GraphCase.unimplemented.
+and what was expected. Element-wise ops after a convolution (after its BiasAdd, if any)
+become that convolution's eltwise post-ops, in order. What is valid but needs machinery
+benchdnn-py lacks (a standalone activation or BiasAdd, a second bias) is reported through
+GraphCase.unimplemented.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from ...attr import Eltwise, PostOps
 from ...batch import PROJECT_ROOT
 from ...errors import ProblemError
 from ..conv.desc import ConvDesc
@@ -42,12 +45,42 @@ CONV_KINDS = {
     "ConvolutionBackwardWeights": Dir.BWD_W,
 }
 BIAS_ADD = "BiasAdd"
-# The graph API's element-wise ops: after a convolution they are fused post-ops.
-ACTIVATION_KINDS = frozenset({
-    "Abs", "Clamp", "Elu", "Exp", "GELU", "HardSigmoid", "HardSwish", "LeakyReLU", "Log",
-    "Mish", "ReLU", "Round", "Sigmoid", "SoftPlus", "Sqrt", "Square", "Tanh",
-})
-FUSION_REASON = "activation fusion needs post-ops (not implemented yet)"
+
+
+def _gelu(op: "_Op") -> Eltwise:
+    mode = op.choice("mode", ("gelu_erf", "gelu_tanh"), "gelu_erf")
+    return Eltwise(mode)
+
+
+# The graph API's element-wise ops and the eltwise post-op each fuses into after a
+# convolution (graph attribute names -> alpha, beta).
+ACTIVATIONS: dict[str, Callable[["_Op"], Eltwise]] = {
+    "Abs": lambda op: Eltwise("abs"),
+    "Clamp": lambda op: Eltwise("clip", op.attr("min", "f32", required=True),
+                                op.attr("max", "f32", required=True)),
+    "Elu": lambda op: Eltwise("elu", op.attr("alpha", "f32", required=True)),
+    "Exp": lambda op: Eltwise("exp"),
+    "GELU": _gelu,
+    "HardSigmoid": lambda op: Eltwise("hardsigmoid", op.attr("alpha", "f32", required=True),
+                                      op.attr("beta", "f32", required=True)),
+    # x * min(max(x + 3, 0), 6) / 6, i.e. alpha 1/6, beta 1/2
+    "HardSwish": lambda op: Eltwise("hardswish", 1.0 / 6.0, 0.5),
+    "LeakyReLU": lambda op: Eltwise("relu", op.attr("alpha", "f32", required=True)),
+    "Log": lambda op: Eltwise("log"),
+    "Mish": lambda op: Eltwise("mish"),
+    "ReLU": lambda op: Eltwise("relu"),
+    "Round": lambda op: Eltwise("round"),
+    "Sigmoid": lambda op: Eltwise("logistic"),
+    # 1/beta * ln(1 + e^(beta x)) is soft_relu with alpha = beta
+    "SoftPlus": lambda op: Eltwise("soft_relu", op.attr("beta", "f32", 1.0)),
+    "Sqrt": lambda op: Eltwise("sqrt"),
+    "Square": lambda op: Eltwise("square"),
+    "Tanh": lambda op: Eltwise("tanh"),
+}
+ACTIVATION_ATTRS = {"Clamp": {"min", "max"}, "Elu": {"alpha"}, "GELU": {"mode"},
+                    "HardSigmoid": {"alpha", "beta"}, "LeakyReLU": {"alpha"},
+                    "SoftPlus": {"beta"}}
+ACTIVATION_KINDS = frozenset(ACTIVATIONS)
 
 DATA_TYPES = ("f32", "bf16", "f16")   # the spec's combinations: every tensor of one type
 DATA_FORMATS = ("NCX", "NXC")
@@ -72,6 +105,7 @@ class GraphConv:
     dir: Dir
     desc: ConvDesc
     dt: tuple[str, str, str]
+    post_ops: PostOps = PostOps()   # fused element-wise ops that follow it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,6 +212,10 @@ def load(text: str) -> tuple[Path, GraphCase]:
 
 
 # -- JSON values ------------------------------------------------------------------------
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -271,6 +309,7 @@ class _Op:
             raise self.error(f"attribute `{name}` has type `{declared}`; expected `{kind}`")
         value = entry["value"]
         ok = (_is_int(value) if kind == "s64" else isinstance(value, str) if kind == "string"
+              else _is_number(value) if kind == "f32"
               else isinstance(value, list) and all(_is_int(v) for v in value))
         if not ok:
             raise self.error(f"attribute `{name}` = {_show(value)}: expected a {kind} value")
@@ -534,7 +573,7 @@ def parse_graph(doc: Any) -> GraphCase:
                            f"{', '.join(CONV_KINDS)}")
 
     unimplemented = ""
-    fused_outputs: set[int] = set(results)
+    owner = {dst_id: r[0] for dst_id, r in results.items()}   # fused tensor -> its conv
     for op in ops:
         if op.kind == BIAS_ADD:
             src_id = op.inputs[0].id if op.inputs else None
@@ -548,17 +587,26 @@ def parse_graph(doc: Any) -> GraphCase:
             if has_bias:
                 unimplemented = unimplemented or (
                     f"BiasAdd op {op.id} adds a second bias to Convolution op {conv_id}: "
-                    f"that needs post-ops (not implemented yet)")
+                    f"a binary post-op, which is not implemented")
                 continue
             convs[conv_id] = dataclasses.replace(convs[conv_id], dir=Dir.FWD_B)
             results[src_id] = (conv_id, dst, df, True)
-            fused_outputs.add(op.outputs[0].id)
+            owner[op.outputs[0].id] = conv_id
     for op in ops:
         if op.kind in ACTIVATION_KINDS:
-            after_conv = bool(op.inputs) and op.inputs[0].id in fused_outputs
-            unimplemented = unimplemented or (
-                FUSION_REASON if after_conv else
-                f"a standalone {op.kind} (op {op.id}) is not supported: this driver runs "
-                f"convolutions")
+            unknown = sorted(set(op.attrs) - ACTIVATION_ATTRS.get(op.kind, set()))
+            if unknown:
+                raise op.error(f"unknown attribute `{unknown[0]}` for {op.kind}")
+            src_id = op.inputs[0].id if op.inputs else None
+            if src_id not in owner:
+                unimplemented = unimplemented or (
+                    f"a standalone {op.kind} (op {op.id}) is not supported: this driver runs "
+                    f"convolutions, with element-wise ops fused after them")
+                continue
+            conv_id = owner[src_id]
+            conv = convs[conv_id]
+            chain = PostOps(conv.post_ops.entries + (ACTIVATIONS[op.kind](op),))
+            convs[conv_id] = dataclasses.replace(conv, post_ops=chain)
+            owner[op.outputs[0].id] = conv_id
     ordered = tuple(convs[op.id] for op in ops if op.id in convs)
     return GraphCase(ordered, unimplemented)

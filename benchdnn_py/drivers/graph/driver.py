@@ -52,7 +52,8 @@ class GraphProblem:
     def conv_problems(self) -> list[ConvProblem]:
         assert self.case is not None
         return [ConvProblem(c.desc.with_mb(self.user_mb) if self.user_mb else c.desc, c.dir,
-                            c.dt, self.impl_filter, self.user_mb) for c in self.case.convs]
+                            c.dt, self.impl_filter, self.user_mb, c.post_ops)
+                for c in self.case.convs]
 
 
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> GraphProblem:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from benchdnn_py import core
+from benchdnn_py.attr import PostOps
 from benchdnn_py.drivers.conv import cfg, driver
 from benchdnn_py.drivers.conv.desc import parse_desc
 from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
@@ -15,7 +16,7 @@ from benchdnn_py.settings import GlobalSettings
 
 def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
     prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
-                               "impl_filter": ImplFilter()}, text, GlobalSettings())
+                               "impl_filter": ImplFilter(), "attr-post-ops": PostOps()}, text, GlobalSettings())
     shape = prb.shape
     t = driver.tensors(prb.desc, shape)
     res = driver.CaseResult(driver.Status.UNTESTED)
@@ -39,14 +40,14 @@ def test_forward_inference_equals_forward_training(text):
     with_bias = _outputs_of(text, Dir.FWD_B)
     bias = with_bias["in_bia"].reshape(1, -1, 1, 1, 1)
     shape = driver.make_problem({"dir": Dir.FWD_B, "dt": ("f32",) * 3, "mb": 0,
-                                 "impl_filter": ImplFilter()}, text, GlobalSettings()).shape
+                                 "impl_filter": ImplFilter(), "attr-post-ops": PostOps()}, text, GlobalSettings()).shape
     assert np.array_equal(with_bias["dst"].reshape(shape.dst_shape) - bias,
                           training["dst"].reshape(shape.dst_shape))
 
 
 def _inputs(text: str, direction: Dir) -> dict[str, np.ndarray]:
     prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
-                               "impl_filter": ImplFilter()}, text, GlobalSettings())
+                               "impl_filter": ImplFilter(), "attr-post-ops": PostOps()}, text, GlobalSettings())
     return driver.fill_inputs(direction, prb.shape, driver.tensors(prb.desc, prb.shape),
                               cfg.CFG["f32"], perf=False)
 

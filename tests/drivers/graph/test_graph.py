@@ -185,12 +185,44 @@ def test_bias_input_and_bias_add_both_give_fwd_b():
     assert one_conv(doc).dir is Dir.FWD_B
 
 
-def test_activation_after_conv_is_unimplemented_not_computed():
+def _with_activation(kind: str, **f32_attrs):
     doc = simple()
-    doc["graph"].append({"id": 1, "kind": "ReLU", "attrs": {}, "inputs": [tensor(2, [])],
-                         "outputs": [tensor(3, [])]})
-    case = gdesc.parse_graph(doc)
-    assert case.unimplemented == "activation fusion needs post-ops (not implemented yet)"
+    doc["graph"].append({"id": 1, "kind": kind,
+                         "attrs": {k: {"type": "f32", "value": v} for k, v in f32_attrs.items()},
+                         "inputs": [tensor(2, [])], "outputs": [tensor(3, [])]})
+    return doc
+
+
+@pytest.mark.parametrize("kind,attrs_,expected", [
+    ("ReLU", {}, "relu"),
+    ("LeakyReLU", {"alpha": 0.25}, "relu:0.25"),
+    ("Clamp", {"min": -1.0, "max": 6.0}, "clip:-1:6"),
+    ("Elu", {"alpha": 1.0}, "elu:1"),
+    ("GELU", {}, "gelu_erf"),
+    ("HardSigmoid", {"alpha": 0.2, "beta": 0.5}, "hardsigmoid:0.2:0.5"),
+    ("HardSwish", {}, "hardswish:0.166667:0.5"),
+    ("Sigmoid", {}, "logistic"),
+    ("SoftPlus", {"beta": 2.0}, "soft_relu:2"),
+    ("Tanh", {}, "tanh"),
+])
+def test_activation_after_conv_becomes_its_post_op(kind, attrs_, expected):
+    case = gdesc.parse_graph(_with_activation(kind, **attrs_))
+    assert case.unimplemented == ""
+    assert str(case.convs[0].post_ops) == expected
+
+
+def test_activation_attribute_errors_name_the_attribute():
+    with pytest.raises(ProblemError, match="missing required attribute `alpha`"):
+        gdesc.parse_graph(_with_activation("LeakyReLU"))
+    with pytest.raises(ProblemError, match="unknown attribute `gamma` for ReLU"):
+        gdesc.parse_graph(_with_activation("ReLU", gamma=1.0))
+
+
+def test_standalone_activation_is_unimplemented():
+    doc = simple()
+    doc["graph"].append({"id": 1, "kind": "ReLU", "attrs": {}, "inputs": [tensor(9, [])],
+                         "outputs": [tensor(10, [])]})
+    assert "a standalone ReLU (op 1) is not supported" in gdesc.parse_graph(doc).unimplemented
 
 
 def test_backward_data_and_weights_map_to_bwd_directions():
@@ -481,11 +513,12 @@ def test_batch_forward_cases_pass_with_their_conv_repro(batch_run):
     for path in CASES:
         rel = f"problems/graph/{path.name}"
         repros, line = by_file[rel]
-        if path.name in BACKWARD or rel == RELU_CASE:
+        if path.name in BACKWARD:
             continue
         assert re.match(rf"^\d+:PASSED {MS} __REPRO: --graph {IMPL}--case={re.escape(rel)}$",
                         line), line
         expected = [f"[CONV_REPRO] --conv {'' if c.dir is Dir.FWD_B else '--dir=FWD_D '}"
+                    f"{f'--attr-post-ops={c.post_ops} ' if c.post_ops else ''}"
                     f"{c.desc.format()}" for c in gdesc.load(str(path))[1].convs]
         assert repros == expected
 
@@ -497,24 +530,20 @@ def test_batch_backward_cases_map_to_bwd_directions(batch_run):
             continue
         conv = gdesc.load(str(GRAPH_DIR / name))[1].convs[0]
         assert repros == [f"[CONV_REPRO] --conv --dir={BACKWARD[name]} {conv.desc.format()}"]
-        # Until the backward directions land either verdict is accepted; then: PASSED.
-        assert re.match(rf"^\d+:(PASSED|UNIMPLEMENTED \(--dir={BACKWARD[name]} has no "
-                        rf"implementation yet\)) {MS} __REPRO: --graph ({IMPL})?"
+        assert re.match(rf"^\d+:PASSED {MS} __REPRO: --graph {IMPL}"
                         rf"--case=problems/graph/{name}$", line), line
 
 
-def test_batch_relu_case_is_unimplemented_and_the_run_fails(batch_run):
+def test_batch_relu_case_runs_fused_and_the_whole_batch_passes(batch_run):
     blocks = _case_blocks(batch_run.lines)
     relu = [(repros, line) for repros, line in blocks if line.endswith(RELU_CASE)]
     assert len(relu) == 1
     repros, line = relu[0]
-    assert repros == []
-    assert re.match(rf"^\d+:UNIMPLEMENTED \(activation fusion needs post-ops \(not implemented "
-                    rf"yet\)\) {MS} __REPRO: --graph --case={RELU_CASE}$", line)
+    assert repros == ["[CONV_REPRO] --conv --attr-post-ops=relu ic8ih8oc8oh8kh3ph1"]
+    assert re.match(rf"^\d+:PASSED {MS} __REPRO: --graph {IMPL}--case={RELU_CASE}$", line)
     s = batch_run.summary()
-    assert s["tests"] == len(CASES) and s["invalid_arguments"] == 0 and s["mistrusted"] == 0
-    assert s["failed"] == s["unimplemented"] >= 1
-    assert batch_run.code == 1
+    assert s["tests"] == s["passed"] == len(CASES)
+    assert batch_run.code == 0
 
 
 BAD = [
@@ -584,8 +613,9 @@ def test_list_mode_and_bare_tokens():
         "[CONV_REPRO] --mode=L --conv --dir=FWD_D mb1ic4ih8oc8oh8kh3ph1",
         "[CONV_REPRO] --mode=L --conv --dir=FWD_D mb1ic8ih8oc16oh4kh1sh2ph0",
         "0:LISTED (0 ms) __REPRO: --mode=L --graph --case=problems/graph/conv_2d_chain.json",
-        f"1:LISTED (0 ms) __REPRO: --mode=L --graph --case={RELU_CASE}",
+        "[CONV_REPRO] --mode=L --conv --attr-post-ops=relu ic8ih8oc8oh8kh3ph1",
     ]
+    assert res.lines[4] == f"1:LISTED (0 ms) __REPRO: --mode=L --graph --case={RELU_CASE}"
 
 
 def test_perf_line_names_the_graph_case():

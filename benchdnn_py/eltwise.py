@@ -1,0 +1,128 @@
+"""The eltwise algorithms: one table of forward formulas (oneDNN's definitions, computed in
+double for references), their parameters, tolerances and comparison flags. The conv
+post-op reference uses it now; the eltwise driver will use the same rows.
+
+Tolerances (threshold on the relative difference, f32 output) follow benchdnn's eltwise
+table (reference 6.7): 4e-6 for formulas that f32 libm evaluates to within a few ulps, 4e-5
+for those whose f32 evaluation loses more (cancellation in tanh/exp based forms, log near 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import numpy as np
+
+from . import core
+
+Formula = Callable[[np.ndarray, float, float], np.ndarray]
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _soft_plus(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, x)
+
+
+def _clip(x, a, b):
+    return np.where(x > b, b, np.where(x <= a, a, x))
+
+
+def _clip_v2(x, a, b):
+    return np.where(x >= b, b, np.where(x <= a, a, x))
+
+
+@dataclasses.dataclass(frozen=True)
+class Alg:
+    code: int                   # the C core's BDNN_ELT_* value
+    fwd: Formula                # dst = f(src; alpha, beta), float64
+    params: str                 # which of alpha, beta the formula uses: "", "a", "ab"
+    trh: float                  # relative tolerance of an f32 result
+    reason: str                 # why that tolerance
+    nan_inf_possible: bool = False   # may legally produce NaN/Inf (compare rule 5)
+
+
+
+def zeroes_negatives(name: str, alpha: float) -> bool:
+    """benchdnn's list of post-ops after which many exact zeros in dst are expected, so zero
+    trust is relaxed (reference 6.8): abs, and relu/elu/clip/clip_v2 with alpha 0."""
+    base = name.removesuffix("_dst")
+    return base == "abs" or (base in ("relu", "elu", "clip", "clip_v2") and alpha == 0)
+
+
+_LIBM = "f32 libm evaluates it within a few ulps"
+_LOSSY = "f32 evaluation loses digits (cancellation in exp/tanh forms)"
+
+ALGS: dict[str, Alg] = {
+    "abs": Alg(core.lib.BDNN_ELT_ABS, lambda x, a, b: np.abs(x), "", 4e-6, "exact in f32"),
+    "clip": Alg(core.lib.BDNN_ELT_CLIP, _clip, "ab", 4e-6, "exact in f32"),
+    "clip_v2": Alg(core.lib.BDNN_ELT_CLIP_V2, _clip_v2, "ab", 4e-6, "exact in f32"),
+    "clip_v2_dst": Alg(core.lib.BDNN_ELT_CLIP_V2, _clip_v2, "ab", 4e-6, "exact in f32"),
+    "elu": Alg(core.lib.BDNN_ELT_ELU, lambda x, a, b: np.where(x > 0, x, a * np.expm1(x)),
+               "a", 4e-5, _LOSSY),
+    "elu_dst": Alg(core.lib.BDNN_ELT_ELU, lambda x, a, b: np.where(x > 0, x, a * np.expm1(x)),
+                   "a", 4e-5, _LOSSY),
+    "exp": Alg(core.lib.BDNN_ELT_EXP, lambda x, a, b: np.exp(x), "", 4e-6, _LIBM, True),
+    "exp_dst": Alg(core.lib.BDNN_ELT_EXP, lambda x, a, b: np.exp(x), "", 4e-6, _LIBM, True),
+    # 0.5 s (1 + erf(s / sqrt 2)) and 0.5 s (1 + tanh z), written as 0.5 s erfc(-s / sqrt 2)
+    # and s / (1 + e^-2z): the same functions without cancellation for negative s.
+    "gelu_erf": Alg(core.lib.BDNN_ELT_GELU_ERF,
+                    lambda x, a, b: 0.5 * x * _erfc(-x / math.sqrt(2.0)), "", 4e-6, _LIBM),
+    "gelu_tanh": Alg(core.lib.BDNN_ELT_GELU_TANH,
+                     lambda x, a, b: x / (1.0 + np.exp(-2.0 * _SQRT_2_OVER_PI
+                                                       * (x + 0.044715 * x ** 3))),
+                     "", 4e-5, _LOSSY),
+    "hardsigmoid": Alg(core.lib.BDNN_ELT_HARDSIGMOID,
+                       lambda x, a, b: np.maximum(0.0, np.minimum(1.0, a * x + b)), "ab", 4e-6,
+                       "one multiply-add, then clamping"),
+    "hardswish": Alg(core.lib.BDNN_ELT_HARDSWISH,
+                     lambda x, a, b: x * np.maximum(0.0, np.minimum(1.0, a * x + b)), "ab",
+                     4e-6, "two roundings"),
+    "linear": Alg(core.lib.BDNN_ELT_LINEAR, lambda x, a, b: a * x + b, "ab", 4e-6,
+                  "two roundings"),
+    "log": Alg(core.lib.BDNN_ELT_LOG, lambda x, a, b: np.log(x), "", 4e-5,
+               "log near 1 has a tiny result, so its relative error grows", True),
+    "logistic": Alg(core.lib.BDNN_ELT_LOGISTIC, lambda x, a, b: 1.0 / (1.0 + np.exp(-x)), "",
+                    4e-6, _LIBM),
+    "logistic_dst": Alg(core.lib.BDNN_ELT_LOGISTIC, lambda x, a, b: 1.0 / (1.0 + np.exp(-x)),
+                        "", 4e-6, _LIBM),
+    "mish": Alg(core.lib.BDNN_ELT_MISH, lambda x, a, b: x * np.tanh(_soft_plus(x)), "", 4e-5,
+                _LOSSY),
+    "pow": Alg(core.lib.BDNN_ELT_POW, lambda x, a, b: a * np.power(x, b), "ab", 4e-6, _LIBM,
+               True),
+    "relu": Alg(core.lib.BDNN_ELT_RELU, lambda x, a, b: np.where(x > 0, x, a * x), "a", 4e-6,
+                "exact, or one multiply"),
+    "relu_dst": Alg(core.lib.BDNN_ELT_RELU, lambda x, a, b: np.where(x > 0, x, a * x), "a",
+                    4e-6, "exact, or one multiply"),
+    "round": Alg(core.lib.BDNN_ELT_ROUND, lambda x, a, b: np.rint(x), "", 4e-6,
+                 "exact (half to even)"),
+    "soft_relu": Alg(core.lib.BDNN_ELT_SOFT_RELU, lambda x, a, b: _soft_plus(a * x) / a, "a",
+                     4e-5, _LOSSY),
+    "sqrt": Alg(core.lib.BDNN_ELT_SQRT, lambda x, a, b: np.sqrt(x), "", 4e-6,
+                "correctly rounded in f32", True),
+    "sqrt_dst": Alg(core.lib.BDNN_ELT_SQRT, lambda x, a, b: np.sqrt(x), "", 4e-6,
+                    "correctly rounded in f32", True),
+    "square": Alg(core.lib.BDNN_ELT_SQUARE, lambda x, a, b: x * x, "", 4e-6, "one rounding",
+                  True),
+    "swish": Alg(core.lib.BDNN_ELT_SWISH, lambda x, a, b: x / (1.0 + np.exp(-a * x)), "a",
+                 4e-5, _LOSSY),
+    "tanh": Alg(core.lib.BDNN_ELT_TANH, lambda x, a, b: np.tanh(x), "", 4e-5, _LOSSY),
+    "tanh_dst": Alg(core.lib.BDNN_ELT_TANH, lambda x, a, b: np.tanh(x), "", 4e-5, _LOSSY),
+}
+ALIASES = {"srelu": "soft_relu"}
+
+
+def lookup(name: str) -> tuple[str, Alg] | None:
+    """The canonical name and row for NAME (also with an `eltwise_` prefix), or None."""
+    key = name.removeprefix("eltwise_")
+    key = ALIASES.get(key, key)
+    return (key, ALGS[key]) if key in ALGS else None
+
+
+def apply(name: str, x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    """The forward formula in float64 (the reference's own evaluation)."""
+    with np.errstate(all="ignore"):
+        return ALGS[name].fwd(np.asarray(x, np.float64), alpha, beta)

@@ -1,0 +1,129 @@
+"""Post-ops on the conv kernels: the spec's semantics and examples, the support matrix,
+and that the checks catch kernels that get them wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.attr import parse_post_ops
+from benchdnn_py.drivers.conv import cfg, driver
+from benchdnn_py.drivers.conv.desc import parse_desc
+from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
+from benchdnn_py.settings import GlobalSettings
+from benchdnn_py.status import Status
+
+from conftest import run_cli
+
+
+def _problem(text, post_ops, direction=Dir.FWD_B):
+    return driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
+                                "impl_filter": ImplFilter(),
+                                "attr-post-ops": parse_post_ops(post_ops)}, text,
+                               GlobalSettings())
+
+
+def _run_kernel(prb, impl_filter=ImplFilter(), post_ops=None, prior_seed=1):
+    """Runs the kernels the driver would pick; returns (inputs, prior, dst)."""
+    shape = prb.shape
+    t = driver.tensors(prb.desc, shape)
+    inputs = driver.fill_inputs(prb.dir, shape, t, cfg.CFG["f32"], perf=False)
+    prior = np.random.default_rng(prior_seed).integers(-8, 9, shape.dst_shape).astype(np.float32)
+    dst = prior.copy()
+    ops = prb.post_ops if post_ops is None else parse_post_ops(post_ops)
+    res = driver.CaseResult(Status.UNTESTED)
+    prim = driver.create(shape, core.Direction.FWD, prb.dir.with_bias, impl_filter, res, ops)
+    assert prim is not None, res.reason
+    with prim:
+        prim.bind(inputs["src"], prim.pack_weights(inputs["wei"]), inputs.get("bia"), dst)()
+    return inputs, prior, dst
+
+
+SHAPES = ["mb2ic16ih9oc24kh3ph1", "ic24ih13oc24kh5ph4dh1_dw", "ic300ih6oc50kh1"]
+
+
+@pytest.mark.parametrize("text", SHAPES)
+def test_spec_example_1_sum_then_tanh(text):
+    """dst = gamma * tanh(alpha * conv + beta * dst); for f32 alpha = gamma = 1."""
+    prb = _problem(text, "sum:0.5+tanh")
+    inputs, prior, dst = _run_kernel(prb)
+    conv = core.ref_conv_fwd(prb.shape, inputs["src"], inputs["wei"], inputs["bia"])
+    expected = np.tanh(conv + 0.5 * prior)
+    np.testing.assert_allclose(dst, expected, rtol=4e-5, atol=2e-5)
+
+
+def test_spec_example_2_relu_then_sum_formula_and_f32_support():
+    """dst = beta * dst + gamma * ReLU(alpha * conv, eta): eltwise then sum, which the
+    spec allows for int8 only. The reference computes the formula; f32 reports it."""
+    prb = _problem("mb2ic8ih7oc8kh3ph1", "relu:0.25+sum:0.5")
+    assert driver.unsupported(prb)[0] is Status.UNIMPLEMENTED
+    rng = np.random.default_rng(0)
+    conv, prior = rng.normal(size=(2, 8, 1, 7, 7)), rng.normal(size=(2, 8, 1, 7, 7))
+    got = driver.apply_post_ops(conv, prb.post_ops, prior.astype(np.float32))
+    expected = 0.5 * prior.astype(np.float32) + np.where(conv > 0, conv, 0.25 * conv)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("text", SHAPES)
+def test_sum_reads_the_prior_dst_exactly(text):
+    prb = _problem(text, "sum:2")
+    inputs, prior, dst = _run_kernel(prb)
+    conv = core.ref_conv_fwd(prb.shape, inputs["src"], inputs["wei"], inputs["bia"])
+    assert np.array_equal(dst, (conv + 2.0 * prior).astype(np.float32))
+
+
+def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
+    prb = _problem("mb2ic16ih9oc24kh3ph1", "sum:0.5+relu")
+    inputs, prior, dst = _run_kernel(prb, post_ops="relu")     # no sum: prior ignored
+    t = driver.tensors(prb.desc, prb.shape)
+    ref = driver.apply_post_ops(
+        core.ref_conv_fwd(prb.shape, inputs["src"], inputs["wei"], inputs["bia"]),
+        prb.post_ops, prior)
+    res = driver.CaseResult(Status.UNTESTED)
+    out = driver.Guarded(dst.size, 0.0)
+    out.array[:] = dst.ravel()
+    driver.judge(res, {"dst": ref}, {"dst": out}, t,
+                 driver.compare_setups(prb.desc, cfg.CFG["f32"], prb.post_ops), 0)
+    assert res.status is Status.FAILED and res.errors > res.total // 4
+
+
+@pytest.mark.parametrize("chain,reason", [
+    ("relu+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
+    ("relu+tanh", "f32 convolutions take eltwise, sum, or sum then eltwise"),
+    ("sum+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
+    ("relu:0:0:2", "the eltwise scale is for int8 convolutions only"),
+    ("sum:1:1", "a sum zero point or data type is for int8"),
+    ("dw:k3s1p1", "the depthwise fusion post-op has no implementation yet"),
+])
+def test_support_matrix(chain, reason):
+    status, why = driver.unsupported(_problem("mb2ic16ih9oc24kh1", chain))
+    assert status is Status.UNIMPLEMENTED and reason in why
+
+
+def test_backward_with_post_ops_is_rejected_with_the_spec_reason():
+    for direction in (Dir.BWD_D, Dir.BWD_W, Dir.BWD_WB):
+        status, why = driver.unsupported(_problem("ic3ih5oc3kh3", "relu", direction))
+        assert status is Status.UNIMPLEMENTED
+        assert "no intermediate for the backward pass" in why
+
+
+def test_zero_trust_is_relaxed_after_relu_like_post_ops():
+    desc = parse_desc("ic3ih5oc3kh3")
+    assert driver.compare_setups(desc, cfg.CFG["f32"], parse_post_ops("relu"))["dst"] \
+        .zero_trust_percent == pytest.approx(85)
+    assert driver.compare_setups(desc, cfg.CFG["f32"], parse_post_ops("tanh"))["dst"] \
+        .zero_trust_percent == pytest.approx(70)
+    setup = driver.compare_setups(desc, cfg.CFG["f32"], parse_post_ops("sum+exp"))["dst"]
+    assert setup.allow_nans and setup.eltwise and setup.exp_post_op
+
+
+@pytest.mark.parametrize("fault,impl", [("sum_scale_dropped", "gemm_conv"),
+                                        ("sum_scale_dropped", "dw_conv_fwd"),
+                                        ("post_ops_swapped", "dw_conv_fwd")])
+def test_post_op_grid_catches_broken_epilogues(fault, impl):
+    res = run_cli("--conv", "--dir=FWD_B,FWD_I",
+                  "--attr-post-ops=sum,sum:0.5,sum+relu,sum:0.5+tanh",
+                  "--batch=problems/shapes_basic", env={"BENCHDNN_PY_TEST_FAULT": fault})
+    failed = [l for l in res.lines if ":FAILED (errors:" in l]
+    assert res.code == 1 and any(f"--impl={impl}" in l for l in failed)
