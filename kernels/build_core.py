@@ -2,7 +2,8 @@
 
 setup.py names this file in ``cffi_modules``; building the package compiles every C file
 under kernels/ into the extension ``benchdnn_py._core``. The declarations come from the
-CDEF section of kernels/include/bdnn.h, so the header stays the single source of the API.
+CDEF sections of the headers in kernels/include/ (bdnn.h, then one per operation), so the
+headers stay the single source of the API.
 
 Flags: -O3 and OpenMP, never -march=native (each ISA variant carries its own target pragma
 and is chosen at run time) and never -ffast-math (results must follow IEEE rules exactly).
@@ -18,18 +19,26 @@ from pathlib import Path
 from cffi import FFI
 
 KERNELS = Path(__file__).resolve().parent
-HEADER = KERNELS / "include" / "bdnn.h"
+INCLUDE = KERNELS / "include"
 COMPILE_ARGS = ["-O3", "-std=gnu11", "-fopenmp", "-fno-strict-aliasing", "-Wall", "-Wextra",
                 "-Wno-unused-parameter"]
 LINK_ARGS = ["-fopenmp"]
 
 
+def _headers() -> list[Path]:
+    """bdnn.h first (the shared types), then each operation's header in name order."""
+    rest = sorted(p for p in INCLUDE.glob("*.h") if p.name != "bdnn.h")
+    return [INCLUDE / "bdnn.h", *rest]
+
+
 def _cdef_text() -> str:
-    text = HEADER.read_text()
-    match = re.search(r"/\* CDEF BEGIN \*/(.*)/\* CDEF END \*/", text, re.S)
-    if not match:
-        raise RuntimeError(f"{HEADER}: CDEF BEGIN/END markers not found")
-    return match.group(1)
+    parts = []
+    for header in _headers():
+        match = re.search(r"/\* CDEF BEGIN \*/(.*)/\* CDEF END \*/", header.read_text(), re.S)
+        if not match:
+            raise RuntimeError(f"{header}: CDEF BEGIN/END markers not found")
+        parts.append(match.group(1))
+    return "\n".join(parts)
 
 
 def _sources() -> list[str]:
@@ -43,7 +52,7 @@ ffibuilder.cdef(_cdef_text())
 _flags = " ".join(COMPILE_ARGS)
 ffibuilder.set_source(
     "benchdnn_py._core",
-    '#include "bdnn.h"',
+    "".join(f'#include "{h.name}"\n' for h in _headers()),
     sources=_sources(),
     include_dirs=[os.path.relpath(KERNELS / "include", KERNELS.parent),
                   os.path.relpath(KERNELS / "conv", KERNELS.parent)],
