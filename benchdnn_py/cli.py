@@ -46,7 +46,7 @@ def cli() -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(args: tuple[str, ...]) -> None:
     """Run a benchdnn argument stream: --DRIVER, options, problems, --batch=FILE."""
-    from . import harness, report, runner
+    from . import harness, report, results, runner
 
     err_console = Console(stderr=True)
     try:
@@ -62,7 +62,17 @@ def run(args: tuple[str, ...]) -> None:
         sys.exit(EXIT_INTERRUPTED)
     for warning in plan.warnings:
         click.echo(warning, err=True)
-    summary = runner.run_plan(plan, sys.stdout, sys.stderr)
+    writer = None
+    if plan.settings.results:
+        try:
+            writer = results.open_writer(plan.settings.results, plan.driver.name,
+                                         list(args))
+        except UsageError as exc:
+            click.echo(f"benchdnn-py: error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    summary = runner.run_plan(plan, sys.stdout, sys.stderr, writer)
+    if writer is not None:
+        writer.close(summary.counts.values, summary.interrupted, summary.wall_seconds)
     for line in report.end_of_run(summary, plan.settings):
         click.echo(line)
     if err_console.is_terminal and not os.environ.get("BENCHDNN_PY_NO_TABLES"):
@@ -72,6 +82,125 @@ def run(args: tuple[str, ...]) -> None:
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(summary.counts.exit_status())
+
+
+class _OneLineUsageError(click.ClickException):
+    """A usage error as one line naming the token (click's default is a usage block)."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None) -> None:
+        click.echo(f"benchdnn-py compare: error: {self.format_message()}", err=True)
+
+
+class _OneLineErrors(click.Command):
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise _OneLineUsageError(exc.format_message()) from None
+
+
+def _threshold(ctx, param, value: str) -> float:
+    from .compare import parse_threshold
+    try:
+        return parse_threshold(value)
+    except ValueError:
+        raise click.BadParameter(f"`{value}`: expected a percentage such as 5 or 5%") from None
+
+
+def _fail_on(ctx, param, value: str) -> tuple[str, ...]:
+    from .compare import FAIL_CONDITIONS
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    if items == ("none",):
+        return ()
+    for item in items:
+        if item not in FAIL_CONDITIONS:
+            raise click.BadParameter(f"unknown condition `{item}`; expected none or a comma "
+                                     f"list of {', '.join(FAIL_CONDITIONS)}")
+    return items
+
+
+@cli.command(cls=_OneLineErrors)
+@click.argument("base")
+@click.argument("new")
+@click.option("--threshold", default="5%", show_default=True, callback=_threshold,
+              help="Relative change below which a case is within noise.")
+@click.option("--floor-us", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Absolute floor: a change of median time below this many microseconds "
+                   "is within noise, whatever its percentage.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True,
+              help="False discovery rate (Benjamini-Hochberg) for the Mann-Whitney tests.")
+@click.option("--min-samples", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Fewer timed runs than this on a side: mark ? (too few samples).")
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json", "html"]),
+              default="table", show_default=True,
+              help="table: rich table on standard error; the others on standard output.")
+@click.option("--fail-on", default="flip,regression", show_default=True, callback=_fail_on,
+              help="Conditions that set the exit status: flip, failure, missing (exit 1); "
+                   "regression, improvement, noisy (exit 3); or none.")
+@click.option("--force", is_flag=True,
+              help="Compare runs from different CPUs, instruction sets or thread counts.")
+@click.option("--only-changed", is_flag=True, help="Leave out the ~ cases (table, html).")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Regressions listed in the summary with their rerun command.")
+@click.option("--rerun", is_flag=True,
+              help="Before failing, remeasure the flagged cases, alternating the builds.")
+@click.option("--rerun-rounds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Rounds of --rerun; each times base then new.")
+@click.option("--base-python", default=None,
+              help="Interpreter with the base build installed (--rerun; default: this one).")
+@click.option("--new-python", default=None,
+              help="Interpreter with the new build installed (--rerun; default: this one).")
+def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float,
+            min_samples: int, fmt: str, fail_on: tuple[str, ...], force: bool,
+            only_changed: bool, top: int, rerun: bool, rerun_rounds: int,
+            base_python: str | None, new_python: str | None) -> None:
+    """Compare two results files (--results=FILE runs; .gz and - for stdin accepted).
+
+    \b
+    Marks: + slower, - faster, ~ within noise, ! newly failing, * fixed,
+           x not comparable, ? too few samples or too noisy.
+    Exit status: 0 nothing gated, 1 correctness (flip, failure, missing),
+    2 usage error or runs not comparable, 3 performance (regression, ...).
+    """
+    from . import compare as cmp
+    from . import compare_report
+    from .results import ResultsError
+
+    def fail(message: str) -> None:
+        click.echo(f"benchdnn-py compare: error: {message}", err=True)
+        sys.exit(EXIT_USAGE)
+
+    if base == "-" and new == "-":
+        fail("only one of BASE and NEW can be `-` (standard input)")
+    if (base_python or new_python) and not rerun:
+        fail("--base-python/--new-python are for --rerun")
+    err_console = Console(stderr=True)
+    if not err_console.is_terminal and "COLUMNS" not in os.environ:
+        err_console.width = 200   # a log has no width to fit; keep rows on one line
+    opt = cmp.Options(threshold=threshold, floor_us=floor_us, alpha=alpha,
+                      min_samples=min_samples, fail_on=fail_on, force=force, top=top)
+    try:
+        pythons = [cmp.check_python(p or sys.executable, name) for p, name in
+                   ((base_python, "--base-python"), (new_python, "--new-python"))]
+        result = cmp.compare(base, new, opt)
+        if result.refusals and not force:
+            fail("the runs are not comparable (--force compares them anyway): "
+                 + "; ".join(result.refusals))
+        if rerun:
+            result = cmp.rerun(result, *pythons, rounds=rerun_rounds,
+                               log=lambda line: click.echo(line, err=True))
+    except (ResultsError, cmp.RerunError) as exc:
+        fail(str(exc))
+    if fmt == "table":
+        compare_report.render_terminal(err_console, result, only_changed)
+    else:
+        sys.stdout.write(compare_report.render(result, fmt, only_changed))
+        sys.stdout.flush()
+        compare_report.render_summary(err_console, result)
+    sys.exit(result.exit_code)
 
 
 @cli.command()
@@ -92,15 +221,8 @@ def info() -> None:
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or platform.machine()
+    from .results import cpu_model_and_flags
+    return cpu_model_and_flags()[0]
 
 
 def _driver_help(driver) -> str:

@@ -20,7 +20,7 @@ from .drivers import DRIVERS
 from .drivers.base import Driver
 from .errors import UsageError
 from .options import closest, parse_list, parse_option_arg
-from .perf_report import check_fields
+from .perf_report import check_fields, with_driver_default
 from .settings import GLOBAL_OPTIONS, GlobalSettings
 
 MAX_BATCH_DEPTH = 64
@@ -143,10 +143,11 @@ class _Walker:
         lists = [(o.slot, self.values[o.slot]) for o in self.driver.options if o.is_list]
         scalars = {o.slot: self.values[o.slot] for o in self.driver.options if not o.is_list}
         where = str(source) if source else "command line"
+        settings = _driver_settings(self.settings, self.driver)
         for combo in itertools.product(*(vals for _, vals in lists)):
             values = dict(scalars)
             values.update({name: v for (name, _), v in zip(lists, combo)})
-            self.cases.append(PlannedCase(self.driver, values, text, self.settings, where))
+            self.cases.append(PlannedCase(self.driver, values, text, settings, where))
 
     # -- the loop -------------------------------------------------------------------
     def feed(self, token: str, source: Path | None = None) -> None:
@@ -187,6 +188,14 @@ class _Walker:
         self.last_was_option = False
 
 
+def _driver_settings(settings: GlobalSettings, driver: Driver) -> GlobalSettings:
+    """The settings a case of DRIVER runs with: `def` resolves to the driver's template."""
+    template = with_driver_default(settings.perf_template, driver.default_perf_template)
+    if template is settings.perf_template:
+        return settings
+    return dataclasses.replace(settings, perf_template=template)
+
+
 def plan(args: list[str]) -> Plan:
     """Reads the whole argument stream; raises UsageError or HelpRequested."""
     walker = _Walker()
@@ -196,6 +205,7 @@ def plan(args: list[str]) -> Plan:
         raise UsageError(f"no driver given: expected one of "
                          f"{', '.join('--' + d for d in DRIVERS)}")
     driver = walker.driver
+    walker.settings = _driver_settings(walker.settings, driver)
     for case_settings in {id(c.settings): c.settings for c in walker.cases}.values():
         template = case_settings.perf_template.resolve(driver.csv_perf_fields)
         check_fields(template, set(driver.perf_fields), driver.name)

@@ -15,6 +15,9 @@ from .errors import UsageError
 
 DEFAULT_TEMPLATE = ("perf,%engine%,%impl%,%name%,%prb%,%Gops%,%+ctime%,%-time%,%-Gflops%,"
                     "%0time%,%0Gflops%")
+# Memory-bound drivers (eltwise, pool) report bandwidth instead of GFLOPS by default.
+BANDWIDTH_TEMPLATE = ("perf,%engine%,%impl%,%name%,%prb%,%Gops%,%+ctime%,%-time%,%-Gbw%,"
+                      "%0time%,%0Gbw%")
 CSV_HEAD = "perf,%engine%,%impl%,%name%,"
 CSV_TAIL = ",%attr%,%desc%,%Gops%,%+ctime%,%-time%,%-Gflops%,%0time%,%0Gflops%"
 
@@ -31,11 +34,11 @@ NUMBER_FIELDS = {"ops", "ibytes", "obytes", "iobytes", "idx", "mb", "clocks", "f
 @dataclasses.dataclass(frozen=True)
 class PerfTemplate:
     kind: str   # "def", "csv" or "custom"
-    text: str   # the custom text; for def/csv resolved per driver
+    text: str   # the custom text; for def, the driver's default (empty: DEFAULT_TEMPLATE)
 
     def resolve(self, csv_fields: str) -> str:
         if self.kind == "def":
-            return DEFAULT_TEMPLATE
+            return self.text or DEFAULT_TEMPLATE
         if self.kind == "csv":
             return CSV_HEAD + csv_fields + CSV_TAIL
         return self.text
@@ -53,6 +56,13 @@ def parse_template(text: str) -> PerfTemplate:
         raise UsageError(f"--perf-template={text}: expected def, csv, or text with "
                          f"%field% entries such as %-time%")
     return PerfTemplate("custom", text)
+
+
+def with_driver_default(template: PerfTemplate, driver_default: str) -> PerfTemplate:
+    """`def` as the driver defines it (still printed and recorded as `def`)."""
+    if template.kind == "def" and driver_default != DEFAULT_TEMPLATE:
+        return PerfTemplate("def", driver_default)
+    return template
 
 
 def fields_of(template: str) -> list[str]:

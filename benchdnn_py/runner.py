@@ -12,6 +12,7 @@ from .drivers.base import CaseResult, RunContext
 from .errors import BenchError, ProblemError
 from .harness import Plan
 from .report import RunSummary, result_line
+from .results import ResultsWriter
 from .status import Reason, Status
 
 DEBUG_ENV = "BENCHDNN_PY_DEBUG"
@@ -26,7 +27,10 @@ class _Out:
         self.stream.flush()
 
 
-def run_plan(plan: Plan, stdout: TextIO, stderr: TextIO) -> RunSummary:
+def run_plan(plan: Plan, stdout: TextIO, stderr: TextIO,
+             results: ResultsWriter | None = None) -> RunSummary:
+    """Runs every case; with ``results``, each case's record is written (and flushed) right
+    after its lines, so a killed run's file holds every case it printed."""
     out, err = _Out(stdout), _Out(stderr)
     summary = RunSummary()
     driver = plan.driver
@@ -68,6 +72,8 @@ def run_plan(plan: Plan, stdout: TextIO, stderr: TextIO) -> RunSummary:
                     printed_template = template
                 out(perf_report.render(template, result.perf))
                 summary.perf.append((repro, result.perf))
+            if results is not None:
+                results.write_case(case, prb, result, idx, ms)
             summary.counts.add(result.status)
             if result.impl:
                 summary.impl_hits[result.impl] += 1

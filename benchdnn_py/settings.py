@@ -63,6 +63,13 @@ def _parse_fix_times(text: str) -> int:
     return max(int_value("fix-times-per-prb")(text), 0)
 
 
+def _parse_results(text: str) -> str:
+    # Standard output carries the result lines, so the records cannot share it.
+    if text == "-":
+        raise UsageError("--results=-: standard output carries the result lines; name a file")
+    return text
+
+
 @dataclasses.dataclass(frozen=True)
 class GlobalSettings:
     mode: Mode = MODES["C"]
@@ -72,6 +79,7 @@ class GlobalSettings:
     verbose: int = 0
     summary: Summary = Summary()
     perf_template: PerfTemplate = parse_template("def")
+    results: str = ""   # where the run's records go; not part of any repro line
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -102,4 +110,7 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                       "[no-]failures+[no-]impl+[no-]impl-csv end-of-run sections"),
     "perf_template": Option("perf-template", parse_template, parse_template("def"),
                             "def, csv, or a custom template of %fields%"),
+    "results": Option("results", _parse_results, "",
+                      "write every case's record (settings, status, timing samples) to "
+                      "FILE as JSON Lines (.gz: gzip); see `benchdnn-py compare`"),
 }

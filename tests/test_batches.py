@@ -13,7 +13,7 @@ FILES = sorted(p for d in ("batches", "problems") for p in (ROOT / d).iterdir() 
 
 
 def driver_of(path: Path) -> str:
-    for prefix in ("deconv", "graph"):
+    for prefix in ("deconv", "graph", "eltwise", "pool"):
         if path.name.startswith(prefix) or path.name.startswith(f"shapes_{prefix}"):
             return prefix
     return "conv"

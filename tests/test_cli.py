@@ -157,13 +157,15 @@ def test_list_mode_round_trips_every_problem_file():
     files = sorted(p for p in (ROOT / "problems").iterdir() if p.is_file())
     assert len(files) >= 8
     for path in files:
-        res = run_cli("--conv", "--mode=L", f"--batch={path}")
+        driver = next((d for d in ("eltwise", "pool") if path.name.startswith(f"shapes_{d}")),
+                      "conv")
+        res = run_cli(f"--{driver}", "--mode=L", f"--batch={path}")
         assert res.code == 0
-        descs = [l.split("--conv ")[1] for l in res.lines if ":LISTED " in l]
+        descs = [l.split(f"--{driver} ")[1] for l in res.lines if ":LISTED " in l]
         n = sum(1 for l in path.read_text().splitlines() if l.strip() and not l.startswith("#"))
         assert len(descs) == n, path
-        again = run_cli("--conv", "--mode=L", *descs)
-        assert [l.split("--conv ")[1] for l in again.lines if ":LISTED " in l] == descs
+        again = run_cli(f"--{driver}", "--mode=L", *[a for d in descs for a in d.split()])
+        assert [l.split(f"--{driver} ")[1] for l in again.lines if ":LISTED " in l] == descs
 
 
 def test_canonical_repro():

@@ -6,9 +6,13 @@ from .base import Driver
 from .conv import DRIVER as _CONV
 from .graph import DRIVER as _GRAPH
 from .deconv import DRIVER as _DECONV
+from .eltwise import DRIVER as _ELTWISE
+from .pool import DRIVER as _POOL
 
 DRIVERS: dict[str, Driver] = {
     "conv": _CONV,
     "graph": _GRAPH,
     "deconv": _DECONV,
+    "eltwise": _ELTWISE,
+    "pool": _POOL,
 }

@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any, Callable, Mapping, Protocol
 
 from ..options import Option
-from ..perf_report import PerfRecord
+from ..perf_report import DEFAULT_TEMPLATE, PerfRecord
 from ..settings import GlobalSettings
 from ..status import Status
 from ..timing import Stopwatch
@@ -56,6 +56,8 @@ class Driver:
     # An option whose every `--NAME=VALUE` names one case, exactly as a descriptor token
     # would (graph: `--case=FILE.json`); empty when the driver has none.
     case_option: str = ""
+    # What --perf-template=def (the default) prints for this driver.
+    default_perf_template: str = DEFAULT_TEMPLATE
 
     def option(self, name: str) -> Option | None:
         for opt in self.options:

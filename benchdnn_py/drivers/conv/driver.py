@@ -1,8 +1,11 @@
 """The convolution driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): pick the implementation -> fill src/wei/bias -> reorder the
-weights into the implementation's layout -> execute into a NaN-poisoned, guarded dst ->
-reference -> compare every point. Performance: fill with reals, warm up, time each run.
+Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor
+-> fill src/wei/bias -> bind (native: reorder the weights into the implementation's
+layout; torch: wrap the arrays as tensors) -> execute -> collect into a NaN-poisoned,
+guarded dst -> reference -> compare every point. Performance: fill with reals, warm up,
+time each run of the executor's timed callable. The deconvolution driver runs the same
+flow (run_case) with its own fill and reference.
 """
 
 from __future__ import annotations
@@ -12,11 +15,11 @@ import enum
 import functools
 import math
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ... import core, eltwise, fill
+from ... import backends, core, eltwise, fill
 from ...attr import Eltwise, PostOps, Sum, parse_post_ops
 from ...check import CompareSetup, compare, diagnostics
 from ...errors import UsageError
@@ -27,6 +30,7 @@ from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ...timing import measure
 from ..base import CaseResult, RunContext
+from ...backends import Executor
 from . import cfg
 from .desc import ConvDesc, parse_desc
 from .ref import compute_ref, count_ops
@@ -111,6 +115,12 @@ OPTIONS = (
            "use only implementations whose name contains one of these", key="impl_filter"),
     Option("skip-impl", _impl_filter(False), ImplFilter(),
            "skip implementations whose name contains one of these", key="impl_filter"),
+    # Last, so that it expands innermost: `--backend=native,torch` runs each problem on
+    # both backends one after the other, and their lines sit side by side.
+    Option("backend", backends.parse, backends.NATIVE,
+           "what executes the problem: " + "; ".join(
+               f"{b.name} ({b.description})" for b in backends.BACKENDS.values()),
+           is_list=True),
 )
 
 PERF_FIELDS = frozenset({"dir", "sdt", "bia_dt", "stag", "wtag", "dtag", "alg", "prop",
@@ -126,6 +136,7 @@ class ConvProblem:
     impl_filter: ImplFilter
     user_mb: int
     post_ops: PostOps = PostOps()
+    backend: str = backends.NATIVE
 
     @property
     def desc_text(self) -> str:
@@ -138,6 +149,8 @@ class ConvProblem:
 
     def repro(self, canonical: bool = False) -> str:
         parts = []
+        if self.backend != backends.NATIVE:
+            parts.append(f"--backend={self.backend}")
         if self.dir is not Dir.FWD_B:
             parts.append(f"--dir={self.dir.value}")
         if self.dt != ("f32", "f32", "f32"):
@@ -162,11 +175,11 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
     return ConvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"],
-                       values["attr-post-ops"])
+                       values["attr-post-ops"], values["backend"])
 
 
 def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
-    """Why this case cannot run here, or None."""
+    """Why this case cannot run here, or None: the problem itself, then its backend."""
     d = prb.desc
     if prb.dir is Dir.BWD_DW:
         return Status.INVALID_ARGUMENTS, "BWD_DW is not a convolution direction"
@@ -175,15 +188,12 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
                 f"ic{d.ic} and oc{d.oc} must both be divisible by g{d.g}")
     if prb.dt != ("f32", "f32", "f32"):
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
-    return post_ops_unsupported(prb.post_ops, prb.dir)
+    return post_ops_invalid(prb.post_ops, prb.dir) or backends.unsupported(prb)
 
 
-# The f32 chains the spec's support matrix lists: eltwise, sum, sum then eltwise.
-F32_CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
-
-
-def post_ops_unsupported(post_ops: PostOps, direction: Dir) -> tuple[Status, str] | None:
-    """Why a post-op chain cannot run (the spec's support matrix), or None."""
+def post_ops_invalid(post_ops: PostOps, direction: Dir) -> tuple[Status, str] | None:
+    """What the spec rules out for f32 whatever runs it: post-ops on a backward pass and
+    the int8-only parameters (the reference does not model them either)."""
     if not post_ops:
         return None
     if not direction.forward:
@@ -195,6 +205,19 @@ def post_ops_unsupported(post_ops: PostOps, direction: Dir) -> tuple[Status, str
         if isinstance(e, Sum) and (e.zero_point or e.dt):
             return (Status.UNIMPLEMENTED, f"`{e}`: a sum zero point or data type is for int8 "
                     "convolutions (not implemented yet)")
+    return None
+
+
+# The f32 chains the spec's support matrix lists: eltwise, sum, sum then eltwise.
+F32_CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
+
+
+def native_post_ops_unsupported(post_ops: PostOps) -> tuple[Status, str] | None:
+    """What the C kernels do not fuse: the spec's f32 support matrix, and no depthwise
+    fusion yet (post_ops_invalid has already run)."""
+    if not post_ops:
+        return None
+    for e in post_ops.entries:
         if not isinstance(e, (Sum, Eltwise)):
             return (Status.UNIMPLEMENTED, f"`{e}`: the depthwise fusion post-op has no "
                     "implementation yet")
@@ -296,7 +319,7 @@ def fill_inputs(prb_dir: Dir, shape: core.ConvShape, t: dict[str, Tensor], dtc: 
     return out
 
 
-def _outputs(prb_dir: Dir, t: dict[str, Tensor]) -> dict[str, Guarded]:
+def outputs(prb_dir: Dir, t: dict[str, Tensor]) -> dict[str, Guarded]:
     """Output buffers: NaN-poisoned (an unwritten point fails) inside guard zones."""
     if prb_dir.forward:
         names = ["dst"]
@@ -307,8 +330,9 @@ def _outputs(prb_dir: Dir, t: dict[str, Tensor]) -> dict[str, Guarded]:
     return {name: Guarded(math.prod(t[name].shape), np.nan) for name in names}
 
 
-def _bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
-          wei_packed: np.ndarray | None, outs: dict[str, Guarded]):
+def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
+         wei_packed: np.ndarray | None, outs: dict[str, Guarded]):
+    """The native kernel's timed callable for a direction (weights already packed)."""
     if prb_dir.forward:
         return prim.bind(inputs["src"], wei_packed, inputs.get("bia"), outs["dst"].array)
     if prb_dir is Dir.BWD_D:
@@ -317,8 +341,8 @@ def _bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
                                  outs["bia"].array if "bia" in outs else None)
 
 
-def _reference(prb_dir: Dir, shape: core.ConvShape,
-               inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def reference(prb_dir: Dir, shape: core.ConvShape,
+              inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if prb_dir.forward:
         return {"dst": compute_ref(shape, inputs["src"], inputs["wei"], inputs.get("bia"))}
     if prb_dir is Dir.BWD_D:
@@ -422,7 +446,18 @@ def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
     return times
 
 
-def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
+@dataclasses.dataclass(frozen=True)
+class CaseSteps:
+    """What differs between the drivers that share run_case (conv, deconv)."""
+
+    driver: str
+    shape: Callable[[Any], core.ConvShape]     # the user's tensors
+    fill: Callable[[Any, dict[str, Tensor], cfg.DtCfg, bool], dict[str, np.ndarray]]
+    reference: Callable[[Any, dict[str, np.ndarray]], dict[str, np.ndarray]]
+
+
+def run_case(prb, ctx: RunContext, steps: CaseSteps) -> CaseResult:
+    """One case, from the checks to the verdict and timings, on prb.backend."""
     res = CaseResult(Status.UNTESTED)
     mode = ctx.settings.mode
     if mode.list_only:
@@ -432,58 +467,73 @@ def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
     if blocker:
         res.status, res.reason = blocker
         return res
-    shape = prb.shape
+    shape = steps.shape(prb)
     if not fits_in_ram(footprint_bytes(shape)):
         res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
         return res
     if ctx.settings.verbose >= 1:
-        ctx.log(f"run: --conv {prb.repro(ctx.settings.canonical)}")
-
-    kernel_dir = KERNEL_DIR[prb.dir]
-    prim = create(shape, kernel_dir, prb.dir.with_bias, prb.impl_filter, res, prb.post_ops)
-    if prim is None:
+        ctx.log(f"run: --{steps.driver} {prb.repro(ctx.settings.canonical)}")
+    executor = backends.create(prb, res)
+    if executor is None:
         return res
-    with prim:
-        res.impl = prim.name
-        if ctx.settings.verbose >= 5:
-            ctx.log(f"implementation: {prim.name}")
-        create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-        dtc = cfg.CFG[prb.dt[2]]
-        t = tensors(prb.desc, shape)
-        outs = _outputs(prb.dir, t)
-        run_once = None
-        has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
-        if mode.correctness:
-            with res.timers("fill"):
-                inputs = fill_inputs(prb.dir, shape, t, dtc, perf=False)
-                packed = None if prb.dir in (Dir.BWD_W, Dir.BWD_WB) else \
-                    prim.pack_weights(inputs["wei"])
-                prior = fill_prior_dst(t, dtc, perf=False) if has_sum else None
-                if prior is not None:   # the sum reads it; the kernel overwrites it
-                    outs["dst"].array[:] = prior
-            run_once = _bind(prim, prb.dir, inputs, packed, outs)
-            with res.timers("execute"):
-                run_once()
-            if not all(o.intact() for o in outs.values()):
-                res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
-                return res
-            with res.timers("compute_ref"):
-                refs = _reference(prb.dir, shape, inputs)
-                if prb.post_ops:
-                    refs["dst"] = apply_post_ops(refs["dst"], prb.post_ops, prior)
-            with res.timers("compare"):
-                judge(res, refs, outs, t, compare_setups(prb.desc, dtc, prb.post_ops),
-                      ctx.settings.verbose)
-        if mode.performance:
-            if run_once is None:
-                with res.timers("fill"):
-                    inputs = fill_inputs(prb.dir, shape, t, dtc, perf=True)
-                    packed = None if prb.dir in (Dir.BWD_W, Dir.BWD_WB) else \
-                        prim.pack_weights(inputs["wei"])
-                    if has_sum:
-                        outs["dst"].array[:] = fill_prior_dst(t, dtc, perf=True)
-                run_once = _bind(prim, prb.dir, inputs, packed, outs)
-                res.status = Status.EXECUTED
-            times = measure_into(res, run_once, ctx)
-            res.perf = perf_record("conv", prb, ctx, prim.name, times, create_s, shape, prb.ops)
+    try:
+        _execute(prb, ctx, steps, shape, executor, res)
+    finally:
+        executor.close()
     return res
+
+
+def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
+             executor: Executor, res: CaseResult) -> None:
+    mode = ctx.settings.mode
+    res.impl = executor.name
+    if ctx.settings.verbose >= 5:
+        ctx.log(f"implementation: {executor.name}" +
+                (f" ({executor.info})" if executor.info else ""))
+    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
+    dtc = cfg.CFG[prb.dt[2]]
+    t = tensors(prb.desc, shape)
+    outs = outputs(prb.dir, t)
+    run_once = None
+    has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
+    if mode.correctness:
+        with res.timers("fill"):
+            inputs = steps.fill(prb, t, dtc, False)
+            prior = fill_prior_dst(t, dtc, perf=False) if has_sum else None
+            if prior is not None:   # the sum reads it; the execution overwrites it
+                outs["dst"].array[:] = prior
+            run_once, collect = executor.bind(inputs, outs)
+        with res.timers("execute"):
+            run_once()
+        collect()
+        if not all(o.intact() for o in outs.values()):
+            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
+            return
+        with res.timers("compute_ref"):
+            refs = steps.reference(prb, inputs)
+            if prb.post_ops:
+                refs["dst"] = apply_post_ops(refs["dst"], prb.post_ops, prior)
+        with res.timers("compare"):
+            judge(res, refs, outs, t, compare_setups(prb.desc, dtc, prb.post_ops),
+                  ctx.settings.verbose)
+    if mode.performance:
+        if run_once is None:
+            with res.timers("fill"):
+                inputs = steps.fill(prb, t, dtc, True)
+                if has_sum:
+                    outs["dst"].array[:] = fill_prior_dst(t, dtc, perf=True)
+                run_once, _ = executor.bind(inputs, outs)
+            res.status = Status.EXECUTED
+        times = measure_into(res, run_once, ctx)
+        res.perf = perf_record(steps.driver, prb, ctx, executor.name, times, create_s, shape,
+                               prb.ops)
+
+
+STEPS = CaseSteps(
+    "conv", shape=lambda prb: prb.shape,
+    fill=lambda prb, t, dtc, perf: fill_inputs(prb.dir, prb.shape, t, dtc, perf),
+    reference=lambda prb, inputs: reference(prb.dir, prb.shape, inputs))
+
+
+def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:
+    return run_case(prb, ctx, STEPS)

@@ -1,7 +1,8 @@
-"""The deconvolution driver: the conv driver's options and case flow, with the kernels run
-on the swapped convolution (ref.py explains the swap). The weights reorder into the
-kernels' layout includes the per-group transpose, so, as in oneDNN, only the primitive is
-timed."""
+"""The deconvolution driver: the conv driver's options and case flow (conv.run_case), with
+this driver's fill and swap-rule reference. On the native backend the kernels run the
+swapped convolution (ref.py explains the swap; bind below routes it); the weights reorder
+into the kernels' layout includes the per-group transpose, so, as in oneDNN, only the
+primitive is timed."""
 
 from __future__ import annotations
 
@@ -12,15 +13,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, fill
-from ...memory import Guarded, fits_in_ram
+from ... import backends, core, fill
+from ...memory import Guarded
 from ...settings import GlobalSettings
-from ...status import Reason, Status
 from ..base import CaseResult, RunContext
 from ..conv import cfg
 from ..conv import driver as conv
 from ..conv.desc import ConvDesc
-from ...attr import PostOps, Sum
+from ...attr import PostOps
 from ..conv.driver import Dir, ImplFilter
 from . import ref
 from .desc import parse_deconv
@@ -41,6 +41,7 @@ class DeconvProblem:
     impl_filter: ImplFilter
     user_mb: int
     post_ops: PostOps = PostOps()
+    backend: str = backends.NATIVE
 
     @property
     def desc_text(self) -> str:
@@ -60,7 +61,7 @@ def make_problem(values: Mapping[str, Any], text: str,
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
     return DeconvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"],
-                         values["attr-post-ops"])
+                         values["attr-post-ops"], values["backend"])
 
 
 def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], dtc: cfg.DtCfg,
@@ -88,11 +89,11 @@ def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], dtc: cfg.DtCfg,
     return out
 
 
-def _bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndarray],
-          outs: dict[str, Guarded], t: dict[str, conv.Tensor]):
-    """Returns (run, collect): run is the timed execution in the swapped convolution's
-    terms; collect (untimed, after a run) reorders what the kernels produced in their own
-    layout into the user's output buffers."""
+def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndarray],
+         outs: dict[str, Guarded]):
+    """Native kernels. Returns (run, collect): run is the timed execution in the swapped
+    convolution's terms; collect (untimed, after a run) reorders what the kernels produced
+    in their own layout into the user's output buffers."""
     if prb.dir.forward:
         packed = prim.pack_weights(ref.transpose_weights(inputs["wei"]))
         return prim.bind_bwd_data(inputs["src"], packed, inputs.get("bia"),
@@ -101,7 +102,8 @@ def _bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.nda
         packed = prim.pack_weights(ref.transpose_weights(inputs["wei"]))
         return prim.bind(inputs["dst"], packed, None, outs["src"].array), lambda: None
     # diff_wei comes out transposed (the kernels' layout); diff_bias is the sum of diff_dst.
-    wei_t = np.empty(tuple(t["wei"].shape[i] for i in (0, 2, 1, 3, 4, 5)), np.float32)
+    wei_shape = ref.user_shape(prb.desc).wei_shape
+    wei_t = np.empty(tuple(wei_shape[i] for i in (0, 2, 1, 3, 4, 5)), np.float32)
     kernel = prim.bind_bwd_weights(inputs["dst"], inputs["src"], wei_t, None)
     bias = core.bias_grad(inputs["dst"], outs["bia"].array) if "bia" in outs else None
 
@@ -124,79 +126,9 @@ def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray]) -> dict[str, n
     return {"wei": wei, "bia": bia} if prb.dir.with_bias else {"wei": wei}
 
 
-def _outputs(prb: DeconvProblem, t: dict[str, conv.Tensor]) -> dict[str, Guarded]:
-    if prb.dir.forward:
-        names = ["dst"]
-    elif prb.dir is Dir.BWD_D:
-        names = ["src"]
-    else:
-        names = ["wei", "bia"] if prb.dir.with_bias else ["wei"]
-    return {name: Guarded(math.prod(t[name].shape), np.nan) for name in names}
+STEPS = conv.CaseSteps("deconv", shape=lambda prb: ref.user_shape(prb.desc), fill=_fill,
+                       reference=_reference)
 
 
 def run(prb: DeconvProblem, ctx: RunContext) -> CaseResult:
-    res = CaseResult(Status.UNTESTED)
-    mode = ctx.settings.mode
-    if mode.list_only:
-        res.status = Status.LISTED
-        return res
-    blocker = conv.unsupported(prb)  # type: ignore[arg-type]
-    if blocker:
-        res.status, res.reason = blocker
-        return res
-    shape, kshape = ref.user_shape(prb.desc), ref.swapped_shape(prb.desc)
-    if not fits_in_ram(conv.footprint_bytes(shape)):
-        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
-        return res
-    if ctx.settings.verbose >= 1:
-        ctx.log(f"run: --deconv {prb.repro(ctx.settings.canonical)}")
-
-    kernel_dir = KERNEL_DIR[prb.dir]
-    # Bias: added by the backward-data kernel in the forward pass; summed separately when
-    # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
-    prim = conv.create(kshape, kernel_dir, prb.dir.forward and prb.dir.with_bias,
-                       prb.impl_filter, res, prb.post_ops)
-    if prim is None:
-        return res
-    with prim:
-        res.impl = prim.name
-        if ctx.settings.verbose >= 5:
-            ctx.log(f"implementation: {prim.name}")
-        create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-        dtc = cfg.CFG[prb.dt[2]]
-        t = conv.tensors(prb.desc, shape)
-        outs = _outputs(prb, t)
-        run_once = None
-        has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
-        if mode.correctness:
-            with res.timers("fill"):
-                inputs = _fill(prb, t, dtc, perf=False)
-                prior = conv.fill_prior_dst(t, dtc, perf=False) if has_sum else None
-                if prior is not None:   # the sum reads it; the kernel overwrites it
-                    outs["dst"].array[:] = prior
-                run_once, collect = _bind(prim, prb, inputs, outs, t)
-            with res.timers("execute"):
-                run_once()
-            collect()
-            if not all(o.intact() for o in outs.values()):
-                res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
-                return res
-            with res.timers("compute_ref"):
-                refs = _reference(prb, inputs)
-                if prb.post_ops:
-                    refs["dst"] = conv.apply_post_ops(refs["dst"], prb.post_ops, prior)
-            with res.timers("compare"):
-                conv.judge(res, refs, outs, t, conv.compare_setups(prb.desc, dtc, prb.post_ops),
-                           ctx.settings.verbose)
-        if mode.performance:
-            if run_once is None:
-                with res.timers("fill"):
-                    inputs = _fill(prb, t, dtc, perf=True)
-                    if has_sum:
-                        outs["dst"].array[:] = conv.fill_prior_dst(t, dtc, perf=True)
-                    run_once, _ = _bind(prim, prb, inputs, outs, t)
-                res.status = Status.EXECUTED
-            times = conv.measure_into(res, run_once, ctx)
-            res.perf = conv.perf_record("deconv", prb, ctx, prim.name, times, create_s, shape,
-                                        prb.ops)
-    return res
+    return conv.run_case(prb, ctx, STEPS)

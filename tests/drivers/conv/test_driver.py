@@ -16,7 +16,7 @@ from benchdnn_py.settings import GlobalSettings
 
 def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
     prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
-                               "impl_filter": ImplFilter(), "attr-post-ops": PostOps()}, text, GlobalSettings())
+                               "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings())
     shape = prb.shape
     t = driver.tensors(prb.desc, shape)
     res = driver.CaseResult(driver.Status.UNTESTED)
@@ -25,9 +25,9 @@ def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
     assert prim is not None
     with prim:
         inputs = driver.fill_inputs(direction, shape, t, cfg.CFG["f32"], perf=False)
-        outs = driver._outputs(direction, t)
+        outs = driver.outputs(direction, t)
         packed = prim.pack_weights(inputs["wei"]) if "wei" in inputs else None
-        driver._bind(prim, direction, inputs, packed, outs)()
+        driver.bind(prim, direction, inputs, packed, outs)()
     return {**{k: v.array.copy() for k, v in outs.items()}, **{"in_" + k: v for k, v in inputs.items()}}
 
 
@@ -40,14 +40,14 @@ def test_forward_inference_equals_forward_training(text):
     with_bias = _outputs_of(text, Dir.FWD_B)
     bias = with_bias["in_bia"].reshape(1, -1, 1, 1, 1)
     shape = driver.make_problem({"dir": Dir.FWD_B, "dt": ("f32",) * 3, "mb": 0,
-                                 "impl_filter": ImplFilter(), "attr-post-ops": PostOps()}, text, GlobalSettings()).shape
+                                 "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings()).shape
     assert np.array_equal(with_bias["dst"].reshape(shape.dst_shape) - bias,
                           training["dst"].reshape(shape.dst_shape))
 
 
 def _inputs(text: str, direction: Dir) -> dict[str, np.ndarray]:
     prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
-                               "impl_filter": ImplFilter(), "attr-post-ops": PostOps()}, text, GlobalSettings())
+                               "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings())
     return driver.fill_inputs(direction, prb.shape, driver.tensors(prb.desc, prb.shape),
                               cfg.CFG["f32"], perf=False)
 

@@ -20,7 +20,7 @@ from conftest import run_cli
 def _problem(text, post_ops, direction=Dir.FWD_B):
     return driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
                                 "impl_filter": ImplFilter(),
-                                "attr-post-ops": parse_post_ops(post_ops)}, text,
+                                "attr-post-ops": parse_post_ops(post_ops), "backend": "native"}, text,
                                GlobalSettings())
 
 

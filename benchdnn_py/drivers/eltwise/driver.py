@@ -1,0 +1,343 @@
+"""The eltwise driver: options, problems, and one case from creation to verdict.
+
+Case flow (correctness): fill src with the hard-zone fill -> forward into a NaN-poisoned,
+guarded dst (in place: into src's own buffer) -> reference -> compare. Backward data: the
+same forward runs first as a service step when the algorithm's derivative is taken from
+dst (the _dst variants), then diff_dst is filled and the backward runs; only diff_src is
+compared. Performance: real-valued fill, warm-up, timed runs, GB/s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from ... import core_ops, eltwise, fill
+from ...check import CompareSetup, Verdict, compare, diagnostics
+from ...errors import UsageError
+from ...memory import Guarded, fits_in_ram
+from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
+from ...perf_report import PerfRecord
+from ...settings import GlobalSettings
+from ...status import Reason, Status
+from ..base import CaseResult, RunContext
+from ..conv.driver import ImplFilter, _impl_filter, measure_into
+from . import cfg, ref
+from .desc import Dims, Tag, from_memory, parse_dims, parse_tag, to_memory
+
+
+class Dir(enum.Enum):
+    FWD_D = "FWD_D"     # forward training
+    FWD_I = "FWD_I"     # forward inference (the same math; nothing kept for backward)
+    BWD_D = "BWD_D"     # backward data
+
+    @property
+    def forward(self) -> bool:
+        return self is not Dir.BWD_D
+
+    @property
+    def prop_kind(self) -> str:
+        return {Dir.FWD_D: "forward_training", Dir.FWD_I: "forward_inference",
+                Dir.BWD_D: "backward_data"}[self]
+
+
+def _parse_dt(text: str) -> str:
+    name = text.removeprefix("dnnl_")
+    if name not in cfg.DT_NAMES:
+        raise UsageError(f"--dt={text}: unknown data type `{text}`; expected one of "
+                         f"{', '.join(cfg.DT_NAMES)}")
+    return name
+
+
+def _parse_alg(text: str) -> str:
+    found = eltwise.lookup(text)
+    if found is None:
+        raise UsageError(f"--alg={text}: unknown eltwise algorithm; expected one of "
+                         f"{', '.join(sorted(eltwise.ALGS))}")
+    return found[0]
+
+
+OPTIONS = (
+    Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
+           "propagation direction", is_list=True),
+    Option("dt", _parse_dt, "f32", "data type of src and dst", is_list=True),
+    Option("tag", parse_tag, parse_tag("abx"), "memory tag: abx, axb (plain layouts)",
+           is_list=True),
+    Option("alg", _parse_alg, "relu", "algorithm (eltwise_ prefix allowed)", is_list=True),
+    Option("alpha", float_value("alpha"), 0.0, "the algorithm's alpha", is_list=True),
+    Option("beta", float_value("beta"), 0.0, "the algorithm's beta", is_list=True),
+    Option("inplace", bool_value("inplace"), False, "dst (diff_src) overwrites src "
+           "(diff_dst)", is_list=True),
+    Option("mb", int_value("mb", 0), 0, "replaces dims[0] (0: the descriptor's)",
+           is_list=True),
+    Option("match", regex_value("match"), None,
+           "run only cases whose repro matches this regular expression"),
+    Option("impl", _impl_filter(True), ImplFilter(),
+           "use only implementations whose name contains one of these", key="impl_filter"),
+    Option("skip-impl", _impl_filter(False), ImplFilter(),
+           "skip implementations whose name contains one of these", key="impl_filter"),
+)
+
+PERF_FIELDS = frozenset({"dir", "dt", "tag", "alg", "prop", "mb"})
+CSV_PERF_FIELDS = "%dir%,%dt%,%tag%,%alg%"
+
+
+@dataclasses.dataclass(frozen=True)
+class EltwiseProblem:
+    desc: Dims
+    dir: Dir
+    dt: str
+    tag: Tag
+    alg: str
+    alpha: float
+    beta: float
+    inplace: bool
+    impl_filter: ImplFilter
+    user_mb: int
+
+    @property
+    def desc_text(self) -> str:
+        return self.desc.format()
+
+    def repro(self, canonical: bool = False) -> str:
+        parts = []
+        if self.dir is not Dir.FWD_D:
+            parts.append(f"--dir={self.dir.value}")
+        if self.dt != "f32":
+            parts.append(f"--dt={self.dt}")
+        if self.tag.text != "abx":
+            parts.append(f"--tag={self.tag}")
+        parts.append(f"--alg={self.alg} --alpha={self.alpha:g} --beta={self.beta:g}")
+        if self.inplace:
+            parts.append("--inplace=true")
+        parts.append(self.desc.format(canonical))
+        return " ".join(parts)
+
+    @property
+    def nelems(self) -> int:
+        return math.prod(self.desc.dims)
+
+    @property
+    def backward(self) -> bool:
+        return not self.dir.forward
+
+    @property
+    def from_dst(self) -> bool:
+        return eltwise.ALGS[self.alg].bwd_from_dst
+
+
+def make_problem(values: Mapping[str, Any], text: str,
+                 settings: GlobalSettings) -> EltwiseProblem:
+    desc = parse_dims(text)
+    if values["mb"]:
+        desc = desc.with_mb(values["mb"])
+    return EltwiseProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
+                          values["alpha"], values["beta"], values["inplace"],
+                          values["impl_filter"], values["mb"])
+
+
+def invalid(prb: EltwiseProblem) -> str | None:
+    """Why the combination means nothing (benchdnn 9.2: SKIPPED, Invalid case), or None."""
+    a, b, name = prb.alpha, prb.beta, prb.alg
+    if name in ("clip", "clip_v2", "clip_v2_dst") and b < a:
+        return "clip needs beta >= alpha"
+    if name in ("elu_dst", "relu_dst") and a < 0:
+        return "the _dst form needs alpha >= 0 (dst must determine src's sign)"
+    if name == "round" and (prb.backward or prb.dt != "f32"):
+        return "round has no derivative and exists for f32 forward only"
+    if prb.backward and prb.inplace and not prb.from_dst:
+        return "backward in place needs the _dst form (src would be overwritten)"
+    if name == "soft_relu" and a == 0:
+        return "soft_relu divides by alpha"
+    return None
+
+
+def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
+    if prb.dt != "f32":
+        return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation yet"
+    if prb.tag.kind == "blocked":
+        return Status.UNIMPLEMENTED, f"--tag={prb.tag}: blocked layouts have no implementation yet"
+    reason = invalid(prb)
+    if reason:
+        return Status.SKIPPED, Reason.INVALID_CASE.value
+    return None
+
+
+def create(prb: EltwiseProblem, res: CaseResult) -> core_ops.EltwisePrimitive | None:
+    """The first implementation, in the table's order, that the CPU runs and the filter
+    allows; sets SKIPPED/UNIMPLEMENTED otherwise."""
+    fault = core_ops.active_fault()
+    code = eltwise.ALGS[prb.alg].code
+    with res.timers("create_pd"):
+        candidates = [i for i in core_ops.eltwise_impls() if prb.impl_filter.allows(i.name)]
+    with res.timers("create_prim"):
+        for impl in candidates:
+            try:
+                return core_ops.EltwisePrimitive(impl, code, prb.alpha, prb.beta,
+                                                 prb.backward, fault)
+            except core_ops.core.Unimplemented:
+                continue
+    if len(candidates) < len(core_ops.eltwise_impls()):
+        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+    else:
+        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
+    return None
+
+
+@dataclasses.dataclass
+class Buffers:
+    """A case's tensors: logical-order inputs (for the reference) and the memory-order
+    buffers the kernel runs on."""
+
+    src: np.ndarray                      # logical
+    out: Guarded                         # dst (forward) or diff_src (backward), memory order
+    run: Any = None                      # the bound execution
+    dst: np.ndarray | None = None        # logical forward result (backward _dst forms)
+    diff_dst: np.ndarray | None = None   # logical
+
+
+def prepare(prb: EltwiseProblem, prim: core_ops.EltwisePrimitive, perf: bool) -> Buffers:
+    """Fills the inputs, runs the service forward when backward needs dst, and binds the
+    execution. In place, the output buffer starts as a copy of the input it replaces."""
+    n, shape = prb.nelems, prb.desc.dims
+
+    def values(kind: fill.Kind) -> np.ndarray:
+        data = (cfg.perf_values(n, kind, prb.dt) if perf
+                else cfg.fill_values(n, kind, prb.alg, prb.alpha, prb.beta))
+        return data.reshape(shape)
+
+    src = values(fill.Kind.SRC)
+    src_mem = to_memory(src, prb.tag).ravel()
+    if prb.dir.forward:
+        out = Guarded(n, np.nan)
+        if prb.inplace:
+            out.array[:] = src_mem
+            src_mem = out.array
+        return Buffers(src, out, prim.bind_fwd(src_mem, out.array))
+    bufs = Buffers(src, Guarded(n, np.nan))
+    x_mem = src_mem
+    if prb.from_dst:
+        fwd = core_ops.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False)
+        dst_mem = np.empty(n, np.float32)
+        fwd.bind_fwd(src_mem, dst_mem)()
+        bufs.dst = from_memory(dst_mem, shape, prb.tag).copy()
+        x_mem = dst_mem
+    bufs.diff_dst = values(fill.Kind.DST)
+    dd_mem = to_memory(bufs.diff_dst, prb.tag).ravel()
+    if prb.inplace:
+        bufs.out.array[:] = dd_mem
+        dd_mem = bufs.out.array
+    bufs.run = prim.bind_bwd(x_mem, dd_mem, bufs.out.array, prb.from_dst)
+    return bufs
+
+
+def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
+    if prb.dir.forward:
+        return ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
+    x = bufs.dst if prb.from_dst else bufs.src
+    return ref.backward(prb.alg, x, bufs.diff_dst, prb.alpha, prb.beta)
+
+
+def compare_setup(prb: EltwiseProblem) -> CompareSetup:
+    return CompareSetup("SRC" if prb.backward else "DST", cfg.threshold(prb.alg, prb.backward),
+                        cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward),
+                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible)
+
+
+def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> Verdict:
+    """benchdnn's driver check (compare rule 7): failing points inside a cancellation zone
+    pass when the absolute difference is within the threshold (times |diff_dst|)."""
+    if not v.failed:
+        return v
+    zone = ref.cancellation_zone(prb.alg, bufs.src.ravel()[v.failing], prb.alpha,
+                                 prb.backward, v.trh)
+    scale = np.abs(bufs.diff_dst.ravel()[v.failing]) if prb.backward else 1.0
+    diff = np.abs(v.exp[v.failing].astype(np.float64) - v.got[v.failing])
+    rescued = zone & (diff <= v.trh * np.maximum(scale, 1.0))
+    if not rescued.any():
+        return v
+    failing = v.failing[~rescued]
+    mistrusted = (failing.size == 0 and v.total >= 10
+                  and 100.0 * v.zeros / v.total > v.zero_trust_percent)
+    return dataclasses.replace(v, errors=int(failing.size), failing=failing,
+                               mistrusted=mistrusted)
+
+
+def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
+          verbose: int) -> None:
+    got = from_memory(bufs.out.array, prb.desc.dims, prb.tag)
+    verdict = compare(exp, got, compare_setup(prb))
+    verdict = with_cancellation_check(verdict, prb, bufs)
+    res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
+    res.errors, res.total = verdict.errors, verdict.total
+    res.status = (Status.FAILED if verdict.failed else
+                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+
+
+def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[float],
+                create_s: tuple[float, float]) -> PerfRecord:
+    n = prb.nelems
+    # Bytes that must cross memory per run: forward reads src, writes dst; backward reads
+    # x (src or dst) and diff_dst, writes diff_src.
+    ibytes = 4 * n * (1 if prb.dir.forward else 2)
+    text = {
+        "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "eltwise",
+        "prb": f"{ctx.settings.repro_prefix()}--eltwise {prb.repro(ctx.settings.canonical)}",
+        "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value, "dt": prb.dt,
+        "tag": str(prb.tag), "alg": prb.alg, "attr": "", "prop": prb.dir.prop_kind,
+    }
+    # One operation per element: eltwise has no flop count worth the name.
+    return PerfRecord(text, float(n), ibytes, 4 * n, times,
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+
+
+def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
+    res = CaseResult(Status.UNTESTED)
+    mode = ctx.settings.mode
+    if mode.list_only:
+        res.status = Status.LISTED
+        return res
+    blocker = unsupported(prb)
+    if blocker:
+        res.status, res.reason = blocker
+        if ctx.settings.verbose >= 1 and res.reason == Reason.INVALID_CASE.value:
+            ctx.log(f"skipped: {invalid(prb)}")
+        return res
+    # inputs, output, the f64 reference and compare temporaries
+    if not fits_in_ram(prb.nelems * (4 * 4 + 8 * 6)):
+        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
+        return res
+    if ctx.settings.verbose >= 1:
+        ctx.log(f"run: --eltwise {prb.repro(ctx.settings.canonical)}")
+    prim = create(prb, res)
+    if prim is None:
+        return res
+    res.impl = prim.name
+    if ctx.settings.verbose >= 5:
+        ctx.log(f"implementation: {prim.name}")
+    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
+    bufs = None
+    if mode.correctness:
+        with res.timers("fill"):
+            bufs = prepare(prb, prim, perf=False)
+        with res.timers("execute"):
+            bufs.run()
+        if not bufs.out.intact():
+            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
+            return res
+        with res.timers("compute_ref"):
+            exp = reference(prb, bufs)
+        with res.timers("compare"):
+            judge(prb, bufs, exp, res, ctx.settings.verbose)
+    if mode.performance:
+        if bufs is None:
+            with res.timers("fill"):
+                bufs = prepare(prb, prim, perf=True)
+            res.status = Status.EXECUTED
+        times = measure_into(res, bufs.run, ctx)
+        res.perf = perf_record(prb, ctx, prim.name, times, create_s)
+    return res

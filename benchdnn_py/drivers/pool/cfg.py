@@ -1,0 +1,48 @@
+"""Per-data-type numbers of the pooling driver, each with its reason (benchdnn reference
+9.3, 6.7, 6.8). Only f32 has a row; any other --dt is UNIMPLEMENTED."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+# Every data type name --dt accepts (a `dnnl_` prefix is also accepted).
+DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3")
+
+
+@dataclasses.dataclass(frozen=True)
+class DtCfg:
+    fill: tuple[int, int]          # dense integer fill (src and diff_dst)
+    perf: tuple[float, float]      # performance-mode fill range (reals)
+    eps: float                     # machine epsilon of the type
+
+
+CFG: dict[str, DtCfg] = {
+    "f32": DtCfg(
+        fill=(-2048, 2048),        # sums of up to 2**24 / 2048 = 8192 taps stay exact
+        perf=(-1024.0, 1024.0),    # ordinary finite values
+        eps=float(np.finfo(np.float32).eps),
+    ),
+}
+
+
+def fill_range(dtc: DtCfg, is_max: bool) -> tuple[int, int]:
+    """Averages get no negatives: with all terms of one sign, a sum of quotients (backward)
+    cannot cancel, so its rounding error stays relative to the result."""
+    return dtc.fill if is_max else (0, dtc.fill[1])
+
+
+def threshold(dtc: DtCfg, is_max: bool) -> float:
+    """max selects an input value: exact. Averages divide (and backward sums quotients):
+    a few roundings, so 10 eps."""
+    return 0.0 if is_max else 10 * dtc.eps
+
+
+# Zero trust: a pooled dst is rarely 0, but backward leaves every input that wins no
+# window (max) at 0, so diff_src is never mistrusted (benchdnn 6.8).
+ZERO_TRUST_FWD_PERCENT = 99.0
+ZERO_TRUST_BWD_PERCENT = 100.0
+
+# An unwritten workspace entry keeps this value (benchdnn's): no tap index reaches it.
+WORKSPACE_POISON = 2**24 - 1

@@ -1,0 +1,287 @@
+"""The pooling driver: options, problems, and one case from creation to verdict.
+
+Case flow (correctness): fill src -> forward into a NaN-poisoned, guarded dst, with a
+workspace pre-filled with poison when the implementation asks for one (training max) ->
+reference -> compare dst; a workspace entry still holding the poison fails the case.
+Backward data: the forward-training primitive runs first as a service step to produce the
+workspace, then diff_dst is filled and the backward runs on it; only diff_src is compared
+(against a reference that finds the maxima in src itself, so a workspace pointing at the
+wrong tap, or never written, shows up as wrong gradients).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from ... import core_ops, fill
+from ...check import CompareSetup, compare, diagnostics
+from ...core_ops import PoolAlg, PoolShape, Prop
+from ...errors import UsageError
+from ...memory import Guarded, fits_in_ram
+from ...options import Option, enum_value, int_value, regex_value
+from ...perf_report import PerfRecord
+from ...settings import GlobalSettings
+from ...status import Reason, Status
+from ..base import CaseResult, RunContext
+from ..conv.driver import ImplFilter, _impl_filter, measure_into
+from ..eltwise.desc import Tag, parse_tag
+from . import cfg, ref
+from .desc import PoolDesc, parse_pool
+
+
+class Dir(enum.Enum):
+    FWD_D = "FWD_D"     # forward training: max also writes the workspace
+    FWD_I = "FWD_I"     # forward inference: no workspace
+    BWD_D = "BWD_D"     # backward data
+
+    @property
+    def prop(self) -> Prop:
+        return {Dir.FWD_D: Prop.FWD_TRAINING, Dir.FWD_I: Prop.FWD_INFERENCE,
+                Dir.BWD_D: Prop.BWD_DATA}[self]
+
+
+ALGS = {"max": PoolAlg.MAX, "avg_np": PoolAlg.AVG_NP, "avg_p": PoolAlg.AVG_P}
+ALG_SPELLINGS = {"max": "max", "pooling_max": "max", "avg_np": "avg_np",
+                 "pooling_avg_exclude_padding": "avg_np", "avg_p": "avg_p",
+                 "pooling_avg_include_padding": "avg_p"}
+
+
+def _parse_dt(text: str) -> tuple[str, str]:
+    names = [n.removeprefix("dnnl_") for n in text.split(":")]
+    for n in names:
+        if n not in cfg.DT_NAMES:
+            raise UsageError(f"--dt={text}: unknown data type `{n}`; expected one of "
+                             f"{', '.join(cfg.DT_NAMES)}")
+    if len(names) not in (1, 2):
+        raise UsageError(f"--dt={text}: expected SRC or SRC:DST")
+    return (names[0], names[-1])
+
+
+OPTIONS = (
+    Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
+           "propagation direction", is_list=True),
+    Option("dt", _parse_dt, ("f32", "f32"), "data types, SRC[:DST]", is_list=True),
+    Option("tag", parse_tag, parse_tag("abx"), "memory tag (abx: plain)", is_list=True),
+    Option("alg", enum_value("alg", ALG_SPELLINGS, case_insensitive=False), "max",
+           "max, avg_np (exclude padding), avg_p (include padding)", is_list=True),
+    Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
+           is_list=True),
+    Option("match", regex_value("match"), None,
+           "run only cases whose repro matches this regular expression"),
+    Option("impl", _impl_filter(True), ImplFilter(),
+           "use only implementations whose name contains one of these", key="impl_filter"),
+    Option("skip-impl", _impl_filter(False), ImplFilter(),
+           "skip implementations whose name contains one of these", key="impl_filter"),
+)
+
+PERF_FIELDS = frozenset({"dir", "sdt", "tag", "alg", "prop", "mb"})
+CSV_PERF_FIELDS = "%dir%,%sdt%,%tag%,%alg%"
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolProblem:
+    desc: PoolDesc
+    dir: Dir
+    dt: tuple[str, str]
+    tag: Tag
+    alg: str
+    impl_filter: ImplFilter
+    user_mb: int
+
+    @property
+    def desc_text(self) -> str:
+        return self.desc.format()
+
+    def repro(self, canonical: bool = False) -> str:
+        parts = []
+        if self.dir is not Dir.FWD_D:
+            parts.append(f"--dir={self.dir.value}")
+        if self.dt != ("f32", "f32"):
+            parts.append(f"--dt={':'.join(self.dt)}")
+        if self.tag.text != "abx":
+            parts.append(f"--tag={self.tag}")
+        if self.alg != "max":
+            parts.append(f"--alg={self.alg}")
+        parts.append(self.desc.format(canonical))
+        return " ".join(parts)
+
+    @property
+    def kalg(self) -> PoolAlg:
+        return ALGS[self.alg]
+
+    @functools.cached_property
+    def shape(self) -> PoolShape:
+        d = self.desc
+        return PoolShape(d.mb, d.ic, d.i, d.o, d.k, d.s, d.p, d.dil)
+
+
+def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> PoolProblem:
+    desc = parse_pool(text)
+    if values["mb"]:
+        desc = desc.with_mb(values["mb"])
+    return PoolProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
+                       values["impl_filter"], values["mb"])
+
+
+def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
+    if prb.dt != ("f32", "f32"):
+        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
+    if prb.tag.kind != "abx":
+        return (Status.UNIMPLEMENTED, f"--tag={prb.tag}: only the plain abx layout has a "
+                "pooling implementation yet")
+    if prb.alg == "avg_np" and ref.has_empty_window(prb.desc):
+        return Status.SKIPPED, Reason.INVALID_CASE.value    # 0 taps: nothing to divide by
+    return None
+
+
+def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core_ops.PoolPrimitive | None:
+    fault = core_ops.active_fault()
+    with res.timers("create_pd"):
+        candidates = [i for i in core_ops.pool_impls() if prb.impl_filter.allows(i.name)]
+    with res.timers("create_prim"):
+        for impl in candidates:
+            try:
+                return core_ops.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault)
+            except core_ops.core.Unimplemented:
+                continue
+    if len(candidates) < len(core_ops.pool_impls()):
+        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+    else:
+        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
+    return None
+
+
+@dataclasses.dataclass
+class Buffers:
+    src: np.ndarray
+    out: Guarded                          # dst (forward) or diff_src (backward)
+    ws: np.ndarray | None = None          # the workspace, as the primitive sized it
+    diff_dst: np.ndarray | None = None
+    run: Any = None
+
+
+def prepare(prb: PoolProblem, prim: core_ops.PoolPrimitive, perf: bool) -> Buffers:
+    """Fills the inputs, allocates the queried workspace (poisoned), runs the service
+    forward-training step for backward, and binds the execution."""
+    s, dtc, is_max = prb.shape, cfg.CFG[prb.dt[0]], prb.kalg is PoolAlg.MAX
+    lo, hi = cfg.fill_range(dtc, is_max)
+
+    def values(kind: fill.Kind, shape: tuple[int, ...]) -> np.ndarray:
+        n = math.prod(shape)
+        data = fill.real_fill(n, kind, *dtc.perf) if perf else fill.int_fill(n, kind, lo, hi)
+        return data.reshape(shape)
+
+    src = values(fill.Kind.SRC, s.src_shape)
+    if prb.dir is not Dir.BWD_D:
+        bufs = Buffers(src, Guarded(math.prod(s.dst_shape), np.nan))
+        if prim.workspace.nbytes:
+            bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
+        bufs.run = prim.bind_fwd(src, bufs.out.array, bufs.ws)
+        return bufs
+    service = core_ops.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault)
+    bufs = Buffers(src, Guarded(math.prod(s.src_shape), np.nan))
+    if service.workspace.nbytes:
+        bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)
+    service.bind_fwd(src, np.empty(math.prod(s.dst_shape), np.float32), bufs.ws)()
+    bufs.diff_dst = values(fill.Kind.DST, s.dst_shape)
+    bufs.run = prim.bind_bwd(bufs.diff_dst, bufs.ws, bufs.out.array)
+    return bufs
+
+
+def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
+          verbose: int) -> None:
+    dtc, is_max = cfg.CFG[prb.dt[1]], prb.kalg is PoolAlg.MAX
+    backward = prb.dir is Dir.BWD_D
+    setup = CompareSetup("SRC" if backward else "DST", cfg.threshold(dtc, is_max),
+                         cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT)
+    verdict = compare(exp, bufs.out.array.reshape(exp.shape), setup)
+    axes = prb.desc.spatial_axes
+    sizes = prb.desc.i if backward else prb.desc.o
+    logical = (prb.desc.mb, prb.desc.ic) + tuple(sizes[a] for a in axes)
+    res.diagnostics += diagnostics(verdict, logical, verbose)
+    res.errors, res.total = verdict.errors, verdict.total
+    res.status = (Status.FAILED if verdict.failed else
+                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    if not backward and bufs.ws is not None and not verdict.failed:
+        unwritten = int(np.count_nonzero(bufs.ws == cfg.WORKSPACE_POISON))
+        if unwritten:
+            res.status, res.reason = Status.FAILED, "workspace left unwritten"
+            res.diagnostics.append(f"[WORKSPACE]: {unwritten} of {bufs.ws.size} entries "
+                                   f"still hold the poison value {cfg.WORKSPACE_POISON}")
+
+
+def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, ws_bytes: int,
+                times: list[float], create_s: tuple[float, float]) -> PerfRecord:
+    s = prb.shape
+    src_b, dst_b = 4 * math.prod(s.src_shape), 4 * math.prod(s.dst_shape)
+    # forward reads src, writes dst (+ the workspace); backward reads diff_dst (+ the
+    # workspace), writes diff_src
+    if prb.dir is Dir.BWD_D:
+        ibytes, obytes = dst_b + ws_bytes, src_b
+    else:
+        ibytes, obytes = src_b, dst_b + ws_bytes
+    text = {
+        "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "pool",
+        "prb": f"{ctx.settings.repro_prefix()}--pool {prb.repro(ctx.settings.canonical)}",
+        "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value,
+        "sdt": ":".join(prb.dt), "tag": str(prb.tag), "alg": prb.alg, "attr": "",
+        "prop": {Dir.FWD_D: "forward_training", Dir.FWD_I: "forward_inference",
+                 Dir.BWD_D: "backward_data"}[prb.dir],
+    }
+    return PerfRecord(text, float(ref.count_ops(prb.desc)), ibytes, obytes, times,
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+
+
+def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
+    res = CaseResult(Status.UNTESTED)
+    mode = ctx.settings.mode
+    if mode.list_only:
+        res.status = Status.LISTED
+        return res
+    blocker = unsupported(prb)
+    if blocker:
+        res.status, res.reason = blocker
+        return res
+    s = prb.shape
+    # src, dst, their f64 references, diff tensors and compare temporaries
+    if not fits_in_ram(8 * 6 * (math.prod(s.src_shape) + math.prod(s.dst_shape))):
+        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
+        return res
+    if ctx.settings.verbose >= 1:
+        ctx.log(f"run: --pool {prb.repro(ctx.settings.canonical)}")
+    prim = create(prb, prb.dir.prop, res)
+    if prim is None:
+        return res
+    res.impl = prim.name
+    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
+    bufs = None
+    if mode.correctness:
+        with res.timers("fill"):
+            bufs = prepare(prb, prim, perf=False)
+        with res.timers("execute"):
+            bufs.run()
+        if not bufs.out.intact():
+            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
+            return res
+        with res.timers("compute_ref"):
+            if prb.dir is Dir.BWD_D:
+                exp = ref.backward(s, prb.kalg, bufs.src, bufs.diff_dst)
+            else:
+                exp = ref.forward(s, prb.kalg, bufs.src)
+        with res.timers("compare"):
+            judge(prb, bufs, exp, res, ctx.settings.verbose)
+    if mode.performance:
+        if bufs is None:
+            with res.timers("fill"):
+                bufs = prepare(prb, prim, perf=True)
+            res.status = Status.EXECUTED
+        times = measure_into(res, bufs.run, ctx)
+        ws_bytes = bufs.ws.nbytes if bufs.ws is not None else 0
+        res.perf = perf_record(prb, ctx, prim.name, ws_bytes, times, create_s)
+    return res

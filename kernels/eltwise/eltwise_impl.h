@@ -1,0 +1,18 @@
+/* Internal contract between the eltwise driver (eltwise_api.c: table, threading) and the
+ * per-ISA kernels (eltwise_ker.inc instantiated by eltwise_ker_<isa>.c). */
+#ifndef BDNN_ELTWISE_IMPL_H
+#define BDNN_ELTWISE_IMPL_H
+
+#include "bdnn_eltwise.h"
+
+/* One contiguous chunk: dst[0:n] = f(src[0:n]) / diff_src[0:n] = diff_dst * f'(x).
+ * In-place is allowed (each element is read before it is written). */
+typedef struct {
+    void (*fwd)(int alg, float alpha, float beta, const float *src, float *dst, int64_t n);
+    void (*bwd)(int alg, int from_dst, float alpha, float beta, const float *x,
+                const float *diff_dst, float *diff_src, int64_t n);
+} elt_ker_t;
+
+extern const elt_ker_t bdnn_elt_ker_scalar, bdnn_elt_ker_avx2, bdnn_elt_ker_avx512;
+
+#endif /* BDNN_ELTWISE_IMPL_H */

@@ -1,0 +1,8 @@
+/* AVX2 instantiation: the branch-free loops vectorize 8 wide. */
+#pragma GCC target("avx2,fma")
+#include "eltwise_impl.h"
+#define ELT_NAME(x) elt_##x##_avx2
+#define ELT_FWD elt_fwd_avx2
+#define ELT_BWD elt_bwd_avx2
+#define ELT_OBJ bdnn_elt_ker_avx2
+#include "eltwise_ker.inc"

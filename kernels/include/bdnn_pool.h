@@ -1,0 +1,77 @@
+/*
+ * bdnn_pool.h -- the pooling primitive of the kernel core (f32, plain layout).
+ *
+ * Called only through benchdnn_py (core_ops.py). The CDEF section goes verbatim to cffi.
+ *
+ *   src / diff_src  [mb][c][id][ih][iw]      dst / diff_dst  [mb][c][od][oh][ow]
+ * 1D and 2D problems are 3D ones with neutral outer axes (size 1, kernel 1, stride 1,
+ * padding 0, dilation 0). Dilation is 0-based (taps d + 1 apart); only front/top/left
+ * padding is given; taps outside [0, I) are not part of the window.
+ *
+ * Algorithms: max (first strict maximum over in-bounds taps; a window with none gives
+ * -FLT_MAX), avg_p (sum / (kd*kh*kw)), avg_np (sum / in-bounds taps).
+ *
+ * Workspace: forward training with max records, per dst point, which tap won; backward
+ * data with max reads it instead of searching src again. Its size and element type are
+ * whatever bdnn_pool_workspace() answers (callers must not assume them); zero bytes means
+ * the configuration has none (inference, averages).
+ */
+#ifndef BDNN_POOL_H
+#define BDNN_POOL_H
+
+#include "bdnn.h"
+
+/* CDEF BEGIN */
+typedef struct {
+    int64_t mb, c;
+    int64_t id, ih, iw;
+    int64_t od, oh, ow;
+    int64_t kd, kh, kw;
+    int64_t sd, sh, sw;
+    int64_t pd, ph, pw;
+    int64_t dd, dh, dw;
+} bdnn_pool_desc_t;
+
+enum { BDNN_POOL_MAX = 0, BDNN_POOL_AVG_P = 1, BDNN_POOL_AVG_NP = 2 };
+
+/* Propagation kinds (the spec's: training keeps what backward needs, inference does not). */
+enum { BDNN_PROP_FWD_TRAINING = 0, BDNN_PROP_FWD_INFERENCE = 1, BDNN_PROP_BWD_DATA = 2 };
+
+/* Deliberate defects (tests only), numbered apart from bdnn.h's. */
+enum {
+    BDNN_POOL_FAULT_WS_IGNORED = 301,   /* backward max never reads the workspace: each
+                                           gradient goes to the window's first in-bounds
+                                           tap */
+    BDNN_POOL_FAULT_WS_UNWRITTEN = 302  /* forward training leaves the workspace untouched */
+};
+
+typedef struct {
+    int64_t bytes;        /* 0: no workspace */
+    int64_t elem_bytes;   /* size of one element (one per dst point) */
+} bdnn_pool_ws_t;
+
+int bdnn_pool_impl_count(void);
+const char *bdnn_pool_impl_name(int impl);
+int bdnn_pool_impl_isa(int impl);
+
+/* BDNN_STATUS_INVALID for an inconsistent descriptor or unknown alg/prop. */
+int bdnn_pool_workspace(const bdnn_pool_desc_t *d, int alg, int prop, bdnn_pool_ws_t *ws);
+
+/* Forward (prop = training or inference): dst from src; ws written for training max
+ * (NULL allowed otherwise). */
+int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, const float *src,
+                  float *dst, void *ws, int fault);
+/* Backward data: diff_src (fully overwritten) from diff_dst; max reads ws (as written by
+ * the forward-training call on the same descriptor), averages need none. A workspace entry
+ * that names no tap of its window contributes nothing (it is never a write elsewhere). */
+int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, const float *diff_dst,
+                  const void *ws, float *diff_src, int fault);
+
+/* The reference: the formulas as plain loops in double (max: values compared in double,
+ * ties keep the first tap). Shares no code with the implementations. */
+int bdnn_ref_pool_fwd(const bdnn_pool_desc_t *d, int alg, const float *src, double *dst);
+int bdnn_ref_pool_bwd(const bdnn_pool_desc_t *d, int alg, const float *src,
+                      const float *diff_dst, double *diff_src);
+/* CDEF END */
+
+#endif /* BDNN_POOL_H */

@@ -1,0 +1,91 @@
+"""The eltwise driver as a user sees it: descriptors, options, skips, repro lines, the CI
+batch end to end, perf lines in GB/s, and a broken kernel caught."""
+
+import pytest
+
+from conftest import run_cli
+
+from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
+from benchdnn_py.errors import ProblemError, UsageError
+
+
+def test_dims_round_trip_and_reject_garbage():
+    assert parse_dims('2x16x7x7_n"relu:1"').format() == '2x16x7x7_n"relu:1"'
+    assert parse_dims("8x3").with_mb(5).dims == (5, 3)
+    for bad in ("2x0x3", "2xx3", "mb2ic3", ""):
+        with pytest.raises(ProblemError):
+            parse_dims(bad)
+
+
+def test_tags():
+    assert parse_tag("nhwc").kind == "axb" and parse_tag("acdb").kind == "axb"
+    assert parse_tag("abcd").kind == "abx" and parse_tag("aBcd16b").kind == "blocked"
+    with pytest.raises(UsageError):
+        parse_tag("qq")
+
+
+def test_ci_batch_passes():
+    res = run_cli("--eltwise", "--batch=batches/eltwise_ci")
+    assert res.code == 0, res.out[-2000:]
+    s = res.summary()
+    assert s["failed"] == 0 and s["passed"] > 2500 and s["skipped"] > 100
+    for impl in ("eltwise:avx2", "eltwise:scalar"):
+        assert any(f"--impl={impl} " in l for l in res.lines), impl
+
+
+def test_repro_lines_invalid_cases_and_unimplemented_types():
+    res = run_cli("--eltwise", "--dir=BWD_D", "--inplace=true", "--alg=relu,relu_dst",
+                  "--alpha=0.5", "2x3x4", "--reset", "--dt=bf16", "--tag=nChw16c,abx",
+                  "--alg=eltwise_clip", "--alpha=2", "--beta=1", "2x3x4x5")
+    lines = [l for l in res.lines if "__REPRO" in l]
+    assert "SKIPPED (Invalid case)" in lines[0] and \
+        "--dir=BWD_D --alg=relu --alpha=0.5 --beta=0 --inplace=true 2x3x4" in lines[0]
+    assert lines[1].startswith("1:PASSED") and "--alg=relu_dst" in lines[1]
+    assert "UNIMPLEMENTED (--dt=bf16 has no implementation yet)" in lines[2]
+    assert "--dt=bf16 --tag=nChw16c --alg=clip --alpha=2 --beta=1" in lines[2]
+    assert res.code == 1
+
+
+def test_repro_line_reruns_the_case():
+    first = run_cli("--eltwise", "--tag=axb", "--alg=gelu_tanh", "--mb=3", "2x16x7x7")
+    line = next(l for l in first.lines if "__REPRO" in l)
+    args = line.split("__REPRO: ")[1].split()
+    again = run_cli(*[a for a in args if not a.startswith("--impl=")])
+    assert next(l for l in again.lines if "__REPRO" in l).split("(")[0] == line.split("(")[0]
+    assert "3x16x7x7" in line
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--alg=relux", "2x3"], "--alg=relux: unknown eltwise algorithm"),
+    (["--alpha=x", "2x3"], "--alpha=x: expected a number"),
+    (["--dir=BWD_W", "2x3"], "--dir=BWD_W: unknown value"),
+    (["--dt=f33", "2x3"], "--dt=f33: unknown data type"),
+])
+def test_bad_options_are_one_line_usage_errors(args, needle):
+    res = run_cli("--eltwise", *args)
+    assert res.code == 2 and needle in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_bad_descriptor_is_invalid_arguments_and_the_batch_goes_on():
+    res = run_cli("--eltwise", "2x0x3", "2x3")
+    assert "`2x0x3`: every dimension must be positive" in res.err
+    assert res.summary()["invalid_arguments"] == 1 and res.summary()["passed"] == 1
+
+
+def test_perf_mode_reports_bandwidth():
+    res = run_cli("--eltwise", "--mode=P", "--fix-times-per-prb=3", "--dir=FWD_D,BWD_D",
+                  "2x16x7x7")
+    assert "perf,engine,impl,name,prb,Gops,max_ctime,min_time,min_Gbw,avg_time,avg_Gbw" in res.lines
+    perf = [l for l in res.lines if l.startswith("perf,cpu,")]
+    assert len(perf) == 2 and all(float(l.split(",")[-3]) > 0 for l in perf)
+
+
+def test_a_kernel_that_drops_elements_is_caught():
+    # one element per thread chunk: even the smallest shapes and every ISA show it
+    res = run_cli("--eltwise", "--dir=FWD_D,BWD_D", "--alg=relu,tanh_dst,exp",
+                  "--impl=avx512,avx2,scalar", "--batch=problems/shapes_eltwise_basic",
+                  env={"BENCHDNN_PY_TEST_FAULT": "elt_tail_dropped"})
+    assert res.code == 1
+    failed = [l for l in res.lines if ":FAILED (errors:" in l]
+    assert failed and all("+fault:elt_tail_dropped" in l for l in failed)
+    assert any("--dir=BWD_D" in l for l in failed) and any("--dir=" not in l for l in failed)

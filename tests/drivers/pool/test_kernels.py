@@ -1,0 +1,77 @@
+"""Every pooling kernel (each ISA variant the CPU runs) against the reference, and the
+workspace contract: queried, present exactly for training max, every entry written."""
+
+import math
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core, core_ops
+from benchdnn_py.core_ops import PoolAlg, Prop
+from benchdnn_py.drivers.conv.driver import ImplFilter
+from benchdnn_py.drivers.eltwise.desc import parse_tag
+from benchdnn_py.drivers.pool import cfg, driver, ref
+from benchdnn_py.drivers.pool.desc import parse_pool
+
+IMPLS = [i for i in core_ops.pool_impls() if core.isa_supported(i.isa)]
+SHAPES = ["mb2ic5iw17kw3sw2pw1", "mb2ic4ih10kh3ph1", "mb1ic3ih9iw11kh3kw2sh2sw3dh1ph1pw1",
+          "mb1ic2id6kd3sd2pd1", "mb1ic16ih7kh7", "mb2ic3ih12kh2sh2"]
+
+
+def _problem(text, direction, alg):
+    return driver.PoolProblem(parse_pool(text), direction, ("f32", "f32"), parse_tag("abx"),
+                              alg, ImplFilter(), 0)
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=lambda i: i.name)
+@pytest.mark.parametrize("direction", list(driver.Dir), ids=lambda d: d.value)
+@pytest.mark.parametrize("alg", ["max", "avg_np", "avg_p"])
+def test_kernels_match_the_reference(impl, direction, alg):
+    for text in SHAPES:
+        prb = _problem(text, direction, alg)
+        prim = core_ops.PoolPrimitive(impl, prb.shape, prb.kalg, direction.prop)
+        bufs = driver.prepare(prb, prim, perf=False)
+        bufs.run()
+        assert bufs.out.intact()
+        exp = (ref.backward(prb.shape, prb.kalg, bufs.src, bufs.diff_dst)
+               if direction is driver.Dir.BWD_D else ref.forward(prb.shape, prb.kalg, bufs.src))
+        res = driver.CaseResult(driver.Status.UNTESTED)
+        driver.judge(prb, bufs, exp, res, 0)
+        assert res.status is driver.Status.PASSED, (text, res.diagnostics[:3])
+
+
+def test_workspace_is_queried_and_only_training_max_has_one():
+    shape = _problem("mb2ic3ih7kh3", driver.Dir.FWD_D, "max").shape
+    ws = core_ops.pool_workspace(shape, PoolAlg.MAX, Prop.FWD_TRAINING)
+    assert ws.nbytes == ws.elem_bytes * math.prod(shape.dst_shape) and ws.elem_bytes > 0
+    assert core_ops.pool_workspace(shape, PoolAlg.MAX, Prop.FWD_INFERENCE).nbytes == 0
+    assert core_ops.pool_workspace(shape, PoolAlg.AVG_P, Prop.FWD_TRAINING).nbytes == 0
+    buf = ws.allocate(cfg.WORKSPACE_POISON)
+    assert buf.nbytes == ws.nbytes and (buf == cfg.WORKSPACE_POISON).all()
+
+
+def test_training_writes_every_workspace_entry_with_the_winning_tap():
+    prb = _problem("mb1ic2ih6kh3sh2ph1", driver.Dir.FWD_D, "max")
+    prim = core_ops.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.FWD_TRAINING)
+    bufs = driver.prepare(prb, prim, perf=False)
+    bufs.run()
+    assert bufs.ws is not None and (bufs.ws < 9).all()
+    src = bufs.src.reshape(1, 2, 6, 6)
+    dst = bufs.out.array.reshape(1, 2, 3, 3)
+    # the tap the workspace names holds the maximum
+    for c in range(2):
+        for oh in range(3):
+            for ow in range(3):
+                t = int(bufs.ws.reshape(1, 2, 3, 3)[0, c, oh, ow])
+                ih, iw = oh * 2 - 1 + t // 3, ow * 2 - 1 + t % 3
+                assert src[0, c, ih, iw] == dst[0, c, oh, ow]
+
+
+def test_a_corrupt_workspace_never_writes_outside_diff_src():
+    prb = _problem("mb1ic2ih6kh3sh2ph1", driver.Dir.BWD_D, "max")
+    prim = core_ops.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.BWD_DATA)
+    bufs = driver.prepare(prb, prim, perf=False)
+    bufs.ws[:] = np.array([cfg.WORKSPACE_POISON, 2**31 - 1, 0xFFFFFFFF], np.uint32)[
+        np.arange(bufs.ws.size) % 3]
+    bufs.run()
+    assert bufs.out.intact() and (bufs.out.array == 0).all()
