@@ -152,6 +152,7 @@ class Comparison:
     geomean_ci: tuple[float, float] | None = None
     geomean_cases: int = 0
     rerun_note: str = ""
+    drift_warning: str = ""          # also in warnings; a rerun answers it
 
     @property
     def counts(self) -> dict[str, int]:
@@ -399,10 +400,11 @@ def compare_files(base: ResultsFile, new: ResultsFile, opt: Options = Options()
     _summarise(result)
     slower, faster = result.counts["+"], result.counts["-"]
     if min(slower, faster) >= max(DRIFT_CASES, DRIFT_SHARE * len(tested)):
-        result.warnings.append(
+        result.drift_warning = (
             f"{slower} cases slower and {faster} faster at once: more likely the machine's "
             f"speed drifted between or during the runs than a change; --rerun remeasures "
             f"them interleaved")
+        result.warnings.append(result.drift_warning)
     return result
 
 
@@ -533,7 +535,9 @@ def rerun(comparison: Comparison, base_python: str, new_python: str, rounds: int
     for case, q in zip(tested, stats.benjamini_hochberg([c.p_value for c in tested])):
         case.q_value = q
         _decide(case, comparison.options)
-    result = dataclasses.replace(comparison, cases=cases)
+    result = dataclasses.replace(
+        comparison, cases=cases, drift_warning="",
+        warnings=[w for w in comparison.warnings if w != comparison.drift_warning])
     _summarise(result)
     before = {(c.key, c.occurrence): c.mark for c in flagged}
     kept = sum(1 for c in redo if c.mark == before[(c.key, c.occurrence)])
