@@ -6,17 +6,25 @@ Every element is checked. A point passes if any of these holds, in order:
   3. |exp| <= 1e-5 and |exp - got| < FLT_EPSILON (tiny values);
   4. the relative difference (absolute for |exp| <= 1e-5) is within the threshold;
   5. the operation may legally produce NaN/Inf and both are NaN, or both the same Inf;
+  6. s32 output, exp saturated at float(INT_MAX) = 2^31 and 2147483520 <= got < 2^31
+     (the largest float below 2^31 is what an f32 -> s32 saturation can store);
   8. with an eltwise post-op: |exp - got| <= max(eps, 2e-5) or rel <= max(eps, 8e-6);
-  9. with an eltwise post-op and |exp| > 1e5 or an exp post-op: rel <= max(eps, 5e-6).
-(Rules 6, 7 and 10 to 15 concern data types and attributes not implemented yet.) Then
-zero trust: a result that passed but is mostly zeros proves little, so it is reported
-MISTRUSTED when more than ``zero_trust_percent`` of at least 10 outputs are exactly 0.
+  9. with an eltwise post-op and |exp| > 1e5 or an exp post-op: rel <= max(eps, 5e-6);
+ 10. f32 output with a dst scale: rel <= max(eps, 1e-5) (division vs reciprocal multiply);
+ 13. "off by one": integer output, the f32 reference within 9e-6 of a .5 tie, and got the
+     other neighbouring integer (which side a tie lands on depends on float rounding).
+Here exp is the f32 reference rounded to the output type: nearest even for bf16 and f16,
+saturation then nearest even for integers. (Rules 7, 11, 12, 14 and 15 concern binary
+post-ops, fast-ref and GPUs, which benchdnn-py does not have.) Then zero trust: a result
+that passed but is mostly zeros proves little, so it is reported MISTRUSTED when more than
+``zero_trust_percent`` of at least 10 outputs are exactly 0.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes
 import numpy as np
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
@@ -36,6 +44,27 @@ class CompareSetup:
     eltwise: bool = False        # an eltwise post-op is in the chain (rule 8)
     exp_post_op: bool = False    # ... and it includes exp (rule 9)
     eps: float = FLT_EPSILON     # machine epsilon of the output type
+    dt: str = "f32"              # the output type exp is rounded to
+    dst_scale: bool = False      # a dst scale divides the result (rule 10)
+
+
+# Integer output types: the saturation bounds (as floats) exp is clamped to.
+INT_RANGES = {"s8": (-128.0, 127.0), "u8": (0.0, 255.0), "s32": (-2.0**31, 2.0**31)}
+S32_SATURATED = 2.0**31
+S32_LARGEST_STORED = 2147483520.0
+
+
+def round_to_dt(x: np.ndarray, dt: str) -> np.ndarray:
+    """f32 values rounded to the nearest value of dt (ties to even), as f32. Integers
+    saturate first; NaN stays NaN (rule 2 covers it)."""
+    if dt in INT_RANGES:
+        lo, hi = INT_RANGES[dt]
+        return np.rint(np.clip(x, lo, hi)).astype(np.float32)
+    if dt == "bf16":
+        return x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    if dt == "f16":
+        return x.astype(np.float16).astype(np.float32)
+    return x
 
 
 @dataclasses.dataclass
@@ -57,15 +86,14 @@ class Verdict:
         return self.errors > 0
 
 
-def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
-            round_to_dst=lambda x: x) -> Verdict:
-    """ref: the reference (any float type); got: the implementation's result (same shape).
-    round_to_dst maps the f32 reference to the output type's values (identity for f32)."""
+def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup) -> Verdict:
+    """ref: the reference (any float type); got: the implementation's result (same shape,
+    of setup.dt's numpy type)."""
     if ref.shape != got.shape:
         raise ValueError(f"shape mismatch: reference {ref.shape}, result {got.shape}")
     with np.errstate(invalid="ignore", over="ignore"):   # huge references become +-inf
         exp_f32 = ref.astype(np.float32).ravel()
-        exp = round_to_dst(exp_f32).astype(np.float32)
+        exp = round_to_dt(exp_f32, setup.dt).astype(np.float32)
         got_f = got.astype(np.float32).ravel()
         diff = np.abs(exp - got_f)
         abs_exp = np.abs(exp)
@@ -77,6 +105,16 @@ def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
             ok |= np.isnan(exp_f32)                                      # rule 2
         ok |= small & (diff < FLT_EPSILON)                               # rule 3
         ok |= np.where(small, diff, rel) <= setup.trh                    # rule 4
+        if setup.dt == "s32":                                            # rule 6
+            ok |= ((exp == S32_SATURATED) & (got_f >= S32_LARGEST_STORED)
+                   & (got_f < S32_SATURATED))
+        if setup.dst_scale and setup.dt == "f32":                        # rule 10
+            ok |= rel <= max(setup.eps, 1e-5)
+        if setup.integral:                                               # rule 13
+            tie = np.floor(exp_f32) + 0.5
+            near_tie = np.abs(exp_f32 - tie) <= 9e-6
+            other = np.where(exp == np.floor(tie), np.ceil(tie), np.floor(tie))
+            ok |= near_tie & (got_f == other)
         if setup.allow_nans:                                             # rule 5
             ok |= np.isnan(exp) & np.isnan(got_f)
             ok |= np.isinf(exp) & (exp == got_f)

@@ -14,6 +14,7 @@ import os
 from functools import lru_cache
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from .errors import BenchError
@@ -30,6 +31,35 @@ class Isa(enum.IntEnum):
     SCALAR = lib.BDNN_ISA_SCALAR
     AVX2 = lib.BDNN_ISA_AVX2
     AVX512 = lib.BDNN_ISA_AVX512
+    AVX512_VNNI = lib.BDNN_ISA_AVX512_VNNI
+    AVX512_BF16 = lib.BDNN_ISA_AVX512_BF16
+
+
+# Data types the kernels take: benchdnn's name -> (C code, numpy dtype of its buffers).
+DATA_TYPES: dict[str, tuple[int, np.dtype]] = {
+    "f32": (lib.BDNN_DT_F32, np.dtype(np.float32)),
+    "bf16": (lib.BDNN_DT_BF16, np.dtype(ml_dtypes.bfloat16)),
+    "f16": (lib.BDNN_DT_F16, np.dtype(np.float16)),
+    "s32": (lib.BDNN_DT_S32, np.dtype(np.int32)),
+    "s8": (lib.BDNN_DT_S8, np.dtype(np.int8)),
+    "u8": (lib.BDNN_DT_U8, np.dtype(np.uint8)),
+}
+
+
+def numpy_dtype(dt: str) -> np.dtype:
+    return DATA_TYPES[dt][1]
+
+
+def dt_convert(x: np.ndarray, to_dt: str, *, from_dt: str = "f32", portable: bool = False
+               ) -> np.ndarray:
+    """The kernels' own conversion (f32 <-> any type), for tests that hold it to numpy's
+    and ml_dtypes' bits. portable: the scalar code instead of the best instructions."""
+    x = np.ascontiguousarray(x, numpy_dtype(from_dt))
+    out = np.empty(x.shape, numpy_dtype(to_dt))
+    _check(lib.bdnn_dt_convert(DATA_TYPES[from_dt][0], DATA_TYPES[to_dt][0], _bytes(x),
+                               _bytes(out), x.size, int(Isa.SCALAR if portable else Isa.AVX512)),
+           f"conversion {from_dt} -> {to_dt}")
+    return out
 
 
 class Direction(enum.IntEnum):
@@ -45,14 +75,59 @@ class PostKind(enum.IntEnum):
 
 @dataclasses.dataclass(frozen=True)
 class PostOp:
-    """One post-op as the kernels take it: sum (scale) or eltwise (alg, alpha, beta,
-    scale)."""
+    """One post-op as the kernels take it: sum (scale, zero_point) or eltwise (alg,
+    alpha, beta, scale)."""
 
     kind: PostKind
     alg: int = 0
     scale: float = 1.0
     alpha: float = 0.0
     beta: float = 0.0
+    zero_point: int = 0
+
+
+class Scales(enum.IntEnum):
+    """How the accumulator is scaled (bdnn.h, BDNN_SCALES_*)."""
+
+    NONE = lib.BDNN_SCALES_NONE
+    OSCALE = lib.BDNN_SCALES_OSCALE     # DNNL 1.x: oscale[oc] * (acc + bias)
+    ARGS = lib.BDNN_SCALES_ARGS         # oneDNN 3.x: acc * src * wei[oc] + bias, / dst
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvAttr:
+    """Everything about a primitive beyond shape and direction (bdnn_conv_attr_t). Data
+    types name the user's tensors: backward data's src is diff_src and dst diff_dst;
+    backward weights' wei is diff_weights and bia diff_bias."""
+
+    src_dt: str = "f32"
+    wei_dt: str = "f32"
+    dst_dt: str = "f32"
+    bia_dt: str = "f32"
+    scales: Scales = Scales.NONE
+    src_scale: float = 1.0
+    dst_scale: float = 1.0
+    wei_scales: tuple[float, ...] = (1.0,)   # one value, or one per output channel
+    src_zp: int = 0
+    dst_zp: int = 0
+    post_ops: tuple[PostOp, ...] = ()
+
+    def cdata(self, keep: list):
+        a = ffi.new("bdnn_conv_attr_t *")
+        a.src_dt, a.wei_dt, a.dst_dt, a.bia_dt = (DATA_TYPES[t][0] for t in (
+            self.src_dt, self.wei_dt, self.dst_dt, self.bia_dt))
+        a.scales, a.src_scale, a.dst_scale = int(self.scales), self.src_scale, self.dst_scale
+        scales = ffi.new("float[]", list(self.wei_scales))
+        keep.append(scales)
+        a.wei_scales, a.wei_scales_per_oc = scales, int(len(self.wei_scales) > 1)
+        a.src_zp, a.dst_zp = self.src_zp, self.dst_zp
+        if len(self.post_ops) > lib.BDNN_MAX_POST_OPS:
+            raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
+        a.n_post_ops = len(self.post_ops)
+        for slot, op in zip(a.post_ops, self.post_ops):
+            slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta, slot.zero_point = (
+                int(op.kind), op.alg, op.scale, op.alpha, op.beta, op.zero_point)
+        return a
 
 
 def eltwise_fwd(op: PostOp, x: np.ndarray) -> None:
@@ -74,6 +149,8 @@ class Fault(enum.IntEnum):
     SLOW_GEMM = lib.BDNN_FAULT_SLOW_GEMM
     POST_OPS_SWAPPED = lib.BDNN_FAULT_POST_OPS_SWAPPED
     SUM_SCALE_DROPPED = lib.BDNN_FAULT_SUM_SCALE_DROPPED
+    TRUNCATE_DST = lib.BDNN_FAULT_TRUNCATE_DST
+    WRAP_DST = lib.BDNN_FAULT_WRAP_DST
 
 
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
@@ -122,6 +199,20 @@ def _ptr(array: np.ndarray | None, ctype: str, dtype: type, count: int | None = 
     return ffi.from_buffer(ctype, array, require_writable=False)
 
 
+def _bytes(array: np.ndarray, dt: str | None = None, count: int | None = None):
+    """A C-contiguous array of the data type dt (any, when None) as a void* argument."""
+    if array is None:
+        return ffi.NULL
+    if dt is not None and array.dtype != numpy_dtype(dt):
+        raise TypeError(f"expected a {dt} ({numpy_dtype(dt)}) array, got {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise TypeError("expected a C-contiguous array")
+    if count is not None and array.size != count:
+        raise ValueError(f"expected {count} elements, got {array.size}")
+    # A byte view: the buffer protocol does not know custom dtypes such as bfloat16.
+    return ffi.from_buffer("char[]", array.reshape(-1).view(np.uint8), require_writable=False)
+
+
 @lru_cache(maxsize=None)
 def isa_supported(isa: Isa) -> bool:
     return bool(lib.bdnn_isa_supported(int(isa)))
@@ -135,18 +226,29 @@ def build_info() -> str:
     return ffi.string(lib.bdnn_build_info()).decode()
 
 
+class Operands(enum.IntEnum):
+    """The operand class an implementation computes (BDNN_OPERANDS_*)."""
+
+    F32 = lib.BDNN_OPERANDS_F32
+    F16 = lib.BDNN_OPERANDS_F16
+    BF16 = lib.BDNN_OPERANDS_BF16
+    INT8 = lib.BDNN_OPERANDS_INT8
+
+
 @dataclasses.dataclass(frozen=True)
 class ImplInfo:
     index: int
     name: str
     isa: Isa
+    operands: Operands = Operands.F32
 
 
 @lru_cache(maxsize=None)
 def conv_impls() -> tuple[ImplInfo, ...]:
     """The C implementation table, in order of preference."""
     return tuple(ImplInfo(i, ffi.string(lib.bdnn_conv_impl_name(i)).decode(),
-                          Isa(lib.bdnn_conv_impl_isa(i)))
+                          Isa(lib.bdnn_conv_impl_isa(i)),
+                          Operands(lib.bdnn_conv_impl_operands(i)))
                  for i in range(lib.bdnn_conv_impl_count()))
 
 
@@ -246,16 +348,14 @@ class ConvPrimitive:
 
     def __init__(self, impl: ImplInfo, shape: ConvShape, direction: Direction,
                  with_bias: bool, fault: Fault = Fault.NONE, *,
-                 post_ops: tuple[PostOp, ...] = ()) -> None:
+                 post_ops: tuple[PostOp, ...] = (), attr: ConvAttr | None = None) -> None:
         self.impl, self.shape, self.direction, self.with_bias = impl, shape, direction, with_bias
+        self.attr = attr if attr is not None else ConvAttr(post_ops=post_ops)
         self._desc = shape.cdata()
-        ops = ffi.new("bdnn_post_op_t[]", max(len(post_ops), 1))
-        for slot, op in zip(ops, post_ops):
-            slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta = (
-                int(op.kind), op.alg, op.scale, op.alpha, op.beta)
+        self._keep: list = []
         out = ffi.new("bdnn_conv_t **")
         _check(lib.bdnn_conv_create(impl.index, self._desc, int(direction), int(with_bias),
-                                    ops, len(post_ops), int(fault), out),
+                                    self.attr.cdata(self._keep), int(fault), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
         self.name = ffi.string(lib.bdnn_conv_name(self._handle)).decode()
@@ -263,50 +363,56 @@ class ConvPrimitive:
             self.name += f"+fault:{fault.name.lower()}"
 
     @property
-    def weights_elems(self) -> int:
-        return int(lib.bdnn_conv_weights_bytes(self._handle)) // 4
+    def weights_bytes(self) -> int:
+        return int(lib.bdnn_conv_weights_bytes(self._handle))
 
     def pack_weights(self, wei: np.ndarray) -> np.ndarray:
-        """The weights reorder into the implementation's layout (forward, backward data)."""
-        packed = np.empty(self.weights_elems, np.float32)
+        """The weights reorder into the implementation's layout (forward, backward data):
+        opaque bytes for bind."""
+        packed = np.empty(self.weights_bytes, np.uint8)
         _check(lib.bdnn_conv_pack_weights(
-            self._handle, _ptr(wei, "float[]", np.float32, _count(self.shape.wei_shape)),
-            ffi.from_buffer("float[]", packed)), "weights reorder")
+            self._handle, _bytes(wei, self.attr.wei_dt, _count(self.shape.wei_shape)),
+            _bytes(packed)), "weights reorder")
         return packed
 
+    def _packed(self, wei_packed: np.ndarray):
+        if wei_packed.dtype != np.uint8 or wei_packed.size != self.weights_bytes:
+            raise ValueError("expected the weights as pack_weights returned them")
+        return _bytes(wei_packed)
+
     def _bias_ptr(self, bias: np.ndarray | None, count: int):
-        return _ptr(bias if self.with_bias else None, "float[]", np.float32, count)
+        return _bytes(bias if self.with_bias else None, self.attr.bia_dt, count)
 
     def bind(self, src: np.ndarray, wei_packed: np.ndarray, bias: np.ndarray | None,
              dst: np.ndarray) -> Callable[[], None]:
         """Forward. Checks the buffers once and returns a no-argument callable that executes,
         so that timed runs pay only for the C call."""
         self._expect(Direction.FWD)
-        s = self.shape
-        args = (self._handle, _ptr(src, "float[]", np.float32, _count(s.src_shape)),
-                _ptr(wei_packed, "float[]", np.float32, self.weights_elems),
-                self._bias_ptr(bias, s.oc), _out_ptr(dst, _count(s.dst_shape)))
+        s, a = self.shape, self.attr
+        args = (self._handle, _bytes(src, a.src_dt, _count(s.src_shape)),
+                self._packed(wei_packed), self._bias_ptr(bias, s.oc),
+                _out_bytes(dst, a.dst_dt, _count(s.dst_shape)))
         return self._runner(lib.bdnn_conv_execute, args)
 
     def bind_bwd_data(self, diff_dst: np.ndarray, wei_packed: np.ndarray,
                       bias: np.ndarray | None, diff_src: np.ndarray) -> Callable[[], None]:
         """Backward data (bias: added to diff_src, for deconvolution's forward pass)."""
         self._expect(Direction.BWD_DATA)
-        s = self.shape
-        args = (self._handle, _ptr(diff_dst, "float[]", np.float32, _count(s.dst_shape)),
-                _ptr(wei_packed, "float[]", np.float32, self.weights_elems),
-                self._bias_ptr(bias, s.ic), _out_ptr(diff_src, _count(s.src_shape)))
+        s, a = self.shape, self.attr
+        args = (self._handle, _bytes(diff_dst, a.dst_dt, _count(s.dst_shape)),
+                self._packed(wei_packed), self._bias_ptr(bias, s.ic),
+                _out_bytes(diff_src, a.src_dt, _count(s.src_shape)))
         return self._runner(lib.bdnn_conv_execute_bwd_data, args)
 
     def bind_bwd_weights(self, src: np.ndarray, diff_dst: np.ndarray, diff_wei: np.ndarray,
                          diff_bias: np.ndarray | None) -> Callable[[], None]:
         """Backward weights: diff_wei in the user layout (and diff_bias)."""
         self._expect(Direction.BWD_WEIGHTS)
-        s = self.shape
-        args = (self._handle, _ptr(src, "float[]", np.float32, _count(s.src_shape)),
-                _ptr(diff_dst, "float[]", np.float32, _count(s.dst_shape)),
-                _out_ptr(diff_wei, _count(s.wei_shape)),
-                _out_ptr(diff_bias, s.oc) if self.with_bias else ffi.NULL)
+        s, a = self.shape, self.attr
+        args = (self._handle, _bytes(src, a.src_dt, _count(s.src_shape)),
+                _bytes(diff_dst, a.dst_dt, _count(s.dst_shape)),
+                _out_bytes(diff_wei, a.wei_dt, _count(s.wei_shape)),
+                _out_bytes(diff_bias, a.bia_dt, s.oc) if self.with_bias else ffi.NULL)
         return self._runner(lib.bdnn_conv_execute_bwd_weights, args)
 
     def _expect(self, direction: Direction) -> None:
@@ -339,3 +445,9 @@ def _out_ptr(array: np.ndarray, count: int):
     if not array.flags.writeable:
         raise ValueError("output buffers must be writable")
     return _ptr(array, "float[]", np.float32, count)
+
+
+def _out_bytes(array: np.ndarray, dt: str, count: int):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return _bytes(array, dt, count)

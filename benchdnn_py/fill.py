@@ -25,6 +25,7 @@ class Kind(enum.IntEnum):
     WEI = 1
     BIA = 2
     DST = 3
+    SCALES = 4
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
@@ -65,3 +66,11 @@ def real_fill(n: int, kind: Kind, lo: float, hi: float) -> np.ndarray:
     """n f32 values uniform in [lo, hi): performance-mode data (values do not matter, only
     that they are ordinary finite numbers)."""
     return (lo + (hi - lo) * _unit_floats(_streams(kind, n, 4))).astype(np.float32)
+
+
+def choice_fill(n: int, kind: Kind, values: tuple[float, ...]) -> np.ndarray:
+    """n f32 values drawn uniformly from ``values`` (non-common scales, reference 6.4)."""
+    if n == 0:
+        return np.empty(0, np.float32)
+    picks = (_streams(kind, n, 5) % np.uint64(len(values))).astype(np.int64)
+    return np.asarray(values, np.float32)[picks]

@@ -140,7 +140,9 @@ class _Walker:
     # -- descriptors ----------------------------------------------------------------
     def _descriptor(self, text: str, source: Path | None) -> None:
         assert self.driver is not None
-        lists = [(o.slot, self.values[o.slot]) for o in self.driver.options if o.is_list]
+        # One axis per slot: options sharing a slot (--dt and --cfg) expand once.
+        lists = list({o.slot: (o.slot, self.values[o.slot])
+                      for o in self.driver.options if o.is_list}.values())
         scalars = {o.slot: self.values[o.slot] for o in self.driver.options if not o.is_list}
         where = str(source) if source else "command line"
         settings = _driver_settings(self.settings, self.driver)

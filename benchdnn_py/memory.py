@@ -12,18 +12,36 @@ GUARD_VALUE = np.float32(-7.77e-31)   # an odd pattern no kernel writes by accid
 RAM_SHARE = 0.7           # a case may use at most this share of physical memory
 
 
-class Guarded:
-    """A flat f32 buffer of ``n`` elements with guard zones; ``.array`` is the payload."""
+GUARD_BYTES = 4 * GUARD_ELEMS
 
-    def __init__(self, n: int, fill: float) -> None:
-        self._buf = np.full(n + 2 * GUARD_ELEMS, GUARD_VALUE, np.float32)
-        self.array = self._buf[GUARD_ELEMS:GUARD_ELEMS + n]
+
+def poison(dtype: np.dtype) -> float:
+    """What an output is filled with before execution, so an unwritten point fails: NaN
+    for floating types. Integers have no NaN: their poison is a value the correctness
+    fill makes rare (an unwritten point whose true value happens to equal it goes
+    unnoticed, the one blind spot)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        return float("nan")
+    return {1: 0x5A if dtype.kind == "u" else -0x5B, 4: -0x3EADBEEF}[dtype.itemsize]
+
+
+class Guarded:
+    """A flat buffer of ``n`` elements of ``dtype`` with guard zones; ``.array`` is the
+    payload, filled with ``fill``."""
+
+    def __init__(self, n: int, fill: float, dtype: np.dtype = np.dtype(np.float32)) -> None:
+        dtype = np.dtype(dtype)
+        self._guard = np.full(GUARD_ELEMS, GUARD_VALUE, np.float32).view(np.uint8)
+        self._buf = np.empty(n * dtype.itemsize + 2 * GUARD_BYTES, np.uint8)
+        self._buf[:GUARD_BYTES] = self._guard
+        self._buf[GUARD_BYTES + n * dtype.itemsize:] = self._guard
+        self.array = self._buf[GUARD_BYTES:GUARD_BYTES + n * dtype.itemsize].view(dtype)
         self.array.fill(fill)
 
     def intact(self) -> bool:
-        head, tail = self._buf[:GUARD_ELEMS], self._buf[GUARD_ELEMS + self.array.size:]
-        guard = GUARD_VALUE.view(np.uint32)
-        return bool((head.view(np.uint32) == guard).all() and (tail.view(np.uint32) == guard).all())
+        head, tail = self._buf[:GUARD_BYTES], self._buf[self._buf.size - GUARD_BYTES:]
+        return bool((head == self._guard).all() and (tail == self._guard).all())
 
 
 def physical_memory_bytes() -> int:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from benchdnn_py import check
-from benchdnn_py.check import CompareSetup, compare, diagnostics
+from benchdnn_py.check import round_to_dt, CompareSetup, compare, diagnostics
 
 FLT_EPS = 1.1920928955078125e-07   # 2**-23
 
@@ -129,14 +129,54 @@ def test_integral_output_nan_reference_passes():
     assert compare(ref, got, setup(integral=False)).failing.tolist() == [0]
 
 
-def test_round_to_dst():
+def test_reference_rounded_to_integer_output():
     ref = np.array([2.4, 2.6, 2.0])
     got = np.array([2.0, 3.0, 2.0], np.float32)
-    v = compare(ref, got, setup(integral=True), round_to_dst=np.rint)
+    v = compare(ref, got, setup(integral=True, dt="s8"))
     assert v.errors == 0
     np.testing.assert_array_equal(v.exp, [2.0, 3.0, 2.0])
     np.testing.assert_array_equal(v.exp_f32, np.array([2.4, 2.6, 2.0], np.float32))
     assert compare(ref, got, setup()).failing.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("dt, ref, exp", [
+    ("u8", [-3.0, 300.0, 2.5, 3.5], [0.0, 255.0, 2.0, 4.0]),          # saturate, ties even
+    ("s8", [-200.0, 200.0, -2.5], [-128.0, 127.0, -2.0]),
+    ("s32", [3e9, -3e9], [2.0**31, -2.0**31]),                         # float(INT_MAX)
+    ("bf16", [1.0 + 2**-8, 1.0 + 3 * 2**-8], [1.0, 1.0 + 2**-6]),      # ties to even
+    ("f16", [1.0 + 2**-11, 70000.0], [1.0, np.inf]),
+])
+def test_round_to_dt(dt, ref, exp):
+    np.testing.assert_array_equal(round_to_dt(np.array(ref, np.float32), dt), exp)
+
+
+def test_wrapped_or_truncated_integer_outputs_fail():
+    ref = np.array([300.0, 2.7, -1.6])
+    assert compare(ref, np.array([44.0, 3.0, 0.0], np.float32),          # 300 wrapped
+                   setup(integral=True, dt="u8")).failing.tolist() == [0]
+    assert compare(ref, np.array([255.0, 2.0, -2.0], np.float32),        # 2.7 truncated
+                   setup(integral=True, dt="s8")).failing.tolist() == [0, 1]
+
+
+def test_s32_saturation_rule_6():
+    ref = np.array([3e9, 3e9, 3e9])
+    got = np.array([2147483520.0, 2147483392.0, 2.0**31], np.float32)
+    v = compare(ref, got, setup(integral=True, dt="s32"))
+    assert v.failing.tolist() == [1]
+
+
+def test_off_by_one_at_ties_rule_13():
+    ref = np.array([2.5 + 4e-6, 2.5 + 4e-6, 2.5 + 0.1])
+    got = np.array([2.0, 3.0, 2.0], np.float32)   # exp of 2.500004 is 3; 2 is the other side
+    v = compare(ref, got, setup(integral=True, dt="s8"))
+    assert v.failing.tolist() == [2]
+
+
+def test_dst_scale_rule_10():
+    ref = np.array([1.0])
+    got = np.array([1.0 + 8e-6], np.float32)
+    assert compare(ref, got, setup(dst_scale=True)).errors == 0
+    assert compare(ref, got, setup()).errors == 1
 
 
 # ---- zero trust -----------------------------------------------------------------------

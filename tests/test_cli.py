@@ -98,12 +98,26 @@ def test_trailing_option_warning_and_no_cases():
 
 
 def test_unimplemented_types_and_invalid_directions_have_reasons():
-    res = run_cli("--conv", "--dt=bf16", "ic3ih5oc3kh3", "--dt=f32", "--dir=BWD_DW",
-                  "ic3ih5oc3kh3")
+    res = run_cli("--conv", "--dt=f16:f16:u8", "ic3ih5oc3kh3", "--dt=s8:f32:f32",
+                  "ic3ih5oc3kh3", "--dt=f32", "--dir=BWD_DW", "ic3ih5oc3kh3")
     assert res.code == 1
-    assert res.lines[0].startswith("0:UNIMPLEMENTED (--dt=bf16:bf16:bf16 has no implementation yet)")
-    assert res.lines[0].endswith("--conv --dt=bf16:bf16:bf16 ic3ih5oc3oh3kh3ph0")
-    assert res.lines[1].startswith("1:INVALID_ARGUMENTS (BWD_DW is not a convolution direction)")
+    # benchdnn's known-unsupported list: skipped; outside the spec's table: unimplemented
+    assert res.lines[0].startswith("0:SKIPPED (Case not supported)")
+    assert res.lines[0].endswith("--conv --dt=f16:f16:u8 ic3ih5oc3oh3kh3ph0")
+    assert res.lines[1].startswith("1:UNIMPLEMENTED (--dt=s8:f32:f32 on FWD_B: not a data-type")
+    assert res.lines[2].startswith("2:INVALID_ARGUMENTS (BWD_DW is not a convolution direction)")
+
+
+def test_every_row_of_the_data_type_table_runs_and_cfg_prints_as_dt():
+    res = run_cli("--conv", "--cfg=u8s8u8,bf16bf16f32", "--attr-oscale=", "mb1ic8ih6oc8kh3ph1",
+                  "--cfg=f32bf16bf16", "--dir=BWD_D", "mb1ic8ih6oc8kh3ph1",
+                  "--cfg=bf16f32bf16", "--dir=BWD_WB", "mb1ic8ih6oc8kh3ph1")
+    assert res.code == 0
+    assert all(":PASSED " in l for l in res.lines[:4])
+    assert "--dt=u8:s8:u8 " in res.lines[0] and "--dt=bf16:bf16:f32 " in res.lines[1]
+    assert "--dir=BWD_D --dt=f32:bf16:bf16 " in res.lines[2]
+    assert "--dir=BWD_WB --dt=bf16:f32:bf16 " in res.lines[3]
+    assert not any("--cfg" in l for l in res.lines)
 
 
 def test_impl_filter_exhausted_is_skipped():

@@ -50,3 +50,20 @@ def test_unknown_fault_name_is_one_line_per_case():
     res = run_cli("--conv", "ic3ih5oc3kh3", env={"BENCHDNN_PY_TEST_FAULT": "melt"})
     assert res.code == 1
     assert "unknown fault; expected one of skip_last_ic, right_pad_edge" in res.err
+
+
+@pytest.mark.parametrize("fault,dts,attr", [
+    # A store that truncates instead of rounding to nearest even. Output scales make int8
+    # sums fractional; for bf16 and f16, a sum post-op with an inexact scale does.
+    ("truncate_dst", ("u8:s8:u8", "s8:s8:s8", "u8:s8:s32"), "--attr-oscale=common:0.3"),
+    ("truncate_dst", ("bf16:bf16:bf16", "f16:f16:f16"), "--attr-post-ops=sum:0.3"),
+    # An integer store that wraps instead of saturating: 1000x pushes sums past 8 bits.
+    ("wrap_dst", ("u8:s8:u8", "s8:s8:s8", "s8:s8:u8"), "--attr-oscale=common:1000"),
+])
+def test_data_type_stores_that_do_not_round_or_saturate_are_caught(fault, dts, attr):
+    res = run_cli("--conv", f"--dt={','.join(dts)}", attr, "--batch=problems/shapes_basic",
+                  env={"BENCHDNN_PY_TEST_FAULT": fault})
+    assert res.code == 1
+    failed = failed_lines(res)
+    for dt in dts:
+        assert any(f"--dt={dt} " in l for l in failed), f"{fault} not caught with {dt}"

@@ -78,7 +78,7 @@ def test_self_including_batch_is_stopped(tmp_path: Path, monkeypatch):
 @pytest.mark.parametrize("args,fragment", [
     (["--conv", "--dri=FWD_B", "x"], "unknown option `--dri=FWD_B` for the conv driver; did you mean --dir"),
     (["--conv", "--dir=FWD_X", "x"], "--dir=FWD_X: unknown value `FWD_X`; expected one of FWD_B"),
-    (["--conv", "--dt=f32:f32", "x"], "expected one data type or three"),
+    (["--conv", "--dt=f32:f32", "x"], "expects either a single input or three inputs"),
     (["--conv", "--dt=f31", "x"], "unknown data type `f31`"),
     (["--conv", "--mb=one", "x"], "--mb=one: expected an integer"),
     (["--conv", "--mode=Q", "x"], "--mode=Q: unknown value"),

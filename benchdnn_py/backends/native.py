@@ -41,7 +41,8 @@ class _DeconvExecutor(_ConvExecutor):
 
 def _create_conv(prb, res: CaseResult):
     prim = conv.create(prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias,
-                       prb.impl_filter, res, prb.post_ops)
+                       prb.impl_filter, res, prb.post_ops,
+                       attr=conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc)))
     return None if prim is None else _ConvExecutor(prim, prb)
 
 
@@ -59,8 +60,8 @@ _CREATE = {"conv": _create_conv, "deconv": _create_deconv}
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    """The kernels' post-op support: the spec's f32 matrix, no depthwise fusion yet."""
-    return conv.native_post_ops_unsupported(prb.post_ops)
+    """The kernels' post-op support: the spec's chains per type, no depthwise fusion yet."""
+    return conv.native_post_ops_unsupported(prb.post_ops, prb.dt)
 
 
 def create(prb, res: CaseResult):

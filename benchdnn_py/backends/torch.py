@@ -157,8 +157,10 @@ def unsupported(prb) -> tuple[Status, str] | None:
     torch, why = _load()
     if torch is None:
         return Status.UNIMPLEMENTED, why
-    if prb.dt[2] not in DTYPES:
+    if any(t not in DTYPES for t in prb.dt) or prb.bia_dt not in ("undef", *DTYPES):
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: no torch data type mapped"
+    if prb.oscale or prb.scales or prb.zero_points:
+        return Status.UNIMPLEMENTED, "torch's float convolutions take no scales or zero points"
     table = _eltwise_ops(torch)
     for e in prb.post_ops.entries:
         if isinstance(e, Eltwise) and e.name not in table:

@@ -20,6 +20,10 @@ int bdnn_isa_supported(int isa) {
         /* The variant uses AVX-512 F/VL/BW/DQ; libgcc also checks the OS saves zmm state. */
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
             && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+    case BDNN_ISA_AVX512_VNNI:
+        return bdnn_isa_supported(BDNN_ISA_AVX512) && __builtin_cpu_supports("avx512vnni");
+    case BDNN_ISA_AVX512_BF16:
+        return bdnn_isa_supported(BDNN_ISA_AVX512) && __builtin_cpu_supports("avx512bf16");
     default: return 0;
     }
 #else

@@ -8,15 +8,40 @@
 #include <omp.h>
 
 #include "conv_impl.h"
+#include "dt.h"
 
+#define F32 OPERANDS_F32
+#define F16 OPERANDS_F16
+#define BF16 OPERANDS_BF16
+#define INT8 OPERANDS_INT8
 static const conv_impl_entry_t impls[] = {
-    {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512},
-    {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2},
-    {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar},
-    {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512},
-    {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2},
-    {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar},
+    {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32},
+    {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32},
+    {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32},
+    {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F32},
+    {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F32},
+    {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F32},
+    /* bf16: vdpbf16ps on bf16 pairs; without it, exact conversion to f32 and f32 FMA. */
+    {"gemm_conv_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_gemm_ops,
+     &bdnn_gemm_ukr_bf16_avx512_bf16, BF16},
+    {"gemm_conv_bf16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, BF16},
+    {"gemm_conv_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, BF16},
+    {"gemm_conv_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, BF16},
+    /* f16: F16C conversion to f32 (exact), f32 FMA, F16C rounding on the way out. */
+    {"gemm_conv_f16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F16},
+    {"gemm_conv_f16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F16},
+    {"gemm_conv_f16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F16},
+    /* int8: vpdpbusd (u8 x s8 quads into s32); without it, s32 multiply-adds. */
+    {"gemm_conv_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_gemm_ops,
+     &bdnn_gemm_ukr_int8_avx512_vnni, INT8},
+    {"gemm_conv_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_avx2, INT8},
+    {"gemm_conv_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_scalar,
+     INT8},
 };
+#undef F32
+#undef F16
+#undef BF16
+#undef INT8
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
 void *bdnn_aligned_alloc(size_t bytes) {
@@ -29,6 +54,9 @@ const char *bdnn_conv_impl_name(int impl) {
     return impl >= 0 && impl < N_IMPLS ? impls[impl].name : NULL;
 }
 int bdnn_conv_impl_isa(int impl) { return impl >= 0 && impl < N_IMPLS ? impls[impl].isa : -1; }
+int bdnn_conv_impl_operands(int impl) {
+    return impl >= 0 && impl < N_IMPLS ? impls[impl].operands : -1;
+}
 
 /* The checks every implementation relies on; the Python side validates the descriptor
  * first, this keeps the C boundary safe on its own. */
@@ -41,27 +69,83 @@ static int desc_ok(const bdnn_conv_desc_t *d) {
     return d->ic % d->g == 0 && d->oc % d->g == 0;
 }
 
+/* The operand class of a direction's two multiplied tensors, or -1 when no row of the
+ * table computes it. */
+static int operands_of(const bdnn_conv_attr_t *a, int dir) {
+    const int x = dir == BDNN_DIR_BWD_DATA ? a->dst_dt : a->src_dt;
+    const int y = dir == BDNN_DIR_BWD_WEIGHTS ? a->dst_dt : a->wei_dt;
+    if (x == BDNN_DT_F32 && y == BDNN_DT_F32) return OPERANDS_F32;
+    if (x == BDNN_DT_F16 && y == BDNN_DT_F16) return OPERANDS_F16;
+    if (x == BDNN_DT_BF16 && y == BDNN_DT_BF16) return OPERANDS_BF16;
+    if ((x == BDNN_DT_U8 || x == BDNN_DT_S8) && y == BDNN_DT_S8 && dir != BDNN_DIR_BWD_WEIGHTS)
+        return OPERANDS_INT8;
+    return -1;
+}
+
+static int out_dt_of(const bdnn_conv_attr_t *a, int dir) {
+    return dir == BDNN_DIR_FWD ? a->dst_dt : dir == BDNN_DIR_BWD_DATA ? a->src_dt : a->wei_dt;
+}
+
+/* Whether the f32 fast path serves: f32 everywhere, no scales or zero points, and a chain
+ * the fused f32 epilogue applies (a sum, without zero point, only first). */
+static int needs_lp(const bdnn_conv_t *c) {
+    const bdnn_conv_attr_t *a = &c->attr;
+    if (c->operands != OPERANDS_F32 || c->out_dt != BDNN_DT_F32) return 1;
+    if (c->with_bias && a->bia_dt != BDNN_DT_F32) return 1;
+    if (a->scales != BDNN_SCALES_NONE || a->src_zp || a->dst_zp) return 1;
+    for (int i = 0; i < a->n_post_ops; ++i)
+        if (a->post_ops[i].kind == BDNN_POST_SUM && (i != 0 || a->post_ops[i].zero_point))
+            return 1;
+    return 0;
+}
+
 int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
-                     const bdnn_post_op_t *post_ops, int n_post_ops, int fault,
-                     bdnn_conv_t **out) {
+                     const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out) {
     *out = NULL;
-    if (!bdnn_post_ops_supported(post_ops, n_post_ops)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (n_post_ops > 0 && dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
+    const bdnn_conv_attr_t plain = {.src_dt = BDNN_DT_F32, .wei_dt = BDNN_DT_F32,
+                                    .dst_dt = BDNN_DT_F32, .bia_dt = BDNN_DT_F32};
+    const bdnn_conv_attr_t *a = attr ? attr : &plain;
+    if (a->n_post_ops < 0 || a->n_post_ops > BDNN_MAX_POST_OPS) return BDNN_STATUS_INVALID;
+    for (int i = 0; i < a->n_post_ops; ++i) {
+        const bdnn_post_op_t *op = &a->post_ops[i];
+        if (op->kind != BDNN_POST_SUM && op->kind != BDNN_POST_ELTWISE)
+            return BDNN_STATUS_UNIMPLEMENTED;
+        if (op->kind == BDNN_POST_ELTWISE && (op->alg < BDNN_ELT_ABS || op->alg > BDNN_ELT_TANH))
+            return BDNN_STATUS_UNIMPLEMENTED;
+    }
+    if (a->n_post_ops > 0 && dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
     if (impl < 0 || impl >= N_IMPLS) return BDNN_STATUS_INVALID;
     if (dir != BDNN_DIR_FWD && dir != BDNN_DIR_BWD_DATA && dir != BDNN_DIR_BWD_WEIGHTS)
         return BDNN_STATUS_INVALID;
     if (!desc_ok(d)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands_of(a, dir) != impls[impl].operands) return BDNN_STATUS_UNIMPLEMENTED;
+    if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
+    if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
     bdnn_conv_t *c = calloc(1, sizeof(*c));
     if (!c) return BDNN_STATUS_OUT_OF_MEMORY;
     c->d = *d;
     c->dir = dir;
     c->with_bias = with_bias;
     c->fault = fault;
-    c->n_post_ops = n_post_ops;
-    for (int i = 0; i < n_post_ops; ++i) c->post_ops[i] = post_ops[i];
+    c->attr = *a;
+    c->attr.wei_scales = NULL;
+    c->n_post_ops = a->n_post_ops;
+    for (int i = 0; i < a->n_post_ops; ++i) c->post_ops[i] = a->post_ops[i];
+    c->operands = impls[impl].operands;
+    c->out_dt = out_dt_of(a, dir);
+    c->lp = needs_lp(c);
     c->nthr = omp_get_max_threads();
     c->impl = &impls[impl];
+    if (a->scales != BDNN_SCALES_NONE) {
+        c->wei_scales = malloc(sizeof(float) * (size_t)d->oc);
+        if (!c->wei_scales) {
+            bdnn_conv_destroy(c);
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        for (int64_t oc = 0; oc < d->oc; ++oc)
+            c->wei_scales[oc] = a->wei_scales[a->wei_scales_per_oc ? oc : 0];
+    }
     const int st = c->impl->ops->init(c);
     if (st != BDNN_STATUS_OK) {
         bdnn_conv_destroy(c);
@@ -73,7 +157,7 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
 
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c) { return c->impl->ops->weights_bytes(c); }
 
-int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_packed) {
+int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed) {
     c->impl->ops->pack_weights(c, wei, wei_packed);
     return BDNN_STATUS_OK;
 }
@@ -85,8 +169,8 @@ static void run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
         c->impl->ops->execute(c, a);
 }
 
-int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
-                      const float *bias, float *dst) {
+int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_packed,
+                      const void *bias, void *dst) {
     if (c->dir != BDNN_DIR_FWD || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     const bdnn_conv_args_t a = {.src = src, .wei = wei_packed,
@@ -95,8 +179,8 @@ int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_p
     return BDNN_STATUS_OK;
 }
 
-int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
-                               const float *wei_packed, const float *bias, float *diff_src) {
+int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const void *diff_dst,
+                               const void *wei_packed, const void *bias, void *diff_src) {
     if (c->dir != BDNN_DIR_BWD_DATA || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     const bdnn_conv_args_t a = {.diff_dst = diff_dst, .wei = wei_packed,
@@ -105,13 +189,15 @@ int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
     return BDNN_STATUS_OK;
 }
 
-int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const float *src,
-                                  const float *diff_dst, float *diff_wei, float *diff_bias) {
+int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const void *src,
+                                  const void *diff_dst, void *diff_wei, void *diff_bias) {
     if (c->dir != BDNN_DIR_BWD_WEIGHTS || (c->with_bias && !diff_bias))
         return BDNN_STATUS_INVALID;
-    const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei};
+    /* The low-precision path computes diff_bias itself (from its f32 copy of diff_dst). */
+    const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei,
+                                .bias = c->lp && c->with_bias ? diff_bias : NULL};
     run_impl(c, &a);
-    if (c->with_bias)
+    if (c->with_bias && !c->lp)
         bdnn_bias_grad(diff_dst, c->d.mb, c->d.oc, c->d.od * c->d.oh * c->d.ow, diff_bias);
     return BDNN_STATUS_OK;
 }
@@ -136,5 +222,6 @@ const char *bdnn_conv_name(const bdnn_conv_t *c) { return c->impl->name; }
 void bdnn_conv_destroy(bdnn_conv_t *c) {
     if (!c) return;
     if (c->impl && c->impl->ops->fini) c->impl->ops->fini(c);
+    free(c->wei_scales);
     free(c);
 }

@@ -27,7 +27,7 @@ static void dw_fini(struct bdnn_conv *c) {
 
 static int dw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
-    if (c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->dir != BDNN_DIR_FWD || c->lp) return BDNN_STATUS_UNIMPLEMENTED;
     if (d->ic != d->g || d->oc != d->g) return BDNN_STATUS_UNIMPLEMENTED;
     dw_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -58,7 +58,8 @@ static size_t dw_weights_bytes(const struct bdnn_conv *c) {
     return sizeof(float) * (size_t)(c->d.g * c->d.kd * c->d.kh * c->d.kw);
 }
 
-static void dw_pack_weights(const struct bdnn_conv *c, const float *wei, float *packed) {
+static void dw_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed_v) {
+    float *packed = packed_v;
     if (c->fault == BDNN_FAULT_SKIP_LAST_IC) /* the only input channel is the last one */
         memset(packed, 0, dw_weights_bytes(c));
     else
@@ -99,14 +100,15 @@ static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t pl = 0; pl < planes; ++pl) {
         const int64_t ch = pl % d->g;
-        const float *s = a->src + pl * in_plane, *w = a->wei + ch * taps;
-        const float bias = a->bias ? a->bias[ch] : 0.0f;
+        const float *s = (const float *)a->src + pl * in_plane;
+        const float *w = (const float *)a->wei + ch * taps;
+        const float bias = a->bias ? ((const float *)a->bias)[ch] : 0.0f;
         float *acc = p->row_acc[omp_get_thread_num()];
         for (int64_t od = 0; od < d->od; ++od)
         for (int64_t oh = 0; oh < d->oh; ++oh) {
             row_kernel(d, s, w, od, oh, acc, p->ow_lo, p->ow_hi);
             if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE) dw_fault_right_edge(d, p, s, w, od, oh, acc);
-            float *drow = a->dst + pl * out_plane + (od * d->oh + oh) * OW;
+            float *drow = (float *)a->dst + pl * out_plane + (od * d->oh + oh) * OW;
             /* Epilogue while the row is in cache: bias, sum (reads the prior dst), eltwise. */
             if (swapped) {   /* the deliberate defect: eltwise before the sum */
                 for (int64_t ow = 0; ow < OW; ++ow) acc[ow] += bias;

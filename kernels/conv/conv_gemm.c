@@ -22,12 +22,27 @@
  * disjoint parts of C, so threads never synchronize inside an execution.
  *
  * Prepacked weights layout: per group, per k block, per MR panel, a kc x MR micro-panel
- * (element (k, r) at [k*MR + r]); rows past M are zero. */
+ * (element (k, r) at [k*MR + r]); rows past M are zero.
+ *
+ * Low-precision path (c->lp; see conv_impl.h): other data types, scales, zero points.
+ *   - Operands that are not f32 are first widened, exactly, into an f32 copy (one pass,
+ *     inside the timed execution), so the packers above serve every type.
+ *   - Dot-product kernels (pack 2: bf16 pairs, pack 4: u8 x s8 quads) take each packed
+ *     f32 panel regrouped into their layout; weights are regrouped once at pack time and
+ *     their k padded to the group size with zeros.
+ *   - int8: vpdpbusd multiplies unsigned by signed bytes, so an s8 source is shifted by
+ *     +128 into u8, and taps outside the input read the source zero point (+ shift).
+ *     Then acc = sum over k of w * (x + shift) and, with comp[ch] = (zp + shift) * sum of w,
+ *     acc - comp = sum over in-bounds taps of w * (src - zp): padding contributes nothing
+ *     and the zero point is applied exactly, in s32.
+ *   - Tiles accumulate in a per-thread buffer (f32, or s32 for int8) across k blocks; the
+ *     epilogue (conv_epilogue.c) converts each finished tile into the output tensor. */
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
 #include "conv_impl.h"
+#include "dt.h"
 
 enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
 
@@ -45,6 +60,10 @@ typedef struct {
 
 typedef struct {
     float *bp;            /* KC x nc packed B block (64-byte aligned) */
+    void *bq;             /* lp, pack > 0: the B block regrouped for the dot products */
+    void *aq;             /* lp, pack > 0, backward weights: the A block regrouped */
+    void *acc;            /* lp: m_rows x nc accumulators (f32 or s32) */
+    float *tmp;           /* lp: one row of the epilogue */
     float *ap;            /* m_rows x KC packed A block, when A is packed on the fly */
     segment_t *segs;      /* forward / backward data: runs of the current column block */
     int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
@@ -57,17 +76,26 @@ typedef struct {
     int64_t instances, M, N, K, a_panels;
     int64_t nc, m_rows, n_col_blocks, n_row_blocks, n_items;
     scratch_t *scratch;   /* one per thread */
+    /* lp */
+    int pack;             /* 0 (f32 kernel), 2 or 4 */
+    int64_t Kp;           /* K rounded up to pack */
+    float b_shift;        /* int8: +128 for an s8 source, else 0 */
+    float pad;            /* what taps outside the input read (int8 src zero point) */
+    float *stage_b;       /* f32 copy of the tensor B gathers from (NULL if f32 already) */
+    float *stage_a;       /* backward weights: f32 copy of diff_dst (NULL if f32) */
+    float *bias_f32;      /* backward weights with bias: f32 sums before conversion */
 } gemm_plan_t;
 
 /* What one execution works on. */
 typedef struct {
     const struct bdnn_conv *c;
     const gemm_plan_t *p;
-    const float *a_packed;   /* forward / backward data: packed weights */
-    const float *b_src;      /* tensor B gathers from: src, diff_dst, src */
-    const float *a_src;      /* backward weights: diff_dst */
-    const float *bias;
-    float *out;
+    const void *a_packed;    /* forward / backward data: packed weights */
+    const float *b_src;      /* tensor B gathers from: src, diff_dst, src (f32) */
+    const float *a_src;      /* backward weights: diff_dst (f32) */
+    const void *bias;        /* f32, or attr.bia_dt on the lp path */
+    void *out;               /* f32, or the output type on the lp path */
+    float pad;               /* forward B packing: the value of taps outside the input */
 } exec_t;
 
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
@@ -91,10 +119,53 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].segs);
             free(p->scratch[t].seg_start);
             free(p->scratch[t].wcols);
+            free(p->scratch[t].bq);
+            free(p->scratch[t].aq);
+            free(p->scratch[t].acc);
+            free(p->scratch[t].tmp);
         }
     free(p->scratch);
+    free(p->stage_b);
+    free(p->stage_a);
+    free(p->bias_f32);
     free(p);
     c->plan = NULL;
+}
+
+static int64_t src_elems(const bdnn_conv_desc_t *d) { return d->mb * d->ic * in_points(d); }
+static int64_t dst_elems(const bdnn_conv_desc_t *d) { return d->mb * d->oc * out_points(d); }
+
+/* The data type of the tensor B gathers from, and of backward weights' A (diff_dst). */
+static int b_dt_of(const struct bdnn_conv *c) {
+    return c->dir == BDNN_DIR_BWD_DATA ? c->attr.dst_dt : c->attr.src_dt;
+}
+
+static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
+    if (!c->lp) return BDNN_STATUS_OK;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int b_dt = b_dt_of(c);
+    if (c->attr.src_zp && c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->attr.src_zp && c->operands != OPERANDS_INT8) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->operands == OPERANDS_INT8) {
+        p->b_shift = b_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
+        const int64_t pad_u8 = (int64_t)c->attr.src_zp + (int64_t)p->b_shift;
+        if (pad_u8 < 0 || pad_u8 > 255) return BDNN_STATUS_UNIMPLEMENTED;
+    }
+    p->pad = (float)c->attr.src_zp;
+    if (b_dt != BDNN_DT_F32) {
+        const int64_t n = c->dir == BDNN_DIR_BWD_DATA ? dst_elems(d) : src_elems(d);
+        p->stage_b = bdnn_aligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+        if (!p->stage_b) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->attr.dst_dt != BDNN_DT_F32) {
+        p->stage_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(dst_elems(d) > 0 ? dst_elems(d) : 1));
+        if (!p->stage_a) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->with_bias) {
+        p->bias_f32 = bdnn_aligned_alloc(sizeof(float) * (size_t)d->oc);
+        if (!p->bias_f32) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    return BDNN_STATUS_OK;
 }
 
 static int gemm_init(struct bdnn_conv *c) {
@@ -143,6 +214,11 @@ static int gemm_init(struct bdnn_conv *c) {
     p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
     p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
 
+    p->pack = c->lp ? u->pack : 0;
+    p->Kp = p->pack ? bdnn_div_up(p->K, p->pack) * p->pack : p->K;
+    const int st = lp_init(c, p);
+    if (st != BDNN_STATUS_OK) return st;
+
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
@@ -158,6 +234,19 @@ static int gemm_init(struct bdnn_conv *c) {
             s->seg_start = malloc(sizeof(int64_t) * (per_block + 1));
             if (!s->segs || !s->seg_start) return BDNN_STATUS_OUT_OF_MEMORY;
         }
+        if (c->lp) {
+            s->acc = bdnn_aligned_alloc(4 * (size_t)(p->m_rows * p->nc));
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)p->nc);
+            if (!s->acc || !s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        if (p->pack) {
+            s->bq = bdnn_aligned_alloc(4 * (size_t)(KC * p->nc));   /* >= pack*elt bytes */
+            if (!s->bq) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
+                s->aq = bdnn_aligned_alloc(4 * (size_t)(KC * p->m_rows));
+                if (!s->aq) return BDNN_STATUS_OUT_OF_MEMORY;
+            }
+        }
     }
     return BDNN_STATUS_OK;
 }
@@ -165,13 +254,21 @@ static int gemm_init(struct bdnn_conv *c) {
 /* ---------------------------------------------------------------------------------------
  * Weights reorder (forward and backward data) */
 
+/* Bytes of the regrouped weights of all groups (pack > 0), before the int8 compensation. */
+static size_t grouped_bytes(const struct bdnn_conv *c) {
+    const gemm_plan_t *p = c->plan;
+    const size_t elt = p->pack == 2 ? 2 : 1;
+    return bdnn_div_up(elt * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->Kp), 64) * 64;
+}
+
 static size_t gemm_weights_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return 0;
-    return sizeof(float) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->K);
+    if (!p->pack) return sizeof(float) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->K);
+    return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0);
 }
 
-static void gemm_pack_weights(const struct bdnn_conv *c, const float *wei, float *packed) {
+static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float *packed) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = ukr_of(c)->mr, M = p->M, K = p->K;
@@ -198,6 +295,79 @@ static void gemm_pack_weights(const struct bdnn_conv *c, const float *wei, float
             }
         }
     }
+}
+
+/* Regroups a panel of kc rows x W f32 values (row stride W) into groups of `pack` rows:
+ * element (k, w) to [(k / pack) * W * pack + w * pack + k % pack], zeros for k >= kc up to
+ * the next multiple of pack. bf16 (pack 2) values convert exactly (they came from bf16);
+ * int8 (pack 4) values are integers, shifted by `shift` (u8 source) or not (s8 weights). */
+static void regroup(const float *in, int64_t kc, int64_t W, int pack, float shift,
+                    int as_u8, void *out) {
+    const int64_t kcp = bdnn_div_up(kc, pack) * pack;
+    for (int64_t k = 0; k < kcp; ++k) {
+        const float *row = in + k * W;
+        const int64_t base = (k / pack) * W * pack + k % pack;
+        if (pack == 2) {
+            uint16_t *o = (uint16_t *)out + base;
+            for (int64_t w = 0; w < W; ++w) o[w * 2] = k < kc ? bdnn_f32_to_bf16(row[w]) : 0;
+        } else if (as_u8) {
+            uint8_t *o = (uint8_t *)out + base;
+            for (int64_t w = 0; w < W; ++w) o[w * 4] = k < kc ? (uint8_t)(int32_t)(row[w] + shift) : 0;
+        } else {
+            int8_t *o = (int8_t *)out + base;
+            for (int64_t w = 0; w < W; ++w) o[w * 4] = k < kc ? (int8_t)(int32_t)row[w] : 0;
+        }
+    }
+}
+
+/* Weights of any type: widened to f32 and packed as above; for the dot-product kernels,
+ * each micro-panel regrouped, and for int8 the compensation (see the top) appended. */
+static void gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {
+    const gemm_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS) return;
+    const int64_t n = bdnn_weights_elems(d), MR = ukr_of(c)->mr, K = p->K;
+    float *wf = NULL, *panels = NULL;
+    if (c->attr.wei_dt != BDNN_DT_F32) {
+        wf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+        if (!wf) return;
+        bdnn_cvt_to_f32(c->attr.wei_dt, wei, wf, n);
+    }
+    const float *w32 = wf ? wf : (const float *)wei;
+    if (!p->pack) {
+        pack_weights_f32(c, w32, packed);
+        free(wf);
+        return;
+    }
+    const size_t f32_bytes = sizeof(float) * (size_t)(d->g * p->a_panels * MR * K);
+    panels = malloc(f32_bytes > 0 ? f32_bytes : 1);
+    if (!panels) { free(wf); return; }
+    pack_weights_f32(c, w32, panels);
+    const size_t elt = p->pack == 2 ? 2 : 1;
+    int32_t *comp = p->pack == 4 ? (int32_t *)((char *)packed + grouped_bytes(c)) : NULL;
+    const float zp_shift = p->pad + p->b_shift;
+    for (int64_t g = 0; g < d->g; ++g) {
+        const float *fg = panels + g * p->a_panels * MR * K;
+        char *qg = (char *)packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
+        for (int64_t pc = 0; pc < K; pc += KC) {
+            const int64_t kc = K - pc < KC ? K - pc : KC, kcp = bdnn_div_up(kc, p->pack) * p->pack;
+            for (int64_t ip = 0; ip < p->a_panels; ++ip) {
+                const float *fpanel = fg + pc * p->a_panels * MR + ip * kc * MR;
+                regroup(fpanel, kc, MR, p->pack, 0.0f, 0,
+                        qg + elt * (size_t)(pc * p->a_panels * MR + ip * kcp * MR));
+                if (!comp) continue;
+                for (int64_t r = 0; r < MR && ip * MR + r < p->M; ++r) {
+                    int64_t sum = 0;
+                    for (int64_t kk = 0; kk < kc; ++kk) sum += (int64_t)fpanel[kk * MR + r];
+                    int32_t *slot = &comp[g * p->M + ip * MR + r];
+                    if (pc == 0) *slot = 0;
+                    *slot += (int32_t)(sum * (int64_t)zp_shift);
+                }
+            }
+        }
+    }
+    free(panels);
+    free(wf);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -245,12 +415,14 @@ static void tap_next(const bdnn_conv_desc_t *d, tap_t *t) {
     ++t->ch;
 }
 
-/* Forward: B[(ic, tap)][output point] = src at o*s - p + tap*(d+1), 0 outside the input. */
+/* Forward: B[(ic, tap)][output point] = src at o*s - p + tap*(d+1); outside the input, pad
+ * (0, or the int8 source zero point). */
 static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t kc,
                        int64_t npanels, const scratch_t *s) {
     const bdnn_conv_desc_t *d = &e->c->d;
     const int64_t NR = ukr_of(e->c)->nr, ID = d->id, IH = d->ih, IW = d->iw, SW = d->sw;
     const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    const float pad = e->pad;
     tap_t t = tap_at(d, pc);
     for (int64_t kk = 0; kk < kc; ++kk, tap_next(d, &t)) {
         const float *plane = src_ng + t.ch * ID * IH * IW;
@@ -272,7 +444,7 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
                     if (lo > hi) lo = hi;
                 }
                 const float *in = plane + (iz * IH + iy) * IW + ix0;
-                for (int64_t j = 0; j < lo; ++j) out[j] = 0.0f;
+                for (int64_t j = 0; j < lo; ++j) out[j] = pad;
                 if (SW == 1)
                     memcpy(out + lo, in + lo, sizeof(float) * (size_t)(hi - lo));
                 else
@@ -280,7 +452,7 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
                 if (replicate_edge && hi > lo && hi < sg->len)
                     for (int64_t j = hi; j < sg->len; ++j) out[j] = in[(IW - 1) - ix0];
                 else
-                    for (int64_t j = hi; j < sg->len; ++j) out[j] = 0.0f;
+                    for (int64_t j = hi; j < sg->len; ++j) out[j] = pad;
                 filled = sg->col + sg->len;
             }
             for (int64_t j = filled; j < NR; ++j) row[j] = 0.0f;
@@ -407,9 +579,14 @@ static void run_gemm(const exec_t *e) {
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, N = p->N;
     const int64_t G = d->g;
-    int has_sum;
-    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
-    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
+    const int lp = c->lp, pack = p->pack;
+    const size_t elt = pack == 2 ? 2 : 1;   /* bytes of a grouped operand element */
+    int has_sum = 0;
+    const float sum_scale = lp ? 0.0f : bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = !lp && c->n_post_ops > (has_sum ? 1 : 0);
+    const int32_t *comp = pack == 4 && p->dir != BDNN_DIR_BWD_WEIGHTS
+        ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    const size_t out_elt = lp ? bdnn_dt_size(c->out_dt) : sizeof(float);
 
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -424,8 +601,9 @@ static void run_gemm(const exec_t *e) {
             const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
             const int64_t npanels = bdnn_div_up(ncols, NR);
             if (m0 >= M) continue;
-            float *c_inst = e->out + inst * M * N;
-            const float *bias_g = e->bias ? e->bias + g * M : NULL;
+            const int64_t out_inst = inst * M * N;   /* element offset of C */
+            float *c_inst = lp ? NULL : (float *)e->out + out_inst;
+            const float *bias_g = !lp && e->bias ? (const float *)e->bias + g * M : NULL;
             const float *b_inst = NULL;
 
             switch (p->dir) {
@@ -443,60 +621,116 @@ static void run_gemm(const exec_t *e) {
             }
             for (int64_t pc = 0; pc < K; pc += KC) {
                 const int64_t kc = K - pc < KC ? K - pc : KC;
+                const int64_t kcp = pack ? bdnn_div_up(kc, pack) * pack : kc;
                 const int last = pc + kc == K;
                 const int mode = pc > 0 ? UKR_ACCUMULATE : has_sum ? UKR_SUM : UKR_WRITE;
-                const float *a_blk;   /* A micro-panels of rows [m0, ...) for this k block */
+                const void *a_blk;   /* A micro-panels of rows [m0, ...) for this k block */
                 switch (p->dir) {
                 case BDNN_DIR_FWD:
-                    pack_b_fwd(e, b_inst, pc, kc, npanels, s);
-                    a_blk = e->a_packed + g * p->a_panels * MR * K + pc * p->a_panels * MR
-                          + (m0 / MR) * kc * MR;
-                    break;
                 case BDNN_DIR_BWD_DATA:
-                    pack_b_bwd_data(e, b_inst, pc, kc, npanels, s);
-                    a_blk = e->a_packed + g * p->a_panels * MR * K + pc * p->a_panels * MR
-                          + (m0 / MR) * kc * MR;
+                    if (p->dir == BDNN_DIR_FWD) pack_b_fwd(e, b_inst, pc, kc, npanels, s);
+                    else pack_b_bwd_data(e, b_inst, pc, kc, npanels, s);
+                    if (pack)
+                        a_blk = (const char *)e->a_packed
+                              + elt * (size_t)(g * p->a_panels * MR * p->Kp
+                                               + pc * p->a_panels * MR + (m0 / MR) * kcp * MR);
+                    else
+                        a_blk = (const float *)e->a_packed + g * p->a_panels * MR * K
+                              + pc * p->a_panels * MR + (m0 / MR) * kc * MR;
                     break;
                 default:
                     pack_b_bwd_weights(e, g, pc, kc, ncols, s);
                     pack_a_bwd_weights(e, g, m0, m1, pc, kc, s->ap);
                     a_blk = s->ap;
+                    if (pack) {
+                        for (int64_t m = m0; m < m1; m += MR)
+                            regroup(s->ap + (m - m0) * kc, kc, MR, pack, 0.0f, 0,
+                                    (char *)s->aq + elt * (size_t)((m - m0) * kcp));
+                        a_blk = s->aq;
+                    }
                 }
+                if (pack)
+                    for (int64_t q = 0; q < npanels; ++q)
+                        regroup(s->bp + q * kc * NR, kc, NR, pack, p->b_shift, 1,
+                                (char *)s->bq + elt * (size_t)(q * kcp * NR));
                 for (int64_t q = 0; q < npanels; ++q) {
                     const int64_t j = j0 + q * NR, nr = N - j < NR ? N - j : NR;
-                    const float *bq = s->bp + q * kc * NR;
                     for (int64_t m = m0; m < m1; m += MR) {
                         const int64_t mr = M - m < MR ? M - m : MR;
-                        float *tile = c_inst + m * N + j;
-                        u->fn(kc, a_blk + (m - m0) * kc, bq, tile, N, mr, nr, mode,
-                              bias_g ? bias_g + m : NULL, sum_scale);
-                        /* Epilogue: the tile is final and still in L1. */
-                        if (last && has_eltwise) bdnn_post_ops_eltwise(c, tile, N, mr, nr);
+                        if (!lp) {
+                            float *tile = c_inst + m * N + j;
+                            u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
+                                  tile, N, mr, nr, mode, bias_g ? bias_g + m : NULL, sum_scale);
+                            /* Epilogue: the tile is final and still in L1. */
+                            if (last && has_eltwise) bdnn_post_ops_eltwise(c, tile, N, mr, nr);
+                            continue;
+                        }
+                        void *acc = (char *)s->acc + 4 * (size_t)((m - m0) * p->nc + q * NR);
+                        if (pack)
+                            u->dp_fn(kcp, (const char *)a_blk + elt * (size_t)((m - m0) * kcp),
+                                     (const char *)s->bq + elt * (size_t)(q * kcp * NR), acc,
+                                     p->nc, mr, nr, pc > 0);
+                        else
+                            u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
+                                  acc, p->nc, mr, nr, pc > 0 ? UKR_ACCUMULATE : UKR_WRITE,
+                                  NULL, 0.0f);
+                        if (last)
+                            bdnn_conv_epilogue(c, acc, p->nc, mr, nr, g * M + m,
+                                               p->dir == BDNN_DIR_BWD_WEIGHTS ? NULL : e->bias,
+                                               comp, e->out, out_inst + m * N + j, N, s->tmp);
                     }
                 }
             }
         }
     }
+    (void)out_elt;
+}
+
+/* Widens a tensor to f32 in parallel (the lp path's copy of a non-f32 operand). */
+static const float *staged(const struct bdnn_conv *c, int dt, const void *in, float *copy,
+                           int64_t n) {
+    if (!copy) return in;
+    const int64_t chunk = 1 << 14;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t i = 0; i < n; i += chunk)
+        bdnn_cvt_to_f32(dt, (const char *)in + (size_t)i * bdnn_dt_size(dt), copy + i,
+                        n - i < chunk ? n - i : chunk);
+    return copy;
 }
 
 static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
-    exec_t e = {c, c->plan, NULL, NULL, NULL, NULL, NULL};
+    const gemm_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    exec_t e = {c, p, NULL, NULL, NULL, NULL, NULL, p->pad};
+    const int b_dt = b_dt_of(c);
     switch (c->dir) {
     case BDNN_DIR_FWD:
-        e.a_packed = a->wei, e.b_src = a->src, e.bias = a->bias, e.out = a->dst;
+        e.a_packed = a->wei, e.bias = a->bias, e.out = a->dst;
+        e.b_src = staged(c, b_dt, a->src, p->stage_b, src_elems(d));
         break;
     case BDNN_DIR_BWD_DATA:
-        e.a_packed = a->wei, e.b_src = a->diff_dst, e.bias = a->bias, e.out = a->diff_src;
+        e.a_packed = a->wei, e.bias = a->bias, e.out = a->diff_src;
+        e.b_src = staged(c, b_dt, a->diff_dst, p->stage_b, dst_elems(d));
         break;
     default:
-        e.b_src = a->src, e.a_src = a->diff_dst, e.out = a->diff_wei;
+        e.out = a->diff_wei;
+        e.b_src = staged(c, b_dt, a->src, p->stage_b, src_elems(d));
+        e.a_src = staged(c, c->attr.dst_dt, a->diff_dst, p->stage_a, dst_elems(d));
     }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->d.mb == 0) {
-        /* An empty minibatch: every sum is empty, and the k loop would never write C. */
-        memset(e.out, 0, sizeof(float) * (size_t)bdnn_weights_elems(&c->d));
+        /* An empty minibatch: every sum is empty, and the k loop would never write C.
+         * All-zero bits are 0 in every type. */
+        memset(e.out, 0, (c->lp ? bdnn_dt_size(c->out_dt) : sizeof(float))
+                         * (size_t)bdnn_weights_elems(&c->d));
+        if (c->lp && a->bias) memset((void *)a->bias, 0, bdnn_dt_size(c->attr.bia_dt) * (size_t)d->oc);
         return;
     }
     run_gemm(&e);
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->lp && a->bias) {
+        /* diff_bias: f32 sums of the f32 diff_dst, converted once. */
+        bdnn_bias_grad(e.a_src, d->mb, d->oc, out_points(d), p->bias_f32);
+        bdnn_cvt_from_f32(c->attr.bia_dt, p->bias_f32, (void *)a->bias, d->oc);
+    }
 }
 
 const conv_impl_ops_t bdnn_conv_gemm_ops = {

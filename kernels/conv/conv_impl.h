@@ -20,9 +20,25 @@ typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, flo
                                  int64_t ldc, int64_t mr, int64_t nr, int mode,
                                  const float *bias, float sum_scale);
 
+/* Dot-product micro-kernel (low-precision operands, conv_ukr_bf16.c / conv_ukr_int8*.c):
+ *
+ *   C[0:mr, 0:nr] := (accumulate ? C : 0) + A * B
+ *
+ * over kcp = kc rounded up to a multiple of PACK. Operands are grouped PACK consecutive k
+ * values at a time, so one 32-bit lane holds the PACK values a dot-product instruction
+ * consumes: A element (k, r) at a[(k / PACK) * MR * PACK + r * PACK + k % PACK], B element
+ * (k, j) at b[(k / PACK) * NR * PACK + j * PACK + k % PACK]; k >= kc are zero in both.
+ *   PACK 2: bf16 A and B, f32 C.
+ *   PACK 4: s8 A (weights), u8 B (shifted source, see conv_gemm.c), s32 C.
+ * b is 64-byte aligned; C has row stride ldc. */
+typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, void *c,
+                               int64_t ldc, int64_t mr, int64_t nr, int accumulate);
+
 typedef struct {
     int mr, nr;
-    conv_gemm_ukr_fn fn;
+    conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
+    conv_dp_ukr_fn dp_fn;      /* grouped operands */
+    int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
 } conv_gemm_ukr_t;
 
 /* Depthwise row kernel: for one (n, channel) plane of a convolution with one input and
@@ -42,14 +58,17 @@ typedef struct {
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
+extern const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16;
+extern const conv_gemm_ukr_t bdnn_gemm_ukr_int8_scalar, bdnn_gemm_ukr_int8_avx2,
+    bdnn_gemm_ukr_int8_avx512_vnni;
 extern const conv_dw_ker_t bdnn_dw_ker_scalar, bdnn_dw_ker_avx2, bdnn_dw_ker_avx512;
 
 /* The tensors of one execution; which are read and which written depends on the
  * direction (see bdnn.h). wei is the implementation's packed weights for the forward and
  * backward-data directions. */
 typedef struct {
-    const float *src, *wei, *bias, *diff_dst;
-    float *dst, *diff_src, *diff_wei;
+    const void *src, *wei, *bias, *diff_dst;
+    void *dst, *diff_src, *diff_wei;
 } bdnn_conv_args_t;
 
 /* What every implementation provides; a primitive keeps a pointer to its entry. */
@@ -57,16 +76,25 @@ struct bdnn_conv;
 typedef struct {
     int (*init)(struct bdnn_conv *c);  /* BDNN_STATUS_UNIMPLEMENTED if not applicable */
     size_t (*weights_bytes)(const struct bdnn_conv *c);
-    void (*pack_weights)(const struct bdnn_conv *c, const float *wei, float *packed);
+    void (*pack_weights)(const struct bdnn_conv *c, const void *wei, void *packed);
     void (*execute)(const struct bdnn_conv *c, const bdnn_conv_args_t *args);
     void (*fini)(struct bdnn_conv *c);
 } conv_impl_ops_t;
+
+/* Operand classes (BDNN_OPERANDS_* in bdnn.h), short. */
+enum {
+    OPERANDS_F32 = BDNN_OPERANDS_F32,
+    OPERANDS_F16 = BDNN_OPERANDS_F16,
+    OPERANDS_BF16 = BDNN_OPERANDS_BF16,
+    OPERANDS_INT8 = BDNN_OPERANDS_INT8
+};
 
 typedef struct {
     const char *name;
     int isa;
     const conv_impl_ops_t *ops;
     const void *kernel;   /* conv_gemm_ukr_t or conv_dw_ker_t, as the ops expect */
+    int operands;         /* OPERANDS_*: the one class this row computes */
 } conv_impl_entry_t;
 
 struct bdnn_conv {
@@ -74,16 +102,34 @@ struct bdnn_conv {
     int dir, with_bias, fault, nthr;
     int n_post_ops;
     bdnn_post_op_t post_ops[BDNN_MAX_POST_OPS];
+    bdnn_conv_attr_t attr;   /* data types, scales, zero points (wei_scales: see below) */
+    float *wei_scales;       /* owned copy: oc values (one repeated when common) */
+    int operands;            /* OPERANDS_* of this problem */
+    int out_dt;              /* the written tensor's type: dst, diff_src or diff_wei */
+    /* 1 when the f32 fast path (kernels write f32 outputs directly, sum folded, eltwise
+     * chain after it) cannot serve: other types, scales, zero points, other chains. The
+     * GEMM then accumulates into a per-thread buffer and conv_epilogue.c converts. */
+    int lp;
     const conv_impl_entry_t *impl;
     void *plan;          /* owned by the implementation (init allocates, fini frees) */
 };
 
+/* The low-precision epilogue (conv_epilogue.c): turns rows x cols accumulators (f32, or
+ * s32 when the operands are int8; row stride ld_acc) of output channels ch0 .. ch0+rows-1
+ * into the output type at out (element offset out_off, row stride ld_out): compensation,
+ * scales and bias, post-ops in order, dst scale and zero point, conversion just before the
+ * store. bias is NULL or of attr.bia_dt; comp is NULL or int8 compensation per channel.
+ * tmp holds cols floats. */
+void bdnn_conv_epilogue(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                        int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                        const int32_t *comp, void *out, int64_t out_off, int64_t ld_out,
+                        float *tmp);
+
 extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops;
 
-/* Post-ops (post_ops.c). A chain is supported when a sum, if any, comes first. The sum
- * is folded into the kernels' first write of an output (UKR_SUM); the eltwise entries are
- * applied to each finished output tile while it is still in cache. */
-int bdnn_post_ops_supported(const bdnn_post_op_t *ops, int n);
+/* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
+ * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied
+ * to each finished output tile while it is still in cache. */
 void bdnn_post_ops_eltwise(const struct bdnn_conv *c, float *tile, int64_t ld, int64_t rows,
                            int64_t cols);
 /* The sum post-op's scale (sets *has_sum), honouring the dropped-scale defect. */

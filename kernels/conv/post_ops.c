@@ -63,17 +63,6 @@ void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n) {
         for (int64_t i = 0; i < n; ++i) x[i] *= op->scale;
 }
 
-int bdnn_post_ops_supported(const bdnn_post_op_t *ops, int n) {
-    if (n < 0 || n > BDNN_MAX_POST_OPS) return 0;
-    for (int i = 0; i < n; ++i) {
-        if (ops[i].kind == BDNN_POST_SUM && i != 0) return 0;   /* the sum reads dst first */
-        if (ops[i].kind != BDNN_POST_SUM && ops[i].kind != BDNN_POST_ELTWISE) return 0;
-        if (ops[i].kind == BDNN_POST_ELTWISE
-                && (ops[i].alg < BDNN_ELT_ABS || ops[i].alg > BDNN_ELT_TANH)) return 0;
-    }
-    return 1;
-}
-
 void bdnn_post_ops_eltwise(const struct bdnn_conv *c, float *tile, int64_t ld, int64_t rows,
                            int64_t cols) {
     for (int i = 0; i < c->n_post_ops; ++i) {

@@ -6,7 +6,8 @@
  * preprocessor lines, no inline code).
  *
  * Conventions shared by every entry point:
- *   - Tensors are dense, plain (row-major "abx") f32 buffers owned by the caller:
+ *   - Tensors are dense, plain (row-major "abx") buffers owned by the caller, each of the
+ *     data type the primitive was created with (f32 unless said otherwise):
  *       src  [mb][ic][id][ih][iw]
  *       wei  [g][oc/g][ic/g][kd][kh][kw]          (user layout; see bdnn_conv_pack_weights)
  *       bias [oc]
@@ -47,11 +48,24 @@ enum {
     BDNN_STATUS_OUT_OF_MEMORY = 3
 };
 
-/* Instruction-set levels, from the portable one up. */
+/* Instruction sets a kernel variant may need, from the portable one up. AVX512 means
+ * F/VL/BW/DQ; the last two add the dot-product extensions to it. */
 enum {
     BDNN_ISA_SCALAR = 0,
     BDNN_ISA_AVX2 = 1,
-    BDNN_ISA_AVX512 = 2
+    BDNN_ISA_AVX512 = 2,
+    BDNN_ISA_AVX512_VNNI = 3,   /* vpdpbusd: u8 x s8 dot products into s32 */
+    BDNN_ISA_AVX512_BF16 = 4    /* vdpbf16ps: bf16 pair dot products into f32 */
+};
+
+/* Data types of tensors. */
+enum {
+    BDNN_DT_F32 = 0,
+    BDNN_DT_BF16 = 1,
+    BDNN_DT_F16 = 2,
+    BDNN_DT_S32 = 3,
+    BDNN_DT_S8 = 4,
+    BDNN_DT_U8 = 5
 };
 
 /* Propagation directions of a primitive. */
@@ -62,8 +76,10 @@ enum {
 };
 
 /* Post-ops (forward only), applied in order in the kernels' epilogue, in f32:
- *   sum:      dst = scale * dst_prior + result     (must come first in a chain)
- *   eltwise:  dst = scale * f(dst; alpha, beta)    (scale is 1 outside int8) */
+ *   sum:      dst = scale * (dst_prior - zero_point) + result
+ *   eltwise:  dst = scale * f(dst; alpha, beta)    (scale is 1 outside int8)
+ * For f32 data the sum must come first in a chain; the low-precision epilogue takes the
+ * entries in any order. */
 enum {
     BDNN_POST_SUM = 1,
     BDNN_POST_ELTWISE = 2
@@ -84,7 +100,34 @@ typedef struct {
     int kind;              /* BDNN_POST_* */
     int alg;               /* BDNN_ELT_*, for eltwise */
     float scale, alpha, beta;
+    int32_t zero_point;    /* sum: subtracted from the prior dst (int8) */
 } bdnn_post_op_t;
+
+/* How the accumulator is scaled (int8 convolutions), before the post-ops:
+ *   NONE    v = acc + bias
+ *   OSCALE  v = oscale[oc] * (acc + bias)                      (DNNL 1.x output scales)
+ *   ARGS    v = acc * src_scale * wei_scale[oc] + bias         (oneDNN 3.x argument scales)
+ * and after them (ARGS only) dst = v * (1 / dst_scale) + dst_zp. acc sums
+ * (src - src_zp) * wei, so padding contributes nothing whatever the zero point. */
+enum {
+    BDNN_SCALES_NONE = 0,
+    BDNN_SCALES_OSCALE = 1,
+    BDNN_SCALES_ARGS = 2
+};
+
+/* Everything about a primitive beyond its shape and direction. Data types name the user's
+ * tensors: in backward data src_dt is diff_src's and dst_dt diff_dst's; in backward
+ * weights wei_dt is diff_weights' and bia_dt diff_bias'. */
+typedef struct {
+    int src_dt, wei_dt, dst_dt, bia_dt;   /* BDNN_DT_* */
+    int scales;                           /* BDNN_SCALES_* */
+    float src_scale, dst_scale;           /* ARGS: common scales */
+    int wei_scales_per_oc;                /* 0: wei_scales[0] for all; 1: one per oc */
+    const float *wei_scales;              /* OSCALE/ARGS; copied by create */
+    int32_t src_zp, dst_zp;               /* common zero points */
+    int n_post_ops;
+    bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */
+} bdnn_conv_attr_t;
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {
@@ -97,13 +140,23 @@ enum {
     BDNN_FAULT_SLOW_GEMM = 5,        /* correct, but gemm_conv does all its work twice (for
                                         regression-detection tests) */
     BDNN_FAULT_POST_OPS_SWAPPED = 6, /* apply a two-entry post-op chain in reverse order */
-    BDNN_FAULT_SUM_SCALE_DROPPED = 7 /* use 1 instead of the sum post-op's scale */
+    BDNN_FAULT_SUM_SCALE_DROPPED = 7,/* use 1 instead of the sum post-op's scale */
+    BDNN_FAULT_TRUNCATE_DST = 8,     /* low-precision outputs: truncate instead of rounding
+                                        to nearest even */
+    BDNN_FAULT_WRAP_DST = 9          /* integer outputs: wrap around instead of saturating */
 };
 
 /* ---- machine ---- */
 int bdnn_isa_supported(int isa);     /* CPU and OS can run this level */
 int bdnn_max_threads(void);          /* OpenMP threads a parallel region will use */
 const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
+
+/* ---- data types ----
+ * Converts n values from f32 to to_dt or from from_dt to f32 (one side must be f32):
+ * round to nearest even, saturation for integers, NaN quieted. isa BDNN_ISA_SCALAR forces
+ * the portable code; any other value uses the best instructions the CPU has (exposed so
+ * tests can hold both paths to the same bits). */
+int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa);
 
 /* ---- reference ----
  * Plain loops over the formulas of the convolution spec, accumulating in double.
@@ -123,34 +176,44 @@ int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
 int bdnn_conv_impl_count(void);
 const char *bdnn_conv_impl_name(int impl);
 int bdnn_conv_impl_isa(int impl);
+/* The operand class a row computes: the types of the two tensors a direction multiplies
+ * (forward src and wei; backward data diff_dst and wei; backward weights src and
+ * diff_dst). */
+enum {
+    BDNN_OPERANDS_F32 = 0,    /* f32 and f32 */
+    BDNN_OPERANDS_F16 = 1,    /* f16 and f16 */
+    BDNN_OPERANDS_BF16 = 2,   /* bf16 and bf16 */
+    BDNN_OPERANDS_INT8 = 3    /* u8 or s8, and s8 weights */
+};
+int bdnn_conv_impl_operands(int impl);
 
 typedef struct bdnn_conv bdnn_conv_t;
 
 /* Builds the primitive for one direction: checks the problem, plans blocking and
  * threading, allocates its scratch space. with_bias: forward adds bias; backward data adds
  * a bias to diff_src (used by deconvolution, whose forward is a convolution's backward
- * data); backward weights also computes diff_bias. post_ops (n_post_ops of them, may be
- * NULL when 0) apply to the forward and backward-data outputs; a chain this core does not
- * implement gives BDNN_STATUS_UNIMPLEMENTED. With a sum post-op, the output buffer must
- * hold the prior values on entry. */
+ * data); backward weights also computes diff_bias. attr (NULL: f32 everywhere, nothing
+ * else) gives the data types, scales, zero points and post-ops; post-ops apply to the
+ * forward and backward-data outputs. What an implementation does not handle gives
+ * BDNN_STATUS_UNIMPLEMENTED. With a sum post-op, the output buffer must hold the prior
+ * values on entry. */
 int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
-                     const bdnn_post_op_t *post_ops, int n_post_ops, int fault,
-                     bdnn_conv_t **out);
+                     const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
 /* Size in bytes of the weights in the implementation's own layout (forward and backward
  * data; backward weights writes the user layout and returns 0). */
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);
-/* Reorders user weights (plain layout above) into the implementation's layout. Not part of
- * the timed execution, as a weights reorder is not in oneDNN. */
-int bdnn_conv_pack_weights(const bdnn_conv_t *c, const float *wei, float *wei_packed);
+/* Reorders user weights (plain layout above, of wei_dt) into the implementation's layout.
+ * Not part of the timed execution, as a weights reorder is not in oneDNN. */
+int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed);
 /* Execution, one entry point per direction (BDNN_STATUS_INVALID if the primitive was
  * created for another). Thread-safe with respect to other primitives; one primitive must
  * not be executed concurrently with itself (it owns its scratch space). */
-int bdnn_conv_execute(const bdnn_conv_t *c, const float *src, const float *wei_packed,
-                      const float *bias, float *dst);
-int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const float *diff_dst,
-                               const float *wei_packed, const float *bias, float *diff_src);
-int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const float *src,
-                                  const float *diff_dst, float *diff_wei, float *diff_bias);
+int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_packed,
+                      const void *bias, void *dst);
+int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const void *diff_dst,
+                               const void *wei_packed, const void *bias, void *diff_src);
+int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const void *src,
+                                  const void *diff_dst, void *diff_wei, void *diff_bias);
 /* Applies an eltwise post-op (f32 math) to x[0:n] in place; exposed for tests. */
 void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n);
 /* Per-channel sums of x [mb][channels][spatial] into out [channels] (a bias gradient). */

@@ -1,18 +1,11 @@
 """Per-data-type numbers of the convolution driver: one row per type, every number with
-its reason (benchdnn reference 6.2, 6.3, 6.6, 6.7).
-
-Only f32 has a row: it is the one type the kernel core implements today. Any other --dt
-is reported UNIMPLEMENTED by the driver instead of being run on numbers nobody chose.
+its reason (benchdnn reference 6.2, 6.3, 6.6, 6.7). Which combinations of types run is
+dt.py's table; the ranges of a case come from its types through fill_ranges below.
 """
 
 from __future__ import annotations
 
 import dataclasses
-
-# Every data type name --dt accepts (benchdnn's list; a `dnnl_` prefix is also accepted).
-DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "s4", "u4", "f8_e5m2", "f8_e4m3",
-            "f4_e2m1", "e8m0", "s64", "boolean", "undef")
-
 
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
@@ -35,18 +28,89 @@ CFG: dict[str, DtCfg] = {
         perf=(-1024.0, 1024.0),    # ordinary finite values; speed must not depend on them
         trh=0.0,                   # integer data: every partial sum is exact, so any order
     ),                             #   of summation must match the reference bit for bit
+    "bf16": DtCfg(
+        digits=8,                  # 8-bit significand: integers up to 256 are exact
+        src=(-4, 4), wei=(-4, 4),  # small, so products stay exact and sums few-bit
+        bia=(-8, 8), dst=(-4, 4),
+        perf=(-32.0, 32.0),        # benchdnn's bf16 perf range
+        trh=0.0,                   # exact after rounding the reference to bf16
+    ),
+    "f16": DtCfg(
+        digits=11,                 # 11-bit significand
+        src=(-4, 4), wei=(-2, 2),  # f16 weights kept smaller: 2**11 / (4 * 2) = 256 terms
+        bia=(-8, 8), dst=(-4, 4),
+        perf=(-8.0, 8.0),          # stays far from f16 overflow (65504)
+        trh=0.0,
+    ),
+    "s8": DtCfg(
+        digits=7,                  # 7 value bits
+        src=(-4, 4), wei=(-4, 4),
+        bia=(-8, 8), dst=(-4, 4),
+        perf=(-32.0, 32.0),
+        trh=0.0,                   # integer arithmetic: exact, then saturated
+    ),
+    "u8": DtCfg(
+        digits=8,
+        src=(0, 8), wei=(0, 8),    # unsigned; wei unused (weights are s8)
+        bia=(0, 8), dst=(0, 160),  # a prior u8 dst spans more of the type
+        perf=(0.0, 64.0),
+        trh=0.0,
+    ),
+    "s32": DtCfg(
+        digits=31,                 # s32 accumulation
+        src=(0, 0), wei=(0, 0),    # never a src or weights type
+        bia=(-8, 8), dst=(-128, 128),
+        perf=(-1024.0, 1024.0),
+        trh=0.0,
+    ),
 }
 
-ACC_DIGITS = 24                    # kernels accumulate in f32
+# Accumulator digits: the kernels accumulate floats in f32 and int8 in s32.
+ACC_DIGITS = {"f32": 24, "s32": 31}
+ONE_BYTE = ("s8", "u8")
+FOUR_BYTES = ("f32", "s32")
 
 
-def density(cfg: DtCfg, n_acc: int, range_a: tuple[int, int], range_b: tuple[int, int]) -> float:
-    """Share of non-zero values in the sparse operand so that every partial sum of n_acc
-    products of values from range_a and range_b stays an exact integer (reference 6.3)."""
-    safe_digits = min(cfg.digits, ACC_DIGITS)
-    biggest = max(map(abs, range_a)) * max(map(abs, range_b))
-    safe_n_acc = 2**safe_digits // biggest
-    return min(1.0, safe_n_acc / max(n_acc, 1))
+@dataclasses.dataclass(frozen=True)
+class FillRanges:
+    """The correctness fill of one case (reference 6.2, 6.3): ranges per tensor, the
+    weights' multiplier, and the sparse operand's density."""
+
+    src: tuple[int, int]
+    wei: tuple[int, int]
+    bia: tuple[int, int]
+    dst: tuple[int, int]
+    wei_mult: int           # s8 src with s8 weights: weights drawn in [-2, 2], times 2
+    density: float
+
+
+def fill_ranges(dt: tuple[str, str, str], bia_dt: str, out_dt: str, n_acc: int,
+                sparse_pair: tuple[str, str]) -> FillRanges:
+    """Ranges for SRC:WEI:DST types dt, output type out_dt (dst forward, diff_src
+    backward data, diff_weights backward weights) and the two tensors multiplied along
+    the n_acc-long chain (names among src, wei, dst)."""
+    src_t, wei_t, dst_t = dt
+    src, wei = CFG[src_t].src, CFG[wei_t].wei
+    wei_mult = 1
+    if src_t == "u8" and wei_t in ONE_BYTE and dst_t in FOUR_BYTES:
+        src = (0, 160)      # adjustment 1: exercise full u8 loads
+    if src_t == "s8" and wei_t == "s8":
+        wei, wei_mult = (-2, 2), 2   # adjustment 2: even weights {-4, -2, 0, 2, 4}
+    ranges = {"src": src, "wei": wei, "dst": CFG[dst_t].dst}
+    acc = "s32" if src_t in ONE_BYTE and wei_t in ONE_BYTE else "f32"
+    safe_digits = min(CFG[out_dt].digits, ACC_DIGITS[acc])
+    biggest = max(map(abs, ranges[sparse_pair[0]])) * max(map(abs, ranges[sparse_pair[1]]))
+    safe_n_acc = max(2**safe_digits // biggest, 1)
+    density = min(1.0, safe_n_acc / max(n_acc, 1))
+    if wei_t in ONE_BYTE and out_dt != "s32":
+        density = min(1.0, 3 * density)   # bump to hit saturation of narrow outputs
+    bia = CFG[bia_dt].bia if bia_dt in CFG else (0, 0)
+    return FillRanges(src, wei, bia, CFG[dst_t].dst, wei_mult, density)
+
+
+def eps(dt: str) -> float:
+    """Machine epsilon of an output type (0 for integers), for the compare rules."""
+    return {"f32": 1.1920929e-07, "bf16": 7.8125e-3, "f16": 9.765625e-4}.get(dt, 0.0)
 
 
 # Zero trust (reference 6.8): a passing result with more than this share of exact zeros is

@@ -19,11 +19,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ... import backends, core, eltwise, fill
-from ...attr import Eltwise, PostOps, Sum, parse_post_ops
+from ... import backends, check, core, eltwise, fill
+from ...attr import (Eltwise, OScale, PostOps, Scales, Sum, ZeroPoints, parse_oscale,
+                     parse_post_ops, parse_scales, parse_zero_points)
 from ...check import CompareSetup, compare, diagnostics
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram
+from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import PerfRecord
 from ...settings import GlobalSettings
@@ -32,6 +33,7 @@ from ...timing import measure
 from ..base import CaseResult, RunContext
 from ...backends import Executor
 from . import cfg
+from . import dt as dtypes
 from .desc import ConvDesc, parse_desc
 from .ref import compute_ref, count_ops
 
@@ -84,26 +86,35 @@ def _impl_filter(include: bool):
     return parse
 
 
-def _parse_dt(text: str) -> tuple[str, str, str]:
-    names = []
-    for item in text.split(":"):
-        name = item[5:] if item.startswith("dnnl_") else item
-        if name not in cfg.DT_NAMES:
-            raise UsageError(f"--dt={text}: unknown data type `{item}`; expected one of "
-                             f"{', '.join(cfg.DT_NAMES)}")
-        names.append(name)
-    if len(names) == 1:
-        names *= 3
-    if len(names) != 3:
-        raise UsageError(f"--dt={text}: expected one data type or three in SRC:WEI:DST "
-                         f"order, got {len(names)}")
-    return tuple(names)  # type: ignore[return-value]
+# --alg spellings (reference 3.1) -> the algorithm.
+ALGS = {"direct": "direct", "convolution_direct": "direct", "wino": "wino",
+        "convolution_wino": "wino", "auto": "auto", "convolution_auto": "auto"}
+
+
+def _parse_alg(text: str) -> str:
+    alg = ALGS.get(text.lower())
+    if alg is None:
+        raise UsageError(f"--alg={text}: unknown algorithm; expected one of {', '.join(ALGS)}")
+    return alg
 
 
 OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_B,
            "propagation direction", is_list=True),
-    Option("dt", _parse_dt, ("f32", "f32", "f32"), "data types, SRC[:WEI:DST]", is_list=True),
+    Option("dt", dtypes.parse_dt, ("f32", "f32", "f32"), "data types, SRC[:WEI:DST]",
+           is_list=True),
+    Option("cfg", dtypes.parse_cfg, ("f32", "f32", "f32"),
+           "DNNL 1.x data-type configuration (u8s8u8, bf16bf16f32, f32_wino...): another "
+           "spelling of --dt (and --alg), printed back as those", is_list=True, key="dt"),
+    Option("bia-dt", dtypes.parse_bia_dt, "undef",
+           "bias data type (undef: f32 where the direction has a bias)", is_list=True),
+    Option("alg", _parse_alg, "direct", "algorithm: direct, wino or auto", is_list=True),
+    Option("attr-oscale", parse_oscale, OScale(),
+           "DNNL 1.x output scales: common:SCALE or per_oc[:SCALE] (int8)", is_list=True),
+    Option("attr-scales", parse_scales, Scales(),
+           "scales ARG:POLICY[:SCALE] for src, wei, dst joined by + (int8)", is_list=True),
+    Option("attr-zero-points", parse_zero_points, ZeroPoints(),
+           "zero points ARG:POLICY[:ZP] for src, dst joined by + (int8)", is_list=True),
     Option("attr-post-ops", parse_post_ops, PostOps(),
            "post-op chains: sum[:SCALE], NAME[:ALPHA[:BETA]], dw:kKsSpP joined by +",
            is_list=True),
@@ -137,15 +148,32 @@ class ConvProblem:
     user_mb: int
     post_ops: PostOps = PostOps()
     backend: str = backends.NATIVE
+    bia_dt_given: str = "undef"          # --bia-dt as given
+    alg: str = "direct"
+    oscale: OScale = OScale()
+    scales: Scales = Scales()
+    zero_points: ZeroPoints = ZeroPoints()
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
 
+    def kind_unsupported(self) -> tuple[Status, str] | None:
+        """What this kind of problem (conv here; deconv overrides) cannot run."""
+        return None
+
+    @property
+    def bia_dt(self) -> str:
+        """The bias type the case runs with (undef: the direction has no bias)."""
+        return dtypes.effective_bia_dt(self.dir, self.dt, self.bia_dt_given)
+
     @property
     def attr_text(self) -> str:
         """The attribute options as the repro prints them (the %attr% perf field)."""
-        return f"--attr-post-ops={self.post_ops}" if self.post_ops else ""
+        parts = [f"--attr-{name}={value}" for name, value in (
+            ("oscale", self.oscale), ("scales", self.scales),
+            ("zero-points", self.zero_points), ("post-ops", self.post_ops)) if value]
+        return " ".join(parts)
 
     def repro(self, canonical: bool = False) -> str:
         parts = []
@@ -155,7 +183,12 @@ class ConvProblem:
             parts.append(f"--dir={self.dir.value}")
         if self.dt != ("f32", "f32", "f32"):
             parts.append(f"--dt={':'.join(self.dt)}")
-        if self.post_ops:
+        bia = dtypes.bia_dt_option(self.dir, self.dt, self.bia_dt_given)
+        if bia:
+            parts.append(bia)
+        if self.alg != "direct":
+            parts.append(f"--alg={self.alg}")
+        if self.attr_text:
             parts.append(self.attr_text)
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
@@ -170,12 +203,25 @@ class ConvProblem:
         return core.ConvShape(d.g, d.mb, d.ic, d.oc, d.i, d.o, d.k, d.s, d.p, d.dil)
 
 
+def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The option values a conv or deconv problem keeps (a --cfg spells --dt and --alg);
+    options missing from values take their defaults."""
+    values = {**{o.slot: o.default for o in OPTIONS}, **values}
+    dt, alg = values["dt"], values["alg"]
+    if isinstance(dt, dtypes.Cfg):
+        dt, alg = dt.dt, dt.alg or alg
+    return dict(dir=values["dir"], dt=dt, impl_filter=values["impl_filter"],
+                user_mb=values["mb"], post_ops=values["attr-post-ops"],
+                backend=values["backend"], bia_dt_given=values["bia-dt"], alg=alg,
+                oscale=values["attr-oscale"], scales=values["attr-scales"],
+                zero_points=values["attr-zero-points"])
+
+
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:
     desc = parse_desc(text, "conv")
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    return ConvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"],
-                       values["attr-post-ops"], values["backend"])
+    return ConvProblem(desc, **problem_fields(values))
 
 
 def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
@@ -186,35 +232,77 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
     if d.ic % d.g or d.oc % d.g:
         return (Status.INVALID_ARGUMENTS,
                 f"ic{d.ic} and oc{d.oc} must both be divisible by g{d.g}")
-    if prb.dt != ("f32", "f32", "f32"):
-        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
-    return post_ops_invalid(prb.post_ops, prb.dir) or backends.unsupported(prb)
+    return (dtypes.classify(prb.dir, prb.dt, prb.bia_dt_given)
+            or attributes_unsupported(prb)
+            or prb.kind_unsupported()
+            or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
+            or backends.unsupported(prb))
 
 
-def post_ops_invalid(post_ops: PostOps, direction: Dir) -> tuple[Status, str] | None:
-    """What the spec rules out for f32 whatever runs it: post-ops on a backward pass and
-    the int8-only parameters (the reference does not model them either)."""
+def attributes_unsupported(prb) -> tuple[Status, str] | None:
+    if prb.alg == "wino":
+        return (Status.UNIMPLEMENTED, "--alg=wino: no Winograd implementation yet (only "
+                "direct; --alg=auto picks it)")
+    if prb.oscale and (prb.scales or prb.zero_points):
+        return (Status.INVALID_ARGUMENTS, "--attr-oscale (DNNL 1.x) and --attr-scales or "
+                "--attr-zero-points (oneDNN 3.x) describe the same scaling: give one form")
+    for arg in ("src", "dst"):
+        entry = prb.scales.get(arg) if prb.scales else None
+        if entry is not None and (not entry.is_common or entry.dt != "f32"):
+            return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: {arg} scales are "
+                    "common f32 values here")
+    wei = prb.scales.get("wei") if prb.scales else None
+    if wei is not None and (wei.policy not in ("common", "per_oc") or wei.dt != "f32"):
+        return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: weights scales are "
+                "common or per_oc f32 values here")
+    for arg in ("src", "dst"):
+        entry = prb.zero_points.get(arg) if prb.zero_points else None
+        if entry is not None and not entry.is_common:
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: {arg} "
+                    "zero points are common values here")
+    src_zp = prb.zero_points.get("src") if prb.zero_points else None
+    if src_zp is not None and prb.dt[0] in check.INT_RANGES:
+        lo, hi = check.INT_RANGES[prb.dt[0]]
+        if not lo <= src_zp.zp <= hi:
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: a src zero "
+                    f"point outside {prb.dt[0]}'s range [{lo:g}, {hi:g}] (the kernels pad "
+                    "the source with it)")
+    return dtypes.attr_unsupported(prb.dir, prb.dt, oscale=prb.oscale, scales=prb.scales,
+                                   zero_points=prb.zero_points)
+
+
+def post_ops_invalid(post_ops: PostOps, direction: Dir,
+                     dt: tuple[str, str, str] = ("f32", "f32", "f32")) -> tuple[Status, str] | None:
+    """What the spec rules out whatever runs it: post-ops on a backward pass, and the
+    int8-only parameters on other types."""
     if not post_ops:
         return None
     if not direction.forward:
         return (Status.UNIMPLEMENTED, "post-ops apply to forward propagation only: the "
                 "fused result keeps no intermediate for the backward pass")
+    int8 = dtypes.is_int8(dt)
     for e in post_ops.entries:
-        if isinstance(e, Eltwise) and e.scale != 1.0:
+        if isinstance(e, Eltwise) and e.scale != 1.0 and not int8:
             return Status.UNIMPLEMENTED, f"`{e}`: the eltwise scale is for int8 convolutions only"
-        if isinstance(e, Sum) and (e.zero_point or e.dt):
-            return (Status.UNIMPLEMENTED, f"`{e}`: a sum zero point or data type is for int8 "
-                    "convolutions (not implemented yet)")
+        if isinstance(e, Sum) and e.zero_point and not int8:
+            return Status.UNIMPLEMENTED, f"`{e}`: a sum zero point is for int8 convolutions only"
+        if isinstance(e, Sum) and e.dt and e.dt != dt[2]:
+            return (Status.UNIMPLEMENTED, f"`{e}`: a sum data type other than the "
+                    f"destination's ({dt[2]}) is not implemented")
     return None
 
 
-# The f32 chains the spec's support matrix lists: eltwise, sum, sum then eltwise.
-F32_CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
+# The chains of the spec's support matrix: f32 and bf16 (and f16) take eltwise, sum, or
+# sum then eltwise; int8 also eltwise then sum.
+CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
+INT8_CHAINS = CHAINS + ((Eltwise, Sum),)
 
 
-def native_post_ops_unsupported(post_ops: PostOps) -> tuple[Status, str] | None:
-    """What the C kernels do not fuse: the spec's f32 support matrix, and no depthwise
-    fusion yet (post_ops_invalid has already run)."""
+def native_post_ops_unsupported(post_ops: PostOps,
+                                dt: tuple[str, str, str] = ("f32", "f32", "f32")
+                                ) -> tuple[Status, str] | None:
+    """What the C kernels do not fuse: chains outside the spec's support matrix, and no
+    depthwise fusion yet (post_ops_invalid has already run)."""
     if not post_ops:
         return None
     for e in post_ops.entries:
@@ -222,8 +310,12 @@ def native_post_ops_unsupported(post_ops: PostOps) -> tuple[Status, str] | None:
             return (Status.UNIMPLEMENTED, f"`{e}`: the depthwise fusion post-op has no "
                     "implementation yet")
     shape = tuple(type(e) for e in post_ops.entries)
-    if shape not in F32_CHAINS:
-        return (Status.UNIMPLEMENTED, f"f32 convolutions take eltwise, sum, or sum then "
+    if dtypes.is_int8(dt):
+        if shape not in INT8_CHAINS:
+            return (Status.UNIMPLEMENTED, f"int8 convolutions take eltwise, sum, sum then "
+                    f"eltwise, or eltwise then sum; `{post_ops}` is none of them")
+    elif shape not in CHAINS:
+        return (Status.UNIMPLEMENTED, f"{dt[0]} convolutions take eltwise, sum, or sum then "
                 f"eltwise; `{post_ops}` is none of them")
     return None
 
@@ -233,7 +325,7 @@ def kernel_post_ops(post_ops: PostOps) -> tuple[core.PostOp, ...]:
     ops = []
     for e in post_ops.entries:
         if isinstance(e, Sum):
-            ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale))
+            ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point))
         else:
             ops.append(core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
                                    e.alpha, e.beta))
@@ -242,14 +334,90 @@ def kernel_post_ops(post_ops: PostOps) -> tuple[core.PostOp, ...]:
 
 def apply_post_ops(ref: np.ndarray, post_ops: PostOps, prior: np.ndarray | None) -> np.ndarray:
     """The reference's post-ops, in double, as the spec writes them: sum
-    dst = scale * dst_prior + ref; eltwise dst = scale * f(dst)."""
+    dst = scale * (dst_prior - zero_point) + ref; eltwise dst = scale * f(dst)."""
     out = ref
     for e in post_ops.entries:
         if isinstance(e, Sum):
-            out = out + e.scale * prior.astype(np.float64).reshape(out.shape)
+            out = out + e.scale * (prior.astype(np.float64).reshape(out.shape) - e.zero_point)
         else:
             out = e.scale * eltwise.apply(e.name, out, e.alpha, e.beta)
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Quant:
+    """A case's scales and zero points, with the non-common values drawn (reference 6.4):
+    what the kernels are given and what the reference applies."""
+
+    kind: core.Scales = core.Scales.NONE
+    src_scale: float = 1.0
+    dst_scale: float = 1.0
+    wei_scales: np.ndarray = dataclasses.field(default_factory=lambda: np.ones(1, np.float32))
+    src_zp: int = 0
+    dst_zp: int = 0
+
+    def per_oc(self, oc: int) -> np.ndarray:
+        return np.broadcast_to(self.wei_scales, (oc,)).astype(np.float64)
+
+
+# Non-common scales are drawn from these powers of two (reference 6.4), so that scaling
+# integer data stays exact in f32 and the threshold can stay 0.
+SCALE_VALUES = (0.0625, 0.125, 0.25)
+
+
+def quant_of(prb, oc: int) -> Quant:
+    zp = lambda arg: (prb.zero_points.get(arg).zp if prb.zero_points   # noqa: E731
+                      and prb.zero_points.get(arg) else 0)
+    src_zp, dst_zp = zp("src"), zp("dst")
+    if prb.oscale:
+        if prb.oscale.is_common:
+            wei = np.array([prb.oscale.scale], np.float32)
+        else:   # per_oc draws 6.4's values; per_oc:BASE scales them by BASE
+            base = prb.oscale.scale if prb.oscale.scale is not None else 1.0
+            wei = base * fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
+        return Quant(core.Scales.OSCALE, wei_scales=wei.astype(np.float32), src_zp=src_zp,
+                     dst_zp=dst_zp)
+    if prb.scales:
+        common = lambda arg: (prb.scales.get(arg).scale if prb.scales.get(arg)  # noqa: E731
+                              else 1.0)
+        entry = prb.scales.get("wei")
+        if entry is not None and not entry.is_common:
+            wei = fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
+        else:
+            wei = np.array([common("wei")], np.float32)
+        return Quant(core.Scales.ARGS, common("src"), common("dst"), wei, src_zp, dst_zp)
+    return Quant(src_zp=src_zp, dst_zp=dst_zp)
+
+
+def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
+                       post_ops: PostOps, prior: np.ndarray | None) -> np.ndarray:
+    """Forward dst from the exact sums acc (double; src zero point already subtracted).
+    The spec does the attribute and post-op math in single precision, so this does it
+    in f32, in the formula's order (bdnn.h, BDNN_SCALES_*): scales and bias, the
+    post-ops (eltwise through the double formulas, rounded to f32), then the dst scale
+    and zero point. Without scales or an inexact sum scale it equals the double
+    computation: the data are small integers."""
+    f32 = np.float32
+    oc = acc.shape[1]
+    per_oc = (1, oc) + (1,) * (acc.ndim - 2)
+    out = acc.astype(f32)
+    b = f32(0) if bias is None else bias.astype(f32).reshape(per_oc)
+    w = np.broadcast_to(q.wei_scales.astype(f32), (oc,)).reshape(per_oc)
+    if q.kind is core.Scales.OSCALE:
+        out = (out + b) * w
+    elif q.kind is core.Scales.ARGS:
+        out = out * (f32(q.src_scale) * w) + b
+    elif bias is not None:
+        out = out + b
+    for e in post_ops.entries:
+        if isinstance(e, Sum):
+            out = out + f32(e.scale) * (prior.astype(f32).reshape(out.shape) - f32(e.zero_point))
+        else:
+            out = (e.scale * eltwise.apply(e.name, out.astype(np.float64), e.alpha,
+                                           e.beta)).astype(f32)
+    if q.kind is core.Scales.ARGS:
+        out = out * (f32(1) / f32(q.dst_scale))
+    return out + f32(q.dst_zp) if q.dst_zp else out
 
 
 KERNEL_DIR = {Dir.FWD_B: core.Direction.FWD, Dir.FWD_D: core.Direction.FWD,
@@ -281,53 +449,99 @@ def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
     }
 
 
-def fill_prior_dst(t: dict[str, Tensor], dtc: cfg.DtCfg, perf: bool) -> np.ndarray:
+def out_dt(prb) -> str:
+    """The type of the tensor a direction writes: dst, diff_src or diff_weights."""
+    return {True: prb.dt[2]}.get(prb.dir.forward) or (prb.dt[0] if prb.dir is Dir.BWD_D
+                                                      else prb.dt[1])
+
+
+def tensor_dts(prb) -> dict[str, str]:
+    """Each tensor's data type, in the user's terms."""
+    return {"src": prb.dt[0], "wei": prb.dt[1], "dst": prb.dt[2],
+            "bia": prb.bia_dt if prb.bia_dt != "undef" else "f32"}
+
+
+def sum_dst_range(prb) -> tuple[int, int]:
+    return cfg.CFG[prb.dt[2]].dst
+
+
+def fill_prior_dst(prb, t: dict[str, Tensor], perf: bool) -> np.ndarray:
     """The destination's contents before a sum post-op reads them (reference 6.4)."""
     n = math.prod(t["dst"].shape)
-    data = (fill.real_fill(n, fill.Kind.DST, *dtc.perf) if perf
-            else fill.int_fill(n, fill.Kind.DST, *dtc.dst))
-    return data
+    if perf:
+        return fill.real_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].perf)
+    return fill.int_fill(n, fill.Kind.DST, *sum_dst_range(prb))
 
 
-def fill_inputs(prb_dir: Dir, shape: core.ConvShape, t: dict[str, Tensor], dtc: cfg.DtCfg,
-                perf: bool) -> dict[str, np.ndarray]:
-    """The inputs of a direction (reference 6.2 to 6.4). The operand whose products form
-    the long accumulation chain is sparse: src forward, diff_dst backward."""
+def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:
+    """(inputs, sparse operand, the other operand, accumulation chain length) of a
+    direction: the operand whose products form the long chain is the sparse one (src
+    forward, diff_dst backward; reference 6.3)."""
     taps = shape.k[0] * shape.k[1] * shape.k[2]
-    ranges = {"src": dtc.src, "wei": dtc.wei, "bia": dtc.bia, "dst": dtc.dst}
     if prb_dir.forward:
-        names, sparse, other = ["src", "wei"], "src", "wei"
-        n_acc = taps * (shape.ic // shape.g)
-        if prb_dir.with_bias:
-            names.append("bia")
-    elif prb_dir is Dir.BWD_D:
-        names, sparse, other = ["dst", "wei"], "dst", "wei"
-        n_acc = taps * (shape.oc // shape.g)
-    else:
-        names, sparse, other = ["src", "dst"], "dst", "src"
-        n_acc = shape.mb * shape.o[0] * shape.o[1] * shape.o[2]
-    density = cfg.density(dtc, n_acc, ranges[sparse], ranges[other])
+        names = ["src", "wei"] + (["bia"] if prb_dir.with_bias else [])
+        return names, "src", "wei", taps * (shape.ic // shape.g)
+    if prb_dir is Dir.BWD_D:
+        return ["dst", "wei"], "dst", "wei", taps * (shape.oc // shape.g)
+    return ["src", "dst"], "dst", "src", shape.mb * shape.o[0] * shape.o[1] * shape.o[2]
+
+
+def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other: str,
+                 n_acc: int, perf: bool, q: Quant | None = None) -> dict[str, np.ndarray]:
+    """The inputs as f32 arrays of values every type of the case holds exactly (reference
+    6.2 to 6.4); the library's buffers are converted from them."""
+    dts = tensor_dts(prb)
+    r = cfg.fill_ranges(prb.dt, dts["bia"], out_dt(prb), n_acc, (sparse, other))
+    ranges = {"src": r.src, "wei": r.wei, "bia": r.bia, "dst": r.dst}
     out = {}
     for name in names:
         n = math.prod(t[name].shape)
         if perf:
-            data = fill.real_fill(n, t[name].kind, *dtc.perf)
+            data = fill.real_fill(n, t[name].kind, *cfg.CFG[dts[name]].perf)
+            if dts[name] in check.INT_RANGES:
+                data = np.rint(data)
         else:
             data = fill.int_fill(n, t[name].kind, *ranges[name],
-                                 density if name == sparse else 1.0)
+                                 r.density if name == sparse else 1.0)
+            if name == "wei":
+                data *= r.wei_mult
+        if name == "src" and q is not None and q.src_zp:
+            # A common src zero point shifts the drawn values, so that src - zp is the
+            # drawn integer (saturated to the type, as the buffer will hold it).
+            lo, hi = check.INT_RANGES.get(dts["src"], (-np.inf, np.inf))
+            data = np.clip(data + q.src_zp, lo, hi).astype(np.float32)
         out[name] = data.reshape(t[name].shape)
     return out
 
 
-def outputs(prb_dir: Dir, t: dict[str, Tensor]) -> dict[str, Guarded]:
-    """Output buffers: NaN-poisoned (an unwritten point fails) inside guard zones."""
-    if prb_dir.forward:
+def fill_inputs(prb, t: dict[str, Tensor], perf: bool, q: Quant | None = None
+                ) -> dict[str, np.ndarray]:
+    names, sparse, other, n_acc = direction_chain(prb.dir, prb.shape)
+    return fill_tensors(prb, t, names, sparse, other, n_acc, perf, q)
+
+
+def library_inputs(prb, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The library's buffers: each input in its own type (exact: the values fit)."""
+    dts = tensor_dts(prb)
+    return {name: np.ascontiguousarray(a.astype(core.numpy_dtype(dts[name])))
+            for name, a in inputs.items()}
+
+
+def outputs(prb, t: dict[str, Tensor]) -> dict[str, Guarded]:
+    """Output buffers of the output types, poisoned (an unwritten point fails) inside
+    guard zones."""
+    dts = tensor_dts(prb)
+    if prb.dir.forward:
         names = ["dst"]
-    elif prb_dir is Dir.BWD_D:
+    elif prb.dir is Dir.BWD_D:
         names = ["src"]
     else:
-        names = ["wei", "bia"] if prb_dir.with_bias else ["wei"]
-    return {name: Guarded(math.prod(t[name].shape), np.nan) for name in names}
+        names = ["wei", "bia"] if prb.dir.with_bias else ["wei"]
+    out = {}
+    for name in names:
+        dtype = core.numpy_dtype(dts[name])
+        out[name] = Guarded(math.prod(t[name].shape), poison(dtype), dtype)
+    return out
 
 
 def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
@@ -341,10 +555,15 @@ def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
                                  outs["bia"].array if "bia" in outs else None)
 
 
-def reference(prb_dir: Dir, shape: core.ConvShape,
-              inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def reference(prb, inputs: dict[str, np.ndarray], q: Quant,
+              prior: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The spec's formulas in double on the f32 values (C, conv_ref.c), then the scales,
+    zero points and post-ops of the forward pass (quantize_reference)."""
+    prb_dir, shape = prb.dir, prb.shape
     if prb_dir.forward:
-        return {"dst": compute_ref(shape, inputs["src"], inputs["wei"], inputs.get("bia"))}
+        src = inputs["src"] - np.float32(q.src_zp) if q.src_zp else inputs["src"]
+        acc = compute_ref(shape, src, inputs["wei"], None)
+        return {"dst": quantize_reference(acc, inputs.get("bia"), q, prb.post_ops, prior)}
     if prb_dir is Dir.BWD_D:
         return {"src": core.ref_conv_bwd_data(shape, inputs["dst"], inputs["wei"])}
     wei, bia = core.ref_conv_bwd_weights(shape, inputs["src"], inputs["dst"],
@@ -352,26 +571,32 @@ def reference(prb_dir: Dir, shape: core.ConvShape,
     return {"wei": wei, "bia": bia} if prb_dir.with_bias else {"wei": wei}
 
 
-def compare_setups(desc: ConvDesc, dtc: cfg.DtCfg,
-                   post_ops: PostOps = PostOps()) -> dict[str, CompareSetup]:
-    """How each output tensor is compared: threshold and zero trust (reference 6.6 to 6.8).
-    Eltwise post-ops bring their tolerance from the eltwise table, benchdnn's rules 8 and
-    9, NaN/Inf where the formula can produce them, and relaxed zero trust after
-    negative-to-zero functions."""
+def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
+    """How each output tensor is compared: output type, threshold and zero trust
+    (reference 6.6 to 6.8). Eltwise post-ops bring their tolerance from the eltwise
+    table, benchdnn's rules 8 and 9, NaN/Inf where the formula can produce them, and
+    relaxed zero trust after negative-to-zero functions or into u8."""
+    desc, dts = prb.desc, tensor_dts(prb)
     exceeds = any(o > i for o, i in zip(desc.o, desc.i))
     in_pts, out_pts = math.prod(desc.i), math.prod(desc.o)
-    elts = post_ops.eltwise
-    zeroing = any(eltwise.zeroes_negatives(e.name, e.alpha) for e in elts)
-    dst = CompareSetup(
-        "DST", max([dtc.trh] + [eltwise.ALGS[e.name].trh for e in elts]),
-        cfg.dst_zero_trust_percent(exceeds or zeroing),
-        allow_nans=any(eltwise.ALGS[e.name].nan_inf_possible for e in elts),
-        eltwise=bool(elts), exp_post_op=any(e.name.startswith("exp") for e in elts))
+    elts = prb.post_ops.eltwise
+    zeroing = any(eltwise.zeroes_negatives(e.name, e.alpha) for e in elts) or dts["dst"] == "u8"
+
+    def setup(kind: str, name: str, ztp: float, **kw) -> CompareSetup:
+        dt = dts[name]
+        return CompareSetup(kind, cfg.CFG[dt].trh, ztp, integral=dt in check.INT_RANGES,
+                            eps=cfg.eps(dt), dt=dt, **kw)
+    dst = setup("DST", "dst", cfg.dst_zero_trust_percent(exceeds or zeroing),
+                allow_nans=any(eltwise.ALGS[e.name].nan_inf_possible for e in elts)
+                or dts["dst"] == "f16",
+                eltwise=bool(elts), exp_post_op=any(e.name.startswith("exp") for e in elts),
+                dst_scale=q is not None and q.kind is core.Scales.ARGS and q.dst_scale != 1.0)
+    dst = dataclasses.replace(dst, trh=max([dst.trh] + [eltwise.ALGS[e.name].trh for e in elts]))
     return {
         "dst": dst,
-        "src": CompareSetup("SRC", dtc.trh, cfg.src_zero_trust_percent(desc.s)),
-        "wei": CompareSetup("WEI", dtc.trh, cfg.wei_zero_trust_percent(desc.k, in_pts, out_pts)),
-        "bia": CompareSetup("BIA", dtc.trh, cfg.BIA_ZERO_TRUST_PERCENT),
+        "src": setup("SRC", "src", cfg.src_zero_trust_percent(desc.s)),
+        "wei": setup("WEI", "wei", cfg.wei_zero_trust_percent(desc.k, in_pts, out_pts)),
+        "bia": setup("BIA", "bia", cfg.BIA_ZERO_TRUST_PERCENT),
     }
 
 
@@ -397,24 +622,50 @@ def footprint_bytes(shape: core.ConvShape) -> int:
     return int(4 * (elems[0] + 2 * elems[1] + elems[2]) + 8 * 4 * max(elems))
 
 
+# The C core's operand class of a direction's multiplied tensors (src and wei forward,
+# diff_dst and wei backward data, src and diff_dst backward weights), by their types.
+OPERANDS = {("f32", "f32"): core.Operands.F32, ("f16", "f16"): core.Operands.F16,
+            ("bf16", "bf16"): core.Operands.BF16, ("u8", "s8"): core.Operands.INT8,
+            ("s8", "s8"): core.Operands.INT8}
+
+
+def operands_of(kernel_dir: core.Direction, attr: core.ConvAttr) -> core.Operands | None:
+    x = attr.dst_dt if kernel_dir is core.Direction.BWD_DATA else attr.src_dt
+    y = attr.dst_dt if kernel_dir is core.Direction.BWD_WEIGHTS else attr.wei_dt
+    return OPERANDS.get((x, y))
+
+
+def kernel_attr(prb, q: Quant) -> core.ConvAttr:
+    dts = tensor_dts(prb)
+    return core.ConvAttr(dts["src"], dts["wei"], dts["dst"], dts["bia"], q.kind, q.src_scale,
+                         q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp,
+                         q.dst_zp, kernel_post_ops(prb.post_ops))
+
+
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
-           impl_filter: ImplFilter, res: CaseResult,
-           post_ops: PostOps = PostOps()) -> core.ConvPrimitive | None:
-    """The first implementation, in the table's order of preference, that the CPU runs, the
-    filter allows and that accepts the problem; sets SKIPPED/UNIMPLEMENTED otherwise."""
+           impl_filter: ImplFilter, res: CaseResult, post_ops: PostOps = PostOps(),
+           attr: core.ConvAttr | None = None) -> core.ConvPrimitive | None:
+    """The first implementation, in the table's order of preference, that computes the
+    case's operand types, the CPU runs, the filter allows and that accepts the problem;
+    sets SKIPPED/UNIMPLEMENTED otherwise."""
     fault = core.active_fault()
+    attr = attr if attr is not None else core.ConvAttr(post_ops=kernel_post_ops(post_ops))
+    operands = operands_of(kernel_dir, attr)
     with res.timers("create_pd"):
-        candidates = [i for i in core.conv_impls()
-                      if core.isa_supported(i.isa) and impl_filter.allows(i.name)]
+        typed = [i for i in core.conv_impls() if i.operands is operands]
+        runnable = [i for i in typed if core.isa_supported(i.isa)]
+        candidates = [i for i in runnable if impl_filter.allows(i.name)]
+    if typed and not runnable:
+        res.status, res.reason = Status.SKIPPED, Reason.DATA_TYPE_NOT_SUPPORTED.value
+        return None
     with res.timers("create_prim"):
         for impl in candidates:
             try:
                 return core.ConvPrimitive(impl, shape, kernel_dir, with_bias, fault,
-                                          post_ops=kernel_post_ops(post_ops))
+                                          attr=attr)
             except core.Unimplemented:
                 continue
-    if any(core.isa_supported(i.isa) and not impl_filter.allows(i.name)
-           for i in core.conv_impls()):
+    if any(not impl_filter.allows(i.name) for i in runnable):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
@@ -424,18 +675,19 @@ def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
 def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float], shape: core.ConvShape, ops: int) -> PerfRecord:
     with_bias = prb.dir.with_bias
-    ibytes = 4 * int(math.prod(shape.src_shape) + math.prod(shape.wei_shape)
-                     + (shape.oc if with_bias else 0))
+    size = {name: core.numpy_dtype(dt).itemsize for name, dt in tensor_dts(prb).items()}
+    ibytes = int(size["src"] * math.prod(shape.src_shape) + size["wei"] * math.prod(shape.wei_shape)
+                 + (size["bia"] * shape.oc if with_bias else 0))
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": driver,
         "prb": f"{ctx.settings.repro_prefix()}--{driver} {prb.repro(ctx.settings.canonical)}",
         "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value,
         "sdt": ":".join(prb.dt), "cfg": ":".join(prb.dt),
-        "bia_dt": "f32" if with_bias else "undef",
-        "stag": "any", "wtag": "any", "dtag": "any", "alg": "direct", "attr": prb.attr_text,
+        "bia_dt": prb.bia_dt,
+        "stag": "any", "wtag": "any", "dtag": "any", "alg": prb.alg, "attr": prb.attr_text,
         "prop": prb.dir.prop_kind,
     }
-    return PerfRecord(text, float(ops), ibytes, 4 * int(math.prod(shape.dst_shape)), times,
+    return PerfRecord(text, float(ops), ibytes, size["dst"] * int(math.prod(shape.dst_shape)), times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
 
 
@@ -452,8 +704,10 @@ class CaseSteps:
 
     driver: str
     shape: Callable[[Any], core.ConvShape]     # the user's tensors
-    fill: Callable[[Any, dict[str, Tensor], cfg.DtCfg, bool], dict[str, np.ndarray]]
-    reference: Callable[[Any, dict[str, np.ndarray]], dict[str, np.ndarray]]
+    # (prb, tensors, perf, quant) -> the inputs as exact f32 values
+    fill: Callable[[Any, dict[str, Tensor], bool, Quant], dict[str, np.ndarray]]
+    # (prb, f32 inputs, quant, prior dst) -> the reference outputs
+    reference: Callable[[Any, dict[str, np.ndarray], Quant, Any], dict[str, np.ndarray]]
 
 
 def run_case(prb, ctx: RunContext, steps: CaseSteps) -> CaseResult:
@@ -491,18 +745,19 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
         ctx.log(f"implementation: {executor.name}" +
                 (f" ({executor.info})" if executor.info else ""))
     create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-    dtc = cfg.CFG[prb.dt[2]]
+    q = quant_of(prb, shape.oc)
     t = tensors(prb.desc, shape)
-    outs = outputs(prb.dir, t)
+    outs = outputs(prb, t)
+    dst_dtype = core.numpy_dtype(tensor_dts(prb)["dst"])
     run_once = None
     has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
     if mode.correctness:
         with res.timers("fill"):
-            inputs = steps.fill(prb, t, dtc, False)
-            prior = fill_prior_dst(t, dtc, perf=False) if has_sum else None
+            inputs = steps.fill(prb, t, False, q)
+            prior = fill_prior_dst(prb, t, perf=False) if has_sum else None
             if prior is not None:   # the sum reads it; the execution overwrites it
-                outs["dst"].array[:] = prior
-            run_once, collect = executor.bind(inputs, outs)
+                outs["dst"].array[:] = prior.astype(dst_dtype)
+            run_once, collect = executor.bind(library_inputs(prb, inputs), outs)
         with res.timers("execute"):
             run_once()
         collect()
@@ -510,29 +765,23 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
             res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
             return
         with res.timers("compute_ref"):
-            refs = steps.reference(prb, inputs)
-            if prb.post_ops:
-                refs["dst"] = apply_post_ops(refs["dst"], prb.post_ops, prior)
+            refs = steps.reference(prb, inputs, q, prior)
         with res.timers("compare"):
-            judge(res, refs, outs, t, compare_setups(prb.desc, dtc, prb.post_ops),
-                  ctx.settings.verbose)
+            judge(res, refs, outs, t, compare_setups(prb, q), ctx.settings.verbose)
     if mode.performance:
         if run_once is None:
             with res.timers("fill"):
-                inputs = steps.fill(prb, t, dtc, True)
+                inputs = steps.fill(prb, t, True, q)
                 if has_sum:
-                    outs["dst"].array[:] = fill_prior_dst(t, dtc, perf=True)
-                run_once, _ = executor.bind(inputs, outs)
+                    outs["dst"].array[:] = fill_prior_dst(prb, t, perf=True).astype(dst_dtype)
+                run_once, _ = executor.bind(library_inputs(prb, inputs), outs)
             res.status = Status.EXECUTED
         times = measure_into(res, run_once, ctx)
         res.perf = perf_record(steps.driver, prb, ctx, executor.name, times, create_s, shape,
                                prb.ops)
 
 
-STEPS = CaseSteps(
-    "conv", shape=lambda prb: prb.shape,
-    fill=lambda prb, t, dtc, perf: fill_inputs(prb.dir, prb.shape, t, dtc, perf),
-    reference=lambda prb, inputs: reference(prb.dir, prb.shape, inputs))
+STEPS = CaseSteps("conv", shape=lambda prb: prb.shape, fill=fill_inputs, reference=reference)
 
 
 def run(prb: ConvProblem, ctx: RunContext) -> CaseResult:

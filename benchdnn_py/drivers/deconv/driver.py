@@ -16,6 +16,7 @@ import numpy as np
 from ... import backends, core, fill
 from ...memory import Guarded
 from ...settings import GlobalSettings
+from ...status import Status
 from ..base import CaseResult, RunContext
 from ..conv import cfg
 from ..conv import driver as conv
@@ -34,25 +35,27 @@ KERNEL_DIR = {Dir.FWD_B: core.Direction.BWD_DATA, Dir.FWD_D: core.Direction.BWD_
 
 
 @dataclasses.dataclass(frozen=True)
-class DeconvProblem:
-    desc: ConvDesc
-    dir: Dir
-    dt: tuple[str, str, str]
-    impl_filter: ImplFilter
-    user_mb: int
-    post_ops: PostOps = PostOps()
-    backend: str = backends.NATIVE
-
-    @property
-    def desc_text(self) -> str:
-        return self.desc.format()
-
-    attr_text = conv.ConvProblem.attr_text
-    repro = conv.ConvProblem.repro
+class DeconvProblem(conv.ConvProblem):
+    """A convolution problem's fields and repro; the operation count and the user's
+    tensors are the deconvolution's."""
 
     @functools.cached_property
     def ops(self) -> int:
         return ref.count_ops(self.desc)
+
+    @functools.cached_property
+    def shape(self) -> core.ConvShape:
+        return ref.user_shape(self.desc)
+
+    def kind_unsupported(self):
+        """Deconvolution runs f32 only so far: its swapped kernels would need the data
+        types mapped through the swap (diff_dst <-> src), which is not done yet."""
+        if self.dt != ("f32", "f32", "f32") or self.bia_dt not in ("f32", "undef"):
+            return (Status.UNIMPLEMENTED, f"--dt={':'.join(self.dt)}: deconvolution runs f32 "
+                    "only (data types are not mapped through its swapped kernels yet)")
+        if self.oscale or self.scales or self.zero_points:
+            return Status.UNIMPLEMENTED, "deconvolution takes no scales or zero points yet"
+        return None
 
 
 def make_problem(values: Mapping[str, Any], text: str,
@@ -60,12 +63,11 @@ def make_problem(values: Mapping[str, Any], text: str,
     desc = parse_deconv(text)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    return DeconvProblem(desc, values["dir"], values["dt"], values["impl_filter"], values["mb"],
-                         values["attr-post-ops"], values["backend"])
+    return DeconvProblem(desc, **conv.problem_fields(values))
 
 
-def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], dtc: cfg.DtCfg,
-          perf: bool) -> dict[str, np.ndarray]:
+def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], perf: bool,
+          q: conv.Quant) -> dict[str, np.ndarray]:
     """Inputs in the user's terms. The sparse operand and its chain length are those of the
     convolution the kernels run (src forward, diff_dst backward), so sums stay exact."""
     d = prb.desc
@@ -78,15 +80,7 @@ def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], dtc: cfg.DtCfg,
         names, sparse, other, n_acc = ["dst", "wei"], "dst", "wei", taps * (d.oc // d.g)
     else:
         names, sparse, other, n_acc = ["src", "dst"], "dst", "src", d.mb * math.prod(d.i)
-    ranges = {"src": dtc.src, "wei": dtc.wei, "bia": dtc.bia, "dst": dtc.dst}
-    density = cfg.density(dtc, n_acc, ranges[sparse], ranges[other])
-    out = {}
-    for name in names:
-        n = math.prod(t[name].shape)
-        data = (fill.real_fill(n, t[name].kind, *dtc.perf) if perf else
-                fill.int_fill(n, t[name].kind, *ranges[name], density if name == sparse else 1.0))
-        out[name] = data.reshape(t[name].shape)
-    return out
+    return conv.fill_tensors(prb, t, names, sparse, other, n_acc, perf, q)
 
 
 def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndarray],
@@ -117,16 +111,18 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
     return run, collect
 
 
-def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: conv.Quant,
+               prior) -> dict[str, np.ndarray]:
     if prb.dir.forward:
-        return {"dst": ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], inputs.get("bia"))}
+        dst = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], inputs.get("bia"))
+        return {"dst": conv.apply_post_ops(dst, prb.post_ops, prior)}
     if prb.dir is Dir.BWD_D:
         return {"src": ref.ref_bwd_data(prb.desc, inputs["dst"], inputs["wei"])}
     wei, bia = ref.ref_bwd_weights(prb.desc, inputs["src"], inputs["dst"], prb.dir.with_bias)
     return {"wei": wei, "bia": bia} if prb.dir.with_bias else {"wei": wei}
 
 
-STEPS = conv.CaseSteps("deconv", shape=lambda prb: ref.user_shape(prb.desc), fill=_fill,
+STEPS = conv.CaseSteps("deconv", shape=lambda prb: prb.shape, fill=_fill,
                        reference=_reference)
 
 

@@ -24,8 +24,8 @@ def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
                          ImplFilter(), res)
     assert prim is not None
     with prim:
-        inputs = driver.fill_inputs(direction, shape, t, cfg.CFG["f32"], perf=False)
-        outs = driver.outputs(direction, t)
+        inputs = driver.fill_inputs(prb, t, perf=False)
+        outs = driver.outputs(prb, t)
         packed = prim.pack_weights(inputs["wei"]) if "wei" in inputs else None
         driver.bind(prim, direction, inputs, packed, outs)()
     return {**{k: v.array.copy() for k, v in outs.items()}, **{"in_" + k: v for k, v in inputs.items()}}
@@ -48,8 +48,7 @@ def test_forward_inference_equals_forward_training(text):
 def _inputs(text: str, direction: Dir) -> dict[str, np.ndarray]:
     prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
                                "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings())
-    return driver.fill_inputs(direction, prb.shape, driver.tensors(prb.desc, prb.shape),
-                              cfg.CFG["f32"], perf=False)
+    return driver.fill_inputs(prb, driver.tensors(prb.desc, prb.shape), perf=False)
 
 
 def _zero_share(a: np.ndarray) -> float:
@@ -77,11 +76,31 @@ def test_the_long_chain_operand_is_sparse_per_direction():
 
 
 def test_density_keeps_partial_sums_exact():
-    f32 = cfg.CFG["f32"]
-    assert cfg.density(f32, 100, f32.src, f32.wei) == 1.0
-    assert cfg.density(f32, 32768, f32.src, f32.wei) == pytest.approx(16384 / 32768)
+    def density(dt, n_acc, out=None, pair=("src", "wei")):
+        dts = tuple(dt.split(":"))
+        return cfg.fill_ranges(dts, "f32", out or dts[2], n_acc, pair).density
+    assert density("f32:f32:f32", 100) == 1.0
+    assert density("f32:f32:f32", 32768) == pytest.approx(16384 / 32768)
     # diff_dst [-8, 8] x weights [-32, 32]: 2**24 / 256 = 65536 terms are safe.
-    assert cfg.density(f32, 131072, f32.dst, f32.wei) == pytest.approx(0.5)
+    assert density("f32:f32:f32", 131072, pair=("dst", "wei")) == pytest.approx(0.5)
+
+
+# Reference 6.3's worked values: the safe chain length per SRC:WEI:DST (before / n_acc).
+@pytest.mark.parametrize("dt,safe", [
+    ("bf16:bf16:bf16", 16), ("f16:f16:f16", 256), ("bf16:bf16:f32", 1048576),
+    ("u8:s8:u8", 3 * 8), ("u8:s8:s8", 3 * 4), ("s8:s8:s8", 3 * 16), ("u8:s8:f32", 3 * 26214),
+    ("u8:s8:s32", 3355443), ("s8:s8:f32", 3 * 2097152)])
+def test_density_per_data_type_matches_reference(dt, safe):
+    n_acc = 10**8
+    r = cfg.fill_ranges(tuple(dt.split(":")), "f32", dt.split(":")[2], n_acc, ("src", "wei"))
+    assert r.density == pytest.approx(safe / n_acc)
+
+
+def test_int8_fill_adjustments():
+    r = cfg.fill_ranges(("u8", "s8", "s32"), "s32", "s32", 10, ("src", "wei"))
+    assert r.src == (0, 160) and r.wei == (-4, 4) and r.wei_mult == 1
+    r = cfg.fill_ranges(("s8", "s8", "s8"), "f32", "s8", 10, ("src", "wei"))
+    assert r.wei == (-2, 2) and r.wei_mult == 2
 
 
 def test_zero_trust_numbers():

@@ -24,7 +24,9 @@ def _is_depthwise(s: core.ConvShape) -> bool:
 
 
 FWD = core.Direction.FWD
-IMPLS = [i for i in core.conv_impls() if core.isa_supported(i.isa)]
+# The f32 implementations (the data-type ones have tests of their own: test_kernels_dt.py).
+IMPLS = [i for i in core.conv_impls()
+         if core.isa_supported(i.isa) and i.operands is core.Operands.F32]
 IMPL_IDS = [i.name for i in IMPLS]
 
 SHAPES = [
@@ -86,7 +88,7 @@ def _run(impl, shape, src, wei, bias, with_bias, fault=core.Fault.NONE):
         return None
     with prim:
         packed = prim.pack_weights(wei)
-        assert packed.dtype == np.float32 and packed.size == prim.weights_elems
+        assert packed.dtype == np.uint8 and packed.size == prim.weights_bytes
         dst = np.full(shape.dst_shape, np.nan, np.float32)   # unwritten points stay NaN
         prim.bind(src, packed, bias, dst)()
     return dst
@@ -257,7 +259,7 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
     src = rng.integers(-8, 9, size=shape.src_shape).astype(np.float32)
     diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
     with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, True) as prim:
-        assert prim.weights_elems == 0    # writes the user layout directly
+        assert prim.weights_bytes == 0    # writes the user layout directly
         diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
         diff_bias = np.full(shape.oc, np.nan, np.float32)
         prim.bind_bwd_weights(src, diff_dst, diff_wei, diff_bias)()

@@ -28,7 +28,7 @@ def _run_kernel(prb, impl_filter=ImplFilter(), post_ops=None, prior_seed=1):
     """Runs the kernels the driver would pick; returns (inputs, prior, dst)."""
     shape = prb.shape
     t = driver.tensors(prb.desc, shape)
-    inputs = driver.fill_inputs(prb.dir, shape, t, cfg.CFG["f32"], perf=False)
+    inputs = driver.fill_inputs(prb, t, perf=False)
     prior = np.random.default_rng(prior_seed).integers(-8, 9, shape.dst_shape).astype(np.float32)
     dst = prior.copy()
     ops = prb.post_ops if post_ops is None else parse_post_ops(post_ops)
@@ -84,7 +84,7 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     out = driver.Guarded(dst.size, 0.0)
     out.array[:] = dst.ravel()
     driver.judge(res, {"dst": ref}, {"dst": out}, t,
-                 driver.compare_setups(prb.desc, cfg.CFG["f32"], prb.post_ops), 0)
+                 driver.compare_setups(prb), 0)
     assert res.status is Status.FAILED and res.errors > res.total // 4
 
 
@@ -93,7 +93,7 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     ("relu+tanh", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("sum+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("relu:0:0:2", "the eltwise scale is for int8 convolutions only"),
-    ("sum:1:1", "a sum zero point or data type is for int8"),
+    ("sum:1:1", "a sum zero point is for int8 convolutions only"),
     ("dw:k3s1p1", "the depthwise fusion post-op has no implementation yet"),
 ])
 def test_support_matrix(chain, reason):
@@ -110,11 +110,11 @@ def test_backward_with_post_ops_is_rejected_with_the_spec_reason():
 
 def test_zero_trust_is_relaxed_after_relu_like_post_ops():
     desc = parse_desc("ic3ih5oc3kh3")
-    assert driver.compare_setups(desc, cfg.CFG["f32"], parse_post_ops("relu"))["dst"] \
+    assert driver.compare_setups(_problem("ic3ih5oc3kh3", "relu"))["dst"] \
         .zero_trust_percent == pytest.approx(85)
-    assert driver.compare_setups(desc, cfg.CFG["f32"], parse_post_ops("tanh"))["dst"] \
+    assert driver.compare_setups(_problem("ic3ih5oc3kh3", "tanh"))["dst"] \
         .zero_trust_percent == pytest.approx(70)
-    setup = driver.compare_setups(desc, cfg.CFG["f32"], parse_post_ops("sum+exp"))["dst"]
+    setup = driver.compare_setups(_problem("ic3ih5oc3kh3", "sum+exp"))["dst"]
     assert setup.allow_nans and setup.eltwise and setup.exp_post_op
 
 

@@ -1,0 +1,69 @@
+/* Bulk data-type conversions (contract in dt.h). f16 goes through the F16C instructions
+ * when the CPU has them (vcvtph2ps / vcvtps2ph round to nearest even and quiet NaNs exactly
+ * like the scalar code); everything else is the scalar code, which the compiler
+ * vectorizes. */
+#include <immintrin.h>
+
+#include "dt.h"
+
+static int has_f16c(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    }
+    return cached;
+#else
+    return 0;
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,f16c")))
+static int64_t f16_to_f32_f16c(const uint16_t *in, float *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
+    return i;
+}
+
+__attribute__((target("avx2,f16c")))
+static int64_t f32_to_f16_f16c(const float *in, uint16_t *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+    return i;
+}
+#endif
+
+static void to_f32(int dt, const void *in, float *out, int64_t n, int vector) {
+    int64_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    if (dt == BDNN_DT_F16 && vector && has_f16c()) i = f16_to_f32_f16c(in, out, n);
+#endif
+    for (; i < n; ++i) out[i] = bdnn_load_f32(in, dt, i);
+}
+
+static void from_f32(int dt, const float *in, void *out, int64_t n, int vector) {
+    int64_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    if (dt == BDNN_DT_F16 && vector && has_f16c()) i = f32_to_f16_f16c(in, out, n);
+#endif
+    for (; i < n; ++i) bdnn_store_f32(out, dt, i, in[i]);
+}
+
+void bdnn_cvt_to_f32(int dt, const void *in, float *out, int64_t n) { to_f32(dt, in, out, n, 1); }
+void bdnn_cvt_from_f32(int dt, const float *in, void *out, int64_t n) {
+    from_f32(dt, in, out, n, 1);
+}
+
+int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {
+    if (!bdnn_dt_size(from_dt) || !bdnn_dt_size(to_dt) || n < 0) return BDNN_STATUS_INVALID;
+    const int vector = isa != BDNN_ISA_SCALAR;
+    if (from_dt == BDNN_DT_F32) from_f32(to_dt, in, out, n, vector);
+    else if (to_dt == BDNN_DT_F32) to_f32(from_dt, in, out, n, vector);
+    else return BDNN_STATUS_INVALID;
+    return BDNN_STATUS_OK;
+}

@@ -1,0 +1,97 @@
+"""The C core's own data-type conversions, bit for bit against ml_dtypes (bf16) and numpy
+(f16, integers): every one of the 65,536 bf16 and f16 bit patterns both ways, rounding ties,
+NaN, Inf, denormals, saturation; the portable code and the F16C path alike."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+
+ALL16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+PATHS = [False, True]   # F16C / vector path, then the portable code
+
+
+def _f32_probe() -> np.ndarray:
+    """f32 values around every bf16 and f16 boundary: the exact values, the ties (half
+    way to the next value), and one ulp either side of the ties; then specials."""
+    base = ALL16.astype(np.uint32) << 16
+    bits = np.concatenate([base, base | 0x8000, base | 0x7FFF, base | 0x8001, base | 0x0001])
+    f16 = ALL16.view(np.float16).astype(np.float32)
+    f16 = f16[np.isfinite(f16)]
+    nxt = np.nextafter(f16, np.float32(np.inf))
+    mid = np.concatenate([f16, f16 * np.float32(1 + 2**-11), f16 * np.float32(1 + 2**-12),
+                          nxt, np.nextafter(f16, np.float32(-np.inf))])
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 65504.0, 65519.99, 65520.0, 1e-8, 2**-25,
+                        2**-25 * 1.0000001, 2**-24, 3 * 2**-25, 1e38], np.float32)
+    return np.concatenate([bits.view(np.float32), mid.astype(np.float32), special])
+
+
+def _same_bits(got: np.ndarray, exp: np.ndarray) -> None:
+    """Equal bits, except that NaNs only need to be NaN with the same sign (the core quiets
+    signaling NaNs like the hardware does; numpy keeps the payload as is)."""
+    g, e = got.view(f"u{got.itemsize}"), exp.view(f"u{exp.itemsize}")
+    nan = np.isnan(exp.astype(np.float32))
+    np.testing.assert_array_equal(g[~nan], e[~nan])
+    assert np.isnan(got[nan].astype(np.float32)).all()
+    sign = np.array(1 << (8 * got.itemsize - 1), g.dtype)
+    np.testing.assert_array_equal(g[nan] & sign, e[nan] & sign)
+
+
+@pytest.mark.parametrize("portable", PATHS)
+def test_bf16_to_f32_every_pattern(portable):
+    x = ALL16.view(ml_dtypes.bfloat16)
+    got = core.dt_convert(x, "f32", from_dt="bf16", portable=portable)
+    _same_bits(got, x.astype(np.float32))
+
+
+@pytest.mark.parametrize("portable", PATHS)
+def test_f32_to_bf16_round_to_nearest_even(portable):
+    x = _f32_probe()
+    with np.errstate(invalid="ignore"):   # ml_dtypes warns casting NaN
+        exp = x.astype(ml_dtypes.bfloat16)
+    _same_bits(core.dt_convert(x, "bf16", portable=portable), exp)
+
+
+@pytest.mark.parametrize("portable", PATHS)
+def test_f16_to_f32_every_pattern(portable):
+    x = ALL16.view(np.float16)
+    _same_bits(core.dt_convert(x, "f32", from_dt="f16", portable=portable),
+               x.astype(np.float32))
+
+
+@pytest.mark.parametrize("portable", PATHS)
+def test_f32_to_f16_round_to_nearest_even(portable):
+    x = _f32_probe()
+    with np.errstate(over="ignore"):
+        exp = x.astype(np.float16)
+    _same_bits(core.dt_convert(x, "f16", portable=portable), exp)
+
+
+def test_f16_paths_agree_bit_for_bit_nans_included():
+    x = _f32_probe()
+    np.testing.assert_array_equal(core.dt_convert(x, "f16").view(np.uint16),
+                                  core.dt_convert(x, "f16", portable=True).view(np.uint16))
+    h = ALL16.view(np.float16)
+    np.testing.assert_array_equal(core.dt_convert(h, "f32", from_dt="f16").view(np.uint32),
+                                  core.dt_convert(h, "f32", from_dt="f16",
+                                                  portable=True).view(np.uint32))
+
+
+@pytest.mark.parametrize("dt, lo, hi", [("s8", -128, 127), ("u8", 0, 255),
+                                        ("s32", -2**31, 2**31 - 128)])
+def test_f32_to_integers_saturate_then_round_half_even(dt, lo, hi):
+    x = np.array([-1e12, -300.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.49, 126.5, 127.5, 254.5,
+                  255.5, 300.0, 1e12, 2**31, np.nan], np.float32)
+    got = core.dt_convert(x, dt).astype(np.float64)
+    exp = np.rint(np.clip(np.nan_to_num(x.astype(np.float64), nan=0.0), lo, hi))
+    np.testing.assert_array_equal(got, exp)
+
+
+@pytest.mark.parametrize("dt", ["s8", "u8", "s32"])
+def test_integers_to_f32_exact(dt):
+    info = np.iinfo(core.numpy_dtype(dt))
+    x = np.array([info.min, -1 if info.min else 0, 0, 1, info.max], core.numpy_dtype(dt))
+    np.testing.assert_array_equal(core.dt_convert(x, "f32", from_dt=dt), x.astype(np.float32))
