@@ -51,7 +51,7 @@ def _create_deconv(prb, res: CaseResult):
     # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
     prim = conv.create(deconv_ref.swapped_shape(prb.desc), deconv.KERNEL_DIR[prb.dir],
                        prb.dir.forward and prb.dir.with_bias, prb.impl_filter, res,
-                       prb.post_ops)
+                       prb.post_ops, attr=deconv.kernel_attr(prb))
     return None if prim is None else _DeconvExecutor(prim, prb)
 
 

@@ -138,13 +138,16 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
     c->nthr = omp_get_max_threads();
     c->impl = &impls[impl];
     if (a->scales != BDNN_SCALES_NONE) {
-        c->wei_scales = malloc(sizeof(float) * (size_t)d->oc);
+        /* One per channel of the written tensor: dst's oc, or diff_src's ic (backward
+         * data, which deconvolution's forward runs). */
+        const int64_t channels = dir == BDNN_DIR_BWD_DATA ? d->ic : d->oc;
+        c->wei_scales = malloc(sizeof(float) * (size_t)channels);
         if (!c->wei_scales) {
             bdnn_conv_destroy(c);
             return BDNN_STATUS_OUT_OF_MEMORY;
         }
-        for (int64_t oc = 0; oc < d->oc; ++oc)
-            c->wei_scales[oc] = a->wei_scales[a->wei_scales_per_oc ? oc : 0];
+        for (int64_t ch = 0; ch < channels; ++ch)
+            c->wei_scales[ch] = a->wei_scales[a->wei_scales_per_oc ? ch : 0];
     }
     const int st = c->impl->ops->init(c);
     if (st != BDNN_STATUS_OK) {

@@ -123,7 +123,8 @@ typedef struct {
     int scales;                           /* BDNN_SCALES_* */
     float src_scale, dst_scale;           /* ARGS: common scales */
     int wei_scales_per_oc;                /* 0: wei_scales[0] for all; 1: one per oc */
-    const float *wei_scales;              /* OSCALE/ARGS; copied by create */
+    const float *wei_scales;              /* OSCALE/ARGS, one per output channel (oc;
+                                             ic in backward data); copied by create */
     int32_t src_zp, dst_zp;               /* common zero points */
     int n_post_ops;
     bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */

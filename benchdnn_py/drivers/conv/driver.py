@@ -413,8 +413,9 @@ def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
         if isinstance(e, Sum):
             out = out + f32(e.scale) * (prior.astype(f32).reshape(out.shape) - f32(e.zero_point))
         else:
-            out = (e.scale * eltwise.apply(e.name, out.astype(np.float64), e.alpha,
-                                           e.beta)).astype(f32)
+            with np.errstate(over="ignore"):   # exp and friends may leave f32's range
+                out = (e.scale * eltwise.apply(e.name, out.astype(np.float64), e.alpha,
+                                               e.beta)).astype(f32)
     if q.kind is core.Scales.ARGS:
         out = out * (f32(1) / f32(q.dst_scale))
     return out + f32(q.dst_zp) if q.dst_zp else out

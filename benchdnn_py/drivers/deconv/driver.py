@@ -48,13 +48,12 @@ class DeconvProblem(conv.ConvProblem):
         return ref.user_shape(self.desc)
 
     def kind_unsupported(self):
-        """Deconvolution runs f32 only so far: its swapped kernels would need the data
-        types mapped through the swap (diff_dst <-> src), which is not done yet."""
-        if self.dt != ("f32", "f32", "f32") or self.bia_dt not in ("f32", "undef"):
-            return (Status.UNIMPLEMENTED, f"--dt={':'.join(self.dt)}: deconvolution runs f32 "
-                    "only (data types are not mapped through its swapped kernels yet)")
-        if self.oscale or self.scales or self.zero_points:
-            return Status.UNIMPLEMENTED, "deconvolution takes no scales or zero points yet"
+        """Zero points: the kernels pad with the source zero point in their forward
+        direction only, and deconvolution's forward runs their backward data."""
+        if self.zero_points:
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={self.zero_points}: "
+                    "deconvolution takes no zero points (its kernels' padding is the "
+                    "swapped convolution's)")
         return None
 
 
@@ -64,6 +63,16 @@ def make_problem(values: Mapping[str, Any], text: str,
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
     return DeconvProblem(desc, **conv.problem_fields(values))
+
+
+def kernel_attr(prb: DeconvProblem) -> core.ConvAttr:
+    """The swapped convolution's attributes: the deconvolution's src plays the kernels'
+    diff_dst (forward) or the deconvolution's diff_dst plays their src (backward), so in
+    every direction the kernels' src type is the user's dst type and vice versa."""
+    dts, q = conv.tensor_dts(prb), conv.quant_of(prb, prb.desc.oc)
+    return core.ConvAttr(dts["dst"], dts["wei"], dts["src"], dts["bia"], q.kind, q.src_scale,
+                         q.dst_scale, tuple(float(v) for v in q.wei_scales), 0, q.dst_zp,
+                         conv.kernel_post_ops(prb.post_ops))
 
 
 def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], perf: bool,
@@ -89,17 +98,25 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
     convolution's terms; collect (untimed, after a run) reorders what the kernels produced
     in their own layout into the user's output buffers."""
     if prb.dir.forward:
-        packed = prim.pack_weights(ref.transpose_weights(inputs["wei"]))
+        packed = prim.pack_weights(np.ascontiguousarray(ref.transpose_weights(inputs["wei"])))
         return prim.bind_bwd_data(inputs["src"], packed, inputs.get("bia"),
                                   outs["dst"].array), lambda: None
     if prb.dir is Dir.BWD_D:
-        packed = prim.pack_weights(ref.transpose_weights(inputs["wei"]))
+        packed = prim.pack_weights(np.ascontiguousarray(ref.transpose_weights(inputs["wei"])))
         return prim.bind(inputs["dst"], packed, None, outs["src"].array), lambda: None
     # diff_wei comes out transposed (the kernels' layout); diff_bias is the sum of diff_dst.
     wei_shape = ref.user_shape(prb.desc).wei_shape
-    wei_t = np.empty(tuple(wei_shape[i] for i in (0, 2, 1, 3, 4, 5)), np.float32)
+    wei_t = np.empty(tuple(wei_shape[i] for i in (0, 2, 1, 3, 4, 5)),
+                     outs["wei"].array.dtype)
     kernel = prim.bind_bwd_weights(inputs["dst"], inputs["src"], wei_t, None)
-    bias = core.bias_grad(inputs["dst"], outs["bia"].array) if "bia" in outs else None
+    bias = None
+    if "bia" in outs and inputs["dst"].dtype == np.float32 == outs["bia"].array.dtype:
+        bias = core.bias_grad(inputs["dst"], outs["bia"].array)
+    elif "bia" in outs:   # bf16: f32 sums of the widened diff_dst, rounded once
+        dd, out = inputs["dst"], outs["bia"].array
+        axes = (0,) + tuple(range(2, dd.ndim))
+        bias = lambda: out.__setitem__(  # noqa: E731
+            slice(None), dd.astype(np.float32).sum(axis=axes, dtype=np.float32).astype(out.dtype))
 
     def run() -> None:
         kernel()
@@ -114,8 +131,8 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
 def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: conv.Quant,
                prior) -> dict[str, np.ndarray]:
     if prb.dir.forward:
-        dst = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], inputs.get("bia"))
-        return {"dst": conv.apply_post_ops(dst, prb.post_ops, prior)}
+        acc = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], None)
+        return {"dst": conv.quantize_reference(acc, inputs.get("bia"), q, prb.post_ops, prior)}
     if prb.dir is Dir.BWD_D:
         return {"src": ref.ref_bwd_data(prb.desc, inputs["dst"], inputs["wei"])}
     wei, bia = ref.ref_bwd_weights(prb.desc, inputs["src"], inputs["dst"], prb.dir.with_bias)
