@@ -33,6 +33,7 @@ import dataclasses
 import functools
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 from .. import core
@@ -43,9 +44,23 @@ from ..memory import Guarded
 from ..status import Reason, Status
 
 INSTALL_HINT = 'pip install "benchdnn-py[torch]"'
-# Data types this backend maps to torch dtypes. bf16 would be torch.bfloat16 here, once
-# the conv driver implements it (it reports every non-f32 --dt UNIMPLEMENTED today).
-DTYPES = {"f32": "float32"}
+# Data types this backend maps to torch dtypes. torch computes a convolution in one type:
+# every tensor of a case must have it (bf16:bf16:f32 and the int8 rows are not expressible).
+DTYPES = {"f32": "float32", "bf16": "bfloat16"}
+
+
+def _to_torch(torch, a: np.ndarray):
+    """A zero-copy torch view of an array (bf16 through its bits: from_numpy does not know
+    ml_dtypes' bfloat16)."""
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def _to_numpy(torch, t) -> np.ndarray:
+    if t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,8 +172,11 @@ def unsupported(prb) -> tuple[Status, str] | None:
     torch, why = _load()
     if torch is None:
         return Status.UNIMPLEMENTED, why
-    if any(t not in DTYPES for t in prb.dt) or prb.bia_dt not in ("undef", *DTYPES):
-        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: no torch data type mapped"
+    if prb.dt[0] not in DTYPES or len(set(prb.dt)) != 1:
+        return (Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: torch runs a convolution "
+                f"in one data type, one of {', '.join(DTYPES)}")
+    if prb.bia_dt not in ("undef", "f32", prb.dt[0]):
+        return Status.UNIMPLEMENTED, f"--bia-dt={prb.bia_dt}: no torch bias of that type"
     if prb.oscale or prb.scales or prb.zero_points:
         return Status.UNIMPLEMENTED, "torch's float convolutions take no scales or zero points"
     table = _eltwise_ops(torch)
@@ -355,14 +373,16 @@ class _Executor:
         torch, prb, shapes = self.torch, self.prb, self.program.shapes
         # Zero-copy views of the drivers' arrays; only the deconvolution weights transpose
         # (and a sum's prior dst, which the outputs will overwrite) are copies.
-        t = {name: torch.from_numpy(a.reshape(shapes[name])) for name, a in inputs.items()
+        t = {name: _to_torch(torch, a.reshape(shapes[name])) for name, a in inputs.items()
              if name in ("src", "dst")}
         if "wei" in inputs:
-            t["wei"] = torch.from_numpy(_torch_weights(prb.desc, inputs["wei"], shapes["wei"]))
+            t["wei"] = _to_torch(torch, _torch_weights(prb.desc, inputs["wei"], shapes["wei"]))
         if "bia" in inputs:
-            t["bia"] = torch.from_numpy(inputs["bia"])
+            # torch's bias has the input's type: a bf16 case's f32 bias is converted
+            # (exactly, for the correctness fill's small integers).
+            t["bia"] = _to_torch(torch, inputs["bia"]).to(t["src"].dtype)
         if any(isinstance(e, Sum) for e in prb.post_ops.entries):
-            t["prior"] = torch.from_numpy(outs["dst"].array.reshape(shapes["dst"]).copy())
+            t["prior"] = _to_torch(torch, outs["dst"].array.reshape(shapes["dst"]).copy())
         program = self.program.build(t)
         last: dict[str, Any] = {}
 
@@ -371,7 +391,7 @@ class _Executor:
 
         def collect() -> None:
             for name, result in last.items():
-                arr = result.numpy()
+                arr = _to_numpy(torch, result).astype(outs[name].array.dtype)
                 target = outs[name].array
                 if name == "wei":
                     target[:] = _from_torch_weights(prb.desc, arr)

@@ -209,9 +209,8 @@ def test_chains_torch_expresses_and_what_it_cannot(torch):
     # backward with post-ops: the problem's own limit, on both backends
     assert all(s == "UNIMPLEMENTED" and "no intermediate for the backward pass" in l
                for s, l in status[6:8])
-    # bf16: the native kernels run it; the torch backend does not map data types yet
-    assert status[8][0] == "PASSED"
-    assert status[9][0] == "UNIMPLEMENTED" and "no torch data type mapped" in status[9][1]
+    # bf16: both backends run it
+    assert status[8][0] == "PASSED" and status[9][0] == "PASSED"
     assert res.code == 1
 
 
@@ -276,3 +275,12 @@ def test_results_record_backend_version_and_threads(torch, tmp_path):
     assert [(c["backend"], c["impl"].startswith("torch:")) for c in cases] == [
         ("native", False), ("torch", True)]
     assert all(len(c["samples_ms"]) == 2 for c in cases)
+
+
+def test_data_types_torch_cannot_express_are_unimplemented(torch):
+    res = run_cli("--conv", "--backend=torch", "--dt=bf16:bf16:f32,u8:s8:u8",
+                  "ic8ih6oc8kh3ph1", "--dt=bf16", "--dir=BWD_WB", "ic8ih6oc8kh3ph1")
+    status = [(s, l) for s, l in _cases(res)]
+    assert all(s == "UNIMPLEMENTED" and "torch runs a convolution in one data type" in l
+               for s, l in status[:2])
+    assert status[2][0] == "PASSED"
