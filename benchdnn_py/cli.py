@@ -46,7 +46,7 @@ def cli() -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(args: tuple[str, ...]) -> None:
     """Run a benchdnn argument stream: --DRIVER, options, problems, --batch=FILE."""
-    from . import harness, report, results, runner
+    from . import backends, harness, report, results, runner
 
     err_console = Console(stderr=True)
     try:
@@ -66,7 +66,7 @@ def run(args: tuple[str, ...]) -> None:
     if plan.settings.results:
         try:
             writer = results.open_writer(plan.settings.results, plan.driver.name,
-                                         list(args))
+                                         list(args), backends.used_by(plan.cases))
         except UsageError as exc:
             click.echo(f"benchdnn-py: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)

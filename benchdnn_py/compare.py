@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -292,12 +293,22 @@ def _show(value: Any) -> str:
 # The comparison
 # --------------------------------------------------------------------------------------
 
+_BACKEND_OPTION = re.compile(r"--backend=\S+\s*")
+
+
+def pair_key(key: str) -> str:
+    """A case's key without its backend: `compare torch.jsonl native.jsonl` pairs the
+    same problem run on two backends (the backend is then what is under test)."""
+    return _BACKEND_OPTION.sub("", key).strip()
+
+
 def _indexed(f: ResultsFile) -> dict[tuple[str, int], dict[str, Any]]:
     seen: Counter = Counter()
     out = {}
     for record in f.cases:
-        seen[record["key"]] += 1
-        out[(record["key"], seen[record["key"]])] = record
+        key = pair_key(record["key"])
+        seen[key] += 1
+        out[(key, seen[key])] = record
     return out
 
 
@@ -445,12 +456,13 @@ def rerun_candidates(comparison: Comparison) -> list[CaseComparison]:
     return [c for c in comparison.cases if c.mark in _RERUN_MARKS and c.n_base and c.n_new]
 
 
-def _rerun_args(cases: list[CaseComparison], results_path: str) -> list[str]:
-    """One argument stream running every case, each under its own timing settings and
-    after --reset, so no option of one case leaks into the next (options are sticky)."""
+def _rerun_args(cases: list[CaseComparison], results_path: str, side: int = 0) -> list[str]:
+    """One argument stream running every case as its side (0 base, 1 new) recorded it
+    (its own backend too), each under its own timing settings and after --reset, so no
+    option of one case leaks into the next (options are sticky)."""
     args = [f"--results={results_path}", "--summary=no-impl"]
     for case in cases:
-        record = case.base or case.new
+        record = (case.base, case.new)[side] or case.base or case.new
         assert record is not None
         g = record.get("settings", {}).get("global", {})
         tokens = record["key"].split()
@@ -460,10 +472,10 @@ def _rerun_args(cases: list[CaseComparison], results_path: str) -> list[str]:
     return args
 
 
-def _run_side(python: str, cases: list[CaseComparison], workdir: Path, tag: str
-              ) -> list[dict[str, Any]]:
+def _run_side(python: str, cases: list[CaseComparison], workdir: Path, tag: str,
+              side: int = 0) -> list[dict[str, Any]]:
     path = workdir / f"{tag}.jsonl"
-    cmd = [python, "-m", "benchdnn_py", *_rerun_args(cases, str(path))]
+    cmd = [python, "-m", "benchdnn_py", *_rerun_args(cases, str(path), side)]
     env = {k: v for k, v in os.environ.items() if k != "BENCHDNN_PY_NO_TABLES"}
     env["BENCHDNN_PY_NO_TABLES"] = "1"
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -471,7 +483,7 @@ def _run_side(python: str, cases: list[CaseComparison], workdir: Path, tag: str
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RerunError(f"rerun with {python} exited with {proc.returncode}: {last}")
     records = read(str(path)).cases
-    keys = [r["key"] for r in records]
+    keys = [pair_key(r["key"]) for r in records]
     if keys != [c.key for c in cases]:
         raise RerunError(f"rerun with {python} ran other cases than asked "
                          f"({len(keys)} records for {len(cases)} cases)")
@@ -524,7 +536,8 @@ def rerun(comparison: Comparison, base_python: str, new_python: str, rounds: int
             done += len(chunk)
             for r in range(rounds):
                 for side in ((0, 1) if r % 2 == 0 else (1, 0)):
-                    records = _run_side(pythons[side], chunk, Path(tmp), f"{n}-{r}-{side}")
+                    records = _run_side(pythons[side], chunk, Path(tmp), f"{n}-{r}-{side}",
+                                        side)
                     for case, record in zip(chunk, records):
                         measured[(case.key, case.occurrence)][side].append(record)
     cases = [dataclasses.replace(c) for c in comparison.cases]

@@ -327,3 +327,10 @@ def test_rerun_command_reruns_the_same_case(runs, tmp_path):
     assert res.code == 0
     assert [r["key"] for r in read(str(out)).cases] == [case["key"]]
     assert os.path.getsize(out) > 0
+
+
+def test_cases_pair_across_backends():
+    from benchdnn_py.compare import pair_key
+    assert pair_key("--conv --backend=torch --dir=BWD_D ic3ih5oc3kh3") == \
+        "--conv --dir=BWD_D ic3ih5oc3kh3"
+    assert pair_key("--conv ic3ih5oc3kh3") == "--conv ic3ih5oc3kh3"
