@@ -97,7 +97,9 @@ enum {
     BDNN_FAULT_SLOW_GEMM = 5,        /* correct, but gemm_conv does all its work twice (for
                                         regression-detection tests) */
     BDNN_FAULT_POST_OPS_SWAPPED = 6, /* apply a two-entry post-op chain in reverse order */
-    BDNN_FAULT_SUM_SCALE_DROPPED = 7 /* use 1 instead of the sum post-op's scale */
+    BDNN_FAULT_SUM_SCALE_DROPPED = 7, /* use 1 instead of the sum post-op's scale */
+    BDNN_FAULT_CRASH = 8             /* forward execute raises SIGSEGV when ic == 3 and oc == 5
+                                        (crash-isolation tests: one recognizable shape dies) */
 };
 
 /* ---- machine ---- */
