@@ -250,8 +250,10 @@ class DaskPool:
 
     The workers must have the same benchdnn-py installed (checked by a probe task before
     the cases are sent). A case that kills its worker comes back as KilledWorker once the
-    scheduler gives up on it (``distributed.scheduler.allowed-failures`` retries first, each
-    on a fresh worker): FAILED, ``crashed: its Dask worker died``.
+    scheduler gives up on it (after ``distributed.scheduler.allowed-failures`` retries, each
+    on a fresh worker). The scheduler charges a death to every case the worker held, so
+    such cases run again one at a time at the end: a case that kills its worker alone is
+    FAILED, ``crashed: its Dask worker died``.
     """
 
     def __init__(self, url: str) -> None:
@@ -295,17 +297,30 @@ class DaskPool:
         if not tasks:
             return
         futures = self.client.map(run_task, tasks, pure=False)
-        seq_of = {f.key: t.seq for f, t in zip(futures, tasks)}
+        task_of = {f.key: t for f, t in zip(futures, tasks)}
+        suspects: list[CaseTask] = []
         try:
             for future in as_completed(futures, loop=self.client.loop):
-                seq = seq_of[future.key]
+                task = task_of[future.key]
                 try:
                     yield future.result()
                 except Exception as exc:  # noqa: BLE001 - the case's verdict, not the run's
                     if type(exc).__name__ == "KilledWorker":
-                        yield Lost(seq, "crashed: its Dask worker died", 0.0)
+                        suspects.append(task)
                     else:
-                        yield Lost(seq, f"Dask task failed: {type(exc).__name__}", 0.0)
+                        yield Lost(task.seq, f"Dask task failed: {type(exc).__name__}", 0.0)
+            # A worker's death is charged to every case it held, so run each suspect again
+            # alone: one that kills its worker on its own is the culprit; the others pass.
+            for task in suspects:
+                future = self.client.submit(run_task, task, pure=False)
+                futures.append(future)
+                try:
+                    yield future.result()
+                except Exception as exc:  # noqa: BLE001
+                    reason = ("crashed: its Dask worker died"
+                              if type(exc).__name__ == "KilledWorker"
+                              else f"Dask task failed: {type(exc).__name__}")
+                    yield Lost(task.seq, reason, 0.0)
         finally:
             self.client.cancel(futures)
 
