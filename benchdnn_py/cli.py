@@ -9,6 +9,7 @@ warnings and the rich tables go to standard error.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import click
@@ -72,6 +73,9 @@ def run(args: tuple[str, ...]) -> None:
     except KeyboardInterrupt:
         click.echo("benchdnn-py: interrupted before the first case", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    # A CI job that is cancelled or times out gets SIGTERM: stop as Ctrl-C stops, keeping
+    # the partial summary and whole files.
+    signal.signal(signal.SIGTERM, _interrupt)
     summary = session.run(sys.stdout, sys.stderr, progress.for_stream(sys.stderr))
     for line in report.end_of_run(summary, plan.settings):
         click.echo(line)
@@ -86,6 +90,10 @@ def run(args: tuple[str, ...]) -> None:
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(summary.counts.exit_status())
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def expand_short_options(args: list[str]) -> list[str]:

@@ -77,11 +77,26 @@ def signal_name(exitcode: int | None) -> str:
 # Local worker processes
 # --------------------------------------------------------------------------------------
 
-def _worker_main(conn: Connection, threads: int, jobs: int) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Asks Linux to SIGKILL this process when its parent dies (a killed run must not
+    leave workers computing a case nobody will read); elsewhere, a no-op."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:   # it died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None:
     """A worker: set the thread count, load the core, then run the cases it is sent until
     it is sent None. Ctrl-C is the parent's business (it stops the run and kills the
     workers), so a worker ignores SIGINT; the parent also blocked it while spawning."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
     from . import memory
     from .drivers import DRIVERS  # noqa: F401 - loads the core and every driver now
     from .execute import run_task
@@ -101,7 +116,8 @@ def _worker_main(conn: Connection, threads: int, jobs: int) -> None:
 class _Worker:
     def __init__(self, ctx, threads: int, jobs: int) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, threads, jobs),
+        self.process = ctx.Process(target=_worker_main,
+                                   args=(child, threads, jobs, os.getpid()),
                                    daemon=True, name="benchdnn-py worker")
         # The environment and the blocked SIGINT are inherited through the spawn: OpenMP
         # reads its thread count when the core is loaded, which unpickling the worker's

@@ -1,5 +1,6 @@
-"""Stopping and resuming: Ctrl-C keeps a partial summary and whole files (exit 130), a run
-killed mid-way and resumed ends with the summary of an uninterrupted run."""
+"""Stopping and resuming: Ctrl-C (or SIGTERM) keeps a partial summary and whole files
+(exit 130), a run killed mid-way leaves no worker behind, and, resumed, ends with the
+summary of an uninterrupted run."""
 
 from __future__ import annotations
 
@@ -40,6 +41,38 @@ def wait_for_cases(path, n: int, proc: subprocess.Popen, limit_s: float = 120) -
     pytest.fail(f"{path}: fewer than {n} cases after {limit_s} s")
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is pid (Linux /proc)."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def gone(pids: list[int], limit_s: float = 10) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if not any(os.path.exists(f"/proc/{p}") and "Z" not in _state(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
 def finish(proc: subprocess.Popen) -> Result:
     out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err, err
@@ -65,8 +98,10 @@ def test_killed_then_resumed_ends_as_an_uninterrupted_run(tmp_path, uninterrupte
     xml = tmp_path / "run.xml"
     proc = start("--conv", *jobs, f"--results={results}", f"--junit={xml}", *BATCH)
     wait_for_cases(results, 5, proc)
+    workers = children(proc.pid)
     proc.send_signal(signal.SIGKILL)      # no handler, no footer: the hardest stop
     proc.wait()
+    assert gone(workers), "worker processes outlived the killed run"
     killed = read(str(results))
     assert killed.footer is None and 5 <= len(killed.cases) < 20
     ET.parse(xml)                          # still a valid JUnit file
@@ -89,14 +124,17 @@ def test_killed_then_resumed_ends_as_an_uninterrupted_run(tmp_path, uninterrupte
     assert int(suite.get("failures")) == uninterrupted.summary()["failed"]
 
 
-@pytest.mark.parametrize("jobs", [[], ["-j", "2"]])
-def test_ctrl_c_prints_the_partial_summary_keeps_the_files_and_exits_130(tmp_path, jobs):
+@pytest.mark.parametrize("jobs,sig", [([], signal.SIGINT), (["-j", "2"], signal.SIGINT),
+                                      (["-j", "2"], signal.SIGTERM)])
+def test_ctrl_c_prints_the_partial_summary_keeps_the_files_and_exits_130(tmp_path, jobs, sig):
     results = tmp_path / "run.jsonl"
     xml = tmp_path / "run.xml"
     proc = start("--conv", *jobs, f"--results={results}", f"--junit={xml}", *BATCH)
     wait_for_cases(results, 3, proc)
-    proc.send_signal(signal.SIGINT)
+    workers = children(proc.pid)
+    proc.send_signal(sig)
     res = finish(proc)
+    assert gone(workers)
     assert res.code == 130
     assert "interrupted; the summary above covers the cases that ran" in res.err
     s = res.summary()
