@@ -108,7 +108,8 @@ def _version_of(module: str) -> str | None:
 
 
 def _cpu_clock() -> tuple[float, float, float] | None:
-    """(CPU seconds used machine-wide, by this process, wall seconds) now; None without
+    """(CPU seconds used machine-wide, by this process and its finished workers, wall
+    seconds) now; None without
     /proc/stat. Busy is everything but idle and iowait, so steal (a hypervisor giving the
     CPU to another guest) counts as someone else's use, which it is."""
     try:
@@ -119,7 +120,10 @@ def _cpu_clock() -> tuple[float, float, float] | None:
     ticks = os.sysconf("SC_CLK_TCK")
     busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)
     own = os.times()
-    return busy / ticks, own.user + own.system, time.monotonic()
+    # The run's worker processes (-j N) are its own use too; they have exited and been
+    # waited for by the time the footer is written, so their times are the children's.
+    return (busy / ticks, own.user + own.system + own.children_user + own.children_system,
+            time.monotonic())
 
 
 def others_cpus(start: tuple[float, float, float] | None,
