@@ -9,6 +9,7 @@ warnings and the rich tables go to standard error.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import click
@@ -46,11 +47,13 @@ def cli() -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(args: tuple[str, ...]) -> None:
     """Run a benchdnn argument stream: --DRIVER, options, problems, --batch=FILE."""
-    from . import backends, harness, report, results, runner
+    from . import harness, progress, report, runner
+    from .workers import WorkerError
 
     err_console = Console(stderr=True)
     try:
-        plan = harness.plan(list(args))
+        argv = expand_short_options(list(args))
+        plan = harness.plan(argv)
     except harness.HelpRequested as req:
         click.echo(_driver_help(req.driver))
         sys.exit(0)
@@ -62,26 +65,52 @@ def run(args: tuple[str, ...]) -> None:
         sys.exit(EXIT_INTERRUPTED)
     for warning in plan.warnings:
         click.echo(warning, err=True)
-    writer = None
-    if plan.settings.results:
-        try:
-            writer = results.open_writer(plan.settings.results, plan.driver.name,
-                                         list(args), backends.used_by(plan.cases))
-        except UsageError as exc:
-            click.echo(f"benchdnn-py: error: {exc}", err=True)
-            sys.exit(EXIT_USAGE)
-    summary = runner.run_plan(plan, sys.stdout, sys.stderr, writer)
-    if writer is not None:
-        writer.close(summary.counts.values, summary.interrupted, summary.wall_seconds)
+    try:
+        session = runner.Session(plan, list(args))
+    except (UsageError, WorkerError) as exc:
+        click.echo(f"benchdnn-py: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        click.echo("benchdnn-py: interrupted before the first case", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    # A CI job that is cancelled or times out gets SIGTERM: stop as Ctrl-C stops, keeping
+    # the partial summary and whole files.
+    signal.signal(signal.SIGTERM, _interrupt)
+    summary = session.run(sys.stdout, sys.stderr, progress.for_stream(sys.stderr))
     for line in report.end_of_run(summary, plan.settings):
         click.echo(line)
     if err_console.is_terminal and not os.environ.get("BENCHDNN_PY_NO_TABLES"):
         report.rich_summary(err_console, summary)
+    if summary.error:
+        click.echo(f"benchdnn-py: error: {summary.error}; the summary above covers the "
+                   f"cases that ran", err=True)
+        sys.exit(EXIT_USAGE)
     if summary.interrupted:
         click.echo("benchdnn-py: interrupted; the summary above covers the cases that ran",
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(summary.counts.exit_status())
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def expand_short_options(args: list[str]) -> list[str]:
+    """``-j N`` and ``-jN`` (make's and pytest-xdist's spelling) become ``--jobs=N``."""
+    out: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "-j" or (arg.startswith("-j") and not arg.startswith("--")):
+            value = arg[2:] or next(it, "")
+            token = f"{arg} {value}" if arg == "-j" else arg
+            if not value.isdigit() or int(value) < 1:
+                raise UsageError(f"`{token.strip()}`: expected -j N with N a positive number "
+                                 f"of worker processes, e.g. -j 2")
+            out.append(f"--jobs={int(value)}")
+        else:
+            out.append(arg)
+    return out
 
 
 class _OneLineUsageError(click.ClickException):
@@ -203,6 +232,48 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
     sys.exit(result.exit_code)
 
 
+class _MergeErrors(_OneLineErrors):
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _OneLineUsageError as exc:
+            click.echo(f"benchdnn-py merge: error: {exc.format_message()}", err=True)
+            sys.exit(EXIT_USAGE)
+
+
+@cli.command(cls=_MergeErrors)
+@click.argument("out")
+@click.argument("inputs", nargs=-1, required=True)
+def merge(out: str, inputs: tuple[str, ...]) -> None:
+    """Join the results files (or the JUnit files) of a run's shards into OUT.
+
+    \b
+    benchdnn-py merge all.jsonl shard0.jsonl shard1.jsonl
+    benchdnn-py merge all.xml shard0.xml shard1.xml
+    Prints one summary; exit status 0 no failures, 1 failures, 2 usage error.
+    """
+    from . import report
+    from .merge import MergeError
+    from .merge import merge as merge_files
+
+    if out in inputs:
+        click.echo(f"benchdnn-py merge: error: OUT `{out}` is also an input; name a new "
+                   f"file", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        merged = merge_files(out, list(inputs))
+    except MergeError as exc:
+        click.echo(f"benchdnn-py merge: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for warning in merged.warnings:
+        click.echo(f"benchdnn-py merge: warning: {warning}", err=True)
+    for line in report.failures_block(merged.failed):
+        click.echo(line)
+    click.echo(merged.counts.line())
+    click.echo(f"merged {len(inputs)} {merged.kind} files into {out}", err=True)
+    sys.exit(merged.counts.exit_status())
+
+
 @cli.command()
 def info() -> None:
     """The CPU, the instruction sets the kernels can use, threads, and the kernel table."""
@@ -240,6 +311,7 @@ def _driver_help(driver) -> str:
         lines += [f"  --{o.name + '=':<22} {o.help}" for o in driver.options]
     lines += ["  --batch=FILE            read more arguments from FILE",
               "  --reset                 restore the driver options' defaults",
+              "  -j N                    same as --jobs=N",
               "", "exit status: 0 no failures, 1 failures, 2 usage error, 130 interrupted"]
     return "\n".join(lines)
 

@@ -34,6 +34,7 @@ class PlannedCase:
     desc_text: str
     settings: GlobalSettings
     source: str                   # where the descriptor came from (batch file or argv)
+    batch: str = ""               # the command line's --batch= it came through ("": argv)
 
 
 @dataclasses.dataclass
@@ -59,6 +60,7 @@ class _Walker:
         self.seen_dirs: list[Path] = []
         self.batch_depth = 0
         self.last_was_option = False
+        self.top_batch = ""
 
     # -- options --------------------------------------------------------------------
     def _global(self, name: str, value: str) -> bool:
@@ -130,12 +132,16 @@ class _Walker:
         path = batch.find(name, including.parent if including else None, self.seen_dirs)
         if path.parent not in self.seen_dirs:
             self.seen_dirs.append(path.parent)
+        if self.batch_depth == 0:
+            self.top_batch = path.name
         self.batch_depth += 1
         try:
             for token in batch.read(path):
                 self.feed(token, path)
         finally:
             self.batch_depth -= 1
+            if self.batch_depth == 0:
+                self.top_batch = ""
 
     # -- descriptors ----------------------------------------------------------------
     def _descriptor(self, text: str, source: Path | None) -> None:
@@ -149,7 +155,8 @@ class _Walker:
         for combo in itertools.product(*(vals for _, vals in lists)):
             values = dict(scalars)
             values.update({name: v for (name, _), v in zip(lists, combo)})
-            self.cases.append(PlannedCase(self.driver, values, text, settings, where))
+            self.cases.append(PlannedCase(self.driver, values, text, settings, where,
+                                          self.top_batch))
 
     # -- the loop -------------------------------------------------------------------
     def feed(self, token: str, source: Path | None = None) -> None:

@@ -40,6 +40,7 @@ class RunSummary:
     perf: list[tuple[str, PerfRecord]] = dataclasses.field(default_factory=list)
     wall_seconds: float = 0.0
     interrupted: bool = False
+    error: str = ""          # why the run stopped early (its workers failed), if it did
 
 
 def _banner(title: str) -> list[str]:

@@ -108,7 +108,8 @@ def _version_of(module: str) -> str | None:
 
 
 def _cpu_clock() -> tuple[float, float, float] | None:
-    """(CPU seconds used machine-wide, by this process, wall seconds) now; None without
+    """(CPU seconds used machine-wide, by this process and its finished workers, wall
+    seconds) now; None without
     /proc/stat. Busy is everything but idle and iowait, so steal (a hypervisor giving the
     CPU to another guest) counts as someone else's use, which it is."""
     try:
@@ -119,7 +120,10 @@ def _cpu_clock() -> tuple[float, float, float] | None:
     ticks = os.sysconf("SC_CLK_TCK")
     busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)
     own = os.times()
-    return busy / ticks, own.user + own.system, time.monotonic()
+    # The run's worker processes (-j N) are its own use too; they have exited and been
+    # waited for by the time the footer is written, so their times are the children's.
+    return (busy / ticks, own.user + own.system + own.children_user + own.children_system,
+            time.monotonic())
 
 
 def others_cpus(start: tuple[float, float, float] | None,
@@ -164,8 +168,15 @@ def environment(backend_names: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+def run_json(settings) -> dict[str, Any]:
+    """How the run was carried out (settings.RUN_FIELDS): workers, shard, executor."""
+    from .settings import RUN_FIELDS
+    return {name: _jsonable(getattr(settings, name)) for name in sorted(RUN_FIELDS)}
+
+
 def header(driver: str, argv: list[str],
-           backend_names: list[str] | None = None) -> dict[str, Any]:
+           backend_names: list[str] | None = None,
+           run: dict[str, Any] | None = None) -> dict[str, Any]:
     names = list(dict.fromkeys(backend_names or [BACKEND]))
     return {
         "type": "header", "schema": SCHEMA, "version": SCHEMA_VERSION,
@@ -175,6 +186,7 @@ def header(driver: str, argv: list[str],
         "argv": list(argv), "command": shlex.join(["benchdnn-py", *argv]),
         "cwd": os.getcwd(),
         "environment": environment(names),
+        "run": run or {},
     }
 
 
@@ -200,8 +212,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def global_settings_json(settings) -> dict[str, Any]:
+    from .settings import RUN_FIELDS
     out = {f.name: _jsonable(getattr(settings, f.name))
-           for f in dataclasses.fields(settings)}
+           for f in dataclasses.fields(settings) if f.name not in RUN_FIELDS}
     out["mode"] = settings.mode.letters
     out["perf_template"] = str(settings.perf_template)
     return out
@@ -230,6 +243,11 @@ def case_key(driver: str, values: dict[str, Any], problem_repro: str) -> str:
     return " ".join([f"--{driver}", *selection_options(values), problem_repro])
 
 
+# The first diagnostics lines kept in a case record (the first mismatching points and the
+# compare statistics; --verbose=10 can print thousands).
+MAX_RECORD_DIAGNOSTICS = 20
+
+
 def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
     """One finished case of a plan (harness.PlannedCase; prb is None when the descriptor
     did not parse). Times are milliseconds; ``samples_ms`` is every timed run, in order."""
@@ -255,6 +273,7 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "ops": perf.ops if perf is not None else None,
         # benchdnn's %-Gflops%: the op count over the best time.
         "gflops": perf.ops / best / 1e6 if perf is not None and best else None,
+        "diagnostics": list(result.diagnostics[:MAX_RECORD_DIAGNOSTICS]),
     }
 
 
@@ -274,16 +293,28 @@ class ResultsWriter:
     """
 
     def __init__(self, path: str, driver: str, argv: list[str],
-                 backend_names: list[str] | None = None) -> None:
+                 backend_names: list[str] | None = None, *,
+                 head: dict[str, Any] | None = None,
+                 prior: list[dict[str, Any]] | None = None,
+                 run: dict[str, Any] | None = None, option: str = "--results") -> None:
+        """head and prior: continue an earlier run (--resume): its header and the case
+        records to keep, written to a temporary file that then replaces ``path``, so the
+        earlier records are never at risk; new records go on through the same handle."""
         self.path = path
+        target = path + ".resume-tmp" if prior is not None else path
         try:
-            raw = open(path, "wb")  # noqa: SIM115 - open for the whole run; close() ends it
+            raw = open(target, "wb")  # noqa: SIM115 - open for the whole run; close() ends it
         except OSError as exc:
-            raise UsageError(f"--results={path}: cannot write: {exc.strerror}") from None
+            raise UsageError(f"{option}={path}: cannot write: {exc.strerror}") from None
         self._raw = raw
         self._gz = gzip.GzipFile(fileobj=raw, mode="wb") if path.endswith(".gz") else None
         self.cases = 0
-        self._write(header(driver, argv, backend_names))
+        self._write(head if head is not None else header(driver, argv, backend_names, run))
+        for record in prior or []:
+            self.write_record(record)
+        if target != path:
+            os.fsync(raw.fileno())
+            os.replace(target, path)
         self._clock = _cpu_clock()
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -296,7 +327,10 @@ class ResultsWriter:
         self._raw.flush()
 
     def write_case(self, case, prb, result, idx: int, wall_ms: float) -> None:
-        self._write(case_record(case, prb, result, idx, wall_ms))
+        self.write_record(case_record(case, prb, result, idx, wall_ms))
+
+    def write_record(self, record: dict[str, Any]) -> None:
+        self._write(record)
         self.cases += 1
 
     def close(self, counts: dict[str, int] | None = None, interrupted: bool = False,
@@ -440,10 +474,12 @@ def read(path: str) -> ResultsFile:
 
 
 def open_writer(path: str, driver: str, argv: list[str] | None = None,
-                backend_names: list[str] | None = None) -> ResultsWriter:
+                backend_names: list[str] | None = None,
+                run: dict[str, Any] | None = None) -> ResultsWriter:
     """backend_names: the backends the run's cases use (backends.used_by(plan.cases));
-    None is native only."""
-    return ResultsWriter(path, driver, sys.argv[1:] if argv is None else argv, backend_names)
+    None is native only. run: results.run_json(settings)."""
+    return ResultsWriter(path, driver, sys.argv[1:] if argv is None else argv, backend_names,
+                         run=run)
 
 
 def write(path: str, header_record: dict[str, Any], cases: Iterable[dict[str, Any]],

@@ -1,104 +1,290 @@
-"""Runs a plan: one case after another, each line printed and flushed as soon as the case
-ends, so an interrupted run keeps everything it already reported."""
+"""Runs a plan: which cases (--match, --shard, --resume), where (this process, local
+worker processes, a Dask cluster), and everything printed and written about them.
+
+Wherever the cases run, each becomes a CaseOutcome (execute.run_task) and this module alone
+prints it, writes it to the results and JUnit files and counts it, in submission order: a
+reorder buffer holds cases that finish early. Every case's lines are printed and its
+records written as soon as it and every case before it have finished, so an interrupted
+run keeps everything it already reported.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from typing import TextIO
+from collections.abc import Iterator, Mapping
+from typing import Any, TextIO
 
-from . import perf_report
-from .drivers.base import CaseResult, RunContext
-from .errors import BenchError, ProblemError
-from .harness import Plan
+from . import core, perf_report, shard as sharding
+from .errors import UsageError
+from .execute import DEBUG_ENV, CaseOutcome, CaseTask, lost_outcome, repro_of, run_task  # noqa: F401
+from .harness import Plan, PlannedCase
+from .junit import JUnitWriter, run_properties
+from .progress import NoBar
 from .report import RunSummary, result_line
-from .results import ResultsWriter
-from .status import Reason, Status
-
-DEBUG_ENV = "BENCHDNN_PY_DEBUG"
-
-
-class _Out:
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, line: str) -> None:
-        self.stream.write(line + "\n")
-        self.stream.flush()
+from .results import ResultsError, ResultsWriter, case_key, read, run_json
+from .settings import DASK_SCHEME, GlobalSettings
+from .status import Status
+from .workers import DaskPool, LocalPool, Lost, WorkerError, threads_per_worker
 
 
-def run_plan(plan: Plan, stdout: TextIO, stderr: TextIO,
-             results: ResultsWriter | None = None) -> RunSummary:
-    """Runs every case; with ``results``, each case's record is written (and flushed) right
-    after its lines, so a killed run's file holds every case it printed."""
-    out, err = _Out(stdout), _Out(stderr)
-    summary = RunSummary()
-    driver = plan.driver
-    idx = 0
-    printed_template: str | None = None
-    start = time.perf_counter()
-    try:
-        for case in plan.cases:
-            settings = case.settings
-            case_start = time.perf_counter()
-            try:
-                prb = driver.make_problem(case.values, case.desc_text, settings)
-                repro = prb.repro(settings.canonical)
-                error = None
-            except ProblemError as exc:
-                prb, repro, error = None, case.desc_text, exc
-            match = case.values.get("match")
-            if match is not None and not match.search(repro):
-                continue
-            ctx = RunContext(settings, idx, out)
-            if error is not None:
-                err(f"ERROR: {error} ({case.source})")
-                result = CaseResult(Status.INVALID_ARGUMENTS)
-            else:
-                result = _run_case(driver.run, prb, ctx, err)
-            summary.timers.add(result.timers)
-            ms = (time.perf_counter() - case_start) * 1e3
-            line = result_line(idx, result.status, result.reason, result.errors, result.total,
-                               ms, settings.repro_prefix(), driver.name, result.impl, repro)
-            for diag in result.diagnostics:
-                out(diag)
-            if result.status is not Status.EXECUTED:
-                out(line)
-            if result.perf is not None:
-                template = settings.perf_template.resolve(driver.csv_perf_fields)
-                if template != printed_template:
-                    out(f"Template entries: {template}")
-                    out(perf_report.header(template))
-                    printed_template = template
-                out(perf_report.render(template, result.perf))
-                summary.perf.append((repro, result.perf))
-            if results is not None:
-                results.write_case(case, prb, result, idx, ms)
-            summary.counts.add(result.status)
-            if result.impl:
-                summary.impl_hits[result.impl] += 1
-            if result.status.is_failure:
-                summary.failed_lines.append(line)
-            idx += 1
-    except KeyboardInterrupt:
-        summary.interrupted = True
-    summary.wall_seconds = time.perf_counter() - start
-    return summary
+@dataclasses.dataclass
+class Prepared:
+    """A case of this run, as the parent keeps it: the task a worker gets, and what the
+    parent needs to report the case if no outcome comes back."""
+
+    task: CaseTask
+    case: PlannedCase
+    prb: Any
+    repro: str
+    key: str          # results.case_key: what --resume matches on, with the index
 
 
-def _run_case(run, prb, ctx: RunContext, err) -> CaseResult:
-    """A driver failure is that case's failure, never the run's: it is reported in one line
-    and counted, and the batch goes on."""
-    try:
-        return run(prb, ctx)
-    except MemoryError:
-        return CaseResult(Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value)
-    except BenchError as exc:
-        err(f"ERROR: {exc}")
-        return CaseResult(Status.FAILED, str(exc).splitlines()[0][:200])
-    except Exception as exc:  # noqa: BLE001 - any defect becomes this case's verdict
-        if os.environ.get(DEBUG_ENV):
+def prepare(plan: Plan) -> list[Prepared]:
+    """Makes every problem (cheap: no tensors), drops the cases --match leaves out, and
+    numbers the rest: the index a result line prints."""
+    out: list[Prepared] = []
+    for case in plan.cases:
+        prb, repro, _ = repro_of(case)
+        match = case.values.get("match")
+        if match is not None and not match.search(repro):
+            continue
+        key = case_key(case.driver.name, case.values,
+                       prb.repro(False) if prb is not None else case.desc_text)
+        task = CaseTask(len(out), len(out), case.driver.name, case.values, case.desc_text,
+                        case.settings, case.source, case.batch)
+        out.append(Prepared(task, case, prb, repro, key))
+    return out
+
+
+def check_run_options(s: GlobalSettings) -> None:
+    """Combinations refused before anything runs (UsageError, one line each)."""
+    dask = s.executor.startswith(DASK_SCHEME)
+    if s.mode.performance and s.jobs > 1:
+        raise UsageError(f"--jobs={s.jobs}: performance modes (--mode={s.mode.letters}) time "
+                         f"one case at a time on an otherwise idle machine; use --jobs=1 "
+                         f"or leave it out")
+    if s.mode.performance and dask:
+        raise UsageError(f"--executor={s.executor}: performance modes (--mode="
+                         f"{s.mode.letters}) time on this machine only; leave --executor out")
+    if dask and s.jobs:
+        raise UsageError(f"--jobs={s.jobs}: not with --executor={s.executor}, whose workers "
+                         f"set how many cases run at once")
+    if dask and s.timeout:
+        raise UsageError(f"--timeout={s.timeout:g}: not with --executor={s.executor} (a "
+                         f"Dask worker cannot stop a running case); use local workers")
+    if s.junit and s.junit in (s.results, s.resume):
+        raise UsageError(f"--junit={s.junit}: the same file as --results/--resume")
+
+
+class Session:
+    """One run of a plan, set up: every usage error is raised by the constructor, before
+    any case runs; run() then runs the cases and closes the files."""
+
+    def __init__(self, plan: Plan, argv: list[str], env: Mapping[str, str] = os.environ,
+                 backend_names: list[str] | None = None) -> None:
+        self.plan = plan
+        s = plan.settings
+        check_run_options(s)
+        self.notes: list[str] = []
+        cases = prepare(plan)
+        shard = s.shard or sharding.from_env(env)
+        if shard is not None:
+            s = dataclasses.replace(s, shard=shard)
+            total = len(cases)
+            cases = [p for p in cases
+                     if sharding.owner(sharding.canonical_line(p.case, p.prb), shard.total)
+                     == shard.index]
+            sharding.acknowledge(env)
+            self.notes.append(f"benchdnn-py: shard {shard}: {len(cases)} of {total} cases")
+        self.settings = s
+        head, self.resumed, cases = self._resume(s, cases)
+        self.todo = [dataclasses.replace(p, task=dataclasses.replace(p.task, seq=seq))
+                     for seq, p in enumerate(cases)]
+        self.pool: LocalPool | DaskPool | None = None
+        self.jobs, self.threads = 1, core.max_threads()
+        if s.mode.execute and self.todo:
+            if s.executor.startswith(DASK_SCHEME):
+                self.pool = DaskPool(s.executor)
+                self.jobs = 0
+            elif s.jobs or s.timeout:
+                self.pool = LocalPool(s.jobs or 1, s.timeout)
+                self.jobs, self.threads = self.pool.jobs, self.pool.threads
+            if self.pool is not None:
+                self.notes.append(f"benchdnn-py: running on {self.pool.describe()}")
+        self.writer: ResultsWriter | None = None
+        self.junit: JUnitWriter | None = None
+        try:
+            self._open_files(s, argv, head, backend_names)
+        except BaseException:
+            self.close_pool()
             raise
-        err(f"ERROR: internal error on this case: {type(exc).__name__}: {exc} "
-            f"(set {DEBUG_ENV}=1 for the traceback)")
-        return CaseResult(Status.UNTESTED, f"internal error: {type(exc).__name__}")
+
+    # -- setup ------------------------------------------------------------------------
+    def _resume(self, s: GlobalSettings, cases: list[Prepared]):
+        """(header of the resumed file, [(case, record)] already done, cases to run)."""
+        if not s.resume:
+            return None, [], cases
+        try:
+            earlier = read(s.resume)
+        except ResultsError as exc:
+            raise UsageError(f"--resume={s.resume}: {exc}") from None
+        if earlier.header.get("driver") != self.plan.driver.name:
+            raise UsageError(f"--resume={s.resume}: a --{earlier.header.get('driver')} run, "
+                             f"this is --{self.plan.driver.name}")
+        done = {(r.get("idx"), r["key"]): r for r in earlier.cases}
+        resumed = [(p, done[(p.task.idx, p.key)]) for p in cases
+                   if (p.task.idx, p.key) in done]
+        if earlier.cases and not resumed:
+            raise UsageError(f"--resume={s.resume}: none of its {len(earlier.cases)} cases "
+                             f"is a case of this run (another batch, shard or option?)")
+        if len(resumed) < len(earlier.cases):
+            self.notes.append(f"benchdnn-py: --resume={s.resume}: "
+                              f"{len(earlier.cases) - len(resumed)} of its cases are not "
+                              f"cases of this run; they are left out")
+        taken = {id(p) for p, _ in resumed}
+        self.notes.append(f"benchdnn-py: --resume={s.resume}: {len(resumed)} of {len(cases)} "
+                          f"cases already done; running {len(cases) - len(resumed)}")
+        return earlier.header, resumed, [p for p in cases if id(p) not in taken]
+
+    def _open_files(self, s: GlobalSettings, argv: list[str], head, backend_names) -> None:
+        driver = self.plan.driver.name
+        run = run_json(s)
+        prior = [r for _, r in self.resumed] if s.resume else None
+        path = s.results or s.resume
+        if path:
+            same = s.resume and os.path.abspath(path) == os.path.abspath(s.resume)
+            self.writer = ResultsWriter(path, driver, argv, backend_names,
+                                        head=head if same else None, prior=prior, run=run,
+                                        option="--results" if s.results else "--resume")
+        if s.junit:
+            executor = s.executor if self.pool is None or self.jobs == 0 else (
+                f"local, {self.jobs} workers")
+            self.junit = JUnitWriter(s.junit, f"benchdnn-py --{driver}",
+                                     run_properties(s, self.jobs, self.threads, executor))
+
+    def close_pool(self) -> None:
+        if isinstance(self.pool, DaskPool):
+            self.pool.close()
+
+    # -- running ----------------------------------------------------------------------
+    def run(self, stdout: TextIO, stderr: TextIO, bar=None) -> RunSummary:
+        bar = bar or NoBar()
+        summary = RunSummary()
+        emit = _Emitter(self, summary, stdout, stderr, bar)
+        for note in self.notes:
+            emit.err(note)
+        start = time.perf_counter()
+        bar.start(len(self.resumed) + len(self.todo), done=len(self.resumed))
+        for p, record in self.resumed:
+            emit.resumed(p, record)
+        pending: dict[int, CaseOutcome] = {}
+        try:
+            if self.pool is None:
+                for p in self.todo:
+                    emit.case(p, run_task(p.task, log=emit.out, err=emit.err))
+            else:
+                self._run_pool(emit, pending)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+        except WorkerError as exc:
+            summary.error = str(exc)
+        finally:
+            # Cases that finished after one still running: measured, so kept.
+            for seq in sorted(pending):
+                emit.case(self.todo[seq], pending.pop(seq))
+            bar.stop()
+            self.close_pool()
+            summary.wall_seconds = time.perf_counter() - start
+            summary.failed_lines = [line for _, line in sorted(emit.failed)]
+            if self.writer is not None:
+                self.writer.close(summary.counts.values, summary.interrupted,
+                                  summary.wall_seconds)
+            if self.junit is not None:
+                self.junit.close()
+        return summary
+
+    def _run_pool(self, emit: "_Emitter", pending: dict[int, CaseOutcome]) -> None:
+        results: Iterator[CaseOutcome | Lost] = self.pool.run(p.task for p in self.todo)
+        next_seq = 0
+        try:
+            for item in results:
+                if isinstance(item, Lost):
+                    p = self.todo[item.seq]
+                    item = lost_outcome(p.task, p.prb, p.repro, item.reason, item.ms)
+                pending[item.seq] = item
+                while next_seq in pending:
+                    emit.case(self.todo[next_seq], pending.pop(next_seq))
+                    next_seq += 1
+        finally:
+            results.close()   # stops the workers (kills those still running a case)
+
+
+class _Emitter:
+    """Prints, writes and counts the outcomes, one case at a time, in order."""
+
+    def __init__(self, session: Session, summary: RunSummary, stdout: TextIO,
+                 stderr: TextIO, bar) -> None:
+        self.s, self.summary, self.bar = session, summary, bar
+        self.stdout, self.stderr = stdout, stderr
+        self.stdout_tty = bool(getattr(stdout, "isatty", lambda: False)())
+        self.printed_template: str | None = None
+        self.failed: list[tuple[int, str]] = []
+        self.driver = session.plan.driver
+
+    def out(self, line: str) -> None:
+        if self.bar.active and self.stdout_tty:
+            self.bar.print(line)
+            return
+        self.stdout.write(line + "\n")
+        self.stdout.flush()
+
+    def err(self, line: str) -> None:
+        if self.bar.active:
+            self.bar.print(line)
+            return
+        self.stderr.write(line + "\n")
+        self.stderr.flush()
+
+    def case(self, p: Prepared, o: CaseOutcome) -> None:
+        for line in o.errors:
+            self.err(line)
+        for line in o.log + o.diagnostics:
+            self.out(line)
+        if o.status is not Status.EXECUTED:
+            self.out(o.line)
+        if o.perf is not None:
+            template = p.case.settings.perf_template.resolve(self.driver.csv_perf_fields)
+            if template != self.printed_template:
+                self.out(f"Template entries: {template}")
+                self.out(perf_report.header(template))
+                self.printed_template = template
+            self.out(perf_report.render(template, o.perf))
+            self.summary.perf.append((p.repro, o.perf))
+        for name, seconds in o.timers.items():
+            self.summary.timers.seconds[name] += seconds
+        if self.s.writer is not None:
+            self.s.writer.write_record(o.record)
+        self._count(p, o.status, o.impl, o.line, o.record)
+        self.bar.advance(o.status)
+
+    def resumed(self, p: Prepared, record: dict[str, Any]) -> None:
+        """A case --resume found done: counted (and listed if it failed) as it was."""
+        status = Status(record["status"])
+        line = result_line(p.task.idx, status, record.get("reason") or "",
+                           record.get("errors") or 0, record.get("total") or 0,
+                           record.get("wall_ms") or 0.0, p.case.settings.repro_prefix(),
+                           self.driver.name, record.get("impl") or "", p.repro)
+        self._count(p, status, record.get("impl") or "", line, record)
+        self.bar.advance(status, step=0)
+
+    def _count(self, p: Prepared, status: Status, impl: str, line: str,
+               record: dict[str, Any]) -> None:
+        self.summary.counts.add(status)
+        if impl:
+            self.summary.impl_hits[impl] += 1
+        if status.is_failure:
+            self.failed.append((p.task.idx, line))
+        if self.s.junit is not None:
+            self.s.junit.add(record, p.case.batch, line)

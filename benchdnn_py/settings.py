@@ -70,6 +70,77 @@ def _parse_results(text: str) -> str:
     return text
 
 
+# -- running at scale (README "Running many cases") -------------------------------------
+
+def _parse_jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise UsageError(f"--jobs={text}: expected a positive number of worker processes, "
+                         f"e.g. --jobs=2")
+    return jobs
+
+
+def _parse_timeout(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise UsageError(f"--timeout={text}: expected a number of seconds greater than 0, "
+                         f"e.g. --timeout=60")
+    return seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``total``, 0-based like GTEST_SHARD_INDEX."""
+
+    index: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.total}"
+
+
+def parse_shard(text: str, what: str = "--shard") -> Shard:
+    index_text, sep, total_text = text.partition("/")
+    try:
+        index, total = int(index_text), int(total_text)
+    except ValueError:
+        index, total = -1, 0
+    if not sep or total < 1 or not 0 <= index < total:
+        raise UsageError(f"{what}={text}: expected K/N with 0 <= K < N (K counts from 0, "
+                         f"as GTEST_SHARD_INDEX does), e.g. --shard=0/2")
+    return Shard(index, total)
+
+
+def _parse_path(name: str):
+    def parse(text: str) -> str:
+        if text in ("", "-"):
+            raise UsageError(f"--{name}={text}: expected a file name")
+        return text
+    return parse
+
+
+DASK_SCHEME = "dask://"
+
+
+def parse_executor(text: str) -> str:
+    """``local`` (worker processes on this machine) or ``dask://HOST:PORT`` (a running
+    Dask distributed scheduler)."""
+    if text == "local":
+        return text
+    if text.startswith(DASK_SCHEME):
+        host, sep, port = text[len(DASK_SCHEME):].rpartition(":")
+        if sep and host and port.isdigit() and 0 < int(port) < 65536:
+            return text
+    raise UsageError(f"--executor={text}: expected local or dask://HOST:PORT (a Dask "
+                     f"scheduler's address, e.g. dask://127.0.0.1:8786)")
+
+
 @dataclasses.dataclass(frozen=True)
 class GlobalSettings:
     mode: Mode = MODES["C"]
@@ -80,11 +151,18 @@ class GlobalSettings:
     summary: Summary = Summary()
     perf_template: PerfTemplate = parse_template("def")
     results: str = ""   # where the run's records go; not part of any repro line
+    # How the run is spread out and reported (RUN_FIELDS): never part of a case.
+    jobs: int = 0              # 0: not given (cases run in this process)
+    timeout: float = 0.0       # seconds per case; 0: none
+    shard: Shard | None = None
+    junit: str = ""
+    resume: str = ""
+    executor: str = "local"
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
         parts = []
-        if self.mode is not MODES["C"]:
+        if self.mode != MODES["C"]:   # equality: a worker gets an unpickled copy
             parts.append(f"--mode={self.mode.letters}")
         if self.max_ms_per_prb != GlobalSettings.max_ms_per_prb:
             parts.append(f"--max-ms-per-prb={self.max_ms_per_prb:g}")
@@ -113,4 +191,21 @@ GLOBAL_OPTIONS: dict[str, Option] = {
     "results": Option("results", _parse_results, "",
                       "write every case's record (settings, status, timing samples) to "
                       "FILE as JSON Lines (.gz: gzip); see `benchdnn-py compare`"),
+    "jobs": Option("jobs", _parse_jobs, 0,
+                   "run correctness cases in N worker processes (also -j N)"),
+    "timeout": Option("timeout", _parse_timeout, 0.0,
+                      "fail a case that runs longer than SECONDS (cases run in a worker "
+                      "process)"),
+    "shard": Option("shard", parse_shard, None,
+                    "run shard K of N (K from 0); default from GTEST_SHARD_INDEX and "
+                    "GTEST_TOTAL_SHARDS"),
+    "junit": Option("junit", _parse_path("junit"), "", "write JUnit XML to FILE"),
+    "resume": Option("resume", _parse_path("resume"), "",
+                     "skip the cases already in results FILE, append the others to it"),
+    "executor": Option("executor", parse_executor, "local",
+                       "local (worker processes here) or dask://HOST:PORT"),
 }
+
+# Fields that describe how a run is carried out, not what a case is: results files keep
+# them in the header, never in a case's settings.
+RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor"})

@@ -3,6 +3,7 @@
  * Registration lives here and only here: one row per (algorithm, ISA), in order of
  * preference. Python walks the rows, skips those the CPU cannot run or the user filtered
  * out, and takes the first whose create() accepts the problem. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
@@ -176,6 +177,7 @@ int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_pac
                       const void *bias, void *dst) {
     if (c->dir != BDNN_DIR_FWD || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
+    if (c->fault == BDNN_FAULT_CRASH && c->d.ic == 3 && c->d.oc == 5) raise(SIGSEGV);
     const bdnn_conv_args_t a = {.src = src, .wei = wei_packed,
                                 .bias = c->with_bias ? bias : NULL, .dst = dst};
     run_impl(c, &a);

@@ -144,7 +144,9 @@ enum {
     BDNN_FAULT_SUM_SCALE_DROPPED = 7,/* use 1 instead of the sum post-op's scale */
     BDNN_FAULT_TRUNCATE_DST = 8,     /* low-precision outputs: truncate instead of rounding
                                         to nearest even */
-    BDNN_FAULT_WRAP_DST = 9          /* integer outputs: wrap around instead of saturating */
+    BDNN_FAULT_WRAP_DST = 9,         /* integer outputs: wrap around instead of saturating */
+    BDNN_FAULT_CRASH = 10            /* forward execute raises SIGSEGV when ic == 3 and oc == 5
+                                        (crash-isolation tests: one recognizable shape dies) */
 };
 
 /* ---- machine ---- */
