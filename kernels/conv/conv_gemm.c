@@ -586,7 +586,6 @@ static void run_gemm(const exec_t *e) {
     const int has_eltwise = !lp && c->n_post_ops > (has_sum ? 1 : 0);
     const int32_t *comp = pack == 4 && p->dir != BDNN_DIR_BWD_WEIGHTS
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
-    const size_t out_elt = lp ? bdnn_dt_size(c->out_dt) : sizeof(float);
 
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -683,7 +682,6 @@ static void run_gemm(const exec_t *e) {
             }
         }
     }
-    (void)out_elt;
 }
 
 /* Widens a tensor to f32 in parallel (the lp path's copy of a non-f32 operand). */

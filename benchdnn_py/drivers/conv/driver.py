@@ -452,8 +452,9 @@ def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
 
 def out_dt(prb) -> str:
     """The type of the tensor a direction writes: dst, diff_src or diff_weights."""
-    return {True: prb.dt[2]}.get(prb.dir.forward) or (prb.dt[0] if prb.dir is Dir.BWD_D
-                                                      else prb.dt[1])
+    if prb.dir.forward:
+        return prb.dt[2]
+    return prb.dt[0] if prb.dir is Dir.BWD_D else prb.dt[1]
 
 
 def tensor_dts(prb) -> dict[str, str]:
@@ -462,16 +463,12 @@ def tensor_dts(prb) -> dict[str, str]:
             "bia": prb.bia_dt if prb.bia_dt != "undef" else "f32"}
 
 
-def sum_dst_range(prb) -> tuple[int, int]:
-    return cfg.CFG[prb.dt[2]].dst
-
-
 def fill_prior_dst(prb, t: dict[str, Tensor], perf: bool) -> np.ndarray:
     """The destination's contents before a sum post-op reads them (reference 6.4)."""
     n = math.prod(t["dst"].shape)
     if perf:
         return fill.real_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].perf)
-    return fill.int_fill(n, fill.Kind.DST, *sum_dst_range(prb))
+    return fill.int_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].dst)
 
 
 def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:
