@@ -21,10 +21,13 @@ from .drivers.base import Driver
 from .errors import UsageError
 from .options import closest, parse_list, parse_option_arg
 from .perf_report import check_fields, with_driver_default
-from .settings import GLOBAL_OPTIONS, GlobalSettings
+from .settings import GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings
 
 MAX_BATCH_DEPTH = 64
 _VERBOSE_SHORT = re.compile(r"-v(\d+)$")
+# Options read once for the whole run, from the end of the stream: after the last problem
+# they still apply, so they draw no "No problem found" warning.
+_WHOLE_RUN = {GLOBAL_OPTIONS[f].name for f in RUN_FIELDS | {"results"}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +182,9 @@ class _Walker:
             name, _ = parse_option_arg(token)
             if self._is_case_option(name):   # it named a problem, as a descriptor does
                 self.last_was_option = False
-            elif name != "batch":   # a batch leaves its own last token's state
+            elif name != "batch" and name not in _WHOLE_RUN:
+                # (a batch leaves its own last token's state; a whole-run option applies
+                # wherever it stands)
                 self.last_was_option = True
             return
         if token.startswith("-") and len(token) > 1:

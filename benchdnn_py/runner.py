@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from . import core, perf_report, shard as sharding
 from .errors import UsageError
-from .execute import DEBUG_ENV, CaseOutcome, CaseTask, lost_outcome, repro_of, run_task  # noqa: F401
+from .execute import CaseOutcome, CaseTask, lost_outcome, repro_of, run_task
 from .harness import Plan, PlannedCase
 from .junit import JUnitWriter, run_properties
 from .progress import NoBar
@@ -26,7 +26,7 @@ from .report import RunSummary, result_line
 from .results import ResultsError, ResultsWriter, case_key, read, run_json
 from .settings import DASK_SCHEME, GlobalSettings
 from .status import Status
-from .workers import DaskPool, LocalPool, Lost, WorkerError, threads_per_worker
+from .workers import DaskPool, LocalPool, Lost, WorkerError
 
 
 @dataclasses.dataclass

@@ -139,3 +139,14 @@ def test_bad_run_options_are_one_line_and_exit_2(args, fragment):
     assert res.out == ""
     assert res.err.count("\n") == 1 and res.err.startswith("benchdnn-py: error: ")
     assert fragment in res.err
+
+
+def test_whole_run_options_after_the_last_problem_apply_without_a_warning(tmp_path):
+    res = run_cli("--conv", "ic8ih8oc8kh3", "-j", "2", f"--junit={tmp_path / 'j.xml'}",
+                  f"--results={tmp_path / 'r.jsonl'}")
+    assert res.code == 0
+    assert "No problem found" not in res.err and "2 worker processes" in res.err
+    assert (tmp_path / "j.xml").exists() and (tmp_path / "r.jsonl").exists()
+    # a per-case option there still warns: it applies to no case
+    res = run_cli("--conv", "ic8ih8oc8kh3", "--mode=L")
+    assert "No problem found for a given option!" in res.err
