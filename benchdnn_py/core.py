@@ -227,6 +227,59 @@ def build_info() -> str:
     return ffi.string(lib.bdnn_build_info()).decode()
 
 
+class PeakKind(enum.IntEnum):
+    """The instruction a compute peak is measured with (BDNN_PEAK_*)."""
+
+    F32 = lib.BDNN_PEAK_F32
+    BF16 = lib.BDNN_PEAK_BF16
+    INT8 = lib.BDNN_PEAK_INT8
+
+
+@dataclasses.dataclass(frozen=True)
+class Peak:
+    kind: PeakKind
+    isa: Isa
+    ops_per_s: float
+
+
+# The routes an operand class can take to its multiply-adds, fastest first. A class whose
+# own instruction the CPU lacks is computed by widening to f32, so its limit is then the
+# f32 FMA peak (bf16 without AVX512_BF16; f16 always, through F16C).
+PEAK_ROUTES: dict[str, tuple[tuple[PeakKind, Isa], ...]] = {
+    "f32": ((PeakKind.F32, Isa.AVX512), (PeakKind.F32, Isa.AVX2)),
+    "bf16": ((PeakKind.BF16, Isa.AVX512_BF16), (PeakKind.F32, Isa.AVX512),
+             (PeakKind.F32, Isa.AVX2)),
+    "int8": ((PeakKind.INT8, Isa.AVX512_VNNI), (PeakKind.INT8, Isa.AVX2)),
+}
+PEAK_SECONDS, PEAK_REPEATS = 0.05, 5
+
+
+def measured_peak(operands: str) -> Peak | None:
+    """The compute limit of an operand class ("f32", "bf16", "int8"; f16 computes as f32)
+    on this machine and thread count, measured once per process; None if no vector route.
+    """
+    for kind, isa in PEAK_ROUTES["f32" if operands == "f16" else operands]:
+        if isa_supported(isa):
+            return _peak(kind, isa)
+    return None
+
+
+@lru_cache(maxsize=None)
+def _peak(kind: PeakKind, isa: Isa) -> Peak:
+    return Peak(kind, isa, float(lib.bdnn_peak_ops(int(kind), int(isa), PEAK_SECONDS,
+                                                   PEAK_REPEATS)))
+
+
+# Far beyond any last-level cache, so the copy streams from memory.
+BANDWIDTH_BYTES = 256 << 20
+
+
+@lru_cache(maxsize=None)
+def measured_copy_bandwidth() -> float:
+    """Bytes read plus written per second by a multi-threaded copy, measured once."""
+    return float(lib.bdnn_peak_copy_bandwidth(BANDWIDTH_BYTES, PEAK_REPEATS))
+
+
 class Operands(enum.IntEnum):
     """The operand class an implementation computes (BDNN_OPERANDS_*)."""
 

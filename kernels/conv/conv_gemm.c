@@ -46,6 +46,22 @@
 
 enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
 
+/* Backward weights reduces over K = mb * output points, often tens of thousands, into an
+ * M x N result of a few thousand elements. Splitting M and N for threads would make every
+ * thread copy the same operand rows again for its small tile; instead each of the
+ * k_splits ranges of K accumulates a whole partial result, and the partials are added at
+ * the end, when K gives every split several k blocks and the partials stay small. */
+
+/* Backward weights, dot-product route (f32): both operands run along k in memory (a
+ * diff_dst row; an im2col row of src: a shifted input row), so instead of transposing
+ * them into outer-product panels, rows of KD points are copied as they lie and a
+ * dot-product kernel (conv_dot_ukr_fn) multiplies them, summing across lanes once per k
+ * block. Packing then costs M + N contiguous copies per k block against M x N dot
+ * products. Taken when K fills whole k blocks; for short K (a 7x7 output at mb1) the
+ * lane sums would dominate, and the outer-product route stays. */
+enum { KD = 1024, DOT_MIN_K = 256, DOT_NC_MAX = 96 };
+static const int64_t KSPLIT_MAX_PARTIAL_FLOATS = (int64_t)16 << 20;
+
 /* A run of consecutive points along w of one row of the N grid (output points for the
  * forward pass, input points for backward data), inside one micro-panel: panel columns
  * [col, col + len) are the points (z, y, x0 + t), t < len. */
@@ -68,6 +84,8 @@ typedef struct {
     segment_t *segs;      /* forward / backward data: runs of the current column block */
     int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
     wcol_t *wcols;        /* backward weights: the current column block's columns */
+    float *arows, *brows; /* dot route: m_pad x kd_ld diff_dst rows, ncd_pad x kd_ld src rows */
+    struct krow *krows;   /* dot route: the output rows a k block crosses */
     int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
 
@@ -75,6 +93,10 @@ typedef struct {
     int dir;
     int64_t instances, M, N, K, a_panels;
     int64_t nc, m_rows, n_col_blocks, n_row_blocks, n_items;
+    int64_t k_splits, k_per_split;   /* K ranges with their own partial result (>= 1) */
+    int dot;              /* backward weights on the dot-product route */
+    int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
+    float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
     int pack;             /* 0 (f32 kernel), 2 or 4 */
@@ -123,11 +145,15 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].aq);
             free(p->scratch[t].acc);
             free(p->scratch[t].tmp);
+            free(p->scratch[t].arows);
+            free(p->scratch[t].brows);
+            free(p->scratch[t].krows);
         }
     free(p->scratch);
     free(p->stage_b);
     free(p->stage_a);
     free(p->bias_f32);
+    free(p->partials);
     free(p);
     c->plan = NULL;
 }
@@ -168,6 +194,56 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     return BDNN_STATUS_OK;
 }
 
+/* One piece of an output row inside a k block: k block positions [kk, kk + len) are the
+ * output points (n, od, oh, ow0 + t). */
+struct krow {
+    int64_t kk, len, n, od, oh, ow0;
+};
+
+static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    p->dot = 1;
+    const int64_t kd = p->K < KD ? p->K : KD;
+    p->kd_ld = bdnn_div_up(kd, 16) * 16;   /* whole vectors, 64-byte aligned rows */
+    p->k_splits = 1;
+    const int64_t result = p->instances * p->M * p->N;
+    if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KD * 2
+            && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS)
+        p->k_splits = c->nthr;
+    /* Whole k blocks per split, none empty. */
+    p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KD) * KD;
+    p->k_splits = bdnn_div_up(p->K, p->k_per_split);
+    if (p->k_splits > 1) {
+        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
+        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    /* Column blocks: at most DOT_NC_MAX (the src rows stay in L2), and enough items for
+     * every thread to get a few when K is not split. */
+    const int64_t want = p->k_splits > 1 ? 1 : 4 * (int64_t)c->nthr;
+    int64_t nc = p->N < DOT_NC_MAX ? p->N : DOT_NC_MAX;
+    while (nc > u->dnr && p->k_splits * p->instances * bdnn_div_up(p->N, nc) < want)
+        nc = bdnn_div_up(nc, 2);
+    p->nc = bdnn_div_up(nc, u->dnr) * u->dnr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    p->n_row_blocks = 1;
+    p->n_items = p->k_splits * p->instances * p->n_col_blocks;
+    p->m_pad = bdnn_div_up(p->M, u->dmr) * u->dmr;
+    p->ncd_pad = p->nc;
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        /* calloc: padding rows and the k tail start, and stay, zero where not rewritten */
+        s->arows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
+        s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
+        s->krows = malloc(sizeof(struct krow) * (size_t)(kd + 2));
+        s->wcols = malloc(sizeof(wcol_t) * (size_t)p->nc);
+        if (!s->arows || !s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+        memset(s->arows, 0, sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
+        memset(s->brows, 0, sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
+    }
+    return BDNN_STATUS_OK;
+}
+
 static int gemm_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
@@ -190,6 +266,9 @@ static int gemm_init(struct bdnn_conv *c) {
         return BDNN_STATUS_INVALID;
     }
     p->a_panels = bdnn_div_up(p->M, u->mr);
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
+        return dot_init(c, p, u);
+    p->k_splits = 1;
 
     /* Work split: enough items for every thread to get several (load balance), column
      * blocks no wider than NC_PANELS_MAX micro-panels (the B block stays in L2), rows split
@@ -684,6 +763,130 @@ static void run_gemm(const exec_t *e) {
     }
 }
 
+/* The output rows that k positions [pc, pc + kc) cross, k = (n, od, oh, ow). */
+static int64_t dot_krows(const bdnn_conv_desc_t *d, int64_t pc, int64_t kc, struct krow *rows) {
+    int64_t nrows = 0;
+    for (int64_t kk = 0; kk < kc;) {
+        const int64_t k = pc + kk, ow = k % d->ow, line = k / d->ow;
+        int64_t len = d->ow - ow;
+        if (len > kc - kk) len = kc - kk;
+        rows[nrows++] = (struct krow){kk, len, line / (d->oh * d->od),
+                                      (line / d->oh) % d->od, line % d->oh, ow};
+        kk += len;
+    }
+    return nrows;
+}
+
+/* A rows: diff_dst(n, g*OCg + m, o) along the block's k positions, m < M. */
+static void dot_build_a(const exec_t *e, int64_t g, int64_t pc, int64_t kc, float *arows) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t OP = out_points(d), ocg = d->oc / d->g;
+    for (int64_t m = 0; m < p->M; ++m) {
+        float *row = arows + m * p->kd_ld;
+        for (int64_t kk = 0; kk < kc;) {
+            const int64_t k = pc + kk, n = k / OP, o = k % OP;
+            const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
+            memcpy(row + kk, e->a_src + (n * d->oc + g * ocg + m) * OP + o,
+                   sizeof(float) * (size_t)len);
+            kk += len;
+        }
+        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
+    }
+}
+
+/* B rows: for each column (ic, tap) of the block, src(n, g*ICg + ic, o*s + tap offset)
+ * along the block's k positions, 0 outside the input (with the test faults' defects). */
+static void dot_build_b(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, int64_t kc,
+                        const struct krow *rows, int64_t nrows, const scratch_t *s) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t ID = d->id, IH = d->ih, IW = d->iw, icg = d->ic / d->g, taps = taps_of(d);
+    const int fault = e->c->fault;
+    for (int64_t jj = 0; jj < ncols; ++jj) {
+        const wcol_t *w = &s->wcols[jj];
+        float *row = s->brows + jj * p->kd_ld;
+        const int64_t col = j0 + jj;
+        if ((fault == BDNN_FAULT_SKIP_LAST_IC && w->ic == icg - 1)
+                || (fault == BDNN_FAULT_SKIP_LAST_TAP && col % taps == taps - 1)) {
+            memset(row, 0, sizeof(float) * (size_t)p->kd_ld);
+            continue;
+        }
+        for (int64_t r = 0; r < nrows; ++r) {
+            const struct krow *kr = &rows[r];
+            float *out = row + kr->kk;
+            const int64_t iz = kr->od * d->sd + w->dz, iy = kr->oh * d->sh + w->dy;
+            if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) {
+                memset(out, 0, sizeof(float) * (size_t)kr->len);
+                continue;
+            }
+            const float *line = e->b_src
+                + ((kr->n * d->ic + g * icg + w->ic) * ID + iz) * IH * IW + iy * IW;
+            const int64_t sw = d->sw, x0 = kr->ow0 * sw + w->dx;   /* ix of t = 0 */
+            int64_t t_lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
+            int64_t t_hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
+            if (t_lo > kr->len) t_lo = kr->len;
+            if (t_hi > kr->len) t_hi = kr->len;
+            if (t_hi < t_lo) t_hi = t_lo;
+            for (int64_t t = 0; t < t_lo; ++t) out[t] = 0.0f;
+            if (sw == 1) memcpy(out + t_lo, line + x0 + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
+            else for (int64_t t = t_lo; t < t_hi; ++t) out[t] = line[x0 + t * sw];
+            const float right = fault == BDNN_FAULT_RIGHT_PAD_EDGE ? line[IW - 1] : 0.0f;
+            for (int64_t t = t_hi; t < kr->len; ++t) out[t] = right;
+        }
+        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
+    }
+}
+
+static void run_dot(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t M = p->M, N = p->N, K = p->K, VL = u->vlen;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        scratch_t *s = &p->scratch[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t item = 0; item < p->n_items; ++item) {
+            const int64_t cb = item % p->n_col_blocks;
+            const int64_t g = (item / p->n_col_blocks) % p->instances;
+            const int64_t ks = item / (p->n_col_blocks * p->instances);
+            const int64_t k_lo = ks * p->k_per_split;
+            const int64_t k_hi = k_lo + p->k_per_split < K ? k_lo + p->k_per_split : K;
+            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+            float *c_g = (p->k_splits > 1 ? p->partials + ks * p->instances * M * N
+                                          : (float *)e->out) + g * M * N;
+            wcols_build(d, j0, ncols, s->wcols);
+            for (int64_t pc = k_lo; pc < k_hi; pc += KD) {
+                const int64_t kc = k_hi - pc < KD ? k_hi - pc : KD;
+                const int64_t kcv = bdnn_div_up(kc, VL) * VL;
+                const int64_t nrows = dot_krows(d, pc, kc, s->krows);
+                dot_build_a(e, g, pc, kc, s->arows);
+                dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
+                for (int64_t m = 0; m < M; m += u->dmr)
+                    for (int64_t jj = 0; jj < ncols; jj += u->dnr)
+                        u->dot_fn(kcv, s->arows + m * p->kd_ld, p->kd_ld,
+                                  s->brows + jj * p->kd_ld, p->kd_ld, c_g + m * N + j0 + jj, N,
+                                  M - m < u->dmr ? M - m : u->dmr,
+                                  ncols - jj < u->dnr ? ncols - jj : u->dnr, pc > k_lo);
+            }
+        }
+    }
+}
+
+/* out = the sum of the k splits' partial results. */
+static void reduce_partials(const struct bdnn_conv *c, float *out) {
+    const gemm_plan_t *p = c->plan;
+    const int64_t n = p->instances * p->M * p->N;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        float sum = p->partials[i];
+        for (int64_t ks = 1; ks < p->k_splits; ++ks) sum += p->partials[ks * n + i];
+        out[i] = sum;
+    }
+}
+
 /* Widens a tensor to f32 in parallel (the lp path's copy of a non-f32 operand). */
 static const float *staged(const struct bdnn_conv *c, int dt, const void *in, float *copy,
                            int64_t n) {
@@ -723,7 +926,9 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         if (c->lp && a->bias) memset((void *)a->bias, 0, bdnn_dt_size(c->attr.bia_dt) * (size_t)d->oc);
         return;
     }
-    run_gemm(&e);
+    if (p->dot) run_dot(&e);
+    else run_gemm(&e);
+    if (p->k_splits > 1) reduce_partials(c, e.out);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->lp && a->bias) {
         /* diff_bias: f32 sums of the f32 diff_dst, converted once. */
         bdnn_bias_grad(e.a_src, d->mb, d->oc, out_points(d), p->bias_f32);

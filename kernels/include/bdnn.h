@@ -154,6 +154,18 @@ int bdnn_isa_supported(int isa);     /* CPU and OS can run this level */
 int bdnn_max_threads(void);          /* OpenMP threads a parallel region will use */
 const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
 
+/* Measured limits (kernels/common/peak.c): the best of `repeats` runs of about `seconds`
+ * each, on all OpenMP threads, in operations (multiply and add counted apart) or bytes per
+ * second; 0 when the CPU lacks the instructions. */
+enum {
+    BDNN_PEAK_F32 = 0,    /* f32 FMA (avx512, avx2) */
+    BDNN_PEAK_BF16 = 1,   /* bf16 pair dot products, vdpbf16ps (avx512_bf16) */
+    BDNN_PEAK_INT8 = 2    /* u8 x s8 quad dot products: vpdpbusd (avx512_vnni), or
+                             vpmaddubsw + vpmaddwd + vpaddd (avx2) */
+};
+double bdnn_peak_ops(int kind, int isa, double seconds, int repeats);
+double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written bytes */
+
 /* ---- data types ----
  * Converts n values from f32 to to_dt or from from_dt to f32 (one side must be f32):
  * round to nearest even, saturation for integers, NaN quieted. isa BDNN_ISA_SCALAR forces

@@ -670,6 +670,17 @@ def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
     return None
 
 
+def operand_class(prb) -> str:
+    """The types a direction multiplies, as a C operand class name ("f32", "int8", ...).
+    In the user's tensor names this is the same for convolution and deconvolution: forward
+    src and wei, backward data diff_dst and wei, backward weights src and diff_dst."""
+    dts = tensor_dts(prb)
+    pair = {Dir.BWD_D: ("dst", "wei"), Dir.BWD_W: ("src", "dst"),
+            Dir.BWD_WB: ("src", "dst")}.get(prb.dir, ("src", "wei"))
+    operands = OPERANDS.get((dts[pair[0]], dts[pair[1]]))
+    return operands.name.lower() if operands is not None else "f32"
+
+
 def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float], shape: core.ConvShape, ops: int) -> PerfRecord:
     with_bias = prb.dir.with_bias
@@ -686,7 +697,8 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
         "prop": prb.dir.prop_kind,
     }
     return PerfRecord(text, float(ops), ibytes, size["dst"] * int(math.prod(shape.dst_shape)), times,
-                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
+                      limit=operand_class(prb))
 
 
 def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:

@@ -120,4 +120,5 @@ def _perf_record(prb: GraphProblem, ctx: RunContext, records: list[PerfRecord]) 
     times = [sum(r.times_ms[j] for r in records) for j in range(runs)]
     create = (sum(r.create_ms[0] for r in records), sum(r.create_ms[1] for r in records))
     return PerfRecord(text, sum(r.ops for r in records), sum(r.ibytes for r in records),
-                      sum(r.obytes for r in records), times, create, ctx.idx, prb.user_mb)
+                      sum(r.obytes for r in records), times, create, ctx.idx, prb.user_mb,
+                      limit=records[0].limit)
