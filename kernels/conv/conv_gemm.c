@@ -60,6 +60,17 @@ enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
  * products. Taken when K fills whole k blocks; for short K (a 7x7 output at mb1) the
  * lane sums would dominate, and the outer-product route stays. */
 enum { KD = 1024, DOT_MIN_K = 256, DOT_NC_MAX = 96 };
+
+/* Backward data, col2im route (f32, no post-ops): the gather route packs diff_dst per
+ * input point, testing every tap for stride divisibility, and with few input channels
+ * (a first layer: M = 3) it packs far more than it computes. Instead, per image and
+ * group, C[(ic, tap)][o] = W^T x diff_dst is a plain GEMM whose B rows are diff_dst rows
+ * as they lie, and each C row is added into diff_src at its tap's offset (col2im). Taken
+ * for strided or multi-tap problems; a 1x1 unit-stride problem is already a plain GEMM on
+ * the gather route. Column blocks of one image overlap in diff_src, so threads either own
+ * whole (image, group) slices or, with too few of those, add into private copies of
+ * diff_src that are summed at the end (while they stay small). */
+static const int64_t COL_MAX_PRIVATE_FLOATS = (int64_t)16 << 20;
 static const int64_t KSPLIT_MAX_PARTIAL_FLOATS = (int64_t)16 << 20;
 
 /* A run of consecutive points along w of one row of the N grid (output points for the
@@ -85,6 +96,7 @@ typedef struct {
     int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
     wcol_t *wcols;        /* backward weights: the current column block's columns */
     float *arows, *brows; /* dot route: m_pad x kd_ld diff_dst rows, ncd_pad x kd_ld src rows */
+    float *cbuf;          /* col2im route: m_rows x nc block of C */
     struct krow *krows;   /* dot route: the output rows a k block crosses */
     int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
@@ -95,6 +107,8 @@ typedef struct {
     int64_t nc, m_rows, n_col_blocks, n_row_blocks, n_items;
     int64_t k_splits, k_per_split;   /* K ranges with their own partial result (>= 1) */
     int dot;              /* backward weights on the dot-product route */
+    int col2im;           /* backward data on the col2im route */
+    int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
     int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
@@ -148,6 +162,7 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].arows);
             free(p->scratch[t].brows);
             free(p->scratch[t].krows);
+            free(p->scratch[t].cbuf);
         }
     free(p->scratch);
     free(p->stage_b);
@@ -244,6 +259,38 @@ static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *
     return BDNN_STATUS_OK;
 }
 
+static int col_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t diff_src = d->mb * d->ic * in_points(d);
+    const int col_private = d->mb * d->g < 2 * (int64_t)c->nthr;
+    if (col_private && diff_src * c->nthr > COL_MAX_PRIVATE_FLOATS)
+        return BDNN_STATUS_UNIMPLEMENTED;   /* the gather route then; the plan is untouched */
+    p->col2im = 1, p->col_private = col_private;
+    p->instances = d->mb * d->g;
+    p->M = (d->ic / d->g) * taps_of(d), p->N = out_points(d), p->K = d->oc / d->g;
+    p->a_panels = bdnn_div_up(p->M, u->mr);
+    const int64_t panels = bdnn_div_up(p->N, u->nr);
+    p->nc = (panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX) * u->nr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    p->m_rows = (p->a_panels < MC_PANELS_MAX ? p->a_panels : MC_PANELS_MAX) * u->mr;
+    p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
+    p->n_items = p->instances * (p->col_private ? p->n_row_blocks * p->n_col_blocks : 1);
+    if (p->col_private) {
+        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(diff_src * c->nthr));
+        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        s->bp = bdnn_aligned_alloc(sizeof(float) * KC * p->nc);
+        s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
+        s->krows = malloc(sizeof(struct krow) * (size_t)(p->nc + 2));
+        if (!s->bp || !s->cbuf || !s->krows) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    return BDNN_STATUS_OK;
+}
+
 static int gemm_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
@@ -268,6 +315,13 @@ static int gemm_init(struct bdnn_conv *c) {
     p->a_panels = bdnn_div_up(p->M, u->mr);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
         return dot_init(c, p, u);
+    /* (The stride-truncation defect lives in the gather route's divisibility test.) */
+    if (c->dir == BDNN_DIR_BWD_DATA && !c->lp && c->n_post_ops == 0
+            && c->fault != BDNN_FAULT_STRIDE_TRUNC
+            && (taps > 1 || d->sd > 1 || d->sh > 1 || d->sw > 1)) {
+        const int st = col_init(c, p, u);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
     p->k_splits = 1;
 
     /* Work split: enough items for every thread to get several (load balance), column
@@ -363,12 +417,14 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
                 for (int64_t kk = 0; kk < kc; ++kk)
                     for (int64_t r = 0; r < MR; ++r) {
                         const int64_t m = ip * MR + r, k = pc + kk, tap = k % taps;
-                        /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)] */
-                        const int64_t oc = c->dir == BDNN_DIR_FWD ? m : k / taps;
-                        const int64_t ic = c->dir == BDNN_DIR_FWD ? k / taps : m;
-                        float v = m < M ? wg[(oc * icg + ic) * taps + tap] : 0.0f;
+                        /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)];
+                         * col2im: A[(ic, tap)][oc] */
+                        const int64_t oc = c->dir == BDNN_DIR_FWD ? m : p->col2im ? k : k / taps;
+                        const int64_t ic = c->dir == BDNN_DIR_FWD ? k / taps : p->col2im ? m / taps : m;
+                        const int64_t tp = p->col2im ? m % taps : tap;
+                        float v = m < M ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
                         if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
-                        if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tap == taps - 1) v = 0.0f;
+                        if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
                         panel[kk * MR + r] = v;
                     }
             }
@@ -875,6 +931,143 @@ static void run_dot(const exec_t *e) {
     }
 }
 
+/* B block of the col2im route: rows oc of diff_dst(n, g*OCg + oc, o) over the block's
+ * output points, as they lie, zero past N. */
+static void col_pack_b(const exec_t *e, const float *ddst_ng, int64_t pc, int64_t kc,
+                       int64_t j0, int64_t ncols, float *bp) {
+    const int64_t NR = ukr_of(e->c)->nr, OP = out_points(&e->c->d);
+    const int64_t npanels = bdnn_div_up(ncols, NR);
+    for (int64_t kk = 0; kk < kc; ++kk) {
+        const float *line = ddst_ng + (pc + kk) * OP + j0;
+        for (int64_t q = 0; q < npanels; ++q) {
+            float *row = bp + (q * kc + kk) * NR;
+            const int64_t len = ncols - q * NR < NR ? ncols - q * NR : NR;
+            memcpy(row, line + q * NR, sizeof(float) * (size_t)len);
+            for (int64_t j = len; j < NR; ++j) row[j] = 0.0f;
+        }
+    }
+}
+
+/* col2im: adds rows [m0, m1) of the C block (row m = (ic, kd, kh, kw), columns the output
+ * points of `rows`) into diff_src planes at src_ng (this image and group). */
+static void col_scatter(const exec_t *e, const float *cbuf, int64_t ldc, int64_t m0,
+                        int64_t m1, const struct krow *rows, int64_t nrows, float *src_ng) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t ID = d->id, IH = d->ih, IW = d->iw, sw = d->sw;
+    const int edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    for (int64_t m = m0; m < m1; ++m) {
+        const tap_t t = tap_at(d, m);
+        float *plane = src_ng + t.ch * ID * IH * IW;
+        const float *crow = cbuf + (m - m0) * ldc;
+        const int64_t dz = t.kd * (d->dd + 1) - d->pd, dy = t.kh * (d->dh + 1) - d->ph;
+        const int64_t dx = t.kw * (d->dw + 1) - d->pw;
+        for (int64_t r = 0; r < nrows; ++r) {
+            const struct krow *kr = &rows[r];
+            const int64_t iz = kr->od * d->sd + dz, iy = kr->oh * d->sh + dy;
+            if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) continue;
+            float *line = plane + (iz * IH + iy) * IW;
+            const float *in = crow + kr->kk;
+            const int64_t x0 = kr->ow0 * sw + dx;   /* ix of t = 0 */
+            int64_t t_lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
+            int64_t t_hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
+            if (t_lo > kr->len) t_lo = kr->len;
+            if (t_hi > kr->len) t_hi = kr->len;
+            if (t_hi < t_lo) t_hi = t_lo;
+            if (sw == 1) {
+                float *out = line + x0;
+                for (int64_t u = t_lo; u < t_hi; ++u) out[u] += in[u];
+            } else {
+                for (int64_t u = t_lo; u < t_hi; ++u) line[x0 + u * sw] += in[u];
+            }
+            /* The deliberate defect: what lands past the right edge goes on the last column. */
+            if (edge)
+                for (int64_t u = t_hi > t_lo ? t_hi : t_lo; u < kr->len; ++u)
+                    if (x0 + u * sw >= IW) line[IW - 1] += in[u];
+        }
+    }
+}
+
+/* One (image, group, row block, column block) of the col2im route. */
+static void col_block(const exec_t *e, const scratch_t *s, int64_t inst, int64_t rb,
+                      int64_t cb, float *diff_src) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
+    const int64_t n = inst / G, g = inst % G, icg = d->ic / G, ocg = d->oc / G;
+    const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+    const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+    const int64_t npanels = bdnn_div_up(ncols, NR);
+    if (m0 >= M) return;
+    const float *ddst_ng = e->b_src + (n * d->oc + g * ocg) * out_points(d);
+    for (int64_t pc = 0; pc < K; pc += KC) {
+        const int64_t kc = K - pc < KC ? K - pc : KC;
+        col_pack_b(e, ddst_ng, pc, kc, j0, ncols, s->bp);
+        const float *a_blk = (const float *)e->a_packed + g * p->a_panels * MR * K
+                           + pc * p->a_panels * MR + (m0 / MR) * kc * MR;
+        for (int64_t q = 0; q < npanels; ++q)
+            for (int64_t m = m0; m < m1; m += MR)
+                u->fn(kc, a_blk + (m - m0) * kc, s->bp + q * kc * NR,
+                      s->cbuf + (m - m0) * p->nc + q * NR, p->nc, M - m < MR ? M - m : MR,
+                      ncols - q * NR < NR ? ncols - q * NR : NR,
+                      pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f);
+    }
+    const int64_t nrows = dot_krows(d, j0, ncols, s->krows);
+    col_scatter(e, s->cbuf, p->nc, m0, m1, s->krows, nrows,
+                diff_src + (n * d->ic + g * icg) * in_points(d));
+}
+
+static void run_col2im(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t size = d->mb * d->ic * in_points(d);
+    const int64_t slice = (d->ic / d->g) * in_points(d);   /* one (image, group) */
+    float *out = e->out;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int tid = omp_get_thread_num();
+        const scratch_t *s = &p->scratch[tid];
+        float *mine = p->col_private ? p->partials + tid * size : NULL;
+        if (mine) memset(mine, 0, sizeof(float) * (size_t)size);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t item = 0; item < p->n_items; ++item) {
+            if (mine) {
+                const int64_t cb = item % p->n_col_blocks;
+                const int64_t rb = (item / p->n_col_blocks) % p->n_row_blocks;
+                col_block(e, s, item / (p->n_col_blocks * p->n_row_blocks), rb, cb, mine);
+                continue;
+            }
+            /* (n, g) slices are contiguous: image n's channels of group g. */
+            const int64_t n = item / d->g, g = item % d->g;
+            memset(out + (n * d->ic + g * (d->ic / d->g)) * in_points(d), 0,
+                   sizeof(float) * (size_t)slice);
+            for (int64_t rb = 0; rb < p->n_row_blocks; ++rb)
+                for (int64_t cb = 0; cb < p->n_col_blocks; ++cb)
+                    col_block(e, s, item, rb, cb, out);
+        }
+        if (mine) {
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < size; ++i) {
+                float sum = p->partials[i];
+                for (int t = 1; t < c->nthr; ++t) sum += p->partials[t * size + i];
+                out[i] = sum;
+            }
+        }
+    }
+    if (e->bias) {
+        const float *bias = e->bias;
+        const int64_t IP = in_points(d);
+#pragma omp parallel for collapse(2) num_threads(c->nthr) schedule(static)
+        for (int64_t n = 0; n < d->mb; ++n)
+            for (int64_t ch = 0; ch < d->ic; ++ch) {
+                float *plane = out + (n * d->ic + ch) * IP;
+                for (int64_t i = 0; i < IP; ++i) plane[i] += bias[ch];
+            }
+    }
+}
+
 /* out = the sum of the k splits' partial results. */
 static void reduce_partials(const struct bdnn_conv *c, float *out) {
     const gemm_plan_t *p = c->plan;
@@ -927,6 +1120,7 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         return;
     }
     if (p->dot) run_dot(&e);
+    else if (p->col2im) run_col2im(&e);
     else run_gemm(&e);
     if (p->k_splits > 1) reduce_partials(c, e.out);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->lp && a->bias) {
