@@ -53,7 +53,7 @@ def test_two_workers_take_half_the_share_each():
     shape = lambda m: f"mb{m}ic{ic}ih256oc{ic}kh1"   # noqa: E731
     while True:   # the smallest mb whose footprint exceeds 60% of the budget
         prb = _problem(shape(mb))
-        need = conv_driver.footprint_bytes(prb.shape)
+        need = conv_driver.footprint_bytes(prb, prb.shape)
         if need > 0.6 * budget:
             break
         mb *= 2
