@@ -66,7 +66,7 @@ S32_LARGEST_STORED = 2147483520.0
 # products, half a billion in all, about a second). What it finds: a defect that corrupts a
 # share f of the outputs escapes every drawn point with probability (1 - f)^10000, about
 # e^(-10000 f): an edge column of a 56-wide output (f = 1/56) or one wrong channel of 256
-# is caught for certain, one wrong channel of 2048 with probability 0.993, and a defect
+# is caught for certain, one wrong channel of 2048 with probability 0.992, and a defect
 # touching a handful of points most likely not; that is what --check=full is for.
 DEFAULT_SAMPLED_POINTS = 10_000
 
