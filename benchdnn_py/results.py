@@ -261,6 +261,7 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "repro": settings.repro_prefix() + key,
         "status": result.status.value, "reason": result.reason,
         "errors": result.errors, "total": result.total,
+        "output_points": result.outputs,
         "impl": result.impl,
         "backend": case.values.get("backend", BACKEND),
         "settings": {"global": global_settings_json(settings),

@@ -184,6 +184,23 @@ int bdnn_ref_conv_bwd_data(const bdnn_conv_desc_t *d, const float *diff_dst,
 int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
                               const float *diff_dst, double *diff_wei,
                               double *diff_bias /* NULL: not computed */);
+/* The same formulas at a list of output points only (--check=sampled): points[i] is a
+ * linear offset into the direction's output tensor in its plain layout (dst; diff_src;
+ * diff_wei [g][oc/g][ic/g][k...]; diff_bias [oc]) and out[i] receives the reference value
+ * there, bit for bit the value the whole-tensor call above writes at that offset (both
+ * call one per-point transcription of the formula). An offset outside the tensor:
+ * BDNN_STATUS_INVALID, nothing written. */
+int bdnn_ref_conv_fwd_at(const bdnn_conv_desc_t *d, const float *src, const float *wei,
+                         const float *bias /* NULL: no bias */, const int64_t *points,
+                         int64_t n_points, double *out);
+int bdnn_ref_conv_bwd_data_at(const bdnn_conv_desc_t *d, const float *diff_dst,
+                              const float *wei, const int64_t *points, int64_t n_points,
+                              double *out);
+int bdnn_ref_conv_bwd_weights_at(const bdnn_conv_desc_t *d, const float *src,
+                                 const float *diff_dst, const int64_t *points,
+                                 int64_t n_points, double *out);
+int bdnn_ref_conv_bwd_bias_at(const bdnn_conv_desc_t *d, const float *diff_dst,
+                              const int64_t *points, int64_t n_points, double *out);
 
 /* ---- implementations ----
  * A fixed table, in order of preference. An entry is usable for a problem when its ISA is

@@ -273,7 +273,7 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     verdict = compare(exp, got, compare_setup(prb))
     verdict = with_cancellation_check(verdict, prb, bufs)
     res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
-    res.errors, res.total = verdict.errors, verdict.total
+    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
 

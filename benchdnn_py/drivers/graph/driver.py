@@ -100,6 +100,7 @@ def _combine(prb: GraphProblem, ctx: RunContext, results: list[CaseResult]) -> C
     res = CaseResult(worst.status, worst.reason)
     res.errors = sum(r.errors for r in results)
     res.total = sum(r.total for r in results)
+    res.outputs = sum(r.outputs for r in results)
     # A comma list is also what --impl= accepts, so the repro line still reruns.
     res.impl = ",".join(dict.fromkeys(r.impl for r in results if r.impl))
     for r in results:

@@ -205,7 +205,7 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     sizes = prb.desc.i if backward else prb.desc.o
     logical = (prb.desc.mb, prb.desc.ic) + tuple(sizes[a] for a in axes)
     res.diagnostics += diagnostics(verdict, logical, verbose)
-    res.errors, res.total = verdict.errors, verdict.total
+    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
     if not backward and bufs.ws is not None and not verdict.failed:
