@@ -1,6 +1,10 @@
 /* dw_conv_fwd: forward depthwise convolution (one input and one output channel per group),
- * directly on the plain layouts. Threads split the (image, channel) planes; each plane is
- * computed by the ISA's plane kernel (conv_dw.inc) row by row.
+ * on the plain layouts. Threads split the (image, channel) planes. Each plane is first
+ * copied into a zero-padded buffer, its columns split by the stride's phase (column x
+ * goes to phase x % SW at x / SW), so that every tap of a row of outputs reads one
+ * contiguous run with no bounds checks; the ISA's row kernel (conv_dw.inc) then sums the
+ * taps a vector of outputs at a time. Small planes (MobileNet's 7x7 and 14x14) cost a
+ * copy and a few vectors per row instead of a bounds-checked loop per tap.
  * Weights layout: the user's own ([G][1][1][KD][KH][KW]), so packing is a copy. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,16 +13,25 @@
 #include "conv_impl.h"
 
 typedef struct {
-    int64_t *ow_lo, *ow_hi;   /* per kw: valid output columns [lo, hi) */
-    float **row_acc;          /* per thread: OW floats */
+    int64_t *ow_lo, *ow_hi;   /* per kw: valid output columns [lo, hi) (the edge defect) */
+    float **row_acc;          /* per thread: OW rounded up to the vector length */
+    float **pad;              /* per thread: the padded, phase-split plane */
+    int64_t *tap_off;         /* per tap: offset in pad of its input for output (0, 0, 0) */
+    int64_t lz, ly, lx;       /* padded extents: the inputs the outputs reach */
+    size_t pad_floats;
+    dw_geom_t geom;
 } dw_plan_t;
 
 static void dw_fini(struct bdnn_conv *c) {
     dw_plan_t *p = c->plan;
     if (!p) return;
-    if (p->row_acc)
-        for (int t = 0; t < c->nthr; ++t) free(p->row_acc[t]);
+    for (int t = 0; t < c->nthr; ++t) {
+        if (p->row_acc) free(p->row_acc[t]);
+        if (p->pad) free(p->pad[t]);
+    }
     free(p->row_acc);
+    free(p->pad);
+    free(p->tap_off);
     free(p->ow_lo);
     free(p->ow_hi);
     free(p);
@@ -47,9 +60,40 @@ static int dw_init(struct bdnn_conv *c) {
         p->ow_lo[kw] = lo;
         p->ow_hi[kw] = hi;
     }
+    /* Padded extents: along each axis, outputs reach inputs [-p, (O-1)*S + (K-1)*(D+1) - p]. */
+    const int vlen = ((const conv_dw_ker_t *)c->impl->kernel)->vlen;
+    const int64_t taps = d->kd * d->kh * d->kw, SW = d->sw;
+    p->lz = d->od > 0 ? (d->od - 1) * d->sd + (d->kd - 1) * (d->dd + 1) + 1 : 0;
+    p->ly = d->oh > 0 ? (d->oh - 1) * d->sh + (d->kh - 1) * (d->dh + 1) + 1 : 0;
+    p->lx = d->ow > 0 ? (d->ow - 1) * SW + (d->kw - 1) * (d->dw + 1) + 1 : 0;
+    const int64_t owv = bdnn_div_up(d->ow, vlen) * vlen;
+    dw_geom_t *g = &p->geom;
+    /* A phase row holds its columns, and a vector more: the last vector of outputs reads
+     * up to owv - 1 past a tap's first column. */
+    g->phase = bdnn_div_up(p->lx, SW) + vlen;
+    g->ystride = SW * g->phase;
+    g->zstride = p->ly * g->ystride;
+    g->ystep = d->sh * g->ystride;
+    g->zstep = d->sd * g->zstride;
+    g->ow = d->ow;
+    g->taps = taps;
+    p->tap_off = malloc(sizeof(int64_t) * (size_t)(taps > 0 ? taps : 1));
+    p->pad = calloc(c->nthr, sizeof(float *));
+    if (!p->tap_off || !p->pad) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int64_t kd = 0, t = 0; kd < d->kd; ++kd)
+        for (int64_t kh = 0; kh < d->kh; ++kh)
+            for (int64_t kw = 0; kw < d->kw; ++kw, ++t) {
+                const int64_t x = kw * (d->dw + 1);
+                p->tap_off[t] = kd * (d->dd + 1) * g->zstride + kh * (d->dh + 1) * g->ystride
+                              + (x % SW) * g->phase + x / SW;
+            }
+    g->tap_off = p->tap_off;
+    p->pad_floats = (size_t)(p->lz * g->zstride) + (size_t)vlen;
     for (int t = 0; t < c->nthr; ++t) {
-        p->row_acc[t] = bdnn_aligned_alloc(sizeof(float) * (d->ow > 0 ? d->ow : 1));
-        if (!p->row_acc[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        p->row_acc[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(owv > 0 ? owv : 1));
+        p->pad[t] = bdnn_aligned_alloc(sizeof(float) * p->pad_floats);
+        if (!p->row_acc[t] || !p->pad[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        memset(p->pad[t], 0, sizeof(float) * p->pad_floats);
     }
     return BDNN_STATUS_OK;
 }
@@ -68,6 +112,33 @@ static void dw_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
         const int64_t taps = c->d.kd * c->d.kh * c->d.kw;
         for (int64_t ch = 0; ch < c->d.g; ++ch) packed[ch * taps + taps - 1] = 0.0f;
     }
+}
+
+/* Copies one input plane into the padded, phase-split buffer. Inputs outside the padded
+ * extents are never read; the padding itself was zeroed at creation and is never written,
+ * since every plane of the problem covers the same positions. */
+static void dw_pad_plane(const bdnn_conv_desc_t *d, const dw_plan_t *p, const float *src,
+                         float *pad) {
+    const dw_geom_t *g = &p->geom;
+    const int64_t SW = d->sw;
+    const int64_t z1 = d->id < p->lz - d->pd ? d->id : p->lz - d->pd;
+    const int64_t y1 = d->ih < p->ly - d->ph ? d->ih : p->ly - d->ph;
+    const int64_t x1 = d->iw < p->lx - d->pw ? d->iw : p->lx - d->pw;
+    const int64_t z0 = d->pd > 0 ? 0 : -d->pd, y0 = d->ph > 0 ? 0 : -d->ph;
+    const int64_t x0 = d->pw > 0 ? 0 : -d->pw;
+    for (int64_t z = z0; z < z1; ++z)
+        for (int64_t y = y0; y < y1; ++y) {
+            const float *in = src + (z * d->ih + y) * d->iw;
+            float *out = pad + (z + d->pd) * g->zstride + (y + d->ph) * g->ystride;
+            if (SW == 1) {
+                memcpy(out + x0 + d->pw, in + x0, sizeof(float) * (size_t)(x1 > x0 ? x1 - x0 : 0));
+                continue;
+            }
+            for (int64_t x = x0; x < x1; ++x) {
+                const int64_t X = x + d->pw;
+                out[(X % SW) * g->phase + X / SW] = in[x];
+            }
+        }
 }
 
 /* The deliberate right-edge defect: taps past the right edge read the row's last value. */
@@ -104,9 +175,11 @@ static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         const float *w = (const float *)a->wei + ch * taps;
         const float bias = a->bias ? ((const float *)a->bias)[ch] : 0.0f;
         float *acc = p->row_acc[omp_get_thread_num()];
+        float *pad = p->pad[omp_get_thread_num()];
+        dw_pad_plane(d, p, s, pad);
         for (int64_t od = 0; od < d->od; ++od)
         for (int64_t oh = 0; oh < d->oh; ++oh) {
-            row_kernel(d, s, w, od, oh, acc, p->ow_lo, p->ow_hi);
+            row_kernel(&p->geom, pad, w, od, oh, acc);
             if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE) dw_fault_right_edge(d, p, s, w, od, oh, acc);
             float *drow = (float *)a->dst + pl * out_plane + (od * d->oh + oh) * OW;
             /* Epilogue while the row is in cache: bias, sum (reads the prior dst), eltwise. */

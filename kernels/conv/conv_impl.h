@@ -52,19 +52,28 @@ typedef struct {
     int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
 } conv_gemm_ukr_t;
 
-/* Depthwise row kernel: for one (n, channel) plane of a convolution with one input and
- * one output channel per group, the sums of taps of output row (od, oh).
+/* Depthwise row kernel: one output row (od, oh) of one (n, channel) plane, from the
+ * plane's zero-padded copy, so the inner loop has no bounds checks and, split by the
+ * stride's phase, reads each tap as a contiguous run of inputs.
  *
- * src: the input plane [ID][IH][IW]; wei: the taps [KD][KH][KW]; row_acc: OW floats,
- * overwritten with the sums. ow_lo/ow_hi: for each kw, the output columns [lo, hi) whose
- * tap lands inside the input row (precomputed by the driver), so the inner loop needs no
- * bounds checks. Bias and post-ops are the driver's. */
-typedef void (*conv_dw_row_fn)(const bdnn_conv_desc_t *d, const float *src, const float *wei,
-                               int64_t od, int64_t oh, float *row_acc,
-                               const int64_t *ow_lo, const int64_t *ow_hi);
+ * pad: the padded plane, input point (z, y, x) (padded coordinates, the padding added)
+ * at (z * g->zstride + y * g->ystride) + (x % SW) * g->phase + x / SW; g->tap_off[t]:
+ * the offset of tap t's first input for output (0, 0, 0); row: receives the sums of the
+ * taps for outputs [0, OW rounded up to the vector length) (the caller ignores those past
+ * OW). Reads of pad stay inside its allocation (the caller pads each phase row by a
+ * vector). Bias and post-ops are the driver's. */
+typedef struct {
+    int64_t ow, taps, zstep, ystep;   /* zstep/ystep: pad offset of one output's z / y */
+    int64_t zstride, ystride, phase;
+    const int64_t *tap_off;
+} dw_geom_t;
+
+typedef void (*conv_dw_row_fn)(const dw_geom_t *g, const float *pad, const float *wei,
+                               int64_t od, int64_t oh, float *row);
 
 typedef struct {
     conv_dw_row_fn fn;
+    int vlen;   /* outputs per vector: rows are computed in whole vectors */
 } conv_dw_ker_t;
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */

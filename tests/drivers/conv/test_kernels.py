@@ -56,6 +56,9 @@ SHAPES = [
     "ic3id4oc3kd3pd1_dw",                        # 3D depthwise
     "ic2ih3oc2oh7kh2ph2_dw",                     # depthwise, padding-only outputs
     "ic4ih5oc4kh2sh2_dw",                        # depthwise, right padding -1
+    "mb2ic4ih9iw40oc4kh3kw5sh2sw3dw1ph2pw3_dw",   # depthwise: stride 3 phases, dilation,
+                                                 # rows of several vectors and a tail
+    "ic40ih7oc40kh3ph1_dw",                      # MobileNet's small planes
     # 3D
     "mb1ic2id4oc3kd3pd1",
     "ic2id5ih4iw6oc3kd2kh3kw3sd2sh1sw2pd0ph1pw1",
