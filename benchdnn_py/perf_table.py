@@ -40,6 +40,8 @@ class Case:
     operands: str
     ours: dict[str, Any]
     torch: dict[str, Any] | None
+    post_ops: str = ""                      # the --attr-post-ops text, "" for none
+    plain: dict[str, Any] | None = None     # with post-ops: the same case without them
 
     @property
     def depthwise(self) -> bool:
@@ -57,6 +59,11 @@ class Case:
     @property
     def vs_torch(self) -> float | None:
         return self.torch["median_ms"] / self.ours["median_ms"] if self.torch else None
+
+    @property
+    def over_plain(self) -> float | None:
+        """Time with the post-ops over the time without (native, medians)."""
+        return self.ours["median_ms"] / self.plain["median_ms"] if self.plain else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +83,7 @@ class Target:
     def matches(self, case: Case) -> bool:
         return (case.network == self.network and case.direction in self.directions
                 and case.operands == self.operands and case.desc.mb == self.mb
-                and self.select(case))
+                and not case.post_ops and self.select(case))
 
 
 TARGETS: tuple[Target, ...] = (
@@ -96,7 +103,27 @@ TARGETS: tuple[Target, ...] = (
     Target("ResNet-50 int8 (u8:s8) forward, mb1", "resnet_50", FORWARD, "int8", 1, 70),
 )
 
+@dataclasses.dataclass(frozen=True)
+class OverheadTarget:
+    """A fused post-op chain's cost (issue 6): its time over the convolution alone."""
+
+    label: str
+    network: str
+    post_ops: str
+    max_ratio: float        # geomean over the group's cases
+
+    def matches(self, case: Case) -> bool:
+        return (case.network == self.network and case.post_ops == self.post_ops
+                and case.operands == "f32" and case.direction in FORWARD and case.desc.mb == 1)
+
+
+OVERHEAD_TARGETS: tuple[OverheadTarget, ...] = (
+    OverheadTarget("ResNet-50 f32 forward + relu, mb1", "resnet_50", "relu", 1.05),
+    OverheadTarget("ResNet-50 f32 forward + sum, mb1", "resnet_50", "sum", 1.05),
+)
+
 _NAME = re.compile(r'n"([^"]*)"')
+_POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
 
 
 def _operands(record: dict[str, Any]) -> str:
@@ -121,8 +148,11 @@ def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
         name = _NAME.search(key)
         desc = parse_desc(_NAME.sub("", key).rsplit(" ", 1)[-1])
         network, _, layer = name.group(1).partition(":") if name else ("", "", "")
+        post_ops = _POST_OPS.search(key)
+        plain = by_key.get(_POST_OPS.sub("", key), {}).get("native") if post_ops else None
         out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
-                        _operands(ours), ours, sides.get("torch")))
+                        _operands(ours), ours, sides.get("torch"),
+                        post_ops.group(1) if post_ops else "", plain))
     return out
 
 
@@ -173,6 +203,21 @@ def rows_of(cases: list[Case]) -> list[Row]:
     return [Row(t, [c for c in cases if t.matches(c)]) for t in TARGETS]
 
 
+def overhead_lines(cases: list[Case]) -> list[str]:
+    lines = ["| post-op target | cases | time over conv alone (geomean, max) | bar |",
+             "|---|---|---|---|"]
+    for t in OVERHEAD_TARGETS:
+        ratios = [c.over_plain for c in cases if t.matches(c) and c.over_plain]
+        if not ratios:
+            lines.append(f"| {t.label} | 0 | - | not measured |")
+            continue
+        mean = geometric_mean(ratios)
+        verdict = "met" if mean <= t.max_ratio else "missed"
+        lines.append(f"| {t.label} | {len(ratios)} | {mean:.3f}, {max(ratios):.3f} | "
+                     f"geomean <= {t.max_ratio:g}: {verdict} |")
+    return lines
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else format(value, fmt)
@@ -221,5 +266,5 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     if not cases:
         raise UsageError(f"{', '.join(paths)}: no timed conv case (run with --mode=P and "
                          f"--results=FILE)")
-    lines = [limits_line(cases), "", *markdown(rows_of(cases))]
+    lines = [limits_line(cases), "", *markdown(rows_of(cases)), "", *overhead_lines(cases)]
     return lines + ["", *layer_lines(cases)] if layers else lines

@@ -83,3 +83,20 @@ def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
     empty.write_text(json.dumps(header) + "\n")
     res = run_cli("perf-table", str(empty))
     assert res.code == 2 and "no timed conv case" in res.err
+
+
+def test_post_op_overhead_divides_by_the_plain_case():
+    records = [record(resnet("a"), median_ms=1.0),
+               {**record(resnet("a"), median_ms=1.02),
+                "key": f"--conv --dir=FWD_I --attr-post-ops=relu {resnet('a')}"},
+               record(resnet("b"), median_ms=1.0),
+               {**record(resnet("b"), median_ms=1.21),
+                "key": f"--conv --dir=FWD_I --attr-post-ops=relu {resnet('b')}"}]
+    cases = perf_table.cases_of(records)
+    relu = [c for c in cases if c.post_ops == "relu"]
+    assert sorted(c.over_plain for c in relu) == pytest.approx([1.02, 1.21])
+    plain_rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases)}
+    assert plain_rows["ResNet-50 f32 forward, mb1"] == 2       # post-op cases stay out
+    lines = perf_table.overhead_lines(cases)
+    assert "| ResNet-50 f32 forward + relu, mb1 | 2 | 1.111, 1.210 | geomean <= 1.05: missed |" in lines
+    assert "| ResNet-50 f32 forward + sum, mb1 | 0 | - | not measured |" in lines

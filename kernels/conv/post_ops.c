@@ -10,6 +10,12 @@ static inline float logistic(float x) { return 1.0f / (1.0f + expf(-x)); }
 /* ln(1 + e^x) without overflow for large x. */
 static inline float soft_plus(float x) { return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
 
+/* no-trapping-math: under the default, GCC may not turn the conditional selects of relu,
+ * clip and friends into vector blends (a comparison or product it would evaluate for
+ * every lane could raise a floating-point exception flag), and the epilogue ran scalar:
+ * relu cost 5x the convolution it followed. Nothing here reads exception flags, and the
+ * option changes no value (unlike -ffast-math, which this core never uses). */
+__attribute__((optimize("no-trapping-math")))
 void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n) {
     const float a = op->alpha, b = op->beta;
     switch (op->alg) {
