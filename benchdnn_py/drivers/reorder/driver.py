@@ -259,6 +259,16 @@ def perf_record(prb: ReorderProblem, ctx: RunContext, impl: str, times: list[flo
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, 0)
 
 
+def _shown(prb: ReorderProblem, k: int) -> str:
+    """A tensor's layout for -v5: the tag as given = its canonical form (any shows the
+    layout it became), or the strides; then the padded dims."""
+    tag, lay = (prb.stag, prb.src) if k == 0 else (prb.dtag, prb.dst)
+    if prb.strides[k] is not None:
+        return f"strides {lay.describe()} {lay.padded_dims}"
+    chosen = layout.parse_tag(DEFAULT_TAG) if tag.is_any else tag
+    return f"{tag}={chosen.canonical(lay.ndims)} {lay.padded_dims}"
+
+
 def run(prb: ReorderProblem, ctx: RunContext) -> CaseResult:
     res = CaseResult(Status.UNTESTED)
     mode = ctx.settings.mode
@@ -280,8 +290,7 @@ def run(prb: ReorderProblem, ctx: RunContext) -> CaseResult:
         return res
     res.impl = prim.name
     if ctx.settings.verbose >= 5:
-        ctx.log(f"implementation: {prim.name}; src {prb.src.describe()} "
-                f"{prb.src.padded_dims} dst {prb.dst.describe()} {prb.dst.padded_dims}")
+        ctx.log(f"implementation: {prim.name}; src {_shown(prb, 0)} dst {_shown(prb, 1)}")
     create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
     bufs = None
     if mode.correctness:
