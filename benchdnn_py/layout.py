@@ -439,7 +439,18 @@ def _order(loops: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...
     unit = [k for k, l in enumerate(merged) if l[1] == 1]
     if len(merged) >= 2 and unit and unit[0] < len(merged) - 2:
         merged.insert(len(merged) - 2, merged.pop(unit[0]))
+    # A short run contiguous in both (nhwc -> nChw16c copies 16 elements at a time): the
+    # loop that carries on src's stream goes next to it, so reads stay sequential and
+    # only the writes jump (a few streams) instead of sweeping src once per block.
+    n, ss, ds = merged[-1] if merged else (0, 0, 0)
+    if ss == 1 and ds == 1 and n < SHORT_RUN:
+        nxt = [k for k, l in enumerate(merged[:-1]) if l[1] == n]
+        if nxt and nxt[0] < len(merged) - 2:
+            merged.insert(len(merged) - 2, merged.pop(nxt[0]))
     return tuple(merged)
+
+
+SHORT_RUN = 64    # elements; below it a run is too short to stream on its own
 
 
 def copy_jobs(src: Layout, dst: Layout) -> list[Job]:

@@ -6,7 +6,7 @@
  *   - run:   the innermost loop is the unit of work (contiguous in both tensors when the
  *            layouts agree there: memcpy or a bulk conversion; else strided elements);
  *   - tile:  the innermost loop is contiguous in dst and the next one in src (a
- *            transposition, e.g. nchw -> nhwc or nchw -> nChw16c): 16 x 16 tiles, read
+ *            transposition, e.g. nchw -> nhwc or nchw -> nChw16c): 64 x 64 tiles, read
  *            and written a line at a time, 4-byte copies through the ISA's tile kernel;
  *   - zero:  padding, written as zeros.
  * Work is split statically over (outer point, chunk or tile) so every thread streams its
@@ -31,6 +31,7 @@ static const reorder_impl_entry_t impls[] = {
 };
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 enum { RUN_CHUNK = 4096, CVT_CHUNK = 256 };
+enum { SHORT_RUN_BYTES = 64, TILE_AREA4 = 4096, TILE_Y4_MAX = 512 };
 
 int bdnn_reorder_impl_count(void) { return N_IMPLS; }
 const char *bdnn_reorder_impl_name(int impl) {
@@ -76,6 +77,10 @@ static void apply_attr(const bdnn_reorder_attr_t *a, float *v, const float *prio
 }
 
 static void copy_bits(const char *s, int64_t ss, char *d, int64_t ds, int64_t n, size_t sz) {
+    if (ss == 1 && ds == 1 && sz == 4 && n <= 64) {   /* short runs: no library call */
+        for (int64_t i = 0; i < n; ++i) ((uint32_t *)d)[i] = ((const uint32_t *)s)[i];
+        return;
+    }
     if (ss == 1 && ds == 1) { memcpy(d, s, (size_t)n * sz); return; }
     switch (sz) {
     case 4: for (int64_t i = 0; i < n; ++i)
@@ -172,42 +177,86 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     const int tile = !job.zero && L >= 2 && job.src_stride[L - 2] == 1
         && job.dst_stride[L - 1] == 1 && job.src_stride[L - 1] != 1
         && job.dst_stride[L - 2] != 1;
-    const int inner = tile ? 2 : 1, outer = L - inner;
+    /* short runs (a cache line or less): the next loop joins the unit, so a unit is a
+     * batch of runs and the bookkeeping is paid once per batch */
+    const int batch = !tile && !job.zero && L >= 2
+        && job.n[L - 1] * (int64_t)c->dsz <= SHORT_RUN_BYTES;
+    const int inner = tile || batch ? 2 : 1, outer = L - inner;
     int64_t m_count = 1;
     for (int k = 0; k < outer; ++k) m_count *= job.n[k];
     const int64_t nx = job.n[L - 1], ny = tile ? job.n[L - 2] : 1;
-    const int64_t x_chunk = tile ? REORDER_TILE : RUN_CHUNK;
+    const int64_t nb = batch ? job.n[L - 2] : 1;
+    /* One long run (e.g. a same-layout copy): an equal share per thread, so the copy is
+     * exactly a parallel memcpy (large copies then get the C library's streaming
+     * stores); otherwise runs are cut into RUN_CHUNK pieces for balance. */
+    const int64_t nthr = omp_get_max_threads();
+    const int64_t x_chunk = tile ? REORDER_TILE
+        : (m_count == 1 && nx > RUN_CHUNK * nthr) ? (nx + nthr - 1) / nthr : RUN_CHUNK;
     const int64_t tx = (nx + x_chunk - 1) / x_chunk;
-    const int64_t ty = tile ? (ny + REORDER_TILE - 1) / REORDER_TILE : 1;
+    /* Bit copies of 4-byte elements take tiles of about TILE_AREA4 elements, as tall in
+     * y (along src lines) as the width allows: a narrow tile (nChw16c: 16 wide) then
+     * reads up to 2 KiB of each src line per visit, which the prefetchers follow,
+     * instead of hopping between as many lines as the tile is wide. */
+    int64_t tile_y = REORDER_TILE;
+    if (tile && c->bitwise && c->ssz == 4) {
+        const int64_t w = nx < REORDER_TILE ? nx : REORDER_TILE;
+        tile_y = TILE_AREA4 / w < REORDER_TILE ? REORDER_TILE
+            : TILE_AREA4 / w > TILE_Y4_MAX ? TILE_Y4_MAX : TILE_AREA4 / w;
+    }
+    const int64_t ty = tile ? (ny + tile_y - 1) / tile_y : 1;
     const int64_t tasks = m_count * ty * tx;
     const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
 
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) {
-        const int64_t ix = t % tx, iy = (t / tx) % ty;
-        int64_t m = t / (tx * ty);
+    /* Each thread takes one contiguous range of units (outer point, tile row, chunk),
+     * decodes its first unit once, then steps through the rest like an odometer: short
+     * runs (nhwc -> nChw16c copies 16 elements at a time) pay no division per run. */
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
+        const int64_t lo = tasks * th / nt, hi = tasks * (th + 1) / nt;
+        int64_t idx[BDNN_REORDER_MAX_LOOPS];
+        int64_t ix = lo % tx, iy = (lo / tx) % ty, m = lo / (tx * ty);
         int64_t so = job.src_off, doff = job.dst_off;
         for (int k = outer - 1; k >= 0; --k) {
-            const int64_t i = m % job.n[k];
+            idx[k] = m % job.n[k];
             m /= job.n[k];
-            so += i * job.src_stride[k];
-            doff += i * job.dst_stride[k];
+            so += idx[k] * job.src_stride[k];
+            doff += idx[k] * job.dst_stride[k];
         }
-        const int64_t x0 = ix * x_chunk, nxc = nx - x0 < x_chunk ? nx - x0 : x_chunk;
-        so += x0 * job.src_stride[L - 1];
-        doff += x0 * job.dst_stride[L - 1];
-        if (job.zero) {
-            zero_run(c, dst + doff * dsz, job.dst_stride[L - 1], nxc);
-        } else if (!tile) {
-            convert_run(c, src + so * ssz, job.src_stride[L - 1], dst + doff * dsz,
-                        job.dst_stride[L - 1], nxc);
-        } else {
-            const int64_t y0 = iy * REORDER_TILE;
-            const int64_t nyc = ny - y0 < REORDER_TILE ? ny - y0 : REORDER_TILE;
-            so += y0;                              /* src_stride[L-2] == 1 */
-            doff += y0 * job.dst_stride[L - 2];
-            convert_tile(c, src + so * ssz, job.src_stride[L - 1], dst + doff * dsz,
-                         job.dst_stride[L - 2], nyc, nxc);
+        for (int64_t t = lo; t < hi; ++t) {
+            const int64_t x0 = ix * x_chunk, nxc = nx - x0 < x_chunk ? nx - x0 : x_chunk;
+            const int64_t sx = so + x0 * job.src_stride[L - 1];
+            const int64_t dx = doff + x0 * job.dst_stride[L - 1];
+            if (job.zero) {
+                zero_run(c, dst + dx * dsz, job.dst_stride[L - 1], nxc);
+            } else if (batch) {
+                const int64_t bs = job.src_stride[L - 2], bd = job.dst_stride[L - 2];
+                for (int64_t b = 0; b < nb; ++b)
+                    convert_run(c, src + (sx + b * bs) * ssz, job.src_stride[L - 1],
+                                dst + (dx + b * bd) * dsz, job.dst_stride[L - 1], nxc);
+            } else if (!tile) {
+                convert_run(c, src + sx * ssz, job.src_stride[L - 1], dst + dx * dsz,
+                            job.dst_stride[L - 1], nxc);
+            } else {
+                const int64_t y0 = iy * tile_y;
+                const int64_t nyc = ny - y0 < tile_y ? ny - y0 : tile_y;
+                /* src_stride[L-2] == 1 */
+                convert_tile(c, src + (sx + y0) * ssz, job.src_stride[L - 1],
+                             dst + (dx + y0 * job.dst_stride[L - 2]) * dsz,
+                             job.dst_stride[L - 2], nyc, nxc);
+            }
+            if (++ix < tx) continue;
+            ix = 0;
+            if (++iy < ty) continue;
+            iy = 0;
+            for (int k = outer - 1; k >= 0; --k) {   /* next outer point */
+                so += job.src_stride[k];
+                doff += job.dst_stride[k];
+                if (++idx[k] < job.n[k]) break;
+                so -= job.n[k] * job.src_stride[k];
+                doff -= job.n[k] * job.dst_stride[k];
+                idx[k] = 0;
+            }
         }
     }
 }
