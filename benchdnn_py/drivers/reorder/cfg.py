@@ -25,14 +25,15 @@ class DtCfg:
 
 
 CFG: dict[str, DtCfg] = {
-    # +-2^24: the largest integers f32 and bf16 hold exactly... and past bf16's 8 bits,
-    # so bf16 rounds them
+    # +-2^24: the end of f32's exact integers (a power of two: bf16 holds it too, and
+    # rounds the odd neighbours the scales make); perf: ordinary finite values
     "f32": DtCfg(-2.0**24, 2.0**24, (-1024.0, 1024.0)),
     "bf16": DtCfg(-2.0**24, 2.0**24, (-32.0, 32.0)),
-    # +-2^11: f16's exact integer range
+    # +-2^11: the end of f16's exact integers (f32 sources past it become Inf: allowed)
     "f16": DtCfg(-2.0**11, 2.0**11, (-8.0, 8.0)),
     # the largest f32 below 2^31: an s32 that survives the f32 step exactly
     "s32": DtCfg(-2147483520.0, 2147483520.0, (-1024.0, 1024.0)),
+    # the whole type: every conversion into it saturates at both ends
     "s8": DtCfg(-128.0, 127.0, (-32.0, 32.0)),
     "u8": DtCfg(0.0, 255.0, (0.0, 64.0)),
 }
