@@ -18,14 +18,20 @@ saturation then nearest even for integers. (Rules 7, 11, 12, 14 and 15 concern b
 post-ops, fast-ref and GPUs, which benchdnn-py does not have.) Then zero trust: a result
 that passed but is mostly zeros proves little, so it is reported MISTRUSTED when more than
 ``zero_trust_percent`` of at least 10 outputs are exactly 0.
+
+--check=sampled:N applies the same rules to N points of each compared tensor, drawn
+uniformly without replacement (draw_points); the reference computes only those.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 import ml_dtypes
 import numpy as np
+
+from .errors import UsageError
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
 TINY = 1e-5
@@ -54,6 +60,83 @@ S32_SATURATED = 2.0**31
 S32_LARGEST_STORED = 2147483520.0
 
 
+# --check=sampled without :N. benchdnn users want a large problem checked in seconds, and
+# the reference costs one dot product per point: 10,000 points are 10,000 of them whatever
+# the problem's size (a ResNet-50 backward-weights point at mb16 and 56x56 sums 50,176
+# products, half a billion in all, about a second). What it finds: a defect that corrupts a
+# share f of the outputs escapes every drawn point with probability (1 - f)^10000, about
+# e^(-10000 f): an edge column of a 56-wide output (f = 1/56) or one wrong channel of 256
+# is caught for certain, one wrong channel of 2048 with probability 0.992, and a defect
+# touching a handful of points most likely not; that is what --check=full is for.
+DEFAULT_SAMPLED_POINTS = 10_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """--check: every output point (points None) or sampled:N, N points per compared
+    tensor (all of them when the tensor has no more)."""
+
+    points: int | None = None
+
+    @property
+    def sampled(self) -> bool:
+        return self.points is not None
+
+    def __str__(self) -> str:
+        return "full" if self.points is None else f"sampled:{self.points}"
+
+
+FULL = Check()
+
+
+def parse_check(text: str) -> Check:
+    """``full``, ``sampled`` or ``sampled:N`` (N >= 1); str() gives it back canonically."""
+    kind, sep, count = text.partition(":")
+    kind = kind.strip().lower()
+    if kind == "full" and not sep:
+        return FULL
+    if kind == "sampled" and not sep:
+        return Check(DEFAULT_SAMPLED_POINTS)
+    if kind == "sampled" and count.isdigit() and int(count) > 0:
+        return Check(int(count))
+    raise UsageError(f"--check={text}: expected full, sampled or sampled:N with N a "
+                     f"positive number of points (e.g. --check=sampled:1000)")
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(seed: int, n: int) -> np.ndarray:
+    """n pseudo-random 64-bit words: the splitmix64 sequence of seed (Steele, Lea and
+    Flood's finalizer over a Weyl sequence). Written out here, not numpy's generators,
+    so that a draw depends on this code alone, never on the numpy version."""
+    with np.errstate(over="ignore"):
+        z = (np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             + np.uint64(seed & _MASK64))
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def draw_points(size: int, n: int, seed_text: str) -> np.ndarray:
+    """n distinct linear offsets in [0, size), ascending (int64), every n-subset equally
+    likely; all of them when n >= size. A pure function of its arguments: the seed is the
+    SHA-1 of seed_text (a case's canonical repro), so a rerun checks the same points.
+
+    Floyd's algorithm: for j = size-n .. size-1 take t uniform in [0, j], keep t unless
+    already kept, then keep j. (t is a 64-bit word modulo j+1: the bias, below j/2^64,
+    is immaterial.) O(n) time and memory, whatever the size."""
+    if n >= size:
+        return np.arange(size, dtype=np.int64)
+    seed = int.from_bytes(hashlib.sha1(seed_text.encode("utf-8")).digest()[:8], "big")
+    js = np.arange(size - n, size, dtype=np.uint64)
+    picks = (_splitmix64(seed, n) % (js + np.uint64(1))).tolist()
+    chosen: set[int] = set()
+    for j, t in zip(range(size - n, size), picks):
+        chosen.add(j if t in chosen else t)
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
 def round_to_dt(x: np.ndarray, dt: str) -> np.ndarray:
     """f32 values rounded to the nearest value of dt (ties to even), as f32. Integers
     saturate first; NaN stays NaN (rule 2 covers it)."""
@@ -74,21 +157,31 @@ class Verdict:
     errors: int
     zeros: int
     mistrusted: bool
-    failing: np.ndarray          # linear offsets of failing points, ascending
+    failing: np.ndarray          # indexes of the failing compared points, ascending
     exp_f32: np.ndarray          # flattened reference in f32
     exp: np.ndarray              # flattened reference rounded to the output type
     got: np.ndarray              # flattened result
     trh: float
     zero_trust_percent: float
+    # --check=sampled: the linear offset in the tensor of each compared point (failing
+    # indexes into it), and the tensor's size; None and total when every point is compared.
+    points: np.ndarray | None = None
+    size: int = 0
 
     @property
     def failed(self) -> bool:
         return self.errors > 0
 
+    def offset(self, i: int) -> int:
+        """The tensor offset of compared point i."""
+        return int(self.points[i]) if self.points is not None else int(i)
 
-def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup) -> Verdict:
+
+def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
+            points: np.ndarray | None = None, size: int | None = None) -> Verdict:
     """ref: the reference (any float type); got: the implementation's result (same shape,
-    of setup.dt's numpy type)."""
+    of setup.dt's numpy type). With points (a sampled check), ref and got hold the values
+    at those linear offsets of a tensor of size elements."""
     if ref.shape != got.shape:
         raise ValueError(f"shape mismatch: reference {ref.shape}, result {got.shape}")
     with np.errstate(invalid="ignore", over="ignore"):   # huge references become +-inf
@@ -130,7 +223,8 @@ def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup) -> Verdict:
     mistrusted = (failing.size == 0 and total >= 10
                   and 100.0 * zeros / total > setup.zero_trust_percent)
     return Verdict(setup.kind, total, int(failing.size), zeros, mistrusted, failing, exp_f32,
-                   exp, got_f, setup.trh, setup.zero_trust_percent)
+                   exp, got_f, setup.trh, setup.zero_trust_percent, points,
+                   total if size is None else size)
 
 
 def _rel(exp: float, diff: float) -> float:
@@ -143,15 +237,20 @@ def diagnostics(verdict: Verdict, logical_shape: tuple[int, ...], verbose: int) 
     lines: list[str] = []
     if verdict.failed:
         limit = None if verbose >= 10 else MAX_PRINTED_POINTS
-        for off in verdict.failing[:limit]:
-            idx = ":".join(str(int(i)) for i in np.unravel_index(int(off), logical_shape))
-            e32, e, g = (float(verdict.exp_f32[off]), float(verdict.exp[off]),
-                         float(verdict.got[off]))
+        for i in verdict.failing[:limit]:
+            off = verdict.offset(i)
+            idx = ":".join(str(int(c)) for c in np.unravel_index(off, logical_shape))
+            e32, e, g = (float(verdict.exp_f32[i]), float(verdict.exp[i]),
+                         float(verdict.got[i]))
             d = abs(e - g)
-            lines.append(f"[{int(off):4d}][{verdict.kind}][{idx}] exp_f32:{e32:12g} "
+            lines.append(f"[{off:4d}][{verdict.kind}][{idx}] exp_f32:{e32:12g} "
                          f"exp:{e:12g} got:{g:12g} diff:{d:8g} rdiff:{_rel(e, d):8g}")
     if verdict.failed or verbose >= 6:
         lines.append(_stats_line(verdict))
+    if verdict.points is not None and (verdict.failed or verbose >= 2):
+        # A sampled pass proves less than a full one: say so wherever statistics print.
+        lines.append(f"[COMPARE_SAMPLED][{verdict.kind}]: checked {verdict.total} of "
+                     f"{verdict.size} points (--check=sampled)")
     if (verdict.mistrusted and verbose >= 2) or verbose >= 6:
         lines.append(f"[COMPARE_TRUST][{verdict.kind}]: z:{100.0 * verdict.zeros / max(verdict.total, 1):2.0f}% "
                      f"(>{verdict.zero_trust_percent:2.0f}%) (z: {verdict.zeros}, "

@@ -274,6 +274,28 @@ def merge(out: str, inputs: tuple[str, ...]) -> None:
     sys.exit(merged.counts.exit_status())
 
 
+@cli.command("perf-table")
+@click.argument("results", nargs=-1, required=True)
+@click.option("--layers", is_flag=True, help="Also one row per case.")
+def perf_table(results: tuple[str, ...], layers: bool) -> None:
+    """Ours against PyTorch and the measured peak, per performance target (Markdown).
+
+    \b
+    benchdnn-py --mode=P --results=perf.jsonl --batch=batches/perf_conv
+    benchdnn-py perf-table perf.jsonl
+    """
+    from .perf_table import table
+    from .results import ResultsError
+
+    try:
+        lines = table(list(results), layers)
+    except (UsageError, ResultsError) as exc:
+        click.echo(f"benchdnn-py perf-table: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for line in lines:
+        click.echo(line)
+
+
 @cli.command()
 def info() -> None:
     """The CPU, the instruction sets the kernels can use, threads, and the kernel table."""
@@ -285,10 +307,25 @@ def info() -> None:
     click.echo(f"instruction sets usable: {', '.join(isas)}")
     click.echo(f"threads: {core.max_threads()}")
     click.echo(f"kernel core: {core.build_info()}")
+    click.echo(f"measured limits ({core.max_threads()} threads, best of "
+               f"{core.PEAK_REPEATS} runs; %eff% in perf templates divides by these):")
+    for operands, what in (("f32", "f32 FMA"), ("bf16", "bf16 dot products"),
+                           ("int8", "int8 dot products")):
+        click.echo(f"  {what:<20} {_peak_text(operands, core.measured_peak(operands))}")
+    click.echo(f"  {'memory copy':<20} {core.measured_copy_bandwidth() / 1e9:.1f} GB/s "
+               f"(read + written, {core.BANDWIDTH_BYTES >> 20} MiB buffers)")
     click.echo("conv implementations (in order of preference):")
     for impl in core.conv_impls():
         state = "usable" if core.isa_supported(impl.isa) else "needs " + impl.isa.name.lower()
         click.echo(f"  {impl.name:<24} {state}")
+
+
+def _peak_text(operands: str, peak) -> str:
+    if peak is None:
+        return "no vector route"
+    unit = "GOPS" if operands == "int8" else "GFLOPS"
+    route = "" if peak.kind.name.lower() == operands else ", as f32 FMA"
+    return f"{peak.ops_per_s / 1e9:.0f} {unit} ({peak.isa.name.lower()}{route})"
 
 
 def _cpu_model() -> str:
@@ -317,4 +354,7 @@ def _driver_help(driver) -> str:
 
 
 def main() -> None:
+    # numpy's and scipy's OpenBLAS keep threads that spin after each call; nothing here
+    # needs BLAS threads, and spinning ones would take cores from the kernels' OpenMP team.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli(prog_name="benchdnn-py")

@@ -227,6 +227,59 @@ def build_info() -> str:
     return ffi.string(lib.bdnn_build_info()).decode()
 
 
+class PeakKind(enum.IntEnum):
+    """The instruction a compute peak is measured with (BDNN_PEAK_*)."""
+
+    F32 = lib.BDNN_PEAK_F32
+    BF16 = lib.BDNN_PEAK_BF16
+    INT8 = lib.BDNN_PEAK_INT8
+
+
+@dataclasses.dataclass(frozen=True)
+class Peak:
+    kind: PeakKind
+    isa: Isa
+    ops_per_s: float
+
+
+# The routes an operand class can take to its multiply-adds, fastest first. A class whose
+# own instruction the CPU lacks is computed by widening to f32, so its limit is then the
+# f32 FMA peak (bf16 without AVX512_BF16; f16 always, through F16C).
+PEAK_ROUTES: dict[str, tuple[tuple[PeakKind, Isa], ...]] = {
+    "f32": ((PeakKind.F32, Isa.AVX512), (PeakKind.F32, Isa.AVX2)),
+    "bf16": ((PeakKind.BF16, Isa.AVX512_BF16), (PeakKind.F32, Isa.AVX512),
+             (PeakKind.F32, Isa.AVX2)),
+    "int8": ((PeakKind.INT8, Isa.AVX512_VNNI), (PeakKind.INT8, Isa.AVX2)),
+}
+PEAK_SECONDS, PEAK_REPEATS = 0.05, 5
+
+
+def measured_peak(operands: str) -> Peak | None:
+    """The compute limit of an operand class ("f32", "bf16", "int8"; f16 computes as f32)
+    on this machine and thread count, measured once per process; None if no vector route.
+    """
+    for kind, isa in PEAK_ROUTES["f32" if operands == "f16" else operands]:
+        if isa_supported(isa):
+            return _peak(kind, isa)
+    return None
+
+
+@lru_cache(maxsize=None)
+def _peak(kind: PeakKind, isa: Isa) -> Peak:
+    return Peak(kind, isa, float(lib.bdnn_peak_ops(int(kind), int(isa), PEAK_SECONDS,
+                                                   PEAK_REPEATS)))
+
+
+# Far beyond any last-level cache, so the copy streams from memory.
+BANDWIDTH_BYTES = 256 << 20
+
+
+@lru_cache(maxsize=None)
+def measured_copy_bandwidth() -> float:
+    """Bytes read plus written per second by a multi-threaded copy, measured once."""
+    return float(lib.bdnn_peak_copy_bandwidth(BANDWIDTH_BYTES, PEAK_REPEATS))
+
+
 class Operands(enum.IntEnum):
     """The operand class an implementation computes (BDNN_OPERANDS_*)."""
 
@@ -296,26 +349,46 @@ def _count(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
 
 
+def _points(points: np.ndarray) -> tuple:
+    """(pointer, count) of a list of linear offsets, as the *_at references take them."""
+    points = np.ascontiguousarray(points, np.int64)
+    return ffi.from_buffer("int64_t[]", points), points.size
+
+
 def ref_conv_fwd(shape: ConvShape, src: np.ndarray, wei: np.ndarray,
-                 bias: np.ndarray | None) -> np.ndarray:
-    """The scalar reference, forward; returns dst in float64."""
-    dst = np.empty(shape.dst_shape, np.float64)
-    _check(lib.bdnn_ref_conv_fwd(
-        shape.cdata(), _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
-        _ptr(wei, "float[]", np.float32, _count(shape.wei_shape)),
-        _ptr(bias, "float[]", np.float32, shape.oc),
-        ffi.from_buffer("double[]", dst)), "reference convolution")
-    return dst
+                 bias: np.ndarray | None, points: np.ndarray | None = None) -> np.ndarray:
+    """The scalar reference, forward: dst in float64, or with points (linear offsets into
+    dst) the values at those points only, in their order."""
+    args = (shape.cdata(), _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+            _ptr(wei, "float[]", np.float32, _count(shape.wei_shape)),
+            _ptr(bias, "float[]", np.float32, shape.oc))
+    if points is None:
+        dst = np.empty(shape.dst_shape, np.float64)
+        _check(lib.bdnn_ref_conv_fwd(*args, ffi.from_buffer("double[]", dst)),
+               "reference convolution")
+        return dst
+    out = np.empty(len(points), np.float64)
+    _check(lib.bdnn_ref_conv_fwd_at(*args, *_points(points), ffi.from_buffer("double[]", out)),
+           "reference convolution at points")
+    return out
 
 
-def ref_conv_bwd_data(shape: ConvShape, diff_dst: np.ndarray, wei: np.ndarray) -> np.ndarray:
-    """The scalar reference, backward data; returns diff_src in float64."""
-    diff_src = np.empty(shape.src_shape, np.float64)
-    _check(lib.bdnn_ref_conv_bwd_data(
-        shape.cdata(), _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
-        _ptr(wei, "float[]", np.float32, _count(shape.wei_shape)),
-        ffi.from_buffer("double[]", diff_src)), "reference convolution backward data")
-    return diff_src
+def ref_conv_bwd_data(shape: ConvShape, diff_dst: np.ndarray, wei: np.ndarray,
+                      points: np.ndarray | None = None) -> np.ndarray:
+    """The scalar reference, backward data: diff_src in float64 (with points: at those
+    linear offsets of diff_src only)."""
+    args = (shape.cdata(), _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
+            _ptr(wei, "float[]", np.float32, _count(shape.wei_shape)))
+    if points is None:
+        diff_src = np.empty(shape.src_shape, np.float64)
+        _check(lib.bdnn_ref_conv_bwd_data(*args, ffi.from_buffer("double[]", diff_src)),
+               "reference convolution backward data")
+        return diff_src
+    out = np.empty(len(points), np.float64)
+    _check(lib.bdnn_ref_conv_bwd_data_at(*args, *_points(points),
+                                         ffi.from_buffer("double[]", out)),
+           "reference convolution backward data at points")
+    return out
 
 
 def ref_conv_bwd_weights(shape: ConvShape, src: np.ndarray, diff_dst: np.ndarray,
@@ -331,6 +404,28 @@ def ref_conv_bwd_weights(shape: ConvShape, src: np.ndarray, diff_dst: np.ndarray
         ffi.from_buffer("double[]", diff_bias) if with_bias else ffi.NULL),
         "reference convolution backward weights")
     return diff_wei, diff_bias
+
+
+def ref_conv_bwd_weights_at(shape: ConvShape, src: np.ndarray, diff_dst: np.ndarray,
+                            points: np.ndarray) -> np.ndarray:
+    """Backward weights at linear offsets of diff_wei [g][oc/g][ic/g][k...], in float64."""
+    out = np.empty(len(points), np.float64)
+    _check(lib.bdnn_ref_conv_bwd_weights_at(
+        shape.cdata(), _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+        _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)), *_points(points),
+        ffi.from_buffer("double[]", out)), "reference convolution backward weights at points")
+    return out
+
+
+def ref_conv_bwd_bias_at(shape: ConvShape, diff_dst: np.ndarray,
+                         channels: np.ndarray) -> np.ndarray:
+    """diff_bias at the given channels, in float64."""
+    out = np.empty(len(channels), np.float64)
+    _check(lib.bdnn_ref_conv_bwd_bias_at(
+        shape.cdata(), _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
+        *_points(channels), ffi.from_buffer("double[]", out)),
+        "reference convolution backward bias at points")
+    return out
 
 
 def bias_grad(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:

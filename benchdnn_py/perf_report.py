@@ -3,6 +3,11 @@
 A template is text with ``%[mod][unit]name%`` fields. ``mod`` picks the statistic of a
 time-based field: ``-`` minimum (the default for most), ``0`` average, ``+`` maximum;
 ``unit`` divides by 1e3 (K), 1e6 (M) or 1e9 (G). Numbers print like C's %g.
+
+``%eff%`` (not benchdnn's) is the percentage of this machine's measured limit that the
+case reached: the compute peak of its operand class (f32 FMA, bf16 or int8 dot products;
+f16 computes as f32) for a compute-bound driver, the copy bandwidth for a memory-bound one.
+The limits are measured once per process, on the same threads (kernels/common/peak.c).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ _UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 _MOD_PREFIX = {"-": "min_", "0": "avg_", "+": "max_", "": ""}
 
 # Fields whose value is a statistic over the timed runs, and their default statistic.
-TIME_FIELDS = {"time": "-", "flops": "-", "bw": "-", "ctime": "+", "cptime": "+",
+TIME_FIELDS = {"time": "-", "flops": "-", "bw": "-", "eff": "-", "ctime": "+", "cptime": "+",
                "cpdtime": "+"}
 NUMBER_FIELDS = {"ops", "ibytes", "obytes", "iobytes", "idx", "mb", "clocks", "freq"}
 
@@ -93,6 +98,9 @@ class PerfRecord:
     create_ms: tuple[float, float]  # (implementation selection, primitive creation)
     idx: int
     mb: int
+    # What %eff% measures against: an operand class ("f32", "bf16", "f16", "int8") for a
+    # compute-bound case, BANDWIDTH for a memory-bound one.
+    limit: str = "f32"
 
     def time_stat(self, mod: str) -> float:
         if not self.times_ms:
@@ -109,9 +117,11 @@ class PerfRecord:
         if name == "time":
             number = self.time_stat(mod)
         elif name in ("flops", "bw"):
-            seconds = self.time_stat(mod) / 1e3
-            work = self.ops if name == "flops" else self.ibytes + self.obytes
-            number = work / seconds if seconds > 0 else 0.0
+            number = self._rate(name, mod)
+        elif name == "eff":
+            basis = "bw" if self.limit == BANDWIDTH else "flops"
+            limit = machine_limit(self.limit)
+            number = 100.0 * self._rate(basis, mod) / limit if limit else 0.0
         elif name == "ctime":
             number = sum(self.create_ms)
         elif name == "cpdtime":
@@ -131,6 +141,25 @@ class PerfRecord:
         else:
             raise KeyError(name)
         return f"{number / scale:g}"
+
+
+    def _rate(self, name: str, mod: str) -> float:
+        seconds = self.time_stat(mod) / 1e3
+        work = self.ops if name == "flops" else self.ibytes + self.obytes
+        return work / seconds if seconds > 0 else 0.0
+
+
+BANDWIDTH = "bw"
+
+
+def machine_limit(limit: str) -> float:
+    """Operations (or bytes) per second this machine can do at most, as measured."""
+    from . import core   # loads the C core only when a template asks for %eff%
+
+    if limit == BANDWIDTH:
+        return core.measured_copy_bandwidth()
+    peak = core.measured_peak(limit)
+    return peak.ops_per_s if peak else 0.0
 
 
 def render(template: str, record: PerfRecord) -> str:

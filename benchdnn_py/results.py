@@ -261,6 +261,7 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "repro": settings.repro_prefix() + key,
         "status": result.status.value, "reason": result.reason,
         "errors": result.errors, "total": result.total,
+        "output_points": result.outputs,
         "impl": result.impl,
         "backend": case.values.get("backend", BACKEND),
         "settings": {"global": global_settings_json(settings),
@@ -273,8 +274,18 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "ops": perf.ops if perf is not None else None,
         # benchdnn's %-Gflops%: the op count over the best time.
         "gflops": perf.ops / best / 1e6 if perf is not None and best else None,
+        # %-eff%: the share of the machine's measured limit (perf_report.machine_limit)
+        # reached at the best time, and which limit that is.
+        "limit": perf.limit if perf is not None else None,
+        "limit_g_per_s": _limit_g(perf.limit) if perf is not None and best else None,
+        "eff_pct": float(perf.value("eff", "-", "")) if perf is not None and best else None,
         "diagnostics": list(result.diagnostics[:MAX_RECORD_DIAGNOSTICS]),
     }
+
+
+def _limit_g(limit: str) -> float:
+    from .perf_report import machine_limit
+    return machine_limit(limit) / 1e9
 
 
 # --------------------------------------------------------------------------------------

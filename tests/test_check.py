@@ -7,6 +7,7 @@ import pytest
 
 from benchdnn_py import check
 from benchdnn_py.check import round_to_dt, CompareSetup, compare, diagnostics
+from benchdnn_py.errors import UsageError
 
 FLT_EPS = 1.1920928955078125e-07   # 2**-23
 
@@ -305,3 +306,85 @@ def test_diagnostics_trust_line_when_mistrusted():
     lines = diagnostics(v, (4, 5), 2)
     assert lines == ["[COMPARE_TRUST][DST]: z:%2.0f%% (>%2.0f%%) (z: %ld, total: %ld)"
                      % (100.0, 70.0, 20, 20)]
+
+
+# ---- --check: parsing, the draw, sampled compares ---------------------------------------
+
+@pytest.mark.parametrize("text", ["full", "sampled:1", "sampled:1000", "sampled:123456789"])
+def test_check_value_round_trips(text):
+    value = check.parse_check(text)
+    assert str(value) == text
+    assert check.parse_check(str(value)) == value
+    assert value.sampled == (text != "full")
+
+
+def test_check_sampled_without_n_takes_the_default():
+    value = check.parse_check("sampled")
+    assert value.points == check.DEFAULT_SAMPLED_POINTS
+    assert check.parse_check(str(value)) == value
+    assert check.parse_check("FULL") == check.FULL and not check.FULL.sampled
+
+
+@pytest.mark.parametrize("text", ["foo", "sampled:0", "sampled:x", "sampled:", "sampled:-5",
+                                  "sampled:1.5", "full:10", "sampled:10:2", ""])
+def test_bad_check_values_name_the_token(text):
+    with pytest.raises(UsageError) as err:
+        check.parse_check(text)
+    message = str(err.value)
+    assert message.startswith(f"--check={text}: expected full, sampled or sampled:N")
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("size,n", [(1, 1), (10, 3), (1000, 999), (10**9, 500), (2**40, 64)])
+def test_draw_is_distinct_sorted_in_range_and_deterministic(size, n):
+    points = check.draw_points(size, n, "--conv ic4ih5oc4kh3 DST")
+    assert points.dtype == np.int64 and points.size == n
+    assert np.all(np.diff(points) > 0)
+    assert points[0] >= 0 and points[-1] < size
+    assert np.array_equal(points, check.draw_points(size, n, "--conv ic4ih5oc4kh3 DST"))
+    if size > n:
+        assert not np.array_equal(points, check.draw_points(size, n, "--conv ic4ih5oc4kh3 SRC"))
+
+
+def test_draw_of_at_least_the_size_is_every_point():
+    for n in (7, 8, 100):
+        assert np.array_equal(check.draw_points(7, n, "x"), np.arange(7))
+
+
+def test_draw_is_uniform_over_points():
+    """Over many seeds each of 20 points is drawn (5 at a time) about a quarter of the
+    time: a chi-square test at a generous level, and the draws of one point are no more
+    alike than chance (its pairwise co-occurrence near 5*4/(20*19))."""
+    draws = [check.draw_points(20, 5, f"seed {i}") for i in range(4000)]
+    counts = np.bincount(np.concatenate(draws), minlength=20)
+    expected = 4000 * 5 / 20
+    chi2 = float(np.sum((counts - expected) ** 2 / expected))
+    assert chi2 < 45.3          # chi-square, 19 degrees of freedom, p = 0.001
+    both = sum(1 for d in draws if 0 in d and 19 in d)
+    assert abs(both / 4000 - 20 / 380) < 0.015
+
+
+def test_sampled_compare_reports_tensor_offsets_and_counts():
+    shape = (2, 3, 4)
+    ref = np.arange(1, 25, dtype=np.float64)
+    got = ref.astype(np.float32)
+    got[17] = -3.0
+    points = np.array([2, 5, 17, 20], np.int64)
+    v = compare(ref[points], got[points], setup(), points, ref.size)
+    assert (v.total, v.size, v.errors) == (4, 24, 1)
+    lines = diagnostics(v, shape, verbose=0)
+    assert lines[0] == _point_line(17, "1:1:1", 18.0, 18.0, -3.0)
+    assert lines[1].startswith("[COMPARE_STATS][DST]: trh=0 ")
+    assert lines[2] == "[COMPARE_SAMPLED][DST]: checked 4 of 24 points (--check=sampled)"
+
+
+def test_sampled_pass_says_so_from_verbose_2():
+    ref, got = _data()
+    points = np.array([0, 3, 9], np.int64)
+    v = compare(ref[points], got[points], setup(), points, ref.size)
+    assert not v.failed and diagnostics(v, (24,), 1) == []
+    assert diagnostics(v, (24,), 2) == [
+        "[COMPARE_SAMPLED][DST]: checked 3 of 24 points (--check=sampled)"]
+    full = compare(ref, got, setup())
+    assert full.size == full.total == 24 and full.points is None
+    assert not any("SAMPLED" in ln for ln in diagnostics(full, (24,), 6))

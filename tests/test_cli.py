@@ -8,6 +8,8 @@ import pytest
 
 from conftest import ROOT, run_cli
 
+from benchdnn_py import results
+
 SUMMARY_RE = re.compile(r"^tests:\d+ passed:\d+ skipped:\d+ mistrusted:\d+ unimplemented:\d+ "
                         r"invalid_arguments:\d+ failed:\d+ listed:\d+$")
 TOTAL_RE = re.compile(r"^total: \d+\.\d\ds; create_pd: \d+\.\d\ds \(\d+%\); create_prim: "
@@ -242,3 +244,63 @@ def test_deconv_output_of_zero_or_less_is_invalid():
     assert res.code == 1
     assert res.lines[0].startswith("0:INVALID_ARGUMENTS")
     assert "give oh=" in res.err
+
+
+# ---- --check=sampled -----------------------------------------------------------------------
+
+def test_sampled_check_end_to_end(tmp_path):
+    out = tmp_path / "run.jsonl"
+    res = run_cli("--conv", "-v2", f"--results={out}", "--check=sampled:500",
+                  "--dir=FWD_B,BWD_WB", "mb2ic32ih28oc32kh3ph1", "--check=full", "ic4ih5oc4kh3")
+    assert res.code == 0, res.out + res.err
+    results_lines = [l for l in res.lines if re.match(r"^\d+:PASSED ", l)]
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=\S+ --check=sampled:500 "
+                    r"ic32ih28oc32oh28kh3ph1$", results_lines[0])
+    assert "--dir=BWD_WB --check=sampled:500 " in results_lines[1]
+    assert len(results_lines) == 4 and not any("--check" in l for l in results_lines[2:])
+    # -v2 says what a sampled pass checked, and only for sampled cases; backward weights:
+    # 500 of the 9216 weights, and all 32 biases (fewer than N).
+    assert [l for l in res.lines if l.startswith("[COMPARE_SAMPLED]")] == [
+        "[COMPARE_SAMPLED][DST]: checked 500 of 50176 points (--check=sampled)",
+        "[COMPARE_SAMPLED][WEI]: checked 500 of 9216 points (--check=sampled)",
+        "[COMPARE_SAMPLED][BIA]: checked 32 of 32 points (--check=sampled)"]
+    records = results.read(str(out)).cases
+    assert [(c["total"], c["output_points"]) for c in records] == [
+        (500, 50176), (532, 9248), (72, 72), (148, 148)]
+    assert "--check=sampled:500" in records[0]["key"] and "--check" not in records[2]["key"]
+
+
+def test_sampled_check_draws_the_same_points_on_every_run():
+    """A defect on the right edge fails the drawn edge points: the same ones in another
+    process (another PYTHONHASHSEED), and when the repro line is rerun."""
+    args = ("--conv", "-v10", "--check=sampled:40", "ic4ih12oc4kh3ph1")
+    fault = {"BENCHDNN_PY_TEST_FAULT": "right_pad_edge"}
+    first = run_cli(*args, env={**fault, "PYTHONHASHSEED": "1"})
+    second = run_cli(*args, env={**fault, "PYTHONHASHSEED": "2"})
+    points = [l for l in first.lines if re.match(r"^\[\s*\d+\]\[DST\]", l)]
+    assert first.code == 1 and 0 < len(points) < 40
+    assert points == [l for l in second.lines if re.match(r"^\[\s*\d+\]\[DST\]", l)]
+    repro = next(l for l in first.lines if l.startswith("0:FAILED")).split("__REPRO: ")[1]
+    # (without --impl=: the fault's suffix on the implementation name matches no filter)
+    rerun = run_cli("-v10", *[a for a in repro.split() if not a.startswith("--impl=")],
+                    env=fault)
+    assert points == [l for l in rerun.lines if re.match(r"^\[\s*\d+\]\[DST\]", l)]
+
+
+@pytest.mark.parametrize("value", ["foo", "sampled:0", "sampled:x", "full:3", "sampled:-1"])
+def test_bad_check_values_exit_2_with_one_line(value):
+    res = run_cli("--conv", f"--check={value}", "ic3ih5oc3kh3")
+    assert res.code == 2 and res.out == ""
+    err = res.err.strip().splitlines()
+    assert err == [f"benchdnn-py: error: --check={value}: expected full, sampled or sampled:N "
+                   "with N a positive number of points (e.g. --check=sampled:1000)"]
+
+
+def test_sampled_check_catches_kernel_defects_in_every_direction():
+    for drv, desc in (("conv", "mb2ic16ih14oc16kh3ph1"), ("deconv", "mb2ic16ih7oc16kh3sh2")):
+        res = run_cli(f"--{drv}", "--check=sampled:200", "--dir=FWD_B,BWD_D,BWD_WB", desc,
+                      env={"BENCHDNN_PY_TEST_FAULT": "skip_last_tap"})
+        assert res.code == 1
+        assert res.summary()["failed"] == 3, res.out
+        assert all("total:200)" in l or "total:216)" in l
+                   for l in res.lines if re.match(r"^\d+:FAILED", l))

@@ -4,6 +4,7 @@ each get their share of it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import run_cli
 
@@ -53,7 +54,7 @@ def test_two_workers_take_half_the_share_each():
     shape = lambda m: f"mb{m}ic{ic}ih256oc{ic}kh1"   # noqa: E731
     while True:   # the smallest mb whose footprint exceeds 60% of the budget
         prb = _problem(shape(mb))
-        need = conv_driver.footprint_bytes(prb.shape)
+        need = conv_driver.footprint_bytes(prb, prb.shape)
         if need > 0.6 * budget:
             break
         mb *= 2
@@ -64,6 +65,29 @@ def test_two_workers_take_half_the_share_each():
     assert (outcome.status, outcome.reason) == (Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value)
 
 
-def _problem(desc: str):
-    (case,) = harness.plan(["--conv", desc]).cases
+def _problem(desc: str, *options: str):
+    (case,) = harness.plan(["--conv", *options, desc]).cases
     return case.driver.make_problem(case.values, case.desc_text, case.settings)
+
+
+def test_sampled_check_is_not_charged_the_full_reference():
+    """The f64 reference and compare temporaries scale with the points computed: a
+    sampled case is charged them for N points only."""
+    full = _problem("mb16ic256ih56oc64kh1")
+    sampled = _problem("mb16ic256ih56oc64kh1", "--check=sampled:1000")
+    dst = 16 * 64 * 56 * 56
+    saved = conv_driver.footprint_bytes(full, full.shape) - conv_driver.footprint_bytes(
+        sampled, sampled.shape)
+    assert saved == conv_driver.REF_BYTES_PER_POINT * (dst - 1000)
+
+
+def test_footprint_sizes_each_tensor_by_its_data_type():
+    """u8 src, s8 weights and a u8 dst take a quarter of f32's bytes in their library
+    buffers; the f32 fill values, the f32 bias and the reference's bytes are the same."""
+    f32 = _problem("mb2ic64ih28oc64kh3ph1")
+    int8 = _problem("mb2ic64ih28oc64kh3ph1", "--dt=u8:s8:u8")
+    shape = f32.shape
+    src, wei, dst = (int(np.prod(s)) for s in (shape.src_shape, shape.wei_shape, shape.dst_shape))
+    delta = conv_driver.footprint_bytes(f32, shape) - conv_driver.footprint_bytes(int8, shape)
+    # src, the weights twice (user and implementation layouts) and dst: 4 bytes -> 1.
+    assert delta == 3 * (src + 2 * wei + dst)

@@ -32,3 +32,18 @@ def test_modifiers_units_and_bandwidth():
 
 def test_custom_template_keeps_literal_text():
     assert perf_report.render("t=%-time% ms", record()) == "t=1 ms"
+
+
+def test_eff_is_the_share_of_the_measured_limit(monkeypatch):
+    limits = {"f32": 8e12, perf_report.BANDWIDTH: 3e6}
+    monkeypatch.setattr(perf_report, "machine_limit", limits.__getitem__)
+    rec = record()                      # 4e9 ops, 1500 bytes; min 1 ms, avg 2 ms
+    assert perf_report.render("%-eff%|%0eff%|%eff%", rec) == "50|25|50"
+    bw = PerfRecord(rec.text, rec.ops, rec.ibytes, rec.obytes, rec.times_ms, rec.create_ms,
+                    rec.idx, rec.mb, limit=perf_report.BANDWIDTH)
+    assert perf_report.render("%-eff%", bw) == "50"     # 1.5e6 B/s of 3e6
+
+
+def test_eff_without_a_limit_is_zero_not_a_division_error(monkeypatch):
+    monkeypatch.setattr(perf_report, "machine_limit", lambda limit: 0.0)
+    assert perf_report.render("%-eff%", record()) == "0"

@@ -30,7 +30,8 @@ class CaseResult:
     status: Status
     reason: str = ""
     errors: int = 0
-    total: int = 0
+    total: int = 0                 # points compared
+    outputs: int = 0               # points the compared tensors hold (> total: sampled)
     impl: str = ""
     diagnostics: list[str] = dataclasses.field(default_factory=list)
     perf: PerfRecord | None = None

@@ -46,6 +46,33 @@
 
 enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
 
+/* Backward weights reduces over K = mb * output points, often tens of thousands, into an
+ * M x N result of a few thousand elements. Splitting M and N for threads would make every
+ * thread copy the same operand rows again for its small tile; instead each of the
+ * k_splits ranges of K accumulates a whole partial result, and the partials are added at
+ * the end, when K gives every split several k blocks and the partials stay small. */
+
+/* Backward weights, dot-product route (f32): both operands run along k in memory (a
+ * diff_dst row; an im2col row of src: a shifted input row), so instead of transposing
+ * them into outer-product panels, rows of KD points are copied as they lie and a
+ * dot-product kernel (conv_dot_ukr_fn) multiplies them, summing across lanes once per k
+ * block. Packing then costs M + N contiguous copies per k block against M x N dot
+ * products. Taken when K fills whole k blocks; for short K (a 7x7 output at mb1) the
+ * lane sums would dominate, and the outer-product route stays. */
+enum { KD = 1024, DOT_MIN_K = 256, DOT_NC_MAX = 96 };
+
+/* Backward data, col2im route (f32, no post-ops): the gather route packs diff_dst per
+ * input point, testing every tap for stride divisibility, and with few input channels
+ * (a first layer: M = 3) it packs far more than it computes. Instead, per image and
+ * group, C[(ic, tap)][o] = W^T x diff_dst is a plain GEMM whose B rows are diff_dst rows
+ * as they lie, and each C row is added into diff_src at its tap's offset (col2im). Taken
+ * for strided or multi-tap problems; a 1x1 unit-stride problem is already a plain GEMM on
+ * the gather route. Column blocks of one image overlap in diff_src, so threads either own
+ * whole (image, group) slices or, with too few of those, add into private copies of
+ * diff_src that are summed at the end (while they stay small). */
+static const int64_t COL_MAX_PRIVATE_FLOATS = (int64_t)16 << 20;
+static const int64_t KSPLIT_MAX_PARTIAL_FLOATS = (int64_t)16 << 20;
+
 /* A run of consecutive points along w of one row of the N grid (output points for the
  * forward pass, input points for backward data), inside one micro-panel: panel columns
  * [col, col + len) are the points (z, y, x0 + t), t < len. */
@@ -68,6 +95,9 @@ typedef struct {
     segment_t *segs;      /* forward / backward data: runs of the current column block */
     int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
     wcol_t *wcols;        /* backward weights: the current column block's columns */
+    float *arows, *brows; /* dot route: m_pad x kd_ld diff_dst rows, ncd_pad x kd_ld src rows */
+    float *cbuf;          /* col2im route: m_rows x nc block of C */
+    struct krow *krows;   /* dot route: the output rows a k block crosses */
     int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
 
@@ -75,6 +105,12 @@ typedef struct {
     int dir;
     int64_t instances, M, N, K, a_panels;
     int64_t nc, m_rows, n_col_blocks, n_row_blocks, n_items;
+    int64_t k_splits, k_per_split;   /* K ranges with their own partial result (>= 1) */
+    int dot;              /* backward weights on the dot-product route */
+    int col2im;           /* backward data on the col2im route */
+    int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
+    int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
+    float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
     int pack;             /* 0 (f32 kernel), 2 or 4 */
@@ -123,11 +159,16 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].aq);
             free(p->scratch[t].acc);
             free(p->scratch[t].tmp);
+            free(p->scratch[t].arows);
+            free(p->scratch[t].brows);
+            free(p->scratch[t].krows);
+            free(p->scratch[t].cbuf);
         }
     free(p->scratch);
     free(p->stage_b);
     free(p->stage_a);
     free(p->bias_f32);
+    free(p->partials);
     free(p);
     c->plan = NULL;
 }
@@ -168,6 +209,88 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     return BDNN_STATUS_OK;
 }
 
+/* One piece of an output row inside a k block: k block positions [kk, kk + len) are the
+ * output points (n, od, oh, ow0 + t). */
+struct krow {
+    int64_t kk, len, n, od, oh, ow0;
+};
+
+static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    p->dot = 1;
+    const int64_t kd = p->K < KD ? p->K : KD;
+    p->kd_ld = bdnn_div_up(kd, 16) * 16;   /* whole vectors, 64-byte aligned rows */
+    p->k_splits = 1;
+    const int64_t result = p->instances * p->M * p->N;
+    if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KD * 2
+            && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS)
+        p->k_splits = c->nthr;
+    /* Whole k blocks per split, none empty. */
+    p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KD) * KD;
+    p->k_splits = bdnn_div_up(p->K, p->k_per_split);
+    if (p->k_splits > 1) {
+        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
+        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    /* Column blocks: at most DOT_NC_MAX (the src rows stay in L2), and enough items for
+     * every thread to get a few when K is not split. */
+    const int64_t want = p->k_splits > 1 ? 1 : 4 * (int64_t)c->nthr;
+    int64_t nc = p->N < DOT_NC_MAX ? p->N : DOT_NC_MAX;
+    while (nc > u->dnr && p->k_splits * p->instances * bdnn_div_up(p->N, nc) < want)
+        nc = bdnn_div_up(nc, 2);
+    p->nc = bdnn_div_up(nc, u->dnr) * u->dnr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    p->n_row_blocks = 1;
+    p->n_items = p->k_splits * p->instances * p->n_col_blocks;
+    p->m_pad = bdnn_div_up(p->M, u->dmr) * u->dmr;
+    p->ncd_pad = p->nc;
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        /* calloc: padding rows and the k tail start, and stay, zero where not rewritten */
+        s->arows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
+        s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
+        s->krows = malloc(sizeof(struct krow) * (size_t)(kd + 2));
+        s->wcols = malloc(sizeof(wcol_t) * (size_t)p->nc);
+        if (!s->arows || !s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+        memset(s->arows, 0, sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
+        memset(s->brows, 0, sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
+    }
+    return BDNN_STATUS_OK;
+}
+
+static int col_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t diff_src = d->mb * d->ic * in_points(d);
+    const int col_private = d->mb * d->g < 2 * (int64_t)c->nthr;
+    if (col_private && diff_src * c->nthr > COL_MAX_PRIVATE_FLOATS)
+        return BDNN_STATUS_UNIMPLEMENTED;   /* the gather route then; the plan is untouched */
+    p->col2im = 1, p->col_private = col_private;
+    p->instances = d->mb * d->g;
+    p->M = (d->ic / d->g) * taps_of(d), p->N = out_points(d), p->K = d->oc / d->g;
+    p->a_panels = bdnn_div_up(p->M, u->mr);
+    const int64_t panels = bdnn_div_up(p->N, u->nr);
+    p->nc = (panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX) * u->nr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    p->m_rows = (p->a_panels < MC_PANELS_MAX ? p->a_panels : MC_PANELS_MAX) * u->mr;
+    p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
+    p->n_items = p->instances * (p->col_private ? p->n_row_blocks * p->n_col_blocks : 1);
+    if (p->col_private) {
+        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(diff_src * c->nthr));
+        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        s->bp = bdnn_aligned_alloc(sizeof(float) * KC * p->nc);
+        s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
+        s->krows = malloc(sizeof(struct krow) * (size_t)(p->nc + 2));
+        if (!s->bp || !s->cbuf || !s->krows) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    return BDNN_STATUS_OK;
+}
+
 static int gemm_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
@@ -190,6 +313,16 @@ static int gemm_init(struct bdnn_conv *c) {
         return BDNN_STATUS_INVALID;
     }
     p->a_panels = bdnn_div_up(p->M, u->mr);
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
+        return dot_init(c, p, u);
+    /* (The stride-truncation defect lives in the gather route's divisibility test.) */
+    if (c->dir == BDNN_DIR_BWD_DATA && !c->lp && c->n_post_ops == 0
+            && c->fault != BDNN_FAULT_STRIDE_TRUNC
+            && (taps > 1 || d->sd > 1 || d->sh > 1 || d->sw > 1)) {
+        const int st = col_init(c, p, u);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
+    p->k_splits = 1;
 
     /* Work split: enough items for every thread to get several (load balance), column
      * blocks no wider than NC_PANELS_MAX micro-panels (the B block stays in L2), rows split
@@ -284,12 +417,14 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
                 for (int64_t kk = 0; kk < kc; ++kk)
                     for (int64_t r = 0; r < MR; ++r) {
                         const int64_t m = ip * MR + r, k = pc + kk, tap = k % taps;
-                        /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)] */
-                        const int64_t oc = c->dir == BDNN_DIR_FWD ? m : k / taps;
-                        const int64_t ic = c->dir == BDNN_DIR_FWD ? k / taps : m;
-                        float v = m < M ? wg[(oc * icg + ic) * taps + tap] : 0.0f;
+                        /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)];
+                         * col2im: A[(ic, tap)][oc] */
+                        const int64_t oc = c->dir == BDNN_DIR_FWD ? m : p->col2im ? k : k / taps;
+                        const int64_t ic = c->dir == BDNN_DIR_FWD ? k / taps : p->col2im ? m / taps : m;
+                        const int64_t tp = p->col2im ? m % taps : tap;
+                        float v = m < M ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
                         if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
-                        if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tap == taps - 1) v = 0.0f;
+                        if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
                         panel[kk * MR + r] = v;
                     }
             }
@@ -684,6 +819,267 @@ static void run_gemm(const exec_t *e) {
     }
 }
 
+/* The output rows that k positions [pc, pc + kc) cross, k = (n, od, oh, ow). */
+static int64_t dot_krows(const bdnn_conv_desc_t *d, int64_t pc, int64_t kc, struct krow *rows) {
+    int64_t nrows = 0;
+    for (int64_t kk = 0; kk < kc;) {
+        const int64_t k = pc + kk, ow = k % d->ow, line = k / d->ow;
+        int64_t len = d->ow - ow;
+        if (len > kc - kk) len = kc - kk;
+        rows[nrows++] = (struct krow){kk, len, line / (d->oh * d->od),
+                                      (line / d->oh) % d->od, line % d->oh, ow};
+        kk += len;
+    }
+    return nrows;
+}
+
+/* A rows: diff_dst(n, g*OCg + m, o) along the block's k positions, m < M. */
+static void dot_build_a(const exec_t *e, int64_t g, int64_t pc, int64_t kc, float *arows) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t OP = out_points(d), ocg = d->oc / d->g;
+    for (int64_t m = 0; m < p->M; ++m) {
+        float *row = arows + m * p->kd_ld;
+        for (int64_t kk = 0; kk < kc;) {
+            const int64_t k = pc + kk, n = k / OP, o = k % OP;
+            const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
+            memcpy(row + kk, e->a_src + (n * d->oc + g * ocg + m) * OP + o,
+                   sizeof(float) * (size_t)len);
+            kk += len;
+        }
+        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
+    }
+}
+
+/* B rows: for each column (ic, tap) of the block, src(n, g*ICg + ic, o*s + tap offset)
+ * along the block's k positions, 0 outside the input (with the test faults' defects). */
+static void dot_build_b(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, int64_t kc,
+                        const struct krow *rows, int64_t nrows, const scratch_t *s) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t ID = d->id, IH = d->ih, IW = d->iw, icg = d->ic / d->g, taps = taps_of(d);
+    const int fault = e->c->fault;
+    for (int64_t jj = 0; jj < ncols; ++jj) {
+        const wcol_t *w = &s->wcols[jj];
+        float *row = s->brows + jj * p->kd_ld;
+        const int64_t col = j0 + jj;
+        if ((fault == BDNN_FAULT_SKIP_LAST_IC && w->ic == icg - 1)
+                || (fault == BDNN_FAULT_SKIP_LAST_TAP && col % taps == taps - 1)) {
+            memset(row, 0, sizeof(float) * (size_t)p->kd_ld);
+            continue;
+        }
+        for (int64_t r = 0; r < nrows; ++r) {
+            const struct krow *kr = &rows[r];
+            float *out = row + kr->kk;
+            const int64_t iz = kr->od * d->sd + w->dz, iy = kr->oh * d->sh + w->dy;
+            if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) {
+                memset(out, 0, sizeof(float) * (size_t)kr->len);
+                continue;
+            }
+            const float *line = e->b_src
+                + ((kr->n * d->ic + g * icg + w->ic) * ID + iz) * IH * IW + iy * IW;
+            const int64_t sw = d->sw, x0 = kr->ow0 * sw + w->dx;   /* ix of t = 0 */
+            int64_t t_lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
+            int64_t t_hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
+            if (t_lo > kr->len) t_lo = kr->len;
+            if (t_hi > kr->len) t_hi = kr->len;
+            if (t_hi < t_lo) t_hi = t_lo;
+            for (int64_t t = 0; t < t_lo; ++t) out[t] = 0.0f;
+            if (sw == 1) memcpy(out + t_lo, line + x0 + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
+            else for (int64_t t = t_lo; t < t_hi; ++t) out[t] = line[x0 + t * sw];
+            const float right = fault == BDNN_FAULT_RIGHT_PAD_EDGE ? line[IW - 1] : 0.0f;
+            for (int64_t t = t_hi; t < kr->len; ++t) out[t] = right;
+        }
+        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
+    }
+}
+
+static void run_dot(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t M = p->M, N = p->N, K = p->K, VL = u->vlen;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        scratch_t *s = &p->scratch[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t item = 0; item < p->n_items; ++item) {
+            const int64_t cb = item % p->n_col_blocks;
+            const int64_t g = (item / p->n_col_blocks) % p->instances;
+            const int64_t ks = item / (p->n_col_blocks * p->instances);
+            const int64_t k_lo = ks * p->k_per_split;
+            const int64_t k_hi = k_lo + p->k_per_split < K ? k_lo + p->k_per_split : K;
+            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+            float *c_g = (p->k_splits > 1 ? p->partials + ks * p->instances * M * N
+                                          : (float *)e->out) + g * M * N;
+            wcols_build(d, j0, ncols, s->wcols);
+            for (int64_t pc = k_lo; pc < k_hi; pc += KD) {
+                const int64_t kc = k_hi - pc < KD ? k_hi - pc : KD;
+                const int64_t kcv = bdnn_div_up(kc, VL) * VL;
+                const int64_t nrows = dot_krows(d, pc, kc, s->krows);
+                dot_build_a(e, g, pc, kc, s->arows);
+                dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
+                for (int64_t m = 0; m < M; m += u->dmr)
+                    for (int64_t jj = 0; jj < ncols; jj += u->dnr)
+                        u->dot_fn(kcv, s->arows + m * p->kd_ld, p->kd_ld,
+                                  s->brows + jj * p->kd_ld, p->kd_ld, c_g + m * N + j0 + jj, N,
+                                  M - m < u->dmr ? M - m : u->dmr,
+                                  ncols - jj < u->dnr ? ncols - jj : u->dnr, pc > k_lo);
+            }
+        }
+    }
+}
+
+/* B block of the col2im route: rows oc of diff_dst(n, g*OCg + oc, o) over the block's
+ * output points, as they lie, zero past N. */
+static void col_pack_b(const exec_t *e, const float *ddst_ng, int64_t pc, int64_t kc,
+                       int64_t j0, int64_t ncols, float *bp) {
+    const int64_t NR = ukr_of(e->c)->nr, OP = out_points(&e->c->d);
+    const int64_t npanels = bdnn_div_up(ncols, NR);
+    for (int64_t kk = 0; kk < kc; ++kk) {
+        const float *line = ddst_ng + (pc + kk) * OP + j0;
+        for (int64_t q = 0; q < npanels; ++q) {
+            float *row = bp + (q * kc + kk) * NR;
+            const int64_t len = ncols - q * NR < NR ? ncols - q * NR : NR;
+            memcpy(row, line + q * NR, sizeof(float) * (size_t)len);
+            for (int64_t j = len; j < NR; ++j) row[j] = 0.0f;
+        }
+    }
+}
+
+/* col2im: adds rows [m0, m1) of the C block (row m = (ic, kd, kh, kw), columns the output
+ * points of `rows`) into diff_src planes at src_ng (this image and group). */
+static void col_scatter(const exec_t *e, const float *cbuf, int64_t ldc, int64_t m0,
+                        int64_t m1, const struct krow *rows, int64_t nrows, float *src_ng) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t ID = d->id, IH = d->ih, IW = d->iw, sw = d->sw;
+    const int edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    for (int64_t m = m0; m < m1; ++m) {
+        const tap_t t = tap_at(d, m);
+        float *plane = src_ng + t.ch * ID * IH * IW;
+        const float *crow = cbuf + (m - m0) * ldc;
+        const int64_t dz = t.kd * (d->dd + 1) - d->pd, dy = t.kh * (d->dh + 1) - d->ph;
+        const int64_t dx = t.kw * (d->dw + 1) - d->pw;
+        for (int64_t r = 0; r < nrows; ++r) {
+            const struct krow *kr = &rows[r];
+            const int64_t iz = kr->od * d->sd + dz, iy = kr->oh * d->sh + dy;
+            if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) continue;
+            float *line = plane + (iz * IH + iy) * IW;
+            const float *in = crow + kr->kk;
+            const int64_t x0 = kr->ow0 * sw + dx;   /* ix of t = 0 */
+            int64_t t_lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
+            int64_t t_hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
+            if (t_lo > kr->len) t_lo = kr->len;
+            if (t_hi > kr->len) t_hi = kr->len;
+            if (t_hi < t_lo) t_hi = t_lo;
+            if (sw == 1) {
+                float *out = line + x0;
+                for (int64_t u = t_lo; u < t_hi; ++u) out[u] += in[u];
+            } else {
+                for (int64_t u = t_lo; u < t_hi; ++u) line[x0 + u * sw] += in[u];
+            }
+            /* The deliberate defect: what lands past the right edge goes on the last column. */
+            if (edge)
+                for (int64_t u = t_hi > t_lo ? t_hi : t_lo; u < kr->len; ++u)
+                    if (x0 + u * sw >= IW) line[IW - 1] += in[u];
+        }
+    }
+}
+
+/* One (image, group, row block, column block) of the col2im route. */
+static void col_block(const exec_t *e, const scratch_t *s, int64_t inst, int64_t rb,
+                      int64_t cb, float *diff_src) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
+    const int64_t n = inst / G, g = inst % G, icg = d->ic / G, ocg = d->oc / G;
+    const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+    const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+    const int64_t npanels = bdnn_div_up(ncols, NR);
+    if (m0 >= M) return;
+    const float *ddst_ng = e->b_src + (n * d->oc + g * ocg) * out_points(d);
+    for (int64_t pc = 0; pc < K; pc += KC) {
+        const int64_t kc = K - pc < KC ? K - pc : KC;
+        col_pack_b(e, ddst_ng, pc, kc, j0, ncols, s->bp);
+        const float *a_blk = (const float *)e->a_packed + g * p->a_panels * MR * K
+                           + pc * p->a_panels * MR + (m0 / MR) * kc * MR;
+        for (int64_t q = 0; q < npanels; ++q)
+            for (int64_t m = m0; m < m1; m += MR)
+                u->fn(kc, a_blk + (m - m0) * kc, s->bp + q * kc * NR,
+                      s->cbuf + (m - m0) * p->nc + q * NR, p->nc, M - m < MR ? M - m : MR,
+                      ncols - q * NR < NR ? ncols - q * NR : NR,
+                      pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f);
+    }
+    const int64_t nrows = dot_krows(d, j0, ncols, s->krows);
+    col_scatter(e, s->cbuf, p->nc, m0, m1, s->krows, nrows,
+                diff_src + (n * d->ic + g * icg) * in_points(d));
+}
+
+static void run_col2im(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t size = d->mb * d->ic * in_points(d);
+    const int64_t slice = (d->ic / d->g) * in_points(d);   /* one (image, group) */
+    float *out = e->out;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int tid = omp_get_thread_num();
+        const scratch_t *s = &p->scratch[tid];
+        float *mine = p->col_private ? p->partials + tid * size : NULL;
+        if (mine) memset(mine, 0, sizeof(float) * (size_t)size);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t item = 0; item < p->n_items; ++item) {
+            if (mine) {
+                const int64_t cb = item % p->n_col_blocks;
+                const int64_t rb = (item / p->n_col_blocks) % p->n_row_blocks;
+                col_block(e, s, item / (p->n_col_blocks * p->n_row_blocks), rb, cb, mine);
+                continue;
+            }
+            /* (n, g) slices are contiguous: image n's channels of group g. */
+            const int64_t n = item / d->g, g = item % d->g;
+            memset(out + (n * d->ic + g * (d->ic / d->g)) * in_points(d), 0,
+                   sizeof(float) * (size_t)slice);
+            for (int64_t rb = 0; rb < p->n_row_blocks; ++rb)
+                for (int64_t cb = 0; cb < p->n_col_blocks; ++cb)
+                    col_block(e, s, item, rb, cb, out);
+        }
+        if (mine) {
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < size; ++i) {
+                float sum = p->partials[i];
+                for (int t = 1; t < c->nthr; ++t) sum += p->partials[t * size + i];
+                out[i] = sum;
+            }
+        }
+    }
+    if (e->bias) {
+        const float *bias = e->bias;
+        const int64_t IP = in_points(d);
+#pragma omp parallel for collapse(2) num_threads(c->nthr) schedule(static)
+        for (int64_t n = 0; n < d->mb; ++n)
+            for (int64_t ch = 0; ch < d->ic; ++ch) {
+                float *plane = out + (n * d->ic + ch) * IP;
+                for (int64_t i = 0; i < IP; ++i) plane[i] += bias[ch];
+            }
+    }
+}
+
+/* out = the sum of the k splits' partial results. */
+static void reduce_partials(const struct bdnn_conv *c, float *out) {
+    const gemm_plan_t *p = c->plan;
+    const int64_t n = p->instances * p->M * p->N;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        float sum = p->partials[i];
+        for (int64_t ks = 1; ks < p->k_splits; ++ks) sum += p->partials[ks * n + i];
+        out[i] = sum;
+    }
+}
+
 /* Widens a tensor to f32 in parallel (the lp path's copy of a non-f32 operand). */
 static const float *staged(const struct bdnn_conv *c, int dt, const void *in, float *copy,
                            int64_t n) {
@@ -723,7 +1119,10 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         if (c->lp && a->bias) memset((void *)a->bias, 0, bdnn_dt_size(c->attr.bia_dt) * (size_t)d->oc);
         return;
     }
-    run_gemm(&e);
+    if (p->dot) run_dot(&e);
+    else if (p->col2im) run_col2im(&e);
+    else run_gemm(&e);
+    if (p->k_splits > 1) reduce_partials(c, e.out);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->lp && a->bias) {
         /* diff_bias: f32 sums of the f32 diff_dst, converted once. */
         bdnn_bias_grad(e.a_src, d->mb, d->oc, out_points(d), p->bias_f32);

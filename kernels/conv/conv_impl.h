@@ -34,11 +34,22 @@ typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, flo
 typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, void *c,
                                int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
+/* Dot-product micro-kernel (f32 backward weights): for r < mr, j < nr,
+ *   C[r][j] := (accumulate ? C[r][j] : 0) + sum over k < kc of A[r][k] * B[j][k]
+ * with A row r at a + r * lda and B row j at b + j * ldb. kc, lda and ldb are multiples of
+ * the ISA's vector length and a, b 64-byte aligned; the kernel reads all DMR rows of A and
+ * DNR rows of B (the caller pads them with zero rows), writes only C[0:mr, 0:nr]. */
+typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const float *b,
+                                int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr,
+                                int accumulate);
+
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
     conv_dp_ukr_fn dp_fn;      /* grouped operands */
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
+    conv_dot_ukr_fn dot_fn;    /* f32 backward weights, k along memory (NULL: none) */
+    int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
 } conv_gemm_ukr_t;
 
 /* Depthwise row kernel: for one (n, channel) plane of a convolution with one input and

@@ -154,6 +154,18 @@ int bdnn_isa_supported(int isa);     /* CPU and OS can run this level */
 int bdnn_max_threads(void);          /* OpenMP threads a parallel region will use */
 const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
 
+/* Measured limits (kernels/common/peak.c): the best of `repeats` runs of about `seconds`
+ * each, on all OpenMP threads, in operations (multiply and add counted apart) or bytes per
+ * second; 0 when the CPU lacks the instructions. */
+enum {
+    BDNN_PEAK_F32 = 0,    /* f32 FMA (avx512, avx2) */
+    BDNN_PEAK_BF16 = 1,   /* bf16 pair dot products, vdpbf16ps (avx512_bf16) */
+    BDNN_PEAK_INT8 = 2    /* u8 x s8 quad dot products: vpdpbusd (avx512_vnni), or
+                             vpmaddubsw + vpmaddwd + vpaddd (avx2) */
+};
+double bdnn_peak_ops(int kind, int isa, double seconds, int repeats);
+double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written bytes */
+
 /* ---- data types ----
  * Converts n values from f32 to to_dt or from from_dt to f32 (one side must be f32):
  * round to nearest even, saturation for integers, NaN quieted. isa BDNN_ISA_SCALAR forces
@@ -172,6 +184,23 @@ int bdnn_ref_conv_bwd_data(const bdnn_conv_desc_t *d, const float *diff_dst,
 int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
                               const float *diff_dst, double *diff_wei,
                               double *diff_bias /* NULL: not computed */);
+/* The same formulas at a list of output points only (--check=sampled): points[i] is a
+ * linear offset into the direction's output tensor in its plain layout (dst; diff_src;
+ * diff_wei [g][oc/g][ic/g][k...]; diff_bias [oc]) and out[i] receives the reference value
+ * there, bit for bit the value the whole-tensor call above writes at that offset (both
+ * call one per-point transcription of the formula). An offset outside the tensor:
+ * BDNN_STATUS_INVALID, nothing written. */
+int bdnn_ref_conv_fwd_at(const bdnn_conv_desc_t *d, const float *src, const float *wei,
+                         const float *bias /* NULL: no bias */, const int64_t *points,
+                         int64_t n_points, double *out);
+int bdnn_ref_conv_bwd_data_at(const bdnn_conv_desc_t *d, const float *diff_dst,
+                              const float *wei, const int64_t *points, int64_t n_points,
+                              double *out);
+int bdnn_ref_conv_bwd_weights_at(const bdnn_conv_desc_t *d, const float *src,
+                                 const float *diff_dst, const int64_t *points,
+                                 int64_t n_points, double *out);
+int bdnn_ref_conv_bwd_bias_at(const bdnn_conv_desc_t *d, const float *diff_dst,
+                              const int64_t *points, int64_t n_points, double *out);
 
 /* ---- implementations ----
  * A fixed table, in order of preference. An entry is usable for a problem when its ISA is

@@ -3,9 +3,10 @@
 Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor
 -> fill src/wei/bias -> bind (native: reorder the weights into the implementation's
 layout; torch: wrap the arrays as tensors) -> execute -> collect into a NaN-poisoned,
-guarded dst -> reference -> compare every point. Performance: fill with reals, warm up,
-time each run of the executor's timed callable. The deconvolution driver runs the same
-flow (run_case) with its own fill and reference.
+guarded dst -> reference -> compare every point (--check=sampled: the reference computes,
+and the compare checks, N points drawn per output tensor). Performance: fill with reals,
+warm up, time each run of the executor's timed callable. The deconvolution driver runs
+the same flow (run_case) with its own fill and reference.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 from ... import backends, check, core, eltwise, fill
 from ...attr import (Eltwise, OScale, PostOps, Scales, Sum, ZeroPoints, parse_oscale,
                      parse_post_ops, parse_scales, parse_zero_points)
-from ...check import CompareSetup, compare, diagnostics
+from ...check import FULL, Check, CompareSetup, compare, diagnostics, draw_points, parse_check
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, enum_value, int_value, regex_value
@@ -118,6 +119,10 @@ OPTIONS = (
     Option("attr-post-ops", parse_post_ops, PostOps(),
            "post-op chains: sum[:SCALE], NAME[:ALPHA[:BETA]], dw:kKsSpP joined by +",
            is_list=True),
+    Option("check", parse_check, FULL,
+           "full (every output point) or sampled[:N] (N points of each output tensor drawn "
+           "at random, the same on every rerun of a case; N defaults to "
+           f"{check.DEFAULT_SAMPLED_POINTS})", is_list=True),
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
            is_list=True),
     Option("match", regex_value("match"), None,
@@ -153,6 +158,7 @@ class ConvProblem:
     oscale: OScale = OScale()
     scales: Scales = Scales()
     zero_points: ZeroPoints = ZeroPoints()
+    check: Check = FULL
 
     @property
     def desc_text(self) -> str:
@@ -190,6 +196,8 @@ class ConvProblem:
             parts.append(f"--alg={self.alg}")
         if self.attr_text:
             parts.append(self.attr_text)
+        if self.check != FULL:
+            parts.append(f"--check={self.check}")
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
 
@@ -214,7 +222,7 @@ def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
                 user_mb=values["mb"], post_ops=values["attr-post-ops"],
                 backend=values["backend"], bia_dt_given=values["bia-dt"], alg=alg,
                 oscale=values["attr-oscale"], scales=values["attr-scales"],
-                zero_points=values["attr-zero-points"])
+                zero_points=values["attr-zero-points"], check=values["check"])
 
 
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:
@@ -390,19 +398,28 @@ def quant_of(prb, oc: int) -> Quant:
 
 
 def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
-                       post_ops: PostOps, prior: np.ndarray | None) -> np.ndarray:
+                       post_ops: PostOps, prior: np.ndarray | None,
+                       channels: np.ndarray | None = None) -> np.ndarray:
     """Forward dst from the exact sums acc (double; src zero point already subtracted).
     The spec does the attribute and post-op math in single precision, so this does it
     in f32, in the formula's order (bdnn.h, BDNN_SCALES_*): scales and bias, the
     post-ops (eltwise through the double formulas, rounded to f32), then the dst scale
     and zero point. Without scales or an inexact sum scale it equals the double
-    computation: the data are small integers."""
+    computation: the data are small integers.
+
+    acc is the whole dst [mb][oc][...], or (--check=sampled) the sums at some points,
+    with channels their output channels and prior their prior values: the math below is
+    element-wise, so it is the same on both."""
     f32 = np.float32
-    oc = acc.shape[1]
-    per_oc = (1, oc) + (1,) * (acc.ndim - 2)
+    if channels is None:
+        per_oc = (1, acc.shape[1]) + (1,) * (acc.ndim - 2)
+        per_channel = lambda v: v.reshape(per_oc)  # noqa: E731
+    else:
+        per_channel = lambda v: v[channels]  # noqa: E731
     out = acc.astype(f32)
-    b = f32(0) if bias is None else bias.astype(f32).reshape(per_oc)
-    w = np.broadcast_to(q.wei_scales.astype(f32), (oc,)).reshape(per_oc)
+    b = f32(0) if bias is None else per_channel(bias.astype(f32))
+    ws = q.wei_scales.astype(f32)
+    w = ws if ws.size == 1 else per_channel(ws)
     if q.kind is core.Scales.OSCALE:
         out = (out + b) * w
     elif q.kind is core.Scales.ARGS:
@@ -525,18 +542,21 @@ def library_inputs(prb, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             for name, a in inputs.items()}
 
 
+def output_names(prb_dir: Dir) -> list[str]:
+    """The tensors a direction writes and the compare checks, in order."""
+    if prb_dir.forward:
+        return ["dst"]
+    if prb_dir is Dir.BWD_D:
+        return ["src"]
+    return ["wei", "bia"] if prb_dir.with_bias else ["wei"]
+
+
 def outputs(prb, t: dict[str, Tensor]) -> dict[str, Guarded]:
     """Output buffers of the output types, poisoned (an unwritten point fails) inside
     guard zones."""
     dts = tensor_dts(prb)
-    if prb.dir.forward:
-        names = ["dst"]
-    elif prb.dir is Dir.BWD_D:
-        names = ["src"]
-    else:
-        names = ["wei", "bia"] if prb.dir.with_bias else ["wei"]
     out = {}
-    for name in names:
+    for name in output_names(prb.dir):
         dtype = core.numpy_dtype(dts[name])
         out[name] = Guarded(math.prod(t[name].shape), poison(dtype), dtype)
     return out
@@ -553,20 +573,54 @@ def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
                                  outs["bia"].array if "bia" in outs else None)
 
 
-def reference(prb, inputs: dict[str, np.ndarray], q: Quant,
-              prior: np.ndarray | None) -> dict[str, np.ndarray]:
+def sample_points(prb, driver: str, t: dict[str, Tensor]) -> dict[str, np.ndarray] | None:
+    """--check=sampled: for each output tensor, the linear offsets the reference computes
+    and the compare checks (every offset when the tensor has no more than N); None for a
+    full check. Seeded by the case's canonical repro and the tensor, so a rerun of the
+    repro line checks the same points."""
+    if not prb.check.sampled:
+        return None
+    line = f"--{driver} {prb.repro(canonical=True)}"
+    return {name: draw_points(math.prod(t[name].shape), prb.check.points,
+                              f"{line} {t[name].tag}")
+            for name in output_names(prb.dir)}
+
+
+def forward_epilogue(acc: np.ndarray, bias: np.ndarray | None, q: Quant, post_ops: PostOps,
+                     prior: np.ndarray | None, points: np.ndarray | None,
+                     dst_shape: tuple[int, ...]) -> np.ndarray:
+    """quantize_reference on the whole dst, or on the sums at points (offsets into a dst
+    of dst_shape [mb][oc][...]) with their channels and prior values."""
+    if points is None:
+        return quantize_reference(acc, bias, q, post_ops, prior)
+    channels = (points // math.prod(dst_shape[2:])) % dst_shape[1]
+    return quantize_reference(acc, bias, q, post_ops,
+                              None if prior is None else prior.reshape(-1)[points], channels)
+
+
+def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | None,
+              points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The spec's formulas in double on the f32 values (C, conv_ref.c), then the scales,
-    zero points and post-ops of the forward pass (quantize_reference)."""
+    zero points and post-ops of the forward pass (quantize_reference). With points
+    (sample_points), each output holds the values at its points only, in their order."""
     prb_dir, shape = prb.dir, prb.shape
+    at = (points or {}).get
     if prb_dir.forward:
         src = inputs["src"] - np.float32(q.src_zp) if q.src_zp else inputs["src"]
-        acc = compute_ref(shape, src, inputs["wei"], None)
-        return {"dst": quantize_reference(acc, inputs.get("bia"), q, prb.post_ops, prior)}
+        acc = compute_ref(shape, src, inputs["wei"], None, at("dst"))
+        return {"dst": forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
+                                        at("dst"), shape.dst_shape)}
     if prb_dir is Dir.BWD_D:
-        return {"src": core.ref_conv_bwd_data(shape, inputs["dst"], inputs["wei"])}
-    wei, bia = core.ref_conv_bwd_weights(shape, inputs["src"], inputs["dst"],
-                                         prb_dir.with_bias)
-    return {"wei": wei, "bia": bia} if prb_dir.with_bias else {"wei": wei}
+        return {"src": core.ref_conv_bwd_data(shape, inputs["dst"], inputs["wei"], at("src"))}
+    if points is None:
+        wei, bia = core.ref_conv_bwd_weights(shape, inputs["src"], inputs["dst"],
+                                             prb_dir.with_bias)
+        return {"wei": wei, "bia": bia} if prb_dir.with_bias else {"wei": wei}
+    out = {"wei": core.ref_conv_bwd_weights_at(shape, inputs["src"], inputs["dst"],
+                                               points["wei"])}
+    if prb_dir.with_bias:
+        out["bia"] = core.ref_conv_bwd_bias_at(shape, inputs["dst"], points["bia"])
+    return out
 
 
 def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
@@ -599,25 +653,52 @@ def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
 
 
 def judge(res: CaseResult, refs: dict[str, np.ndarray], outs: dict[str, Guarded],
-          t: dict[str, Tensor], setups: dict[str, CompareSetup], verbose: int) -> None:
-    """Compares every output tensor (in order) and sets the case's status and counts."""
+          t: dict[str, Tensor], setups: dict[str, CompareSetup], verbose: int,
+          points: dict[str, np.ndarray] | None = None) -> None:
+    """Compares every output tensor (in order; at its points only, when sampled) and sets
+    the case's status and counts."""
     failed = mistrusted = False
     for name, ref in refs.items():
-        verdict = compare(ref, outs[name].array.reshape(ref.shape), setups[name])
+        got, at = outs[name].array, (points or {}).get(name)
+        got = got.reshape(ref.shape) if at is None else got[at]
+        verdict = compare(ref, got, setups[name], at, outs[name].array.size)
         res.diagnostics += diagnostics(verdict, t[name].logical, verbose)
         res.errors += verdict.errors
         res.total += verdict.total
+        res.outputs += verdict.size
         failed |= verdict.failed
         mistrusted |= verdict.mistrusted
     res.status = (Status.FAILED if failed else
                   Status.MISTRUSTED if mistrusted else Status.PASSED)
 
 
-def footprint_bytes(shape: core.ConvShape) -> int:
-    elems = [math.prod(shape.src_shape), math.prod(shape.wei_shape), math.prod(shape.dst_shape)]
-    # Every tensor, weights twice (user and implementation layouts), the f64 reference of
-    # the largest and compare temporaries.
-    return int(4 * (elems[0] + 2 * elems[1] + elems[2]) + 8 * 4 * max(elems))
+# Bytes per compared point beyond its output buffer: the f64 reference value and the
+# compare's temporaries (check.compare holds about eight f32 or bool arrays of its size).
+REF_BYTES_PER_POINT = 40
+
+
+def footprint_bytes(prb, shape: core.ConvShape) -> int:
+    """What a correctness case allocates at its peak, about: each input in its own type
+    and as the f32 values it was filled from, the outputs in their types, the weights
+    again in the implementation's layout, the prior dst of a sum post-op (f32, and its
+    copy), and REF_BYTES_PER_POINT for every point the reference computes: all of the
+    outputs, or N of each with --check=sampled:N."""
+    dts = tensor_dts(prb)
+    size = {"src": math.prod(shape.src_shape), "wei": math.prod(shape.wei_shape),
+            "bia": shape.oc, "dst": math.prod(shape.dst_shape)}
+    item = {name: core.numpy_dtype(dt).itemsize for name, dt in dts.items()}
+    inputs, _, _, _ = direction_chain(prb.dir, shape)
+    outs = output_names(prb.dir)
+    total = sum((item[n] + 4) * size[n] for n in inputs)
+    total += sum(item[n] * size[n] for n in outs)
+    if "wei" in inputs:
+        total += item["wei"] * size["wei"]
+    if any(isinstance(e, Sum) for e in prb.post_ops.entries):
+        total += 8 * size["dst"]
+    points = prb.check.points
+    total += REF_BYTES_PER_POINT * sum(size[n] if points is None else min(points, size[n])
+                                       for n in outs)
+    return int(total)
 
 
 # The C core's operand class of a direction's multiplied tensors (src and wei forward,
@@ -670,6 +751,17 @@ def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
     return None
 
 
+def operand_class(prb) -> str:
+    """The types a direction multiplies, as a C operand class name ("f32", "int8", ...).
+    In the user's tensor names this is the same for convolution and deconvolution: forward
+    src and wei, backward data diff_dst and wei, backward weights src and diff_dst."""
+    dts = tensor_dts(prb)
+    pair = {Dir.BWD_D: ("dst", "wei"), Dir.BWD_W: ("src", "dst"),
+            Dir.BWD_WB: ("src", "dst")}.get(prb.dir, ("src", "wei"))
+    operands = OPERANDS.get((dts[pair[0]], dts[pair[1]]))
+    return operands.name.lower() if operands is not None else "f32"
+
+
 def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float], shape: core.ConvShape, ops: int) -> PerfRecord:
     with_bias = prb.dir.with_bias
@@ -686,7 +778,8 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
         "prop": prb.dir.prop_kind,
     }
     return PerfRecord(text, float(ops), ibytes, size["dst"] * int(math.prod(shape.dst_shape)), times,
-                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
+                      limit=operand_class(prb))
 
 
 def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
@@ -704,8 +797,9 @@ class CaseSteps:
     shape: Callable[[Any], core.ConvShape]     # the user's tensors
     # (prb, tensors, perf, quant) -> the inputs as exact f32 values
     fill: Callable[[Any, dict[str, Tensor], bool, Quant], dict[str, np.ndarray]]
-    # (prb, f32 inputs, quant, prior dst) -> the reference outputs
-    reference: Callable[[Any, dict[str, np.ndarray], Quant, Any], dict[str, np.ndarray]]
+    # (prb, f32 inputs, quant, prior dst, points or None) -> the reference outputs, whole
+    # or at each output's points (sample_points)
+    reference: Callable[[Any, dict[str, np.ndarray], Quant, Any, Any], dict[str, np.ndarray]]
 
 
 def run_case(prb, ctx: RunContext, steps: CaseSteps) -> CaseResult:
@@ -720,7 +814,7 @@ def run_case(prb, ctx: RunContext, steps: CaseSteps) -> CaseResult:
         res.status, res.reason = blocker
         return res
     shape = steps.shape(prb)
-    if not fits_in_ram(footprint_bytes(shape)):
+    if not fits_in_ram(footprint_bytes(prb, shape)):
         res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
         return res
     if ctx.settings.verbose >= 1:
@@ -763,9 +857,10 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
             res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
             return
         with res.timers("compute_ref"):
-            refs = steps.reference(prb, inputs, q, prior)
+            points = sample_points(prb, steps.driver, t)
+            refs = steps.reference(prb, inputs, q, prior, points)
         with res.timers("compare"):
-            judge(res, refs, outs, t, compare_setups(prb, q), ctx.settings.verbose)
+            judge(res, refs, outs, t, compare_setups(prb, q), ctx.settings.verbose, points)
     if mode.performance:
         if run_once is None:
             with res.timers("fill"):

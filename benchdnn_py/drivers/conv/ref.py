@@ -1,8 +1,9 @@
 """The convolution reference and operation count.
 
 The reference itself is C (kernels/conv/conv_ref.c): the spec's formula as plain loops in
-double, sharing no code with the fast kernels. The test suite checks it against an
-independent NumPy formulation (tests/drivers/conv/test_ref.py).
+double, sharing no code with the fast kernels, computing every output point or
+(--check=sampled) a list of them through the same per-point formula. The test suite checks
+it against an independent NumPy formulation (tests/drivers/conv/test_ref.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from .desc import ConvDesc
 
 
 def compute_ref(shape: core.ConvShape, src: np.ndarray, wei: np.ndarray,
-                bias: np.ndarray | None) -> np.ndarray:
-    return core.ref_conv_fwd(shape, src, wei, bias)
+                bias: np.ndarray | None, points: np.ndarray | None = None) -> np.ndarray:
+    """dst in double, or its values at points (linear offsets) only."""
+    return core.ref_conv_fwd(shape, src, wei, bias, points)
 
 
 def _taps_in_bounds(o: int, i: int, k: int, s: int, p: int, dil: int) -> int:

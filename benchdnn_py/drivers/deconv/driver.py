@@ -129,13 +129,16 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
 
 
 def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: conv.Quant,
-               prior) -> dict[str, np.ndarray]:
+               prior, points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    at = (points or {}).get
     if prb.dir.forward:
-        acc = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], None)
-        return {"dst": conv.quantize_reference(acc, inputs.get("bia"), q, prb.post_ops, prior)}
+        acc = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], None, at("dst"))
+        return {"dst": conv.forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
+                                             at("dst"), prb.shape.dst_shape)}
     if prb.dir is Dir.BWD_D:
-        return {"src": ref.ref_bwd_data(prb.desc, inputs["dst"], inputs["wei"])}
-    wei, bia = ref.ref_bwd_weights(prb.desc, inputs["src"], inputs["dst"], prb.dir.with_bias)
+        return {"src": ref.ref_bwd_data(prb.desc, inputs["dst"], inputs["wei"], at("src"))}
+    wei, bia = ref.ref_bwd_weights(prb.desc, inputs["src"], inputs["dst"], prb.dir.with_bias,
+                                   at("wei"), at("bia"))
     return {"wei": wei, "bia": bia} if prb.dir.with_bias else {"wei": wei}
 
 

@@ -6,11 +6,14 @@ A deconvolution D is the transpose of the convolution D' with input and output s
     deconv backward data    = D' forward        (diff_dst plays src)
     deconv backward weights = D' backward weights with src and diff_dst swapped, transposed
     deconv diff_bias        = per-channel sums of diff_dst
-The reference composes the convolution references (plain double loops) that way; the test
+(--check=sampled: each at a list of points; the swap keeps dst and diff_src offsets and
+transposes the weight offsets.) The reference composes the convolution references (plain double loops) that way; the test
 suite checks it against an independent NumPy transposed convolution.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -36,24 +39,46 @@ def transpose_weights(wei: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.swapaxes(wei, 1, 2))
 
 
-def ref_fwd(desc: ConvDesc, src: np.ndarray, wei: np.ndarray,
-            bias: np.ndarray | None) -> np.ndarray:
+def ref_fwd(desc: ConvDesc, src: np.ndarray, wei: np.ndarray, bias: np.ndarray | None,
+            points: np.ndarray | None = None) -> np.ndarray:
+    """dst in double, or (points: linear offsets into dst) its values there: D's dst is
+    D' diff_src, offset for offset."""
     sw = swapped_shape(desc)
-    dst = core.ref_conv_bwd_data(sw, src, transpose_weights(wei))
+    dst = core.ref_conv_bwd_data(sw, src, transpose_weights(wei), points)
     if bias is not None:
-        dst += bias.astype(np.float64).reshape(1, -1, 1, 1, 1)
+        b = bias.astype(np.float64)
+        if points is None:
+            dst += b.reshape(1, -1, 1, 1, 1)
+        else:
+            dst += b[(points // math.prod(desc.o)) % desc.oc]
     return dst
 
 
-def ref_bwd_data(desc: ConvDesc, diff_dst: np.ndarray, wei: np.ndarray) -> np.ndarray:
-    return core.ref_conv_fwd(swapped_shape(desc), diff_dst, transpose_weights(wei), None)
+def ref_bwd_data(desc: ConvDesc, diff_dst: np.ndarray, wei: np.ndarray,
+                 points: np.ndarray | None = None) -> np.ndarray:
+    """diff_src (D' dst, offset for offset) in double, whole or at points."""
+    return core.ref_conv_fwd(swapped_shape(desc), diff_dst, transpose_weights(wei), None,
+                             points)
 
 
-def ref_bwd_weights(desc: ConvDesc, src: np.ndarray, diff_dst: np.ndarray,
-                    with_bias: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    wei_t, _ = core.ref_conv_bwd_weights(swapped_shape(desc), diff_dst, src, False)
-    bias = diff_dst.astype(np.float64).sum(axis=(0, 2, 3, 4)) if with_bias else None
-    return np.ascontiguousarray(np.swapaxes(wei_t, 1, 2)), bias
+def ref_bwd_weights(desc: ConvDesc, src: np.ndarray, diff_dst: np.ndarray, with_bias: bool,
+                    points: np.ndarray | None = None, bias_points: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(diff_wei, diff_bias or None) in double; with points and bias_points, the values
+    at those offsets of diff_wei [g][oc/g][ic/g][k...] and diff_bias [oc]."""
+    sw, user = swapped_shape(desc), user_shape(desc)
+    if points is None:
+        wei_t, _ = core.ref_conv_bwd_weights(sw, diff_dst, src, False)
+        wei = np.ascontiguousarray(np.swapaxes(wei_t, 1, 2))
+    else:   # D's weight (g, a, b, k) is D' weight (g, b, a, k)
+        g, a, b, *k = np.unravel_index(points, user.wei_shape)
+        wei = core.ref_conv_bwd_weights_at(
+            sw, diff_dst, src, np.ravel_multi_index((g, b, a, *k), sw.wei_shape))
+    # diff_bias sums D's diff_dst per channel: the convolution bias formula on D's shape.
+    if bias_points is None:
+        bias_points = np.arange(desc.oc)
+    bias = core.ref_conv_bwd_bias_at(user, diff_dst, bias_points) if with_bias else None
+    return wei, bias
 
 
 def count_ops(desc: ConvDesc) -> int:

@@ -21,7 +21,7 @@ from ...check import CompareSetup, Verdict, compare, diagnostics
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
 from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
-from ...perf_report import PerfRecord
+from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ..base import CaseResult, RunContext
@@ -273,7 +273,7 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     verdict = compare(exp, got, compare_setup(prb))
     verdict = with_cancellation_check(verdict, prb, bufs)
     res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
-    res.errors, res.total = verdict.errors, verdict.total
+    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
 
@@ -292,7 +292,8 @@ def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[flo
     }
     # One operation per element: eltwise has no flop count worth the name.
     return PerfRecord(text, float(n), ibytes, 4 * n, times,
-                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
+                      limit=BANDWIDTH)
 
 
 def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:

@@ -100,6 +100,7 @@ def _combine(prb: GraphProblem, ctx: RunContext, results: list[CaseResult]) -> C
     res = CaseResult(worst.status, worst.reason)
     res.errors = sum(r.errors for r in results)
     res.total = sum(r.total for r in results)
+    res.outputs = sum(r.outputs for r in results)
     # A comma list is also what --impl= accepts, so the repro line still reruns.
     res.impl = ",".join(dict.fromkeys(r.impl for r in results if r.impl))
     for r in results:
@@ -120,4 +121,5 @@ def _perf_record(prb: GraphProblem, ctx: RunContext, records: list[PerfRecord]) 
     times = [sum(r.times_ms[j] for r in records) for j in range(runs)]
     create = (sum(r.create_ms[0] for r in records), sum(r.create_ms[1] for r in records))
     return PerfRecord(text, sum(r.ops for r in records), sum(r.ibytes for r in records),
-                      sum(r.obytes for r in records), times, create, ctx.idx, prb.user_mb)
+                      sum(r.obytes for r in records), times, create, ctx.idx, prb.user_mb,
+                      limit=records[0].limit)

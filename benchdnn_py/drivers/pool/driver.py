@@ -25,7 +25,7 @@ from ...core_ops import PoolAlg, PoolShape, Prop
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
-from ...perf_report import PerfRecord
+from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ..base import CaseResult, RunContext
@@ -205,7 +205,7 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     sizes = prb.desc.i if backward else prb.desc.o
     logical = (prb.desc.mb, prb.desc.ic) + tuple(sizes[a] for a in axes)
     res.diagnostics += diagnostics(verdict, logical, verbose)
-    res.errors, res.total = verdict.errors, verdict.total
+    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
     if not backward and bufs.ws is not None and not verdict.failed:
@@ -235,7 +235,8 @@ def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, ws_bytes: int,
                  Dir.BWD_D: "backward_data"}[prb.dir],
     }
     return PerfRecord(text, float(ref.count_ops(prb.desc)), ibytes, obytes, times,
-                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb)
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
+                      limit=BANDWIDTH)
 
 
 def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:

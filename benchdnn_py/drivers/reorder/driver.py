@@ -22,7 +22,7 @@ from ...check import CompareSetup, compare, diagnostics
 from ...errors import ProblemError, UsageError
 from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, regex_value
-from ...perf_report import PerfRecord
+from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ..base import CaseResult, RunContext
@@ -219,7 +219,7 @@ def judge(prb: ReorderProblem, bufs: Buffers, res: CaseResult, verbose: int) -> 
                          eps=float(np.finfo(np.float32).eps))
     verdict = compare(exp, got, setup)
     res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
-    res.errors, res.total = verdict.errors, verdict.total
+    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
     pad = prb.dst.padding_offsets()
@@ -255,8 +255,9 @@ def perf_record(prb: ReorderProblem, ctx: RunContext, impl: str, times: list[flo
         "desc": prb.desc.format(ctx.settings.canonical), "sdt": prb.sdt, "ddt": prb.ddt,
         "stag": str(prb.stag), "dtag": str(prb.dtag), "attr": prb.attr_text,
     }
+    # %eff%: the share of this machine's measured copy bandwidth (a reorder moves bytes)
     return PerfRecord(text, float(prb.src.nelems), ibytes, obytes, times,
-                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, 0)
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, 0, limit=BANDWIDTH)
 
 
 def _shown(prb: ReorderProblem, k: int) -> str:

@@ -1,17 +1,21 @@
-"""The conv driver's case pieces: direction routing, fills, and the spec's statement that
-forward training and forward inference compute the same thing."""
+"""The conv driver's case pieces: direction routing, fills, the spec's statement that
+forward training and forward inference compute the same thing, and --check=sampled
+through the case flow (shared with deconv)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchdnn_py import core
+from benchdnn_py import backends, core, harness
 from benchdnn_py.attr import PostOps
+from benchdnn_py.drivers.base import RunContext
 from benchdnn_py.drivers.conv import cfg, driver
+from benchdnn_py.drivers.deconv import driver as deconv_driver
 from benchdnn_py.drivers.conv.desc import parse_desc
 from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
 from benchdnn_py.settings import GlobalSettings
+from benchdnn_py.status import Status
 
 
 def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
@@ -115,3 +119,179 @@ def test_directions_route_to_kernels():
     assert {d: driver.KERNEL_DIR[d] for d in (Dir.FWD_I, Dir.BWD_D, Dir.BWD_WB)} == {
         Dir.FWD_I: core.Direction.FWD, Dir.BWD_D: core.Direction.BWD_DATA,
         Dir.BWD_WB: core.Direction.BWD_WEIGHTS}
+
+
+# ---- --check=sampled through the case flow (run_case is shared by conv and deconv) -------
+
+DRIVER_MODULES = {"conv": driver, "deconv": deconv_driver}
+
+# (driver, options, descriptor): every direction, groups, dilation, int8 with zero points
+# and scales, sum post-ops (reading the prior dst), bias, deconvolution.
+SAMPLED_CASES = [
+    ("conv", "--dir=FWD_B", "mb2ic8ih9oc12kh3ph1"),
+    ("conv", "--dir=FWD_D", "g4ic16ih8oc8kh3ph1dh1sh2"),
+    ("conv", "--dir=BWD_D", "g2mb2ic8ih9oc12kh3ph1sh2"),
+    ("conv", "--dir=BWD_WB", "g2mb2ic8ih9oc12kh3ph1dh1"),
+    ("conv", "--dir=BWD_W", "mb2ic6id5oc4kd3pd1"),
+    ("conv", "--dt=u8:s8:u8 --attr-scales=src:common:0.5+wei:per_oc "
+             "--attr-zero-points=src:common:3+dst:common:-2", "g2mb2ic8ih7oc16kh3ph1"),
+    ("conv", "--dt=s8:s8:s32 --attr-oscale=per_oc --attr-post-ops=relu+sum:1:3",
+     "mb2ic8ih7oc16kh3ph1"),
+    ("conv", "--attr-post-ops=sum:0.5+tanh", "g2mb2ic8ih7oc16kh3ph1"),
+    ("conv", "--dt=bf16 --attr-post-ops=sum:0.25", "mb2ic8ih7oc16kh3ph1"),
+    ("deconv", "--dir=FWD_B --attr-post-ops=sum:0.5+relu", "g2mb2ic8ih4oc12kh3sh2"),
+    ("deconv", "--dir=BWD_D", "g2mb2ic8ih4oc12kh3sh2ph1"),
+    ("deconv", "--dir=BWD_WB", "g2mb2ic8ih4oc12kh3sh2dh1"),
+]
+SAMPLED_IDS = [" ".join(c) for c in SAMPLED_CASES]
+
+
+def _planned(drv: str, options: str, desc: str, check: str):
+    (case,) = harness.plan([f"--{drv}", f"--check={check}", *options.split(), desc]).cases
+    return case.driver.make_problem(case.values, case.desc_text, case.settings)
+
+
+def _reference_inputs(prb, drv: str):
+    steps = DRIVER_MODULES[drv].STEPS
+    t = driver.tensors(prb.desc, prb.shape)
+    q = driver.quant_of(prb, prb.desc.oc)
+    inputs = steps.fill(prb, t, False, q)
+    has_sum = any(isinstance(e, driver.Sum) for e in prb.post_ops.entries)
+    prior = driver.fill_prior_dst(prb, t, perf=False) if has_sum else None
+    return steps, t, q, inputs, prior
+
+
+@pytest.mark.parametrize("drv,options,desc", SAMPLED_CASES, ids=SAMPLED_IDS)
+def test_sampled_reference_is_the_full_reference_at_the_drawn_points(drv, options, desc):
+    prb = _planned(drv, options, desc, "sampled:40")
+    assert driver.unsupported(prb) is None
+    steps, t, q, inputs, prior = _reference_inputs(prb, drv)
+    points = driver.sample_points(prb, drv, t)
+    full = steps.reference(prb, inputs, q, prior, None)
+    sampled = steps.reference(prb, inputs, q, prior, points)
+    assert set(points) == set(full) == set(sampled) == set(driver.output_names(prb.dir))
+    assert any(points[n].size < full[n].size for n in full)   # some tensor really sampled
+    for name, whole in full.items():
+        assert points[name].size == min(40, whole.size)
+        assert sampled[name].shape == points[name].shape
+        assert np.array_equal(sampled[name], whole.ravel()[points[name]], equal_nan=True), name
+
+
+def _run(prb, drv: str):
+    return driver.run_case(prb, RunContext(GlobalSettings(), 0, lambda _: None),
+                           DRIVER_MODULES[drv].STEPS)
+
+
+class _Spy:
+    """Records what each compare call saw, then compares."""
+
+    def __init__(self, real):
+        self.real, self.seen = real, []
+
+    def __call__(self, ref, got, setup, points=None, size=None):
+        self.seen.append((setup.kind, np.asarray(ref).ravel().copy(),
+                          np.asarray(got).ravel().copy()))
+        return self.real(ref, got, setup, points, size)
+
+
+@pytest.mark.parametrize("fault", ["", "skip_last_tap"])
+@pytest.mark.parametrize("drv,options,desc", SAMPLED_CASES, ids=SAMPLED_IDS)
+def test_sampling_every_point_is_the_full_check(monkeypatch, drv, options, desc, fault):
+    """N >= the size of every output: the same verdict, counts, failing points and
+    compared values as --check=full (a passing and, with a kernel defect, a failing case)."""
+    if fault:
+        monkeypatch.setenv(driver.core.FAULT_ENV, fault)
+    runs, real_compare = {}, driver.compare
+    for check in ("full", "sampled:100000"):
+        spy = _Spy(real_compare)
+        monkeypatch.setattr(driver, "compare", spy)
+        res = _run(_planned(drv, options, desc, check), drv)
+        runs[check] = res, spy.seen
+    (full, full_seen), (sampled, sampled_seen) = runs.values()
+    assert (sampled.status, sampled.errors, sampled.total, sampled.outputs) == (
+        full.status, full.errors, full.total, full.outputs)
+    assert full.total == full.outputs
+    assert (full.status is Status.FAILED) == bool(fault)
+    assert [ln for ln in sampled.diagnostics
+            if "[COMPARE_SAMPLED]" not in ln] == full.diagnostics
+    assert len(full_seen) == len(sampled_seen) > 0
+    for (kind_f, ref_f, got_f), (kind_s, ref_s, got_s) in zip(full_seen, sampled_seen):
+        assert kind_f == kind_s
+        assert np.array_equal(ref_f, ref_s, equal_nan=True)
+        assert np.array_equal(got_f, got_s, equal_nan=True)
+
+
+_REAL_CREATE = backends.create
+
+
+def _corrupting_backend(monkeypatch, name: str, offset: int):
+    """The real executor, whose collected output `name` is then wrong at one offset."""
+    real_create = _REAL_CREATE
+
+    def create(prb, res):
+        executor = real_create(prb, res)
+
+        class Corrupted:
+            def __init__(self):
+                self.name, self.info = executor.name, executor.info
+
+            def bind(self, inputs, outs):
+                run, collect = executor.bind(inputs, outs)
+
+                def collect_then_corrupt():
+                    collect()
+                    outs[name].array[offset] += 3
+                return run, collect_then_corrupt
+
+            def close(self):
+                executor.close()
+        return Corrupted()
+    monkeypatch.setattr(backends, "create", create)
+
+
+@pytest.mark.parametrize("drv,options,desc,name", [
+    ("conv", "--dir=FWD_B --attr-post-ops=sum:0.5", "mb2ic8ih9oc12kh3ph1", "dst"),
+    ("conv", "--dir=BWD_D", "g2mb2ic8ih9oc12kh3ph1sh2", "src"),
+    ("conv", "--dir=BWD_WB", "g2mb2ic8ih9oc12kh3ph1", "wei"),
+    ("conv", "--dir=BWD_WB", "mb2ic8ih9oc64kh3ph1", "bia"),
+    ("deconv", "--dir=FWD_B", "g2mb2ic8ih4oc12kh3sh2", "dst"),
+])
+def test_a_wrong_value_is_caught_exactly_when_its_point_is_drawn(monkeypatch, drv, options,
+                                                                 desc, name):
+    prb = _planned(drv, options, desc, "sampled:30")
+    t = driver.tensors(prb.desc, prb.shape)
+    drawn = driver.sample_points(prb, drv, t)[name]
+    size = int(np.prod(t[name].shape))
+    assert drawn.size == 30 < size
+    hit = int(drawn[len(drawn) // 2])
+    _corrupting_backend(monkeypatch, name, hit)
+    res = _run(prb, drv)
+    assert (res.status, res.errors) == (Status.FAILED, 1)
+    coords = ":".join(str(int(c)) for c in np.unravel_index(hit, t[name].logical))
+    assert res.diagnostics[0].startswith(f"[{hit:4d}][{t[name].tag}][{coords}] ")
+    assert f"[COMPARE_SAMPLED][{t[name].tag}]: checked 30 of {size} points" in "\n".join(
+        res.diagnostics)
+    missed = int(np.setdiff1d(np.arange(size), drawn)[0])
+    _corrupting_backend(monkeypatch, name, missed)
+    assert _run(prb, drv).status is Status.PASSED   # what a sampled pass does not prove
+
+
+def test_sampled_points_follow_the_repro_not_the_process():
+    prb = _planned("conv", "--dir=BWD_WB", "g2mb2ic8ih9oc12kh3ph1", "sampled:25")
+    t = driver.tensors(prb.desc, prb.shape)
+    first = driver.sample_points(prb, "conv", t)
+    again = driver.sample_points(_planned("conv", "--dir=BWD_WB", "g2mb2ic8ih9oc12kh3ph1",
+                                          "sampled:25"), "conv", t)
+    assert all(np.array_equal(first[n], again[n]) for n in first)
+    other = driver.sample_points(_planned("conv", "--dir=BWD_WB", "g2mb2ic8ih9oc12kh3ph2",
+                                          "sampled:25"), "conv", t)
+    assert not np.array_equal(first["wei"], other["wei"])
+    assert driver.sample_points(_planned("conv", "", "ic4ih5oc4kh3", "full"), "conv", t) is None
+
+
+def test_check_is_in_the_repro_only_when_sampled():
+    assert "--check" not in _planned("conv", "", "ic4ih5oc4kh3", "full").repro()
+    sampled = _planned("conv", "--dir=BWD_D", "ic4ih5oc4kh3", "sampled").repro()
+    assert f"--check=sampled:{driver.check.DEFAULT_SAMPLED_POINTS}" in sampled.split()
+    again = harness.plan(["--conv", *sampled.split()]).cases[0]
+    assert driver.make_problem(again.values, again.desc_text, again.settings).repro() == sampled

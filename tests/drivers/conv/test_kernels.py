@@ -268,6 +268,45 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
     assert np.array_equal(diff_bias, ref_b.astype(np.float32))
 
 
+# Backward weights with a long reduction (K = mb * output points >= 256) takes the
+# dot-product route (conv_gemm.c): operand rows copied as they lie, k blocks of 1024, and
+# with K >= 2 * 1024 per thread, K split across threads into partial sums added at the end.
+DOT_ROUTE_SHAPES = [
+    "mb2ic5ih48iw47oc7kh3kw3ph1pw1",             # K=4512: k split on 2+ threads, tails
+    "mb3ic3ih40oc5kh3sh2dh1ph2",                 # stride, dilation, K=1200
+    "g2mb4ic4ih33iw31oc6kh3kw2sw2ph1pw0",        # groups, rectangular, stride along w
+    "mb1ic2ih70oc3kh1",                          # 1x1, K=4900 across output rows
+    "mb2ic3id9ih10iw11oc4kd3kh2kw3pd1ph0pw1",    # 3D
+    "mb5ic13ih9oc27kh3sh1ph1",                   # M and N off the tile sizes, K=405
+]
+
+
+@pytest.mark.parametrize("text", DOT_ROUTE_SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_weights_dot_route_matches_reference_exactly(impl, text):
+    test_bwd_weights_matches_reference_exactly(impl, text)
+
+
+# Backward data on the col2im route: strided, multi-tap, grouped, dilated and 3D problems,
+# with few (image, group) slices (threads add into private copies of diff_src) and many
+# (threads own slices); the first layer of ResNet-50 shrunk (3 channels, 7x7, stride 2).
+COL2IM_SHAPES = [
+    "mb1ic3ih40oc8kh7sh2ph3",
+    "mb6ic5ih17oc7kh3sh2ph1",                    # 6 slices: each thread owns some
+    "g3mb2ic6ih13iw11oc9kh3kw2sh2sw3ph1pw0",
+    "mb1ic4ih15oc6kh3dh2ph2",
+    "mb1ic2id6ih7iw5oc3kd3kh2kw3sd2pd1ph0pw1",
+    "mb1ic40ih20oc300kh3ph1",                    # K > 256: several k blocks, M > 192 rows
+    "mb2ic8ih9oc4kh1sh2",                        # 1x1 strided
+]
+
+
+@pytest.mark.parametrize("text", COL2IM_SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_data_col2im_route_matches_reference_exactly(impl, text):
+    test_bwd_data_matches_reference_exactly(impl, text)
+
+
 def test_bwd_data_bias_is_added_for_deconvolution():
     shape = _shape("mb2ic6ih5oc4kh3sh2ph1")
     rng = np.random.default_rng(5)
@@ -311,11 +350,25 @@ BWD_DATA_FAULT_SHAPE = "mb2ic4ih10oc5kh3sh2"        # oh4, right padding -1
 BWD_WEIGHTS_FAULT_SHAPE = "mb2ic4ih9oc5kh3sh2ph1"   # oh5, right padding 1
 
 
-@pytest.mark.parametrize("fault", [core.Fault.SKIP_LAST_IC, core.Fault.SKIP_LAST_TAP,
-                                   core.Fault.STRIDE_TRUNC, core.Fault.RIGHT_PAD_EDGE])
+# f32 backward data takes the col2im route when it has taps or strides (its edge defect
+# then needs contributions past the input's right edge: positive right padding), the
+# gather route for 1x1 unit-stride problems and with the stride-truncation defect.
+BWD_DATA_FAULT_CASES = [
+    (BWD_DATA_FAULT_SHAPE, core.Fault.SKIP_LAST_IC),
+    (BWD_DATA_FAULT_SHAPE, core.Fault.SKIP_LAST_TAP),
+    (BWD_DATA_FAULT_SHAPE, core.Fault.STRIDE_TRUNC),
+    ("mb2ic4ih9oc5kh3sh2ph1", core.Fault.SKIP_LAST_IC),       # col2im, right padding 1
+    ("mb2ic4ih9oc5kh3sh2ph1", core.Fault.SKIP_LAST_TAP),
+    ("mb2ic4ih9oc5kh3sh2ph1", core.Fault.RIGHT_PAD_EDGE),
+    ("mb2ic4ih9oc5kh3sh2ph1", core.Fault.STRIDE_TRUNC),
+    ("mb2ic4ih10oc5oh8kh1ph0", core.Fault.RIGHT_PAD_EDGE),     # gather, right padding -2
+]
+
+
+@pytest.mark.parametrize("text,fault", BWD_DATA_FAULT_CASES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
-def test_backward_data_faults_change_the_result(impl, fault):
-    shape = _shape(BWD_DATA_FAULT_SHAPE)
+def test_backward_data_faults_change_the_result(impl, text, fault):
+    shape = _shape(text)
     _, wei, _ = _positive_data(shape, seed=3)
     diff_dst = np.random.default_rng(4).integers(1, 6, size=shape.dst_shape).astype(np.float32)
     with core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False, fault) as prim:
@@ -325,11 +378,13 @@ def test_backward_data_faults_change_the_result(impl, fault):
     assert not np.any(np.isnan(out)) and not np.array_equal(out, ref)
 
 
+@pytest.mark.parametrize("text", [BWD_WEIGHTS_FAULT_SHAPE,
+                                  "mb2ic4ih33oc5kh3sh2ph1"])   # the dot route, K=578
 @pytest.mark.parametrize("fault", [core.Fault.SKIP_LAST_IC, core.Fault.SKIP_LAST_TAP,
                                    core.Fault.RIGHT_PAD_EDGE])
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
-def test_backward_weights_faults_change_the_result(impl, fault):
-    shape = _shape(BWD_WEIGHTS_FAULT_SHAPE)
+def test_backward_weights_faults_change_the_result(impl, fault, text):
+    shape = _shape(text)
     src, _, _ = _positive_data(shape, seed=6)
     diff_dst = np.ones(shape.dst_shape, np.float32)
     with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, False, fault) as prim:

@@ -293,3 +293,58 @@ def test_backward_is_the_adjoint_of_forward():
         b = float(np.sum(x.astype(np.float64) * core.ref_conv_bwd_data(shape, y, w)))
         c = float(np.sum(w.astype(np.float64) * core.ref_conv_bwd_weights(shape, x, y, False)[0]))
         assert np.isclose(a, b, rtol=1e-9, atol=1e-9) and np.isclose(a, c, rtol=1e-9, atol=1e-9), text
+
+
+# ---- the reference at a list of points (--check=sampled) ---------------------------------
+# The *_at entry points must give, bit for bit, the whole-tensor reference's value at each
+# offset asked for (reals, so that every product and sum order shows), in the order asked,
+# repeats and all.
+
+def _some_offsets(size: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, size, size=min(size, 23))
+    return np.concatenate([[size - 1, 0], picks, picks[:2]]).astype(np.int64)
+
+
+@pytest.mark.parametrize("text", DESC_IDS)
+def test_reference_at_points_equals_the_full_reference_there(text):
+    desc, shape = _problem(text)
+    rng = np.random.default_rng(len(text) + 11)
+    x = rng.standard_normal(shape.src_shape).astype(np.float32)
+    w = rng.standard_normal(shape.wei_shape).astype(np.float32)
+    y = rng.standard_normal(shape.dst_shape).astype(np.float32)
+    b = rng.standard_normal(shape.oc).astype(np.float32)
+
+    fwd = core.ref_conv_fwd(shape, x, w, b)
+    at = _some_offsets(fwd.size, 1)
+    assert np.array_equal(core.ref_conv_fwd(shape, x, w, b, at), fwd.ravel()[at])
+    assert np.array_equal(core.ref_conv_fwd(shape, x, w, None, at),
+                          core.ref_conv_fwd(shape, x, w, None).ravel()[at])
+
+    bwd_d = core.ref_conv_bwd_data(shape, y, w)
+    at = _some_offsets(bwd_d.size, 2)
+    assert np.array_equal(core.ref_conv_bwd_data(shape, y, w, at), bwd_d.ravel()[at])
+
+    bwd_w, bwd_b = core.ref_conv_bwd_weights(shape, x, y, with_bias=True)
+    at = _some_offsets(bwd_w.size, 3)
+    assert np.array_equal(core.ref_conv_bwd_weights_at(shape, x, y, at), bwd_w.ravel()[at])
+    at = _some_offsets(shape.oc, 4)
+    assert np.array_equal(core.ref_conv_bwd_bias_at(shape, y, at), bwd_b[at])
+
+
+def test_reference_at_points_rejects_offsets_outside_the_tensor():
+    _, shape = _problem("mb1ic2ih4oc2kh3")
+    x = np.zeros(shape.src_shape, np.float32)
+    w = np.zeros(shape.wei_shape, np.float32)
+    y = np.zeros(shape.dst_shape, np.float32)
+    dst_size = int(np.prod(shape.dst_shape))
+    for bad in ([dst_size], [-1], [0, dst_size + 5]):
+        with pytest.raises(core.InvalidProblem):
+            core.ref_conv_fwd(shape, x, w, None, np.array(bad))
+    with pytest.raises(core.InvalidProblem):
+        core.ref_conv_bwd_data(shape, y, w, np.array([x.size]))
+    with pytest.raises(core.InvalidProblem):
+        core.ref_conv_bwd_weights_at(shape, x, y, np.array([w.size]))
+    with pytest.raises(core.InvalidProblem):
+        core.ref_conv_bwd_bias_at(shape, y, np.array([shape.oc]))
+    assert core.ref_conv_fwd(shape, x, w, None, np.array([], np.int64)).size == 0

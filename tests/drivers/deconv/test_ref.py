@@ -85,3 +85,27 @@ def test_op_count_counts_taps_landing_inside_the_output():
     assert ref.count_ops(desc) == 2 * 2 * 16 * 16 * (4 * 3) ** 2
     padded = parse_deconv("ic2iw4oc2kw3sw1pw1")       # ow 4: the 2 edge taps fall outside
     assert ref.count_ops(padded) == 2 * 2 * 2 * 2 * (4 * 3 - 2)
+
+
+@pytest.mark.parametrize("text", DESCS)
+def test_reference_at_points_is_the_full_reference_there(text):
+    """--check=sampled: each direction at a list of offsets (the weights' offsets are
+    transposed on the way to the swapped convolution and must come back), on reals."""
+    desc = parse_deconv(text)
+    shape = ref.user_shape(desc)
+    rng = np.random.default_rng(len(text) + 5)
+    real = lambda s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    x, w, b, y = real(shape.src_shape), real(shape.wei_shape), real(shape.oc), real(shape.dst_shape)
+
+    def offsets(size):
+        return np.unique(np.concatenate([[0, size - 1], rng.integers(0, size, 17)]))
+    fwd = ref.ref_fwd(desc, x, w, b)
+    at = offsets(fwd.size)
+    assert np.array_equal(ref.ref_fwd(desc, x, w, b, at), fwd.ravel()[at])
+    bwd_d = ref.ref_bwd_data(desc, y, w)
+    at = offsets(bwd_d.size)
+    assert np.array_equal(ref.ref_bwd_data(desc, y, w, at), bwd_d.ravel()[at])
+    bwd_w, bwd_b = ref.ref_bwd_weights(desc, x, y, True)
+    at, at_b = offsets(bwd_w.size), offsets(shape.oc)
+    got_w, got_b = ref.ref_bwd_weights(desc, x, y, True, at, at_b)
+    assert np.array_equal(got_w, bwd_w.ravel()[at]) and np.array_equal(got_b, bwd_b[at_b])

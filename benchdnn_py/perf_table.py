@@ -1,0 +1,225 @@
+"""Ours against PyTorch and against the machine's measured peak, from results files.
+
+`benchdnn-py perf-table RESULTS...` reads the records of a perf run over both backends
+(batches/perf_conv runs every case on `--backend=native,torch`) and checks them against
+the performance targets, one row per target. Every figure comes from medians: a case's
+speed is its op count over its median time, its efficiency that speed over the limit the
+run measured (the record's ``limit_g_per_s``), its speedup the torch median over ours.
+Groups summarise by geometric means, the mean that fits ratios.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections import defaultdict
+from typing import Any, Callable, Iterable
+
+from .compare import pair_key
+from .drivers.conv.desc import ConvDesc, parse_desc
+from .errors import UsageError
+from .results import read
+from .stats import geometric_mean
+
+FORWARD = frozenset({"FWD_B", "FWD_D", "FWD_I"})
+BWD_DATA = frozenset({"BWD_D"})
+BWD_WEIGHTS = frozenset({"BWD_W", "BWD_WB"})
+OPERAND_CLASS = {"f32:f32": "f32", "bf16:bf16": "bf16", "f16:f16": "f16",
+                 "u8:s8": "int8", "s8:s8": "int8"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One problem as both backends measured it."""
+
+    desc: ConvDesc
+    network: str
+    layer: str
+    direction: str
+    operands: str
+    ours: dict[str, Any]
+    torch: dict[str, Any] | None
+
+    @property
+    def depthwise(self) -> bool:
+        return self.desc.g > 1 and self.desc.g == self.desc.ic == self.desc.oc
+
+    @staticmethod
+    def gflops(record: dict[str, Any]) -> float:
+        return record["ops"] / record["median_ms"] / 1e6
+
+    @property
+    def eff_pct(self) -> float | None:
+        limit = self.ours.get("limit_g_per_s")
+        return 100.0 * self.gflops(self.ours) / limit if limit else None
+
+    @property
+    def vs_torch(self) -> float | None:
+        return self.torch["median_ms"] / self.ours["median_ms"] if self.torch else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A performance target (issue 10): which cases, and the bars they must clear."""
+
+    label: str
+    network: str
+    directions: frozenset[str]
+    operands: str
+    mb: int
+    min_eff_geomean: float | None = None   # % of the measured peak, geomean of the group
+    min_eff_each: float | None = None      # % of the measured peak, every case
+    min_vs_torch: float | None = None      # geomean of torch median / ours
+    select: Callable[[Case], bool] = lambda case: True
+
+    def matches(self, case: Case) -> bool:
+        return (case.network == self.network and case.direction in self.directions
+                and case.operands == self.operands and case.desc.mb == self.mb
+                and self.select(case))
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("ResNet-50 f32 forward, mb1", "resnet_50", FORWARD, "f32", 1, 80, 60, 1.3),
+    Target("ResNet-50 f32 backward data, mb1", "resnet_50", BWD_DATA, "f32", 1, 70, None, 1.3),
+    Target("ResNet-50 f32 backward data, mb16", "resnet_50", BWD_DATA, "f32", 16, 70, None,
+           1.3),
+    Target("ResNet-50 f32 backward weights, mb1", "resnet_50", BWD_WEIGHTS, "f32", 1, 70,
+           None, 1.3),
+    Target("ResNet-50 f32 backward weights, mb16", "resnet_50", BWD_WEIGHTS, "f32", 16, 70,
+           None, 1.3),
+    Target("MobileNet v1 f32 forward, mb1", "mobilenet_v1", FORWARD, "f32", 1, None, None,
+           1.3),
+    Target("MobileNet v1 depthwise layers, f32 forward, mb1", "mobilenet_v1", FORWARD, "f32",
+           1, None, None, 2.0, select=lambda case: case.depthwise),
+    Target("ResNet-50 bf16 forward, mb1", "resnet_50", FORWARD, "bf16", 1, 75),
+    Target("ResNet-50 int8 (u8:s8) forward, mb1", "resnet_50", FORWARD, "int8", 1, 70),
+)
+
+_NAME = re.compile(r'n"([^"]*)"')
+
+
+def _operands(record: dict[str, Any]) -> str:
+    src, wei, dst = record["settings"]["driver"]["dt"]
+    direction = record["settings"]["driver"]["dir"]
+    pair = (dst, wei) if direction in BWD_DATA else (src, dst) if direction in BWD_WEIGHTS \
+        else (src, wei)
+    return OPERAND_CLASS.get(":".join(pair), ":".join(pair))
+
+
+def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
+    """Native cases with timings, each with its torch twin if the run has one."""
+    by_key: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for record in records:
+        if record.get("driver") == "conv" and record.get("median_ms"):
+            by_key[pair_key(record["key"])][record.get("backend", "native")] = record
+    out = []
+    for key, sides in by_key.items():
+        ours = sides.get("native")
+        if ours is None:
+            continue
+        name = _NAME.search(key)
+        desc = parse_desc(_NAME.sub("", key).rsplit(" ", 1)[-1])
+        network, _, layer = name.group(1).partition(":") if name else ("", "", "")
+        out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
+                        _operands(ours), ours, sides.get("torch")))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    target: Target
+    cases: list[Case]
+
+    def _geomean(self, values: list[float | None]) -> float | None:
+        known = [v for v in values if v]
+        return geometric_mean(known) if known and len(known) == len(values) else None
+
+    @property
+    def ours_gflops(self) -> float | None:
+        return self._geomean([Case.gflops(c.ours) for c in self.cases])
+
+    @property
+    def torch_gflops(self) -> float | None:
+        return self._geomean([Case.gflops(c.torch) if c.torch else None for c in self.cases])
+
+    @property
+    def eff(self) -> float | None:
+        return self._geomean([c.eff_pct for c in self.cases])
+
+    @property
+    def eff_min(self) -> float | None:
+        effs = [c.eff_pct for c in self.cases]
+        return min(effs) if effs and None not in effs else None  # type: ignore[type-var]
+
+    @property
+    def vs_torch(self) -> float | None:
+        return self._geomean([c.vs_torch for c in self.cases])
+
+    def verdicts(self) -> list[tuple[str, bool | None]]:
+        """Each bar of the target with whether it is met (None: not measured)."""
+        t = self.target
+        bars = [(t.min_eff_geomean, self.eff, f"geomean >= {t.min_eff_geomean:g}% of peak"
+                 if t.min_eff_geomean else ""),
+                (t.min_eff_each, self.eff_min, f"every case >= {t.min_eff_each:g}%"
+                 if t.min_eff_each else ""),
+                (t.min_vs_torch, self.vs_torch, f">= {t.min_vs_torch:g}x PyTorch"
+                 if t.min_vs_torch else "")]
+        return [(text, None if value is None else value >= bar)
+                for bar, value, text in bars if bar is not None]
+
+
+def rows_of(cases: list[Case]) -> list[Row]:
+    return [Row(t, [c for c in cases if t.matches(c)]) for t in TARGETS]
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else format(value, fmt)
+
+
+def _verdict_text(row: Row) -> str:
+    marks = {True: "met", False: "missed", None: "not measured"}
+    return "; ".join(f"{text}: {marks[ok]}" for text, ok in row.verdicts())
+
+
+def markdown(rows: list[Row]) -> list[str]:
+    lines = ["| target group | cases | ours GFLOPS | % of peak (geomean, min) | PyTorch GFLOPS "
+             "| ours / PyTorch | bars |",
+             "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row.target.label} | {len(row.cases)} | {_num(row.ours_gflops, '.0f')} | "
+            f"{_num(row.eff, '.0f')}, {_num(row.eff_min, '.0f')} | "
+            f"{_num(row.torch_gflops, '.0f')} | {_num(row.vs_torch, '.2f')}x | "
+            f"{_verdict_text(row) if row.cases else 'not measured'} |")
+    return lines
+
+
+def layer_lines(cases: list[Case]) -> list[str]:
+    lines = ["| network | layer | dir | types | mb | ours GFLOPS | % of peak | PyTorch GFLOPS "
+             "| ours / PyTorch | impl |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in sorted(cases, key=lambda c: (c.network, c.operands, c.direction, c.desc.mb)):
+        lines.append(
+            f"| {c.network} | {c.layer} | {c.direction} | {c.operands} "
+            f"| {c.desc.mb} | {Case.gflops(c.ours):.0f} | {_num(c.eff_pct, '.0f')} | "
+            f"{_num(Case.gflops(c.torch) if c.torch else None, '.0f')} | "
+            f"{_num(c.vs_torch, '.2f')} | {c.ours['impl']} |")
+    return lines
+
+
+def limits_line(cases: list[Case]) -> str:
+    seen = {c.ours["limit"]: c.ours["limit_g_per_s"] for c in cases if c.ours.get("limit")}
+    return "measured limits: " + ", ".join(f"{k} {v:.0f} G/s" for k, v in sorted(seen.items()))
+
+
+def table(paths: list[str], layers: bool = False) -> list[str]:
+    records: list[dict[str, Any]] = []
+    for path in paths:
+        records += read(path).cases
+    cases = cases_of(records)
+    if not cases:
+        raise UsageError(f"{', '.join(paths)}: no timed conv case (run with --mode=P and "
+                         f"--results=FILE)")
+    lines = [limits_line(cases), "", *markdown(rows_of(cases))]
+    return lines + ["", *layer_lines(cases)] if layers else lines

@@ -1,0 +1,167 @@
+/* The machine's measured limits: what every perf line is compared with (%eff%, info).
+ *
+ * Compute peak: every thread of one parallel region runs PEAK_CHAINS independent
+ * accumulator chains of one instruction (FMA, vdpbf16ps or vpdpbusd) for a fixed count,
+ * all operands in registers. Twelve chains cover the latency x issue width of every core
+ * these kernels target (4-cycle FMA x 2 pipes needs 8; 12 leaves room for 5-6 cycles), so
+ * the loop runs at the instruction's throughput, not its latency. The rate is counted over
+ * the region's wall time, so it is what all threads achieve together, as a convolution
+ * does. Operands are chosen so that the values stay finite and normal: a denormal would
+ * take a slow microcode path on some cores and understate the peak.
+ *
+ * Memory bandwidth: a multi-threaded copy between two buffers far larger than any cache,
+ * counted as bytes read plus bytes written, as the perf lines' %bw% counts them.
+ *
+ * Every function returns the best of `repeats` runs (the machine is shared: the best run
+ * is the one least disturbed), in operations (or bytes) per second, or 0 when the CPU
+ * cannot run the instruction. */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdnn.h"
+
+#define PEAK_CHAINS 12
+
+/* Sums the chains into one value the caller stores, so no chain is dead code. */
+#define FOLD_INTO(sink, acc, add) \
+    do { for (int c_ = 1; c_ < PEAK_CHAINS; ++c_) acc[0] = add(acc[0], acc[c_]); \
+         sink = acc[0]; } while (0)
+
+static volatile float g_sink_f;
+static volatile int g_sink_i;
+
+__attribute__((target("avx512f")))
+static void run_f32_avx512(int64_t iters) {
+    __m512 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm512_set1_ps(1.0f + c);
+    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+    for (int64_t i = 0; i < iters; ++i)
+        for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+    __m512 s; FOLD_INTO(s, acc, _mm512_add_ps);
+    g_sink_f = _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx2,fma")))
+static void run_f32_avx2(int64_t iters) {
+    __m256 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm256_set1_ps(1.0f + c);
+    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+    for (int64_t i = 0; i < iters; ++i)
+        for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+    __m256 s; FOLD_INTO(s, acc, _mm256_add_ps);
+    float out[8]; _mm256_storeu_ps(out, s);
+    g_sink_f = out[0];
+}
+
+__attribute__((target("avx512f,avx512bf16")))
+static void run_bf16_avx512(int64_t iters) {
+    __m512 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm512_set1_ps((float)c);
+    /* bf16 0x3c00 = 2^-7: each step adds 2 * 2^-14 per lane, far from overflow. */
+    const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3c00);
+    for (int64_t i = 0; i < iters; ++i)
+        for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm512_dpbf16_ps(acc[c], a, a);
+    __m512 s; FOLD_INTO(s, acc, _mm512_add_ps);
+    g_sink_f = _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx512f,avx512vnni")))
+static void run_int8_avx512_vnni(int64_t iters) {
+    __m512i acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm512_set1_epi32(c);
+    const __m512i a = _mm512_set1_epi8(1);   /* 4 per lane per step: no s32 overflow */
+    for (int64_t i = 0; i < iters; ++i)
+        for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm512_dpbusd_epi32(acc[c], a, a);
+    __m512i s; FOLD_INTO(s, acc, _mm512_add_epi32);
+    g_sink_i = _mm512_reduce_add_epi32(s);
+}
+
+/* AVX2 has no int8 dot product: the u8 x s8 route our AVX2 kernels take is vpmaddubsw
+ * (pairs into s16), vpmaddwd against ones (pairs into s32), vpaddd; 32 multiply-adds per
+ * three instructions. Chains of that sequence measure its throughput. */
+__attribute__((target("avx2")))
+static void run_int8_avx2(int64_t iters) {
+    __m256i acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; ++c) acc[c] = _mm256_set1_epi32(c);
+    const __m256i a = _mm256_set1_epi8(1), ones = _mm256_set1_epi16(1);
+    for (int64_t i = 0; i < iters; ++i)
+        for (int c = 0; c < PEAK_CHAINS; ++c)
+            acc[c] = _mm256_add_epi32(acc[c],
+                                      _mm256_madd_epi16(_mm256_maddubs_epi16(a, a), ones));
+    __m256i s; FOLD_INTO(s, acc, _mm256_add_epi32);
+    g_sink_i = _mm256_extract_epi32(s, 0);
+}
+
+typedef struct {
+    int kind, isa;
+    void (*run)(int64_t);
+    double ops_per_iter;   /* per thread, per loop iteration */
+} peak_variant_t;
+
+/* ops per iteration: chains x lanes x multiply-adds per lane x 2 (a multiply and an add). */
+static const peak_variant_t PEAK_VARIANTS[] = {
+    {BDNN_PEAK_F32, BDNN_ISA_AVX512, run_f32_avx512, PEAK_CHAINS * 16 * 1 * 2},
+    {BDNN_PEAK_F32, BDNN_ISA_AVX2, run_f32_avx2, PEAK_CHAINS * 8 * 1 * 2},
+    {BDNN_PEAK_BF16, BDNN_ISA_AVX512_BF16, run_bf16_avx512, PEAK_CHAINS * 16 * 2 * 2},
+    {BDNN_PEAK_INT8, BDNN_ISA_AVX512_VNNI, run_int8_avx512_vnni, PEAK_CHAINS * 16 * 4 * 2},
+    {BDNN_PEAK_INT8, BDNN_ISA_AVX2, run_int8_avx2, PEAK_CHAINS * 8 * 4 * 2},
+};
+
+static double timed_region(void (*run)(int64_t), int64_t iters) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel
+    run(iters);
+    return omp_get_wtime() - t0;
+}
+
+double bdnn_peak_ops(int kind, int isa, double seconds, int repeats) {
+    const peak_variant_t *v = NULL;
+    for (size_t i = 0; i < sizeof PEAK_VARIANTS / sizeof *PEAK_VARIANTS; ++i)
+        if (PEAK_VARIANTS[i].kind == kind && PEAK_VARIANTS[i].isa == isa) v = &PEAK_VARIANTS[i];
+    if (!v || !bdnn_isa_supported(isa)) return 0.0;
+    /* Calibrate the count so that one run lasts about `seconds` (after a warm-up that also
+     * brings the cores to their working clock). */
+    int64_t iters = 1 << 16;
+    double t = timed_region(v->run, iters);
+    while (t < seconds / 8) { iters *= 2; t = timed_region(v->run, iters); }
+    iters = (int64_t)(iters * (seconds / t)) + 1;
+    double best = 0.0;
+    for (int r = 0; r < (repeats > 0 ? repeats : 1); ++r) {
+        t = timed_region(v->run, iters);
+        double rate = v->ops_per_iter * (double)iters * omp_get_max_threads() / t;
+        if (rate > best) best = rate;
+    }
+    return best;
+}
+
+double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats) {
+    char *src = malloc(bytes), *dst = malloc(bytes);
+    if (!src || !dst) { free(src); free(dst); return 0.0; }
+    const int nt = omp_get_max_threads();
+    const int64_t chunk = (bytes / nt) & ~(int64_t)63;
+    /* First touch by the thread that copies the same chunk later (page placement). */
+#pragma omp parallel
+    {
+        const int t = omp_get_thread_num();
+        const int64_t len = t == nt - 1 ? bytes - chunk * t : chunk;
+        memset(src + chunk * t, 1, len);
+        memset(dst + chunk * t, 0, len);
+    }
+    double best = 0.0;
+    for (int r = 0; r < (repeats > 0 ? repeats : 1) + 1; ++r) {   /* +1: a warm-up */
+        double t0 = omp_get_wtime();
+#pragma omp parallel
+        {
+            const int t = omp_get_thread_num();
+            const int64_t len = t == nt - 1 ? bytes - chunk * t : chunk;
+            memcpy(dst + chunk * t, src + chunk * t, len);
+        }
+        double rate = 2.0 * (double)bytes / (omp_get_wtime() - t0);
+        if (r > 0 && rate > best) best = rate;
+    }
+    g_sink_i = dst[bytes - 1];
+    free(src); free(dst);
+    return best;
+}

@@ -1,0 +1,85 @@
+"""perf-table: pairing native and torch records, the target groups and their verdicts."""
+
+import json
+
+import pytest
+
+from benchdnn_py import perf_table
+from conftest import run_cli
+
+LIMIT = 400.0   # G/s, the f32 limit these records say they were measured against
+
+
+def record(desc, *, backend="native", direction="FWD_I", dt=("f32", "f32", "f32"),
+           median_ms=1.0, gops=0.2):
+    option = "" if backend == "native" else f"--backend={backend} "
+    dir_option = "" if direction == "FWD_B" else f"--dir={direction} "
+    dt_option = "" if dt == ("f32", "f32", "f32") else f"--dt={':'.join(dt)} "
+    return {"type": "case", "driver": "conv", "backend": backend,
+            "key": f"--conv {option}{dir_option}{dt_option}{desc}", "impl": f"{backend}:x",
+            "settings": {"driver": {"dir": direction, "dt": list(dt)}},
+            "median_ms": median_ms, "ops": gops * 1e9, "limit": "f32",
+            "limit_g_per_s": LIMIT}
+
+
+def resnet(layer, mb=1):
+    return f'mb{mb}ic64ih56oc64oh56kh3ph1n"resnet_50:{layer}"'
+
+
+def test_pairs_backends_and_computes_medians_ratios_and_efficiency():
+    cases = perf_table.cases_of([
+        record(resnet("a"), median_ms=1.0),                    # 200 GFLOPS = 50% of 400
+        record(resnet("a"), backend="torch", median_ms=2.0),   # twice as slow
+    ])
+    (case,) = cases
+    assert case.network == "resnet_50" and case.operands == "f32" and case.desc.mb == 1
+    assert perf_table.Case.gflops(case.ours) == pytest.approx(200.0)
+    assert case.eff_pct == pytest.approx(50.0)
+    assert case.vs_torch == pytest.approx(2.0)
+
+
+def test_groups_use_geomeans_and_each_bar_can_fail():
+    records = [record(resnet("a"), median_ms=0.5),            # 400 GFLOPS, 100%
+               record(resnet("a"), backend="torch", median_ms=1.0),
+               record(resnet("b"), median_ms=2.0),            # 100 GFLOPS, 25%
+               record(resnet("b"), backend="torch", median_ms=2.0)]
+    rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(records))}
+    row = rows["ResNet-50 f32 forward, mb1"]
+    assert len(row.cases) == 2
+    assert row.eff == pytest.approx(50.0)           # sqrt(100 * 25)
+    assert row.eff_min == pytest.approx(25.0)
+    assert row.vs_torch == pytest.approx(2 ** 0.5)  # sqrt(2 * 1)
+    assert dict(row.verdicts()) == {"geomean >= 80% of peak": False,
+                                    "every case >= 60%": False, ">= 1.3x PyTorch": True}
+    assert rows["ResNet-50 f32 backward data, mb1"].cases == []
+
+
+def test_directions_types_minibatches_and_depthwise_select_their_rows():
+    records = [record(resnet("a", mb=16), direction="BWD_D"),
+               record(resnet("a"), direction="BWD_WB"),
+               record(resnet("a"), dt=("bf16", "bf16", "bf16")),
+               record(resnet("a"), dt=("u8", "s8", "u8")),
+               record('mb1g32ic32ih112oc32oh112kh3ph1n"mobilenet_v1:conv2_1_dw"')]
+    rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(perf_table.cases_of(records))}
+    assert rows["ResNet-50 f32 backward data, mb16"] == 1
+    assert rows["ResNet-50 f32 backward weights, mb1"] == 1
+    assert rows["ResNet-50 bf16 forward, mb1"] == 1
+    assert rows["ResNet-50 int8 (u8:s8) forward, mb1"] == 1
+    assert rows["MobileNet v1 f32 forward, mb1"] == 1
+    assert rows["MobileNet v1 depthwise layers, f32 forward, mb1"] == 1
+    assert rows["ResNet-50 f32 forward, mb1"] == 0
+
+
+def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
+    path = tmp_path / "perf.jsonl"
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}
+    lines = [header, record(resnet("a")), record(resnet("a"), backend="torch", median_ms=3)]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = run_cli("perf-table", "--layers", str(path))
+    assert res.code == 0, res.err
+    assert "| ResNet-50 f32 forward, mb1 | 1 | 200 | 50, 50 | 67 | 3.00x |" in res.out
+    assert "| resnet_50 | a | FWD_I | f32 | 1 | 200 | 50 | 67 | 3.00 | native:x |" in res.out
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps(header) + "\n")
+    res = run_cli("perf-table", str(empty))
+    assert res.code == 2 and "no timed conv case" in res.err
