@@ -1,5 +1,5 @@
-"""C-boundary wrappers of the eltwise and pooling kernels (kernels/include/bdnn_eltwise.h,
-bdnn_pool.h).
+"""C-boundary wrappers of the eltwise, pooling and reorder kernels
+(kernels/include/bdnn_eltwise.h, bdnn_pool.h, bdnn_reorder.h).
 
 They belong in core.py (the one module that calls C) and are kept apart only while
 another change edits core.py; fold them in later. Like core.py, this module converts
@@ -34,6 +34,8 @@ class OpFault(enum.IntEnum):
     ELT_TAIL_DROPPED = lib.BDNN_ELT_FAULT_TAIL_DROPPED
     POOL_WS_IGNORED = lib.BDNN_POOL_FAULT_WS_IGNORED
     POOL_WS_UNWRITTEN = lib.BDNN_POOL_FAULT_WS_UNWRITTEN
+    REORDER_PADDING_GARBAGE = lib.BDNN_REORDER_FAULT_PADDING_GARBAGE
+    REORDER_DENSE_DST = lib.BDNN_REORDER_FAULT_DENSE_DST
 
 
 def active_fault() -> OpFault:
@@ -248,3 +250,85 @@ def ref_pool_bwd(shape: PoolShape, alg: PoolAlg, src: np.ndarray,
                                  ffi.from_buffer("double[]", diff_src)),
            "reference pooling backward")
     return diff_src
+
+
+# -- reorder ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def reorder_impls() -> tuple[ImplInfo, ...]:
+    return _table(lib.bdnn_reorder_impl_count, lib.bdnn_reorder_impl_name,
+                  lib.bdnn_reorder_impl_isa)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReorderAttr:
+    """dst = (src * src_scale + sum_scale * dst_prior [if sum]) / dst_scale, in f32 steps,
+    rounded to dst_dt (bdnn_reorder.h)."""
+
+    src_dt: str = "f32"
+    dst_dt: str = "f32"
+    src_scale: float = 1.0
+    dst_scale: float = 1.0
+    sum: bool = False
+    sum_scale: float = 1.0
+
+    def cdata(self):
+        a = ffi.new("bdnn_reorder_attr_t *")
+        a.src_dt, a.dst_dt = core.DATA_TYPES[self.src_dt][0], core.DATA_TYPES[self.dst_dt][0]
+        a.src_scale, a.dst_scale = self.src_scale, self.dst_scale
+        a.sum, a.sum_scale = int(self.sum), self.sum_scale
+        return a
+
+
+def _extent(loops, off: int, which: int) -> int:
+    """One past the largest offset a job touches in src (which=1) or dst (which=2)."""
+    return off + sum((n - 1) * l[which] for l in loops for n in (l[0],)) + 1
+
+
+class ReorderPrimitive:
+    """One implementation running a fixed list of jobs (layout.Job): the layouts were
+    turned into loop nests once, so binding and running only pass pointers."""
+
+    def __init__(self, impl: ImplInfo, attr: ReorderAttr, jobs, fault: OpFault = OpFault.NONE):
+        if not core.isa_supported(impl.isa):
+            raise core.Unimplemented(f"{impl.name}: the CPU lacks its ISA")
+        self.impl, self.attr, self.fault = impl, attr, fault
+        self.name = _with_fault(impl.name, fault)
+        self._attr = attr.cdata()
+        self._jobs = ffi.new("bdnn_reorder_job_t[]", max(len(jobs), 1))
+        self._njobs = len(jobs)
+        self.src_extent = self.dst_extent = 0
+        for slot, job in zip(self._jobs, jobs):
+            if len(job.loops) > lib.BDNN_REORDER_MAX_LOOPS:
+                raise core.Unimplemented(f"a loop nest of {len(job.loops)} loops")
+            slot.nloops = len(job.loops)
+            for k, (n, ss, ds) in enumerate(job.loops):
+                slot.n[k], slot.src_stride[k], slot.dst_stride[k] = n, ss, ds
+            slot.src_off, slot.dst_off, slot.zero = job.src_off, job.dst_off, int(job.zero)
+            if not job.zero:
+                self.src_extent = max(self.src_extent, _extent(job.loops, job.src_off, 1))
+            self.dst_extent = max(self.dst_extent, _extent(job.loops, job.dst_off, 2))
+
+    def bind(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
+        """Checks the buffers once (types, and that every job stays inside them)."""
+        if src.size < self.src_extent or dst.size < self.dst_extent:
+            raise ValueError(f"buffers of {src.size} and {dst.size} elements; the jobs "
+                             f"reach {self.src_extent} and {self.dst_extent}")
+        args = (self.impl.index, self._attr, self._jobs, self._njobs,
+                core._bytes(src, self.attr.src_dt), _writable(dst, self.attr.dst_dt),
+                int(self.fault))
+        return _runner(lib.bdnn_reorder_execute, args, self.name)
+
+
+def _writable(array: np.ndarray, dt: str):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return core._bytes(array, dt)
+
+
+def parallel_memcpy(dst: np.ndarray, src: np.ndarray) -> Callable[[], None]:
+    """A callable copying src's bytes into dst on all threads (the bandwidth yardstick)."""
+    if dst.nbytes != src.nbytes:
+        raise ValueError("memcpy needs buffers of one size")
+    args = (_writable(dst, None), core._bytes(src), src.nbytes)
+    return lambda: lib.bdnn_parallel_memcpy(*args)

@@ -13,8 +13,8 @@ FILES = sorted(p for d in ("batches", "problems") for p in (ROOT / d).iterdir() 
 
 
 def driver_of(path: Path) -> str:
-    for prefix in ("deconv", "graph", "eltwise", "pool"):
-        if path.name.startswith(prefix) or path.name.startswith(f"shapes_{prefix}"):
+    for prefix in ("deconv", "graph", "eltwise", "pool", "reorder"):
+        if any(path.name.startswith(p + prefix) for p in ("", "shapes_", "perf_")):
             return prefix
     return "conv"
 
@@ -28,7 +28,7 @@ def test_file_plans(path):
 
 def test_every_driver_has_a_ci_batch():
     names = {p.name for p in (ROOT / "batches").iterdir()}
-    assert {"conv_ci", "conv_smoke", "deconv_ci", "graph_ci"} <= names
+    assert {"conv_ci", "conv_smoke", "deconv_ci", "graph_ci", "reorder_ci"} <= names
 
 
 def test_batches_start_with_reset():

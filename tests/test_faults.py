@@ -67,3 +67,33 @@ def test_data_type_stores_that_do_not_round_or_saturate_are_caught(fault, dts, a
     failed = failed_lines(res)
     for dt in dts:
         assert any(f"--dt={dt} " in l for l in failed), f"{fault} not caught with {dt}"
+
+
+def test_reorder_ci_catches_garbage_in_the_padded_tail():
+    res = run_cli("--reorder", "--batch=batches/reorder_ci",
+                  env={"BENCHDNN_PY_TEST_FAULT": "reorder_padding_garbage"})
+    assert res.code == 1
+    failed = [l for l in res.lines if ":FAILED (padded tail not zero" in l]
+    assert failed and all("+fault:reorder_padding_garbage" in l for l in failed)
+    # every blocked destination with a padded tail, on every ISA variant, and none else
+    for needle in ("--dtag=aBx16b", "--dtag=OIhw16i16o", "--dtag=gOIhw16i16o",
+                   "--dtag=Goihw16g", "--dtag=nCdhw8c", "--impl=reorder:scalar"):
+        assert any(needle in l for l in failed), needle
+    assert not [l for l in res.lines if ":FAILED" in l and l not in failed
+                and "Failed cases" not in l and l.split(":")[0].isdigit()
+                and "padded tail" not in l]
+
+
+def test_reorder_ci_catches_a_kernel_that_ignores_non_dense_strides():
+    res = run_cli("--reorder", "--batch=batches/reorder_ci",
+                  env={"BENCHDNN_PY_TEST_FAULT": "reorder_dense_dst"})
+    assert res.code == 1
+    failed = [l for l in res.lines if l.split(":")[0].isdigit() and ":FAILED" in l]
+    # every non-dense destination is caught: padded rows, column major with gaps, and a
+    # sub-tensor at an offset
+    for strides in (":50x1@13 ", ":1x6x200 ", ":2200x1x64@5 ", ":2100x70x2 ",
+                    ":1000x1x200x20@3 ", ":1x20 "):
+        assert any(strides in l for l in failed), strides
+    # a dense destination is unaffected by the defect
+    assert not any("--strides=" not in l and "--dtag=abx" in l and "aBx" not in l
+                   and "--stag=abx" in l for l in failed)

@@ -88,7 +88,7 @@ def test_self_including_batch_is_stopped(tmp_path: Path, monkeypatch):
     (["--conv", "-x"], "`-x`: options take the `--` prefix"),
     (["--conv", "--dir"], "expected `--dir=VALUE`"),
     (["ic3ih5oc3kh3"], "expected a driver"),
-    (["--reorder", "x"], "expected a driver first"),
+    (["--matmul", "x"], "expected a driver first"),
     ([], "no driver given"),
     (["--conv", "--perf-template=%nope%", "x"], "field `%nope%` is not supported"),
     (["--conv", "--summary=all", "x"], "unknown item `all`"),

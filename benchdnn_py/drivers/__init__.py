@@ -8,6 +8,7 @@ from .graph import DRIVER as _GRAPH
 from .deconv import DRIVER as _DECONV
 from .eltwise import DRIVER as _ELTWISE
 from .pool import DRIVER as _POOL
+from .reorder import DRIVER as _REORDER
 
 DRIVERS: dict[str, Driver] = {
     "conv": _CONV,
@@ -15,4 +16,5 @@ DRIVERS: dict[str, Driver] = {
     "deconv": _DECONV,
     "eltwise": _ELTWISE,
     "pool": _POOL,
+    "reorder": _REORDER,
 }

@@ -1,0 +1,61 @@
+"""Per-data-type numbers of the reorder driver, each with its reason (benchdnn reference
+9.1, 6.7, 6.8).
+
+The correctness fill is a table, not random: element i of src takes entry i mod 10 of
+(max, min, 0, 0.25, 0.5, 1, 1.5, 2, 16, 64), rounded and saturated to the data type, so
+every reorder meets the type's extremes, exact ties (0.5, 1.5 land on even integers) and
+fractions; a sum's prior dst takes entry (i*11/10) mod 10, out of step with src.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ... import fill
+from ...check import round_to_dt
+
+
+@dataclasses.dataclass(frozen=True)
+class DtCfg:
+    lo: float                 # the fill table's min and max
+    hi: float
+    perf: tuple[float, float] # performance-mode fill range
+
+
+CFG: dict[str, DtCfg] = {
+    # +-2^24: the end of f32's exact integers (a power of two: bf16 holds it too, and
+    # rounds the odd neighbours the scales make); perf: ordinary finite values
+    "f32": DtCfg(-2.0**24, 2.0**24, (-1024.0, 1024.0)),
+    "bf16": DtCfg(-2.0**24, 2.0**24, (-32.0, 32.0)),
+    # +-2^11: the end of f16's exact integers (f32 sources past it become Inf: allowed)
+    "f16": DtCfg(-2.0**11, 2.0**11, (-8.0, 8.0)),
+    # the largest f32 below 2^31: an s32 that survives the f32 step exactly
+    "s32": DtCfg(-2147483520.0, 2147483520.0, (-1024.0, 1024.0)),
+    # the whole type: every conversion into it saturates at both ends
+    "s8": DtCfg(-128.0, 127.0, (-32.0, 32.0)),
+    "u8": DtCfg(0.0, 255.0, (0.0, 64.0)),
+}
+DTS = tuple(CFG)
+
+ZERO_TRUST_PERCENT = 80.0     # benchdnn's for reorder: 0 and small fractions are in the table
+TRH = 0.0                     # a reorder is exact
+
+
+def table(dt: str) -> np.ndarray:
+    c = CFG[dt]
+    values = np.array([c.hi, c.lo, 0, 0.25, 0.5, 1, 1.5, 2, 16, 64], np.float32)
+    return round_to_dt(values, dt)
+
+
+def fill_src(n: int, dt: str) -> np.ndarray:
+    return table(dt)[np.arange(n) % 10]
+
+
+def fill_dst(n: int, dt: str) -> np.ndarray:
+    return table(dt)[(np.arange(n, dtype=np.int64) * 11 // 10) % 10]
+
+
+def perf_values(n: int, kind: fill.Kind, dt: str) -> np.ndarray:
+    return round_to_dt(fill.real_fill(n, kind, *CFG[dt].perf), dt)

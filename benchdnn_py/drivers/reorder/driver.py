@@ -1,0 +1,315 @@
+"""The reorder driver: options, problems, and one case from creation to verdict.
+
+Case flow (correctness): the table fill in logical order -> placed into a src buffer of
+the source layout by the layout module's offsets (numpy, not the kernel) -> a dst buffer
+poisoned everywhere (guard zones around it; the prior dst placed in it for sum) -> the
+kernel -> three checks: every logical point equals the reference exactly; every padded
+point of a blocked dst is zero; every other position (gaps of non-dense strides, the
+offset before a sub-tensor) is untouched. Performance: real-valued fill, warm-up, timed
+runs, GB/s over the bytes read and written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+from ... import attr as attrs
+from ... import core, core_ops, fill, layout
+from ...check import CompareSetup, compare, diagnostics
+from ...errors import ProblemError, UsageError
+from ...memory import Guarded, fits_in_ram, poison
+from ...options import Option, regex_value
+from ...perf_report import BANDWIDTH, PerfRecord
+from ...settings import GlobalSettings
+from ...status import Reason, Status
+from ..base import CaseResult, RunContext
+from ..conv.driver import ImplFilter, _impl_filter, measure_into
+from . import cfg, ref
+from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims,
+                   parse_strides_option, tag_option, tensor_layout)
+
+
+def _dt_option(name: str):
+    def parse(text: str) -> str:
+        dt = text.removeprefix("dnnl_")
+        if dt not in cfg.DTS:
+            raise UsageError(f"--{name}={text}: unknown data type `{text}`; expected one "
+                             f"of {', '.join(cfg.DTS)}")
+        return dt
+    return parse
+
+
+def _scales_option(text: str) -> attrs.Scales:
+    return attrs.parse_scales(text)
+
+
+OPTIONS = (
+    Option("sdt", _dt_option("sdt"), "f32", "source data type", is_list=True),
+    Option("ddt", _dt_option("ddt"), "f32", "destination data type", is_list=True),
+    Option("stag", tag_option("stag"), layout.parse_tag(DEFAULT_TAG),
+           "source format tag (plain, alias, abx/axb, blocked)", is_list=True),
+    Option("dtag", tag_option("dtag"), layout.parse_tag(DEFAULT_TAG),
+           "destination format tag", is_list=True),
+    Option("strides", parse_strides_option, (None, None),
+           "SRC:DST plain strides, each S0xS1x...[@OFFSET] or empty", is_list=True),
+    Option("attr-scales", _scales_option, attrs.Scales(),
+           "src:common:S+dst:common:S", is_list=True),
+    Option("attr-post-ops", attrs.parse_post_ops, attrs.PostOps(), "sum[:SCALE]",
+           is_list=True),
+    Option("match", regex_value("match"), None,
+           "run only cases whose repro matches this regular expression"),
+    Option("impl", _impl_filter(True), ImplFilter(),
+           "use only implementations whose name contains one of these", key="impl_filter"),
+    Option("skip-impl", _impl_filter(False), ImplFilter(),
+           "skip implementations whose name contains one of these", key="impl_filter"),
+)
+
+PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag"})
+CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReorderProblem:
+    desc: Dims
+    sdt: str
+    ddt: str
+    stag: layout.Tag
+    dtag: layout.Tag
+    strides: tuple[Strides, Strides]
+    scales: attrs.Scales
+    post_ops: attrs.PostOps
+    impl_filter: ImplFilter
+    src: layout.Layout
+    dst: layout.Layout
+
+    @property
+    def desc_text(self) -> str:
+        return self.desc.format()
+
+    def repro(self, canonical: bool = False) -> str:
+        parts = [f"--sdt={self.sdt} --ddt={self.ddt} --stag={self.stag} --dtag={self.dtag}"]
+        if self.strides != (None, None):
+            parts.append(f"--strides={format_strides(self.strides)}")
+        if self.scales:
+            parts.append(f"--attr-scales={self.scales}")
+        if self.post_ops:
+            parts.append(f"--attr-post-ops={self.post_ops}")
+        parts.append(self.desc.format(canonical))
+        return " ".join(parts)
+
+    @property
+    def attr_text(self) -> str:
+        return " ".join(p for p in (f"--attr-scales={self.scales}" if self.scales else "",
+                                    f"--attr-post-ops={self.post_ops}" if self.post_ops else "")
+                        if p)
+
+    def scale(self, arg: str) -> float:
+        entry = self.scales.get(arg)
+        return 1.0 if entry is None or entry.scale is None else entry.scale
+
+    @property
+    def sum_scale(self) -> float | None:
+        sums = [e for e in self.post_ops.entries if isinstance(e, attrs.Sum)]
+        return sums[0].scale if sums else None
+
+
+def make_problem(values: Mapping[str, Any], text: str,
+                 settings: GlobalSettings) -> ReorderProblem:
+    desc = parse_dims(text)
+    strides = values["strides"]
+    src = tensor_layout("src", values["stag"], strides[0], desc.dims)
+    dst = tensor_layout("dst", values["dtag"], strides[1], desc.dims)
+    scales = values["attr-scales"]
+    for entry in scales.entries:
+        if entry.arg not in ("src", "dst"):
+            raise ProblemError(f"--attr-scales={scales}: a reorder has src and dst scales, "
+                               f"not `{entry.arg}`")
+    dst_scale = scales.get("dst")
+    if dst_scale is not None and dst_scale.scale == 0:
+        raise ProblemError(f"--attr-scales={scales}: a dst scale of 0 divides by zero")
+    return ReorderProblem(desc, values["sdt"], values["ddt"], values["stag"], values["dtag"],
+                          strides, scales, values["attr-post-ops"], values["impl_filter"],
+                          src, dst)
+
+
+def unsupported(prb: ReorderProblem) -> str | None:
+    """What this driver does not implement yet (UNIMPLEMENTED), or None."""
+    for entry in prb.scales.entries:
+        if not entry.is_common or entry.dt != "f32" or entry.groups:
+            return f"--attr-scales={entry}: only common f32 scales"
+    entries = prb.post_ops.entries
+    if any(not isinstance(e, attrs.Sum) or e.zero_point or e.dt for e in entries):
+        return f"--attr-post-ops={prb.post_ops}: only sum[:SCALE]"
+    if len(entries) > 1:
+        return f"--attr-post-ops={prb.post_ops}: one sum at most"
+    return None
+
+
+def create(prb: ReorderProblem, res: CaseResult) -> core_ops.ReorderPrimitive | None:
+    """The first implementation, in the table's order, that the CPU runs and the filter
+    allows; sets SKIPPED/UNIMPLEMENTED otherwise."""
+    fault = core_ops.active_fault()
+    with res.timers("create_pd"):
+        try:
+            jobs = layout.copy_jobs(prb.src, prb.dst) + layout.zero_jobs(prb.dst)
+        except layout.BlocksDoNotNest as exc:
+            res.status, res.reason = Status.UNIMPLEMENTED, str(exc)
+            return None
+        candidates = [i for i in core_ops.reorder_impls() if prb.impl_filter.allows(i.name)]
+    attr = core_ops.ReorderAttr(prb.sdt, prb.ddt, prb.scale("src"), prb.scale("dst"),
+                                prb.sum_scale is not None, prb.sum_scale or 1.0)
+    with res.timers("create_prim"):
+        for impl in candidates:
+            try:
+                return core_ops.ReorderPrimitive(impl, attr, jobs, fault)
+            except core.Unimplemented:
+                continue
+    if len(candidates) < len(core_ops.reorder_impls()):
+        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+    else:
+        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
+    return None
+
+
+@dataclasses.dataclass
+class Buffers:
+    src: np.ndarray                  # the src buffer (physical, sdt)
+    dst: Guarded                     # the dst buffer (physical, ddt)
+    src_vals: np.ndarray | None = None   # logical f32 values (correctness)
+    prior: np.ndarray | None = None      # logical prior dst (sum)
+    before: np.ndarray | None = None     # dst before the run (for the untouched check)
+
+
+def prepare(prb: ReorderProblem, perf: bool) -> Buffers:
+    sdt_np, ddt_np = core.numpy_dtype(prb.sdt), core.numpy_dtype(prb.ddt)
+    src_buf = np.zeros(prb.src.size, sdt_np)
+    dst = Guarded(prb.dst.size, poison(ddt_np), ddt_np)
+    if perf:
+        src_buf[:] = cfg.perf_values(src_buf.size, fill.Kind.SRC, prb.sdt).astype(sdt_np)
+        if prb.sum_scale is not None:
+            dst.array[:] = cfg.perf_values(dst.array.size, fill.Kind.DST, prb.ddt).astype(ddt_np)
+        return Buffers(src_buf, dst)
+    n, shape = prb.src.nelems, prb.desc.dims
+    bufs = Buffers(src_buf, dst, cfg.fill_src(n, prb.sdt).reshape(shape))
+    src_buf[prb.src.offset_table()] = bufs.src_vals.astype(sdt_np)
+    if prb.sum_scale is not None:
+        bufs.prior = cfg.fill_dst(n, prb.ddt).reshape(shape)
+        dst.array[prb.dst.offset_table()] = bufs.prior.astype(ddt_np)
+    bufs.before = dst.array.copy()
+    return bufs
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
+
+
+def judge(prb: ReorderProblem, bufs: Buffers, res: CaseResult, verbose: int) -> None:
+    """The three checks of the module docstring; the first that fails names the verdict."""
+    out = bufs.dst.array
+    with np.errstate(all="ignore"):
+        exp = ref.reorder(bufs.src_vals, prb.scale("src"), prb.scale("dst"), prb.sum_scale,
+                          bufs.prior)
+    got = out[prb.dst.offset_table()]
+    setup = CompareSetup("DST", cfg.TRH, cfg.ZERO_TRUST_PERCENT,
+                         integral=prb.ddt in ("s32", "s8", "u8"),
+                         allow_nans=prb.ddt == "f16", dt=prb.ddt,
+                         eps=float(np.finfo(np.float32).eps))
+    verdict = compare(exp, got, setup)
+    res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
+    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
+    res.status = (Status.FAILED if verdict.failed else
+                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    pad = prb.dst.padding_offsets()
+    bad_pad = pad[_bits(out[pad]) != 0]
+    if bad_pad.size:
+        res.status = Status.FAILED
+        res.reason = f"padded tail not zero at {bad_pad.size} of {pad.size} points"
+        res.diagnostics.append(f"[PADDING][DST] not zero at offsets "
+                               f"{', '.join(map(str, bad_pad[:10]))}")
+        return
+    owned = np.zeros(out.size, bool)
+    owned[prb.dst.offset_table().ravel()] = True
+    owned[pad] = True
+    changed = np.flatnonzero(~owned & (_bits(out) != _bits(bufs.before)))
+    if changed.size:
+        res.status = Status.FAILED
+        res.reason = f"wrote {changed.size} points outside the tensor (strides' gaps)"
+        res.diagnostics.append(f"[GAPS][DST] written at offsets "
+                               f"{', '.join(map(str, changed[:10]))}")
+
+
+def perf_record(prb: ReorderProblem, ctx: RunContext, impl: str, times: list[float],
+                create_s: tuple[float, float]) -> PerfRecord:
+    ssz = core.numpy_dtype(prb.sdt).itemsize
+    dsz = core.numpy_dtype(prb.ddt).itemsize
+    # bytes crossing memory per run: every logical src point read, every dst point
+    # (padding included) written, and read too with sum
+    obytes = prb.dst.padded_nelems * dsz
+    ibytes = prb.src.nelems * ssz + (obytes if prb.sum_scale is not None else 0)
+    text = {
+        "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "reorder",
+        "prb": f"{ctx.settings.repro_prefix()}--reorder {prb.repro(ctx.settings.canonical)}",
+        "desc": prb.desc.format(ctx.settings.canonical), "sdt": prb.sdt, "ddt": prb.ddt,
+        "stag": str(prb.stag), "dtag": str(prb.dtag), "attr": prb.attr_text,
+    }
+    # %eff%: the share of this machine's measured copy bandwidth (a reorder moves bytes)
+    return PerfRecord(text, float(prb.src.nelems), ibytes, obytes, times,
+                      (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, 0, limit=BANDWIDTH)
+
+
+def _shown(prb: ReorderProblem, k: int) -> str:
+    """A tensor's layout for -v5: the tag as given = its canonical form (any shows the
+    layout it became), or the strides; then the padded dims."""
+    tag, lay = (prb.stag, prb.src) if k == 0 else (prb.dtag, prb.dst)
+    if prb.strides[k] is not None:
+        return f"strides {lay.describe()} {lay.padded_dims}"
+    chosen = layout.parse_tag(DEFAULT_TAG) if tag.is_any else tag
+    return f"{tag}={chosen.canonical(lay.ndims)} {lay.padded_dims}"
+
+
+def run(prb: ReorderProblem, ctx: RunContext) -> CaseResult:
+    res = CaseResult(Status.UNTESTED)
+    mode = ctx.settings.mode
+    if mode.list_only:
+        res.status = Status.LISTED
+        return res
+    why = unsupported(prb)
+    if why:
+        res.status, res.reason = Status.UNIMPLEMENTED, why
+        return res
+    # buffers, offset tables (int64) and compare temporaries, per element
+    if not fits_in_ram(prb.src.size * 8 + prb.dst.size * 8 + prb.src.nelems * 64):
+        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
+        return res
+    if ctx.settings.verbose >= 1:
+        ctx.log(f"run: --reorder {prb.repro(ctx.settings.canonical)}")
+    prim = create(prb, res)
+    if prim is None:
+        return res
+    res.impl = prim.name
+    if ctx.settings.verbose >= 5:
+        ctx.log(f"implementation: {prim.name}; src {_shown(prb, 0)} dst {_shown(prb, 1)}")
+    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
+    bufs = None
+    if mode.correctness:
+        with res.timers("fill"):
+            bufs = prepare(prb, perf=False)
+            execute = prim.bind(bufs.src, bufs.dst.array)
+        with res.timers("execute"):
+            execute()
+        if not bufs.dst.intact():
+            res.status, res.reason = Status.FAILED, "wrote outside the dst buffer"
+            return res
+        with res.timers("compare"):
+            judge(prb, bufs, res, ctx.settings.verbose)
+    if mode.performance:
+        if bufs is None:
+            with res.timers("fill"):
+                bufs = prepare(prb, perf=True)
+            res.status = Status.EXECUTED
+        times = measure_into(res, prim.bind(bufs.src, bufs.dst.array), ctx)
+        res.perf = perf_record(prb, ctx, prim.name, times, create_s)
+    return res

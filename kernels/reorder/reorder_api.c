@@ -1,0 +1,291 @@
+/* The reorder implementation table and the public API of bdnn_reorder.h (the contract is
+ * there).
+ *
+ * Registration lives here and only here: one row per ISA, in order of preference. A job
+ * runs in one of three shapes, picked from its two innermost loops:
+ *   - run:   the innermost loop is the unit of work (contiguous in both tensors when the
+ *            layouts agree there: memcpy or a bulk conversion; else strided elements);
+ *   - tile:  the innermost loop is contiguous in dst and the next one in src (a
+ *            transposition, e.g. nchw -> nhwc or nchw -> nChw16c): 64 x 64 tiles, read
+ *            and written a line at a time, 4-byte copies through the ISA's tile kernel;
+ *   - zero:  padding, written as zeros.
+ * Work is split statically over (outer point, chunk or tile) so every thread streams its
+ * own part of memory and the split does not depend on the data. */
+#pragma GCC optimize("fp-contract=off")   /* each f32 step rounds on its own (contract) */
+#include <omp.h>
+#include <string.h>
+
+#include "dt.h"
+#include "reorder_impl.h"
+
+typedef struct {
+    const char *name;
+    int isa;
+    const reorder_ker_t *ker;
+} reorder_impl_entry_t;
+
+static const reorder_impl_entry_t impls[] = {
+    {"reorder:avx512", BDNN_ISA_AVX512, &bdnn_reorder_ker_avx512},
+    {"reorder:avx2", BDNN_ISA_AVX2, &bdnn_reorder_ker_avx2},
+    {"reorder:scalar", BDNN_ISA_SCALAR, &bdnn_reorder_ker_scalar},
+};
+enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
+enum { RUN_CHUNK = 4096, CVT_CHUNK = 256 };
+enum { SHORT_RUN_BYTES = 64, TILE_AREA4 = 4096, TILE_Y4_MAX = 512 };
+
+int bdnn_reorder_impl_count(void) { return N_IMPLS; }
+const char *bdnn_reorder_impl_name(int impl) {
+    return impl >= 0 && impl < N_IMPLS ? impls[impl].name : NULL;
+}
+int bdnn_reorder_impl_isa(int impl) {
+    return impl >= 0 && impl < N_IMPLS ? impls[impl].isa : -1;
+}
+
+typedef struct {
+    const bdnn_reorder_attr_t *attr;
+    const reorder_ker_t *ker;
+    size_t ssz, dsz;     /* element sizes */
+    int bitwise;         /* same type, no scale, no sum: copy bits */
+    int fault;
+} ctx_t;
+
+/* -- element runs ---------------------------------------------------------------------- */
+
+static void load_run(int dt, const char *p, int64_t stride, int64_t n, float *out) {
+    if (stride == 1) { bdnn_cvt_to_f32(dt, p, out, n); return; }
+    for (int64_t i = 0; i < n; ++i) out[i] = bdnn_load_f32(p, dt, i * stride);
+}
+
+static void store_run(int dt, const float *in, char *p, int64_t stride, int64_t n) {
+    if (stride == 1) { bdnn_cvt_from_f32(dt, in, p, n); return; }
+    for (int64_t i = 0; i < n; ++i) bdnn_store_f32(p, dt, i * stride, in[i]);
+}
+
+/* v = (v * src_scale + sum_scale * prior) / dst_scale, one rounding per step. */
+static void apply_attr(const bdnn_reorder_attr_t *a, float *v, const float *prior, int64_t n) {
+    if (a->src_scale != 1.0f)
+        for (int64_t i = 0; i < n; ++i) v[i] = v[i] * a->src_scale;
+    if (a->sum) {
+        const float beta = a->sum_scale;
+        for (int64_t i = 0; i < n; ++i) {
+            const float t = beta * prior[i];
+            v[i] = v[i] + t;
+        }
+    }
+    if (a->dst_scale != 1.0f)
+        for (int64_t i = 0; i < n; ++i) v[i] = v[i] / a->dst_scale;
+}
+
+static void copy_bits(const char *s, int64_t ss, char *d, int64_t ds, int64_t n, size_t sz) {
+    if (ss == 1 && ds == 1 && sz == 4 && n <= 64) {   /* short runs: no library call */
+        for (int64_t i = 0; i < n; ++i) ((uint32_t *)d)[i] = ((const uint32_t *)s)[i];
+        return;
+    }
+    if (ss == 1 && ds == 1) { memcpy(d, s, (size_t)n * sz); return; }
+    switch (sz) {
+    case 4: for (int64_t i = 0; i < n; ++i)
+                ((uint32_t *)d)[i * ds] = ((const uint32_t *)s)[i * ss];
+            break;
+    case 2: for (int64_t i = 0; i < n; ++i)
+                ((uint16_t *)d)[i * ds] = ((const uint16_t *)s)[i * ss];
+            break;
+    default: for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss]; break;
+    }
+}
+
+static void zero_run(const ctx_t *c, char *d, int64_t ds, int64_t n) {
+    const int dt = c->attr->dst_dt;
+    if (c->fault == BDNN_REORDER_FAULT_PADDING_GARBAGE) {
+        for (int64_t i = 0; i < n; ++i) bdnn_store_f32(d, dt, i * ds, 1.0f);
+        return;
+    }
+    if (ds == 1) { memset(d, 0, (size_t)n * c->dsz); return; }
+    for (int64_t i = 0; i < n; ++i) memset(d + i * ds * (int64_t)c->dsz, 0, c->dsz);
+}
+
+/* n points of src at stride ss into dst at stride ds (pointers at the first point). */
+static void convert_run(const ctx_t *c, const char *s, int64_t ss, char *d, int64_t ds,
+                        int64_t n) {
+    if (c->bitwise) { copy_bits(s, ss, d, ds, n, c->ssz); return; }
+    const bdnn_reorder_attr_t *a = c->attr;
+    float v[CVT_CHUNK], prior[CVT_CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CVT_CHUNK) {
+        const int64_t m = n - i0 < CVT_CHUNK ? n - i0 : CVT_CHUNK;
+        const char *sp = s + i0 * ss * (int64_t)c->ssz;
+        char *dp = d + i0 * ds * (int64_t)c->dsz;
+        load_run(a->src_dt, sp, ss, m, v);
+        if (a->sum) load_run(a->dst_dt, dp, ds, m, prior);
+        apply_attr(a, v, prior, m);
+        store_run(a->dst_dt, v, dp, ds, m);
+    }
+}
+
+/* A tile: dst(y, x) at d + y*dy + x (x contiguous), src(y, x) at s + y + x*sx. */
+static void convert_tile(const ctx_t *c, const char *s, int64_t sx, char *d, int64_t dy,
+                         int64_t ny, int64_t nx) {
+    if (c->bitwise && c->ssz == 4) {
+        c->ker->tr4((const uint32_t *)s, sx, (uint32_t *)d, dy, ny, nx);
+        return;
+    }
+    const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
+    if (c->bitwise) {
+        for (int64_t y = 0; y < ny; ++y)
+            copy_bits(s + y * ssz, sx, d + y * dy * dsz, 1, nx, c->ssz);
+        return;
+    }
+    const bdnn_reorder_attr_t *a = c->attr;
+    float in[REORDER_TILE * REORDER_TILE], row[REORDER_TILE], prior[REORDER_TILE];
+    for (int64_t x = 0; x < nx; ++x)          /* src lines: y runs */
+        load_run(a->src_dt, s + x * sx * ssz, 1, ny, in + x * REORDER_TILE);
+    for (int64_t y = 0; y < ny; ++y) {        /* dst lines: x runs */
+        for (int64_t x = 0; x < nx; ++x) row[x] = in[x * REORDER_TILE + y];
+        char *dp = d + y * dy * dsz;
+        if (a->sum) load_run(a->dst_dt, dp, 1, nx, prior);
+        apply_attr(a, row, prior, nx);
+        store_run(a->dst_dt, row, dp, 1, nx);
+    }
+}
+
+/* -- jobs -------------------------------------------------------------------------------- */
+
+/* The defect that ignores non-dense strides: dst strides recomputed as if dst were dense
+ * in the order of its strides. */
+static void densify_dst(bdnn_reorder_job_t *j) {
+    int order[BDNN_REORDER_MAX_LOOPS];
+    for (int k = 0; k < j->nloops; ++k) order[k] = k;
+    for (int a = 1; a < j->nloops; ++a)      /* insertion sort, smallest stride first */
+        for (int b = a; b > 0 && j->dst_stride[order[b]] < j->dst_stride[order[b - 1]]; --b) {
+            const int t = order[b]; order[b] = order[b - 1]; order[b - 1] = t;
+        }
+    int64_t stride = 1;
+    for (int k = 0; k < j->nloops; ++k) {
+        j->dst_stride[order[k]] = stride;
+        stride *= j->n[order[k]];
+    }
+}
+
+static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char *src,
+                    char *dst) {
+    bdnn_reorder_job_t job = *job_in;
+    if (job.nloops == 0) {                    /* a single point */
+        job.nloops = 1;
+        job.n[0] = 1;
+        job.src_stride[0] = job.dst_stride[0] = 1;
+    }
+    if (c->fault == BDNN_REORDER_FAULT_DENSE_DST) densify_dst(&job);
+    const int L = job.nloops;
+    const int tile = !job.zero && L >= 2 && job.src_stride[L - 2] == 1
+        && job.dst_stride[L - 1] == 1 && job.src_stride[L - 1] != 1
+        && job.dst_stride[L - 2] != 1;
+    /* short runs (a cache line or less): the next loop joins the unit, so a unit is a
+     * batch of runs and the bookkeeping is paid once per batch */
+    const int batch = !tile && !job.zero && L >= 2
+        && job.n[L - 1] * (int64_t)c->dsz <= SHORT_RUN_BYTES;
+    const int inner = tile || batch ? 2 : 1, outer = L - inner;
+    int64_t m_count = 1;
+    for (int k = 0; k < outer; ++k) m_count *= job.n[k];
+    const int64_t nx = job.n[L - 1], ny = tile ? job.n[L - 2] : 1;
+    const int64_t nb = batch ? job.n[L - 2] : 1;
+    /* One long run (e.g. a same-layout copy): an equal share per thread, so the copy is
+     * exactly a parallel memcpy (large copies then get the C library's streaming
+     * stores); otherwise runs are cut into RUN_CHUNK pieces for balance. */
+    const int64_t nthr = omp_get_max_threads();
+    const int64_t x_chunk = tile ? REORDER_TILE
+        : (m_count == 1 && nx > RUN_CHUNK * nthr) ? (nx + nthr - 1) / nthr : RUN_CHUNK;
+    const int64_t tx = (nx + x_chunk - 1) / x_chunk;
+    /* Bit copies of 4-byte elements take tiles of about TILE_AREA4 elements, as tall in
+     * y (along src lines) as the width allows: a narrow tile (nChw16c: 16 wide) then
+     * reads up to 2 KiB of each src line per visit, which the prefetchers follow,
+     * instead of hopping between as many lines as the tile is wide. */
+    int64_t tile_y = REORDER_TILE;
+    if (tile && c->bitwise && c->ssz == 4) {
+        const int64_t w = nx < REORDER_TILE ? nx : REORDER_TILE;
+        tile_y = TILE_AREA4 / w < REORDER_TILE ? REORDER_TILE
+            : TILE_AREA4 / w > TILE_Y4_MAX ? TILE_Y4_MAX : TILE_AREA4 / w;
+    }
+    const int64_t ty = tile ? (ny + tile_y - 1) / tile_y : 1;
+    const int64_t tasks = m_count * ty * tx;
+    const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
+
+    /* Each thread takes one contiguous range of units (outer point, tile row, chunk),
+     * decodes its first unit once, then steps through the rest like an odometer: short
+     * runs (nhwc -> nChw16c copies 16 elements at a time) pay no division per run. */
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
+        const int64_t lo = tasks * th / nt, hi = tasks * (th + 1) / nt;
+        int64_t idx[BDNN_REORDER_MAX_LOOPS];
+        int64_t ix = lo % tx, iy = (lo / tx) % ty, m = lo / (tx * ty);
+        int64_t so = job.src_off, doff = job.dst_off;
+        for (int k = outer - 1; k >= 0; --k) {
+            idx[k] = m % job.n[k];
+            m /= job.n[k];
+            so += idx[k] * job.src_stride[k];
+            doff += idx[k] * job.dst_stride[k];
+        }
+        for (int64_t t = lo; t < hi; ++t) {
+            const int64_t x0 = ix * x_chunk, nxc = nx - x0 < x_chunk ? nx - x0 : x_chunk;
+            const int64_t sx = so + x0 * job.src_stride[L - 1];
+            const int64_t dx = doff + x0 * job.dst_stride[L - 1];
+            if (job.zero) {
+                zero_run(c, dst + dx * dsz, job.dst_stride[L - 1], nxc);
+            } else if (batch) {
+                const int64_t bs = job.src_stride[L - 2], bd = job.dst_stride[L - 2];
+                for (int64_t b = 0; b < nb; ++b)
+                    convert_run(c, src + (sx + b * bs) * ssz, job.src_stride[L - 1],
+                                dst + (dx + b * bd) * dsz, job.dst_stride[L - 1], nxc);
+            } else if (!tile) {
+                convert_run(c, src + sx * ssz, job.src_stride[L - 1], dst + dx * dsz,
+                            job.dst_stride[L - 1], nxc);
+            } else {
+                const int64_t y0 = iy * tile_y;
+                const int64_t nyc = ny - y0 < tile_y ? ny - y0 : tile_y;
+                /* src_stride[L-2] == 1 */
+                convert_tile(c, src + (sx + y0) * ssz, job.src_stride[L - 1],
+                             dst + (dx + y0 * job.dst_stride[L - 2]) * dsz,
+                             job.dst_stride[L - 2], nyc, nxc);
+            }
+            if (++ix < tx) continue;
+            ix = 0;
+            if (++iy < ty) continue;
+            iy = 0;
+            for (int k = outer - 1; k >= 0; --k) {   /* next outer point */
+                so += job.src_stride[k];
+                doff += job.dst_stride[k];
+                if (++idx[k] < job.n[k]) break;
+                so -= job.n[k] * job.src_stride[k];
+                doff -= job.n[k] * job.dst_stride[k];
+                idx[k] = 0;
+            }
+        }
+    }
+}
+
+int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
+                         const bdnn_reorder_job_t *jobs, int njobs, const void *src,
+                         void *dst, int fault) {
+    if (impl < 0 || impl >= N_IMPLS || !attr) return BDNN_STATUS_INVALID;
+    if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    ctx_t c = {attr, impls[impl].ker, bdnn_dt_size(attr->src_dt), bdnn_dt_size(attr->dst_dt),
+               0, fault};
+    if (!c.ssz || !c.dsz) return BDNN_STATUS_INVALID;
+    c.bitwise = attr->src_dt == attr->dst_dt && attr->src_scale == 1.0f
+        && attr->dst_scale == 1.0f && !attr->sum;
+    for (int j = 0; j < njobs; ++j) {
+        const bdnn_reorder_job_t *job = &jobs[j];
+        if (job->nloops < 0 || job->nloops > BDNN_REORDER_MAX_LOOPS) return BDNN_STATUS_INVALID;
+        for (int k = 0; k < job->nloops; ++k)
+            if (job->n[k] < 1) return BDNN_STATUS_INVALID;
+    }
+    for (int j = 0; j < njobs; ++j) run_job(&c, &jobs[j], src, dst);
+    return BDNN_STATUS_OK;
+}
+
+void bdnn_parallel_memcpy(void *dst, const void *src, int64_t bytes) {
+#pragma omp parallel
+    {
+        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int64_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
+        if (hi > lo) memcpy((char *)dst + lo, (const char *)src + lo, (size_t)(hi - lo));
+    }
+}

@@ -1,0 +1,122 @@
+"""The reorder driver as a user sees it: the CI batch end to end, repro lines that rerun,
+bad inputs as one line each, perf lines in GB/s, and broken kernels caught."""
+
+import pytest
+
+from conftest import run_cli
+
+from benchdnn_py.drivers.reorder import cfg, ref
+from benchdnn_py.drivers.reorder.desc import parse_dims, parse_strides_option
+from benchdnn_py.errors import ProblemError, UsageError
+
+import numpy as np
+
+
+def test_fill_table_rounds_and_saturates_per_type():
+    assert cfg.table("s8").tolist() == [127, -128, 0, 0, 0, 1, 2, 2, 16, 64]
+    assert cfg.table("u8").tolist() == [255, 0, 0, 0, 0, 1, 2, 2, 16, 64]
+    assert cfg.table("f16")[:2].tolist() == [2048, -2048]
+    assert cfg.fill_src(12, "f32")[10:].tolist() == cfg.table("f32")[:2].tolist()
+    # the prior dst runs out of step with src: entry (i*11/10) mod 10
+    assert cfg.fill_dst(12, "f32")[[0, 9, 10, 11]].tolist() == \
+        cfg.table("f32")[[0, 9, 1, 2]].tolist()
+
+
+def test_reference_is_the_formula_in_f32_steps():
+    src = np.array([1.5, 3.0, 2.0**24], np.float32)
+    prior = np.array([1.0, -2.0, 1.0], np.float32)
+    out = ref.reorder(src, 0.5, 2.0, 0.25, prior)
+    assert out.dtype == np.float32
+    # 2^23 + 0.25 is not an f32: the sum step rounds it away before the division
+    assert out.tolist() == [(0.75 + 0.25) / 2, (1.5 - 0.5) / 2, 2.0**22]
+
+
+def test_descriptor_and_strides_grammar():
+    assert parse_dims('2x64x3x3_n"r1"').format() == '2x64x3x3_n"r1"'
+    with pytest.raises(ProblemError, match="at most 6"):
+        parse_dims("1x2x3x4x5x6x7")
+    assert parse_strides_option("96x1@5:") == (((96, 1), 5), None)
+    for bad in ("3x1", "1:2:3"):
+        with pytest.raises(UsageError, match="expected SRC:DST"):
+            parse_strides_option(bad)
+
+
+def test_ci_batch_passes_in_two_workers():
+    res = run_cli("-j", "2", "--reorder", "--batch=batches/reorder_ci")
+    assert res.code == 0, res.out[-2000:]
+    s = res.summary()
+    assert s["passed"] == s["tests"] > 500
+    for impl in ("reorder:avx2", "reorder:scalar"):
+        assert any(f"--impl={impl} " in l for l in res.lines), impl
+
+
+def test_repro_line_reruns_the_case():
+    first = run_cli("--reorder", "--sdt=s8", "--ddt=bf16", "--stag=nhwc", "--dtag=nChw16c",
+                    "--attr-scales=src:common:0.5", "--attr-post-ops=sum:2", "2x19x3x3")
+    line = next(l for l in first.lines if "__REPRO" in l)
+    assert ("--sdt=s8 --ddt=bf16 --stag=nhwc --dtag=nChw16c --attr-scales=src:common:0.5 "
+            "--attr-post-ops=sum:2 2x19x3x3") in line and line.startswith("0:PASSED")
+    args = line.split("__REPRO: ")[1].split()
+    again = run_cli(*[a for a in args if not a.startswith("--impl=")])
+    assert next(l for l in again.lines if "__REPRO" in l).split("(")[0] == line.split("(")[0]
+    strided = run_cli("--reorder", "--strides=40x1@3:1x20", "7x19")
+    assert "--stag=abx --dtag=abx --strides=40x1@3:1x20 7x19" in strided.out
+    assert strided.code == 0
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--stag=nhwcc", "2x3"], "--stag=nhwcc: unknown or invalid tag `nhwcc`"),
+    (["--dtag=aBcd", "2x3"], "--dtag=aBcd: unknown or invalid tag `aBcd`"),
+    (["--sdt=f64", "2x3"], "--sdt=f64: unknown data type"),
+    (["--strides=3x1", "2x3"], "--strides=3x1: expected SRC:DST"),
+    (["--strides=3x0:", "2x3"], "--strides=3x0:: `3x0`: strides must be positive"),
+    (["--attr-post-ops=sum:x", "2x3"], "`x` in `sum:x` is not a number"),
+])
+def test_bad_options_are_one_line_usage_errors(args, needle):
+    res = run_cli("--reorder", *args)
+    assert res.code == 2 and needle in res.err and len(res.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--stag=nhwc", "--strides=24x1x8x1:", "2x3x4x1"],
+     "--stag=nhwc and --strides give src both a tag and strides"),
+    (["--strides=:1x1", "2x3"], "--strides, dst: strides `1x1` are invalid for dims 2x3"),
+    (["--strides=4x1x1:", "2x3"], "3 strides for 2 dims"),
+    (["--dtag=nchw", "2x3"], "--dtag=nchw: tag `nchw` is for 4 dims, the problem has 2"),
+    (["--attr-scales=wei:common:2", "2x3"], "a reorder has src and dst scales"),
+    (["--attr-scales=dst:common:0", "2x3"], "a dst scale of 0"),
+    (["2x0x3"], "every dimension must be positive"),
+])
+def test_bad_problems_are_one_line_and_the_batch_goes_on(args, needle):
+    res = run_cli("--reorder", *args, "--reset", "2x3")
+    errors = [l for l in res.err.splitlines() if l.strip()]
+    assert len(errors) == 1 and needle in errors[0], res.err
+    s = res.summary()
+    assert s["invalid_arguments"] == 1 and s["passed"] == 1 and res.code == 1
+
+
+def test_what_is_not_implemented_says_so():
+    res = run_cli("--reorder", "--attr-scales=src:per_dim_1", "--attr-post-ops=relu",
+                  "2x3", "--attr-scales=", "2x3")
+    lines = [l for l in res.lines if "__REPRO" in l]
+    assert "UNIMPLEMENTED (--attr-scales=src:per_dim_1: only common f32 scales)" in lines[0]
+    assert "UNIMPLEMENTED (--attr-post-ops=relu: only sum[:SCALE])" in lines[1]
+
+
+def test_any_is_the_plain_layout_and_list_mode_lists():
+    res = run_cli("--reorder", "--dtag=any", "-v5", "2x3x4")
+    assert res.code == 0 and "src abx=abc (2, 3, 4) dst any=abc (2, 3, 4)" in res.out
+    listed = run_cli("--reorder", "--mode=L", "--dtag=nChw16c,OIhw16i16o", "2x3x4x4")
+    assert listed.summary()["listed"] == 2
+
+
+def test_perf_mode_reports_bandwidth():
+    res = run_cli("--reorder", "--mode=P", "--fix-times-per-prb=3", "--dtag=abx,aBx16b",
+                  "--attr-post-ops=,sum", "2x16x7x7")
+    assert "perf,engine,impl,name,prb,Gops,max_ctime,min_time,min_Gbw,avg_time,avg_Gbw" \
+        in res.lines
+    perf = [l for l in res.lines if l.startswith("perf,cpu,reorder:")]
+    assert len(perf) == 4 and all(float(l.split(",")[-3]) > 0 for l in perf)
+    csv = run_cli("--reorder", "--mode=P", "--fix-times-per-prb=2", "--perf-template=csv",
+                  "--sdt=u8", "--dtag=axb", "2x16x7x7")
+    assert any(",u8,f32,abx,axb," in l for l in csv.lines)

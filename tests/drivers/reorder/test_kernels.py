@@ -1,0 +1,73 @@
+"""The C reorder kernels through core_ops, on every ISA variant: each path (bit copies,
+runs, batched short runs, tiles, zero jobs, conversions) against numpy placing the
+reference by the layout module's offsets."""
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core, core_ops, layout
+from benchdnn_py.check import round_to_dt
+from benchdnn_py.drivers.reorder import ref
+
+IMPLS = [i for i in core_ops.reorder_impls() if core.isa_supported(i.isa)]
+
+
+def run(impl, stag, dtag, dims, sdt="f32", ddt="f32", src_scale=1.0, dst_scale=1.0,
+        sum_scale=None, seed=0):
+    rng = np.random.default_rng(seed)
+    src_l = layout.parse_tag(stag).layout(dims)
+    dst_l = layout.parse_tag(dtag).layout(dims)
+    x = round_to_dt(rng.integers(-300, 300, dims).astype(np.float32) / 4, sdt)
+    src = np.zeros(src_l.size, core.numpy_dtype(sdt))
+    src[src_l.offset_table()] = x.astype(src.dtype)
+    dst = np.full(dst_l.size, 77, core.numpy_dtype(ddt))
+    prior = None
+    if sum_scale is not None:
+        prior = round_to_dt(rng.integers(-8, 8, dims).astype(np.float32), ddt)
+        dst[dst_l.offset_table()] = prior.astype(dst.dtype)
+    attr = core_ops.ReorderAttr(sdt, ddt, src_scale, dst_scale, sum_scale is not None,
+                                sum_scale or 1.0)
+    jobs = layout.copy_jobs(src_l, dst_l) + layout.zero_jobs(dst_l)
+    core_ops.ReorderPrimitive(impl, attr, jobs).bind(src, dst)()
+    with np.errstate(all="ignore"):
+        exp = round_to_dt(ref.reorder(x, src_scale, dst_scale, sum_scale, prior), ddt)
+    got = dst[dst_l.offset_table()].astype(np.float32)
+    pad = dst[dst_l.padding_offsets()]
+    return exp, got, pad
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=lambda i: i.name)
+@pytest.mark.parametrize("stag,dtag,dims", [
+    ("nchw", "nchw", (2, 33, 5, 7)),          # one merged run: memcpy shares
+    ("nchw", "nhwc", (2, 37, 19, 5)),         # a transposition: tiles with tails
+    ("nchw", "nChw16c", (3, 40, 9, 11)),      # narrow tall tiles, padding
+    ("nhwc", "nChw8c", (2, 19, 9, 9)),        # batched short runs, padding
+    ("OIhw16i16o", "hwio", (20, 36, 3, 3)),   # blocked to plain, both dims blocked
+    ("aBcd8b", "aBcd16b", (2, 30, 4, 3)),     # nested blocks
+    ("ab", "ba", (130, 67)),                  # a plain 2D transpose, 8x8 tails
+])
+def test_every_path_is_exact_and_zeroes_the_padding(impl, stag, dtag, dims):
+    exp, got, pad = run(impl, stag, dtag, dims)
+    assert np.array_equal(exp, got)
+    assert (pad == 0).all()
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=lambda i: i.name)
+@pytest.mark.parametrize("sdt,ddt", [("f32", "s8"), ("f32", "u8"), ("bf16", "f16"),
+                                     ("s32", "bf16"), ("u8", "f32"), ("f16", "s32")])
+def test_conversions_scales_and_sum_round_like_the_reference(impl, sdt, ddt):
+    for stag, dtag in (("nchw", "nhwc"), ("nhwc", "nChw16c")):
+        exp, got, pad = run(impl, stag, dtag, (2, 21, 6, 5), sdt, ddt, src_scale=0.75,
+                            dst_scale=0.5, sum_scale=1.5)
+        assert np.array_equal(exp, got), (stag, dtag)
+        assert (pad == 0).all()
+
+
+def test_bind_refuses_buffers_the_jobs_overrun():
+    impl = IMPLS[0]
+    src_l = layout.parse_tag("nchw").layout((2, 3, 4, 4))
+    dst_l = layout.parse_tag("nChw16c").layout((2, 3, 4, 4))
+    prim = core_ops.ReorderPrimitive(impl, core_ops.ReorderAttr(),
+                                     layout.copy_jobs(src_l, dst_l) + layout.zero_jobs(dst_l))
+    with pytest.raises(ValueError, match="the jobs reach"):
+        prim.bind(np.zeros(src_l.size, np.float32), np.zeros(dst_l.nelems, np.float32))
