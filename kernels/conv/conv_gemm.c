@@ -552,6 +552,10 @@ static void tap_next(const bdnn_conv_desc_t *d, tap_t *t) {
 
 /* Forward: B[(ic, tap)][output point] = src at o*s - p + tap*(d+1); outside the input, pad
  * (0, or the int8 source zero point). */
+/* Runs here are short (a micro-panel is 32 columns): the copy loops stay inline rather
+ * than becoming memcpy calls, and unit stride bounds its runs without the integer
+ * divisions (tens of cycles each, per run) that strides need. */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t kc,
                        int64_t npanels, const scratch_t *s) {
     const bdnn_conv_desc_t *d = &e->c->d;
@@ -572,8 +576,13 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
                 const int64_t ix0 = sg->x0 * SW - d->pw + dx;
                 int64_t lo = 0, hi = 0;   /* run positions t whose input column is inside */
                 if (iz >= 0 && iz < ID && iy >= 0 && iy < IH) {
-                    lo = ix0 >= 0 ? 0 : bdnn_div_up(-ix0, SW);
-                    hi = bdnn_floor_div(IW - 1 - ix0, SW) + 1;
+                    if (SW == 1) {
+                        lo = ix0 >= 0 ? 0 : -ix0;
+                        hi = IW - ix0;
+                    } else {
+                        lo = ix0 >= 0 ? 0 : bdnn_div_up(-ix0, SW);
+                        hi = bdnn_floor_div(IW - 1 - ix0, SW) + 1;
+                    }
                     if (hi > sg->len) hi = sg->len;
                     if (hi < 0) hi = 0;   /* the whole run lies past the right edge */
                     if (lo > hi) lo = hi;
@@ -581,7 +590,7 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
                 const float *in = plane + (iz * IH + iy) * IW + ix0;
                 for (int64_t j = 0; j < lo; ++j) out[j] = pad;
                 if (SW == 1)
-                    memcpy(out + lo, in + lo, sizeof(float) * (size_t)(hi - lo));
+                    for (int64_t j = lo; j < hi; ++j) out[j] = in[j];
                 else
                     for (int64_t j = lo; j < hi; ++j) out[j] = in[j * SW];
                 if (replicate_edge && hi > lo && hi < sg->len)
