@@ -71,6 +71,17 @@ enum { KD = 1024, DOT_MIN_K = 256, DOT_NC_MAX = 96 };
  * whole (image, group) slices or, with too few of those, add into private copies of
  * diff_src that are summed at the end (while they stay small). */
 static const int64_t COL_MAX_PRIVATE_FLOATS = (int64_t)16 << 20;
+
+/* Forward, shift route (f32, 1D/2D, unit stride, several taps): im2col copies every input
+ * point once per tap it feeds (9x the input for 3x3). Instead the input is copied once
+ * into a zero-padded buffer of Hp x Wp per channel, and the outputs are computed on the
+ * padded grid (column oh*Wp + ow, the Wp - OW columns past each row's end discarded):
+ * there, tap (kh, kw)'s operand is the padded plane itself shifted by kh*(DH+1)*Wp +
+ * kw*(DW+1), so the micro-kernel reads B rows in place (ldb = the plane), with K ordered
+ * (tap, ic) and k blocks inside one tap. A C block is computed on the padded grid, then
+ * its valid columns are stored into dst with bias and post-ops. */
+enum { SHIFT_MIN_ICG = 16 };
+static const int64_t SHIFT_MAX_PAD_FLOATS = (int64_t)64 << 20;
 static const int64_t KSPLIT_MAX_PARTIAL_FLOATS = (int64_t)16 << 20;
 
 /* A run of consecutive points along w of one row of the N grid (output points for the
@@ -109,6 +120,9 @@ typedef struct {
     int dot;              /* backward weights on the dot-product route */
     int col2im;           /* backward data on the col2im route */
     int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
+    int shift;            /* forward on the shift route */
+    int64_t hp, wp;       /* shift: padded plane rows and columns */
+    float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
@@ -169,6 +183,7 @@ static void gemm_fini(struct bdnn_conv *c) {
     free(p->stage_a);
     free(p->bias_f32);
     free(p->partials);
+    free(p->padded);
     free(p);
     c->plan = NULL;
 }
@@ -259,6 +274,50 @@ static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *
     return BDNN_STATUS_OK;
 }
 
+/* The k block that starts at k0: the whole of K, or on the shift route the rest of k0's
+ * tap, at most KC. */
+static int64_t kblock_len(const gemm_plan_t *p, int64_t icg, int64_t k0) {
+    const int64_t end = p->shift ? (k0 / icg + 1) * icg : p->K;
+    return end - k0 < KC ? end - k0 : KC;
+}
+
+static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t hp = d->oh + (d->kh - 1) * (d->dh + 1), wp = d->ow + (d->kw - 1) * (d->dw + 1);
+    const int64_t padded = d->mb * d->ic * hp * wp + wp + u->nr;
+    if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
+    p->shift = 1, p->hp = hp, p->wp = wp;
+    p->instances = d->mb * d->g;
+    p->M = d->oc / d->g, p->N = d->oh * wp, p->K = (d->ic / d->g) * taps_of(d);
+    p->a_panels = bdnn_div_up(p->M, u->mr);
+    /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
+     * split when there are too few items. */
+    const int64_t want = 4 * (int64_t)c->nthr, panels = bdnn_div_up(p->N, u->nr);
+    int64_t per_block = panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX;
+    while (per_block > 1 && p->instances * bdnn_div_up(panels, per_block) < want)
+        per_block = bdnn_div_up(per_block, 2);
+    p->nc = per_block * u->nr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    int64_t row_blocks = bdnn_div_up(p->a_panels, MC_PANELS_MAX);
+    if (p->instances * p->n_col_blocks * row_blocks < want)
+        row_blocks = bdnn_div_up(want, p->instances * p->n_col_blocks);
+    if (row_blocks > p->a_panels) row_blocks = p->a_panels;
+    p->m_rows = bdnn_div_up(p->a_panels, row_blocks) * u->mr;
+    p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
+    p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
+    p->padded = bdnn_aligned_alloc(sizeof(float) * (size_t)padded);
+    if (!p->padded) return BDNN_STATUS_OUT_OF_MEMORY;
+    memset(p->padded, 0, sizeof(float) * (size_t)padded);   /* borders stay zero */
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
+        if (!s->cbuf) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    return BDNN_STATUS_OK;
+}
+
 static int col_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t diff_src = d->mb * d->ic * in_points(d);
@@ -315,6 +374,11 @@ static int gemm_init(struct bdnn_conv *c) {
     p->a_panels = bdnn_div_up(p->M, u->mr);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
         return dot_init(c, p, u);
+    if (c->dir == BDNN_DIR_FWD && !c->lp && taps > 1 && icg >= SHIFT_MIN_ICG && d->kd == 1
+            && d->id == 1 && d->od == 1 && d->sh == 1 && d->sw == 1) {
+        const int st = shift_init(c, p, u);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
     /* (The stride-truncation defect lives in the gather route's divisibility test.) */
     if (c->dir == BDNN_DIR_BWD_DATA && !c->lp && c->n_post_ops == 0
             && c->fault != BDNN_FAULT_STRIDE_TRUNC
@@ -410,18 +474,19 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
     for (int64_t g = 0; g < d->g; ++g) {
         const float *wg = wei + g * ocg * icg * taps;
         float *ag = packed + g * p->a_panels * MR * K;
-        for (int64_t pc = 0; pc < K; pc += KC) {
-            const int64_t kc = K - pc < KC ? K - pc : KC;
+        for (int64_t pc = 0, kc; pc < K; pc += kc) {
+            kc = kblock_len(p, icg, pc);
             for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                 float *panel = ag + pc * p->a_panels * MR + ip * kc * MR;
                 for (int64_t kk = 0; kk < kc; ++kk)
                     for (int64_t r = 0; r < MR; ++r) {
                         const int64_t m = ip * MR + r, k = pc + kk, tap = k % taps;
                         /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)];
-                         * col2im: A[(ic, tap)][oc] */
+                         * col2im: A[(ic, tap)][oc]; shift: A[oc][(tap, ic)] */
                         const int64_t oc = c->dir == BDNN_DIR_FWD ? m : p->col2im ? k : k / taps;
-                        const int64_t ic = c->dir == BDNN_DIR_FWD ? k / taps : p->col2im ? m / taps : m;
-                        const int64_t tp = p->col2im ? m % taps : tap;
+                        const int64_t ic = p->shift ? k % icg : c->dir == BDNN_DIR_FWD ? k / taps
+                                         : p->col2im ? m / taps : m;
+                        const int64_t tp = p->shift ? k / icg : p->col2im ? m % taps : tap;
                         float v = m < M ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
                         if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
                         if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
@@ -803,7 +868,7 @@ static void run_gemm(const exec_t *e) {
                         if (!lp) {
                             float *tile = c_inst + m * N + j;
                             u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
-                                  tile, N, mr, nr, mode, bias_g ? bias_g + m : NULL, sum_scale);
+                                  NR, tile, N, mr, nr, mode, bias_g ? bias_g + m : NULL, sum_scale);
                             /* Epilogue: the tile is final and still in L1. */
                             if (last && has_eltwise) bdnn_post_ops_eltwise(c, tile, N, mr, nr);
                             continue;
@@ -815,7 +880,7 @@ static void run_gemm(const exec_t *e) {
                                      p->nc, mr, nr, pc > 0);
                         else
                             u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
-                                  acc, p->nc, mr, nr, pc > 0 ? UKR_ACCUMULATE : UKR_WRITE,
+                                  NR, acc, p->nc, mr, nr, pc > 0 ? UKR_ACCUMULATE : UKR_WRITE,
                                   NULL, 0.0f);
                         if (last)
                             bdnn_conv_epilogue(c, acc, p->nc, mr, nr, g * M + m,
@@ -940,6 +1005,107 @@ static void run_dot(const exec_t *e) {
     }
 }
 
+/* The padded copy of the input (shift route); the right-edge defect fills the right
+ * padding of every existing row with the row's last value. */
+static void shift_pad_input(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw;
+    const int edge = c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t plane = 0; plane < d->mb * d->ic; ++plane) {
+        const float *in = e->b_src + plane * IH * IW;
+        float *out = p->padded + plane * hp * wp;
+        for (int64_t y = 0; y < hp; ++y) {
+            const int64_t iy = y - d->ph;
+            if (iy < 0 || iy >= IH) continue;   /* a zero row, from creation */
+            const int64_t x0 = d->pw, x1 = d->pw + IW < wp ? d->pw + IW : wp;
+            memcpy(out + y * wp + x0, in + iy * IW, sizeof(float) * (size_t)(x1 > x0 ? x1 - x0 : 0));
+            if (edge)
+                for (int64_t x = x1; x < wp; ++x) out[y * wp + x] = in[iy * IW + IW - 1];
+        }
+    }
+}
+
+/* Stores rows [m0, m1) of a C block on the padded grid (columns [j0, j0 + ncols)) into
+ * dst: the columns of real outputs, with bias, the sum post-op and eltwise entries. */
+static void shift_store(const exec_t *e, const float *cbuf, int64_t ldc, int64_t inst,
+                        int64_t m0, int64_t m1, int64_t j0, int64_t ncols) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t wp = p->wp, OW = d->ow, OP = d->oh * OW, G = d->g;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
+    const int64_t n = inst / G, g = inst % G;
+    for (int64_t m = m0; m < m1; ++m) {
+        const int64_t oc = g * p->M + m;
+        const float bias = e->bias ? ((const float *)e->bias)[oc] : 0.0f;
+        float *dplane = (float *)e->out + (n * d->oc + oc) * OP;
+        const float *crow = cbuf + (m - m0) * ldc;
+        for (int64_t j = j0; j < j0 + ncols;) {
+            const int64_t oh = j / wp, ow0 = j % wp;
+            const int64_t row_end = (oh + 1) * wp < j0 + ncols ? (oh + 1) * wp : j0 + ncols;
+            const int64_t ow1 = ow0 + (row_end - j);   /* this run: padded columns [ow0, ow1) */
+            const int64_t len = (ow1 < OW ? ow1 : OW) - ow0;
+            if (len > 0) {
+                float *out = dplane + oh * OW + ow0;
+                const float *in = crow + (j - j0);
+                if (has_sum)
+                    for (int64_t t = 0; t < len; ++t) out[t] = sum_scale * out[t] + bias + in[t];
+                else
+                    for (int64_t t = 0; t < len; ++t) out[t] = bias + in[t];
+                if (has_eltwise) bdnn_post_ops_eltwise(c, out, len, 1, len);
+            }
+            j = row_end;
+        }
+    }
+}
+
+static void run_shift(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
+    const int64_t icg = d->ic / G, plane = p->hp * p->wp;
+    shift_pad_input(e);
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const scratch_t *s = &p->scratch[omp_get_thread_num()];
+#pragma omp for schedule(static, 1)
+        for (int64_t item = 0; item < p->n_items; ++item) {
+            const int64_t rb = item % p->n_row_blocks;
+            const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
+            const int64_t inst = item / (p->n_row_blocks * p->n_col_blocks);
+            const int64_t n = inst / G, g = inst % G;
+            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+            const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+            if (m0 >= M) continue;
+            const float *in_ng = p->padded + (n * d->ic + g * icg) * plane;
+            for (int64_t pc = 0, kc; pc < K; pc += kc) {
+                kc = kblock_len(p, icg, pc);
+                const int64_t tap = pc / icg, c0 = pc % icg;
+                const int64_t kh = tap / d->kw, kw = tap % d->kw;
+                const float *b = in_ng + c0 * plane + kh * (d->dh + 1) * p->wp + kw * (d->dw + 1)
+                               + j0;
+                const float *a_blk = (const float *)e->a_packed + g * p->a_panels * MR * K
+                                   + pc * p->a_panels * MR + (m0 / MR) * kc * MR;
+                for (int64_t q = 0; q * NR < ncols; ++q)
+                    for (int64_t m = m0; m < m1; m += MR)
+                        u->fn(kc, a_blk + (m - m0) * kc, b + q * NR, plane,
+                              s->cbuf + (m - m0) * p->nc + q * NR, p->nc,
+                              M - m < MR ? M - m : MR,
+                              ncols - q * NR < NR ? ncols - q * NR : NR,
+                              pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f);
+            }
+            shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
+        }
+    }
+}
+
 /* B block of the col2im route: rows oc of diff_dst(n, g*OCg + oc, o) over the block's
  * output points, as they lie, zero past N. */
 static void col_pack_b(const exec_t *e, const float *ddst_ng, int64_t pc, int64_t kc,
@@ -1017,7 +1183,7 @@ static void col_block(const exec_t *e, const scratch_t *s, int64_t inst, int64_t
                            + pc * p->a_panels * MR + (m0 / MR) * kc * MR;
         for (int64_t q = 0; q < npanels; ++q)
             for (int64_t m = m0; m < m1; m += MR)
-                u->fn(kc, a_blk + (m - m0) * kc, s->bp + q * kc * NR,
+                u->fn(kc, a_blk + (m - m0) * kc, s->bp + q * kc * NR, NR,
                       s->cbuf + (m - m0) * p->nc + q * NR, p->nc, M - m < MR ? M - m : MR,
                       ncols - q * NR < NR ? ncols - q * NR : NR,
                       pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f);
@@ -1130,6 +1296,7 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     }
     if (p->dot) run_dot(&e);
     else if (p->col2im) run_col2im(&e);
+    else if (p->shift) run_shift(&e);
     else run_gemm(&e);
     if (p->k_splits > 1) reduce_partials(c, e.out);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->lp && a->bias) {

@@ -13,11 +13,13 @@
  *   mode UKR_SUM:         C[0:mr, 0:nr] := sum_scale * C + bias + A * B   (sum post-op)
  *
  * A is a packed micro-panel of kc x MR: element (k, r) at a[k*MR + r]; rows r >= mr are 0.
- * B is a packed micro-panel of kc x NR: element (k, j) at b[k*NR + j]; columns j >= nr are
- * 0; b is 64-byte aligned. C has row stride ldc; only C[0:mr, 0:nr] is read or written. */
+ * B is kc x NR: element (k, j) at b[k*ldb + j] (a packed micro-panel: ldb = NR, 64-byte
+ * aligned; or rows of a tensor used in place); all NR columns of every row are read, and
+ * columns j >= nr only reach C's unwritten columns. C has row stride ldc; only
+ * C[0:mr, 0:nr] is read or written. */
 enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2 };
-typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, float *c,
-                                 int64_t ldc, int64_t mr, int64_t nr, int mode,
+typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                 float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
                                  const float *bias, float sum_scale);
 
 /* Dot-product micro-kernel (low-precision operands, conv_ukr_bf16.c / conv_ukr_int8*.c):

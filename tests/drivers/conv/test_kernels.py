@@ -154,15 +154,19 @@ def test_reuse_primitive_and_second_run_identical(impl):
 
 # ---- deliberate defects ---------------------------------------------------------------
 
-FAULT_SHAPES = {"gemm": "mb2ic4ih6oc5kh3ph1", "dw": "ic4ih6oc4kh3ph1_dw"}
+# gemm_conv's forward takes the shift route with 16+ input channels per group and several
+# taps at unit stride (a padded copy of the input, taps as shifts), else the gather route.
+FAULT_SHAPES = {"gemm": ("mb2ic4ih6oc5kh3ph1", "mb2ic16ih6oc5kh3ph1"),
+                "dw": ("ic4ih6oc4kh3ph1_dw",)}
 
 
 def _fault_cases():
     for impl in IMPLS:
         family = "dw" if impl.name.startswith("dw_") else "gemm"
         for fault in (core.Fault.SKIP_LAST_IC, core.Fault.RIGHT_PAD_EDGE):
-            yield pytest.param(impl, fault, FAULT_SHAPES[family],
-                               id=f"{impl.name}-{fault.name.lower()}")
+            for text in FAULT_SHAPES[family]:
+                yield pytest.param(impl, fault, text,
+                                   id=f"{impl.name}-{fault.name.lower()}-{text}")
 
 
 def _positive_data(shape, seed):
@@ -288,6 +292,27 @@ DOT_ROUTE_SHAPES = [
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_dot_route_matches_reference_exactly(impl, text):
     test_bwd_weights_matches_reference_exactly(impl, text)
+
+
+# Forward on the shift route: padding on either side (negative right padding too),
+# dilation, rectangular kernels, groups, 1D, k blocks split inside a tap (IC/G > 256),
+# output rows narrower and wider than a micro-panel.
+SHIFT_SHAPES = [
+    "mb2ic16ih9oc24kh3ph1",
+    "mb1ic20ih11iw30oc13kh3kw5ph0pw2dh1",
+    "g2mb2ic40ih7oc10kh2ph0",                    # groups, even kernel
+    "mb1ic300ih6oc14kh3ph1",                     # 300 channels: two k blocks per tap
+    "mb3ic16iw50oc7kw7pw3dw1",                   # 1D
+    "mb1ic17ih40oc40kh3ph2",                     # oh 42: padded grid wider than the input
+    "mb1ic24ih12oc8oh9kh3ph0",                   # explicit oh: right padding -1
+]
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("text", SHIFT_SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_shift_route_matches_reference_exactly(impl, text, with_bias):
+    test_impl_matches_reference_exactly(impl, text, with_bias)
 
 
 # Backward data on the col2im route: strided, multi-tap, grouped, dilated and 3D problems,
