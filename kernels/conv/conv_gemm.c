@@ -121,6 +121,7 @@ typedef struct {
     int col2im;           /* backward data on the col2im route */
     int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
     int shift;            /* forward on the shift route */
+    int b_in_place;       /* gather route, 1x1 unit stride, no padding: B is the tensor */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
@@ -412,6 +413,11 @@ static int gemm_init(struct bdnn_conv *c) {
     p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
 
     p->pack = c->lp ? u->pack : 0;
+    /* A 1x1 convolution at unit stride with no padding multiplies the input (forward) or
+     * diff_dst (backward data) as it lies: B row k is channel k's plane. */
+    p->b_in_place = !c->lp && c->dir != BDNN_DIR_BWD_WEIGHTS && taps == 1
+        && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
+        && d->od == d->id && d->oh == d->ih && d->ow == d->iw;
     p->Kp = p->pack ? bdnn_div_up(p->K, p->pack) * p->pack : p->K;
     const int st = lp_init(c, p);
     if (st != BDNN_STATUS_OK) return st;
@@ -622,7 +628,7 @@ static void tap_next(const bdnn_conv_desc_t *d, tap_t *t) {
  * divisions (tens of cycles each, per run) that strides need. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t kc,
-                       int64_t npanels, const scratch_t *s) {
+                       int64_t q0, int64_t npanels, const scratch_t *s) {
     const bdnn_conv_desc_t *d = &e->c->d;
     const int64_t NR = ukr_of(e->c)->nr, ID = d->id, IH = d->ih, IW = d->iw, SW = d->sw;
     const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
@@ -631,7 +637,7 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
     for (int64_t kk = 0; kk < kc; ++kk, tap_next(d, &t)) {
         const float *plane = src_ng + t.ch * ID * IH * IW;
         const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
-        for (int64_t q = 0; q < npanels; ++q) {
+        for (int64_t q = q0; q < npanels; ++q) {
             float *row = s->bp + (q * kc + kk) * NR;
             int64_t filled = 0;
             for (int64_t si = s->seg_start[q]; si < s->seg_start[q + 1]; ++si) {
@@ -672,7 +678,7 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
 /* Backward data: B[(oc, tap)][input point i] = diff_dst at o = (i + p - tap*(d+1)) / s when
  * that division is exact and o is inside the output, else 0. */
 static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, int64_t pc, int64_t kc,
-                            int64_t npanels, const scratch_t *s) {
+                            int64_t q0, int64_t npanels, const scratch_t *s) {
     const bdnn_conv_desc_t *d = &e->c->d;
     const int64_t NR = ukr_of(e->c)->nr, OD = d->od, OH = d->oh, OW = d->ow, SW = d->sw;
     const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
@@ -681,7 +687,7 @@ static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, int64_t pc, i
     for (int64_t kk = 0; kk < kc; ++kk, tap_next(d, &t)) {
         const float *plane = ddst_ng + t.ch * OD * OH * OW;
         const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
-        for (int64_t q = 0; q < npanels; ++q) {
+        for (int64_t q = q0; q < npanels; ++q) {
             float *row = s->bp + (q * kc + kk) * NR;
             memset(row, 0, sizeof(float) * (size_t)NR);
             for (int64_t si = s->seg_start[q]; si < s->seg_start[q + 1]; ++si) {
@@ -808,6 +814,9 @@ static void run_gemm(const exec_t *e) {
             const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
             const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
             const int64_t npanels = bdnn_div_up(ncols, NR);
+            /* B in place: every whole panel is read from the tensor itself; only a last
+             * partial panel, whose full-width reads could pass the tensor's end, is packed. */
+            const int64_t q_packed = p->b_in_place ? ncols / NR : 0;
             if (m0 >= M) continue;
             const int64_t out_inst = inst * M * N;   /* element offset of C */
             float *c_inst = lp ? NULL : (float *)e->out + out_inst;
@@ -836,8 +845,8 @@ static void run_gemm(const exec_t *e) {
                 switch (p->dir) {
                 case BDNN_DIR_FWD:
                 case BDNN_DIR_BWD_DATA:
-                    if (p->dir == BDNN_DIR_FWD) pack_b_fwd(e, b_inst, pc, kc, npanels, s);
-                    else pack_b_bwd_data(e, b_inst, pc, kc, npanels, s);
+                    if (p->dir == BDNN_DIR_FWD) pack_b_fwd(e, b_inst, pc, kc, q_packed, npanels, s);
+                    else pack_b_bwd_data(e, b_inst, pc, kc, q_packed, npanels, s);
                     if (pack)
                         a_blk = (const char *)e->a_packed
                               + elt * (size_t)(g * p->a_panels * MR * p->Kp
@@ -867,8 +876,10 @@ static void run_gemm(const exec_t *e) {
                         const int64_t mr = M - m < MR ? M - m : MR;
                         if (!lp) {
                             float *tile = c_inst + m * N + j;
-                            u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
-                                  NR, tile, N, mr, nr, mode, bias_g ? bias_g + m : NULL, sum_scale);
+                            const int in_place = q < q_packed;
+                            u->fn(kc, (const float *)a_blk + (m - m0) * kc,
+                                  in_place ? b_inst + pc * N + j : s->bp + q * kc * NR,
+                                  in_place ? N : NR, tile, N, mr, nr, mode, bias_g ? bias_g + m : NULL, sum_scale);
                             /* Epilogue: the tile is final and still in L1. */
                             if (last && has_eltwise) bdnn_post_ops_eltwise(c, tile, N, mr, nr);
                             continue;
