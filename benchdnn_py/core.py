@@ -157,16 +157,41 @@ class Fault(enum.IntEnum):
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
 
 
-def active_fault() -> Fault:
-    """The defect named by $BENCHDNN_PY_TEST_FAULT (lower-case Fault name), if any."""
+class OpFault(enum.IntEnum):
+    """Deliberate defects of the eltwise and pooling kernels (tests only), selected by the
+    same $BENCHDNN_PY_TEST_FAULT as Fault; the values live in these kernels' headers."""
+
+    NONE = 0
+    ELT_TAIL_DROPPED = lib.BDNN_ELT_FAULT_TAIL_DROPPED
+    POOL_WS_IGNORED = lib.BDNN_POOL_FAULT_WS_IGNORED
+    POOL_WS_UNWRITTEN = lib.BDNN_POOL_FAULT_WS_UNWRITTEN
+
+
+def _fault(own: type[enum.IntEnum]):
+    """The member of ``own`` that $BENCHDNN_PY_TEST_FAULT names (lower-case), if any. A
+    defect of other kernels (a name of the other enum) leaves these correct: none."""
     name = os.environ.get(FAULT_ENV, "").strip()
-    if not name:
-        return Fault.NONE
-    try:
-        return Fault[name.upper()]
-    except KeyError:
-        raise BenchError(f"{FAULT_ENV}={name}: unknown fault; expected one of "
-                         f"{', '.join(f.name.lower() for f in Fault if f)}") from None
+    if name.upper() in own.__members__:
+        return own[name.upper()]
+    if not name or any(name.upper() in e.__members__ for e in (Fault, OpFault)):
+        return own(0)
+    known = dict.fromkeys(f.name.lower() for e in (Fault, OpFault) for f in e if f)
+    raise BenchError(f"{FAULT_ENV}={name}: unknown fault; expected one of "
+                     f"{', '.join(known)}")
+
+
+def active_fault() -> Fault:
+    """The convolution defect $BENCHDNN_PY_TEST_FAULT names, if any."""
+    return _fault(Fault)
+
+
+def active_op_fault() -> OpFault:
+    """The eltwise/pooling defect $BENCHDNN_PY_TEST_FAULT names, if any."""
+    return _fault(OpFault)
+
+
+def _with_fault(name: str, fault: enum.IntEnum) -> str:
+    return name + (f"+fault:{fault.name.lower()}" if fault else "")
 
 
 class Unimplemented(BenchError):
@@ -359,9 +384,7 @@ class ConvPrimitive:
                                     self.attr.cdata(self._keep), int(fault), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
-        self.name = ffi.string(lib.bdnn_conv_name(self._handle)).decode()
-        if fault:
-            self.name += f"+fault:{fault.name.lower()}"
+        self.name = _with_fault(ffi.string(lib.bdnn_conv_name(self._handle)).decode(), fault)
 
     @property
     def weights_bytes(self) -> int:
@@ -422,13 +445,7 @@ class ConvPrimitive:
                              f"not {direction.name}")
 
     def _runner(self, fn, args) -> Callable[[], None]:
-        name = self.name
-
-        def run() -> None:
-            status = fn(*args)
-            if status:
-                _check(status, f"{name} execution")
-        return run
+        return _runner(fn, args, self.name)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -442,6 +459,15 @@ class ConvPrimitive:
         self.close()
 
 
+def _runner(fn, args, name: str) -> Callable[[], None]:
+    """A no-argument callable that executes fn(*args) and raises on a failing status."""
+    def run() -> None:
+        status = fn(*args)
+        if status:
+            _check(status, f"{name} execution")
+    return run
+
+
 def _out_ptr(array: np.ndarray, count: int):
     if not array.flags.writeable:
         raise ValueError("output buffers must be writable")
@@ -452,3 +478,194 @@ def _out_bytes(array: np.ndarray, dt: str, count: int):
     if not array.flags.writeable:
         raise ValueError("output buffers must be writable")
     return _bytes(array, dt, count)
+
+
+# == eltwise and pooling (kernels/include/bdnn_eltwise.h, bdnn_pool.h) ==================
+
+
+def _table(count, name, isa) -> tuple[ImplInfo, ...]:
+    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i))) for i in range(count()))
+
+
+# -- eltwise ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def eltwise_impls() -> tuple[ImplInfo, ...]:
+    """The C implementation table, in order of preference."""
+    return _table(lib.bdnn_elt_impl_count, lib.bdnn_elt_impl_name, lib.bdnn_elt_impl_isa)
+
+
+def eltwise_supported(alg: int, backward: bool) -> bool:
+    return lib.bdnn_elt_supported(alg, int(backward)) == lib.BDNN_STATUS_OK
+
+
+@dataclasses.dataclass(frozen=True)
+class EltwisePrimitive:
+    """One implementation of one algorithm and direction. bind_* check the buffers once and
+    return a no-argument callable, so timed runs pay only for the C call."""
+
+    impl: ImplInfo
+    alg: int
+    alpha: float
+    beta: float
+    backward: bool
+    fault: OpFault = OpFault.NONE
+
+    def __post_init__(self) -> None:
+        if not isa_supported(self.impl.isa):
+            raise Unimplemented(f"{self.impl.name}: the CPU lacks its ISA")
+        _check(lib.bdnn_elt_supported(self.alg, int(self.backward)), self.impl.name)
+
+    @property
+    def name(self) -> str:
+        return _with_fault(self.impl.name, self.fault)
+
+    def bind_fwd(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
+        n = src.size
+        args = (self.impl.index, self.alg, self.alpha, self.beta,
+                _ptr(src, "float[]", np.float32), _out_ptr(dst, n), n, int(self.fault))
+        return _runner(lib.bdnn_elt_fwd, args, self.name)
+
+    def bind_bwd(self, x: np.ndarray, diff_dst: np.ndarray, diff_src: np.ndarray,
+                 from_dst: bool) -> Callable[[], None]:
+        """x: src, or dst for the _dst variants (from_dst)."""
+        n = x.size
+        args = (self.impl.index, self.alg, int(from_dst), self.alpha, self.beta,
+                _ptr(x, "float[]", np.float32), _ptr(diff_dst, "float[]", np.float32, n),
+                _out_ptr(diff_src, n), n, int(self.fault))
+        return _runner(lib.bdnn_elt_bwd, args, self.name)
+
+
+
+# -- pooling ---------------------------------------------------------------------------
+
+class PoolAlg(enum.IntEnum):
+    MAX = lib.BDNN_POOL_MAX
+    AVG_P = lib.BDNN_POOL_AVG_P
+    AVG_NP = lib.BDNN_POOL_AVG_NP
+
+
+class Prop(enum.IntEnum):
+    FWD_TRAINING = lib.BDNN_PROP_FWD_TRAINING
+    FWD_INFERENCE = lib.BDNN_PROP_FWD_INFERENCE
+    BWD_DATA = lib.BDNN_PROP_BWD_DATA
+
+
+@lru_cache(maxsize=None)
+def pool_impls() -> tuple[ImplInfo, ...]:
+    return _table(lib.bdnn_pool_impl_count, lib.bdnn_pool_impl_name, lib.bdnn_pool_impl_isa)
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolShape:
+    """A pooling in the C core's terms: 3D sizes (1D/2D padded with neutral axes)."""
+
+    mb: int
+    c: int
+    i: tuple[int, int, int]
+    o: tuple[int, int, int]
+    k: tuple[int, int, int]
+    s: tuple[int, int, int]
+    p: tuple[int, int, int]
+    dil: tuple[int, int, int]
+
+    @property
+    def src_shape(self) -> tuple[int, ...]:
+        return (self.mb, self.c, *self.i)
+
+    @property
+    def dst_shape(self) -> tuple[int, ...]:
+        return (self.mb, self.c, *self.o)
+
+    def cdata(self):
+        d = ffi.new("bdnn_pool_desc_t *")
+        d.mb, d.c = self.mb, self.c
+        d.id, d.ih, d.iw = self.i
+        d.od, d.oh, d.ow = self.o
+        d.kd, d.kh, d.kw = self.k
+        d.sd, d.sh, d.sw = self.s
+        d.pd, d.ph, d.pw = self.p
+        d.dd, d.dh, d.dw = self.dil
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class Workspace:
+    """What the C core says a configuration's workspace is: total bytes (0: none) and the
+    size of one element."""
+
+    nbytes: int
+    elem_bytes: int
+
+    def allocate(self, poison: int) -> np.ndarray:
+        """A buffer of the queried size, every element set to ``poison`` (truncated to the
+        element size), so that entries a forward pass leaves unwritten stay recognizable."""
+        dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[self.elem_bytes] \
+            if self.elem_bytes else np.uint8
+        buf = np.empty(self.nbytes // max(self.elem_bytes, 1), dtype)
+        buf.fill(poison & ((1 << (8 * dtype().itemsize)) - 1))
+        return buf
+
+
+def pool_workspace(shape: PoolShape, alg: PoolAlg, prop: Prop) -> Workspace:
+    ws = ffi.new("bdnn_pool_ws_t *")
+    _check(lib.bdnn_pool_workspace(shape.cdata(), int(alg), int(prop), ws), "pool workspace")
+    return Workspace(int(ws.bytes), int(ws.elem_bytes))
+
+
+class PoolPrimitive:
+    """One implementation of one pooling algorithm and propagation kind."""
+
+    def __init__(self, impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop,
+                 fault: OpFault = OpFault.NONE) -> None:
+        if not isa_supported(impl.isa):
+            raise Unimplemented(f"{impl.name}: the CPU lacks its ISA")
+        self.impl, self.shape, self.alg, self.prop, self.fault = impl, shape, alg, prop, fault
+        self._desc = shape.cdata()
+        self.workspace = pool_workspace(shape, alg, prop)
+        self.name = _with_fault(impl.name, fault)
+
+    def _ws_ptr(self, ws: np.ndarray | None):
+        if not self.workspace.nbytes:
+            return ffi.NULL
+        if ws is None or ws.nbytes != self.workspace.nbytes or not ws.flags.c_contiguous:
+            raise ValueError(f"{self.name}: expected a workspace of {self.workspace.nbytes} "
+                             f"bytes")
+        return ffi.from_buffer("char[]", ws)
+
+    def bind_fwd(self, src: np.ndarray, dst: np.ndarray,
+                 ws: np.ndarray | None) -> Callable[[], None]:
+        s = self.shape
+        args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
+                _ptr(src, "float[]", np.float32, _count(s.src_shape)),
+                _out_ptr(dst, _count(s.dst_shape)), self._ws_ptr(ws), int(self.fault))
+        return _runner(lib.bdnn_pool_fwd, args, self.name)
+
+    def bind_bwd(self, diff_dst: np.ndarray, ws: np.ndarray | None,
+                 diff_src: np.ndarray) -> Callable[[], None]:
+        s = self.shape
+        args = (self.impl.index, self._desc, int(self.alg),
+                _ptr(diff_dst, "float[]", np.float32, _count(s.dst_shape)), self._ws_ptr(ws),
+                _out_ptr(diff_src, _count(s.src_shape)), int(self.fault))
+        return _runner(lib.bdnn_pool_bwd, args, self.name)
+
+
+def ref_pool_fwd(shape: PoolShape, alg: PoolAlg, src: np.ndarray) -> np.ndarray:
+    """The scalar reference, forward; dst in float64."""
+    dst = np.empty(shape.dst_shape, np.float64)
+    _check(lib.bdnn_ref_pool_fwd(shape.cdata(), int(alg),
+                                 _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+                                 ffi.from_buffer("double[]", dst)), "reference pooling")
+    return dst
+
+
+def ref_pool_bwd(shape: PoolShape, alg: PoolAlg, src: np.ndarray,
+                 diff_dst: np.ndarray) -> np.ndarray:
+    """The scalar reference, backward data (max finds its tap in src); diff_src in float64."""
+    diff_src = np.empty(shape.src_shape, np.float64)
+    _check(lib.bdnn_ref_pool_bwd(shape.cdata(), int(alg),
+                                 _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+                                 _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
+                                 ffi.from_buffer("double[]", diff_src)),
+           "reference pooling backward")
+    return diff_src

@@ -1,7 +1,7 @@
 /*
  * bdnn_pool.h -- the pooling primitive of the kernel core (f32, plain layout).
  *
- * Called only through benchdnn_py (core_ops.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
  *
  *   src / diff_src  [mb][c][id][ih][iw]      dst / diff_dst  [mb][c][od][oh][ow]
  * 1D and 2D problems are 3D ones with neutral outer axes (size 1, kernel 1, stride 1,

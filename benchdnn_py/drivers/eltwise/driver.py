@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core_ops, eltwise, fill
+from ... import core, eltwise, fill
 from ...check import CompareSetup, Verdict, compare, diagnostics
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
@@ -167,21 +167,21 @@ def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
     return None
 
 
-def create(prb: EltwiseProblem, res: CaseResult) -> core_ops.EltwisePrimitive | None:
+def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None:
     """The first implementation, in the table's order, that the CPU runs and the filter
     allows; sets SKIPPED/UNIMPLEMENTED otherwise."""
-    fault = core_ops.active_fault()
+    fault = core.active_op_fault()
     code = eltwise.ALGS[prb.alg].code
     with res.timers("create_pd"):
-        candidates = [i for i in core_ops.eltwise_impls() if prb.impl_filter.allows(i.name)]
+        candidates = [i for i in core.eltwise_impls() if prb.impl_filter.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core_ops.EltwisePrimitive(impl, code, prb.alpha, prb.beta,
+                return core.EltwisePrimitive(impl, code, prb.alpha, prb.beta,
                                                  prb.backward, fault)
-            except core_ops.core.Unimplemented:
+            except core.Unimplemented:
                 continue
-    if len(candidates) < len(core_ops.eltwise_impls()):
+    if len(candidates) < len(core.eltwise_impls()):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
@@ -200,7 +200,7 @@ class Buffers:
     diff_dst: np.ndarray | None = None   # logical
 
 
-def prepare(prb: EltwiseProblem, prim: core_ops.EltwisePrimitive, perf: bool) -> Buffers:
+def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, perf: bool) -> Buffers:
     """Fills the inputs, runs the service forward when backward needs dst, and binds the
     execution. In place, the output buffer starts as a copy of the input it replaces."""
     n, shape = prb.nelems, prb.desc.dims
@@ -221,7 +221,7 @@ def prepare(prb: EltwiseProblem, prim: core_ops.EltwisePrimitive, perf: bool) ->
     bufs = Buffers(src, Guarded(n, np.nan))
     x_mem = src_mem
     if prb.from_dst:
-        fwd = core_ops.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False)
+        fwd = core.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False)
         dst_mem = np.empty(n, np.float32)
         fwd.bind_fwd(src_mem, dst_mem)()
         bufs.dst = from_memory(dst_mem, shape, prb.tag).copy()

@@ -19,9 +19,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core_ops, fill
+from ... import core, fill
 from ...check import CompareSetup, compare, diagnostics
-from ...core_ops import PoolAlg, PoolShape, Prop
+from ...core import PoolAlg, PoolShape, Prop
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
@@ -140,17 +140,17 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     return None
 
 
-def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core_ops.PoolPrimitive | None:
-    fault = core_ops.active_fault()
+def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive | None:
+    fault = core.active_op_fault()
     with res.timers("create_pd"):
-        candidates = [i for i in core_ops.pool_impls() if prb.impl_filter.allows(i.name)]
+        candidates = [i for i in core.pool_impls() if prb.impl_filter.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core_ops.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault)
-            except core_ops.core.Unimplemented:
+                return core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault)
+            except core.Unimplemented:
                 continue
-    if len(candidates) < len(core_ops.pool_impls()):
+    if len(candidates) < len(core.pool_impls()):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
@@ -166,7 +166,7 @@ class Buffers:
     run: Any = None
 
 
-def prepare(prb: PoolProblem, prim: core_ops.PoolPrimitive, perf: bool) -> Buffers:
+def prepare(prb: PoolProblem, prim: core.PoolPrimitive, perf: bool) -> Buffers:
     """Fills the inputs, allocates the queried workspace (poisoned), runs the service
     forward-training step for backward, and binds the execution."""
     s, dtc, is_max = prb.shape, cfg.CFG[prb.dt[0]], prb.kalg is PoolAlg.MAX
@@ -184,7 +184,7 @@ def prepare(prb: PoolProblem, prim: core_ops.PoolPrimitive, perf: bool) -> Buffe
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
         bufs.run = prim.bind_fwd(src, bufs.out.array, bufs.ws)
         return bufs
-    service = core_ops.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault)
+    service = core.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault)
     bufs = Buffers(src, Guarded(math.prod(s.src_shape), np.nan))
     if service.workspace.nbytes:
         bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)

@@ -4,13 +4,13 @@ backward, for every algorithm, on the driver's hard-zone fill."""
 import numpy as np
 import pytest
 
-from benchdnn_py import core, core_ops, eltwise, fill
+from benchdnn_py import core, eltwise, fill
 from benchdnn_py.check import compare
 from benchdnn_py.drivers.eltwise import cfg, driver
 from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
 from benchdnn_py.drivers.conv.driver import ImplFilter
 
-IMPLS = [i for i in core_ops.eltwise_impls() if core.isa_supported(i.isa)]
+IMPLS = [i for i in core.eltwise_impls() if core.isa_supported(i.isa)]
 PARAMS = {"clip": (-1.0, 3.0), "clip_v2": (-1.0, 3.0), "clip_v2_dst": (-1.0, 3.0),
           "soft_relu": (1.5, 0.0), "pow": (1.5, 2.0), "hardsigmoid": (0.25, 0.5),
           "hardswish": (0.25, 0.5), "linear": (0.5, 0.25), "elu": (0.5, 0),
@@ -31,7 +31,7 @@ def test_every_algorithm_matches_the_reference(impl, direction):
         prb = _problem(name, direction)
         if driver.invalid(prb):
             continue
-        prim = core_ops.EltwisePrimitive(impl, eltwise.ALGS[name].code, prb.alpha, prb.beta,
+        prim = core.EltwisePrimitive(impl, eltwise.ALGS[name].code, prb.alpha, prb.beta,
                                          prb.backward)
         bufs = driver.prepare(prb, prim, perf=False)
         bufs.run()
@@ -58,7 +58,7 @@ def test_fill_covers_the_hard_zones():
 def test_in_place_forward_overwrites_its_input():
     prb = driver.EltwiseProblem(parse_dims("2x16x7x7"), driver.Dir.FWD_D, "f32",
                                 parse_tag("abx"), "tanh", 0, 0, True, ImplFilter(), 0)
-    prim = core_ops.EltwisePrimitive(IMPLS[0], eltwise.ALGS["tanh"].code, 0, 0, False)
+    prim = core.EltwisePrimitive(IMPLS[0], eltwise.ALGS["tanh"].code, 0, 0, False)
     bufs = driver.prepare(prb, prim, perf=False)
     before = bufs.out.array.copy()
     np.testing.assert_array_equal(before, bufs.src.ravel())   # starts as src

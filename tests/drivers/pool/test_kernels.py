@@ -6,14 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from benchdnn_py import core, core_ops
-from benchdnn_py.core_ops import PoolAlg, Prop
+from benchdnn_py import core
+from benchdnn_py.core import PoolAlg, Prop
 from benchdnn_py.drivers.conv.driver import ImplFilter
 from benchdnn_py.drivers.eltwise.desc import parse_tag
 from benchdnn_py.drivers.pool import cfg, driver, ref
 from benchdnn_py.drivers.pool.desc import parse_pool
 
-IMPLS = [i for i in core_ops.pool_impls() if core.isa_supported(i.isa)]
+IMPLS = [i for i in core.pool_impls() if core.isa_supported(i.isa)]
 SHAPES = ["mb2ic5iw17kw3sw2pw1", "mb2ic4ih10kh3ph1", "mb1ic3ih9iw11kh3kw2sh2sw3dh1ph1pw1",
           "mb1ic2id6kd3sd2pd1", "mb1ic16ih7kh7", "mb2ic3ih12kh2sh2"]
 
@@ -29,7 +29,7 @@ def _problem(text, direction, alg):
 def test_kernels_match_the_reference(impl, direction, alg):
     for text in SHAPES:
         prb = _problem(text, direction, alg)
-        prim = core_ops.PoolPrimitive(impl, prb.shape, prb.kalg, direction.prop)
+        prim = core.PoolPrimitive(impl, prb.shape, prb.kalg, direction.prop)
         bufs = driver.prepare(prb, prim, perf=False)
         bufs.run()
         assert bufs.out.intact()
@@ -42,17 +42,17 @@ def test_kernels_match_the_reference(impl, direction, alg):
 
 def test_workspace_is_queried_and_only_training_max_has_one():
     shape = _problem("mb2ic3ih7kh3", driver.Dir.FWD_D, "max").shape
-    ws = core_ops.pool_workspace(shape, PoolAlg.MAX, Prop.FWD_TRAINING)
+    ws = core.pool_workspace(shape, PoolAlg.MAX, Prop.FWD_TRAINING)
     assert ws.nbytes == ws.elem_bytes * math.prod(shape.dst_shape) and ws.elem_bytes > 0
-    assert core_ops.pool_workspace(shape, PoolAlg.MAX, Prop.FWD_INFERENCE).nbytes == 0
-    assert core_ops.pool_workspace(shape, PoolAlg.AVG_P, Prop.FWD_TRAINING).nbytes == 0
+    assert core.pool_workspace(shape, PoolAlg.MAX, Prop.FWD_INFERENCE).nbytes == 0
+    assert core.pool_workspace(shape, PoolAlg.AVG_P, Prop.FWD_TRAINING).nbytes == 0
     buf = ws.allocate(cfg.WORKSPACE_POISON)
     assert buf.nbytes == ws.nbytes and (buf == cfg.WORKSPACE_POISON).all()
 
 
 def test_training_writes_every_workspace_entry_with_the_winning_tap():
     prb = _problem("mb1ic2ih6kh3sh2ph1", driver.Dir.FWD_D, "max")
-    prim = core_ops.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.FWD_TRAINING)
+    prim = core.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.FWD_TRAINING)
     bufs = driver.prepare(prb, prim, perf=False)
     bufs.run()
     assert bufs.ws is not None and (bufs.ws < 9).all()
@@ -69,7 +69,7 @@ def test_training_writes_every_workspace_entry_with_the_winning_tap():
 
 def test_a_corrupt_workspace_never_writes_outside_diff_src():
     prb = _problem("mb1ic2ih6kh3sh2ph1", driver.Dir.BWD_D, "max")
-    prim = core_ops.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.BWD_DATA)
+    prim = core.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.BWD_DATA)
     bufs = driver.prepare(prb, prim, perf=False)
     bufs.ws[:] = np.array([cfg.WORKSPACE_POISON, 2**31 - 1, 0xFFFFFFFF], np.uint32)[
         np.arange(bufs.ws.size) % 3]
