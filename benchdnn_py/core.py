@@ -165,6 +165,8 @@ class OpFault(enum.IntEnum):
     ELT_TAIL_DROPPED = lib.BDNN_ELT_FAULT_TAIL_DROPPED
     POOL_WS_IGNORED = lib.BDNN_POOL_FAULT_WS_IGNORED
     POOL_WS_UNWRITTEN = lib.BDNN_POOL_FAULT_WS_UNWRITTEN
+    TRUNCATE_DST = lib.BDNN_FAULT_TRUNCATE_DST   # shared with the convolutions: the same
+                                                 # defect of a low-precision store
 
 
 def _fault(own: type[enum.IntEnum]):
@@ -483,8 +485,26 @@ def _out_bytes(array: np.ndarray, dt: str, count: int):
 # == eltwise and pooling (kernels/include/bdnn_eltwise.h, bdnn_pool.h) ==================
 
 
-def _table(count, name, isa) -> tuple[ImplInfo, ...]:
-    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i))) for i in range(count()))
+def _table(count, name, isa, operands) -> tuple[ImplInfo, ...]:
+    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i)), Operands(operands(i)))
+                 for i in range(count()))
+
+
+# The operand class of the eltwise and pooling rows that take a data type (they compute
+# in f32 whatever the type; the integers share one class).
+DT_OPERANDS: dict[str, Operands] = {"f32": Operands.F32, "bf16": Operands.BF16,
+                                    "f16": Operands.F16, "s32": Operands.INT8,
+                                    "s8": Operands.INT8, "u8": Operands.INT8}
+
+
+def _typed_row(impl: ImplInfo, dt: str, backward: bool) -> None:
+    """Raises Unimplemented unless the row runs here and takes dt in that direction."""
+    if not isa_supported(impl.isa):
+        raise Unimplemented(f"{impl.name}: the CPU lacks its ISA")
+    if DT_OPERANDS.get(dt) is not impl.operands:
+        raise Unimplemented(f"{impl.name} does not take {dt}")
+    if backward and impl.operands is Operands.INT8:
+        raise Unimplemented(f"{impl.name}: integer types have no backward")
 
 
 # -- eltwise ---------------------------------------------------------------------------
@@ -492,7 +512,8 @@ def _table(count, name, isa) -> tuple[ImplInfo, ...]:
 @lru_cache(maxsize=None)
 def eltwise_impls() -> tuple[ImplInfo, ...]:
     """The C implementation table, in order of preference."""
-    return _table(lib.bdnn_elt_impl_count, lib.bdnn_elt_impl_name, lib.bdnn_elt_impl_isa)
+    return _table(lib.bdnn_elt_impl_count, lib.bdnn_elt_impl_name, lib.bdnn_elt_impl_isa,
+                  lib.bdnn_elt_impl_operands)
 
 
 def eltwise_supported(alg: int, backward: bool) -> bool:
@@ -501,8 +522,9 @@ def eltwise_supported(alg: int, backward: bool) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class EltwisePrimitive:
-    """One implementation of one algorithm and direction. bind_* check the buffers once and
-    return a no-argument callable, so timed runs pay only for the C call."""
+    """One implementation of one algorithm and direction, on tensors of the data type dt.
+    bind_* check the buffers once and return a no-argument callable, so timed runs pay
+    only for the C call."""
 
     impl: ImplInfo
     alg: int
@@ -510,10 +532,10 @@ class EltwisePrimitive:
     beta: float
     backward: bool
     fault: OpFault = OpFault.NONE
+    dt: str = "f32"
 
     def __post_init__(self) -> None:
-        if not isa_supported(self.impl.isa):
-            raise Unimplemented(f"{self.impl.name}: the CPU lacks its ISA")
+        _typed_row(self.impl, self.dt, self.backward)
         _check(lib.bdnn_elt_supported(self.alg, int(self.backward)), self.impl.name)
 
     @property
@@ -521,18 +543,18 @@ class EltwisePrimitive:
         return _with_fault(self.impl.name, self.fault)
 
     def bind_fwd(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
-        n = src.size
-        args = (self.impl.index, self.alg, self.alpha, self.beta,
-                _ptr(src, "float[]", np.float32), _out_ptr(dst, n), n, int(self.fault))
+        n, dt = src.size, self.dt
+        args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta,
+                _bytes(src, dt), _out_bytes(dst, dt, n), n, int(self.fault))
         return _runner(lib.bdnn_elt_fwd, args, self.name)
 
     def bind_bwd(self, x: np.ndarray, diff_dst: np.ndarray, diff_src: np.ndarray,
                  from_dst: bool) -> Callable[[], None]:
         """x: src, or dst for the _dst variants (from_dst)."""
-        n = x.size
-        args = (self.impl.index, self.alg, int(from_dst), self.alpha, self.beta,
-                _ptr(x, "float[]", np.float32), _ptr(diff_dst, "float[]", np.float32, n),
-                _out_ptr(diff_src, n), n, int(self.fault))
+        n, dt = x.size, self.dt
+        args = (self.impl.index, self.alg, int(from_dst), DATA_TYPES[dt][0], self.alpha,
+                self.beta, _bytes(x, dt), _bytes(diff_dst, dt, n), _out_bytes(diff_src, dt, n),
+                n, int(self.fault))
         return _runner(lib.bdnn_elt_bwd, args, self.name)
 
 
@@ -553,7 +575,8 @@ class Prop(enum.IntEnum):
 
 @lru_cache(maxsize=None)
 def pool_impls() -> tuple[ImplInfo, ...]:
-    return _table(lib.bdnn_pool_impl_count, lib.bdnn_pool_impl_name, lib.bdnn_pool_impl_isa)
+    return _table(lib.bdnn_pool_impl_count, lib.bdnn_pool_impl_name, lib.bdnn_pool_impl_isa,
+                  lib.bdnn_pool_impl_operands)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -614,13 +637,14 @@ def pool_workspace(shape: PoolShape, alg: PoolAlg, prop: Prop) -> Workspace:
 
 
 class PoolPrimitive:
-    """One implementation of one pooling algorithm and propagation kind."""
+    """One implementation of one pooling algorithm and propagation kind, on src and dst (or
+    their diffs) of the data type dt."""
 
     def __init__(self, impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop,
-                 fault: OpFault = OpFault.NONE) -> None:
-        if not isa_supported(impl.isa):
-            raise Unimplemented(f"{impl.name}: the CPU lacks its ISA")
+                 fault: OpFault = OpFault.NONE, dt: str = "f32") -> None:
+        _typed_row(impl, dt, prop is Prop.BWD_DATA)
         self.impl, self.shape, self.alg, self.prop, self.fault = impl, shape, alg, prop, fault
+        self.dt = dt
         self._desc = shape.cdata()
         self.workspace = pool_workspace(shape, alg, prop)
         self.name = _with_fault(impl.name, fault)
@@ -637,16 +661,17 @@ class PoolPrimitive:
                  ws: np.ndarray | None) -> Callable[[], None]:
         s = self.shape
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
-                _ptr(src, "float[]", np.float32, _count(s.src_shape)),
-                _out_ptr(dst, _count(s.dst_shape)), self._ws_ptr(ws), int(self.fault))
+                DATA_TYPES[self.dt][0], _bytes(src, self.dt, _count(s.src_shape)),
+                _out_bytes(dst, self.dt, _count(s.dst_shape)), self._ws_ptr(ws),
+                int(self.fault))
         return _runner(lib.bdnn_pool_fwd, args, self.name)
 
     def bind_bwd(self, diff_dst: np.ndarray, ws: np.ndarray | None,
                  diff_src: np.ndarray) -> Callable[[], None]:
         s = self.shape
-        args = (self.impl.index, self._desc, int(self.alg),
-                _ptr(diff_dst, "float[]", np.float32, _count(s.dst_shape)), self._ws_ptr(ws),
-                _out_ptr(diff_src, _count(s.src_shape)), int(self.fault))
+        args = (self.impl.index, self._desc, int(self.alg), DATA_TYPES[self.dt][0],
+                _bytes(diff_dst, self.dt, _count(s.dst_shape)), self._ws_ptr(ws),
+                _out_bytes(diff_src, self.dt, _count(s.src_shape)), int(self.fault))
         return _runner(lib.bdnn_pool_bwd, args, self.name)
 
 

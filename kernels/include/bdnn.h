@@ -186,7 +186,7 @@ enum {
     BDNN_OPERANDS_F32 = 0,    /* f32 and f32 */
     BDNN_OPERANDS_F16 = 1,    /* f16 and f16 */
     BDNN_OPERANDS_BF16 = 2,   /* bf16 and bf16 */
-    BDNN_OPERANDS_INT8 = 3    /* u8 or s8, and s8 weights */
+    BDNN_OPERANDS_INT8 = 3    /* u8 or s8, and s8 weights (eltwise, pooling: s8, u8, s32) */
 };
 int bdnn_conv_impl_operands(int impl);
 

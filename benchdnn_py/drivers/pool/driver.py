@@ -20,10 +20,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import core, fill
-from ...check import CompareSetup, compare, diagnostics
+from ...check import CompareSetup, compare, diagnostics, round_to_dt
 from ...core import PoolAlg, PoolShape, Prop
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram
+from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import PerfRecord
 from ...settings import GlobalSettings
@@ -52,7 +52,8 @@ ALG_SPELLINGS = {"max": "max", "pooling_max": "max", "avg_np": "avg_np",
                  "pooling_avg_include_padding": "avg_p"}
 
 
-def _parse_dt(text: str) -> tuple[str, str]:
+def _parse_dt(text: str) -> tuple[str, ...]:
+    """SRC[:DST], kept as given (one or two names) so that the repro prints it back."""
     names = [n.removeprefix("dnnl_") for n in text.split(":")]
     for n in names:
         if n not in cfg.DT_NAMES:
@@ -60,13 +61,13 @@ def _parse_dt(text: str) -> tuple[str, str]:
                              f"{', '.join(cfg.DT_NAMES)}")
     if len(names) not in (1, 2):
         raise UsageError(f"--dt={text}: expected SRC or SRC:DST")
-    return (names[0], names[-1])
+    return tuple(names)
 
 
 OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
-    Option("dt", _parse_dt, ("f32", "f32"), "data types, SRC[:DST]", is_list=True),
+    Option("dt", _parse_dt, ("f32",), "data types, SRC[:DST]", is_list=True),
     Option("tag", parse_tag, parse_tag("abx"), "memory tag (abx: plain)", is_list=True),
     Option("alg", enum_value("alg", ALG_SPELLINGS, case_insensitive=False), "max",
            "max, avg_np (exclude padding), avg_p (include padding)", is_list=True),
@@ -88,7 +89,7 @@ CSV_PERF_FIELDS = "%dir%,%sdt%,%tag%,%alg%"
 class PoolProblem:
     desc: PoolDesc
     dir: Dir
-    dt: tuple[str, str]
+    dt: tuple[str, ...]         # SRC[:DST] as given
     tag: Tag
     alg: str
     impl_filter: ImplFilter
@@ -102,7 +103,7 @@ class PoolProblem:
         parts = []
         if self.dir is not Dir.FWD_D:
             parts.append(f"--dir={self.dir.value}")
-        if self.dt != ("f32", "f32"):
+        if self.dt != ("f32",):
             parts.append(f"--dt={':'.join(self.dt)}")
         if self.tag.text != "abx":
             parts.append(f"--tag={self.tag}")
@@ -110,6 +111,11 @@ class PoolProblem:
             parts.append(f"--alg={self.alg}")
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
+
+    @property
+    def types(self) -> tuple[str, str]:
+        """(src, dst) data types; one given name is both."""
+        return self.dt[0], self.dt[-1]
 
     @property
     def kalg(self) -> PoolAlg:
@@ -130,8 +136,11 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
 
 
 def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
-    if prb.dt != ("f32", "f32"):
-        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
+    missing = [t for t in prb.dt if t not in cfg.CFG]
+    if missing:
+        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: {missing[0]} has no implementation"
+    if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
+        return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     if prb.tag.kind != "abx":
         return (Status.UNIMPLEMENTED, f"--tag={prb.tag}: only the plain abx layout has a "
                 "pooling implementation yet")
@@ -147,7 +156,7 @@ def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive 
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault)
+                return core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault, prb.dt[0])
             except core.Unimplemented:
                 continue
     if len(candidates) < len(core.pool_impls()):
@@ -159,6 +168,8 @@ def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive 
 
 @dataclasses.dataclass
 class Buffers:
+    """Tensors of the case's type (plain layout: logical order is memory order)."""
+
     src: np.ndarray
     out: Guarded                          # dst (forward) or diff_src (backward)
     ws: np.ndarray | None = None          # the workspace, as the primitive sized it
@@ -169,37 +180,52 @@ class Buffers:
 def prepare(prb: PoolProblem, prim: core.PoolPrimitive, perf: bool) -> Buffers:
     """Fills the inputs, allocates the queried workspace (poisoned), runs the service
     forward-training step for backward, and binds the execution."""
-    s, dtc, is_max = prb.shape, cfg.CFG[prb.dt[0]], prb.kalg is PoolAlg.MAX
+    s, dt, is_max = prb.shape, prb.dt[0], prb.kalg is PoolAlg.MAX
+    dtc, dtype = cfg.CFG[dt], core.numpy_dtype(dt)
     lo, hi = cfg.fill_range(dtc, is_max)
 
     def values(kind: fill.Kind, shape: tuple[int, ...]) -> np.ndarray:
         n = math.prod(shape)
         data = fill.real_fill(n, kind, *dtc.perf) if perf else fill.int_fill(n, kind, lo, hi)
-        return data.reshape(shape)
+        return round_to_dt(data, dt).astype(dtype).reshape(shape)
+
+    def output(shape: tuple[int, ...]) -> Guarded:
+        return Guarded(math.prod(shape), poison(dtype), dtype)
 
     src = values(fill.Kind.SRC, s.src_shape)
     if prb.dir is not Dir.BWD_D:
-        bufs = Buffers(src, Guarded(math.prod(s.dst_shape), np.nan))
+        bufs = Buffers(src, output(s.dst_shape))
         if prim.workspace.nbytes:
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
         bufs.run = prim.bind_fwd(src, bufs.out.array, bufs.ws)
         return bufs
-    service = core.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault)
-    bufs = Buffers(src, Guarded(math.prod(s.src_shape), np.nan))
+    service = core.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
+    bufs = Buffers(src, output(s.src_shape))
     if service.workspace.nbytes:
         bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)
-    service.bind_fwd(src, np.empty(math.prod(s.dst_shape), np.float32), bufs.ws)()
+    service.bind_fwd(src, np.empty(math.prod(s.dst_shape), dtype), bufs.ws)()
     bufs.diff_dst = values(fill.Kind.DST, s.dst_shape)
     bufs.run = prim.bind_bwd(bufs.diff_dst, bufs.ws, bufs.out.array)
     return bufs
 
 
+def reference(prb: PoolProblem, bufs: Buffers) -> np.ndarray:
+    """The reference on the inputs widened exactly to f32 (it computes in double)."""
+    src = bufs.src.astype(np.float32)
+    if prb.dir is Dir.BWD_D:
+        return ref.backward(prb.shape, prb.kalg, src, bufs.diff_dst.astype(np.float32))
+    return ref.forward(prb.shape, prb.kalg, src)
+
+
 def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
-    dtc, is_max = cfg.CFG[prb.dt[1]], prb.kalg is PoolAlg.MAX
+    dt = prb.types[1]
+    dtc, is_max = cfg.CFG[dt], prb.kalg is PoolAlg.MAX
     backward = prb.dir is Dir.BWD_D
+    # rule 5 for f16 (reference 6.6): an output type whose range results may leave
     setup = CompareSetup("SRC" if backward else "DST", cfg.threshold(dtc, is_max),
-                         cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT)
+                         cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT,
+                         integral=dtc.integral, allow_nans=dt == "f16", eps=dtc.eps, dt=dt)
     verdict = compare(exp, bufs.out.array.reshape(exp.shape), setup)
     axes = prb.desc.spatial_axes
     sizes = prb.desc.i if backward else prb.desc.o
@@ -218,8 +244,8 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
 
 def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, ws_bytes: int,
                 times: list[float], create_s: tuple[float, float]) -> PerfRecord:
-    s = prb.shape
-    src_b, dst_b = 4 * math.prod(s.src_shape), 4 * math.prod(s.dst_shape)
+    s, size = prb.shape, core.numpy_dtype(prb.dt[0]).itemsize
+    src_b, dst_b = size * math.prod(s.src_shape), size * math.prod(s.dst_shape)
     # forward reads src, writes dst (+ the workspace); backward reads diff_dst (+ the
     # workspace), writes diff_src
     if prb.dir is Dir.BWD_D:
@@ -270,10 +296,7 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
             res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
             return res
         with res.timers("compute_ref"):
-            if prb.dir is Dir.BWD_D:
-                exp = ref.backward(s, prb.kalg, bufs.src, bufs.diff_dst)
-            else:
-                exp = ref.forward(s, prb.kalg, bufs.src)
+            exp = reference(prb, bufs)
         with res.timers("compare"):
             judge(prb, bufs, exp, res, ctx.settings.verbose)
     if mode.performance:

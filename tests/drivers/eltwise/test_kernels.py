@@ -10,7 +10,8 @@ from benchdnn_py.drivers.eltwise import cfg, driver
 from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
 from benchdnn_py.drivers.conv.driver import ImplFilter
 
-IMPLS = [i for i in core.eltwise_impls() if core.isa_supported(i.isa)]
+RUNNABLE = [i for i in core.eltwise_impls() if core.isa_supported(i.isa)]
+IMPLS = [i for i in RUNNABLE if i.operands is core.Operands.F32]
 PARAMS = {"clip": (-1.0, 3.0), "clip_v2": (-1.0, 3.0), "clip_v2_dst": (-1.0, 3.0),
           "soft_relu": (1.5, 0.0), "pow": (1.5, 2.0), "hardsigmoid": (0.25, 0.5),
           "hardswish": (0.25, 0.5), "linear": (0.5, 0.25), "elu": (0.5, 0),

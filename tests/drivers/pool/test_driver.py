@@ -37,12 +37,12 @@ def test_ci_batch_passes_every_alg_direction_and_isa():
 
 
 def test_skips_and_unimplemented():
-    res = run_cli("--pool", "--alg=avg_np,max", "ic4ih4oh9kh2ph3", "--dt=bf16",
+    res = run_cli("--pool", "--alg=avg_np,max", "ic4ih4oh9kh2ph3", "--dt=f64",
                   "ic4ih5kh3", "--dt=f32", "--tag=nhwc", "ic4ih5kh3")
     lines = [l for l in res.lines if "__REPRO" in l]
     assert lines[0].startswith("0:SKIPPED (Invalid case)") and "--alg=avg_np" in lines[0]
     assert lines[1].startswith("1:PASSED")
-    assert "UNIMPLEMENTED (--dt=bf16:bf16 has no implementation yet)" in lines[2]
+    assert "UNIMPLEMENTED (--dt=f64: f64 has no implementation)" in lines[2]
     assert "UNIMPLEMENTED (--tag=nhwc" in lines[4]
     assert res.code == 1
 
