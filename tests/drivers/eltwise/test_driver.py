@@ -5,6 +5,7 @@ import pytest
 
 from conftest import run_cli
 
+from benchdnn_py import eltwise
 from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
 from benchdnn_py.errors import ProblemError, UsageError
 
@@ -25,12 +26,19 @@ def test_tags():
 
 
 def test_ci_batch_passes():
-    res = run_cli("--eltwise", "--batch=batches/eltwise_ci")
+    res = run_cli("-j", "2", "--eltwise", "--batch=batches/eltwise_ci")
     assert res.code == 0, res.out[-2000:]
     s = res.summary()
     assert s["failed"] == 0 and s["passed"] > 2500 and s["skipped"] > 100
-    for impl in ("eltwise:avx2", "eltwise:scalar"):
+    for impl in ("eltwise:avx2", "eltwise:scalar", "eltwise_bf16:avx2", "eltwise_f16:scalar",
+                 "eltwise_int8:scalar"):
         assert any(f"--impl={impl} " in l for l in res.lines), impl
+    for dt in ("bf16", "f16"):    # every algorithm both ways (round: f32 only, SKIPPED)
+        for alg in eltwise.ALGS:
+            for direction in ("", "--dir=BWD_D "):
+                assert any(f"{direction}--dt={dt} --alg={alg} " in l for l in res.lines)
+    for dt in ("s8", "u8", "s32"):
+        assert sum(f"--dt={dt} " in l and ":PASSED" in l for l in res.lines) >= 100
 
 
 def test_repro_lines_invalid_cases_and_unimplemented_types():

@@ -27,12 +27,15 @@ def test_descriptor_is_the_conv_grammar_without_g_and_oc():
 
 
 def test_ci_batch_passes_every_alg_direction_and_isa():
-    res = run_cli("--pool", "--batch=batches/pool_ci")
+    res = run_cli("-j", "2", "--pool", "--batch=batches/pool_ci")
     assert res.code == 0, res.out[-2000:]
     s = res.summary()
     assert s["failed"] == 0 and s["passed"] >= 250
     for needle in ("--impl=pool:avx2 ", "--impl=pool:scalar ", "--dir=FWD_I", "--dir=BWD_D",
-                   "--alg=avg_np", "--alg=avg_p", "id6", "iw17"):
+                   "--alg=avg_np", "--alg=avg_p", "id6", "iw17", "--impl=pool_bf16:avx2 ",
+                   "--impl=pool_f16:scalar ", "--impl=pool_int8:avx2 ",
+                   "--dir=BWD_D --dt=bf16 --alg=avg_np", "--dir=BWD_D --dt=f16 ",
+                   "--dir=FWD_I --dt=s32 ", "--dt=u8:u8 --alg=avg_p"):
         assert any(needle in l for l in res.lines), needle
 
 
