@@ -10,6 +10,7 @@
 #ifndef BDNN_DT_H
 #define BDNN_DT_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -97,6 +98,18 @@ static inline void bdnn_store_f32(void *p, int dt, int64_t i, float v) {
     case BDNN_DT_S8: ((int8_t *)p)[i] = bdnn_f32_to_s8(v); break;
     case BDNN_DT_U8: ((uint8_t *)p)[i] = bdnn_f32_to_u8(v); break;
     default: break;
+    }
+}
+
+/* The lowest finite value of dt, as f32 (what a maximum over nothing is, reference 9.3). */
+static inline float bdnn_dt_lowest(int dt) {
+    switch (dt) {
+    case BDNN_DT_BF16: return bdnn_bits_f32(0xff7f0000u);   /* -(2 - 2^-7) 2^127 */
+    case BDNN_DT_F16: return -65504.0f;
+    case BDNN_DT_S32: return -2147483648.0f;
+    case BDNN_DT_S8: return -128.0f;
+    case BDNN_DT_U8: return 0.0f;
+    default: return -FLT_MAX;
     }
 }
 

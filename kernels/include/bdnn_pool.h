@@ -10,7 +10,7 @@
  * padding is given; taps outside [0, I) are not part of the window.
  *
  * Algorithms: max (first strict maximum over in-bounds taps; a window with none gives
- * -FLT_MAX), avg_p (sum / (kd*kh*kw)), avg_np (sum / in-bounds taps).
+ * the lowest finite value of the type, -FLT_MAX for f32), avg_p (sum / (kd*kh*kw)), avg_np (sum / in-bounds taps).
  *
  * Data types: src and dst (diff_src and diff_dst) share one type dt (BDNN_DT_*). Other
  * types than f32 are widened exactly to f32, computed like f32, and rounded to nearest

@@ -120,6 +120,7 @@ static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, const poo
                            float *plane_buf, float *row_buf, int truncate) {
     const int64_t in_plane = d->id * d->ih * d->iw, OW = d->ow;
     const int64_t size = (int64_t)bdnn_dt_size(dt);
+    const float lowest = bdnn_dt_lowest(dt);
     int64_t loaded = -1;
     for (int64_t r = lo; r < hi; ++r) {
         const int64_t oh = r % d->oh, od = r / d->oh % d->od, plane = r / (d->oh * d->od);
@@ -129,6 +130,10 @@ static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, const poo
         }
         ker->fwd_row(d, alg, plane_buf, od, oh, row_buf, ws32 ? ws32 + r * OW : NULL, lo_w,
                      hi_w, cnt_w);
+        /* A max over a window with no tap is the type's lowest value, not -FLT_MAX rounded
+         * to -Inf (inputs are never below it, so nothing else changes). */
+        if (alg == BDNN_POOL_MAX)
+            for (int64_t ow = 0; ow < OW; ++ow) row_buf[ow] = fmaxf(row_buf[ow], lowest);
         ker->from_f32(dt, row_buf, (char *)dst + r * OW * size, OW, truncate);
     }
 }

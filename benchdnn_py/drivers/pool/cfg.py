@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes
 import numpy as np
+
+from ... import core
 
 # Every data type name --dt accepts (a `dnnl_` prefix is also accepted).
 DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3")
@@ -37,6 +40,13 @@ CFG: dict[str, DtCfg] = {
     "s8": DtCfg(fill=(-128, 127), perf=(-32.0, 32.0), eps=0.0, integral=True),
     "u8": DtCfg(fill=(0, 255), perf=(0.0, 64.0), eps=0.0, integral=True),
 }
+
+
+def lowest(dt: str) -> float:
+    """The type's lowest finite value: where a max over no tap starts (reference 9.3)."""
+    dtype = core.numpy_dtype(dt)
+    info = np.iinfo(dtype) if dtype.kind in "iu" else ml_dtypes.finfo(dtype)
+    return float(info.min)
 
 
 def not_supported(dt: tuple[str, str], backward: bool) -> str | None:

@@ -210,11 +210,16 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, perf: bool) -> Buffers:
 
 
 def reference(prb: PoolProblem, bufs: Buffers) -> np.ndarray:
-    """The reference on the inputs widened exactly to f32 (it computes in double)."""
+    """The reference on the inputs widened exactly to f32 (it computes in double). A max
+    over a window with no tap starts, and stays, at the lowest value of the dst type
+    (reference 9.3), which the C reference's -FLT_MAX is only for f32."""
     src = bufs.src.astype(np.float32)
     if prb.dir is Dir.BWD_D:
         return ref.backward(prb.shape, prb.kalg, src, bufs.diff_dst.astype(np.float32))
-    return ref.forward(prb.shape, prb.kalg, src)
+    exp = ref.forward(prb.shape, prb.kalg, src)
+    if prb.kalg is PoolAlg.MAX:
+        np.maximum(exp, cfg.lowest(prb.types[1]), out=exp)
+    return exp
 
 
 def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,

@@ -163,3 +163,20 @@ def test_integer_averages_round_half_even(impl):
         np.testing.assert_array_equal(_pair_average(impl, dt, pairs).astype(np.int64), exp)
         truncated = _pair_average(impl, dt, pairs, core.OpFault.TRUNCATE_DST)
         assert (truncated.astype(np.int64) != exp).any()
+
+
+@pytest.mark.parametrize("impl", TYPED, ids=lambda i: i.name)
+def test_a_max_over_no_tap_is_the_types_lowest_value(impl):
+    """Windows entirely in padding (reference 9.3: max starts at lowest(dst dt)): bf16 and
+    f16 must not round -FLT_MAX to -Inf."""
+    for dt in TYPES[impl.operands]:
+        prb = driver.PoolProblem(parse_pool("mb1ic2ih4oh9kh2ph3"), driver.Dir.FWD_D, (dt,),
+                                 parse_tag("abx"), "max", ImplFilter(), 0)
+        prim = core.PoolPrimitive(impl, prb.shape, PoolAlg.MAX, Prop.FWD_TRAINING, dt=dt)
+        bufs = driver.prepare(prb, prim, perf=False)
+        bufs.run()
+        got = bufs.out.array.astype(np.float64)
+        assert np.isfinite(got).all() and (got == cfg.lowest(dt)).sum() >= 2 * 4
+        res = driver.CaseResult(driver.Status.UNTESTED)
+        driver.judge(prb, bufs, driver.reference(prb, bufs), res, 0)
+        assert res.status is driver.Status.PASSED, (dt, res.diagnostics[:3])
