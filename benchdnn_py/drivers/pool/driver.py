@@ -278,6 +278,8 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
     blocker = unsupported(prb)
     if blocker:
         res.status, res.reason = blocker
+        if ctx.settings.verbose >= 1 and res.reason == Reason.CASE_NOT_SUPPORTED.value:
+            ctx.log(f"skipped: {cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)}")
         return res
     s = prb.shape
     # src, dst, their f64 references, diff tensors and compare temporaries

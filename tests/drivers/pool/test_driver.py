@@ -129,3 +129,11 @@ def test_a_truncating_store_is_caught_for_integer_averages():
     failed = failed_lines(res)
     assert res.code == 1 and len({l.split("__REPRO: ")[1] for l in failed}) >= 40
     assert all("+fault:truncate_dst" in l for l in failed)
+
+
+def test_skip_reasons_are_logged_at_verbose_1():
+    res = run_cli("--pool", "-v1", "--dt=bf16:f32,u8", "--dir=BWD_D", "ic4ih5kh3")
+    text = res.out + res.err
+    assert "skipped: src and dst must have the same data type" in text
+    assert "skipped: u8 has no backward (gradients are not integers)" in text
+    assert res.summary()["skipped"] == 2 and res.code == 0
