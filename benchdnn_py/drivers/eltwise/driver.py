@@ -1,7 +1,9 @@
 """The eltwise driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): fill src with the hard-zone fill -> forward into a NaN-poisoned,
-guarded dst (in place: into src's own buffer) -> reference -> compare. Backward data: the
+Case flow (correctness): fill src with the hard-zone fill, rounded to the case's type ->
+forward into a poisoned (NaN for floats), guarded dst (in place: into src's own buffer) ->
+reference in double on the exactly widened inputs -> compare after rounding it to the
+type. Backward data: the
 same forward runs first as a service step when the algorithm's derivative is taken from
 dst (the _dst variants), then diff_dst is filled and the backward runs; only diff_src is
 compared. Performance: real-valued fill, warm-up, timed runs, GB/s.

@@ -1,12 +1,14 @@
 """The pooling driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): fill src -> forward into a NaN-poisoned, guarded dst, with a
-workspace pre-filled with poison when the implementation asks for one (training max) ->
-reference -> compare dst; a workspace entry still holding the poison fails the case.
-Backward data: the forward-training primitive runs first as a service step to produce the
-workspace, then diff_dst is filled and the backward runs on it; only diff_src is compared
-(against a reference that finds the maxima in src itself, so a workspace pointing at the
-wrong tap, or never written, shows up as wrong gradients).
+Case flow (correctness): fill src (integers of the case's type) -> forward into a poisoned
+(NaN for floats), guarded dst of that type, with a workspace pre-filled with poison when
+the implementation asks for one (training max) -> reference in double on the exactly
+widened inputs -> compare dst after rounding the reference to the type; a workspace entry
+still holding the poison fails the case. Backward data: the forward-training primitive
+runs first as a service step to produce the workspace, then diff_dst is filled and the
+backward runs on it; only diff_src is compared (against a reference that finds the maxima
+in src itself, so a workspace pointing at the wrong tap, or never written, shows up as
+wrong gradients).
 """
 
 from __future__ import annotations
