@@ -271,13 +271,25 @@ class ImplInfo:
     operands: Operands = Operands.F32
 
 
+def _table(count, name, isa, operands) -> tuple[ImplInfo, ...]:
+    """An operation's C implementation table (its count/name/isa/operands functions)."""
+    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i)), Operands(operands(i)))
+                 for i in range(count()))
+
+
 @lru_cache(maxsize=None)
 def conv_impls() -> tuple[ImplInfo, ...]:
     """The C implementation table, in order of preference."""
-    return tuple(ImplInfo(i, ffi.string(lib.bdnn_conv_impl_name(i)).decode(),
-                          Isa(lib.bdnn_conv_impl_isa(i)),
-                          Operands(lib.bdnn_conv_impl_operands(i)))
-                 for i in range(lib.bdnn_conv_impl_count()))
+    return _table(lib.bdnn_conv_impl_count, lib.bdnn_conv_impl_name, lib.bdnn_conv_impl_isa,
+                  lib.bdnn_conv_impl_operands)
+
+
+def _set_spatial(d, shape) -> None:
+    """The 3D sizes of a ConvShape or PoolShape into its C descriptor (same field names)."""
+    for axes, values in (("id ih iw", shape.i), ("od oh ow", shape.o), ("kd kh kw", shape.k),
+                         ("sd sh sw", shape.s), ("pd ph pw", shape.p), ("dd dh dw", shape.dil)):
+        for axis, value in zip(axes.split(), values):
+            setattr(d, axis, value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,12 +322,7 @@ class ConvShape:
     def cdata(self):
         d = ffi.new("bdnn_conv_desc_t *")
         d.g, d.mb, d.ic, d.oc = self.g, self.mb, self.ic, self.oc
-        d.id, d.ih, d.iw = self.i
-        d.od, d.oh, d.ow = self.o
-        d.kd, d.kh, d.kw = self.k
-        d.sd, d.sh, d.sw = self.s
-        d.pd, d.ph, d.pw = self.p
-        d.dd, d.dh, d.dw = self.dil
+        _set_spatial(d, self)
         return d
 
 
@@ -485,11 +492,6 @@ def _out_bytes(array: np.ndarray, dt: str, count: int):
 # == eltwise and pooling (kernels/include/bdnn_eltwise.h, bdnn_pool.h) ==================
 
 
-def _table(count, name, isa, operands) -> tuple[ImplInfo, ...]:
-    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i)), Operands(operands(i)))
-                 for i in range(count()))
-
-
 # The operand class of the eltwise and pooling rows that take a data type (they compute
 # in f32 whatever the type; the integers share one class).
 DT_OPERANDS: dict[str, Operands] = {"f32": Operands.F32, "bf16": Operands.BF16,
@@ -603,12 +605,7 @@ class PoolShape:
     def cdata(self):
         d = ffi.new("bdnn_pool_desc_t *")
         d.mb, d.c = self.mb, self.c
-        d.id, d.ih, d.iw = self.i
-        d.od, d.oh, d.ow = self.o
-        d.kd, d.kh, d.kw = self.k
-        d.sd, d.sh, d.sw = self.s
-        d.pd, d.ph, d.pw = self.p
-        d.dd, d.dh, d.dw = self.dil
+        _set_spatial(d, self)
         return d
 
 

@@ -59,6 +59,16 @@ void bdnn_cvt_from_f32(int dt, const float *in, void *out, int64_t n) {
     from_f32(dt, in, out, n, 1);
 }
 
+int bdnn_typed_row_status(int isa, int operands, int dt, int backward) {
+    if (bdnn_dt_operands(dt) < 0) return BDNN_STATUS_INVALID;
+    if (!bdnn_isa_supported(isa) || operands != bdnn_dt_operands(dt))
+        return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands == BDNN_OPERANDS_INT8 && backward) return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands == BDNN_OPERANDS_F16 && isa == BDNN_ISA_AVX2 && !bdnn_cpu_f16c())
+        return BDNN_STATUS_UNIMPLEMENTED;
+    return BDNN_STATUS_OK;
+}
+
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {
     if (!bdnn_dt_size(from_dt) || !bdnn_dt_size(to_dt) || n < 0) return BDNN_STATUS_INVALID;
     const int vector = isa != BDNN_ISA_SCALAR;

@@ -63,14 +63,9 @@ int bdnn_elt_supported(int alg, int backward) {
 }
 
 static int usable(int impl, int alg, int dt, int backward) {
-    if (impl < 0 || impl >= N_IMPLS || bdnn_dt_operands(dt) < 0) return BDNN_STATUS_INVALID;
-    const elt_impl_entry_t *e = &impls[impl];
-    if (!bdnn_isa_supported(e->isa)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (e->operands != bdnn_dt_operands(dt)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (e->operands == BDNN_OPERANDS_INT8 && backward) return BDNN_STATUS_UNIMPLEMENTED;
-    if (e->operands == BDNN_OPERANDS_F16 && e->isa == BDNN_ISA_AVX2 && !bdnn_cpu_f16c())
-        return BDNN_STATUS_UNIMPLEMENTED;
-    return bdnn_elt_supported(alg, backward);
+    if (impl < 0 || impl >= N_IMPLS) return BDNN_STATUS_INVALID;
+    const int st = bdnn_typed_row_status(impls[impl].isa, impls[impl].operands, dt, backward);
+    return st != BDNN_STATUS_OK ? st : bdnn_elt_supported(alg, backward);
 }
 
 /* [*lo, *hi): the calling thread's chunk; the tail defect shortens it by one. */

@@ -86,15 +86,8 @@ int bdnn_pool_workspace(const bdnn_pool_desc_t *d, int alg, int prop, bdnn_pool_
 }
 
 static int usable(int impl, const bdnn_pool_desc_t *d, int alg, int dt, int backward) {
-    if (impl < 0 || impl >= N_IMPLS || !desc_ok(d, alg) || bdnn_dt_operands(dt) < 0)
-        return BDNN_STATUS_INVALID;
-    const pool_impl_entry_t *e = &impls[impl];
-    if (!bdnn_isa_supported(e->isa)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (e->operands != bdnn_dt_operands(dt)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (e->operands == BDNN_OPERANDS_INT8 && backward) return BDNN_STATUS_UNIMPLEMENTED;
-    if (e->operands == BDNN_OPERANDS_F16 && e->isa == BDNN_ISA_AVX2 && !bdnn_cpu_f16c())
-        return BDNN_STATUS_UNIMPLEMENTED;
-    return BDNN_STATUS_OK;
+    if (impl < 0 || impl >= N_IMPLS || !desc_ok(d, alg)) return BDNN_STATUS_INVALID;
+    return bdnn_typed_row_status(impls[impl].isa, impls[impl].operands, dt, backward);
 }
 
 /* Output columns [lo, hi) whose input column ow*SW + off lies in [0, IW), per kw. */
