@@ -67,3 +67,20 @@ def test_data_type_stores_that_do_not_round_or_saturate_are_caught(fault, dts, a
     failed = failed_lines(res)
     for dt in dts:
         assert any(f"--dt={dt} " in l for l in failed), f"{fault} not caught with {dt}"
+
+
+def test_one_fault_name_reaches_exactly_the_kernels_that_have_it(monkeypatch):
+    """Each kernel family reads the same variable: another family's defect leaves it
+    correct (no error), truncate_dst reaches conv and the eltwise/pool stores alike."""
+    from benchdnn_py import core
+    from benchdnn_py.errors import BenchError
+    for name, conv, op in (("pool_ws_ignored", core.Fault.NONE, core.OpFault.POOL_WS_IGNORED),
+                           ("skip_last_ic", core.Fault.SKIP_LAST_IC, core.OpFault.NONE),
+                           ("truncate_dst", core.Fault.TRUNCATE_DST, core.OpFault.TRUNCATE_DST),
+                           ("", core.Fault.NONE, core.OpFault.NONE)):
+        monkeypatch.setenv(core.FAULT_ENV, name)
+        assert core.active_fault() is conv and core.active_op_fault() is op
+    monkeypatch.setenv(core.FAULT_ENV, "nope")
+    for read in (core.active_fault, core.active_op_fault):
+        with pytest.raises(BenchError, match="unknown fault; expected one of .*elt_tail_dropped"):
+            read()
