@@ -492,21 +492,12 @@ def _out_bytes(array: np.ndarray, dt: str, count: int):
 # == eltwise and pooling (kernels/include/bdnn_eltwise.h, bdnn_pool.h) ==================
 
 
-# The operand class of the eltwise and pooling rows that take a data type (they compute
-# in f32 whatever the type; the integers share one class).
-DT_OPERANDS: dict[str, Operands] = {"f32": Operands.F32, "bf16": Operands.BF16,
-                                    "f16": Operands.F16, "s32": Operands.INT8,
-                                    "s8": Operands.INT8, "u8": Operands.INT8}
-
-
 def _typed_row(impl: ImplInfo, dt: str, backward: bool) -> None:
-    """Raises Unimplemented unless the row runs here and takes dt in that direction."""
-    if not isa_supported(impl.isa):
-        raise Unimplemented(f"{impl.name}: the CPU lacks its ISA")
-    if DT_OPERANDS.get(dt) is not impl.operands:
-        raise Unimplemented(f"{impl.name} does not take {dt}")
-    if backward and impl.operands is Operands.INT8:
-        raise Unimplemented(f"{impl.name}: integer types have no backward")
+    """Raises Unimplemented unless the eltwise/pooling row runs here and takes dt in that
+    direction (the C core's rule: its ISA, its operand class, no integer backward)."""
+    _check(lib.bdnn_typed_row_status(int(impl.isa), int(impl.operands), DATA_TYPES[dt][0],
+                                     int(backward)),
+           f"{impl.name} with {dt}{' backward' if backward else ''}")
 
 
 # -- eltwise ---------------------------------------------------------------------------

@@ -140,12 +140,6 @@ static inline int bdnn_dt_operands(int dt) {
     }
 }
 
-/* Whether a row of a typed implementation table (eltwise, pooling: one operand class on
- * one ISA, f32 inside) runs dt in that direction here: BDNN_STATUS_OK, _UNIMPLEMENTED (the
- * CPU lacks the ISA, or F16C for f16 on AVX2; another operand class; integer backward), or
- * _INVALID (an unknown type). */
-int bdnn_typed_row_status(int isa, int operands, int dt, int backward);
-
 /* Bulk conversions (dt.c): the F16C instructions for f16 when the CPU has them. */
 /* Whether the CPU runs AVX2 with F16C (the AVX2 rows' f16 instructions). */
 int bdnn_cpu_f16c(void);

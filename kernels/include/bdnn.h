@@ -161,6 +161,12 @@ const char *bdnn_build_info(void);   /* compiler and flags the core was built wi
  * tests can hold both paths to the same bits). */
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa);
 
+/* Whether a row of a typed implementation table (eltwise, pooling: one operand class,
+ * BDNN_OPERANDS_* below, on one ISA, f32 inside) runs dt in that direction here:
+ * BDNN_STATUS_OK, _UNIMPLEMENTED (the CPU lacks the ISA, or F16C for f16 on AVX2; another
+ * operand class; integer backward), or _INVALID (an unknown type). */
+int bdnn_typed_row_status(int isa, int operands, int dt, int backward);
+
 /* ---- reference ----
  * Plain loops over the formulas of the convolution spec, accumulating in double.
  * Outputs are double so that the caller decides how to round. Shares no code with the
