@@ -5,6 +5,10 @@ Every element is checked. A point passes if any of these holds, in order:
   2. the reference is NaN and the output type is an integer (NaN -> int is unspecified);
   3. |exp| <= 1e-5 and |exp - got| < FLT_EPSILON (tiny values);
   4. the relative difference (absolute for |exp| <= 1e-5) is within the threshold;
+ 4b. (benchdnn-py) an f16 or bf16 output below the type's smallest normal: the difference
+     relative to that smallest normal is within the threshold. Subnormals are evenly
+     spaced, so a threshold of eps(dt) then admits the one ulp it admits for normals
+     (otherwise a rounding near a tie of an f16 subnormal around 2e-5 would fail at 3e-3).
   5. the operation may legally produce NaN/Inf and both are NaN, or both the same Inf;
   6. s32 output, exp saturated at float(INT_MAX) = 2^31 and 2147483520 <= got < 2^31
      (the largest float below 2^31 is what an f32 -> s32 saturation can store);
@@ -56,6 +60,8 @@ class CompareSetup:
 
 # Integer output types: the saturation bounds (as floats) exp is clamped to.
 INT_RANGES = {"s8": (-128.0, 127.0), "u8": (0.0, 255.0), "s32": (-2.0**31, 2.0**31)}
+# The smallest normal value of the reduced floating types (rule 4b).
+SMALLEST_NORMAL = {"f16": 2.0**-14, "bf16": 2.0**-126}
 S32_SATURATED = 2.0**31
 S32_LARGEST_STORED = 2147483520.0
 
@@ -198,6 +204,9 @@ def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
             ok |= np.isnan(exp_f32)                                      # rule 2
         ok |= small & (diff < FLT_EPSILON)                               # rule 3
         ok |= np.where(small, diff, rel) <= setup.trh                    # rule 4
+        if setup.dt in SMALLEST_NORMAL:                                  # rule 4b
+            floor = SMALLEST_NORMAL[setup.dt]
+            ok |= (abs_exp < floor) & (diff <= setup.trh * floor)
         if setup.dt == "s32":                                            # rule 6
             ok |= ((exp == S32_SATURATED) & (got_f >= S32_LARGEST_STORED)
                    & (got_f < S32_SATURATED))

@@ -157,16 +157,45 @@ class Fault(enum.IntEnum):
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
 
 
-def active_fault() -> Fault:
-    """The defect named by $BENCHDNN_PY_TEST_FAULT (lower-case Fault name), if any."""
+class OpFault(enum.IntEnum):
+    """Deliberate defects of the eltwise, pooling and reorder kernels (tests only), selected by the
+    same $BENCHDNN_PY_TEST_FAULT as Fault; the values live in these kernels' headers."""
+
+    NONE = 0
+    ELT_TAIL_DROPPED = lib.BDNN_ELT_FAULT_TAIL_DROPPED
+    POOL_WS_IGNORED = lib.BDNN_POOL_FAULT_WS_IGNORED
+    POOL_WS_UNWRITTEN = lib.BDNN_POOL_FAULT_WS_UNWRITTEN
+    TRUNCATE_DST = lib.BDNN_FAULT_TRUNCATE_DST   # shared with the convolutions: the same
+                                                 # defect of a low-precision store
+    REORDER_PADDING_GARBAGE = lib.BDNN_REORDER_FAULT_PADDING_GARBAGE
+    REORDER_DENSE_DST = lib.BDNN_REORDER_FAULT_DENSE_DST
+
+
+def _fault(own: type[enum.IntEnum]):
+    """The member of ``own`` that $BENCHDNN_PY_TEST_FAULT names (lower-case), if any. A
+    defect of other kernels (a name of the other enum) leaves these correct: none."""
     name = os.environ.get(FAULT_ENV, "").strip()
-    if not name:
-        return Fault.NONE
-    try:
-        return Fault[name.upper()]
-    except KeyError:
-        raise BenchError(f"{FAULT_ENV}={name}: unknown fault; expected one of "
-                         f"{', '.join(f.name.lower() for f in Fault if f)}") from None
+    if name.upper() in own.__members__:
+        return own[name.upper()]
+    if not name or any(name.upper() in e.__members__ for e in (Fault, OpFault)):
+        return own(0)
+    known = dict.fromkeys(f.name.lower() for e in (Fault, OpFault) for f in e if f)
+    raise BenchError(f"{FAULT_ENV}={name}: unknown fault; expected one of "
+                     f"{', '.join(known)}")
+
+
+def active_fault() -> Fault:
+    """The convolution defect $BENCHDNN_PY_TEST_FAULT names, if any."""
+    return _fault(Fault)
+
+
+def active_op_fault() -> OpFault:
+    """The eltwise/pooling defect $BENCHDNN_PY_TEST_FAULT names, if any."""
+    return _fault(OpFault)
+
+
+def _with_fault(name: str, fault: enum.IntEnum) -> str:
+    return name + (f"+fault:{fault.name.lower()}" if fault else "")
 
 
 class Unimplemented(BenchError):
@@ -297,13 +326,25 @@ class ImplInfo:
     operands: Operands = Operands.F32
 
 
+def _table(count, name, isa, operands) -> tuple[ImplInfo, ...]:
+    """An operation's C implementation table (its count/name/isa/operands functions)."""
+    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i)), Operands(operands(i)))
+                 for i in range(count()))
+
+
 @lru_cache(maxsize=None)
 def conv_impls() -> tuple[ImplInfo, ...]:
     """The C implementation table, in order of preference."""
-    return tuple(ImplInfo(i, ffi.string(lib.bdnn_conv_impl_name(i)).decode(),
-                          Isa(lib.bdnn_conv_impl_isa(i)),
-                          Operands(lib.bdnn_conv_impl_operands(i)))
-                 for i in range(lib.bdnn_conv_impl_count()))
+    return _table(lib.bdnn_conv_impl_count, lib.bdnn_conv_impl_name, lib.bdnn_conv_impl_isa,
+                  lib.bdnn_conv_impl_operands)
+
+
+def _set_spatial(d, shape) -> None:
+    """The 3D sizes of a ConvShape or PoolShape into its C descriptor (same field names)."""
+    for axes, values in (("id ih iw", shape.i), ("od oh ow", shape.o), ("kd kh kw", shape.k),
+                         ("sd sh sw", shape.s), ("pd ph pw", shape.p), ("dd dh dw", shape.dil)):
+        for axis, value in zip(axes.split(), values):
+            setattr(d, axis, value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -336,12 +377,7 @@ class ConvShape:
     def cdata(self):
         d = ffi.new("bdnn_conv_desc_t *")
         d.g, d.mb, d.ic, d.oc = self.g, self.mb, self.ic, self.oc
-        d.id, d.ih, d.iw = self.i
-        d.od, d.oh, d.ow = self.o
-        d.kd, d.kh, d.kw = self.k
-        d.sd, d.sh, d.sw = self.s
-        d.pd, d.ph, d.pw = self.p
-        d.dd, d.dh, d.dw = self.dil
+        _set_spatial(d, self)
         return d
 
 
@@ -454,9 +490,7 @@ class ConvPrimitive:
                                     self.attr.cdata(self._keep), int(fault), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
-        self.name = ffi.string(lib.bdnn_conv_name(self._handle)).decode()
-        if fault:
-            self.name += f"+fault:{fault.name.lower()}"
+        self.name = _with_fault(ffi.string(lib.bdnn_conv_name(self._handle)).decode(), fault)
 
     @property
     def weights_bytes(self) -> int:
@@ -517,13 +551,7 @@ class ConvPrimitive:
                              f"not {direction.name}")
 
     def _runner(self, fn, args) -> Callable[[], None]:
-        name = self.name
-
-        def run() -> None:
-            status = fn(*args)
-            if status:
-                _check(status, f"{name} execution")
-        return run
+        return _runner(fn, args, self.name)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -537,6 +565,15 @@ class ConvPrimitive:
         self.close()
 
 
+def _runner(fn, args, name: str) -> Callable[[], None]:
+    """A no-argument callable that executes fn(*args) and raises on a failing status."""
+    def run() -> None:
+        status = fn(*args)
+        if status:
+            _check(status, f"{name} execution")
+    return run
+
+
 def _out_ptr(array: np.ndarray, count: int):
     if not array.flags.writeable:
         raise ValueError("output buffers must be writable")
@@ -547,3 +584,281 @@ def _out_bytes(array: np.ndarray, dt: str, count: int):
     if not array.flags.writeable:
         raise ValueError("output buffers must be writable")
     return _bytes(array, dt, count)
+
+
+# == eltwise and pooling (kernels/include/bdnn_eltwise.h, bdnn_pool.h) ==================
+
+
+def _typed_row(impl: ImplInfo, dt: str, backward: bool) -> None:
+    """Raises Unimplemented unless the eltwise/pooling row runs here and takes dt in that
+    direction (the C core's rule: its ISA, its operand class, no integer backward)."""
+    _check(lib.bdnn_typed_row_status(int(impl.isa), int(impl.operands), DATA_TYPES[dt][0],
+                                     int(backward)),
+           f"{impl.name} with {dt}{' backward' if backward else ''}")
+
+
+# -- eltwise ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def eltwise_impls() -> tuple[ImplInfo, ...]:
+    """The C implementation table, in order of preference."""
+    return _table(lib.bdnn_elt_impl_count, lib.bdnn_elt_impl_name, lib.bdnn_elt_impl_isa,
+                  lib.bdnn_elt_impl_operands)
+
+
+def eltwise_supported(alg: int, backward: bool) -> bool:
+    return lib.bdnn_elt_supported(alg, int(backward)) == lib.BDNN_STATUS_OK
+
+
+@dataclasses.dataclass(frozen=True)
+class EltwisePrimitive:
+    """One implementation of one algorithm and direction, on tensors of the data type dt.
+    bind_* check the buffers once and return a no-argument callable, so timed runs pay
+    only for the C call."""
+
+    impl: ImplInfo
+    alg: int
+    alpha: float
+    beta: float
+    backward: bool
+    fault: OpFault = OpFault.NONE
+    dt: str = "f32"
+
+    def __post_init__(self) -> None:
+        _typed_row(self.impl, self.dt, self.backward)
+        _check(lib.bdnn_elt_supported(self.alg, int(self.backward)), self.impl.name)
+
+    @property
+    def name(self) -> str:
+        return _with_fault(self.impl.name, self.fault)
+
+    def bind_fwd(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
+        n, dt = src.size, self.dt
+        args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta,
+                _bytes(src, dt), _out_bytes(dst, dt, n), n, int(self.fault))
+        return _runner(lib.bdnn_elt_fwd, args, self.name)
+
+    def bind_bwd(self, x: np.ndarray, diff_dst: np.ndarray, diff_src: np.ndarray,
+                 from_dst: bool) -> Callable[[], None]:
+        """x: src, or dst for the _dst variants (from_dst)."""
+        n, dt = x.size, self.dt
+        args = (self.impl.index, self.alg, int(from_dst), DATA_TYPES[dt][0], self.alpha,
+                self.beta, _bytes(x, dt), _bytes(diff_dst, dt, n), _out_bytes(diff_src, dt, n),
+                n, int(self.fault))
+        return _runner(lib.bdnn_elt_bwd, args, self.name)
+
+
+
+# -- pooling ---------------------------------------------------------------------------
+
+class PoolAlg(enum.IntEnum):
+    MAX = lib.BDNN_POOL_MAX
+    AVG_P = lib.BDNN_POOL_AVG_P
+    AVG_NP = lib.BDNN_POOL_AVG_NP
+
+
+class Prop(enum.IntEnum):
+    FWD_TRAINING = lib.BDNN_PROP_FWD_TRAINING
+    FWD_INFERENCE = lib.BDNN_PROP_FWD_INFERENCE
+    BWD_DATA = lib.BDNN_PROP_BWD_DATA
+
+
+@lru_cache(maxsize=None)
+def pool_impls() -> tuple[ImplInfo, ...]:
+    return _table(lib.bdnn_pool_impl_count, lib.bdnn_pool_impl_name, lib.bdnn_pool_impl_isa,
+                  lib.bdnn_pool_impl_operands)
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolShape:
+    """A pooling in the C core's terms: 3D sizes (1D/2D padded with neutral axes)."""
+
+    mb: int
+    c: int
+    i: tuple[int, int, int]
+    o: tuple[int, int, int]
+    k: tuple[int, int, int]
+    s: tuple[int, int, int]
+    p: tuple[int, int, int]
+    dil: tuple[int, int, int]
+
+    @property
+    def src_shape(self) -> tuple[int, ...]:
+        return (self.mb, self.c, *self.i)
+
+    @property
+    def dst_shape(self) -> tuple[int, ...]:
+        return (self.mb, self.c, *self.o)
+
+    def cdata(self):
+        d = ffi.new("bdnn_pool_desc_t *")
+        d.mb, d.c = self.mb, self.c
+        _set_spatial(d, self)
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class Workspace:
+    """What the C core says a configuration's workspace is: total bytes (0: none) and the
+    size of one element."""
+
+    nbytes: int
+    elem_bytes: int
+
+    def allocate(self, poison: int) -> np.ndarray:
+        """A buffer of the queried size, every element set to ``poison`` (truncated to the
+        element size), so that entries a forward pass leaves unwritten stay recognizable."""
+        dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[self.elem_bytes] \
+            if self.elem_bytes else np.uint8
+        buf = np.empty(self.nbytes // max(self.elem_bytes, 1), dtype)
+        buf.fill(poison & ((1 << (8 * dtype().itemsize)) - 1))
+        return buf
+
+
+def pool_workspace(shape: PoolShape, alg: PoolAlg, prop: Prop) -> Workspace:
+    ws = ffi.new("bdnn_pool_ws_t *")
+    _check(lib.bdnn_pool_workspace(shape.cdata(), int(alg), int(prop), ws), "pool workspace")
+    return Workspace(int(ws.bytes), int(ws.elem_bytes))
+
+
+class PoolPrimitive:
+    """One implementation of one pooling algorithm and propagation kind, on src and dst (or
+    their diffs) of the data type dt."""
+
+    def __init__(self, impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop,
+                 fault: OpFault = OpFault.NONE, dt: str = "f32") -> None:
+        _typed_row(impl, dt, prop is Prop.BWD_DATA)
+        self.impl, self.shape, self.alg, self.prop, self.fault = impl, shape, alg, prop, fault
+        self.dt = dt
+        self._desc = shape.cdata()
+        self.workspace = pool_workspace(shape, alg, prop)
+        self.name = _with_fault(impl.name, fault)
+
+    def _ws_ptr(self, ws: np.ndarray | None):
+        if not self.workspace.nbytes:
+            return ffi.NULL
+        if ws is None or ws.nbytes != self.workspace.nbytes or not ws.flags.c_contiguous:
+            raise ValueError(f"{self.name}: expected a workspace of {self.workspace.nbytes} "
+                             f"bytes")
+        return ffi.from_buffer("char[]", ws)
+
+    def bind_fwd(self, src: np.ndarray, dst: np.ndarray,
+                 ws: np.ndarray | None) -> Callable[[], None]:
+        s = self.shape
+        args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
+                DATA_TYPES[self.dt][0], _bytes(src, self.dt, _count(s.src_shape)),
+                _out_bytes(dst, self.dt, _count(s.dst_shape)), self._ws_ptr(ws),
+                int(self.fault))
+        return _runner(lib.bdnn_pool_fwd, args, self.name)
+
+    def bind_bwd(self, diff_dst: np.ndarray, ws: np.ndarray | None,
+                 diff_src: np.ndarray) -> Callable[[], None]:
+        s = self.shape
+        args = (self.impl.index, self._desc, int(self.alg), DATA_TYPES[self.dt][0],
+                _bytes(diff_dst, self.dt, _count(s.dst_shape)), self._ws_ptr(ws),
+                _out_bytes(diff_src, self.dt, _count(s.src_shape)), int(self.fault))
+        return _runner(lib.bdnn_pool_bwd, args, self.name)
+
+
+def ref_pool_fwd(shape: PoolShape, alg: PoolAlg, src: np.ndarray) -> np.ndarray:
+    """The scalar reference, forward; dst in float64."""
+    dst = np.empty(shape.dst_shape, np.float64)
+    _check(lib.bdnn_ref_pool_fwd(shape.cdata(), int(alg),
+                                 _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+                                 ffi.from_buffer("double[]", dst)), "reference pooling")
+    return dst
+
+
+def ref_pool_bwd(shape: PoolShape, alg: PoolAlg, src: np.ndarray,
+                 diff_dst: np.ndarray) -> np.ndarray:
+    """The scalar reference, backward data (max finds its tap in src); diff_src in float64."""
+    diff_src = np.empty(shape.src_shape, np.float64)
+    _check(lib.bdnn_ref_pool_bwd(shape.cdata(), int(alg),
+                                 _ptr(src, "float[]", np.float32, _count(shape.src_shape)),
+                                 _ptr(diff_dst, "float[]", np.float32, _count(shape.dst_shape)),
+                                 ffi.from_buffer("double[]", diff_src)),
+           "reference pooling backward")
+    return diff_src
+
+
+# -- reorder ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def reorder_impls() -> tuple[ImplInfo, ...]:
+    # A reorder converts between any two types: its rows are not per operand class.
+    return _table(lib.bdnn_reorder_impl_count, lib.bdnn_reorder_impl_name,
+                  lib.bdnn_reorder_impl_isa, lambda i: Operands.F32)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReorderAttr:
+    """dst = (src * src_scale + sum_scale * dst_prior [if sum]) / dst_scale, in f32 steps,
+    rounded to dst_dt (bdnn_reorder.h)."""
+
+    src_dt: str = "f32"
+    dst_dt: str = "f32"
+    src_scale: float = 1.0
+    dst_scale: float = 1.0
+    sum: bool = False
+    sum_scale: float = 1.0
+
+    def cdata(self):
+        a = ffi.new("bdnn_reorder_attr_t *")
+        a.src_dt, a.dst_dt = DATA_TYPES[self.src_dt][0], DATA_TYPES[self.dst_dt][0]
+        a.src_scale, a.dst_scale = self.src_scale, self.dst_scale
+        a.sum, a.sum_scale = int(self.sum), self.sum_scale
+        return a
+
+
+def _extent(loops, off: int, which: int) -> int:
+    """One past the largest offset a job touches in src (which=1) or dst (which=2)."""
+    return off + sum((n - 1) * l[which] for l in loops for n in (l[0],)) + 1
+
+
+class ReorderPrimitive:
+    """One implementation running a fixed list of jobs (layout.Job): the layouts were
+    turned into loop nests once, so binding and running only pass pointers."""
+
+    def __init__(self, impl: ImplInfo, attr: ReorderAttr, jobs, fault: OpFault = OpFault.NONE):
+        if not isa_supported(impl.isa):
+            raise Unimplemented(f"{impl.name}: the CPU lacks its ISA")
+        self.impl, self.attr, self.fault = impl, attr, fault
+        self.name = _with_fault(impl.name, fault)
+        self._attr = attr.cdata()
+        self._jobs = ffi.new("bdnn_reorder_job_t[]", max(len(jobs), 1))
+        self._njobs = len(jobs)
+        self.src_extent = self.dst_extent = 0
+        for slot, job in zip(self._jobs, jobs):
+            if len(job.loops) > lib.BDNN_REORDER_MAX_LOOPS:
+                raise Unimplemented(f"a loop nest of {len(job.loops)} loops")
+            slot.nloops = len(job.loops)
+            for k, (n, ss, ds) in enumerate(job.loops):
+                slot.n[k], slot.src_stride[k], slot.dst_stride[k] = n, ss, ds
+            slot.src_off, slot.dst_off, slot.zero = job.src_off, job.dst_off, int(job.zero)
+            if not job.zero:
+                self.src_extent = max(self.src_extent, _extent(job.loops, job.src_off, 1))
+            self.dst_extent = max(self.dst_extent, _extent(job.loops, job.dst_off, 2))
+
+    def bind(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
+        """Checks the buffers once (types, and that every job stays inside them)."""
+        if src.size < self.src_extent or dst.size < self.dst_extent:
+            raise ValueError(f"buffers of {src.size} and {dst.size} elements; the jobs "
+                             f"reach {self.src_extent} and {self.dst_extent}")
+        args = (self.impl.index, self._attr, self._jobs, self._njobs,
+                _bytes(src, self.attr.src_dt), _writable(dst, self.attr.dst_dt),
+                int(self.fault))
+        return _runner(lib.bdnn_reorder_execute, args, self.name)
+
+
+def _writable(array: np.ndarray, dt: str):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return _bytes(array, dt)
+
+
+def parallel_memcpy(dst: np.ndarray, src: np.ndarray) -> Callable[[], None]:
+    """A callable copying src's bytes into dst on all threads (the bandwidth yardstick)."""
+    if dst.nbytes != src.nbytes:
+        raise ValueError("memcpy needs buffers of one size")
+    args = (_writable(dst, None), _bytes(src), src.nbytes)
+    return lambda: lib.bdnn_parallel_memcpy(*args)

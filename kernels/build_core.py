@@ -47,6 +47,14 @@ def _sources() -> list[str]:
     return sorted(os.path.relpath(p, root) for p in KERNELS.rglob("*.c"))
 
 
+def _depends() -> list[str]:
+    """Headers and included templates (*.inc): the extension is rebuilt when one changes
+    (setuptools only compares the timestamps of sources and depends)."""
+    root = KERNELS.parent
+    return sorted(os.path.relpath(p, root) for pattern in ("*.h", "*.inc")
+                  for p in KERNELS.rglob(pattern))
+
+
 ffibuilder = FFI()
 ffibuilder.cdef(_cdef_text())
 _flags = " ".join(COMPILE_ARGS)
@@ -54,6 +62,7 @@ ffibuilder.set_source(
     "benchdnn_py._core",
     "".join(f'#include "{h.name}"\n' for h in _headers()),
     sources=_sources(),
+    depends=_depends(),
     include_dirs=[os.path.relpath(KERNELS / "include", KERNELS.parent),
                   os.path.relpath(KERNELS / "conv", KERNELS.parent),
                   os.path.relpath(KERNELS / "common", KERNELS.parent)],

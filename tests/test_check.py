@@ -110,6 +110,21 @@ def test_threshold_absolute_for_tiny_reference():
     assert compare(ref, got, setup(trh=0.003)).errors == 2
 
 
+def test_f16_subnormal_results_get_one_ulp_rule_4b():
+    # 1.93362e-05 lies just below a tie of two f16 subnormals (spacing 2**-24): the other
+    # neighbour is one ulp away but 3e-3 relative, more than eps(f16)
+    ref = np.array([1.93362e-05] * 10)
+    other = (np.array([1.93715e-05] * 10)).astype(np.float16)
+    v = compare(ref, other, setup(trh=2.0**-10, dt="f16", eps=2.0**-10))
+    assert not v.failed
+    two_ulps = (other.astype(np.float32) + np.float32(2.0**-24)).astype(np.float16)
+    assert compare(ref, two_ulps, setup(trh=2.0**-10, dt="f16", eps=2.0**-10)).failed
+    # normal values keep the relative rule; exact types (threshold 0) are unaffected
+    assert compare(np.array([1.0] * 10), np.array([1.0 + 2**-9] * 10, np.float16),
+                   setup(trh=2.0**-10, dt="f16")).failed
+    assert compare(ref, other, setup(trh=0.0, dt="f16")).failed
+
+
 def test_allow_nans():
     ref = np.array([np.nan, np.inf, -np.inf, -np.inf, 1.0])
     got = np.array([np.nan, np.inf, -np.inf, np.inf, 1.0], np.float32)

@@ -97,3 +97,20 @@ def test_reorder_ci_catches_a_kernel_that_ignores_non_dense_strides():
     # a dense destination is unaffected by the defect
     assert not any("--strides=" not in l and "--dtag=abx" in l and "aBx" not in l
                    and "--stag=abx" in l for l in failed)
+
+
+def test_one_fault_name_reaches_exactly_the_kernels_that_have_it(monkeypatch):
+    """Each kernel family reads the same variable: another family's defect leaves it
+    correct (no error), truncate_dst reaches conv and the eltwise/pool stores alike."""
+    from benchdnn_py import core
+    from benchdnn_py.errors import BenchError
+    for name, conv, op in (("pool_ws_ignored", core.Fault.NONE, core.OpFault.POOL_WS_IGNORED),
+                           ("skip_last_ic", core.Fault.SKIP_LAST_IC, core.OpFault.NONE),
+                           ("truncate_dst", core.Fault.TRUNCATE_DST, core.OpFault.TRUNCATE_DST),
+                           ("", core.Fault.NONE, core.OpFault.NONE)):
+        monkeypatch.setenv(core.FAULT_ENV, name)
+        assert core.active_fault() is conv and core.active_op_fault() is op
+    monkeypatch.setenv(core.FAULT_ENV, "nope")
+    for read in (core.active_fault, core.active_op_fault):
+        with pytest.raises(BenchError, match="unknown fault; expected one of .*elt_tail_dropped"):
+            read()

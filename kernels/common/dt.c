@@ -6,7 +6,7 @@
 
 #include "dt.h"
 
-static int has_f16c(void) {
+int bdnn_cpu_f16c(void) {
 #if defined(__x86_64__) || defined(__i386__)
     static int cached = -1;
     if (cached < 0) {
@@ -41,7 +41,7 @@ static int64_t f32_to_f16_f16c(const float *in, uint16_t *out, int64_t n) {
 static void to_f32(int dt, const void *in, float *out, int64_t n, int vector) {
     int64_t i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (dt == BDNN_DT_F16 && vector && has_f16c()) i = f16_to_f32_f16c(in, out, n);
+    if (dt == BDNN_DT_F16 && vector && bdnn_cpu_f16c()) i = f16_to_f32_f16c(in, out, n);
 #endif
     for (; i < n; ++i) out[i] = bdnn_load_f32(in, dt, i);
 }
@@ -49,7 +49,7 @@ static void to_f32(int dt, const void *in, float *out, int64_t n, int vector) {
 static void from_f32(int dt, const float *in, void *out, int64_t n, int vector) {
     int64_t i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (dt == BDNN_DT_F16 && vector && has_f16c()) i = f32_to_f16_f16c(in, out, n);
+    if (dt == BDNN_DT_F16 && vector && bdnn_cpu_f16c()) i = f32_to_f16_f16c(in, out, n);
 #endif
     for (; i < n; ++i) bdnn_store_f32(out, dt, i, in[i]);
 }
@@ -57,6 +57,16 @@ static void from_f32(int dt, const float *in, void *out, int64_t n, int vector) 
 void bdnn_cvt_to_f32(int dt, const void *in, float *out, int64_t n) { to_f32(dt, in, out, n, 1); }
 void bdnn_cvt_from_f32(int dt, const float *in, void *out, int64_t n) {
     from_f32(dt, in, out, n, 1);
+}
+
+int bdnn_typed_row_status(int isa, int operands, int dt, int backward) {
+    if (bdnn_dt_operands(dt) < 0) return BDNN_STATUS_INVALID;
+    if (!bdnn_isa_supported(isa) || operands != bdnn_dt_operands(dt))
+        return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands == BDNN_OPERANDS_INT8 && backward) return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands == BDNN_OPERANDS_F16 && isa == BDNN_ISA_AVX2 && !bdnn_cpu_f16c())
+        return BDNN_STATUS_UNIMPLEMENTED;
+    return BDNN_STATUS_OK;
 }
 
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {

@@ -10,6 +10,7 @@
 #ifndef BDNN_DT_H
 #define BDNN_DT_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -100,7 +101,48 @@ static inline void bdnn_store_f32(void *p, int dt, int64_t i, float v) {
     }
 }
 
+/* The lowest finite value of dt, as f32 (what a maximum over nothing is, reference 9.3). */
+static inline float bdnn_dt_lowest(int dt) {
+    switch (dt) {
+    case BDNN_DT_BF16: return bdnn_bits_f32(0xff7f0000u);   /* -(2 - 2^-7) 2^127 */
+    case BDNN_DT_F16: return -65504.0f;
+    case BDNN_DT_S32: return -2147483648.0f;
+    case BDNN_DT_S8: return -128.0f;
+    case BDNN_DT_U8: return 0.0f;
+    default: return -FLT_MAX;
+    }
+}
+
+/* The deliberate defect BDNN_FAULT_TRUNCATE_DST (tests only): a store that truncates
+ * toward zero instead of rounding to nearest even (integers still saturate). */
+static inline void bdnn_store_f32_truncated(void *p, int dt, int64_t i, float v) {
+    switch (dt) {
+    case BDNN_DT_BF16: ((uint16_t *)p)[i] = (uint16_t)(bdnn_f32_bits(v) >> 16); return;
+    case BDNN_DT_F16:
+        ((uint16_t *)p)[i] = bdnn_f32_to_f16(bdnn_bits_f32(bdnn_f32_bits(v) & ~0x1fffu));
+        return;
+    case BDNN_DT_S8: case BDNN_DT_U8: case BDNN_DT_S32: v = truncf(v); break;
+    default: break;
+    }
+    bdnn_store_f32(p, dt, i, v);
+}
+
+/* The operand class (BDNN_OPERANDS_*) of kernels that take one type for every tensor and
+ * compute in f32 (eltwise, pooling): integers of any width share one class; -1 for an
+ * unknown type. */
+static inline int bdnn_dt_operands(int dt) {
+    switch (dt) {
+    case BDNN_DT_F32: return BDNN_OPERANDS_F32;
+    case BDNN_DT_BF16: return BDNN_OPERANDS_BF16;
+    case BDNN_DT_F16: return BDNN_OPERANDS_F16;
+    case BDNN_DT_S32: case BDNN_DT_S8: case BDNN_DT_U8: return BDNN_OPERANDS_INT8;
+    default: return -1;
+    }
+}
+
 /* Bulk conversions (dt.c): the F16C instructions for f16 when the CPU has them. */
+/* Whether the CPU runs AVX2 with F16C (the AVX2 rows' f16 instructions). */
+int bdnn_cpu_f16c(void);
 void bdnn_cvt_to_f32(int dt, const void *in, float *out, int64_t n);
 void bdnn_cvt_from_f32(int dt, const float *in, void *out, int64_t n);
 

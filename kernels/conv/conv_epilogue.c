@@ -9,12 +9,8 @@
  * saturating. */
 static void store_faulty(void *out, int dt, int64_t i, float v, int fault) {
     if (fault == BDNN_FAULT_TRUNCATE_DST) {
-        if (dt == BDNN_DT_BF16) { ((uint16_t *)out)[i] = (uint16_t)(bdnn_f32_bits(v) >> 16); return; }
-        if (dt == BDNN_DT_F16) {
-            ((uint16_t *)out)[i] = bdnn_f32_to_f16(bdnn_bits_f32(bdnn_f32_bits(v) & ~0x1fffu));
-            return;
-        }
-        if (dt == BDNN_DT_S8 || dt == BDNN_DT_U8 || dt == BDNN_DT_S32) v = truncf(v);
+        bdnn_store_f32_truncated(out, dt, i, v);
+        return;
     }
     if (fault == BDNN_FAULT_WRAP_DST && v == v) {
         const int64_t w = (int64_t)nearbyintf(v);

@@ -11,6 +11,9 @@ typedef struct {
     void (*fwd)(int alg, float alpha, float beta, const float *src, float *dst, int64_t n);
     void (*bwd)(int alg, int from_dst, float alpha, float beta, const float *x,
                 const float *diff_dst, float *diff_src, int64_t n);
+    /* The ISA's bulk conversions (common/dt_vec.inc): n elements of dt <-> f32. */
+    void (*to_f32)(int dt, const void *in, float *out, int64_t n);
+    void (*from_f32)(int dt, const float *in, void *out, int64_t n, int truncate);
 } elt_ker_t;
 
 extern const elt_ker_t bdnn_elt_ker_scalar, bdnn_elt_ker_avx2, bdnn_elt_ker_avx512;

@@ -173,6 +173,12 @@ double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written
  * tests can hold both paths to the same bits). */
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa);
 
+/* Whether a row of a typed implementation table (eltwise, pooling: one operand class,
+ * BDNN_OPERANDS_* below, on one ISA, f32 inside) runs dt in that direction here:
+ * BDNN_STATUS_OK, _UNIMPLEMENTED (the CPU lacks the ISA, or F16C for f16 on AVX2; another
+ * operand class; integer backward), or _INVALID (an unknown type). */
+int bdnn_typed_row_status(int isa, int operands, int dt, int backward);
+
 /* ---- reference ----
  * Plain loops over the formulas of the convolution spec, accumulating in double.
  * Outputs are double so that the caller decides how to round. Shares no code with the
@@ -215,7 +221,7 @@ enum {
     BDNN_OPERANDS_F32 = 0,    /* f32 and f32 */
     BDNN_OPERANDS_F16 = 1,    /* f16 and f16 */
     BDNN_OPERANDS_BF16 = 2,   /* bf16 and bf16 */
-    BDNN_OPERANDS_INT8 = 3    /* u8 or s8, and s8 weights */
+    BDNN_OPERANDS_INT8 = 3    /* u8 or s8, and s8 weights (eltwise, pooling: s8, u8, s32) */
 };
 int bdnn_conv_impl_operands(int impl);
 

@@ -1,14 +1,18 @@
 /*
- * bdnn_eltwise.h -- the eltwise primitive of the kernel core (forward and backward, f32).
+ * bdnn_eltwise.h -- the eltwise primitive of the kernel core (forward and backward; f32,
+ * bf16, f16, and s8/u8/s32 forward).
  *
- * Called only through benchdnn_py (core_ops.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
  * Algorithms are bdnn.h's BDNN_ELT_* codes (the post-op table); the formulas are
  * oneDNN's (kernels/eltwise/README.md lists them).
  *
- * Tensors are dense f32 arrays of n elements in any layout (element-wise: the layout does
- * not matter). Forward: dst = f(src). Backward data: diff_src = diff_dst * f'(x), where x
- * is src, or dst for the _dst variants (from_dst = 1). In-place (dst == src, diff_src ==
- * diff_dst) is allowed; any other overlap is not.
+ * Tensors are dense arrays of n elements of one data type dt (BDNN_DT_*), in any layout
+ * (element-wise: the layout does not matter). Forward: dst = f(src). Backward data:
+ * diff_src = diff_dst * f'(x), where x is src, or dst for the _dst variants (from_dst = 1).
+ * In-place (dst == src, diff_src == diff_dst) is allowed; any other overlap is not.
+ * Other types than f32 are widened exactly to f32, computed in f32 like f32 tensors, and
+ * rounded to nearest even (integers: saturated first) on the store (common/dt.h). Integer
+ * types have no backward.
  */
 #ifndef BDNN_ELTWISE_H
 #define BDNN_ELTWISE_H
@@ -22,20 +26,24 @@ enum {
                                           unwritten */
 };
 
-/* A fixed table, in order of preference; an entry is usable when its ISA is supported. */
+/* A fixed table, in order of preference; an entry is usable when its ISA is supported and
+ * its operand class (BDNN_OPERANDS_*, bdnn.h) is the data type's. */
 int bdnn_elt_impl_count(void);
 const char *bdnn_elt_impl_name(int impl);
 int bdnn_elt_impl_isa(int impl);
+int bdnn_elt_impl_operands(int impl);
 
 /* BDNN_STATUS_UNIMPLEMENTED for an algorithm without a formula in that direction
  * (round has no backward). */
 int bdnn_elt_supported(int alg, int backward);
 
-/* Executes on all OpenMP threads (each thread owns one contiguous chunk). */
-int bdnn_elt_fwd(int impl, int alg, float alpha, float beta, const float *src, float *dst,
-                 int64_t n, int fault);
-int bdnn_elt_bwd(int impl, int alg, int from_dst, float alpha, float beta, const float *x,
-                 const float *diff_dst, float *diff_src, int64_t n, int fault);
+/* Executes on all OpenMP threads (each thread owns one contiguous chunk).
+ * BDNN_STATUS_UNIMPLEMENTED when the row does not take dt in that direction. fault: 0,
+ * BDNN_ELT_FAULT_TAIL_DROPPED, or bdnn.h's BDNN_FAULT_TRUNCATE_DST (tests only). */
+int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta, const void *src,
+                 void *dst, int64_t n, int fault);
+int bdnn_elt_bwd(int impl, int alg, int from_dst, int dt, float alpha, float beta,
+                 const void *x, const void *diff_dst, void *diff_src, int64_t n, int fault);
 /* CDEF END */
 
 #endif /* BDNN_ELTWISE_H */

@@ -1,7 +1,8 @@
 /*
- * bdnn_pool.h -- the pooling primitive of the kernel core (f32, plain layout).
+ * bdnn_pool.h -- the pooling primitive of the kernel core (plain layout; f32, bf16, f16,
+ * and s8/u8/s32 forward).
  *
- * Called only through benchdnn_py (core_ops.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
  *
  *   src / diff_src  [mb][c][id][ih][iw]      dst / diff_dst  [mb][c][od][oh][ow]
  * 1D and 2D problems are 3D ones with neutral outer axes (size 1, kernel 1, stride 1,
@@ -9,7 +10,12 @@
  * padding is given; taps outside [0, I) are not part of the window.
  *
  * Algorithms: max (first strict maximum over in-bounds taps; a window with none gives
- * -FLT_MAX), avg_p (sum / (kd*kh*kw)), avg_np (sum / in-bounds taps).
+ * the lowest finite value of the type, -FLT_MAX for f32), avg_p (sum / (kd*kh*kw)), avg_np (sum / in-bounds taps).
+ *
+ * Data types: src and dst (diff_src and diff_dst) share one type dt (BDNN_DT_*). Other
+ * types than f32 are widened exactly to f32, computed like f32, and rounded to nearest
+ * even (integers: saturated first) on the store (common/dt.h). Integer types have no
+ * backward.
  *
  * Workspace: forward training with max records, per dst point, which tap won; backward
  * data with max reads it instead of searching src again. Its size and element type are
@@ -53,19 +59,21 @@ typedef struct {
 int bdnn_pool_impl_count(void);
 const char *bdnn_pool_impl_name(int impl);
 int bdnn_pool_impl_isa(int impl);
+int bdnn_pool_impl_operands(int impl);   /* BDNN_OPERANDS_* (bdnn.h): the types a row takes */
 
 /* BDNN_STATUS_INVALID for an inconsistent descriptor or unknown alg/prop. */
 int bdnn_pool_workspace(const bdnn_pool_desc_t *d, int alg, int prop, bdnn_pool_ws_t *ws);
 
 /* Forward (prop = training or inference): dst from src; ws written for training max
- * (NULL allowed otherwise). */
-int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, const float *src,
-                  float *dst, void *ws, int fault);
+ * (NULL allowed otherwise). BDNN_STATUS_UNIMPLEMENTED when the row does not take dt.
+ * fault: 0, a BDNN_POOL_FAULT_*, or bdnn.h's BDNN_FAULT_TRUNCATE_DST (tests only). */
+int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
+                  const void *src, void *dst, void *ws, int fault);
 /* Backward data: diff_src (fully overwritten) from diff_dst; max reads ws (as written by
  * the forward-training call on the same descriptor), averages need none. A workspace entry
  * that names no tap of its window contributes nothing (it is never a write elsewhere). */
-int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, const float *diff_dst,
-                  const void *ws, float *diff_src, int fault);
+int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const void *diff_dst,
+                  const void *ws, void *diff_src, int fault);
 
 /* The reference: the formulas as plain loops in double (max: values compared in double,
  * ties keep the first tap). Shares no code with the implementations. */

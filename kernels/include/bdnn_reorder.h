@@ -2,7 +2,7 @@
  * bdnn_reorder.h -- the reorder primitive of the kernel core: copy a tensor from one
  * memory layout and data type to another.
  *
- * Called only through benchdnn_py (core_ops.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
  *
  * Contract (what the kernel may assume, what it must do):
  *   - The caller describes the work as jobs. A job is a loop nest of nloops loops,

@@ -21,6 +21,9 @@ typedef void (*pool_fwd_row_fn)(const bdnn_pool_desc_t *d, int alg, const float 
 
 typedef struct {
     pool_fwd_row_fn fwd_row;
+    /* The ISA's bulk conversions (common/dt_vec.inc): n elements of dt <-> f32. */
+    void (*to_f32)(int dt, const void *in, float *out, int64_t n);
+    void (*from_f32)(int dt, const float *in, void *out, int64_t n, int truncate);
 } pool_ker_t;
 
 extern const pool_ker_t bdnn_pool_ker_scalar, bdnn_pool_ker_avx2, bdnn_pool_ker_avx512;

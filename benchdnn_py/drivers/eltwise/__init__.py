@@ -13,6 +13,6 @@ DRIVER = Driver(
     run=driver.run,
     csv_perf_fields=driver.CSV_PERF_FIELDS,
     perf_fields=frozenset(COMMON_FIELDS | driver.PERF_FIELDS),
-    description="element-wise algorithms, FWD_D/FWD_I/BWD_D, f32",
+    description="element-wise algorithms, FWD_D/FWD_I/BWD_D; f32, bf16, f16 (s8, u8, s32 forward)",
     default_perf_template=BANDWIDTH_TEMPLATE,
 )

@@ -1,8 +1,9 @@
 """Per-data-type numbers of the eltwise driver, each with its reason (benchdnn reference
-9.2, 6.7, 6.8). Only f32 has a row; any other --dt is UNIMPLEMENTED.
+9.2, 6.4, 6.7, 6.8): one row per type that has an implementation; any other --dt is
+UNIMPLEMENTED.
 
-The per-algorithm thresholds are the eltwise table's (benchdnn_py/eltwise.py), shared with
-the convolution post-ops.
+The f32 thresholds are per algorithm, the eltwise table's (benchdnn_py/eltwise.py, shared
+with the convolution post-ops); a narrower type's is its machine epsilon.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-from ... import eltwise, fill
+from ... import check, core, eltwise, fill
 
 # Every data type name --dt accepts (a `dnnl_` prefix is also accepted).
 DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3")
@@ -19,13 +20,43 @@ DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3"
 
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
-    perf: tuple[float, float]      # performance-mode fill range (reals)
+    perf: tuple[float, float]      # performance-mode fill range (reals, then rounded)
+    eps: float                     # machine epsilon: the threshold of a rounded result
+    integral: bool = False         # integers: saturated, forward only
 
 
 CFG: dict[str, DtCfg] = {
-    # ordinary finite values: the speed of the libm paths must not depend on them
-    "f32": DtCfg(perf=(-1024.0, 1024.0)),
+    # ordinary finite values: the speed of the libm paths must not depend on them; eps is
+    # unused (the per-algorithm thresholds apply)
+    "f32": DtCfg(perf=(-1024.0, 1024.0), eps=2.0**-23),
+    # the f32 result (a few f32 ulps off) rounds to the exact result's bf16 value, or to
+    # its neighbour next to a tie: at most one bf16 ulp, eps relative (reference 6.7)
+    "bf16": DtCfg(perf=(-32.0, 32.0), eps=2.0**-7),
+    # as bf16, with f16's 11-bit significand; perf range far from f16 overflow (65504)
+    "f16": DtCfg(perf=(-8.0, 8.0), eps=2.0**-10),
+    # integers: exact after saturation and rounding to nearest even (threshold 0; a tie
+    # the f32 evaluation lands on the other side of is the compare's off-by-one rule)
+    "s32": DtCfg(perf=(-1024.0, 1024.0), eps=0.0, integral=True),
+    "s8": DtCfg(perf=(-32.0, 32.0), eps=0.0, integral=True),
+    "u8": DtCfg(perf=(0.0, 64.0), eps=0.0, integral=True),
 }
+
+# Integer tensors take the piecewise-linear algorithms (oneDNN's integer eltwise set),
+# forward only: their results are meaningful integers; a transcendental one rounded to an
+# integer, or a gradient, is not.
+INT_ALGS = frozenset({"relu", "relu_dst", "linear", "clip", "clip_v2", "clip_v2_dst"})
+
+
+def not_supported(name: str, dt: str, backward: bool) -> str | None:
+    """Why the type does not take this algorithm or direction (SKIPPED, Case not
+    supported), or None."""
+    if not CFG[dt].integral:
+        return None
+    if backward:
+        return f"{dt} has no backward (gradients are not integers)"
+    if name not in INT_ALGS:
+        return f"{dt} takes only {', '.join(sorted(INT_ALGS))}"
+    return None
 
 # backward of the _dst forms reads a dst that is exact in f32, so the table's relaxed
 # forward thresholds (4e-5, for the lossy forward evaluation) do not apply (benchdnn 6.7)
@@ -33,18 +64,24 @@ _STRICT_BWD = {"elu_dst", "tanh_dst"}
 STRICT_TRH = 4e-6
 
 
-def threshold(name: str, backward: bool) -> float:
+def threshold(name: str, backward: bool, dt: str = "f32") -> float:
+    if dt != "f32":
+        return CFG[dt].eps
     if backward and name in _STRICT_BWD:
         return STRICT_TRH
     return eltwise.ALGS[name].trh
 
 
-def zero_trust_percent(name: str, alpha: float, beta: float, backward: bool) -> float:
+def zero_trust_percent(name: str, alpha: float, beta: float, backward: bool,
+                       dt: str = "f32") -> float:
     """65 % by default (many algorithms map half the inputs to 0, e.g. relu); 100 % (never
     mistrusted) where the result is legitimately all or mostly zeros: linear with alpha 0,
     clip with alpha = beta = 0 or any clip backward (zero outside the interval), pow with
-    alpha 0 or, backward, beta 0 (benchdnn 6.8)."""
+    alpha 0 or, backward, beta 0, and integer types (the fill's small reals round to 0)
+    (benchdnn 6.8)."""
     base = name.removesuffix("_dst")
+    if CFG[dt].integral:
+        return 100.0
     if base == "linear" and alpha == 0:
         return 100.0
     if base in ("clip", "clip_v2") and ((alpha == 0 and beta == 0) or backward):
@@ -81,3 +118,11 @@ def fill_values(n: int, kind: fill.Kind, name: str, alpha: float, beta: float) -
 
 def perf_values(n: int, kind: fill.Kind, dt: str) -> np.ndarray:
     return fill.real_fill(n, kind, *CFG[dt].perf)
+
+
+def to_dt(values: np.ndarray, dt: str) -> np.ndarray:
+    """f32 values as a tensor of dt: nearest even, integers saturated first (reference 9.2:
+    the fill is rounded to the type), -0 replaced by +0."""
+    out = check.round_to_dt(values.astype(np.float32), dt).astype(core.numpy_dtype(dt))
+    out[out == 0] = 0
+    return out

@@ -1,7 +1,9 @@
 """The eltwise driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): fill src with the hard-zone fill -> forward into a NaN-poisoned,
-guarded dst (in place: into src's own buffer) -> reference -> compare. Backward data: the
+Case flow (correctness): fill src with the hard-zone fill, rounded to the case's type ->
+forward into a poisoned (NaN for floats), guarded dst (in place: into src's own buffer) ->
+reference in double on the exactly widened inputs -> compare after rounding it to the
+type. Backward data: the
 same forward runs first as a service step when the algorithm's derivative is taken from
 dst (the _dst variants), then diff_dst is filled and the backward runs; only diff_src is
 compared. Performance: real-valued fill, warm-up, timed runs, GB/s.
@@ -16,10 +18,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core_ops, eltwise, fill
-from ...check import CompareSetup, Verdict, compare, diagnostics
+from ... import core, eltwise, fill
+from ...check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram
+from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
@@ -157,31 +159,32 @@ def invalid(prb: EltwiseProblem) -> str | None:
 
 
 def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
-    if prb.dt != "f32":
-        return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation yet"
+    if prb.dt not in cfg.CFG:
+        return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation"
     if prb.tag.kind == "blocked":
         return Status.UNIMPLEMENTED, f"--tag={prb.tag}: blocked layouts have no implementation yet"
-    reason = invalid(prb)
-    if reason:
+    if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
+    if cfg.not_supported(prb.alg, prb.dt, prb.backward):
+        return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     return None
 
 
-def create(prb: EltwiseProblem, res: CaseResult) -> core_ops.EltwisePrimitive | None:
+def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None:
     """The first implementation, in the table's order, that the CPU runs and the filter
     allows; sets SKIPPED/UNIMPLEMENTED otherwise."""
-    fault = core_ops.active_fault()
+    fault = core.active_op_fault()
     code = eltwise.ALGS[prb.alg].code
     with res.timers("create_pd"):
-        candidates = [i for i in core_ops.eltwise_impls() if prb.impl_filter.allows(i.name)]
+        candidates = [i for i in core.eltwise_impls() if prb.impl_filter.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core_ops.EltwisePrimitive(impl, code, prb.alpha, prb.beta,
-                                                 prb.backward, fault)
-            except core_ops.core.Unimplemented:
+                return core.EltwisePrimitive(impl, code, prb.alpha, prb.beta,
+                                             prb.backward, fault, prb.dt)
+            except core.Unimplemented:
                 continue
-    if len(candidates) < len(core_ops.eltwise_impls()):
+    if len(candidates) < len(core.eltwise_impls()):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
@@ -190,8 +193,8 @@ def create(prb: EltwiseProblem, res: CaseResult) -> core_ops.EltwisePrimitive | 
 
 @dataclasses.dataclass
 class Buffers:
-    """A case's tensors: logical-order inputs (for the reference) and the memory-order
-    buffers the kernel runs on."""
+    """A case's tensors: logical-order inputs, widened exactly to f32 (for the reference),
+    and the memory-order buffers of the case's type the kernel runs on."""
 
     src: np.ndarray                      # logical
     out: Guarded                         # dst (forward) or diff_src (backward), memory order
@@ -200,34 +203,35 @@ class Buffers:
     diff_dst: np.ndarray | None = None   # logical
 
 
-def prepare(prb: EltwiseProblem, prim: core_ops.EltwisePrimitive, perf: bool) -> Buffers:
+def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, perf: bool) -> Buffers:
     """Fills the inputs, runs the service forward when backward needs dst, and binds the
     execution. In place, the output buffer starts as a copy of the input it replaces."""
-    n, shape = prb.nelems, prb.desc.dims
+    n, shape, dtype = prb.nelems, prb.desc.dims, core.numpy_dtype(prb.dt)
 
-    def values(kind: fill.Kind) -> np.ndarray:
+    def values(kind: fill.Kind) -> tuple[np.ndarray, np.ndarray]:
+        """(logical f32, memory-order tensor of the case's type)"""
         data = (cfg.perf_values(n, kind, prb.dt) if perf
                 else cfg.fill_values(n, kind, prb.alg, prb.alpha, prb.beta))
-        return data.reshape(shape)
+        typed = cfg.to_dt(data, prb.dt).reshape(shape)
+        return typed.astype(np.float32), to_memory(typed, prb.tag).ravel()
 
-    src = values(fill.Kind.SRC)
-    src_mem = to_memory(src, prb.tag).ravel()
+    src, src_mem = values(fill.Kind.SRC)
     if prb.dir.forward:
-        out = Guarded(n, np.nan)
+        out = Guarded(n, poison(dtype), dtype)
         if prb.inplace:
             out.array[:] = src_mem
             src_mem = out.array
         return Buffers(src, out, prim.bind_fwd(src_mem, out.array))
-    bufs = Buffers(src, Guarded(n, np.nan))
+    bufs = Buffers(src, Guarded(n, poison(dtype), dtype))
     x_mem = src_mem
     if prb.from_dst:
-        fwd = core_ops.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False)
-        dst_mem = np.empty(n, np.float32)
+        fwd = core.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False,
+                                    dt=prb.dt)
+        dst_mem = np.empty(n, dtype)
         fwd.bind_fwd(src_mem, dst_mem)()
-        bufs.dst = from_memory(dst_mem, shape, prb.tag).copy()
+        bufs.dst = from_memory(dst_mem, shape, prb.tag).astype(np.float32)
         x_mem = dst_mem
-    bufs.diff_dst = values(fill.Kind.DST)
-    dd_mem = to_memory(bufs.diff_dst, prb.tag).ravel()
+    bufs.diff_dst, dd_mem = values(fill.Kind.DST)
     if prb.inplace:
         bufs.out.array[:] = dd_mem
         dd_mem = bufs.out.array
@@ -243,15 +247,23 @@ def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
 
 
 def compare_setup(prb: EltwiseProblem) -> CompareSetup:
-    return CompareSetup("SRC" if prb.backward else "DST", cfg.threshold(prb.alg, prb.backward),
-                        cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward),
-                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible)
+    """Rule 5 (NaN/Inf legal) for the algorithms that produce them, and for f16, whose
+    range (65504) the hard-zone fill's results leave (reference 6.6)."""
+    dtc = cfg.CFG[prb.dt]
+    return CompareSetup("SRC" if prb.backward else "DST",
+                        cfg.threshold(prb.alg, prb.backward, prb.dt),
+                        cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward,
+                                               prb.dt),
+                        integral=dtc.integral,
+                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible or prb.dt == "f16",
+                        eps=dtc.eps if prb.dt != "f32" else FLT_EPSILON, dt=prb.dt)
 
 
 def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> Verdict:
     """benchdnn's driver check (compare rule 7): failing points inside a cancellation zone
-    pass when the absolute difference is within the threshold (times |diff_dst|)."""
-    if not v.failed:
+    pass when the absolute difference is within the threshold (times |diff_dst|). Integer
+    outputs (threshold 0) are exact after rounding: no zone applies."""
+    if not v.failed or v.trh == 0:
         return v
     zone = ref.cancellation_zone(prb.alg, bufs.src.ravel()[v.failing], prb.alpha,
                                  prb.backward, v.trh)
@@ -280,10 +292,10 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
 
 def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float]) -> PerfRecord:
-    n = prb.nelems
+    n, size = prb.nelems, core.numpy_dtype(prb.dt).itemsize
     # Bytes that must cross memory per run: forward reads src, writes dst; backward reads
-    # x (src or dst) and diff_dst, writes diff_src.
-    ibytes = 4 * n * (1 if prb.dir.forward else 2)
+    # x (src or dst) and diff_dst, writes diff_src; each element of the case's type.
+    ibytes = size * n * (1 if prb.dir.forward else 2)
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "eltwise",
         "prb": f"{ctx.settings.repro_prefix()}--eltwise {prb.repro(ctx.settings.canonical)}",
@@ -291,7 +303,7 @@ def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[flo
         "tag": str(prb.tag), "alg": prb.alg, "attr": "", "prop": prb.dir.prop_kind,
     }
     # One operation per element: eltwise has no flop count worth the name.
-    return PerfRecord(text, float(n), ibytes, 4 * n, times,
+    return PerfRecord(text, float(n), ibytes, size * n, times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
                       limit=BANDWIDTH)
 
@@ -305,8 +317,8 @@ def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
     blocker = unsupported(prb)
     if blocker:
         res.status, res.reason = blocker
-        if ctx.settings.verbose >= 1 and res.reason == Reason.INVALID_CASE.value:
-            ctx.log(f"skipped: {invalid(prb)}")
+        if ctx.settings.verbose >= 1 and res.status is Status.SKIPPED:
+            ctx.log(f"skipped: {invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward)}")
         return res
     # inputs, output, the f64 reference and compare temporaries
     if not fits_in_ram(prb.nelems * (4 * 4 + 8 * 6)):

@@ -13,6 +13,6 @@ DRIVER = Driver(
     run=driver.run,
     csv_perf_fields=driver.CSV_PERF_FIELDS,
     perf_fields=frozenset(COMMON_FIELDS | driver.PERF_FIELDS),
-    description="pooling (max, avg_np, avg_p), FWD_D/FWD_I/BWD_D with workspace, f32, 1D/2D/3D",
+    description="pooling (max, avg_np, avg_p), FWD_D/FWD_I/BWD_D with workspace; f32, bf16, f16 (s8, u8, s32 forward); 1D/2D/3D",
     default_perf_template=BANDWIDTH_TEMPLATE,
 )

@@ -1,11 +1,15 @@
 """Per-data-type numbers of the pooling driver, each with its reason (benchdnn reference
-9.3, 6.7, 6.8). Only f32 has a row; any other --dt is UNIMPLEMENTED."""
+9.3, 6.4, 6.7, 6.8): one row per type that has an implementation; any other --dt is
+UNIMPLEMENTED."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes
 import numpy as np
+
+from ... import core
 
 # Every data type name --dt accepts (a `dnnl_` prefix is also accepted).
 DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3")
@@ -14,8 +18,9 @@ DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3"
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
     fill: tuple[int, int]          # dense integer fill (src and diff_dst)
-    perf: tuple[float, float]      # performance-mode fill range (reals)
-    eps: float                     # machine epsilon of the type
+    perf: tuple[float, float]      # performance-mode fill range (reals, then rounded)
+    eps: float                     # machine epsilon of the type (0 for integers)
+    integral: bool = False         # integers: saturated, forward only
 
 
 CFG: dict[str, DtCfg] = {
@@ -24,7 +29,34 @@ CFG: dict[str, DtCfg] = {
         perf=(-1024.0, 1024.0),    # ordinary finite values
         eps=float(np.finfo(np.float32).eps),
     ),
+    # benchdnn's range: every integer up to 256 is a bf16 value, so max selects exact
+    # inputs and the f32 sums of averages stay exact; only the final rounding differs
+    "bf16": DtCfg(fill=(-32, 32), perf=(-32.0, 32.0), eps=2.0**-7),
+    # as bf16 (f16 holds every integer up to 2048); perf range far from overflow (65504)
+    "f16": DtCfg(fill=(-32, 32), perf=(-8.0, 8.0), eps=2.0**-10),
+    # integers: the type's whole range (s32: as f32, so f32 sums stay exact); averages
+    # round to nearest even, exactly (threshold 0, ties by the off-by-one rule)
+    "s32": DtCfg(fill=(-2048, 2048), perf=(-1024.0, 1024.0), eps=0.0, integral=True),
+    "s8": DtCfg(fill=(-128, 127), perf=(-32.0, 32.0), eps=0.0, integral=True),
+    "u8": DtCfg(fill=(0, 255), perf=(0.0, 64.0), eps=0.0, integral=True),
 }
+
+
+def lowest(dt: str) -> float:
+    """The type's lowest finite value: where a max over no tap starts (reference 9.3)."""
+    dtype = core.numpy_dtype(dt)
+    info = np.iinfo(dtype) if dtype.kind in "iu" else ml_dtypes.finfo(dtype)
+    return float(info.min)
+
+
+def not_supported(dt: tuple[str, str], backward: bool) -> str | None:
+    """Why the CPU implementations do not take these types (SKIPPED, Case not supported),
+    or None (reference 9.3: src and dst of one type; integers forward only)."""
+    if dt[0] != dt[1]:
+        return "src and dst must have the same data type"
+    if backward and CFG[dt[0]].integral:
+        return f"{dt[0]} has no backward (gradients are not integers)"
+    return None
 
 
 def fill_range(dtc: DtCfg, is_max: bool) -> tuple[int, int]:

@@ -1,12 +1,14 @@
 """The pooling driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): fill src -> forward into a NaN-poisoned, guarded dst, with a
-workspace pre-filled with poison when the implementation asks for one (training max) ->
-reference -> compare dst; a workspace entry still holding the poison fails the case.
-Backward data: the forward-training primitive runs first as a service step to produce the
-workspace, then diff_dst is filled and the backward runs on it; only diff_src is compared
-(against a reference that finds the maxima in src itself, so a workspace pointing at the
-wrong tap, or never written, shows up as wrong gradients).
+Case flow (correctness): fill src (integers of the case's type) -> forward into a poisoned
+(NaN for floats), guarded dst of that type, with a workspace pre-filled with poison when
+the implementation asks for one (training max) -> reference in double on the exactly
+widened inputs -> compare dst after rounding the reference to the type; a workspace entry
+still holding the poison fails the case. Backward data: the forward-training primitive
+runs first as a service step to produce the workspace, then diff_dst is filled and the
+backward runs on it; only diff_src is compared (against a reference that finds the maxima
+in src itself, so a workspace pointing at the wrong tap, or never written, shows up as
+wrong gradients).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core_ops, fill
-from ...check import CompareSetup, compare, diagnostics
-from ...core_ops import PoolAlg, PoolShape, Prop
+from ... import core, fill
+from ...check import CompareSetup, compare, diagnostics, round_to_dt
+from ...core import PoolAlg, PoolShape, Prop
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram
+from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
@@ -52,7 +54,8 @@ ALG_SPELLINGS = {"max": "max", "pooling_max": "max", "avg_np": "avg_np",
                  "pooling_avg_include_padding": "avg_p"}
 
 
-def _parse_dt(text: str) -> tuple[str, str]:
+def _parse_dt(text: str) -> tuple[str, ...]:
+    """SRC[:DST], kept as given (one or two names) so that the repro prints it back."""
     names = [n.removeprefix("dnnl_") for n in text.split(":")]
     for n in names:
         if n not in cfg.DT_NAMES:
@@ -60,13 +63,13 @@ def _parse_dt(text: str) -> tuple[str, str]:
                              f"{', '.join(cfg.DT_NAMES)}")
     if len(names) not in (1, 2):
         raise UsageError(f"--dt={text}: expected SRC or SRC:DST")
-    return (names[0], names[-1])
+    return tuple(names)
 
 
 OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
-    Option("dt", _parse_dt, ("f32", "f32"), "data types, SRC[:DST]", is_list=True),
+    Option("dt", _parse_dt, ("f32",), "data types, SRC[:DST]", is_list=True),
     Option("tag", parse_tag, parse_tag("abx"), "memory tag (abx: plain)", is_list=True),
     Option("alg", enum_value("alg", ALG_SPELLINGS, case_insensitive=False), "max",
            "max, avg_np (exclude padding), avg_p (include padding)", is_list=True),
@@ -88,7 +91,7 @@ CSV_PERF_FIELDS = "%dir%,%sdt%,%tag%,%alg%"
 class PoolProblem:
     desc: PoolDesc
     dir: Dir
-    dt: tuple[str, str]
+    dt: tuple[str, ...]         # SRC[:DST] as given
     tag: Tag
     alg: str
     impl_filter: ImplFilter
@@ -102,7 +105,7 @@ class PoolProblem:
         parts = []
         if self.dir is not Dir.FWD_D:
             parts.append(f"--dir={self.dir.value}")
-        if self.dt != ("f32", "f32"):
+        if self.dt != ("f32",):
             parts.append(f"--dt={':'.join(self.dt)}")
         if self.tag.text != "abx":
             parts.append(f"--tag={self.tag}")
@@ -110,6 +113,11 @@ class PoolProblem:
             parts.append(f"--alg={self.alg}")
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
+
+    @property
+    def types(self) -> tuple[str, str]:
+        """(src, dst) data types; one given name is both."""
+        return self.dt[0], self.dt[-1]
 
     @property
     def kalg(self) -> PoolAlg:
@@ -130,8 +138,11 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
 
 
 def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
-    if prb.dt != ("f32", "f32"):
-        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)} has no implementation yet"
+    missing = [t for t in prb.dt if t not in cfg.CFG]
+    if missing:
+        return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: {missing[0]} has no implementation"
+    if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
+        return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     if prb.tag.kind != "abx":
         return (Status.UNIMPLEMENTED, f"--tag={prb.tag}: only the plain abx layout has a "
                 "pooling implementation yet")
@@ -140,17 +151,17 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     return None
 
 
-def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core_ops.PoolPrimitive | None:
-    fault = core_ops.active_fault()
+def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive | None:
+    fault = core.active_op_fault()
     with res.timers("create_pd"):
-        candidates = [i for i in core_ops.pool_impls() if prb.impl_filter.allows(i.name)]
+        candidates = [i for i in core.pool_impls() if prb.impl_filter.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core_ops.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault)
-            except core_ops.core.Unimplemented:
+                return core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault, prb.dt[0])
+            except core.Unimplemented:
                 continue
-    if len(candidates) < len(core_ops.pool_impls()):
+    if len(candidates) < len(core.pool_impls()):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
@@ -159,6 +170,8 @@ def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core_ops.PoolPrimit
 
 @dataclasses.dataclass
 class Buffers:
+    """Tensors of the case's type (plain layout: logical order is memory order)."""
+
     src: np.ndarray
     out: Guarded                          # dst (forward) or diff_src (backward)
     ws: np.ndarray | None = None          # the workspace, as the primitive sized it
@@ -166,40 +179,60 @@ class Buffers:
     run: Any = None
 
 
-def prepare(prb: PoolProblem, prim: core_ops.PoolPrimitive, perf: bool) -> Buffers:
+def prepare(prb: PoolProblem, prim: core.PoolPrimitive, perf: bool) -> Buffers:
     """Fills the inputs, allocates the queried workspace (poisoned), runs the service
     forward-training step for backward, and binds the execution."""
-    s, dtc, is_max = prb.shape, cfg.CFG[prb.dt[0]], prb.kalg is PoolAlg.MAX
+    s, dt, is_max = prb.shape, prb.dt[0], prb.kalg is PoolAlg.MAX
+    dtc, dtype = cfg.CFG[dt], core.numpy_dtype(dt)
     lo, hi = cfg.fill_range(dtc, is_max)
 
     def values(kind: fill.Kind, shape: tuple[int, ...]) -> np.ndarray:
         n = math.prod(shape)
         data = fill.real_fill(n, kind, *dtc.perf) if perf else fill.int_fill(n, kind, lo, hi)
-        return data.reshape(shape)
+        return round_to_dt(data, dt).astype(dtype).reshape(shape)
+
+    def output(shape: tuple[int, ...]) -> Guarded:
+        return Guarded(math.prod(shape), poison(dtype), dtype)
 
     src = values(fill.Kind.SRC, s.src_shape)
     if prb.dir is not Dir.BWD_D:
-        bufs = Buffers(src, Guarded(math.prod(s.dst_shape), np.nan))
+        bufs = Buffers(src, output(s.dst_shape))
         if prim.workspace.nbytes:
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
         bufs.run = prim.bind_fwd(src, bufs.out.array, bufs.ws)
         return bufs
-    service = core_ops.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault)
-    bufs = Buffers(src, Guarded(math.prod(s.src_shape), np.nan))
+    service = core.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
+    bufs = Buffers(src, output(s.src_shape))
     if service.workspace.nbytes:
         bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)
-    service.bind_fwd(src, np.empty(math.prod(s.dst_shape), np.float32), bufs.ws)()
+    service.bind_fwd(src, np.empty(math.prod(s.dst_shape), dtype), bufs.ws)()
     bufs.diff_dst = values(fill.Kind.DST, s.dst_shape)
     bufs.run = prim.bind_bwd(bufs.diff_dst, bufs.ws, bufs.out.array)
     return bufs
 
 
+def reference(prb: PoolProblem, bufs: Buffers) -> np.ndarray:
+    """The reference on the inputs widened exactly to f32 (it computes in double). A max
+    over a window with no tap starts, and stays, at the lowest value of the dst type
+    (reference 9.3), which the C reference's -FLT_MAX is only for f32."""
+    src = bufs.src.astype(np.float32)
+    if prb.dir is Dir.BWD_D:
+        return ref.backward(prb.shape, prb.kalg, src, bufs.diff_dst.astype(np.float32))
+    exp = ref.forward(prb.shape, prb.kalg, src)
+    if prb.kalg is PoolAlg.MAX:
+        np.maximum(exp, cfg.lowest(prb.types[1]), out=exp)
+    return exp
+
+
 def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
-    dtc, is_max = cfg.CFG[prb.dt[1]], prb.kalg is PoolAlg.MAX
+    dt = prb.types[1]
+    dtc, is_max = cfg.CFG[dt], prb.kalg is PoolAlg.MAX
     backward = prb.dir is Dir.BWD_D
+    # rule 5 for f16 (reference 6.6): an output type whose range results may leave
     setup = CompareSetup("SRC" if backward else "DST", cfg.threshold(dtc, is_max),
-                         cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT)
+                         cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT,
+                         integral=dtc.integral, allow_nans=dt == "f16", eps=dtc.eps, dt=dt)
     verdict = compare(exp, bufs.out.array.reshape(exp.shape), setup)
     axes = prb.desc.spatial_axes
     sizes = prb.desc.i if backward else prb.desc.o
@@ -218,8 +251,8 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
 
 def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, ws_bytes: int,
                 times: list[float], create_s: tuple[float, float]) -> PerfRecord:
-    s = prb.shape
-    src_b, dst_b = 4 * math.prod(s.src_shape), 4 * math.prod(s.dst_shape)
+    s, size = prb.shape, core.numpy_dtype(prb.dt[0]).itemsize
+    src_b, dst_b = size * math.prod(s.src_shape), size * math.prod(s.dst_shape)
     # forward reads src, writes dst (+ the workspace); backward reads diff_dst (+ the
     # workspace), writes diff_src
     if prb.dir is Dir.BWD_D:
@@ -248,6 +281,8 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
     blocker = unsupported(prb)
     if blocker:
         res.status, res.reason = blocker
+        if ctx.settings.verbose >= 1 and res.reason == Reason.CASE_NOT_SUPPORTED.value:
+            ctx.log(f"skipped: {cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)}")
         return res
     s = prb.shape
     # src, dst, their f64 references, diff tensors and compare temporaries
@@ -271,10 +306,7 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
             res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
             return res
         with res.timers("compute_ref"):
-            if prb.dir is Dir.BWD_D:
-                exp = ref.backward(s, prb.kalg, bufs.src, bufs.diff_dst)
-            else:
-                exp = ref.forward(s, prb.kalg, bufs.src)
+            exp = reference(prb, bufs)
         with res.timers("compare"):
             judge(prb, bufs, exp, res, ctx.settings.verbose)
     if mode.performance:

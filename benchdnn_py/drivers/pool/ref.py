@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import core_ops
-from ...core_ops import PoolAlg, PoolShape
+from ... import core
+from ...core import PoolAlg, PoolShape
 from .desc import PoolDesc
 
 
 def forward(shape: PoolShape, alg: PoolAlg, src: np.ndarray) -> np.ndarray:
-    return core_ops.ref_pool_fwd(shape, alg, src)
+    return core.ref_pool_fwd(shape, alg, src)
 
 
 def backward(shape: PoolShape, alg: PoolAlg, src: np.ndarray,
              diff_dst: np.ndarray) -> np.ndarray:
-    return core_ops.ref_pool_bwd(shape, alg, src, diff_dst)
+    return core.ref_pool_bwd(shape, alg, src, diff_dst)
 
 
 def has_empty_window(desc: PoolDesc) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import attr as attrs
-from ... import core, core_ops, fill, layout
+from ... import core, fill, layout
 from ...check import CompareSetup, compare, diagnostics
 from ...errors import ProblemError, UsageError
 from ...memory import Guarded, fits_in_ram, poison
@@ -148,26 +148,26 @@ def unsupported(prb: ReorderProblem) -> str | None:
     return None
 
 
-def create(prb: ReorderProblem, res: CaseResult) -> core_ops.ReorderPrimitive | None:
+def create(prb: ReorderProblem, res: CaseResult) -> core.ReorderPrimitive | None:
     """The first implementation, in the table's order, that the CPU runs and the filter
     allows; sets SKIPPED/UNIMPLEMENTED otherwise."""
-    fault = core_ops.active_fault()
+    fault = core.active_op_fault()
     with res.timers("create_pd"):
         try:
             jobs = layout.copy_jobs(prb.src, prb.dst) + layout.zero_jobs(prb.dst)
         except layout.BlocksDoNotNest as exc:
             res.status, res.reason = Status.UNIMPLEMENTED, str(exc)
             return None
-        candidates = [i for i in core_ops.reorder_impls() if prb.impl_filter.allows(i.name)]
-    attr = core_ops.ReorderAttr(prb.sdt, prb.ddt, prb.scale("src"), prb.scale("dst"),
+        candidates = [i for i in core.reorder_impls() if prb.impl_filter.allows(i.name)]
+    attr = core.ReorderAttr(prb.sdt, prb.ddt, prb.scale("src"), prb.scale("dst"),
                                 prb.sum_scale is not None, prb.sum_scale or 1.0)
     with res.timers("create_prim"):
         for impl in candidates:
             try:
-                return core_ops.ReorderPrimitive(impl, attr, jobs, fault)
+                return core.ReorderPrimitive(impl, attr, jobs, fault)
             except core.Unimplemented:
                 continue
-    if len(candidates) < len(core_ops.reorder_impls()):
+    if len(candidates) < len(core.reorder_impls()):
         res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"

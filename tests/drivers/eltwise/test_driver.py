@@ -5,6 +5,7 @@ import pytest
 
 from conftest import run_cli
 
+from benchdnn_py import eltwise
 from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
 from benchdnn_py.errors import ProblemError, UsageError
 
@@ -25,24 +26,31 @@ def test_tags():
 
 
 def test_ci_batch_passes():
-    res = run_cli("--eltwise", "--batch=batches/eltwise_ci")
+    res = run_cli("-j", "2", "--eltwise", "--batch=batches/eltwise_ci")
     assert res.code == 0, res.out[-2000:]
     s = res.summary()
     assert s["failed"] == 0 and s["passed"] > 2500 and s["skipped"] > 100
-    for impl in ("eltwise:avx2", "eltwise:scalar"):
+    for impl in ("eltwise:avx2", "eltwise:scalar", "eltwise_bf16:avx2", "eltwise_f16:scalar",
+                 "eltwise_int8:scalar"):
         assert any(f"--impl={impl} " in l for l in res.lines), impl
+    for dt in ("bf16", "f16"):    # every algorithm both ways (round: f32 only, SKIPPED)
+        for alg in eltwise.ALGS:
+            for direction in ("", "--dir=BWD_D "):
+                assert any(f"{direction}--dt={dt} --alg={alg} " in l for l in res.lines)
+    for dt in ("s8", "u8", "s32"):
+        assert sum(f"--dt={dt} " in l and ":PASSED" in l for l in res.lines) >= 100
 
 
 def test_repro_lines_invalid_cases_and_unimplemented_types():
     res = run_cli("--eltwise", "--dir=BWD_D", "--inplace=true", "--alg=relu,relu_dst",
-                  "--alpha=0.5", "2x3x4", "--reset", "--dt=bf16", "--tag=nChw16c,abx",
+                  "--alpha=0.5", "2x3x4", "--reset", "--dt=f64", "--tag=nChw16c,abx",
                   "--alg=eltwise_clip", "--alpha=2", "--beta=1", "2x3x4x5")
     lines = [l for l in res.lines if "__REPRO" in l]
     assert "SKIPPED (Invalid case)" in lines[0] and \
         "--dir=BWD_D --alg=relu --alpha=0.5 --beta=0 --inplace=true 2x3x4" in lines[0]
     assert lines[1].startswith("1:PASSED") and "--alg=relu_dst" in lines[1]
-    assert "UNIMPLEMENTED (--dt=bf16 has no implementation yet)" in lines[2]
-    assert "--dt=bf16 --tag=nChw16c --alg=clip --alpha=2 --beta=1" in lines[2]
+    assert "UNIMPLEMENTED (--dt=f64 has no implementation)" in lines[2]
+    assert "--dt=f64 --tag=nChw16c --alg=clip --alpha=2 --beta=1" in lines[2]
     assert res.code == 1
 
 
@@ -89,3 +97,59 @@ def test_a_kernel_that_drops_elements_is_caught():
     failed = [l for l in res.lines if ":FAILED (errors:" in l]
     assert failed and all("+fault:elt_tail_dropped" in l for l in failed)
     assert any("--dir=BWD_D" in l for l in failed) and any("--dir=" not in l for l in failed)
+
+
+def test_data_types_end_to_end():
+    res = run_cli("--eltwise", "--dt=bf16,f16,s8", "--dir=FWD_D,BWD_D", "--alg=relu,tanh",
+                  "--alpha=0.25", "2x16x7x7")
+    lines = [l for l in res.lines if "__REPRO" in l]
+    assert len(lines) == 12 and res.code == 0
+
+    def line(dt, direction, alg):
+        want = (f"--dir={direction} " if direction != "FWD_D" else "") + f"--dt={dt} --alg={alg} "
+        return next(l for l in lines if want in l)
+    for dt in ("bf16", "f16"):
+        for direction in ("FWD_D", "BWD_D"):
+            for alg in ("relu", "tanh"):
+                got = line(dt, direction, alg)
+                assert ":PASSED" in got and f"--impl=eltwise_{dt}:" in got, got
+    assert ":PASSED" in line("s8", "FWD_D", "relu") and "--impl=eltwise_int8:" in line(
+        "s8", "FWD_D", "relu")
+    # integers: forward of the piecewise-linear algorithms only
+    for skipped in (line("s8", "BWD_D", "relu"), line("s8", "FWD_D", "tanh")):
+        assert ":SKIPPED (Case not supported)" in skipped
+    # the repro reruns the case, --dt included
+    args = line("f16", "BWD_D", "tanh").split("__REPRO: ")[1].split()
+    again = run_cli(*args)
+    assert again.code == 0 and "--dir=BWD_D --dt=f16 --alg=tanh" in again.out
+
+
+@pytest.mark.parametrize("dt", ["bf16:f16", "f32,bf17", "u9"])
+def test_bad_dt_is_one_line(dt):
+    res = run_cli("--eltwise", f"--dt={dt}", "2x3")
+    assert res.code == 2 and "unknown data type" in res.err
+    assert len(res.err.strip().splitlines()) == 1
+
+
+def test_perf_bytes_follow_the_element_size():
+    res = run_cli("--eltwise", "--mode=P", "--fix-times-per-prb=2", "--dt=f32,bf16,s8",
+                  "--dir=FWD_D,BWD_D", "--alg=relu", "--perf-template=%dt%,%dir%,%ibytes%,%obytes%",
+                  "2x16x7x7")
+    n = 2 * 16 * 7 * 7
+    rows = {tuple(l.split(",")[:2]): tuple(map(int, l.split(",")[2:]))
+            for l in res.lines if l.split(",")[0] in ("f32", "bf16", "s8")}
+    assert rows[("f32", "FWD_D")] == (4 * n, 4 * n)
+    assert rows[("bf16", "FWD_D")] == (2 * n, 2 * n)
+    assert rows[("bf16", "BWD_D")] == (4 * n, 2 * n)     # x and diff_dst in, diff_src out
+    assert rows[("s8", "FWD_D")] == (n, n)
+    assert ("s8", "BWD_D") not in rows                   # skipped: no integer backward
+
+
+def test_a_truncating_store_is_caught_for_integers():
+    """With threshold 0 (integers) the compare sees truncation; for bf16/f16 benchdnn's
+    threshold eps(dt) admits it, and test_kernels' bit-exact store tests catch it."""
+    res = run_cli("--eltwise", "--dt=s8,u8,s32", "--alg=linear", "--alpha=0.3",
+                  "--beta=0.1", "2x16x7x7", env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
+    failed = {l.split("__REPRO: ")[1] for l in res.lines if ":FAILED (errors:" in l}
+    assert res.code == 1 and len(failed) == 3
+    assert all("+fault:truncate_dst" in l for l in failed)

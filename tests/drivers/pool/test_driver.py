@@ -27,22 +27,25 @@ def test_descriptor_is_the_conv_grammar_without_g_and_oc():
 
 
 def test_ci_batch_passes_every_alg_direction_and_isa():
-    res = run_cli("--pool", "--batch=batches/pool_ci")
+    res = run_cli("-j", "2", "--pool", "--batch=batches/pool_ci")
     assert res.code == 0, res.out[-2000:]
     s = res.summary()
     assert s["failed"] == 0 and s["passed"] >= 250
     for needle in ("--impl=pool:avx2 ", "--impl=pool:scalar ", "--dir=FWD_I", "--dir=BWD_D",
-                   "--alg=avg_np", "--alg=avg_p", "id6", "iw17"):
+                   "--alg=avg_np", "--alg=avg_p", "id6", "iw17", "--impl=pool_bf16:avx2 ",
+                   "--impl=pool_f16:scalar ", "--impl=pool_int8:avx2 ",
+                   "--dir=BWD_D --dt=bf16 --alg=avg_np", "--dir=BWD_D --dt=f16 ",
+                   "--dir=FWD_I --dt=s32 ", "--dt=u8:u8 --alg=avg_p"):
         assert any(needle in l for l in res.lines), needle
 
 
 def test_skips_and_unimplemented():
-    res = run_cli("--pool", "--alg=avg_np,max", "ic4ih4oh9kh2ph3", "--dt=bf16",
+    res = run_cli("--pool", "--alg=avg_np,max", "ic4ih4oh9kh2ph3", "--dt=f64",
                   "ic4ih5kh3", "--dt=f32", "--tag=nhwc", "ic4ih5kh3")
     lines = [l for l in res.lines if "__REPRO" in l]
     assert lines[0].startswith("0:SKIPPED (Invalid case)") and "--alg=avg_np" in lines[0]
     assert lines[1].startswith("1:PASSED")
-    assert "UNIMPLEMENTED (--dt=bf16:bf16 has no implementation yet)" in lines[2]
+    assert "UNIMPLEMENTED (--dt=f64: f64 has no implementation)" in lines[2]
     assert "UNIMPLEMENTED (--tag=nhwc" in lines[4]
     assert res.code == 1
 
@@ -62,11 +65,12 @@ def test_perf_mode_reports_bandwidth():
     assert len(perf) == 2 and all(float(l.split(",")[-3]) > 0 for l in perf)
 
 
+@pytest.mark.parametrize("dt", ["f32", "bf16", "f16"])
 @pytest.mark.parametrize("fault,forward_caught", [("pool_ws_ignored", False),
                                                   ("pool_ws_unwritten", True)])
-def test_workspace_defects_are_caught(fault, forward_caught):
-    res = run_cli("--pool", "--dir=FWD_D,BWD_D", "--batch=problems/shapes_pool_basic",
-                  env={"BENCHDNN_PY_TEST_FAULT": fault})
+def test_workspace_defects_are_caught(fault, forward_caught, dt):
+    res = run_cli("--pool", f"--dt={dt}", "--dir=FWD_D,BWD_D",
+                  "--batch=problems/shapes_pool_basic", env={"BENCHDNN_PY_TEST_FAULT": fault})
     assert res.code == 1
     failed = failed_lines(res)
     assert all(f"+fault:{fault}" in l for l in failed)
@@ -77,3 +81,59 @@ def test_workspace_defects_are_caught(fault, forward_caught):
     assert bool(fwd) == forward_caught
     if forward_caught:
         assert all("(workspace left unwritten)" in l for l in fwd)
+
+
+def test_data_types_end_to_end():
+    res = run_cli("--pool", "--dt=bf16,f16,u8,s8:s8,bf16:f32", "--dir=FWD_D,BWD_D",
+                  "--alg=max,avg_p", "mb2ic4ih10kh3ph1")
+    lines = [l.split(":", 1)[1] for l in res.lines if "__REPRO" in l]
+    assert len(lines) == 20 and res.code == 0
+
+    def status(dt, direction, alg):
+        want = (f"--dir={direction} " if direction != "FWD_D" else "") + f"--dt={dt} "
+        want += "" if alg == "max" else f"--alg={alg} "
+        return next(l for l in lines if want in l and ("--alg=" in l) == (alg != "max"))
+    for dt in ("bf16", "f16"):
+        for direction in ("FWD_D", "BWD_D"):
+            for alg in ("max", "avg_p"):
+                line = status(dt, direction, alg)
+                assert line.startswith("PASSED") and f"--impl=pool_{dt}:" in line, line
+    # the types print back as given: one name, or SRC:DST
+    assert status("s8:s8", "FWD_D", "avg_p").startswith("PASSED")
+    assert "--impl=pool_int8:" in status("u8", "FWD_D", "max")
+    for skipped in (status("u8", "BWD_D", "max"), status("bf16:f32", "FWD_D", "max")):
+        assert skipped.startswith("SKIPPED (Case not supported)"), skipped
+
+
+@pytest.mark.parametrize("dt,needle", [("bf16:f16:f32", "expected SRC or SRC:DST"),
+                                       ("bf17", "unknown data type `bf17`"),
+                                       ("f32:", "unknown data type ``")])
+def test_bad_dt_is_one_line(dt, needle):
+    res = run_cli("--pool", f"--dt={dt}", "ic4ih5kh3")
+    assert res.code == 2 and needle in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_perf_bytes_follow_the_element_size():
+    res = run_cli("--pool", "--mode=P", "--fix-times-per-prb=2", "--dt=f32,f16,u8",
+                  "--alg=avg_p", "--perf-template=%sdt%,%ibytes%,%obytes%", "mb2ic4ih10kh2sh2")
+    rows = {l.split(",")[0]: tuple(map(int, l.split(",")[1:]))
+            for l in res.lines if l.split(",")[0] in ("f32", "f16", "u8")}
+    src, dst = 2 * 4 * 10 * 10, 2 * 4 * 5 * 5
+    assert rows == {"f32": (4 * src, 4 * dst), "f16": (2 * src, 2 * dst), "u8": (src, dst)}
+
+
+def test_a_truncating_store_is_caught_for_integer_averages():
+    res = run_cli("--pool", "--dt=u8,s8,s32", "--alg=avg_p,avg_np",
+                  "--batch=problems/shapes_pool_basic",
+                  env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
+    failed = failed_lines(res)
+    assert res.code == 1 and len({l.split("__REPRO: ")[1] for l in failed}) >= 40
+    assert all("+fault:truncate_dst" in l for l in failed)
+
+
+def test_skip_reasons_are_logged_at_verbose_1():
+    res = run_cli("--pool", "-v1", "--dt=bf16:f32,u8", "--dir=BWD_D", "ic4ih5kh3")
+    text = res.out + res.err
+    assert "skipped: src and dst must have the same data type" in text
+    assert "skipped: u8 has no backward (gradients are not integers)" in text
+    assert res.summary()["skipped"] == 2 and res.code == 0

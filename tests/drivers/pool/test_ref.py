@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchdnn_py import fill
-from benchdnn_py.core_ops import PoolShape
+from benchdnn_py.core import PoolShape
 from benchdnn_py.drivers.pool import ref
 from benchdnn_py.drivers.pool.driver import ALGS
 from benchdnn_py.drivers.pool.desc import parse_pool

@@ -1,15 +1,15 @@
-"""The C reorder kernels through core_ops, on every ISA variant: each path (bit copies,
+"""The C reorder kernels through core, on every ISA variant: each path (bit copies,
 runs, batched short runs, tiles, zero jobs, conversions) against numpy placing the
 reference by the layout module's offsets."""
 
 import numpy as np
 import pytest
 
-from benchdnn_py import core, core_ops, layout
+from benchdnn_py import core, layout
 from benchdnn_py.check import round_to_dt
 from benchdnn_py.drivers.reorder import ref
 
-IMPLS = [i for i in core_ops.reorder_impls() if core.isa_supported(i.isa)]
+IMPLS = [i for i in core.reorder_impls() if core.isa_supported(i.isa)]
 
 
 def run(impl, stag, dtag, dims, sdt="f32", ddt="f32", src_scale=1.0, dst_scale=1.0,
@@ -25,10 +25,10 @@ def run(impl, stag, dtag, dims, sdt="f32", ddt="f32", src_scale=1.0, dst_scale=1
     if sum_scale is not None:
         prior = round_to_dt(rng.integers(-8, 8, dims).astype(np.float32), ddt)
         dst[dst_l.offset_table()] = prior.astype(dst.dtype)
-    attr = core_ops.ReorderAttr(sdt, ddt, src_scale, dst_scale, sum_scale is not None,
+    attr = core.ReorderAttr(sdt, ddt, src_scale, dst_scale, sum_scale is not None,
                                 sum_scale or 1.0)
     jobs = layout.copy_jobs(src_l, dst_l) + layout.zero_jobs(dst_l)
-    core_ops.ReorderPrimitive(impl, attr, jobs).bind(src, dst)()
+    core.ReorderPrimitive(impl, attr, jobs).bind(src, dst)()
     with np.errstate(all="ignore"):
         exp = round_to_dt(ref.reorder(x, src_scale, dst_scale, sum_scale, prior), ddt)
     got = dst[dst_l.offset_table()].astype(np.float32)
@@ -67,7 +67,7 @@ def test_bind_refuses_buffers_the_jobs_overrun():
     impl = IMPLS[0]
     src_l = layout.parse_tag("nchw").layout((2, 3, 4, 4))
     dst_l = layout.parse_tag("nChw16c").layout((2, 3, 4, 4))
-    prim = core_ops.ReorderPrimitive(impl, core_ops.ReorderAttr(),
+    prim = core.ReorderPrimitive(impl, core.ReorderAttr(),
                                      layout.copy_jobs(src_l, dst_l) + layout.zero_jobs(dst_l))
     with pytest.raises(ValueError, match="the jobs reach"):
         prim.bind(np.zeros(src_l.size, np.float32), np.zeros(dst_l.nelems, np.float32))
