@@ -125,6 +125,7 @@ typedef struct {
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
+    int64_t n_col_groups; /* dot: ranges of column blocks, one per item */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
@@ -247,16 +248,21 @@ static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *
         p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
         if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
     }
-    /* Column blocks: at most DOT_NC_MAX (the src rows stay in L2), and enough items for
-     * every thread to get a few when K is not split. */
-    const int64_t want = p->k_splits > 1 ? 1 : 4 * (int64_t)c->nthr;
+    /* Column blocks: at most DOT_NC_MAX (the src rows stay in L2). An item is a k split,
+     * a group and a range of column blocks, which it runs k block by k block, copying the
+     * diff_dst rows once per k block for all of them: items split the columns only as far
+     * as the threads need (without a k split), since each copies the same rows again. */
+    const int64_t want = 4 * (int64_t)c->nthr, outer = p->k_splits * p->instances;
     int64_t nc = p->N < DOT_NC_MAX ? p->N : DOT_NC_MAX;
-    while (nc > u->dnr && p->k_splits * p->instances * bdnn_div_up(p->N, nc) < want)
+    while (nc > u->dnr && outer * bdnn_div_up(p->N, nc) < want)
         nc = bdnn_div_up(nc, 2);
     p->nc = bdnn_div_up(nc, u->dnr) * u->dnr;
     p->n_col_blocks = bdnn_div_up(p->N, p->nc);
     p->n_row_blocks = 1;
-    p->n_items = p->k_splits * p->instances * p->n_col_blocks;
+    p->n_col_groups = outer >= c->nthr ? 1
+        : (bdnn_div_up(want, outer) < p->n_col_blocks ? bdnn_div_up(want, outer)
+                                                       : p->n_col_blocks);
+    p->n_items = outer * p->n_col_groups;
     p->m_pad = bdnn_div_up(p->M, u->dmr) * u->dmr;
     p->ncd_pad = p->nc;
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
@@ -990,27 +996,31 @@ static void run_dot(const exec_t *e) {
         scratch_t *s = &p->scratch[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 1)
         for (int64_t item = 0; item < p->n_items; ++item) {
-            const int64_t cb = item % p->n_col_blocks;
-            const int64_t g = (item / p->n_col_blocks) % p->instances;
-            const int64_t ks = item / (p->n_col_blocks * p->instances);
+            const int64_t grp = item % p->n_col_groups;
+            const int64_t g = (item / p->n_col_groups) % p->instances;
+            const int64_t ks = item / (p->n_col_groups * p->instances);
             const int64_t k_lo = ks * p->k_per_split;
             const int64_t k_hi = k_lo + p->k_per_split < K ? k_lo + p->k_per_split : K;
-            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+            const int64_t cb0 = grp * p->n_col_blocks / p->n_col_groups;
+            const int64_t cb1 = (grp + 1) * p->n_col_blocks / p->n_col_groups;
             float *c_g = (p->k_splits > 1 ? p->partials + ks * p->instances * M * N
                                           : (float *)e->out) + g * M * N;
-            wcols_build(d, j0, ncols, s->wcols);
             for (int64_t pc = k_lo; pc < k_hi; pc += KD) {
                 const int64_t kc = k_hi - pc < KD ? k_hi - pc : KD;
                 const int64_t kcv = bdnn_div_up(kc, VL) * VL;
                 const int64_t nrows = dot_krows(d, pc, kc, s->krows);
                 dot_build_a(e, g, pc, kc, s->arows);
-                dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
-                for (int64_t m = 0; m < M; m += u->dmr)
-                    for (int64_t jj = 0; jj < ncols; jj += u->dnr)
-                        u->dot_fn(kcv, s->arows + m * p->kd_ld, p->kd_ld,
-                                  s->brows + jj * p->kd_ld, p->kd_ld, c_g + m * N + j0 + jj, N,
-                                  M - m < u->dmr ? M - m : u->dmr,
-                                  ncols - jj < u->dnr ? ncols - jj : u->dnr, pc > k_lo);
+                for (int64_t cb = cb0; cb < cb1; ++cb) {
+                    const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+                    wcols_build(d, j0, ncols, s->wcols);
+                    dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
+                    for (int64_t m = 0; m < M; m += u->dmr)
+                        for (int64_t jj = 0; jj < ncols; jj += u->dnr)
+                            u->dot_fn(kcv, s->arows + m * p->kd_ld, p->kd_ld,
+                                      s->brows + jj * p->kd_ld, p->kd_ld,
+                                      c_g + m * N + j0 + jj, N, M - m < u->dmr ? M - m : u->dmr,
+                                      ncols - jj < u->dnr ? ncols - jj : u->dnr, pc > k_lo);
+                }
             }
         }
     }
