@@ -59,7 +59,7 @@ enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
  * block. Packing then costs M + N contiguous copies per k block against M x N dot
  * products. Taken when K fills whole k blocks; for short K (a 7x7 output at mb1) the
  * lane sums would dominate, and the outer-product route stays. */
-enum { KD = 1024, DOT_MIN_K = 256, DOT_NC_MAX = 96 };
+enum { KD = 4096, DOT_MIN_K = 256, DOT_NC_MAX = 48 };
 
 /* Backward data, col2im route (f32, no post-ops): the gather route packs diff_dst per
  * input point, testing every tap for stride divisibility, and with few input channels

@@ -276,10 +276,11 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
 
 
 # Backward weights with a long reduction (K = mb * output points >= 256) takes the
-# dot-product route (conv_gemm.c): operand rows copied as they lie, k blocks of 1024, and
-# with K >= 2 * 1024 per thread, K split across threads into partial sums added at the end.
+# dot-product route (conv_gemm.c): operand rows copied as they lie, k blocks of 4096, and
+# with K >= 2 * 4096 per thread, K split across threads into partial sums added at the end.
 DOT_ROUTE_SHAPES = [
-    "mb2ic5ih48iw47oc7kh3kw3ph1pw1",             # K=4512: k split on 2+ threads, tails
+    "mb4ic3ih66iw64oc5kh3kw3ph1pw1",             # K=16896: k split on 2 threads
+    "mb2ic5ih48iw47oc7kh3kw3ph1pw1",             # K=4512: two k blocks, tails
     "mb3ic3ih40oc5kh3sh2dh1ph2",                 # stride, dilation, K=1200
     "g2mb4ic4ih33iw31oc6kh3kw2sw2ph1pw0",        # groups, rectangular, stride along w
     "mb1ic2ih70oc3kh1",                          # 1x1, K=4900 across output rows
