@@ -805,6 +805,11 @@ static void run_gemm(const exec_t *e) {
     int has_sum = 0;
     const float sum_scale = lp ? 0.0f : bdnn_post_ops_sum_scale(c, &has_sum);
     const int has_eltwise = !lp && c->n_post_ops > (has_sum ? 1 : 0);
+    /* A chain whose one eltwise entry is an unscaled relu: applied by the micro-kernel to
+     * the values it stores (UKR_RELU), no pass over the output. */
+    const bdnn_post_op_t *tail = c->n_post_ops ? &c->post_ops[c->n_post_ops - 1] : NULL;
+    const int fuse_relu = has_eltwise && c->n_post_ops == (has_sum ? 2 : 1)
+        && tail->kind == BDNN_POST_ELTWISE && tail->alg == BDNN_ELT_RELU && tail->scale == 1.0f;
     const int32_t *comp = pack == 4 && p->dir != BDNN_DIR_BWD_WEIGHTS
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
 
@@ -885,9 +890,10 @@ static void run_gemm(const exec_t *e) {
                             const int in_place = q < q_packed;
                             u->fn(kc, (const float *)a_blk + (m - m0) * kc,
                                   in_place ? b_inst + pc * N + j : s->bp + q * kc * NR,
-                                  in_place ? N : NR, tile, N, mr, nr, mode, bias_g ? bias_g + m : NULL, sum_scale);
-                            /* Epilogue: the tile is final and still in L1. */
-                            if (last && has_eltwise) bdnn_post_ops_eltwise(c, tile, N, mr, nr);
+                                  in_place ? N : NR, tile, N, mr, nr,
+                                  mode | (last && fuse_relu ? UKR_RELU : 0),
+                                  bias_g ? bias_g + m : NULL, sum_scale,
+                                  fuse_relu ? tail->alpha : 0.0f);
                             continue;
                         }
                         void *acc = (char *)s->acc + 4 * (size_t)((m - m0) * p->nc + q * NR);
@@ -898,13 +904,18 @@ static void run_gemm(const exec_t *e) {
                         else
                             u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
                                   NR, acc, p->nc, mr, nr, pc > 0 ? UKR_ACCUMULATE : UKR_WRITE,
-                                  NULL, 0.0f);
+                                  NULL, 0.0f, 0.0f);
                         if (last)
                             bdnn_conv_epilogue(c, acc, p->nc, mr, nr, g * M + m,
                                                p->dir == BDNN_DIR_BWD_WEIGHTS ? NULL : e->bias,
                                                comp, e->out, out_inst + m * N + j, N, s->tmp);
                     }
                 }
+                /* Eltwise post-ops on the finished block (m_rows x nc, still in L2), a
+                 * row of the block per call: per tile row, the calls cost more than the
+                 * arithmetic. */
+                if (last && has_eltwise && !fuse_relu && !lp)
+                    bdnn_post_ops_eltwise(c, c_inst + m0 * N + j0, N, m1 - m0, ncols);
             }
         }
     }
@@ -1120,7 +1131,7 @@ static void run_shift(const exec_t *e) {
                               s->cbuf + (m - m0) * p->nc + q * NR, p->nc,
                               M - m < MR ? M - m : MR,
                               ncols - q * NR < NR ? ncols - q * NR : NR,
-                              pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f);
+                              pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
             }
             shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
         }
@@ -1207,7 +1218,7 @@ static void col_block(const exec_t *e, const scratch_t *s, int64_t inst, int64_t
                 u->fn(kc, a_blk + (m - m0) * kc, s->bp + q * kc * NR, NR,
                       s->cbuf + (m - m0) * p->nc + q * NR, p->nc, M - m < MR ? M - m : MR,
                       ncols - q * NR < NR ? ncols - q * NR : NR,
-                      pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f);
+                      pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
     }
     const int64_t nrows = dot_krows(d, j0, ncols, s->krows);
     col_scatter(e, s->cbuf, p->nc, m0, m1, s->krows, nrows,

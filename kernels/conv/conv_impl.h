@@ -17,10 +17,12 @@
  * aligned; or rows of a tensor used in place); all NR columns of every row are read, and
  * columns j >= nr only reach C's unwritten columns. C has row stride ldc; only
  * C[0:mr, 0:nr] is read or written. */
-enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2 };
+/* mode | UKR_RELU: the stored values then go through relu with relu_alpha (the last k
+ * block of a chain whose only eltwise entry is an unscaled relu: fused in registers). */
+enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2, UKR_RELU = 4 };
 typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                  float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
-                                 const float *bias, float sum_scale);
+                                 const float *bias, float sum_scale, float relu_alpha);
 
 /* Dot-product micro-kernel (low-precision operands, conv_ukr_bf16.c / conv_ukr_int8*.c):
  *

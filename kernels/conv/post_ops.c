@@ -16,6 +16,7 @@ static inline float soft_plus(float x) { return x > 0 ? x + log1pf(expf(-x)) : l
  * relu cost 5x the convolution it followed. Nothing here reads exception flags, and the
  * option changes no value (unlike -ffast-math, which this core never uses). */
 __attribute__((optimize("no-trapping-math")))
+__attribute__((target_clones("avx512f", "avx2", "default")))   /* chosen by CPU at load */
 void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n) {
     const float a = op->alpha, b = op->beta;
     switch (op->alg) {
