@@ -314,10 +314,13 @@ def info() -> None:
         click.echo(f"  {what:<20} {_peak_text(operands, core.measured_peak(operands))}")
     click.echo(f"  {'memory copy':<20} {core.measured_copy_bandwidth() / 1e9:.1f} GB/s "
                f"(read + written, {core.BANDWIDTH_BYTES >> 20} MiB buffers)")
-    click.echo("conv implementations (in order of preference):")
-    for impl in core.conv_impls():
-        state = "usable" if core.isa_supported(impl.isa) else "needs " + impl.isa.name.lower()
-        click.echo(f"  {impl.name:<24} {state}")
+    tables = {"conv and deconv": core.conv_impls, "eltwise": core.eltwise_impls,
+              "pool": core.pool_impls, "reorder": core.reorder_impls}
+    for what, table in tables.items():
+        click.echo(f"{what} implementations (in order of preference):")
+        for impl in table():
+            state = "usable" if core.isa_supported(impl.isa) else "needs " + impl.isa.name.lower()
+            click.echo(f"  {impl.name:<28} {state}")
 
 
 def _peak_text(operands: str, peak) -> str:

@@ -210,6 +210,12 @@ def test_help_and_info():
     assert res.code == 0 and "--dir=" in res.out and "exit status" in res.out
     res = run_cli("info")
     assert res.code == 0 and "gemm_conv:scalar" in res.out and "threads:" in res.out
+    for table in ("conv and deconv", "eltwise", "pool", "reorder"):
+        assert f"{table} implementations (in order of preference):" in res.out
+    assert "reorder:scalar" in res.out and "pool:scalar" in res.out
+    # The measured limits, each a positive rate (or "no vector route" without one).
+    limits = [l for l in res.lines if l.startswith(("  f32 FMA", "  memory copy"))]
+    assert len(limits) == 2 and all(float(l.split()[2]) > 0 for l in limits), limits
 
 
 def test_empty_minibatch_and_memory_guard():
