@@ -516,13 +516,32 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
 static void regroup(const float *in, int64_t kc, int64_t W, int pack, float shift,
                     int as_u8, void *out) {
     const int64_t kcp = bdnn_div_up(kc, pack) * pack;
+    if (pack == 2) {
+        /* Exact bf16 values: the high half of each f32 is the bf16, so a pair of rows
+         * becomes one 32-bit lane per column, (row k+1 high half) | (row k high half),
+         * with bit operations that vectorize. */
+        for (int64_t k = 0; k < kcp; k += 2) {
+            const uint32_t *r0 = (const uint32_t *)(in + k * W);
+            const uint32_t *r1 = (const uint32_t *)(in + (k + 1) * W);
+            uint32_t *o = (uint32_t *)out + (k / 2) * W;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__   /* row k at the lower address */
+            if (k + 1 < kc)
+                for (int64_t w = 0; w < W; ++w) o[w] = (r1[w] & 0xffff0000u) | (r0[w] >> 16);
+            else   /* the odd last row pairs with zeros */
+                for (int64_t w = 0; w < W; ++w) o[w] = r0[w] >> 16;
+#else
+            if (k + 1 < kc)
+                for (int64_t w = 0; w < W; ++w) o[w] = (r0[w] & 0xffff0000u) | (r1[w] >> 16);
+            else
+                for (int64_t w = 0; w < W; ++w) o[w] = r0[w] & 0xffff0000u;
+#endif
+        }
+        return;
+    }
     for (int64_t k = 0; k < kcp; ++k) {
         const float *row = in + k * W;
         const int64_t base = (k / pack) * W * pack + k % pack;
-        if (pack == 2) {
-            uint16_t *o = (uint16_t *)out + base;
-            for (int64_t w = 0; w < W; ++w) o[w * 2] = k < kc ? bdnn_f32_to_bf16(row[w]) : 0;
-        } else if (as_u8) {
+        if (as_u8) {
             uint8_t *o = (uint8_t *)out + base;
             for (int64_t w = 0; w < W; ++w) o[w * 4] = k < kc ? (uint8_t)(int32_t)(row[w] + shift) : 0;
         } else {
