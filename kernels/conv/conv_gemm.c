@@ -288,14 +288,31 @@ static int64_t kblock_len(const gemm_plan_t *p, int64_t icg, int64_t k0) {
     return end - k0 < KC ? end - k0 : KC;
 }
 
+/* bf16 (pack 2) and int8 (pack 4) take the route with the padded copy made of channel
+ * groups: one 32-bit lane per point holds channels (2i, 2i+1) as bf16, or (4i .. 4i+3)
+ * as u8 (an s8 source shifted by 128), the layout the dot-product kernels read, so B is
+ * read in place there too, straight from the user's input (no f32 staging, no im2col,
+ * no regrouping); the padding holds the source zero point (shifted), which the packed
+ * weights' compensation removes, and the accumulators go through the low-precision
+ * epilogue. */
 static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t hp = d->oh + (d->kh - 1) * (d->dh + 1), wp = d->ow + (d->kw - 1) * (d->dw + 1);
-    const int64_t padded = d->mb * d->ic * hp * wp + wp + u->nr;
+    const int pack = c->lp ? u->pack : 1;
+    /* The gather route's rules for zero points (lp_init), checked before the plan moves. */
+    const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
+    const int64_t pad_u8 = (int64_t)c->attr.src_zp + (int64_t)shift;
+    if (c->attr.src_zp && pack != 4) return BDNN_STATUS_UNIMPLEMENTED;
+    if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
+    /* planes of f32, or of 32-bit channel-group lanes */
+    const int64_t padded = d->mb * (d->ic / pack) * hp * wp + wp + u->nr;
     if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
     p->shift = 1, p->hp = hp, p->wp = wp;
     p->instances = d->mb * d->g;
     p->M = d->oc / d->g, p->N = d->oh * wp, p->K = (d->ic / d->g) * taps_of(d);
+    p->pack = c->lp ? u->pack : 0;
+    p->Kp = p->K;   /* k blocks are whole channel groups */
+    p->b_shift = shift, p->pad = (float)c->attr.src_zp;
     p->a_panels = bdnn_div_up(p->M, u->mr);
     /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
      * split when there are too few items. */
@@ -314,13 +331,24 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
     p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
     p->padded = bdnn_aligned_alloc(sizeof(float) * (size_t)padded);
     if (!p->padded) return BDNN_STATUS_OUT_OF_MEMORY;
-    memset(p->padded, 0, sizeof(float) * (size_t)padded);   /* borders stay zero */
+    /* Borders: zero, or int8's padding byte in each of a lane's four bytes; never
+     * rewritten, since every execution copies the same positions. */
+    if (pack == 4) {
+        uint32_t *lanes = (uint32_t *)p->padded;
+        for (int64_t i = 0; i < padded; ++i) lanes[i] = 0x01010101u * (uint32_t)pad_u8;
+    } else {
+        memset(p->padded, 0, sizeof(float) * (size_t)padded);
+    }
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         scratch_t *s = &p->scratch[t];
         s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
         if (!s->cbuf) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (c->lp) {
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)p->nc);
+            if (!s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
     }
     return BDNN_STATUS_OK;
 }
@@ -381,8 +409,11 @@ static int gemm_init(struct bdnn_conv *c) {
     p->a_panels = bdnn_div_up(p->M, u->mr);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
         return dot_init(c, p, u);
-    if (c->dir == BDNN_DIR_FWD && !c->lp && taps > 1 && icg >= SHIFT_MIN_ICG && d->kd == 1
-            && d->id == 1 && d->od == 1 && d->sh == 1 && d->sw == 1) {
+    /* f32, or bf16 / int8 on the dot-product kernels with whole channel groups (see
+     * shift_init). */
+    const int shift_types = !c->lp || (u->pack > 0 && icg % u->pack == 0);
+    if (c->dir == BDNN_DIR_FWD && shift_types && taps > 1 && icg >= SHIFT_MIN_ICG
+            && d->kd == 1 && d->id == 1 && d->od == 1 && d->sh == 1 && d->sw == 1) {
         const int st = shift_init(c, p, u);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
     }
@@ -580,8 +611,9 @@ static void gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *
     for (int64_t g = 0; g < d->g; ++g) {
         const float *fg = panels + g * p->a_panels * MR * K;
         char *qg = (char *)packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
-        for (int64_t pc = 0; pc < K; pc += KC) {
-            const int64_t kc = K - pc < KC ? K - pc : KC, kcp = bdnn_div_up(kc, p->pack) * p->pack;
+        for (int64_t pc = 0, kc; pc < K; pc += kc) {
+            kc = kblock_len(p, d->ic / d->g, pc);
+            const int64_t kcp = bdnn_div_up(kc, p->pack) * p->pack;
             for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                 const float *fpanel = fg + pc * p->a_panels * MR + ip * kc * MR;
                 regroup(fpanel, kc, MR, p->pack, 0.0f, 0,
@@ -918,8 +950,8 @@ static void run_gemm(const exec_t *e) {
                         void *acc = (char *)s->acc + 4 * (size_t)((m - m0) * p->nc + q * NR);
                         if (pack)
                             u->dp_fn(kcp, (const char *)a_blk + elt * (size_t)((m - m0) * kcp),
-                                     (const char *)s->bq + elt * (size_t)(q * kcp * NR), acc,
-                                     p->nc, mr, nr, pc > 0);
+                                     (const char *)s->bq + elt * (size_t)(q * kcp * NR),
+                                     NR * pack, acc, p->nc, mr, nr, pc > 0);
                         else
                             u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
                                   NR, acc, p->nc, mr, nr, pc > 0 ? UKR_ACCUMULATE : UKR_WRITE,
@@ -1079,6 +1111,52 @@ static void shift_pad_input(const exec_t *e) {
     }
 }
 
+/* One 32-bit lane of channel-group plane data: channels c0 .. c0+pack-1 (planes `step`
+ * apart) at point i, lowest channel in the lowest bits, the order regroup() gives a
+ * packed panel. */
+static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64_t i,
+                                  uint32_t flip) {
+    if (pack == 2) {
+        const uint16_t *h = src;
+        return (uint32_t)h[i] | (uint32_t)h[step + i] << 16;
+    }
+    const uint8_t *b = src;
+    return ((uint32_t)b[i] | (uint32_t)b[step + i] << 8 | (uint32_t)b[2 * step + i] << 16
+            | (uint32_t)b[3 * step + i] << 24) ^ flip;
+}
+
+/* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
+ * of group plane i holds channels pack*i .. pack*i + pack-1; an s8 source flips each
+ * byte's sign bit, which is adding 128 (the u8 the VNNI kernel takes). */
+static void shift_pad_input_groups(const exec_t *e, const void *src) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int pack = p->pack;
+    const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw, groups = d->ic / pack;
+    const int64_t elt = pack == 2 ? 2 : 1;
+    const uint32_t flip = p->b_shift != 0.0f ? 0x80808080u : 0u;
+    const int edge = c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    uint32_t *padded = (uint32_t *)p->padded;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
+        const int64_t n = plane / groups, i = plane % groups;
+        const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
+        uint32_t *out = padded + plane * hp * wp;
+        for (int64_t y = 0; y < hp; ++y) {
+            const int64_t iy = y - d->ph;
+            if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
+            const int64_t x0 = d->pw, x1 = d->pw + IW < wp ? d->pw + IW : wp;
+            uint32_t *row = out + y * wp;
+            for (int64_t x = x0; x < x1; ++x)
+                row[x] = group_lane(in, pack, IH * IW, iy * IW + x - x0, flip);
+            if (edge)
+                for (int64_t x = x1; x < wp; ++x)
+                    row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
+        }
+    }
+}
+
 /* Stores rows [m0, m1) of a C block on the padded grid (columns [j0, j0 + ncols)) into
  * dst: the columns of real outputs, with bias, the sum post-op and eltwise entries. */
 static void shift_store(const exec_t *e, const float *cbuf, int64_t ldc, int64_t inst,
@@ -1115,14 +1193,39 @@ static void shift_store(const exec_t *e, const float *cbuf, int64_t ldc, int64_t
     }
 }
 
+/* The low-precision store of a C block on the padded grid: the epilogue (scales, bias,
+ * post-ops, conversion) on each run of real outputs. */
+static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, int64_t m0,
+                           int64_t m1, int64_t j0, int64_t ncols) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t wp = p->wp, OW = d->ow, OP = d->oh * OW, G = d->g;
+    const int64_t n = inst / G, g = inst % G;
+    /* int8: (zero point + shift) x sum of weights, after the grouped weights */
+    const int32_t *comp = p->pack == 4
+        ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    for (int64_t j = j0; j < j0 + ncols;) {
+        const int64_t oh = j / wp, ow0 = j % wp;
+        const int64_t row_end = (oh + 1) * wp < j0 + ncols ? (oh + 1) * wp : j0 + ncols;
+        const int64_t ow1 = ow0 + (row_end - j), len = (ow1 < OW ? ow1 : OW) - ow0;
+        if (len > 0)
+            bdnn_conv_epilogue(c, s->cbuf + (j - j0), p->nc, m1 - m0, len, g * p->M + m0,
+                               e->bias, comp, e->out,
+                               (n * d->oc + g * p->M + m0) * OP + oh * OW + ow0, OP, s->tmp);
+        j = row_end;
+    }
+}
+
 static void run_shift(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
-    const int64_t icg = d->ic / G, plane = p->hp * p->wp;
-    shift_pad_input(e);
+    const int64_t icg = d->ic / G, plane = p->hp * p->wp, pack = p->pack;
+    if (pack) shift_pad_input_groups(e, e->b_src);
+    else shift_pad_input(e);
 #pragma omp parallel num_threads(c->nthr)
     {
         const scratch_t *s = &p->scratch[omp_get_thread_num()];
@@ -1135,24 +1238,38 @@ static void run_shift(const exec_t *e) {
             const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
             const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
             if (m0 >= M) continue;
-            const float *in_ng = p->padded + (n * d->ic + g * icg) * plane;
+            /* first element (f32 or 32-bit pair lane) of this image and group's planes */
+            const float *in_ng = p->padded + (n * d->ic + g * icg) / (pack ? pack : 1) * plane;
             for (int64_t pc = 0, kc; pc < K; pc += kc) {
                 kc = kblock_len(p, icg, pc);
                 const int64_t tap = pc / icg, c0 = pc % icg;
                 const int64_t kh = tap / d->kw, kw = tap % d->kw;
-                const float *b = in_ng + c0 * plane + kh * (d->dh + 1) * p->wp + kw * (d->dw + 1)
-                               + j0;
-                const float *a_blk = (const float *)e->a_packed + g * p->a_panels * MR * K
-                                   + pc * p->a_panels * MR + (m0 / MR) * kc * MR;
+                const float *b = in_ng + c0 / (pack ? pack : 1) * plane
+                               + kh * (d->dh + 1) * p->wp + kw * (d->dw + 1) + j0;
                 for (int64_t q = 0; q * NR < ncols; ++q)
-                    for (int64_t m = m0; m < m1; m += MR)
-                        u->fn(kc, a_blk + (m - m0) * kc, b + q * NR, plane,
-                              s->cbuf + (m - m0) * p->nc + q * NR, p->nc,
-                              M - m < MR ? M - m : MR,
-                              ncols - q * NR < NR ? ncols - q * NR : NR,
-                              pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                    for (int64_t m = m0; m < m1; m += MR) {
+                        const int64_t mr = M - m < MR ? M - m : MR;
+                        const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+                        float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
+                        if (pack) {   /* grouped weights, as run_gemm addresses them */
+                            const size_t elt = pack == 2 ? 2 : 1;
+                            const char *a_blk = (const char *)e->a_packed + elt * (size_t)(
+                                g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
+                                + (m / MR) * kc * MR);
+                            /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
+                            u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
+                                     p->nc, mr, nr, pc > 0);
+                        } else {
+                            const float *a_blk = (const float *)e->a_packed
+                                + g * p->a_panels * MR * K + pc * p->a_panels * MR
+                                + (m / MR) * kc * MR;
+                            u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
+                                  pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                        }
+                    }
             }
-            shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
+            if (pack) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+            else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
         }
     }
 }

@@ -31,12 +31,13 @@ typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int
  * over kcp = kc rounded up to a multiple of PACK. Operands are grouped PACK consecutive k
  * values at a time, so one 32-bit lane holds the PACK values a dot-product instruction
  * consumes: A element (k, r) at a[(k / PACK) * MR * PACK + r * PACK + k % PACK], B element
- * (k, j) at b[(k / PACK) * NR * PACK + j * PACK + k % PACK]; k >= kc are zero in both.
+ * (k, j) at b[(k / PACK) * ldb + j * PACK + k % PACK] (ldb = NR * PACK for a packed panel;
+ * larger for a tensor read in place, all NR columns read); k >= kc are zero in both.
  *   PACK 2: bf16 A and B, f32 C.
  *   PACK 4: s8 A (weights), u8 B (shifted source, see conv_gemm.c), s32 C.
- * b is 64-byte aligned; C has row stride ldc. */
-typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, void *c,
-                               int64_t ldc, int64_t mr, int64_t nr, int accumulate);
+ * C has row stride ldc. */
+typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, int64_t ldb,
+                               void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
 /* Dot-product micro-kernel (f32 backward weights): for r < mr, j < nr,
  *   C[r][j] := (accumulate ? C[r][j] : 0) + sum over k < kc of A[r][k] * B[j][k]

@@ -8,16 +8,16 @@
 
 enum { MR = 12, NR = 32 };
 
-static void ukr_bf16_12x32(int64_t kcp, const void *a_, const void *b_, void *c_, int64_t ldc,
-                           int64_t mr, int64_t nr, int accumulate) {
+static void ukr_bf16_12x32(int64_t kcp, const void *a_, const void *b_, int64_t ldb, void *c_,
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
     const uint16_t *a = a_, *b = b_;
     float *c = c_;
     __m512 acc[MR][2];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     for (int64_t k = 0; k < kcp / 2; ++k) {
-        const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + k * NR * 2);
-        const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + k * NR * 2 + 32);
+        const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + k * ldb);
+        const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + k * ldb + 32);
         const int32_t *ak = (const int32_t *)(a + k * MR * 2);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; ++r) {

@@ -9,8 +9,8 @@
 
 enum { MR = 12, NR = 32 };
 
-static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, void *c_, int64_t ldc,
-                           int64_t mr, int64_t nr, int accumulate) {
+static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, int64_t ldb, void *c_,
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
     const int8_t *a = a_;
     const uint8_t *b = b_;
     int32_t *c = c_;
@@ -18,8 +18,8 @@ static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, void *c_
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
     for (int64_t k = 0; k < kcp / 4; ++k) {
-        const __m512i b0 = _mm512_loadu_si512(b + k * NR * 4);
-        const __m512i b1 = _mm512_loadu_si512(b + k * NR * 4 + 64);
+        const __m512i b0 = _mm512_loadu_si512(b + k * ldb);
+        const __m512i b1 = _mm512_loadu_si512(b + k * ldb + 64);
         const int32_t *ak = (const int32_t *)(a + k * MR * 4);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; ++r) {

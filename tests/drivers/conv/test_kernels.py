@@ -12,6 +12,7 @@ import pytest
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
+from conftest import run_cli
 
 
 def _shape(text: str) -> core.ConvShape:
@@ -314,6 +315,48 @@ SHIFT_SHAPES = [
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_shift_route_matches_reference_exactly(impl, text, with_bias):
     test_impl_matches_reference_exactly(impl, text, with_bias)
+
+
+# bf16 forward takes the shift route too on the vdpbf16ps kernel when the channels pair
+# up (IC/G even): the padded copy is made of channel pairs from the bf16 input, and the
+# accumulators go through the low-precision epilogue. An odd IC/G stays on the gather
+# route. Through the driver: bf16 and f32 outputs, bias, a sum and relu chain.
+BF16_ROUTE_SHAPES = SHIFT_SHAPES + ["mb1ic17ih9oc6kh3ph1"]
+
+
+@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_BF16), reason="no AVX512_BF16")
+def test_bf16_shift_route_passes_and_its_defects_are_caught():
+    args = ["--conv", "--impl=gemm_conv_bf16:avx512_bf16", "--dir=FWD_B",
+            "--dt=bf16,bf16:bf16:f32", "--attr-post-ops=,sum:0.5+relu", *BF16_ROUTE_SHAPES]
+    res = run_cli(*args)
+    assert res.code == 0, res.out
+    assert sum(":PASSED " in l for l in res.lines) == 4 * len(BF16_ROUTE_SHAPES)
+    for fault in ("right_pad_edge", "skip_last_ic"):
+        res = run_cli("--conv", "--impl=gemm_conv_bf16:avx512_bf16", "--dt=bf16",
+                      "mb2ic16ih6oc5kh3ph1", env={"BENCHDNN_PY_TEST_FAULT": fault})
+        assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
+
+
+# int8 likewise, on the VNNI kernel with IC/G a multiple of 4: padding holds the source
+# zero point (shifted by 128 for s8), which the weights' compensation removes.
+INT8_ROUTE_SHAPES = SHIFT_SHAPES[:3] + ["mb1ic18ih9oc6kh3ph1"]   # the last: IC/G % 4 != 0
+
+
+@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_VNNI), reason="no AVX512_VNNI")
+def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught():
+    res = run_cli("--conv", "--impl=gemm_conv_int8:avx512_vnni", "--dir=FWD_B",
+                  "--dt=u8:s8:u8,s8:s8:s8,s8:s8:f32",
+                  "--attr-scales=src:common:0.5+wei:per_oc+dst:common:2",
+                  "--attr-zero-points=,src:common:3+dst:common:-2",
+                  "--attr-post-ops=,sum:0.5+relu", *INT8_ROUTE_SHAPES)
+    assert res.code == 0, res.out
+    assert not [l for l in res.lines if l[:1].isdigit() and ":PASSED " not in l
+                and ":MISTRUSTED " not in l], res.out
+    for fault in ("right_pad_edge", "skip_last_ic"):
+        res = run_cli("--conv", "--impl=gemm_conv_int8:avx512_vnni", "--dt=u8:s8:u8",
+                      "--attr-zero-points=src:common:3", "mb2ic16ih6oc5kh3ph1",
+                      env={"BENCHDNN_PY_TEST_FAULT": fault})
+        assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
 
 
 # Backward data on the col2im route: strided, multi-tap, grouped, dilated and 3D problems,
