@@ -1,12 +1,16 @@
 """The convolution driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor
--> fill src/wei/bias -> bind (native: reorder the weights into the implementation's
-layout; torch: wrap the arrays as tensors) -> execute -> collect into a NaN-poisoned,
-guarded dst -> reference -> compare every point (--check=sampled: the reference computes,
-and the compare checks, N points drawn per output tensor). Performance: fill with reals,
-warm up, time each run of the executor's timed callable. The deconvolution driver runs
-the same flow (run_case) with its own fill and reference.
+Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor,
+which resolves each tensor's memory layout (--stag/--wtag/--dtag/--strides, `any` to its
+own; formats.py) -> fill src/wei/bias in the plain logical layout -> reorder them into
+their layouts (untimed) -> bind (native: pack the weights for the kernels, and the
++reorder route for layouts they lack; torch: wrap the arrays as tensors) -> execute ->
+collect into NaN-poisoned, guarded outputs of their layouts' sizes -> reference ->
+compare every point read through its layout (--check=sampled: the reference computes,
+and the compare checks, N points drawn per output tensor), then the outputs' padded
+tails and strides' gaps. Performance: fill with reals, warm up, time each run of the
+executor's timed callable. The deconvolution driver runs the same flow (run_case) with
+its own fill and reference.
 """
 
 from __future__ import annotations
