@@ -25,6 +25,11 @@ that passed but is mostly zeros proves little, so it is reported MISTRUSTED when
 
 --check=sampled:N applies the same rules to N points of each compared tensor, drawn
 uniformly without replacement (draw_points); the reference computes only those.
+
+An output in a layout with more memory than points (layout.py) gets two more checks
+(memory_faults, reference 6.5): the padded tail of a blocked layout holds zeros, and the
+positions that belong to no point (gaps of non-dense strides, the elements before an
+offset) are left as they were.
 """
 
 from __future__ import annotations
@@ -234,6 +239,40 @@ def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
     return Verdict(setup.kind, total, int(failing.size), zeros, mistrusted, failing, exp_f32,
                    exp, got_f, setup.trh, setup.zero_trust_percent, points,
                    total if size is None else size)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def has_gaps(lay) -> bool:
+    """Whether a layout's buffer holds positions that belong to no point (padding aside),
+    which memory_faults then needs the pre-execution contents of."""
+    return lay.size != lay.padded_nelems
+
+
+def memory_faults(kind: str, lay, out: np.ndarray,
+                  before: np.ndarray | None) -> tuple[str, list[str]] | None:
+    """(reason, diagnostics) when the output buffer out, in layout lay (layout.Layout),
+    breaks the memory checks of the module docstring, else None. Padding must be +0 bit
+    for bit. before: the buffer as it was before execution, needed when has_gaps(lay)."""
+    pad = lay.padding_offsets()
+    bad_pad = pad[_bits(out[pad]) != 0]
+    if bad_pad.size:
+        return (f"padded tail not zero at {bad_pad.size} of {pad.size} points",
+                [f"[PADDING][{kind}] not zero at offsets "
+                 f"{', '.join(map(str, bad_pad[:MAX_PRINTED_POINTS]))}"])
+    if not has_gaps(lay):
+        return None
+    owned = np.zeros(out.size, bool)
+    owned[lay.offset_table().ravel()] = True
+    owned[pad] = True
+    changed = np.flatnonzero(~owned & (_bits(out) != _bits(before)))
+    if changed.size:
+        return (f"wrote {changed.size} points outside the tensor (strides' gaps)",
+                [f"[GAPS][{kind}] written at offsets "
+                 f"{', '.join(map(str, changed[:MAX_PRINTED_POINTS]))}"])
+    return None
 
 
 def _rel(exp: float, diff: float) -> float:

@@ -505,6 +505,13 @@ class ConvPrimitive:
             _bytes(packed)), "weights reorder")
         return packed
 
+    def bind_pack_weights(self, wei: np.ndarray, packed: np.ndarray) -> Callable[[], None]:
+        """pack_weights into packed (a buffer pack_weights' size) as a callable: a
+        primitive given its weights in another layout packs them on every execution."""
+        args = (self._handle, _bytes(wei, self.attr.wei_dt, _count(self.shape.wei_shape)),
+                self._packed(packed))
+        return self._runner(lib.bdnn_conv_pack_weights, args)
+
     def _packed(self, wei_packed: np.ndarray):
         if wei_packed.dtype != np.uint8 or wei_packed.size != self.weights_bytes:
             raise ValueError("expected the weights as pack_weights returned them")

@@ -33,6 +33,8 @@ API (for every driver; conv's --stag/--wtag/--dtag use the same calls):
     lay = tag.layout((2, 20, 5, 5))     # ProblemError when the rank does not fit
     lay = strided_layout((2, 3), (8, 1), offset0=4)   # ProblemError on invalid strides
     strides = parse_strides("8x1@4")    # one --strides entry: (strides, offset0) or None
+    tag_option("stag"), parse_strides_option(text, ("SRC", "DST"))   # option values
+    lay.same_memory(other)              # one placement of every point (no reorder needed)
     lay.padded_dims, lay.size           # padding included; never prod(dims)
     lay.offsets(idx)                    # idx: one integer array per logical dim
     lay.offset_table()                  # offsets of all logical points, shape = dims
@@ -196,6 +198,44 @@ def parse_strides(text: str) -> tuple[tuple[int, ...], int] | None:
     return strides, int(m.group(2) or 0)
 
 
+def tag_option(name: str):
+    """The parser of a --NAME=TAG option value: a Tag, or one UsageError line naming the
+    option and the token."""
+    def parse(text: str) -> Tag:
+        try:
+            return parse_tag(text)
+        except UsageError as exc:
+            raise UsageError(f"--{name}={text}: {exc}") from None
+    return parse
+
+
+Strides = tuple[tuple[int, ...], int] | None     # (strides, offset0), or none
+
+
+def parse_strides_option(text: str, names: tuple[str, ...]) -> tuple[Strides, ...]:
+    """--strides=A:B[:C]: one entry per tensor of names, each ``S0xS1x...[@OFFSET]`` or
+    empty (the tensor's tag decides)."""
+    parts = text.split(":")
+    if len(parts) != len(names):
+        colons = {1: "one", 2: "two"}.get(len(names) - 1, str(len(names) - 1))
+        raise UsageError(f"--strides={text}: expected {':'.join(names)} ({colons} `:`), "
+                         f"each strides like 96x32x1 or empty")
+    try:
+        return tuple(parse_strides(p) for p in parts)
+    except UsageError as exc:
+        raise UsageError(f"--strides={text}: {str(exc).removeprefix('--strides: ')}") \
+            from None
+
+
+def format_strides(strides: tuple[Strides, ...]) -> str:
+    """--strides as parse_strides_option reads it back."""
+    def one(s: Strides) -> str:
+        if s is None:
+            return ""
+        return "x".join(map(str, s[0])) + (f"@{s[1]}" if s[1] else "")
+    return ":".join(one(s) for s in strides)
+
+
 # -- layouts ----------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -307,6 +347,16 @@ class Layout:
             sl[d] = slice(n, None)
             inside[tuple(sl)] = False
         return np.sort(table[~inside])
+
+    def same_memory(self, other: "Layout") -> bool:
+        """Whether both put every point, padding included, at the same offset. The outer
+        stride of a dim whose outer index is only ever 0 (a size-1 dim, or one block)
+        does not matter, so `nchw` and `nhwc` are one memory when c is 1."""
+        if (self.dims, self.blocks, self.offset0) != (other.dims, other.blocks, other.offset0):
+            return False
+        return all(a == b for d, (p, a, b) in enumerate(zip(self.padded_dims, self.strides,
+                                                             other.strides))
+                   if p // self.block(d) > 1)
 
     def describe(self) -> str:
         if self.name:

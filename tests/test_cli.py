@@ -310,3 +310,39 @@ def test_sampled_check_catches_kernel_defects_in_every_direction():
         assert res.summary()["failed"] == 3, res.out
         assert all("total:200)" in l or "total:216)" in l
                    for l in res.lines if re.match(r"^\d+:FAILED", l))
+
+
+def test_memory_formats_end_to_end_with_repro_layouts_and_perf_fields():
+    res = run_cli("--conv", "--mode=CP", "--fix-times-per-prb=2", "--perf-template=csv",
+                  "-v5", "--stag=nhwc,any", "--wtag=OIhw16i16o", "--dtag=nChw16c",
+                  "mb2ic20ih6oc18kh3ph1")
+    assert res.code == 0, res.out + res.err
+    shown = [l for l in res.lines if l.startswith("implementation: ")]
+    assert shown[0].endswith("+reorder; src nhwc=acdb wei OIhw16i16o=ABcd16b16a padded "
+                             "32x32x3x3 dst nChw16c=aBcd16b padded 2x32x6x6")
+    assert " src any=abcd " in shown[1]
+    case = next(l for l in res.lines if l.startswith("0:PASSED"))
+    assert case.endswith("+reorder --stag=nhwc --wtag=OIhw16i16o --dtag=nChw16c "
+                         "ic20ih6oc18oh6kh3ph1")
+    # the perf fields name the layouts the case ran on, `any` as the one it resolved to
+    perf = [l.split(",") for l in res.lines if l.startswith("perf,cpu,")]
+    assert [p[7:10] for p in perf] == [["nhwc", "OIhw16i16o", "nChw16c"],
+                                       ["abcd", "OIhw16i16o", "nChw16c"]]
+    # the repro line, --impl included, runs the case again
+    again = run_cli(*case.split(" __REPRO: ")[1].split())
+    assert again.code == 0 and again.lines[0].startswith("0:PASSED"), again.out
+
+
+def test_memory_format_errors_are_one_line_each():
+    bad = run_cli("--conv", "--stag=nChw17c", "ic3ih5oc3kh3")
+    assert bad.code == 2 and not bad.out
+    assert bad.err.strip().count("\n") == 0
+    assert "--stag=nChw17c: unknown or invalid tag `nChw17c`" in bad.err
+    # a tag that does not fit one problem's rank is that case's error; the batch goes on
+    res = run_cli("--conv", "--wtag=OIhw16i16o", "g2ic4ih5oc4kh3", "ic4ih5oc4kh3")
+    assert res.code == 1
+    assert res.err.strip().splitlines() == [
+        "ERROR: --wtag=OIhw16i16o: tag `OIhw16i16o` is for 4 dims, the problem has 5 "
+        "(weights with groups: g, oc/g, ic/g, spatial) (command line)"]
+    assert res.lines[0].startswith("0:INVALID_ARGUMENTS")
+    assert res.lines[1].startswith("1:PASSED")

@@ -114,3 +114,65 @@ def test_one_fault_name_reaches_exactly_the_kernels_that_have_it(monkeypatch):
     for read in (core.active_fault, core.active_op_fault):
         with pytest.raises(BenchError, match="unknown fault; expected one of .*elt_tail_dropped"):
             read()
+
+
+# The repro options of a result line, and the tag or strides of the tensor a direction
+# writes (dst forward, diff_src backward data, diff_weights backward weights).
+_OUTPUT = {"FWD_B": ("dtag", 2), "FWD_D": ("dtag", 2), "FWD_I": ("dtag", 2),
+           "BWD_D": ("stag", 0), "BWD_W": ("wtag", 1), "BWD_WB": ("wtag", 1)}
+
+
+def _cases(res):
+    """(status, reason, {option: value}) of each case line."""
+    out = []
+    for line in res.lines:
+        head, _, repro = line.partition(" __REPRO: ")
+        if not repro or not head.split(":")[0].isdigit():
+            continue
+        opts = dict(a[2:].split("=", 1) for a in repro.split() if a.startswith("--")
+                    and "=" in a)
+        out.append((head.split(":")[1].split(" ")[0], head, opts))
+    return out
+
+
+def _output_format(opts):
+    tag, k = _OUTPUT[opts.get("dir", "FWD_B")]
+    strides = opts.get("strides", "::").split(":")[k]
+    return opts.get(tag, "any"), strides
+
+
+@pytest.mark.parametrize("driver", ["conv", "deconv"])
+def test_formats_grid_catches_garbage_in_a_blocked_outputs_padded_tail(driver):
+    """The defect writes 1 into the padded tail of every reorder's blocked dst; in a
+    convolution that is the route's output reorder. Every case whose output is blocked
+    (all have channel tails) must fail on exactly that, in every direction; every other
+    case (blocked inputs included: the route reads their points only) passes."""
+    res = run_cli("-j", "2", f"--{driver}", f"--batch=batches/{driver}_formats",
+                  env={"BENCHDNN_PY_TEST_FAULT": "reorder_padding_garbage"})
+    assert res.code == 1
+    cases = _cases(res)
+    seen = set()
+    for status, head, opts in cases:
+        blocked = any(c.isupper() for c in _output_format(opts)[0])
+        if blocked:
+            assert status == "FAILED" and "padded tail not zero" in head, head
+            assert "+reorder+fault:reorder_padding_garbage" in opts["impl"], head
+            seen.add(opts.get("dir", "FWD_B"))
+        else:
+            assert status == "PASSED", head
+    assert seen == set(_OUTPUT)
+
+
+@pytest.mark.parametrize("driver", ["conv", "deconv"])
+def test_formats_grid_catches_a_route_that_ignores_an_outputs_strides(driver):
+    """The defect writes every reorder's dst as if dense: a non-dense output (gaps, an
+    offset) gets its points misplaced, and must fail. (It also breaks reorders cut into
+    several jobs, blocked ones: each job is taken as a whole dense tensor.) A case in
+    the kernels' own layouts takes no reorder and must pass."""
+    res = run_cli("-j", "2", f"--{driver}", f"--batch=batches/{driver}_formats",
+                  env={"BENCHDNN_PY_TEST_FAULT": "reorder_dense_dst"})
+    assert res.code == 1
+    strided = [c for c in _cases(res) if _output_format(c[2])[1]]
+    assert strided and all(status == "FAILED" for status, _, _ in strided)
+    untouched = [c for c in _cases(res) if "+reorder" not in c[2]["impl"]]
+    assert untouched and all(status == "PASSED" for status, _, _ in untouched)

@@ -8,7 +8,10 @@ backend turns a problem into an Executor, the one object the case flow talks to:
     create(prb, res)        an Executor, or None with res.status/res.reason set
     Executor.name           the implementation name (result line, perf line, statistics)
     Executor.info           a note for --verbose=5, or ""
+    Executor.layouts        the layout (layout.Layout) of the primitive's src, wei and dst
+                            memories: the requested ones, `any` resolved to its choice
     Executor.bind(inputs, outs) -> (run, collect)
+                            inputs and outs: the primitive's memories, in its layouts;
                             run: the timed callable, nothing else in it; collect: untimed,
                             after a run, puts the results into the drivers' output buffers
     Executor.close()
@@ -39,6 +42,7 @@ Run = Callable[[], None]
 class Executor(Protocol):
     name: str
     info: str            # a note for --verbose=5 (torch: its thread count), or ""
+    layouts: dict        # tensor name -> layout.Layout of its memory (src, wei, dst)
 
     def bind(self, inputs: dict[str, "np.ndarray"],
              outs: dict[str, "Guarded"]) -> tuple[Run, Run]: ...

@@ -1,58 +1,199 @@
 """The native backend: this project's C kernels (through core.py, the only module that
 calls C). Implementation selection, kernel routing and weight packing stay with the
 drivers that define them (conv.create, the KERNEL_DIR tables, deconv's swap rule); this
-module adapts them to the Executor contract of backends/__init__.py."""
+module adapts them to the Executor contract of backends/__init__.py, and gives the
+kernels the memory formats they lack.
+
+Layouts. The C kernels run on their own dense plain layouts only (kernels/conv/README.md):
+src and dst in logical order (abx), weights [g][oc/g][ic/g][spatial] for convolution and,
+for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
+iohw, giohw). `any` resolves to these, so such a case runs as before. Any other layout
+the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
+primitive reorders each input from its layout into a plain scratch buffer, runs the
+kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
+all inside the timed callable, with the reorder kernels (kernels/reorder). The
+implementation name then ends in `+reorder`. A sum post-op reads the prior dst through
+its layout (reordered into the scratch first). Weights given in another layout are
+re-packed on every execution too (the primitive cannot know they did not change); with
+the kernels' own layout they are packed once, at bind, as before.
+
+A deliberate reorder defect ($BENCHDNN_PY_TEST_FAULT=reorder_padding_garbage,
+reorder_dense_dst; core.OpFault) applies to the route's reorders: they are part of
+the primitive. The data the harness places into the primitive's layouts (conv/formats.py)
+never goes through a defective reorder.
+"""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from .. import core
+from .. import core, layout
 from ..drivers.base import CaseResult
 from ..drivers.conv import driver as conv
+from ..drivers.conv import formats
 from ..drivers.deconv import driver as deconv
 from ..drivers.deconv import ref as deconv_ref
 from ..memory import Guarded
 from ..status import Status
+
+ROUTE_SUFFIX = "+reorder"
+
+
+def kernel_layouts(prb) -> dict[str, layout.Layout]:
+    """The kernels' own layout of src, wei and dst, over the user's logical dims."""
+    t = conv.tensors(prb.desc, prb.shape)
+    wei_tag = "abx"
+    if prb.desc.kind == "deconv":
+        wei_tag = "acbx" if prb.desc.has_groups else "bax"
+    return {"src": formats.plain(t["src"].logical), "dst": formats.plain(t["dst"].logical),
+            "wei": formats.plain(t["wei"].logical, wei_tag)}
+
+
+def routed(prb) -> bool:
+    """Whether the case asks for a layout the kernels do not run on (the reorder route)."""
+    kernel = kernel_layouts(prb)
+    return any(lay is not None and not lay.same_memory(kernel[name])
+               for name, lay in prb.requested_layouts.items())
+
+
+class _RouteFilter:
+    """--impl/--skip-impl applied to the name a routed case shows (`+reorder` included),
+    so that the name a result line prints selects the case again."""
+
+    def __init__(self, inner: conv.ImplFilter) -> None:
+        self.inner = inner
+
+    def allows(self, impl_name: str) -> bool:
+        return self.inner.allows(impl_name + ROUTE_SUFFIX)
+
+
+def _impl_filter(prb):
+    return _RouteFilter(prb.impl_filter) if routed(prb) else prb.impl_filter
+
+
+class _Executor:
+    """One created kernel, with the route its layouts need (built here, at creation)."""
+
+    def __init__(self, prim: core.ConvPrimitive, prb,
+                 kernel_bind: Callable[..., Callable[[], None]]) -> None:
+        self.prim, self.prb, self.kernel_bind, self.info = prim, prb, kernel_bind, ""
+        kernel = kernel_layouts(prb)
+        requested = prb.requested_layouts
+        self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
+                        for n in kernel}
+        self.kernel = kernel
+        self.shapes = {n: t.shape for n, t in conv.tensors(prb.desc, prb.shape).items()}
+        dts = conv.tensor_dts(prb)
+        ins = conv.direction_chain(prb.dir, prb.shape)[0]
+        outs = conv.output_names(prb.dir)
+        has_sum = any(isinstance(e, conv.Sum) for e in prb.post_ops.entries)
+        fault = core.active_op_fault()
+        self.to_kernel: dict[str, core.ReorderPrimitive] = {}
+        self.to_memory: dict[str, core.ReorderPrimitive] = {}
+        for name, lay in self.layouts.items():
+            if lay.same_memory(kernel[name]):
+                continue
+            if name in ins or (name in outs and name == "dst" and has_sum):
+                self.to_kernel[name] = formats.reorder(lay, kernel[name], dts[name], fault)
+            if name in outs:
+                self.to_memory[name] = formats.reorder(kernel[name], lay, dts[name], fault)
+        self.name = prim.name
+        if self.to_kernel or self.to_memory:
+            base, sep, conv_fault = prim.name.partition("+fault:")
+            self.name = base + ROUTE_SUFFIX + sep + conv_fault + \
+                (f"+fault:{fault.name.lower()}" if fault else "")
+
+    def _view(self, name: str, array: np.ndarray) -> np.ndarray:
+        """A kernel-layout buffer as the kernels take it: exactly its points, src and
+        dst in the C core's 5D shape (a memory in the kernels' own layout may be longer:
+        outer strides of size-1 dims)."""
+        flat = array.reshape(-1)[:self.kernel[name].nelems]
+        return flat.reshape(self.shapes[name]) if name != "wei" else flat
+
+    def _scratch(self, name: str, dtype: np.dtype) -> np.ndarray:
+        return np.empty(self.kernel[name].nelems, dtype)
+
+    def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
+        """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
+        output buffers in self.layouts. Returns (run, collect); run is the primitive:
+        route reorders, weights re-packing, kernel."""
+        before: list[Callable[[], None]] = []
+        after: list[Callable[[], None]] = []
+        k_in: dict[str, np.ndarray] = {}
+        k_out: dict[str, np.ndarray] = {}
+        for name, array in inputs.items():
+            if name in self.to_kernel:
+                scratch = self._scratch(name, array.dtype)
+                before.append(self.to_kernel[name].bind(array.reshape(-1), scratch))
+                array = scratch
+            k_in[name] = array if name == "bia" else self._view(name, array)
+        for name, out in outs.items():
+            array = out.array
+            if name in self.to_memory:
+                scratch = self._scratch(name, array.dtype)
+                if name in self.to_kernel:    # a sum's prior dst, through its layout
+                    before.append(self.to_kernel[name].bind(array, scratch))
+                after.append(self.to_memory[name].bind(scratch, array))
+                array = scratch
+            k_out[name] = array if name == "bia" else self._view(name, array)
+        packed = None
+        if "wei" in k_in:
+            if "wei" in self.to_kernel:
+                packed = np.empty(self.prim.weights_bytes, np.uint8)
+                before.append(self.prim.bind_pack_weights(k_in["wei"], packed))
+            else:   # the kernels' own layout: packed once, as oneDNN's `any` weights
+                packed = self.prim.pack_weights(k_in["wei"])
+        kernel = self.kernel_bind(self.prim, self.prb, k_in, packed, k_out)
+        if not before and not after:
+            return kernel, _nothing
+        steps = (*before, kernel, *after)
+
+        def run() -> None:
+            for step in steps:
+                step()
+        return run, _nothing
+
+    def close(self) -> None:
+        self.prim.close()
 
 
 def _nothing() -> None:
     pass
 
 
-class _ConvExecutor:
-    def __init__(self, prim: core.ConvPrimitive, prb) -> None:
-        self.prim, self.prb, self.name, self.info = prim, prb, prim.name, ""
-
-    def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
-        # The weights reorder into the kernel's layout happens here, untimed, as in oneDNN.
-        packed = None if self.prb.dir in (conv.Dir.BWD_W, conv.Dir.BWD_WB) else \
-            self.prim.pack_weights(inputs["wei"])
-        return conv.bind(self.prim, self.prb.dir, inputs, packed, outs), _nothing
-
-    def close(self) -> None:
-        self.prim.close()
+def _conv_bind(prim, prb, inputs, packed, outs):
+    return conv.bind(prim, prb.dir, inputs, packed, outs)
 
 
-class _DeconvExecutor(_ConvExecutor):
-    def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
-        return deconv.bind(self.prim, self.prb, inputs, outs)
+def _executor(prim, prb, kernel_bind, res: CaseResult):
+    """The executor, or None (UNIMPLEMENTED) when the route cannot reorder a layout."""
+    if prim is None:
+        return None
+    try:
+        with res.timers("create_prim"):
+            return _Executor(prim, prb, kernel_bind)
+    except core.Unimplemented as exc:
+        prim.close()
+        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
+        return None
 
 
 def _create_conv(prb, res: CaseResult):
     prim = conv.create(prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias,
-                       prb.impl_filter, res, prb.post_ops,
+                       _impl_filter(prb), res, prb.post_ops,
                        attr=conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc)))
-    return None if prim is None else _ConvExecutor(prim, prb)
+    return _executor(prim, prb, _conv_bind, res)
 
 
 def _create_deconv(prb, res: CaseResult):
     # Bias: added by the backward-data kernel in the forward pass; summed separately when
     # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
     prim = conv.create(deconv_ref.swapped_shape(prb.desc), deconv.KERNEL_DIR[prb.dir],
-                       prb.dir.forward and prb.dir.with_bias, prb.impl_filter, res,
+                       prb.dir.forward and prb.dir.with_bias, _impl_filter(prb), res,
                        prb.post_ops, attr=deconv.kernel_attr(prb))
-    return None if prim is None else _DeconvExecutor(prim, prb)
+    return _executor(prim, prb, deconv.bind, res)
 
 
 # Problem kind (ConvDesc.kind) -> executor factory.

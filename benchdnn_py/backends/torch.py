@@ -39,6 +39,8 @@ import numpy as np
 from .. import core
 from ..attr import Eltwise, PostOps, Sum
 from ..drivers.base import CaseResult
+from ..drivers.conv import driver as conv_driver
+from ..drivers.conv import formats
 from ..drivers.conv.driver import Dir
 from ..memory import Guarded
 from ..status import Reason, Status
@@ -179,6 +181,10 @@ def unsupported(prb) -> tuple[Status, str] | None:
         return Status.UNIMPLEMENTED, f"--bia-dt={prb.bia_dt}: no torch bias of that type"
     if prb.oscale or prb.scales or prb.zero_points:
         return Status.UNIMPLEMENTED, "torch's float convolutions take no scales or zero points"
+    if any(lay is not None and not lay.same_memory(formats.plain(lay.dims))
+           for lay in prb.requested_layouts.values()):
+        return (Status.UNIMPLEMENTED, "the torch backend runs plain layouts only (any, "
+                "nchw, oihw...); other --stag/--wtag/--dtag/--strides run natively")
     table = _eltwise_ops(torch)
     for e in prb.post_ops.entries:
         if isinstance(e, Eltwise) and e.name not in table:
@@ -368,6 +374,8 @@ class _Executor:
         self.program = _Program(torch, prb, geometry(prb.desc))
         self.name = _impl_name(torch)
         self.info = f"threads={torch.get_num_threads()}"
+        t = conv_driver.tensors(prb.desc, prb.shape)
+        self.layouts = {n: formats.plain(t[n].logical) for n in formats.OPTIONS}
 
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         torch, prb, shapes = self.torch, self.prb, self.program.shapes

@@ -20,7 +20,8 @@
  *     formula is exact. Multiplying or dividing by 1 is skipped (exact anyway). When
  *     src_dt == dst_dt and nothing scales or sums, elements are copied bit for bit.
  *   - Zero job: dst = 0 at every point (the padded tail of a blocked layout); src unread.
- *   - src and dst do not overlap. Runs on all OpenMP threads.
+ *   - src and dst do not overlap. Runs on all OpenMP threads (a job moving under 64 KiB
+ *     on the calling thread alone).
  */
 #ifndef BDNN_REORDER_H
 #define BDNN_REORDER_H

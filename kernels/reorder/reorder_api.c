@@ -32,6 +32,10 @@ static const reorder_impl_entry_t impls[] = {
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 enum { RUN_CHUNK = 4096, CVT_CHUNK = 256 };
 enum { SHORT_RUN_BYTES = 64, TILE_AREA4 = 4096, TILE_Y4_MAX = 512 };
+/* A job moving fewer bytes than this runs on the calling thread: waking the team costs
+ * more than the copy (on a loaded machine a fork/join can take milliseconds, while 64 KiB
+ * copy in microseconds), and a convolution's reorder route runs several small jobs. */
+enum { PARALLEL_MIN_BYTES = 64 * 1024 };
 
 int bdnn_reorder_impl_count(void) { return N_IMPLS; }
 const char *bdnn_reorder_impl_name(int impl) {
@@ -206,11 +210,14 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     const int64_t ty = tile ? (ny + tile_y - 1) / tile_y : 1;
     const int64_t tasks = m_count * ty * tx;
     const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
+    int64_t points = 1;
+    for (int k = 0; k < L; ++k) points *= job.n[k];
+    const int parallel = points * ((job.zero ? 0 : ssz) + dsz) >= PARALLEL_MIN_BYTES;
 
     /* Each thread takes one contiguous range of units (outer point, tile row, chunk),
      * decodes its first unit once, then steps through the rest like an odometer: short
      * runs (nhwc -> nChw16c copies 16 elements at a time) pay no division per run. */
-#pragma omp parallel
+#pragma omp parallel if (parallel)
     {
         const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
         const int64_t lo = tasks * th / nt, hi = tasks * (th + 1) / nt;

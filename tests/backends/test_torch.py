@@ -284,3 +284,19 @@ def test_data_types_torch_cannot_express_are_unimplemented(torch):
     assert all(s == "UNIMPLEMENTED" and "torch runs a convolution in one data type" in l
                for s, l in status[:2])
     assert status[2][0] == "PASSED"
+
+
+def test_torch_runs_plain_layouts_only(torch):
+    from benchdnn_py import layout
+    tag = layout.parse_tag
+    plain = _problem("conv", "ic4ih5oc4kh3", backend="torch", stag=tag("nchw"),
+                     wtag=tag("oihw"))
+    assert backends.unsupported(plain) is None
+    res = CaseResult(Status.UNTESTED)
+    ex = backends.create(plain, res)
+    assert ex.layouts["src"].describe() == "abcd"
+    for values in ({"stag": tag("nhwc")}, {"dtag": tag("nChw16c")},
+                   {"strides": (None, None, ((1, 2, 8, 24), 0))}):
+        status, why = backends.unsupported(_problem("conv", "ic4ih5oc4kh3", backend="torch",
+                                                    **values))
+        assert status is Status.UNIMPLEMENTED and "plain layouts only" in why

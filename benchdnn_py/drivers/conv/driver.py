@@ -1,12 +1,16 @@
 """The convolution driver: options, problems, and one case from creation to verdict.
 
-Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor
--> fill src/wei/bias -> bind (native: reorder the weights into the implementation's
-layout; torch: wrap the arrays as tensors) -> execute -> collect into a NaN-poisoned,
-guarded dst -> reference -> compare every point (--check=sampled: the reference computes,
-and the compare checks, N points drawn per output tensor). Performance: fill with reals,
-warm up, time each run of the executor's timed callable. The deconvolution driver runs
-the same flow (run_case) with its own fill and reference.
+Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor,
+which resolves each tensor's memory layout (--stag/--wtag/--dtag/--strides, `any` to its
+own; formats.py) -> fill src/wei/bias in the plain logical layout -> reorder them into
+their layouts (untimed) -> bind (native: pack the weights for the kernels, and the
++reorder route for layouts they lack; torch: wrap the arrays as tensors) -> execute ->
+collect into NaN-poisoned, guarded outputs of their layouts' sizes -> reference ->
+compare every point read through its layout (--check=sampled: the reference computes,
+and the compare checks, N points drawn per output tensor), then the outputs' padded
+tails and strides' gaps. Performance: fill with reals, warm up, time each run of the
+executor's timed callable. The deconvolution driver runs the same flow (run_case) with
+its own fill and reference.
 """
 
 from __future__ import annotations
@@ -20,12 +24,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ... import backends, check, core, eltwise, fill
+from ... import backends, check, core, eltwise, fill, layout
 from ...attr import (Eltwise, OScale, PostOps, Scales, Sum, ZeroPoints, parse_oscale,
                      parse_post_ops, parse_scales, parse_zero_points)
 from ...check import FULL, Check, CompareSetup, compare, diagnostics, draw_points, parse_check
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram, poison
+from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import PerfRecord
 from ...settings import GlobalSettings
@@ -35,6 +39,7 @@ from ..base import CaseResult, RunContext
 from ...backends import Executor
 from . import cfg
 from . import dt as dtypes
+from . import formats
 from .desc import ConvDesc, parse_desc
 from .ref import compute_ref, count_ops
 
@@ -109,6 +114,20 @@ OPTIONS = (
            "spelling of --dt (and --alg), printed back as those", is_list=True, key="dt"),
     Option("bia-dt", dtypes.parse_bia_dt, "undef",
            "bias data type (undef: f32 where the direction has a bias)", is_list=True),
+    Option("stag", layout.tag_option("stag"), formats.ANY,
+           "src memory format: any (the implementation picks), a plain tag (nchw, nhwc, "
+           "chwn, abcd...), abx/axb, or a blocked tag (nChw8c, nChw16c, aBx16b...)",
+           is_list=True),
+    Option("wtag", layout.tag_option("wtag"), formats.ANY,
+           "weights memory format: any, a plain tag (oihw, hwio, ohwi, iohw, goihw...), "
+           "or a blocked tag (OIhw16i16o, OIhw16o16i, gOIhw16i16o, Goihw16g...)",
+           is_list=True),
+    Option("dtag", layout.tag_option("dtag"), formats.ANY,
+           "dst memory format (as --stag)", is_list=True),
+    Option("strides", formats.parse_strides_option, formats.NO_STRIDES,
+           "SRC:WEI:DST plain strides instead of tags, each S0xS1x...[@OFFSET] (elements; "
+           "@OFFSET: a sub-tensor starting that far into its buffer) or empty",
+           is_list=True),
     Option("alg", _parse_alg, "direct", "algorithm: direct, wino or auto", is_list=True),
     Option("attr-oscale", parse_oscale, OScale(),
            "DNNL 1.x output scales: common:SCALE or per_oc[:SCALE] (int8)", is_list=True),
@@ -159,10 +178,19 @@ class ConvProblem:
     scales: Scales = Scales()
     zero_points: ZeroPoints = ZeroPoints()
     check: Check = FULL
+    formats: formats.Formats = formats.Formats()
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
+
+    @functools.cached_property
+    def requested_layouts(self) -> dict[str, layout.Layout | None]:
+        """The layout each of src, wei and dst asks for (None: any); ProblemError when
+        the options do not fit the problem."""
+        dims = logical_dims(self.desc)
+        return {name: formats.requested(self.formats, name, dims[name], self.desc.has_groups)
+                for name in formats.OPTIONS}
 
     def kind_unsupported(self) -> tuple[Status, str] | None:
         """What this kind of problem (conv here; deconv overrides) cannot run."""
@@ -192,6 +220,7 @@ class ConvProblem:
         bia = dtypes.bia_dt_option(self.dir, self.dt, self.bia_dt_given)
         if bia:
             parts.append(bia)
+        parts += self.formats.repro()
         if self.alg != "direct":
             parts.append(f"--alg={self.alg}")
         if self.attr_text:
@@ -222,14 +251,17 @@ def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
                 user_mb=values["mb"], post_ops=values["attr-post-ops"],
                 backend=values["backend"], bia_dt_given=values["bia-dt"], alg=alg,
                 oscale=values["attr-oscale"], scales=values["attr-scales"],
-                zero_points=values["attr-zero-points"], check=values["check"])
+                zero_points=values["attr-zero-points"], check=values["check"],
+                formats=formats.formats_of(values))
 
 
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:
     desc = parse_desc(text, "conv")
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    return ConvProblem(desc, **problem_fields(values))
+    prb = ConvProblem(desc, **problem_fields(values))
+    prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
+    return prb
 
 
 def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
@@ -454,16 +486,25 @@ class Tensor:
     logical: tuple[int, ...]
 
 
-def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
+def logical_dims(desc: ConvDesc) -> dict[str, tuple[int, ...]]:
+    """The user's dims of src, wei and dst (the order tags and strides refer to):
+    (mb, ic, spatial), (g, oc/g, ic/g, spatial) with groups or (oc, ic, spatial), and
+    (mb, oc, spatial)."""
     axes = desc.spatial_axes
     pick = lambda t: tuple(t[a] for a in axes)  # noqa: E731
-    wei_logical = ((desc.g, desc.oc // desc.g, desc.ic // desc.g) if desc.has_groups
-                   else (desc.oc, desc.ic // desc.g)) + pick(desc.k)
+    wei = ((desc.g, desc.oc // desc.g, desc.ic // desc.g) if desc.has_groups
+           else (desc.oc, desc.ic // desc.g)) + pick(desc.k)
+    return {"src": (desc.mb, desc.ic) + pick(desc.i), "wei": wei,
+            "dst": (desc.mb, desc.oc) + pick(desc.o)}
+
+
+def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
+    dims = logical_dims(desc)
     return {
-        "src": Tensor(fill.Kind.SRC, "SRC", shape.src_shape, (desc.mb, desc.ic) + pick(desc.i)),
-        "wei": Tensor(fill.Kind.WEI, "WEI", shape.wei_shape, wei_logical),
+        "src": Tensor(fill.Kind.SRC, "SRC", shape.src_shape, dims["src"]),
+        "wei": Tensor(fill.Kind.WEI, "WEI", shape.wei_shape, dims["wei"]),
         "bia": Tensor(fill.Kind.BIA, "BIA", (shape.oc,), (shape.oc,)),
-        "dst": Tensor(fill.Kind.DST, "DST", shape.dst_shape, (desc.mb, desc.oc) + pick(desc.o)),
+        "dst": Tensor(fill.Kind.DST, "DST", shape.dst_shape, dims["dst"]),
     }
 
 
@@ -551,26 +592,44 @@ def output_names(prb_dir: Dir) -> list[str]:
     return ["wei", "bia"] if prb_dir.with_bias else ["wei"]
 
 
-def outputs(prb, t: dict[str, Tensor]) -> dict[str, Guarded]:
-    """Output buffers of the output types, poisoned (an unwritten point fails) inside
-    guard zones."""
+Layouts = dict[str, layout.Layout]
+
+
+def layout_of(t: dict[str, Tensor], layouts: Layouts | None, name: str) -> layout.Layout:
+    """The layout of a tensor's memory: the executor's choice, else (bias, or no layouts
+    given) the user's plain one."""
+    lay = (layouts or {}).get(name)
+    return lay if lay is not None else formats.plain(t[name].logical)
+
+
+def outputs(prb, t: dict[str, Tensor], layouts: Layouts | None = None) -> dict[str, Guarded]:
+    """Output buffers of the output types, as large as their layouts (padding and gaps
+    included), poisoned (an unwritten point fails) inside guard zones."""
     dts = tensor_dts(prb)
-    out = {}
-    for name in output_names(prb.dir):
-        dtype = core.numpy_dtype(dts[name])
-        out[name] = Guarded(math.prod(t[name].shape), poison(dtype), dtype)
-    return out
+    return {name: formats.output_buffer(layout_of(t, layouts, name), dts[name])
+            for name in output_names(prb.dir)}
+
+
+def primitive_inputs(prb, inputs: dict[str, np.ndarray], t: dict[str, Tensor],
+                     layouts: Layouts | None) -> dict[str, np.ndarray]:
+    """The primitive's input memories: each input in its own type (library_inputs),
+    reordered into its layout (untimed, as the user's reorder in oneDNN)."""
+    dts = tensor_dts(prb)
+    return {name: formats.place(a, layout_of(t, layouts, name), dts[name])
+            for name, a in library_inputs(prb, inputs).items()}
 
 
 def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
-         wei_packed: np.ndarray | None, outs: dict[str, Guarded]):
-    """The native kernel's timed callable for a direction (weights already packed)."""
+         wei_packed: np.ndarray | None, outs: dict[str, np.ndarray]):
+    """The native kernel's timed callable for a direction (weights already packed), on
+    the kernels' own plain layouts (outs: arrays, or Guarded buffers)."""
+    outs = {k: getattr(v, "array", v) for k, v in outs.items()}
     if prb_dir.forward:
-        return prim.bind(inputs["src"], wei_packed, inputs.get("bia"), outs["dst"].array)
+        return prim.bind(inputs["src"], wei_packed, inputs.get("bia"), outs["dst"])
     if prb_dir is Dir.BWD_D:
-        return prim.bind_bwd_data(inputs["dst"], wei_packed, None, outs["src"].array)
-    return prim.bind_bwd_weights(inputs["src"], inputs["dst"], outs["wei"].array,
-                                 outs["bia"].array if "bia" in outs else None)
+        return prim.bind_bwd_data(inputs["dst"], wei_packed, None, outs["src"])
+    return prim.bind_bwd_weights(inputs["src"], inputs["dst"], outs["wei"],
+                                 outs.get("bia"))
 
 
 def sample_points(prb, driver: str, t: dict[str, Tensor]) -> dict[str, np.ndarray] | None:
@@ -654,14 +713,15 @@ def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
 
 def judge(res: CaseResult, refs: dict[str, np.ndarray], outs: dict[str, Guarded],
           t: dict[str, Tensor], setups: dict[str, CompareSetup], verbose: int,
-          points: dict[str, np.ndarray] | None = None) -> None:
-    """Compares every output tensor (in order; at its points only, when sampled) and sets
-    the case's status and counts."""
+          points: dict[str, np.ndarray] | None = None, layouts: Layouts | None = None) -> None:
+    """Compares every output tensor (in order; at its points only, when sampled), read
+    through its layout, and sets the case's status and counts."""
     failed = mistrusted = False
     for name, ref in refs.items():
-        got, at = outs[name].array, (points or {}).get(name)
-        got = got.reshape(ref.shape) if at is None else got[at]
-        verdict = compare(ref, got, setups[name], at, outs[name].array.size)
+        at = (points or {}).get(name)
+        got = formats.read(outs[name].array, layout_of(t, layouts, name), at)
+        got = got.reshape(ref.shape) if at is None else got
+        verdict = compare(ref, got, setups[name], at, math.prod(t[name].shape))
         res.diagnostics += diagnostics(verdict, t[name].logical, verbose)
         res.errors += verdict.errors
         res.total += verdict.total
@@ -670,6 +730,21 @@ def judge(res: CaseResult, refs: dict[str, np.ndarray], outs: dict[str, Guarded]
         mistrusted |= verdict.mistrusted
     res.status = (Status.FAILED if failed else
                   Status.MISTRUSTED if mistrusted else Status.PASSED)
+
+
+def judge_memory(res: CaseResult, outs: dict[str, Guarded], t: dict[str, Tensor],
+                 layouts: Layouts | None, before: dict[str, np.ndarray]) -> None:
+    """The outputs' memory beyond their points (check.memory_faults): a blocked layout's
+    padded tail must be zero, the gaps of non-dense strides untouched (before: their
+    contents before execution). The first fault fails the case and names the reason."""
+    for name, out in outs.items():
+        fault = check.memory_faults(t[name].tag, layout_of(t, layouts, name), out.array,
+                                    before.get(name))
+        if fault:
+            res.status = Status.FAILED
+            res.reason, extra = fault
+            res.diagnostics += extra
+            return
 
 
 # Bytes per compared point beyond its output buffer: the f64 reference value and the
@@ -682,10 +757,17 @@ def footprint_bytes(prb, shape: core.ConvShape) -> int:
     and as the f32 values it was filled from, the outputs in their types, the weights
     again in the implementation's layout, the prior dst of a sum post-op (f32, and its
     copy), and REF_BYTES_PER_POINT for every point the reference computes: all of the
-    outputs, or N of each with --check=sampled:N."""
+    outputs, or N of each with --check=sampled:N. A tensor in a requested layout counts
+    the layout's size (padding and gaps included) and, for the route the native kernels
+    take and the read-back, a plain copy and an offset table (8 bytes per point)."""
     dts = tensor_dts(prb)
     size = {"src": math.prod(shape.src_shape), "wei": math.prod(shape.wei_shape),
             "bia": shape.oc, "dst": math.prod(shape.dst_shape)}
+    extra = 0
+    for name, lay in prb.requested_layouts.items():
+        if lay is not None:
+            item = core.numpy_dtype(dts[name]).itemsize
+            extra += item * (lay.size + size[name]) + 8 * size[name]
     item = {name: core.numpy_dtype(dt).itemsize for name, dt in dts.items()}
     inputs, _, _, _ = direction_chain(prb.dir, shape)
     outs = output_names(prb.dir)
@@ -698,7 +780,7 @@ def footprint_bytes(prb, shape: core.ConvShape) -> int:
     points = prb.check.points
     total += REF_BYTES_PER_POINT * sum(size[n] if points is None else min(points, size[n])
                                        for n in outs)
-    return int(total)
+    return int(total + extra)
 
 
 # The C core's operand class of a direction's multiplied tensors (src and wei forward,
@@ -763,10 +845,16 @@ def operand_class(prb) -> str:
 
 
 def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
-                create_s: tuple[float, float], shape: core.ConvShape, ops: int) -> PerfRecord:
+                create_s: tuple[float, float], shape: core.ConvShape, ops: int,
+                layouts: Layouts | None = None) -> PerfRecord:
+    """The perf line's fields; %stag% %wtag% %dtag% name the layouts the case ran on
+    (`any` resolved to the implementation's choice), and bytes count padded points."""
     with_bias = prb.dir.with_bias
     size = {name: core.numpy_dtype(dt).itemsize for name, dt in tensor_dts(prb).items()}
-    ibytes = int(size["src"] * math.prod(shape.src_shape) + size["wei"] * math.prod(shape.wei_shape)
+    t = tensors(prb.desc, shape)
+    lays = {name: layout_of(t, layouts, name) for name in ("src", "wei", "dst")}
+    ibytes = int(size["src"] * lays["src"].padded_nelems
+                 + size["wei"] * lays["wei"].padded_nelems
                  + (size["bia"] * shape.oc if with_bias else 0))
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": driver,
@@ -774,10 +862,11 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
         "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value,
         "sdt": ":".join(prb.dt), "cfg": ":".join(prb.dt),
         "bia_dt": prb.bia_dt,
-        "stag": "any", "wtag": "any", "dtag": "any", "alg": prb.alg, "attr": prb.attr_text,
+        "stag": lays["src"].describe(), "wtag": lays["wei"].describe(),
+        "dtag": lays["dst"].describe(), "alg": prb.alg, "attr": prb.attr_text,
         "prop": prb.dir.prop_kind,
     }
-    return PerfRecord(text, float(ops), ibytes, size["dst"] * int(math.prod(shape.dst_shape)), times,
+    return PerfRecord(text, float(ops), ibytes, size["dst"] * lays["dst"].padded_nelems, times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
                       limit=operand_class(prb))
 
@@ -829,18 +918,27 @@ def run_case(prb, ctx: RunContext, steps: CaseSteps) -> CaseResult:
     return res
 
 
+def layouts_text(prb, layouts: Layouts, t: dict[str, Tensor]) -> str:
+    """The layouts a case runs on, for -v5: `src any=abcd wei OIhw16i16o=ABcd16b16a ...`."""
+    return " ".join(f"{name} {formats.shown(prb.formats, name, layout_of(t, layouts, name))}"
+                    for name in formats.OPTIONS)
+
+
 def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
              executor: Executor, res: CaseResult) -> None:
     mode = ctx.settings.mode
     res.impl = executor.name
+    t = tensors(prb.desc, shape)
+    lays = executor.layouts
     if ctx.settings.verbose >= 5:
         ctx.log(f"implementation: {executor.name}" +
-                (f" ({executor.info})" if executor.info else ""))
+                (f" ({executor.info})" if executor.info else "") +
+                f"; {layouts_text(prb, lays, t)}")
     create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
     q = quant_of(prb, shape.oc)
-    t = tensors(prb.desc, shape)
-    outs = outputs(prb, t)
-    dst_dtype = core.numpy_dtype(tensor_dts(prb)["dst"])
+    outs = outputs(prb, t, lays)
+    dst_dt = tensor_dts(prb)["dst"]
+    dst_dtype = core.numpy_dtype(dst_dt)
     run_once = None
     has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
     if mode.correctness:
@@ -848,8 +946,12 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
             inputs = steps.fill(prb, t, False, q)
             prior = fill_prior_dst(prb, t, perf=False) if has_sum else None
             if prior is not None:   # the sum reads it; the execution overwrites it
-                outs["dst"].array[:] = prior.astype(dst_dtype)
-            run_once, collect = executor.bind(library_inputs(prb, inputs), outs)
+                formats.place_into(prior.astype(dst_dtype), layout_of(t, lays, "dst"), dst_dt,
+                                   outs["dst"].array)
+            # what the gaps of non-dense strides held (poison, never written by anyone)
+            before = {name: out.array.copy() for name, out in outs.items()
+                      if check.has_gaps(layout_of(t, lays, name))}
+            run_once, collect = executor.bind(primitive_inputs(prb, inputs, t, lays), outs)
         with res.timers("execute"):
             run_once()
         collect()
@@ -860,18 +962,21 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
             points = sample_points(prb, steps.driver, t)
             refs = steps.reference(prb, inputs, q, prior, points)
         with res.timers("compare"):
-            judge(res, refs, outs, t, compare_setups(prb, q), ctx.settings.verbose, points)
+            judge(res, refs, outs, t, compare_setups(prb, q), ctx.settings.verbose, points,
+                  lays)
+            judge_memory(res, outs, t, lays, before)
     if mode.performance:
         if run_once is None:
             with res.timers("fill"):
                 inputs = steps.fill(prb, t, True, q)
                 if has_sum:
-                    outs["dst"].array[:] = fill_prior_dst(prb, t, perf=True).astype(dst_dtype)
-                run_once, _ = executor.bind(library_inputs(prb, inputs), outs)
+                    formats.place_into(fill_prior_dst(prb, t, perf=True).astype(dst_dtype),
+                                       layout_of(t, lays, "dst"), dst_dt, outs["dst"].array)
+                run_once, _ = executor.bind(primitive_inputs(prb, inputs, t, lays), outs)
             res.status = Status.EXECUTED
         times = measure_into(res, run_once, ctx)
         res.perf = perf_record(steps.driver, prb, ctx, executor.name, times, create_s, shape,
-                               prb.ops)
+                               prb.ops, lays)
 
 
 STEPS = CaseSteps("conv", shape=lambda prb: prb.shape, fill=fill_inputs, reference=reference)

@@ -1,8 +1,9 @@
 """The deconvolution driver: the conv driver's options and case flow (conv.run_case), with
 this driver's fill and swap-rule reference. On the native backend the kernels run the
-swapped convolution (ref.py explains the swap; bind below routes it); the weights reorder
-into the kernels' layout includes the per-group transpose, so, as in oneDNN, only the
-primitive is timed."""
+swapped convolution (ref.py explains the swap; bind below routes it). The kernels' own
+weights layout is the user's transposed per group (iohw, giohw...: what `any` picks), so
+the per-group transpose is the user's reorder into the primitive's layout: as in oneDNN,
+only the primitive is timed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core, fill
-from ...memory import Guarded
 from ...settings import GlobalSettings
 from ...status import Status
 from ..base import CaseResult, RunContext
@@ -62,7 +62,9 @@ def make_problem(values: Mapping[str, Any], text: str,
     desc = parse_deconv(text)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    return DeconvProblem(desc, **conv.problem_fields(values))
+    prb = DeconvProblem(desc, **conv.problem_fields(values))
+    prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
+    return prb
 
 
 def kernel_attr(prb: DeconvProblem) -> core.ConvAttr:
@@ -93,39 +95,31 @@ def _fill(prb: DeconvProblem, t: dict[str, conv.Tensor], perf: bool,
 
 
 def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndarray],
-         outs: dict[str, Guarded]):
-    """Native kernels. Returns (run, collect): run is the timed execution in the swapped
-    convolution's terms; collect (untimed, after a run) reorders what the kernels produced
-    in their own layout into the user's output buffers."""
+         wei_packed: np.ndarray | None, outs: dict[str, np.ndarray]):
+    """Native kernels: the timed callable in the swapped convolution's terms, on the
+    kernels' own layouts (the weights transposed per group, backends/native.py), given
+    in the user's tensor names."""
     if prb.dir.forward:
-        packed = prim.pack_weights(np.ascontiguousarray(ref.transpose_weights(inputs["wei"])))
-        return prim.bind_bwd_data(inputs["src"], packed, inputs.get("bia"),
-                                  outs["dst"].array), lambda: None
+        return prim.bind_bwd_data(inputs["src"], wei_packed, inputs.get("bia"), outs["dst"])
     if prb.dir is Dir.BWD_D:
-        packed = prim.pack_weights(np.ascontiguousarray(ref.transpose_weights(inputs["wei"])))
-        return prim.bind(inputs["dst"], packed, None, outs["src"].array), lambda: None
-    # diff_wei comes out transposed (the kernels' layout); diff_bias is the sum of diff_dst.
-    wei_shape = ref.user_shape(prb.desc).wei_shape
-    wei_t = np.empty(tuple(wei_shape[i] for i in (0, 2, 1, 3, 4, 5)),
-                     outs["wei"].array.dtype)
-    kernel = prim.bind_bwd_weights(inputs["dst"], inputs["src"], wei_t, None)
+        return prim.bind(inputs["dst"], wei_packed, None, outs["src"])
+    # diff_bias is the sum of diff_dst (the swapped problem's bias would be src's).
+    kernel = prim.bind_bwd_weights(inputs["dst"], inputs["src"], outs["wei"], None)
     bias = None
-    if "bia" in outs and inputs["dst"].dtype == np.float32 == outs["bia"].array.dtype:
-        bias = core.bias_grad(inputs["dst"], outs["bia"].array)
+    if "bia" in outs and inputs["dst"].dtype == np.float32 == outs["bia"].dtype:
+        bias = core.bias_grad(inputs["dst"], outs["bia"])
     elif "bia" in outs:   # bf16: f32 sums of the widened diff_dst, rounded once
-        dd, out = inputs["dst"], outs["bia"].array
+        dd, out = inputs["dst"], outs["bia"]
         axes = (0,) + tuple(range(2, dd.ndim))
         bias = lambda: out.__setitem__(  # noqa: E731
             slice(None), dd.astype(np.float32).sum(axis=axes, dtype=np.float32).astype(out.dtype))
+    if bias is None:
+        return kernel
 
     def run() -> None:
         kernel()
-        if bias is not None:
-            bias()
-
-    def collect() -> None:
-        outs["wei"].array[:] = ref.transpose_weights(wei_t).ravel()
-    return run, collect
+        bias()
+    return run
 
 
 def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: conv.Quant,

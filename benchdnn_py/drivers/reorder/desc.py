@@ -8,11 +8,12 @@ module only ties them to the options: `--stag`/`--dtag` name each tensor's layou
 
 from __future__ import annotations
 
-from ...errors import ProblemError, UsageError
+from ...errors import ProblemError
 from ... import layout
 from ..eltwise.desc import Dims, parse_dims as _parse_dims
 
-Strides = tuple[tuple[int, ...], int] | None     # (strides, offset0), or none
+Strides = layout.Strides
+tag_option = layout.tag_option
 
 
 def parse_dims(text: str) -> Dims:
@@ -22,34 +23,12 @@ def parse_dims(text: str) -> Dims:
     return dims
 
 
-def tag_option(name: str):
-    def parse(text: str) -> layout.Tag:
-        try:
-            return layout.parse_tag(text)
-        except UsageError as exc:
-            raise UsageError(f"--{name}={text}: {exc}") from None
-    return parse
-
-
 def parse_strides_option(text: str) -> tuple[Strides, Strides]:
     """--strides=SRC:DST, each side `S0xS1x...[@OFFSET]` or empty."""
-    parts = text.split(":")
-    if len(parts) != 2:
-        raise UsageError(f"--strides={text}: expected SRC:DST (one `:`), each strides "
-                         f"like 96x32x1 or empty")
-    try:
-        return layout.parse_strides(parts[0]), layout.parse_strides(parts[1])
-    except UsageError as exc:
-        raise UsageError(f"--strides={text}: {str(exc).removeprefix('--strides: ')}") \
-            from None
+    return layout.parse_strides_option(text, ("SRC", "DST"))
 
 
-def format_strides(strides: tuple[Strides, Strides]) -> str:
-    def one(s: Strides) -> str:
-        if s is None:
-            return ""
-        return "x".join(map(str, s[0])) + (f"@{s[1]}" if s[1] else "")
-    return f"{one(strides[0])}:{one(strides[1])}"
+format_strides = layout.format_strides
 
 
 DEFAULT_TAG = "abx"

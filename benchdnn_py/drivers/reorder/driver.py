@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import attr as attrs
 from ... import core, fill, layout
-from ...check import CompareSetup, compare, diagnostics
+from ...check import CompareSetup, compare, diagnostics, memory_faults
 from ...errors import ProblemError, UsageError
 from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, regex_value
@@ -202,10 +202,6 @@ def prepare(prb: ReorderProblem, perf: bool) -> Buffers:
     return bufs
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
-
-
 def judge(prb: ReorderProblem, bufs: Buffers, res: CaseResult, verbose: int) -> None:
     """The three checks of the module docstring; the first that fails names the verdict."""
     out = bufs.dst.array
@@ -222,23 +218,11 @@ def judge(prb: ReorderProblem, bufs: Buffers, res: CaseResult, verbose: int) -> 
     res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
-    pad = prb.dst.padding_offsets()
-    bad_pad = pad[_bits(out[pad]) != 0]
-    if bad_pad.size:
+    fault = memory_faults("DST", prb.dst, out, bufs.before)
+    if fault:
         res.status = Status.FAILED
-        res.reason = f"padded tail not zero at {bad_pad.size} of {pad.size} points"
-        res.diagnostics.append(f"[PADDING][DST] not zero at offsets "
-                               f"{', '.join(map(str, bad_pad[:10]))}")
-        return
-    owned = np.zeros(out.size, bool)
-    owned[prb.dst.offset_table().ravel()] = True
-    owned[pad] = True
-    changed = np.flatnonzero(~owned & (_bits(out) != _bits(bufs.before)))
-    if changed.size:
-        res.status = Status.FAILED
-        res.reason = f"wrote {changed.size} points outside the tensor (strides' gaps)"
-        res.diagnostics.append(f"[GAPS][DST] written at offsets "
-                               f"{', '.join(map(str, changed[:10]))}")
+        res.reason, extra = fault
+        res.diagnostics += extra
 
 
 def perf_record(prb: ReorderProblem, ctx: RunContext, impl: str, times: list[float],

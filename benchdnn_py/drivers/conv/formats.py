@@ -1,0 +1,179 @@
+"""Memory formats of a convolution's (or deconvolution's) tensors: --stag, --wtag, --dtag
+and --strides=SRC:WEI:DST (benchdnn reference 3.1, 6.5; the tags and strides themselves
+are layout.py's).
+
+Data flow, as in oneDNN and benchdnn:
+
+* the user's data is made in the plain layout of each tensor's logical dims (``user``:
+  the fill, as without formats);
+* it is reordered, by this project's reorder kernels and outside the timed region, into
+  the layout the primitive is given (``memory``): the requested one, or for ``any`` the
+  one the implementation picks (the executor's ``layouts``). Input buffers start as
+  poison, so that a primitive that reads the gaps of non-dense strides reads NaN;
+* the primitive runs (the timed region);
+* each output is read back through its layout's offsets (numpy, never the reorder
+  kernel), compared point by point, and its memory beyond the points checked
+  (check.memory_faults: the padded tail of a blocked layout is zero, the gaps of
+  non-dense strides untouched).
+
+Weights have the dims (g, oc/g, ic/g, spatial...) with groups, (oc, ic, spatial...)
+without; src and dst (mb, channels, spatial...). Bias is always plain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ... import core, layout
+from ...errors import ProblemError
+from ...memory import Guarded, poison
+
+ANY = layout.parse_tag("any")
+# tensor -> (its tag option, its place in --strides)
+OPTIONS = {"src": ("stag", 0), "wei": ("wtag", 1), "dst": ("dtag", 2)}
+STRIDES_NAMES = ("SRC", "WEI", "DST")
+NO_STRIDES: tuple[layout.Strides, ...] = (None, None, None)
+
+
+def parse_strides_option(text: str) -> tuple[layout.Strides, ...]:
+    return layout.parse_strides_option(text, STRIDES_NAMES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Formats:
+    """The tags and strides a case asks for (the options as given)."""
+
+    stag: layout.Tag = ANY
+    wtag: layout.Tag = ANY
+    dtag: layout.Tag = ANY
+    strides: tuple[layout.Strides, ...] = NO_STRIDES
+
+    def tag(self, name: str) -> layout.Tag:
+        return getattr(self, OPTIONS[name][0])
+
+    @property
+    def is_default(self) -> bool:
+        return self == Formats()
+
+    def repro(self) -> list[str]:
+        """The options that differ from the defaults, in benchdnn's order."""
+        parts = [f"--{opt}={self.tag(name)}" for name, (opt, _) in OPTIONS.items()
+                 if not self.tag(name).is_any]
+        if self.strides != NO_STRIDES:
+            parts.append(f"--strides={layout.format_strides(self.strides)}")
+        return parts
+
+
+def formats_of(values) -> Formats:
+    return Formats(values["stag"], values["wtag"], values["dtag"], values["strides"])
+
+
+ROLES = {"src": "src: mb, ic, spatial", "dst": "dst: mb, oc, spatial"}
+
+
+def requested(formats: Formats, name: str, dims: tuple[int, ...],
+              has_groups: bool) -> layout.Layout | None:
+    """The layout asked for tensor name (src, wei, dst) of these logical dims; None for
+    `any`. ProblemError, one line naming the option and the token, when the tag does not
+    fit the tensor's rank, the strides are invalid, or both a tag and strides are given."""
+    opt, k = OPTIONS[name]
+    tag, strides = formats.tag(name), formats.strides[k]
+    role = ROLES.get(name) or ("weights with groups: g, oc/g, ic/g, spatial" if has_groups
+                               else "weights: oc, ic, spatial")
+    if strides is not None:
+        if not tag.is_any:
+            raise ProblemError(f"--{opt}={tag} and --strides give {name} both a tag and "
+                               f"strides; give one")
+        if len(strides[0]) != len(dims):
+            raise ProblemError(f"--strides={layout.format_strides(formats.strides)}: "
+                               f"{len(strides[0])} strides for {name}, which has "
+                               f"{len(dims)} dims ({role.split(': ')[1]})")
+        try:
+            return layout.strided_layout(dims, strides[0], strides[1])
+        except ProblemError as exc:
+            raise ProblemError(f"--strides, {name}: {exc}") from None
+    if tag.is_any:
+        return None
+    try:
+        return tag.layout(dims)
+    except ProblemError as exc:
+        raise ProblemError(f"--{opt}={tag}: {exc} ({role})") from None
+
+
+def plain(dims: tuple[int, ...], tag: str = "abx") -> layout.Layout:
+    """A dense plain layout named by its canonical letters (how `any` shows once
+    resolved): abx is the logical order, the user's layout and the kernels' own."""
+    t = layout.parse_tag(tag)
+    return dataclasses.replace(t.layout(dims), name=t.canonical(len(dims)))
+
+
+def shown(formats: Formats, name: str, lay: layout.Layout) -> str:
+    """A tensor's layout for -v5: `any=<chosen>`, the tag as given with its canonical
+    form, or the strides; then the padded dims when padding exists."""
+    tag = formats.tag(name)
+    if formats.strides[OPTIONS[name][1]] is not None:
+        text = f"strides {lay.describe()}"
+    elif tag.is_any:
+        text = f"any={lay.describe()}"
+    else:
+        text = f"{tag}={tag.canonical(lay.ndims)}"
+    if lay.padded_dims != lay.dims:
+        text += f" padded {'x'.join(map(str, lay.padded_dims))}"
+    return text
+
+
+# -- moving data between the user's layout and the primitive's --------------------------
+
+def _reorder_impl() -> core.ImplInfo:
+    return next(i for i in core.reorder_impls() if core.isa_supported(i.isa))
+
+
+def reorder(src: layout.Layout, dst: layout.Layout, dt: str,
+            fault: core.OpFault = core.OpFault.NONE) -> core.ReorderPrimitive:
+    """A same-type reorder from src to dst on the best reorder kernel the CPU runs, dst's
+    padded tail zeroed. Raises core.Unimplemented when the layouts cannot be reordered
+    (blocks that do not nest, too deep a loop nest)."""
+    try:
+        jobs = layout.copy_jobs(src, dst) + layout.zero_jobs(dst)
+    except layout.BlocksDoNotNest as exc:
+        raise core.Unimplemented(str(exc)) from None
+    return core.ReorderPrimitive(_reorder_impl(), core.ReorderAttr(dt, dt), jobs,
+                                     fault)
+
+
+def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
+    """values (plain, the user's layout, of type dt) in a new buffer of layout lay: gaps
+    poison, padding zero. Returned as is when lay is the user's layout."""
+    user = plain(lay.dims)
+    if lay.same_memory(user):
+        return values
+    buf = np.full(lay.size, poison(core.numpy_dtype(dt)), core.numpy_dtype(dt))
+    reorder(user, lay, dt).bind(values.reshape(-1), buf)()
+    return buf
+
+
+def place_into(values: np.ndarray, lay: layout.Layout, dt: str, out: np.ndarray) -> None:
+    """values (plain) into the existing buffer out of layout lay (a sum's prior dst)."""
+    flat = np.ascontiguousarray(values.reshape(-1), core.numpy_dtype(dt))
+    if lay.same_memory(plain(lay.dims)):
+        out[:flat.size] = flat
+    else:
+        reorder(plain(lay.dims), lay, dt).bind(flat, out)()
+
+
+def output_buffer(lay: layout.Layout, dt: str) -> Guarded:
+    """A poisoned, guarded buffer of the whole layout (padding and gaps included)."""
+    dtype = core.numpy_dtype(dt)
+    return Guarded(lay.size, poison(dtype), dtype)
+
+
+def read(out: np.ndarray, lay: layout.Layout, points: np.ndarray | None = None) -> np.ndarray:
+    """An output's values in logical order (flat), or at linear logical offsets points."""
+    if lay.same_memory(plain(lay.dims)):
+        flat = out[:lay.nelems]
+        return flat if points is None else flat[points]
+    if points is None:
+        return out[lay.offset_table()].reshape(-1)
+    return out[lay.offsets(np.unravel_index(points, lay.dims))]
