@@ -134,9 +134,11 @@ static void dw_pad_plane(const bdnn_conv_desc_t *d, const dw_plan_t *p, const fl
                 memcpy(out + x0 + d->pw, in + x0, sizeof(float) * (size_t)(x1 > x0 ? x1 - x0 : 0));
                 continue;
             }
-            for (int64_t x = x0; x < x1; ++x) {
-                const int64_t X = x + d->pw;
-                out[(X % SW) * g->phase + X / SW] = in[x];
+            /* phase by phase: no division per element */
+            for (int64_t r = 0; r < SW; ++r) {
+                int64_t x = x0 + ((r - (x0 + d->pw)) % SW + SW) % SW;   /* first of phase r */
+                float *phase_row = out + r * g->phase;
+                for (int64_t t = (x + d->pw) / SW; x < x1; x += SW, ++t) phase_row[t] = in[x];
             }
         }
 }
