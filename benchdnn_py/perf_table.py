@@ -246,7 +246,8 @@ def layer_lines(cases: list[Case]) -> list[str]:
              "| ours / PyTorch | impl |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(cases, key=lambda c: (c.network, c.operands, c.direction, c.desc.mb)):
         lines.append(
-            f"| {c.network} | {c.layer} | {c.direction} | {c.operands} "
+            f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''} | "
+            f"{c.direction} | {c.operands} "
             f"| {c.desc.mb} | {Case.gflops(c.ours):.0f} | {_num(c.eff_pct, '.0f')} | "
             f"{_num(Case.gflops(c.torch) if c.torch else None, '.0f')} | "
             f"{_num(c.vs_torch, '.2f')} | {c.ours['impl']} |")
