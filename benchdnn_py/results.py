@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 import zlib
+from functools import lru_cache
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -212,6 +213,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def global_settings_json(settings) -> dict[str, Any]:
+    # A run's cases share a handful of (frozen) settings: converted once each, copied out.
+    return dict(_global_settings_json(settings))
+
+
+@lru_cache(maxsize=64)
+def _global_settings_json(settings) -> dict[str, Any]:
     from .settings import RUN_FIELDS
     out = {f.name: _jsonable(getattr(settings, f.name))
            for f in dataclasses.fields(settings) if f.name not in RUN_FIELDS}
