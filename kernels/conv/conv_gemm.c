@@ -122,6 +122,9 @@ typedef struct {
     int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
     int shift;            /* forward on the shift route */
     int b_in_place;       /* gather route, 1x1 unit stride, no padding: B is the tensor */
+    float *subsampled;    /* forward 1x1 strided, no padding: the input points the outputs
+                             read, copied dense per execution (+ a panel of slack), read in
+                             place as a unit-stride problem */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
@@ -186,6 +189,7 @@ static void gemm_fini(struct bdnn_conv *c) {
     free(p->bias_f32);
     free(p->partials);
     free(p->padded);
+    free(p->subsampled);
     free(p);
     c->plan = NULL;
 }
@@ -455,6 +459,17 @@ static int gemm_init(struct bdnn_conv *c) {
     p->b_in_place = !c->lp && c->dir != BDNN_DIR_BWD_WEIGHTS && taps == 1
         && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
         && d->od == d->id && d->oh == d->ih && d->ow == d->iw;
+    /* A strided 1x1 forward (ResNet's downsampling layers) reads every S-th input point:
+     * gathering those once into a dense copy makes it a unit-stride problem read in place,
+     * instead of a stride-aware gather per k block. The fault hooks need the gather. */
+    if (!c->lp && c->dir == BDNN_DIR_FWD && taps == 1 && !p->b_in_place
+            && d->pd == 0 && d->ph == 0 && d->pw == 0 && c->fault == BDNN_FAULT_NONE) {
+        p->subsampled = bdnn_aligned_alloc(
+            sizeof(float) * (size_t)(d->mb * d->ic * out_points(d) + u->nr));
+        if (!p->subsampled) return BDNN_STATUS_OUT_OF_MEMORY;
+        memset(p->subsampled + d->mb * d->ic * out_points(d), 0, sizeof(float) * u->nr);
+        p->b_in_place = 1;
+    }
     p->Kp = p->pack ? bdnn_div_up(p->K, p->pack) * p->pack : p->K;
     const int st = lp_init(c, p);
     if (st != BDNN_STATUS_OK) return st;
@@ -878,7 +893,7 @@ static void run_gemm(const exec_t *e) {
             const int64_t npanels = bdnn_div_up(ncols, NR);
             /* B in place: every whole panel is read from the tensor itself; only a last
              * partial panel, whose full-width reads could pass the tensor's end, is packed. */
-            const int64_t q_packed = p->b_in_place ? ncols / NR : 0;
+            const int64_t q_packed = p->subsampled ? npanels : p->b_in_place ? ncols / NR : 0;
             if (m0 >= M) continue;
             const int64_t out_inst = inst * M * N;   /* element offset of C */
             float *c_inst = lp ? NULL : (float *)e->out + out_inst;
@@ -887,7 +902,8 @@ static void run_gemm(const exec_t *e) {
 
             switch (p->dir) {
             case BDNN_DIR_FWD:
-                b_inst = e->b_src + inst * (d->ic / G) * in_points(d);
+                b_inst = e->b_src + inst * (d->ic / G) * (p->subsampled ? out_points(d)
+                                                                        : in_points(d));
                 build_segments(d->oh, d->ow, j0, ncols, NR, s->segs, s->seg_start);
                 break;
             case BDNN_DIR_BWD_DATA:
@@ -1435,6 +1451,26 @@ static const float *staged(const struct bdnn_conv *c, int dt, const void *in, fl
     return copy;
 }
 
+/* The input points a strided 1x1 forward reads, dense: (n, ic, od, oh, ow) at
+ * (od*SD, oh*SH, ow*SW). */
+static const float *subsample(const struct bdnn_conv *c, const float *src) {
+    const gemm_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t OD = d->od, OH = d->oh, OW = d->ow, SW = d->sw;
+#pragma omp parallel for collapse(2) num_threads(c->nthr) schedule(static)
+    for (int64_t plane = 0; plane < d->mb * d->ic; ++plane)
+        for (int64_t od = 0; od < OD; ++od) {
+            const float *in_z = src + (plane * d->id + od * d->sd) * d->ih * d->iw;
+            float *out_z = p->subsampled + (plane * OD + od) * OH * OW;
+            for (int64_t oh = 0; oh < OH; ++oh) {
+                const float *in = in_z + oh * d->sh * d->iw;
+                float *out = out_z + oh * OW;
+                for (int64_t ow = 0; ow < OW; ++ow) out[ow] = in[ow * SW];
+            }
+        }
+    return p->subsampled;
+}
+
 static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
@@ -1444,6 +1480,7 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     case BDNN_DIR_FWD:
         e.a_packed = a->wei, e.bias = a->bias, e.out = a->dst;
         e.b_src = staged(c, b_dt, a->src, p->stage_b, src_elems(d));
+        if (p->subsampled) e.b_src = subsample(c, e.b_src);
         break;
     case BDNN_DIR_BWD_DATA:
         e.a_packed = a->wei, e.bias = a->bias, e.out = a->diff_src;
