@@ -60,6 +60,10 @@ enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
  * products. Taken when K fills whole k blocks; for short K (a 7x7 output at mb1) the
  * lane sums would dominate, and the outer-product route stays. */
 enum { KD = 4096, DOT_MIN_K = 256, DOT_NC_MAX = 48 };
+/* Within a k block the kernel runs over chunks of DOT_CHUNK points for all tiles, saving
+ * the vector accumulators between chunks: a tile row's A (4 x 1024 floats) stays in L1
+ * across the column tiles, and lanes are still summed once per k block. */
+enum { DOT_CHUNK = 1024 };
 
 /* Backward data, col2im route (f32, no post-ops): the gather route packs diff_dst per
  * input point, testing every tap for stride divisibility, and with few input channels
@@ -108,6 +112,7 @@ typedef struct {
     wcol_t *wcols;        /* backward weights: the current column block's columns */
     float *arows, *brows; /* dot route: m_pad x kd_ld diff_dst rows, ncd_pad x kd_ld src rows */
     float *cbuf;          /* col2im route: m_rows x nc block of C */
+    float *vacc;          /* dot route: every tile's vector accumulators (m_pad x nc x VLEN) */
     struct krow *krows;   /* dot route: the output rows a k block crosses */
     int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
@@ -182,6 +187,7 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].brows);
             free(p->scratch[t].krows);
             free(p->scratch[t].cbuf);
+            free(p->scratch[t].vacc);
         }
     free(p->scratch);
     free(p->stage_b);
@@ -278,7 +284,9 @@ static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *
         s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
         s->krows = malloc(sizeof(struct krow) * (size_t)(kd + 2));
         s->wcols = malloc(sizeof(wcol_t) * (size_t)p->nc);
-        if (!s->arows || !s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+        s->vacc = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_pad * p->ncd_pad * u->vlen));
+        if (!s->arows || !s->brows || !s->krows || !s->wcols || !s->vacc)
+            return BDNN_STATUS_OUT_OF_MEMORY;
         memset(s->arows, 0, sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
         memset(s->brows, 0, sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
     }
@@ -1092,12 +1100,23 @@ static void run_dot(const exec_t *e) {
                     const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
                     wcols_build(d, j0, ncols, s->wcols);
                     dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
-                    for (int64_t m = 0; m < M; m += u->dmr)
-                        for (int64_t jj = 0; jj < ncols; jj += u->dnr)
-                            u->dot_fn(kcv, s->arows + m * p->kd_ld, p->kd_ld,
-                                      s->brows + jj * p->kd_ld, p->kd_ld,
-                                      c_g + m * N + j0 + jj, N, M - m < u->dmr ? M - m : u->dmr,
-                                      ncols - jj < u->dnr ? ncols - jj : u->dnr, pc > k_lo);
+                    const int64_t tiles_per_row = bdnn_div_up(ncols, u->dnr);
+                    for (int64_t k0 = 0; k0 < kcv; k0 += DOT_CHUNK) {
+                        const int64_t kk = kcv - k0 < DOT_CHUNK ? kcv - k0 : DOT_CHUNK;
+                        const int flags = (pc > k_lo ? DOT_ACCUMULATE : 0)
+                                        | (k0 > 0 ? DOT_RESUME : 0)
+                                        | (k0 + kk == kcv ? DOT_FINISH : 0);
+                        for (int64_t m = 0; m < M; m += u->dmr)
+                            for (int64_t jj = 0; jj < ncols; jj += u->dnr) {
+                                const int64_t tile = (m / u->dmr) * tiles_per_row + jj / u->dnr;
+                                u->dot_fn(kk, s->arows + m * p->kd_ld + k0, p->kd_ld,
+                                          s->brows + jj * p->kd_ld + k0, p->kd_ld,
+                                          c_g + m * N + j0 + jj, N,
+                                          M - m < u->dmr ? M - m : u->dmr,
+                                          ncols - jj < u->dnr ? ncols - jj : u->dnr, flags,
+                                          s->vacc + tile * u->dmr * u->dnr * u->vlen);
+                            }
+                    }
                 }
             }
         }

@@ -40,13 +40,17 @@ typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, int64_
                                void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
 /* Dot-product micro-kernel (f32 backward weights): for r < mr, j < nr,
- *   C[r][j] := (accumulate ? C[r][j] : 0) + sum over k < kc of A[r][k] * B[j][k]
+ *   C[r][j] := (DOT_ACCUMULATE ? C[r][j] : 0) + sum over k < kc of A[r][k] * B[j][k]
  * with A row r at a + r * lda and B row j at b + j * ldb. kc, lda and ldb are multiples of
  * the ISA's vector length and a, b 64-byte aligned; the kernel reads all DMR rows of A and
- * DNR rows of B (the caller pads them with zero rows), writes only C[0:mr, 0:nr]. */
+ * DNR rows of B (the caller pads them with zero rows), writes only C[0:mr, 0:nr]. A long
+ * k range may be cut into calls that keep the DMR x DNR vector accumulators in vacc
+ * (64-byte aligned): DOT_RESUME starts from them, and without DOT_FINISH the call saves
+ * them there instead of summing lanes into C (a tile's A and B rows then stay in L1). */
+enum { DOT_ACCUMULATE = 1, DOT_RESUME = 2, DOT_FINISH = 4 };
 typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const float *b,
                                 int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr,
-                                int accumulate);
+                                int flags, float *vacc);
 
 typedef struct {
     int mr, nr;
