@@ -38,7 +38,7 @@ from ..drivers.deconv import ref as deconv_ref
 from ..memory import Guarded
 from ..status import Status
 
-ROUTE_SUFFIX = "+reorder"
+ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 
 
 def kernel_layouts(prb) -> dict[str, layout.Layout]:
@@ -89,21 +89,10 @@ class _Executor:
         ins = conv.direction_chain(prb.dir, prb.shape)[0]
         outs = conv.output_names(prb.dir)
         has_sum = any(isinstance(e, conv.Sum) for e in prb.post_ops.entries)
-        fault = core.active_op_fault()
-        self.to_kernel: dict[str, core.ReorderPrimitive] = {}
-        self.to_memory: dict[str, core.ReorderPrimitive] = {}
-        for name, lay in self.layouts.items():
-            if lay.same_memory(kernel[name]):
-                continue
-            if name in ins or (name in outs and name == "dst" and has_sum):
-                self.to_kernel[name] = formats.reorder(lay, kernel[name], dts[name], fault)
-            if name in outs:
-                self.to_memory[name] = formats.reorder(kernel[name], lay, dts[name], fault)
-        self.name = prim.name
-        if self.to_kernel or self.to_memory:
-            base, sep, conv_fault = prim.name.partition("+fault:")
-            self.name = base + ROUTE_SUFFIX + sep + conv_fault + \
-                (f"+fault:{fault.name.lower()}" if fault else "")
+        self.route = formats.Route(self.layouts, kernel, dts, ins, outs,
+                                   ("dst",) if has_sum else (), core.active_op_fault())
+        self.to_kernel = self.route.to_kernel
+        self.name = self.route.name(prim.name)
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and
@@ -112,48 +101,23 @@ class _Executor:
         flat = array.reshape(-1)[:self.kernel[name].nelems]
         return flat.reshape(self.shapes[name]) if name != "wei" else flat
 
-    def _scratch(self, name: str, dtype: np.dtype) -> np.ndarray:
-        return np.empty(self.kernel[name].nelems, dtype)
-
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
         output buffers in self.layouts. Returns (run, collect); run is the primitive:
         route reorders, weights re-packing, kernel."""
-        before: list[Callable[[], None]] = []
-        after: list[Callable[[], None]] = []
-        k_in: dict[str, np.ndarray] = {}
-        k_out: dict[str, np.ndarray] = {}
-        for name, array in inputs.items():
-            if name in self.to_kernel:
-                scratch = self._scratch(name, array.dtype)
-                before.append(self.to_kernel[name].bind(array.reshape(-1), scratch))
-                array = scratch
-            k_in[name] = array if name == "bia" else self._view(name, array)
-        for name, out in outs.items():
-            array = out.array
-            if name in self.to_memory:
-                scratch = self._scratch(name, array.dtype)
-                if name in self.to_kernel:    # a sum's prior dst, through its layout
-                    before.append(self.to_kernel[name].bind(array, scratch))
-                after.append(self.to_memory[name].bind(scratch, array))
-                array = scratch
-            k_out[name] = array if name == "bia" else self._view(name, array)
-        packed = None
+        k_in, k_out, wrap = self.route.bind(
+            inputs,
+            {n: o.array for n, o in outs.items()})
+        k_in = {n: a if n == "bia" else self._view(n, a) for n, a in k_in.items()}
+        k_out = {n: a if n == "bia" else self._view(n, a) for n, a in k_out.items()}
+        packed, pre = None, ()
         if "wei" in k_in:
             if "wei" in self.to_kernel:
                 packed = np.empty(self.prim.weights_bytes, np.uint8)
-                before.append(self.prim.bind_pack_weights(k_in["wei"], packed))
+                pre = (self.prim.bind_pack_weights(k_in["wei"], packed),)
             else:   # the kernels' own layout: packed once, as oneDNN's `any` weights
                 packed = self.prim.pack_weights(k_in["wei"])
-        kernel = self.kernel_bind(self.prim, self.prb, k_in, packed, k_out)
-        if not before and not after:
-            return kernel, _nothing
-        steps = (*before, kernel, *after)
-
-        def run() -> None:
-            for step in steps:
-                step()
-        return run, _nothing
+        return wrap(self.kernel_bind(self.prim, self.prb, k_in, packed, k_out), pre), _nothing
 
     def close(self) -> None:
         self.prim.close()
