@@ -221,8 +221,10 @@ class Route:
         if not self.active:
             return impl
         base, sep, kernel_fault = impl.partition("+fault:")
-        return base + ROUTE_SUFFIX + sep + kernel_fault + \
-            (f"+fault:{self.fault.name.lower()}" if self.fault else "")
+        mine = f"+fault:{self.fault.name.lower()}" if self.fault else ""
+        if mine and mine == sep + kernel_fault:     # the kernel names the same fault
+            mine = ""
+        return base + ROUTE_SUFFIX + sep + kernel_fault + mine
 
     def _scratch(self, name: str, dtype: np.dtype) -> np.ndarray:
         return np.empty(self.kernel[name].nelems, dtype)

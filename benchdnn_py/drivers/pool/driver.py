@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, fill
+from ... import core, fill, layout
 from ...check import CompareSetup, compare, diagnostics, round_to_dt
 from ...core import PoolAlg, PoolShape, Prop
 from ...errors import UsageError
@@ -32,7 +32,6 @@ from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ..base import CaseResult, RunContext
 from ..conv.driver import ImplFilter, _impl_filter, measure_into
-from ..eltwise.desc import Tag, parse_tag
 from . import cfg, ref
 from .desc import PoolDesc, parse_pool
 
@@ -70,7 +69,9 @@ OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
     Option("dt", _parse_dt, ("f32",), "data types, SRC[:DST]", is_list=True),
-    Option("tag", parse_tag, parse_tag("abx"), "memory tag (abx: plain)", is_list=True),
+    Option("tag", layout.tag_option("tag"), layout.parse_tag("abx"),
+           "memory tag of src and dst: any tag (abx, nhwc, nChw16c, aBx8b, ...)",
+           is_list=True),
     Option("alg", enum_value("alg", ALG_SPELLINGS, case_insensitive=False), "max",
            "max, avg_np (exclude padding), avg_p (include padding)", is_list=True),
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
@@ -92,7 +93,7 @@ class PoolProblem:
     desc: PoolDesc
     dir: Dir
     dt: tuple[str, ...]         # SRC[:DST] as given
-    tag: Tag
+    tag: layout.Tag
     alg: str
     impl_filter: ImplFilter
     user_mb: int
