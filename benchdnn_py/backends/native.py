@@ -58,19 +58,8 @@ def routed(prb) -> bool:
                for name, lay in prb.requested_layouts.items())
 
 
-class _RouteFilter:
-    """--impl/--skip-impl applied to the name a routed case shows (`+reorder` included),
-    so that the name a result line prints selects the case again."""
-
-    def __init__(self, inner: conv.ImplFilter) -> None:
-        self.inner = inner
-
-    def allows(self, impl_name: str) -> bool:
-        return self.inner.allows(impl_name + ROUTE_SUFFIX)
-
-
 def _impl_filter(prb):
-    return _RouteFilter(prb.impl_filter) if routed(prb) else prb.impl_filter
+    return formats.RouteFilter(prb.impl_filter) if routed(prb) else prb.impl_filter
 
 
 class _Executor:

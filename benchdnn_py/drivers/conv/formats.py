@@ -184,6 +184,17 @@ def read(out: np.ndarray, lay: layout.Layout, points: np.ndarray | None = None) 
 ROUTE_SUFFIX = "+reorder"
 
 
+class RouteFilter:
+    """--impl/--skip-impl applied to the name a routed case shows (`+reorder` included),
+    so that the name a result line prints selects the case again."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def allows(self, impl_name: str) -> bool:
+        return self.inner.allows(impl_name + ROUTE_SUFFIX)
+
+
 class Route:
     """How a primitive whose kernels run on their own (plain) layouts serves the layouts it
     was given (conv, deconv, eltwise, pooling share it): each input is reordered from its

@@ -211,7 +211,9 @@ def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None
     fault = core.active_op_fault()
     code = eltwise.ALGS[prb.alg].code
     with res.timers("create_pd"):
-        candidates = [i for i in core.eltwise_impls() if prb.impl_filter.allows(i.name)]
+        routed = not prb.layout.same_memory(prb.kernel_layout)
+        allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+        candidates = [i for i in core.eltwise_impls() if allow.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:

@@ -195,3 +195,16 @@ def test_a_truncating_store_is_caught_for_integers():
     failed = {l.split("__REPRO: ")[1] for l in res.lines if ":FAILED (errors:" in l}
     assert res.code == 1 and len(failed) == 3
     assert all("+fault:truncate_dst" in l for l in failed)
+
+
+@pytest.mark.parametrize("driver,args", [
+    ("--eltwise", ["--tag=nChw16c", "--alg=relu", "2x20x7x7"]),
+    ("--pool", ["--tag=aBx8b", "--dir=BWD_D", "mb2ic13ih7kh3ph1"]),
+])
+def test_a_routed_repro_line_with_its_impl_reruns_the_case(driver, args):
+    """--impl matches the name the result line prints, `+reorder` included."""
+    first = run_cli(driver, "--impl=scalar", *args)
+    line = next(l for l in first.lines if "__REPRO" in l)
+    assert line.startswith("0:PASSED") and "scalar+reorder " in line
+    again = run_cli(*line.split("__REPRO: ")[1].split())
+    assert next(l for l in again.lines if "__REPRO" in l).split("(")[0] == line.split("(")[0]
