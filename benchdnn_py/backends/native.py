@@ -11,8 +11,9 @@ iohw, giohw). `any` resolves to these, so such a case runs as before. Any other 
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
-all inside the timed callable, with the reorder kernels (kernels/reorder). The
-implementation name then ends in `+reorder`. A sum post-op reads the prior dst through
+all inside the timed callable, with the reorder kernels (kernels/reorder): formats.Route,
+shared with the eltwise and pooling drivers. The implementation name then ends in
+`+reorder`. A sum post-op reads the prior dst through
 its layout (reordered into the scratch first). Weights given in another layout are
 re-packed on every execution too (the primitive cannot know they did not change); with
 the kernels' own layout they are packed once, at bind, as before.
