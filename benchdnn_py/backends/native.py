@@ -11,8 +11,9 @@ iohw, giohw). `any` resolves to these, so such a case runs as before. Any other 
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
-all inside the timed callable, with the reorder kernels (kernels/reorder). The
-implementation name then ends in `+reorder`. A sum post-op reads the prior dst through
+all inside the timed callable, with the reorder kernels (kernels/reorder): formats.Route,
+shared with the eltwise and pooling drivers. The implementation name then ends in
+`+reorder`. A sum post-op reads the prior dst through
 its layout (reordered into the scratch first). Weights given in another layout are
 re-packed on every execution too (the primitive cannot know they did not change); with
 the kernels' own layout they are packed once, at bind, as before.
@@ -38,7 +39,7 @@ from ..drivers.deconv import ref as deconv_ref
 from ..memory import Guarded
 from ..status import Status
 
-ROUTE_SUFFIX = "+reorder"
+ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 
 
 def kernel_layouts(prb) -> dict[str, layout.Layout]:
@@ -58,19 +59,8 @@ def routed(prb) -> bool:
                for name, lay in prb.requested_layouts.items())
 
 
-class _RouteFilter:
-    """--impl/--skip-impl applied to the name a routed case shows (`+reorder` included),
-    so that the name a result line prints selects the case again."""
-
-    def __init__(self, inner: conv.ImplFilter) -> None:
-        self.inner = inner
-
-    def allows(self, impl_name: str) -> bool:
-        return self.inner.allows(impl_name + ROUTE_SUFFIX)
-
-
 def _impl_filter(prb):
-    return _RouteFilter(prb.impl_filter) if routed(prb) else prb.impl_filter
+    return formats.RouteFilter(prb.impl_filter) if routed(prb) else prb.impl_filter
 
 
 class _Executor:
@@ -89,21 +79,10 @@ class _Executor:
         ins = conv.direction_chain(prb.dir, prb.shape)[0]
         outs = conv.output_names(prb.dir)
         has_sum = any(isinstance(e, conv.Sum) for e in prb.post_ops.entries)
-        fault = core.active_op_fault()
-        self.to_kernel: dict[str, core.ReorderPrimitive] = {}
-        self.to_memory: dict[str, core.ReorderPrimitive] = {}
-        for name, lay in self.layouts.items():
-            if lay.same_memory(kernel[name]):
-                continue
-            if name in ins or (name in outs and name == "dst" and has_sum):
-                self.to_kernel[name] = formats.reorder(lay, kernel[name], dts[name], fault)
-            if name in outs:
-                self.to_memory[name] = formats.reorder(kernel[name], lay, dts[name], fault)
-        self.name = prim.name
-        if self.to_kernel or self.to_memory:
-            base, sep, conv_fault = prim.name.partition("+fault:")
-            self.name = base + ROUTE_SUFFIX + sep + conv_fault + \
-                (f"+fault:{fault.name.lower()}" if fault else "")
+        self.route = formats.Route(self.layouts, kernel, dts, ins, outs,
+                                   ("dst",) if has_sum else (), core.active_op_fault())
+        self.to_kernel = self.route.to_kernel
+        self.name = self.route.name(prim.name)
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and
@@ -112,48 +91,23 @@ class _Executor:
         flat = array.reshape(-1)[:self.kernel[name].nelems]
         return flat.reshape(self.shapes[name]) if name != "wei" else flat
 
-    def _scratch(self, name: str, dtype: np.dtype) -> np.ndarray:
-        return np.empty(self.kernel[name].nelems, dtype)
-
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
         output buffers in self.layouts. Returns (run, collect); run is the primitive:
         route reorders, weights re-packing, kernel."""
-        before: list[Callable[[], None]] = []
-        after: list[Callable[[], None]] = []
-        k_in: dict[str, np.ndarray] = {}
-        k_out: dict[str, np.ndarray] = {}
-        for name, array in inputs.items():
-            if name in self.to_kernel:
-                scratch = self._scratch(name, array.dtype)
-                before.append(self.to_kernel[name].bind(array.reshape(-1), scratch))
-                array = scratch
-            k_in[name] = array if name == "bia" else self._view(name, array)
-        for name, out in outs.items():
-            array = out.array
-            if name in self.to_memory:
-                scratch = self._scratch(name, array.dtype)
-                if name in self.to_kernel:    # a sum's prior dst, through its layout
-                    before.append(self.to_kernel[name].bind(array, scratch))
-                after.append(self.to_memory[name].bind(scratch, array))
-                array = scratch
-            k_out[name] = array if name == "bia" else self._view(name, array)
-        packed = None
+        k_in, k_out, wrap = self.route.bind(
+            inputs,
+            {n: o.array for n, o in outs.items()})
+        k_in = {n: a if n == "bia" else self._view(n, a) for n, a in k_in.items()}
+        k_out = {n: a if n == "bia" else self._view(n, a) for n, a in k_out.items()}
+        packed, pre = None, ()
         if "wei" in k_in:
             if "wei" in self.to_kernel:
                 packed = np.empty(self.prim.weights_bytes, np.uint8)
-                before.append(self.prim.bind_pack_weights(k_in["wei"], packed))
+                pre = (self.prim.bind_pack_weights(k_in["wei"], packed),)
             else:   # the kernels' own layout: packed once, as oneDNN's `any` weights
                 packed = self.prim.pack_weights(k_in["wei"])
-        kernel = self.kernel_bind(self.prim, self.prb, k_in, packed, k_out)
-        if not before and not after:
-            return kernel, _nothing
-        steps = (*before, kernel, *after)
-
-        def run() -> None:
-            for step in steps:
-                step()
-        return run, _nothing
+        return wrap(self.kernel_bind(self.prim, self.prb, k_in, packed, k_out), pre), _nothing
 
     def close(self) -> None:
         self.prim.close()

@@ -177,3 +177,96 @@ def read(out: np.ndarray, lay: layout.Layout, points: np.ndarray | None = None) 
     if points is None:
         return out[lay.offset_table()].reshape(-1)
     return out[lay.offsets(np.unravel_index(points, lay.dims))]
+
+
+# -- the reorder route: any layout on kernels that run on their own plain ones -----------
+
+ROUTE_SUFFIX = "+reorder"
+
+
+class RouteFilter:
+    """--impl/--skip-impl applied to the name a routed case shows (`+reorder` included),
+    so that the name a result line prints selects the case again."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def allows(self, impl_name: str) -> bool:
+        return self.inner.allows(impl_name + ROUTE_SUFFIX)
+
+
+class Route:
+    """How a primitive whose kernels run on their own (plain) layouts serves the layouts it
+    was given (conv, deconv, eltwise, pooling share it): each input is reordered from its
+    memory into a plain scratch buffer, the kernel runs on the scratch, and each output is
+    reordered from scratch into its memory (a blocked layout's padded tail zeroed), all
+    inside the timed callable: the reorders are part of the primitive, so a reorder defect
+    ($BENCHDNN_PY_TEST_FAULT) applies to them. Tensors already in the kernels' layout take
+    no reorder; with none to reorder the route is empty and the kernel runs as is.
+
+    layouts: name -> the memory's layout; kernel: name -> the kernels' layout of that
+    tensor (same dims); dts: name -> data type; ins/outs: the names the primitive reads and
+    writes; read_outs: outputs the kernel also reads first (a sum's prior dst)."""
+
+    def __init__(self, layouts: dict[str, layout.Layout], kernel: dict[str, layout.Layout],
+                 dts: dict[str, str], ins, outs, read_outs=(),
+                 fault: core.OpFault = core.OpFault.NONE) -> None:
+        self.kernel, self.fault = kernel, fault
+        self.to_kernel: dict[str, core.ReorderPrimitive] = {}
+        self.to_memory: dict[str, core.ReorderPrimitive] = {}
+        for name, lay in layouts.items():
+            if lay.same_memory(kernel[name]):
+                continue
+            if name in ins or name in read_outs:
+                self.to_kernel[name] = reorder(lay, kernel[name], dts[name], fault)
+            if name in outs:
+                self.to_memory[name] = reorder(kernel[name], lay, dts[name], fault)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.to_kernel or self.to_memory)
+
+    def name(self, impl: str) -> str:
+        """The implementation's name as results show it: `<impl>+reorder` when routed (a
+        kernel fault's `+fault:` suffix kept last, the reorder fault's appended)."""
+        if not self.active:
+            return impl
+        base, sep, kernel_fault = impl.partition("+fault:")
+        mine = f"+fault:{self.fault.name.lower()}" if self.fault else ""
+        if mine and mine == sep + kernel_fault:     # the kernel names the same fault
+            mine = ""
+        return base + ROUTE_SUFFIX + sep + kernel_fault + mine
+
+    def _scratch(self, name: str, dtype: np.dtype) -> np.ndarray:
+        return np.empty(self.kernel[name].nelems, dtype)
+
+    def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, np.ndarray]):
+        """(k_in, k_out, wrap): the kernel-layout arrays standing for the memories given
+        (flat scratch where a reorder is needed, else the memory itself), and wrap(kernel)
+        -> the primitive's callable (reorders around the bound kernel)."""
+        before: list = []
+        after: list = []
+        k_in, k_out = dict(inputs), dict(outs)
+        for name, array in inputs.items():
+            if name in self.to_kernel:
+                k_in[name] = self._scratch(name, array.dtype)
+                before.append(self.to_kernel[name].bind(array.reshape(-1), k_in[name]))
+        for name, array in outs.items():
+            if name in self.to_memory:
+                k_out[name] = self._scratch(name, array.dtype)
+                if name in self.to_kernel:     # read first, through its layout
+                    before.append(self.to_kernel[name].bind(array.reshape(-1), k_out[name]))
+                after.append(self.to_memory[name].bind(k_out[name], array.reshape(-1)))
+
+        def wrap(kernel, pre=()):
+            """pre: steps of the primitive between the input reorders and the kernel
+            (conv's weight re-packing)."""
+            if not before and not after and not pre:
+                return kernel
+            steps = (*before, *pre, kernel, *after)
+
+            def run() -> None:
+                for step in steps:
+                    step()
+            return run
+        return k_in, k_out, wrap

@@ -7,6 +7,15 @@ type. Backward data: the
 same forward runs first as a service step when the algorithm's derivative is taken from
 dst (the _dst variants), then diff_dst is filled and the backward runs; only diff_src is
 compared. Performance: real-valued fill, warm-up, timed runs, GB/s.
+
+Memory formats (--tag, one for every tensor, as benchdnn's): any tag of layout.py. Inputs
+are filled plain and placed into the tag's layout by the reorder kernels, outside the
+timed region (conv/formats.py). The kernels work element by element on a flat buffer, so
+a dense layout without padding (nhwc, acdb, ...) is run on directly; a blocked layout is
+served by the reorder route (formats.Route, `<impl>+reorder`: reorders to plain scratch,
+kernel, reorder back, all timed), since running on it would write f(0) into the padded
+tail. The output is read back through its layout's offsets and its padded tail must be
+zero (check.memory_faults).
 """
 
 from __future__ import annotations
@@ -18,18 +27,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, eltwise, fill
-from ...check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics
-from ...errors import UsageError
+from ... import core, eltwise, fill, layout
+from ...check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
+from ...errors import ProblemError, UsageError
 from ...memory import Guarded, fits_in_ram, poison
 from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ..base import CaseResult, RunContext
+from ..conv import formats
 from ..conv.driver import ImplFilter, _impl_filter, measure_into
 from . import cfg, ref
-from .desc import Dims, Tag, from_memory, parse_dims, parse_tag, to_memory
+from .desc import Dims, parse_dims
 
 
 class Dir(enum.Enum):
@@ -67,7 +77,8 @@ OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
     Option("dt", _parse_dt, "f32", "data type of src and dst", is_list=True),
-    Option("tag", parse_tag, parse_tag("abx"), "memory tag: abx, axb (plain layouts)",
+    Option("tag", layout.tag_option("tag"), layout.parse_tag("abx"),
+           "memory tag of src and dst: any tag (abx, nhwc, nChw16c, aBx8b, ...)",
            is_list=True),
     Option("alg", _parse_alg, "relu", "algorithm (eltwise_ prefix allowed)", is_list=True),
     Option("alpha", float_value("alpha"), 0.0, "the algorithm's alpha", is_list=True),
@@ -93,7 +104,7 @@ class EltwiseProblem:
     desc: Dims
     dir: Dir
     dt: str
-    tag: Tag
+    tag: layout.Tag
     alg: str
     alpha: float
     beta: float
@@ -124,6 +135,20 @@ class EltwiseProblem:
         return math.prod(self.desc.dims)
 
     @property
+    def layout(self) -> layout.Layout:
+        """The memory layout of every tensor (`any`: the kernels' own, plain)."""
+        return tensor_layout(self.tag, self.desc.dims)
+
+    @property
+    def kernel_layout(self) -> layout.Layout:
+        """Where the kernel runs: on the memory itself when dense and unpadded (an
+        elementwise operation does not care about the order), else plain scratch."""
+        lay = self.layout
+        if lay.padded_dims == lay.dims and lay.size == lay.nelems:
+            return lay
+        return formats.plain(lay.dims)
+
+    @property
     def backward(self) -> bool:
         return not self.dir.forward
 
@@ -132,11 +157,23 @@ class EltwiseProblem:
         return eltwise.ALGS[self.alg].bwd_from_dst
 
 
+def tensor_layout(tag: layout.Tag, dims: tuple[int, ...]) -> layout.Layout:
+    """tag's layout over dims; ProblemError, one line naming the token, when the tag does
+    not fit the rank. Shared with pooling (src and dst of one tag)."""
+    if tag.is_any:
+        return formats.plain(dims)
+    try:
+        return tag.layout(dims)
+    except ProblemError as exc:
+        raise ProblemError(f"--tag={tag}: {exc} (dims: mb, channels, spatial)") from None
+
+
 def make_problem(values: Mapping[str, Any], text: str,
                  settings: GlobalSettings) -> EltwiseProblem:
     desc = parse_dims(text)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
+    tensor_layout(values["tag"], desc.dims)     # the rank check, at parse time
     return EltwiseProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
                           values["alpha"], values["beta"], values["inplace"],
                           values["impl_filter"], values["mb"])
@@ -161,8 +198,6 @@ def invalid(prb: EltwiseProblem) -> str | None:
 def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
     if prb.dt not in cfg.CFG:
         return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation"
-    if prb.tag.kind == "blocked":
-        return Status.UNIMPLEMENTED, f"--tag={prb.tag}: blocked layouts have no implementation yet"
     if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
     if cfg.not_supported(prb.alg, prb.dt, prb.backward):
@@ -176,7 +211,9 @@ def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None
     fault = core.active_op_fault()
     code = eltwise.ALGS[prb.alg].code
     with res.timers("create_pd"):
-        candidates = [i for i in core.eltwise_impls() if prb.impl_filter.allows(i.name)]
+        routed = not prb.layout.same_memory(prb.kernel_layout)
+        allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+        candidates = [i for i in core.eltwise_impls() if allow.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
@@ -203,39 +240,62 @@ class Buffers:
     diff_dst: np.ndarray | None = None   # logical
 
 
-def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, perf: bool) -> Buffers:
-    """Fills the inputs, runs the service forward when backward needs dst, and binds the
-    execution. In place, the output buffer starts as a copy of the input it replaces."""
-    n, shape, dtype = prb.nelems, prb.desc.dims, core.numpy_dtype(prb.dt)
+def make_route(prb: EltwiseProblem, res: CaseResult) -> formats.Route | None:
+    """The reorder route between the tag's layout and where the kernel runs (empty when
+    they are the same memory); None, UNIMPLEMENTED, when a layout cannot be reordered."""
+    names = ("src", "dst") if prb.dir.forward else ("x", "diff_dst", "diff_src")
+    try:
+        with res.timers("create_prim"):
+            return formats.Route({n: prb.layout for n in names},
+                                 {n: prb.kernel_layout for n in names},
+                                 {n: prb.dt for n in names}, names[:-1], names[-1:],
+                                 fault=core.active_op_fault())
+    except core.Unimplemented as exc:
+        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
+        return None
 
-    def values(kind: fill.Kind) -> tuple[np.ndarray, np.ndarray]:
-        """(logical f32, memory-order tensor of the case's type)"""
+
+def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: formats.Route,
+            perf: bool) -> Buffers:
+    """Fills the inputs (plain) and places them into the case's layout, runs the service
+    forward when backward needs dst, and binds the execution (through the route). In
+    place, the output buffer starts as a copy of the input memory it replaces."""
+    n, shape, dtype, lay = prb.nelems, prb.desc.dims, core.numpy_dtype(prb.dt), prb.layout
+
+    def values(kind: fill.Kind) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(logical f32, plain values of the case's type, the memory in the layout)"""
         data = (cfg.perf_values(n, kind, prb.dt) if perf
                 else cfg.fill_values(n, kind, prb.alg, prb.alpha, prb.beta))
-        typed = cfg.to_dt(data, prb.dt).reshape(shape)
-        return typed.astype(np.float32), to_memory(typed, prb.tag).ravel()
+        typed = np.ascontiguousarray(cfg.to_dt(data, prb.dt).reshape(-1))
+        return (typed.reshape(shape).astype(np.float32), typed,
+                formats.place(typed, lay, prb.dt))
 
-    src, src_mem = values(fill.Kind.SRC)
+    src, src_plain, src_mem = values(fill.Kind.SRC)
     if prb.dir.forward:
-        out = Guarded(n, poison(dtype), dtype)
+        out = formats.output_buffer(lay, prb.dt)
         if prb.inplace:
             out.array[:] = src_mem
             src_mem = out.array
-        return Buffers(src, out, prim.bind_fwd(src_mem, out.array))
-    bufs = Buffers(src, Guarded(n, poison(dtype), dtype))
+        k_in, k_out, wrap = route.bind({"src": src_mem}, {"dst": out.array})
+        return Buffers(src, out, wrap(prim.bind_fwd(k_in["src"], k_out["dst"])))
+    bufs = Buffers(src, formats.output_buffer(lay, prb.dt))
     x_mem = src_mem
     if prb.from_dst:
+        # the service forward runs on the plain values; its dst is placed like an input
         fwd = core.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False,
                                     dt=prb.dt)
-        dst_mem = np.empty(n, dtype)
-        fwd.bind_fwd(src_mem, dst_mem)()
-        bufs.dst = from_memory(dst_mem, shape, prb.tag).astype(np.float32)
-        x_mem = dst_mem
-    bufs.diff_dst, dd_mem = values(fill.Kind.DST)
+        dst_plain = np.empty(n, dtype)
+        fwd.bind_fwd(src_plain, dst_plain)()
+        bufs.dst = dst_plain.reshape(shape).astype(np.float32)
+        x_mem = formats.place(dst_plain, lay, prb.dt)
+    bufs.diff_dst, _, dd_mem = values(fill.Kind.DST)
     if prb.inplace:
         bufs.out.array[:] = dd_mem
         dd_mem = bufs.out.array
-    bufs.run = prim.bind_bwd(x_mem, dd_mem, bufs.out.array, prb.from_dst)
+    k_in, k_out, wrap = route.bind({"x": x_mem, "diff_dst": dd_mem},
+                                   {"diff_src": bufs.out.array})
+    bufs.run = wrap(prim.bind_bwd(k_in["x"], k_in["diff_dst"], k_out["diff_src"],
+                                  prb.from_dst))
     return bufs
 
 
@@ -281,13 +341,20 @@ def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> V
 
 def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
-    got = from_memory(bufs.out.array, prb.desc.dims, prb.tag)
+    got = formats.read(bufs.out.array, prb.layout).reshape(prb.desc.dims)
     verdict = compare(exp, got, compare_setup(prb))
     verdict = with_cancellation_check(verdict, prb, bufs)
     res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
     res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    # the memory beyond the points: a blocked layout's padded tail must hold zeros
+    fault = memory_faults("SRC" if prb.backward else "DST", prb.layout, bufs.out.array,
+                          None)
+    if fault:
+        res.status = Status.FAILED
+        res.reason, extra = fault
+        res.diagnostics += extra
 
 
 def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[float],
@@ -329,14 +396,18 @@ def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
     prim = create(prb, res)
     if prim is None:
         return res
-    res.impl = prim.name
+    route = make_route(prb, res)
+    if route is None:
+        return res
+    res.impl = route.name(prim.name)
     if ctx.settings.verbose >= 5:
-        ctx.log(f"implementation: {prim.name}")
+        ctx.log(f"implementation: {res.impl}; layout {prb.tag}="
+                f"{prb.layout.describe()}")
     create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
     bufs = None
     if mode.correctness:
         with res.timers("fill"):
-            bufs = prepare(prb, prim, perf=False)
+            bufs = prepare(prb, prim, route, perf=False)
         with res.timers("execute"):
             bufs.run()
         if not bufs.out.intact():
@@ -349,8 +420,8 @@ def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
     if mode.performance:
         if bufs is None:
             with res.timers("fill"):
-                bufs = prepare(prb, prim, perf=True)
+                bufs = prepare(prb, prim, route, perf=True)
             res.status = Status.EXECUTED
         times = measure_into(res, bufs.run, ctx)
-        res.perf = perf_record(prb, ctx, prim.name, times, create_s)
+        res.perf = perf_record(prb, ctx, res.impl, times, create_s)
     return res

@@ -9,6 +9,15 @@ runs first as a service step to produce the workspace, then diff_dst is filled a
 backward runs on it; only diff_src is compared (against a reference that finds the maxima
 in src itself, so a workspace pointing at the wrong tap, or never written, shows up as
 wrong gradients).
+
+Memory formats (--tag, one for src and dst, as benchdnn's): any tag of layout.py. Inputs
+are filled plain and placed into the tag's layout by the reorder kernels outside the
+timed region; the kernels run on plain layouts only, so any other layout is served by the
+reorder route (formats.Route, `<impl>+reorder`: the input reordered to plain scratch, the
+kernel, the output reordered back with its padded tail zeroed, all timed). The workspace
+is internal to the primitive and stays in the kernels' own layout, so backward data
+consumes it as before. Outputs are read back through their layout's offsets, and a
+blocked output's padded tail must hold zeros (check.memory_faults).
 """
 
 from __future__ import annotations
@@ -21,18 +30,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, fill
-from ...check import CompareSetup, compare, diagnostics, round_to_dt
+from ... import core, fill, layout
+from ...check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
 from ...core import PoolAlg, PoolShape, Prop
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram, poison
+from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ..base import CaseResult, RunContext
+from ..conv import formats
 from ..conv.driver import ImplFilter, _impl_filter, measure_into
-from ..eltwise.desc import Tag, parse_tag
+from ..eltwise.driver import tensor_layout
 from . import cfg, ref
 from .desc import PoolDesc, parse_pool
 
@@ -70,7 +80,9 @@ OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
     Option("dt", _parse_dt, ("f32",), "data types, SRC[:DST]", is_list=True),
-    Option("tag", parse_tag, parse_tag("abx"), "memory tag (abx: plain)", is_list=True),
+    Option("tag", layout.tag_option("tag"), layout.parse_tag("abx"),
+           "memory tag of src and dst: any tag (abx, nhwc, nChw16c, aBx8b, ...)",
+           is_list=True),
     Option("alg", enum_value("alg", ALG_SPELLINGS, case_insensitive=False), "max",
            "max, avg_np (exclude padding), avg_p (include padding)", is_list=True),
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
@@ -92,7 +104,7 @@ class PoolProblem:
     desc: PoolDesc
     dir: Dir
     dt: tuple[str, ...]         # SRC[:DST] as given
-    tag: Tag
+    tag: layout.Tag
     alg: str
     impl_filter: ImplFilter
     user_mb: int
@@ -123,6 +135,15 @@ class PoolProblem:
     def kalg(self) -> PoolAlg:
         return ALGS[self.alg]
 
+    def dims(self, name: str) -> tuple[int, ...]:
+        """Logical dims of src or dst: mb, ic, then the spatial sizes the problem has."""
+        d = self.desc
+        sizes = d.i if name == "src" else d.o
+        return (d.mb, d.ic) + tuple(sizes[a] for a in d.spatial_axes)
+
+    def layout(self, name: str) -> layout.Layout:
+        return tensor_layout(self.tag, self.dims(name))
+
     @functools.cached_property
     def shape(self) -> PoolShape:
         d = self.desc
@@ -133,6 +154,8 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     desc = parse_pool(text)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
+    dims = (desc.mb, desc.ic) + tuple(desc.i[a] for a in desc.spatial_axes)
+    tensor_layout(values["tag"], dims)     # the rank check, at parse time
     return PoolProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
                        values["impl_filter"], values["mb"])
 
@@ -143,9 +166,6 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: {missing[0]} has no implementation"
     if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
-    if prb.tag.kind != "abx":
-        return (Status.UNIMPLEMENTED, f"--tag={prb.tag}: only the plain abx layout has a "
-                "pooling implementation yet")
     if prb.alg == "avg_np" and ref.has_empty_window(prb.desc):
         return Status.SKIPPED, Reason.INVALID_CASE.value    # 0 taps: nothing to divide by
     return None
@@ -154,7 +174,10 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
 def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive | None:
     fault = core.active_op_fault()
     with res.timers("create_pd"):
-        candidates = [i for i in core.pool_impls() if prb.impl_filter.allows(i.name)]
+        routed = any(not prb.layout(t).same_memory(formats.plain(prb.dims(t)))
+                     for t in ("src", "dst"))
+        allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+        candidates = [i for i in core.pool_impls() if allow.allows(i.name)]
     with res.timers("create_prim"):
         for impl in candidates:
             try:
@@ -179,9 +202,33 @@ class Buffers:
     run: Any = None
 
 
-def prepare(prb: PoolProblem, prim: core.PoolPrimitive, perf: bool) -> Buffers:
-    """Fills the inputs, allocates the queried workspace (poisoned), runs the service
-    forward-training step for backward, and binds the execution."""
+# The route's tensor names per direction: (input, output) and the logical tensor of each.
+_ROUTE = {True: (("diff_dst", "dst"), ("diff_src", "src")),
+          False: (("src", "src"), ("dst", "dst"))}
+
+
+def make_route(prb: PoolProblem, res: CaseResult) -> formats.Route | None:
+    """The reorder route between the tag's layouts and the kernels' plain ones (empty for
+    plain); None, UNIMPLEMENTED, when a layout cannot be reordered."""
+    (src_n, src_t), (out_n, out_t) = _ROUTE[prb.dir is Dir.BWD_D]
+    tensors = {src_n: src_t, out_n: out_t}
+    try:
+        with res.timers("create_prim"):
+            return formats.Route({n: prb.layout(t) for n, t in tensors.items()},
+                                 {n: formats.plain(prb.dims(t)) for n, t in tensors.items()},
+                                 {n: prb.dt[0] for n in tensors}, (src_n,), (out_n,),
+                                 fault=core.active_op_fault())
+    except core.Unimplemented as exc:
+        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
+        return None
+
+
+def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: formats.Route,
+            perf: bool) -> Buffers:
+    """Fills the inputs (plain), places them into the case's layout, allocates the queried
+    workspace (poisoned), runs the service forward-training step for backward (on the
+    plain src: the workspace is in the kernels' layout either way), and binds the
+    execution through the route."""
     s, dt, is_max = prb.shape, prb.dt[0], prb.kalg is PoolAlg.MAX
     dtc, dtype = cfg.CFG[dt], core.numpy_dtype(dt)
     lo, hi = cfg.fill_range(dtc, is_max)
@@ -191,23 +238,26 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, perf: bool) -> Buffers:
         data = fill.real_fill(n, kind, *dtc.perf) if perf else fill.int_fill(n, kind, lo, hi)
         return round_to_dt(data, dt).astype(dtype).reshape(shape)
 
-    def output(shape: tuple[int, ...]) -> Guarded:
-        return Guarded(math.prod(shape), poison(dtype), dtype)
+    def placed(values: np.ndarray, name: str) -> np.ndarray:
+        return formats.place(values.reshape(-1), prb.layout(name), dt)
 
     src = values(fill.Kind.SRC, s.src_shape)
     if prb.dir is not Dir.BWD_D:
-        bufs = Buffers(src, output(s.dst_shape))
+        bufs = Buffers(src, formats.output_buffer(prb.layout("dst"), dt))
         if prim.workspace.nbytes:
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
-        bufs.run = prim.bind_fwd(src, bufs.out.array, bufs.ws)
+        k_in, k_out, wrap = route.bind({"src": placed(src, "src")}, {"dst": bufs.out.array})
+        bufs.run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], bufs.ws))
         return bufs
     service = core.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
-    bufs = Buffers(src, output(s.src_shape))
+    bufs = Buffers(src, formats.output_buffer(prb.layout("src"), dt))
     if service.workspace.nbytes:
         bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)
     service.bind_fwd(src, np.empty(math.prod(s.dst_shape), dtype), bufs.ws)()
     bufs.diff_dst = values(fill.Kind.DST, s.dst_shape)
-    bufs.run = prim.bind_bwd(bufs.diff_dst, bufs.ws, bufs.out.array)
+    k_in, k_out, wrap = route.bind({"diff_dst": placed(bufs.diff_dst, "dst")},
+                                   {"diff_src": bufs.out.array})
+    bufs.run = wrap(prim.bind_bwd(k_in["diff_dst"], bufs.ws, k_out["diff_src"]))
     return bufs
 
 
@@ -233,7 +283,8 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     setup = CompareSetup("SRC" if backward else "DST", cfg.threshold(dtc, is_max),
                          cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT,
                          integral=dtc.integral, allow_nans=dt == "f16", eps=dtc.eps, dt=dt)
-    verdict = compare(exp, bufs.out.array.reshape(exp.shape), setup)
+    lay = prb.layout("src" if backward else "dst")
+    verdict = compare(exp, formats.read(bufs.out.array, lay).reshape(exp.shape), setup)
     axes = prb.desc.spatial_axes
     sizes = prb.desc.i if backward else prb.desc.o
     logical = (prb.desc.mb, prb.desc.ic) + tuple(sizes[a] for a in axes)
@@ -241,6 +292,13 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    # the memory beyond the points: a blocked layout's padded tail must hold zeros
+    fault = memory_faults("SRC" if backward else "DST", lay, bufs.out.array, None)
+    if fault:
+        res.status = Status.FAILED
+        res.reason, extra = fault
+        res.diagnostics += extra
+        return
     if not backward and bufs.ws is not None and not verdict.failed:
         unwritten = int(np.count_nonzero(bufs.ws == cfg.WORKSPACE_POISON))
         if unwritten:
@@ -294,12 +352,15 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
     prim = create(prb, prb.dir.prop, res)
     if prim is None:
         return res
-    res.impl = prim.name
+    route = make_route(prb, res)
+    if route is None:
+        return res
+    res.impl = route.name(prim.name)
     create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
     bufs = None
     if mode.correctness:
         with res.timers("fill"):
-            bufs = prepare(prb, prim, perf=False)
+            bufs = prepare(prb, prim, route, perf=False)
         with res.timers("execute"):
             bufs.run()
         if not bufs.out.intact():
@@ -312,9 +373,9 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
     if mode.performance:
         if bufs is None:
             with res.timers("fill"):
-                bufs = prepare(prb, prim, perf=True)
+                bufs = prepare(prb, prim, route, perf=True)
             res.status = Status.EXECUTED
         times = measure_into(res, bufs.run, ctx)
         ws_bytes = bufs.ws.nbytes if bufs.ws is not None else 0
-        res.perf = perf_record(prb, ctx, prim.name, ws_bytes, times, create_s)
+        res.perf = perf_record(prb, ctx, res.impl, ws_bytes, times, create_s)
     return res

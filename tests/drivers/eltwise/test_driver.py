@@ -6,7 +6,7 @@ import pytest
 from conftest import run_cli
 
 from benchdnn_py import eltwise
-from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
+from benchdnn_py.drivers.eltwise.desc import parse_dims
 from benchdnn_py.errors import ProblemError, UsageError
 
 
@@ -18,11 +18,53 @@ def test_dims_round_trip_and_reject_garbage():
             parse_dims(bad)
 
 
-def test_tags():
-    assert parse_tag("nhwc").kind == "axb" and parse_tag("acdb").kind == "axb"
-    assert parse_tag("abcd").kind == "abx" and parse_tag("aBcd16b").kind == "blocked"
-    with pytest.raises(UsageError):
-        parse_tag("qq")
+@pytest.mark.parametrize("tag,dims,runs", [
+    ("nhwc", (2, 20, 5, 5), False),        # dense: run on directly
+    ("acdb", (2, 20, 5, 5), False),
+    ("nwc", (2, 20, 5), False),
+    ("ndhwc", (2, 20, 3, 4, 5), False),
+    ("nChw16c", (2, 20, 5, 5), True),      # blocked, channel tail: the reorder route
+    ("aBx8b", (2, 13, 5), True),
+    ("nCdhw8c", (1, 9, 2, 3, 4), True),
+])
+def test_every_tag_of_layout_py_runs_and_prints_back(tag, dims, runs):
+    desc = "x".join(map(str, dims))
+    res = run_cli("--eltwise", "--impl=avx512", f"--tag={tag}", "--dt=f32,bf16,s8",
+                  "--dir=FWD_D,BWD_D", "--alg=relu,tanh_dst", "--alpha=0.5", desc)
+    assert res.code == 0, res.out[-2000:]
+    lines = [l for l in res.lines if "__REPRO" in l]
+    assert len(lines) == 12 and all(f"--tag={tag} " in l for l in lines)
+    passed = [l for l in lines if ":PASSED" in l]
+    assert len(passed) == 9 and all(("+reorder " in l) == runs for l in passed)
+
+
+def test_tag_errors_are_one_line_naming_the_token():
+    res = run_cli("--eltwise", "--tag=nChw3q", "2x3")
+    assert res.code == 2 and "--tag=nChw3q: unknown or invalid tag" in res.err
+    assert len(res.err.strip().splitlines()) == 1
+    res = run_cli("--eltwise", "--tag=nCdhw8c", "2x20x5x5", "2x20x1x5x5")
+    assert "--tag=nCdhw8c: tag `nCdhw8c` is for 5 dims, the problem has 4" in res.err
+    assert "Traceback" not in res.err
+    s = res.summary()
+    assert s["invalid_arguments"] == 1 and s["passed"] == 1
+
+
+def test_garbage_in_a_blocked_outputs_padded_tail_is_caught():
+    """The defect writes into the padded tail of the route's output reorder: every
+    blocked output with a channel tail fails on exactly that; dense layouts (no route)
+    pass."""
+    res = run_cli("--eltwise", "--tag=nChw16c,aBx8b,nhwc", "--dir=FWD_D,BWD_D",
+                  "--alg=relu", "2x20x5x5", env={"BENCHDNN_PY_TEST_FAULT":
+                                                 "reorder_padding_garbage"})
+    assert res.code == 1
+    cases = set(l for l in res.lines if l.split(":")[0].isdigit())   # failures repeat
+    assert len(cases) == 6
+    for l in cases:
+        if "--tag=nhwc" in l:
+            assert ":PASSED" in l, l
+        else:
+            assert ":FAILED (padded tail not zero" in l, l
+            assert "+reorder+fault:reorder_padding_garbage " in l, l
 
 
 def test_ci_batch_passes():
@@ -153,3 +195,16 @@ def test_a_truncating_store_is_caught_for_integers():
     failed = {l.split("__REPRO: ")[1] for l in res.lines if ":FAILED (errors:" in l}
     assert res.code == 1 and len(failed) == 3
     assert all("+fault:truncate_dst" in l for l in failed)
+
+
+@pytest.mark.parametrize("driver,args", [
+    ("--eltwise", ["--tag=nChw16c", "--alg=relu", "2x20x7x7"]),
+    ("--pool", ["--tag=aBx8b", "--dir=BWD_D", "mb2ic13ih7kh3ph1"]),
+])
+def test_a_routed_repro_line_with_its_impl_reruns_the_case(driver, args):
+    """--impl matches the name the result line prints, `+reorder` included."""
+    first = run_cli(driver, "--impl=scalar", *args)
+    line = next(l for l in first.lines if "__REPRO" in l)
+    assert line.startswith("0:PASSED") and "scalar+reorder " in line
+    again = run_cli(*line.split("__REPRO: ")[1].split())
+    assert next(l for l in again.lines if "__REPRO" in l).split("(")[0] == line.split("(")[0]

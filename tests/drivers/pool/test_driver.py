@@ -46,8 +46,49 @@ def test_skips_and_unimplemented():
     assert lines[0].startswith("0:SKIPPED (Invalid case)") and "--alg=avg_np" in lines[0]
     assert lines[1].startswith("1:PASSED")
     assert "UNIMPLEMENTED (--dt=f64: f64 has no implementation)" in lines[2]
-    assert "UNIMPLEMENTED (--tag=nhwc" in lines[4]
+    assert lines[4].startswith("4:PASSED") and "--tag=nhwc --alg=avg_np" in lines[4]
     assert res.code == 1
+
+
+@pytest.mark.parametrize("tag,desc", [
+    ("nhwc", "mb2ic20ih7kh3ph1"), ("nChw16c", "mb2ic20ih7kh3ph1"),
+    ("aBx8b", "mb2ic13iw9kw3sw2pw1"), ("nwc", "mb2ic13iw9kw3sw2pw1"),
+    ("nCdhw8c", "mb1ic13id5kd3sd2pd1"), ("ndhwc", "mb1ic13id5kd3sd2pd1"),
+])
+def test_every_tag_runs_through_the_route_and_prints_back(tag, desc):
+    """Any non-plain layout (channel tails included) runs as `+reorder`, both ways, with
+    the max workspace consumed by backward as in plain; data types too."""
+    res = run_cli("--pool", f"--tag={tag}", "--dt=f32,bf16,s8", "--dir=FWD_D,BWD_D",
+                  "--alg=max,avg_p", desc)
+    assert res.code == 0, res.out[-2000:]
+    lines = [l for l in res.lines if "__REPRO" in l]
+    passed = [l for l in lines if ":PASSED" in l]
+    assert len(lines) == 12 and len(passed) == 10       # s8: forward only
+    assert all(f"--tag={tag} " in l and "+reorder " in l for l in passed)
+
+
+def test_tag_rank_mismatch_is_one_line_and_the_batch_goes_on():
+    res = run_cli("--pool", "--tag=nChw16c", "ic4iw5kw3", "ic4ih5kh3")
+    assert "--tag=nChw16c: tag `nChw16c` is for 4 dims, the problem has 3" in res.err
+    assert "Traceback" not in res.err
+    assert res.summary()["invalid_arguments"] == 1 and res.summary()["passed"] == 1
+
+
+def test_garbage_in_a_blocked_outputs_padded_tail_is_caught():
+    """The defect writes into the padded tail of the route's output reorder (dst forward,
+    diff_src backward): blocked outputs with a channel tail fail on exactly that."""
+    res = run_cli("--pool", "--tag=nChw16c,aBx8b,nhwc", "--dir=FWD_D,BWD_D",
+                  "mb2ic20ih7kh3ph1", env={"BENCHDNN_PY_TEST_FAULT":
+                                           "reorder_padding_garbage"})
+    assert res.code == 1
+    cases = set(l for l in res.lines if l.split(":")[0].isdigit())   # failures repeat
+    assert len(cases) == 6
+    for l in cases:
+        assert "+reorder+fault:reorder_padding_garbage " in l, l
+        if "--tag=nhwc" in l:
+            assert ":PASSED" in l, l
+        else:
+            assert ":FAILED (padded tail not zero" in l, l
 
 
 def test_long_alg_names_and_usage_errors():
