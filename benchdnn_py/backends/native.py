@@ -81,7 +81,7 @@ class _Executor:
         has_sum = any(isinstance(e, conv.Sum) for e in prb.post_ops.entries)
         self.route = formats.Route(self.layouts, kernel, dts, ins, outs,
                                    ("dst",) if has_sum else (), core.active_op_fault())
-        self.to_kernel = self.route.to_kernel
+        self.to_kernel, self.to_memory = self.route.to_kernel, self.route.to_memory
         self.name = self.route.name(prim.name)
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:

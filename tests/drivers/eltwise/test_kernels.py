@@ -7,9 +7,20 @@ import pytest
 
 from benchdnn_py import core, eltwise, fill
 from benchdnn_py.check import compare
-from benchdnn_py.drivers.eltwise import cfg, driver
-from benchdnn_py.drivers.eltwise.desc import parse_dims, parse_tag
+from benchdnn_py.drivers.base import CaseResult
 from benchdnn_py.drivers.conv.driver import ImplFilter
+from benchdnn_py.drivers.eltwise import cfg, driver
+from benchdnn_py.drivers.eltwise.desc import parse_dims
+from benchdnn_py.layout import parse_tag
+from benchdnn_py.status import Status
+
+
+def _route(prb):
+    """The case's reorder route (empty for the plain layouts these tests use)."""
+    route = driver.make_route(prb, CaseResult(Status.UNTESTED))
+    assert route is not None
+    return route
+
 
 RUNNABLE = [i for i in core.eltwise_impls() if core.isa_supported(i.isa)]
 IMPLS = [i for i in RUNNABLE if i.operands is core.Operands.F32]
@@ -35,7 +46,7 @@ def test_every_algorithm_matches_the_reference(impl, direction):
             continue
         prim = core.EltwisePrimitive(impl, eltwise.ALGS[name].code, prb.alpha, prb.beta,
                                          prb.backward)
-        bufs = driver.prepare(prb, prim, perf=False)
+        bufs = driver.prepare(prb, prim, _route(prb), perf=False)
         bufs.run()
         assert bufs.out.intact()
         verdict = compare(driver.reference(prb, bufs),
@@ -61,7 +72,7 @@ def test_in_place_forward_overwrites_its_input():
     prb = driver.EltwiseProblem(parse_dims("2x16x7x7"), driver.Dir.FWD_D, "f32",
                                 parse_tag("abx"), "tanh", 0, 0, True, ImplFilter(), 0)
     prim = core.EltwisePrimitive(IMPLS[0], eltwise.ALGS["tanh"].code, 0, 0, False)
-    bufs = driver.prepare(prb, prim, perf=False)
+    bufs = driver.prepare(prb, prim, _route(prb), perf=False)
     before = bufs.out.array.copy()
     np.testing.assert_array_equal(before, bufs.src.ravel())   # starts as src
     bufs.run()
@@ -94,7 +105,7 @@ def test_typed_rows_match_the_reference(impl):
                     continue
                 prim = core.EltwisePrimitive(impl, eltwise.ALGS[name].code, prb.alpha,
                                              prb.beta, prb.backward, dt=dt)
-                bufs = driver.prepare(prb, prim, perf=False)
+                bufs = driver.prepare(prb, prim, _route(prb), perf=False)
                 bufs.run()
                 assert bufs.out.intact() and bufs.out.array.dtype == core.numpy_dtype(dt)
                 res = driver.CaseResult(driver.Status.UNTESTED)

@@ -9,10 +9,20 @@ import pytest
 
 from benchdnn_py import core
 from benchdnn_py.core import PoolAlg, Prop
+from benchdnn_py.drivers.base import CaseResult
 from benchdnn_py.drivers.conv.driver import ImplFilter
-from benchdnn_py.drivers.eltwise.desc import parse_tag
 from benchdnn_py.drivers.pool import cfg, driver, ref
 from benchdnn_py.drivers.pool.desc import parse_pool
+from benchdnn_py.layout import parse_tag
+from benchdnn_py.status import Status
+
+
+def _route(prb):
+    """The case's reorder route (empty for the plain layouts these tests use)."""
+    route = driver.make_route(prb, CaseResult(Status.UNTESTED))
+    assert route is not None
+    return route
+
 
 RUNNABLE = [i for i in core.pool_impls() if core.isa_supported(i.isa)]
 IMPLS = [i for i in RUNNABLE if i.operands is core.Operands.F32]
@@ -32,7 +42,7 @@ def test_kernels_match_the_reference(impl, direction, alg):
     for text in SHAPES:
         prb = _problem(text, direction, alg)
         prim = core.PoolPrimitive(impl, prb.shape, prb.kalg, direction.prop)
-        bufs = driver.prepare(prb, prim, perf=False)
+        bufs = driver.prepare(prb, prim, _route(prb), perf=False)
         bufs.run()
         assert bufs.out.intact()
         exp = (ref.backward(prb.shape, prb.kalg, bufs.src, bufs.diff_dst)
@@ -55,7 +65,7 @@ def test_workspace_is_queried_and_only_training_max_has_one():
 def test_training_writes_every_workspace_entry_with_the_winning_tap():
     prb = _problem("mb1ic2ih6kh3sh2ph1", driver.Dir.FWD_D, "max")
     prim = core.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.FWD_TRAINING)
-    bufs = driver.prepare(prb, prim, perf=False)
+    bufs = driver.prepare(prb, prim, _route(prb), perf=False)
     bufs.run()
     assert bufs.ws is not None and (bufs.ws < 9).all()
     src = bufs.src.reshape(1, 2, 6, 6)
@@ -72,7 +82,7 @@ def test_training_writes_every_workspace_entry_with_the_winning_tap():
 def test_a_corrupt_workspace_never_writes_outside_diff_src():
     prb = _problem("mb1ic2ih6kh3sh2ph1", driver.Dir.BWD_D, "max")
     prim = core.PoolPrimitive(IMPLS[0], prb.shape, PoolAlg.MAX, Prop.BWD_DATA)
-    bufs = driver.prepare(prb, prim, perf=False)
+    bufs = driver.prepare(prb, prim, _route(prb), perf=False)
     bufs.ws[:] = np.array([cfg.WORKSPACE_POISON, 2**31 - 1, 0xFFFFFFFF], np.uint32)[
         np.arange(bufs.ws.size) % 3]
     bufs.run()
@@ -102,7 +112,7 @@ def test_typed_rows_match_the_reference(impl):
                         continue
                     prim = core.PoolPrimitive(impl, prb.shape, prb.kalg, direction.prop,
                                               dt=dt)
-                    bufs = driver.prepare(prb, prim, perf=False)
+                    bufs = driver.prepare(prb, prim, _route(prb), perf=False)
                     bufs.run()
                     assert bufs.out.intact() and bufs.out.array.dtype == core.numpy_dtype(dt)
                     res = driver.CaseResult(driver.Status.UNTESTED)
@@ -173,7 +183,7 @@ def test_a_max_over_no_tap_is_the_types_lowest_value(impl):
         prb = driver.PoolProblem(parse_pool("mb1ic2ih4oh9kh2ph3"), driver.Dir.FWD_D, (dt,),
                                  parse_tag("abx"), "max", ImplFilter(), 0)
         prim = core.PoolPrimitive(impl, prb.shape, PoolAlg.MAX, Prop.FWD_TRAINING, dt=dt)
-        bufs = driver.prepare(prb, prim, perf=False)
+        bufs = driver.prepare(prb, prim, _route(prb), perf=False)
         bufs.run()
         got = bufs.out.array.astype(np.float64)
         assert np.isfinite(got).all() and (got == cfg.lowest(dt)).sum() >= 2 * 4
