@@ -65,3 +65,25 @@ class Driver:
             if opt.name == name:
                 return opt
         return None
+
+
+def first_accepting(table, allow, build: Callable[[Any], Any], res: "CaseResult") -> Any:
+    """The primitive of the first implementation, in ``table``'s order of preference, that
+    the filter ``allow`` lets through and ``build`` accepts (it raises core.Unimplemented
+    otherwise); None with res SKIPPED (the filter left some out) or UNIMPLEMENTED."""
+    from ..core import Unimplemented   # here: the harness imports this module without the core
+    from ..status import Reason
+
+    with res.timers("create_pd"):
+        candidates = [i for i in table if allow.allows(i.name)]
+    with res.timers("create_prim"):
+        for impl in candidates:
+            try:
+                return build(impl)
+            except Unimplemented:
+                continue
+    if len(candidates) < len(table):
+        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+    else:
+        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
+    return None

@@ -35,7 +35,7 @@ from ...perf_report import PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ...timing import measure
-from ..base import CaseResult, RunContext
+from ..base import CaseResult, RunContext, first_accepting
 from ...backends import Executor
 from . import cfg
 from . import dt as dtypes
@@ -92,6 +92,15 @@ def _impl_filter(include: bool):
     return parse
 
 
+# --impl and --skip-impl, shared by every driver that picks among implementations.
+IMPL_FILTER_OPTIONS = (
+    Option("impl", _impl_filter(True), ImplFilter(),
+           "use only implementations whose name contains one of these", key="impl_filter"),
+    Option("skip-impl", _impl_filter(False), ImplFilter(),
+           "skip implementations whose name contains one of these", key="impl_filter"),
+)
+
+
 # --alg spellings (reference 3.1) -> the algorithm.
 ALGS = {"direct": "direct", "convolution_direct": "direct", "wino": "wino",
         "convolution_wino": "wino", "auto": "auto", "convolution_auto": "auto"}
@@ -146,10 +155,7 @@ OPTIONS = (
            is_list=True),
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
-    Option("impl", _impl_filter(True), ImplFilter(),
-           "use only implementations whose name contains one of these", key="impl_filter"),
-    Option("skip-impl", _impl_filter(False), ImplFilter(),
-           "skip implementations whose name contains one of these", key="impl_filter"),
+    *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: `--backend=native,torch` runs each problem on
     # both backends one after the other, and their lines sit side by side.
     Option("backend", backends.parse, backends.NATIVE,
@@ -815,22 +821,13 @@ def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
     with res.timers("create_pd"):
         typed = [i for i in core.conv_impls() if i.operands is operands]
         runnable = [i for i in typed if core.isa_supported(i.isa)]
-        candidates = [i for i in runnable if impl_filter.allows(i.name)]
     if typed and not runnable:
         res.status, res.reason = Status.SKIPPED, Reason.DATA_TYPE_NOT_SUPPORTED.value
         return None
-    with res.timers("create_prim"):
-        for impl in candidates:
-            try:
-                return core.ConvPrimitive(impl, shape, kernel_dir, with_bias, fault,
-                                          attr=attr)
-            except core.Unimplemented:
-                continue
-    if any(not impl_filter.allows(i.name) for i in runnable):
-        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-    else:
-        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
-    return None
+    return first_accepting(
+        runnable, impl_filter,
+        lambda impl: core.ConvPrimitive(impl, shape, kernel_dir, with_bias, fault, attr=attr),
+        res)
 
 
 def operand_class(prb) -> str:

@@ -14,15 +14,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import backends, core, fill
+from ... import core
 from ...settings import GlobalSettings
 from ...status import Status
 from ..base import CaseResult, RunContext
-from ..conv import cfg
 from ..conv import driver as conv
-from ..conv.desc import ConvDesc
-from ...attr import PostOps
-from ..conv.driver import Dir, ImplFilter
+from ..conv.driver import Dir
 from . import ref
 from .desc import parse_deconv
 

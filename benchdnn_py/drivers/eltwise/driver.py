@@ -30,14 +30,14 @@ import numpy as np
 from ... import core, eltwise, fill, layout
 from ...check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
 from ...errors import ProblemError, UsageError
-from ...memory import Guarded, fits_in_ram, poison
+from ...memory import Guarded, fits_in_ram
 from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ..base import CaseResult, RunContext
+from ..base import CaseResult, RunContext, first_accepting
 from ..conv import formats
-from ..conv.driver import ImplFilter, _impl_filter, measure_into
+from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter, measure_into
 from . import cfg, ref
 from .desc import Dims, parse_dims
 
@@ -89,10 +89,7 @@ OPTIONS = (
            is_list=True),
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
-    Option("impl", _impl_filter(True), ImplFilter(),
-           "use only implementations whose name contains one of these", key="impl_filter"),
-    Option("skip-impl", _impl_filter(False), ImplFilter(),
-           "skip implementations whose name contains one of these", key="impl_filter"),
+    *IMPL_FILTER_OPTIONS,
 )
 
 PERF_FIELDS = frozenset({"dir", "dt", "tag", "alg", "prop", "mb"})
@@ -212,20 +209,11 @@ def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None
     code = eltwise.ALGS[prb.alg].code
     with res.timers("create_pd"):
         routed = not prb.layout.same_memory(prb.kernel_layout)
-        allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
-        candidates = [i for i in core.eltwise_impls() if allow.allows(i.name)]
-    with res.timers("create_prim"):
-        for impl in candidates:
-            try:
-                return core.EltwisePrimitive(impl, code, prb.alpha, prb.beta,
-                                             prb.backward, fault, prb.dt)
-            except core.Unimplemented:
-                continue
-    if len(candidates) < len(core.eltwise_impls()):
-        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-    else:
-        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
-    return None
+    allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+    return first_accepting(
+        core.eltwise_impls(), allow,
+        lambda impl: core.EltwisePrimitive(impl, code, prb.alpha, prb.beta, prb.backward,
+                                           fault, prb.dt), res)
 
 
 @dataclasses.dataclass

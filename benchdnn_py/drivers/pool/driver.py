@@ -39,9 +39,9 @@ from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ..base import CaseResult, RunContext
+from ..base import CaseResult, RunContext, first_accepting
 from ..conv import formats
-from ..conv.driver import ImplFilter, _impl_filter, measure_into
+from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter, measure_into
 from ..eltwise.driver import tensor_layout
 from . import cfg, ref
 from .desc import PoolDesc, parse_pool
@@ -89,10 +89,7 @@ OPTIONS = (
            is_list=True),
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
-    Option("impl", _impl_filter(True), ImplFilter(),
-           "use only implementations whose name contains one of these", key="impl_filter"),
-    Option("skip-impl", _impl_filter(False), ImplFilter(),
-           "skip implementations whose name contains one of these", key="impl_filter"),
+    *IMPL_FILTER_OPTIONS,
 )
 
 PERF_FIELDS = frozenset({"dir", "sdt", "tag", "alg", "prop", "mb"})
@@ -176,19 +173,10 @@ def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive 
     with res.timers("create_pd"):
         routed = any(not prb.layout(t).same_memory(formats.plain(prb.dims(t)))
                      for t in ("src", "dst"))
-        allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
-        candidates = [i for i in core.pool_impls() if allow.allows(i.name)]
-    with res.timers("create_prim"):
-        for impl in candidates:
-            try:
-                return core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault, prb.dt[0])
-            except core.Unimplemented:
-                continue
-    if len(candidates) < len(core.pool_impls()):
-        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-    else:
-        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
-    return None
+    allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+    return first_accepting(
+        core.pool_impls(), allow,
+        lambda impl: core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault, prb.dt[0]), res)
 
 
 @dataclasses.dataclass

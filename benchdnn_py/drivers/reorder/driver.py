@@ -25,8 +25,8 @@ from ...options import Option, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ..base import CaseResult, RunContext
-from ..conv.driver import ImplFilter, _impl_filter, measure_into
+from ..base import CaseResult, RunContext, first_accepting
+from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter, measure_into
 from . import cfg, ref
 from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims,
                    parse_strides_option, tag_option, tensor_layout)
@@ -61,10 +61,7 @@ OPTIONS = (
            is_list=True),
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
-    Option("impl", _impl_filter(True), ImplFilter(),
-           "use only implementations whose name contains one of these", key="impl_filter"),
-    Option("skip-impl", _impl_filter(False), ImplFilter(),
-           "skip implementations whose name contains one of these", key="impl_filter"),
+    *IMPL_FILTER_OPTIONS,
 )
 
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag"})
@@ -158,20 +155,10 @@ def create(prb: ReorderProblem, res: CaseResult) -> core.ReorderPrimitive | None
         except layout.BlocksDoNotNest as exc:
             res.status, res.reason = Status.UNIMPLEMENTED, str(exc)
             return None
-        candidates = [i for i in core.reorder_impls() if prb.impl_filter.allows(i.name)]
     attr = core.ReorderAttr(prb.sdt, prb.ddt, prb.scale("src"), prb.scale("dst"),
                                 prb.sum_scale is not None, prb.sum_scale or 1.0)
-    with res.timers("create_prim"):
-        for impl in candidates:
-            try:
-                return core.ReorderPrimitive(impl, attr, jobs, fault)
-            except core.Unimplemented:
-                continue
-    if len(candidates) < len(core.reorder_impls()):
-        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-    else:
-        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
-    return None
+    return first_accepting(core.reorder_impls(), prb.impl_filter,
+                           lambda impl: core.ReorderPrimitive(impl, attr, jobs, fault), res)
 
 
 @dataclasses.dataclass
