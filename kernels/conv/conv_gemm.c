@@ -424,7 +424,11 @@ static int gemm_init(struct bdnn_conv *c) {
     /* f32, or bf16 / int8 on the dot-product kernels with whole channel groups (see
      * shift_init). */
     const int shift_types = !c->lp || (u->pack > 0 && icg % u->pack == 0);
-    if (c->dir == BDNN_DIR_FWD && shift_types && taps > 1 && icg >= SHIFT_MIN_ICG
+    /* A 1x1 in bf16 or int8 takes it too: its "padded" planes are the channel-group
+     * planes the dot products read in place, built straight from the user's input
+     * (the gather route would widen the input to f32, pack it and regroup it). */
+    const int grouped = c->lp && u->pack > 0;
+    if (c->dir == BDNN_DIR_FWD && shift_types && (taps > 1 || grouped) && icg >= SHIFT_MIN_ICG
             && d->kd == 1 && d->id == 1 && d->od == 1 && d->sh == 1 && d->sw == 1) {
         const int st = shift_init(c, p, u);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
