@@ -428,8 +428,10 @@ static int gemm_init(struct bdnn_conv *c) {
      * planes the dot products read in place, built straight from the user's input
      * (the gather route would widen the input to f32, pack it and regroup it). */
     const int grouped = c->lp && u->pack > 0;
+    /* ... and a strided one: its planes hold the input points the outputs read. */
+    const int unit_stride = d->sh == 1 && d->sw == 1;
     if (c->dir == BDNN_DIR_FWD && shift_types && (taps > 1 || grouped) && icg >= SHIFT_MIN_ICG
-            && d->kd == 1 && d->id == 1 && d->od == 1 && d->sh == 1 && d->sw == 1) {
+            && d->kd == 1 && d->id == 1 && d->od == 1 && (unit_stride || (grouped && taps == 1))) {
         const int st = shift_init(c, p, u);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
     }
@@ -1165,8 +1167,10 @@ static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64
 }
 
 /* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
- * of group plane i holds channels pack*i .. pack*i + pack-1; an s8 source flips each
- * byte's sign bit, which is adding 128 (the u8 the VNNI kernel takes). */
+ * of group plane i holds channels pack*i .. pack*i + pack-1 of input point
+ * (y*SH - PH, x*SW - PW); an s8 source flips each byte's sign bit, which is adding 128
+ * (the u8 the VNNI kernel takes). Strides other than 1 come only with one tap (1x1): the
+ * plane is then the grid of output points, each lane the input point it reads. */
 static void shift_pad_input_groups(const exec_t *e, const void *src) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
@@ -1176,6 +1180,10 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
     const int64_t elt = pack == 2 ? 2 : 1;
     const uint32_t flip = p->b_shift != 0.0f ? 0x80808080u : 0u;
     const int edge = c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    const int64_t SH = d->sh, SW = d->sw, PW = d->pw;
+    /* columns whose input x*SW - PW lies in [0, IW) */
+    const int64_t x0 = bdnn_div_up(PW, SW);
+    const int64_t x_end = (IW - 1 + PW) / SW + 1, x1 = x_end < wp ? x_end : wp;
     uint32_t *padded = (uint32_t *)p->padded;
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
@@ -1183,12 +1191,15 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
         const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
         uint32_t *out = padded + plane * hp * wp;
         for (int64_t y = 0; y < hp; ++y) {
-            const int64_t iy = y - d->ph;
+            const int64_t iy = y * SH - d->ph;
             if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
-            const int64_t x0 = d->pw, x1 = d->pw + IW < wp ? d->pw + IW : wp;
             uint32_t *row = out + y * wp;
-            for (int64_t x = x0; x < x1; ++x)
-                row[x] = group_lane(in, pack, IH * IW, iy * IW + x - x0, flip);
+            if (SW == 1)
+                for (int64_t x = x0; x < x1; ++x)
+                    row[x] = group_lane(in, pack, IH * IW, iy * IW + x - PW, flip);
+            else
+                for (int64_t x = x0; x < x1; ++x)
+                    row[x] = group_lane(in, pack, IH * IW, iy * IW + x * SW - PW, flip);
             if (edge)
                 for (int64_t x = x1; x < wp; ++x)
                     row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
