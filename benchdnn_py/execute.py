@@ -86,7 +86,7 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None) -> 
     prb, repro, error = repro_of(case)
     if error is not None:
         err(f"ERROR: {error} ({case.source})")
-        result = CaseResult(Status.INVALID_ARGUMENTS)
+        result = CaseResult(Status.INVALID_ARGUMENTS, str(error))
     else:
         result = _run_case(case.driver.run, prb, RunContext(case.settings, task.idx, log), err)
     ms = (time.perf_counter() - start) * 1e3
