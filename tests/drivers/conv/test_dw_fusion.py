@@ -153,3 +153,14 @@ def test_a_kernel_applying_the_chain_on_the_wrong_side_of_dw_is_caught():
     failed = {l for l in res.lines if ":FAILED (errors:" in l}
     assert res.code == 1 and len(failed) == 6, res.out[-2000:]
     assert all("+fault:dw_pre_post_swapped" in l for l in failed)
+
+
+def test_unsupported_chains_report_unimplemented_through_the_cli():
+    res = run_cli("--conv", "--attr-post-ops=sum+dw_k3s1p1,dw_k3s2p1+sum", "ic8ih6oc8kh1",
+                  "--attr-post-ops=dw_k3s1p1,relu+dw:k3s2p1", "ic8ih6oc8kh3ph1",
+                  "--dir=BWD_D", "ic8ih6oc8kh1")
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert len(cases) == 6 and all(":UNIMPLEMENTED (" in l for l in cases), res.out
+    assert sum("sum is not supported with it" in l for l in cases) == 2
+    assert sum("follows a 2D 1x1 convolution only" in l for l in cases) == 2
+    assert sum("no intermediate for the backward pass" in l for l in cases) == 2
