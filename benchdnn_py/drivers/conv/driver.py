@@ -210,6 +210,8 @@ class ConvProblem:
         if dw is None:
             return None
         o = self.desc.o
+        if dw.k < 1 or dw.s < 1:   # no output (dw_invalid says so)
+            return (o[0], 0, 0)
         return (o[0], *((n + 2 * dw.p - dw.k) // dw.s + 1 for n in o[1:]))
 
     @property
@@ -398,6 +400,9 @@ def dw_invalid(prb) -> tuple[Status, str] | None:
     if dw.k < 1 or dw.s < 1 or min(prb.dw_o[1:]) < 1:
         return (Status.INVALID_ARGUMENTS, f"`{dw}`: the depthwise step of a {d.o[1]}x{d.o[2]}"
                 " input has no output point")
+    if dw.p >= dw.k:
+        return (Status.INVALID_ARGUMENTS, f"`{dw}`: the depthwise padding must be smaller "
+                "than its kernel (outputs would read padding only)")
     if prb.zero_points:
         return (Status.UNIMPLEMENTED, f"`{dw}`: zero points with depthwise fusion are not "
                 "implemented")

@@ -111,20 +111,27 @@ def test_backward_and_deconvolution_are_refused():
            "only, not a deconvolution)" in res.out
 
 
-def test_a_depthwise_step_without_output_is_invalid():
-    status, why = driver.unsupported(_problem("ic8ih2oc8kh1", "dw:k5s1p0"))
-    assert status is Status.INVALID_ARGUMENTS and "no output point" in why
+@pytest.mark.parametrize("text,chain,reason", [
+    ("ic8ih2oc8kh1", "dw:k5s1p0", "no output point"),
+    ("ic8ih6oc8kh1", "dw:k3s0p1", "no output point"),
+    ("ic8ih6oc8kh1", "dw:k0s1p0", "no output point"),
+    ("ic8ih6oc8kh1", "dw:k3s1p3", "padding must be smaller than its kernel"),
+])
+def test_a_depthwise_step_without_real_outputs_is_invalid(text, chain, reason):
+    status, why = driver.unsupported(_problem(text, chain))
+    assert status is Status.INVALID_ARGUMENTS and reason in why
 
 
 def test_fused_kernels_pass_for_every_type_both_strides_and_sampled():
     res = run_cli("--conv", "--dir=FWD_B,FWD_I",
                   "--dt=f32,bf16,bf16:bf16:f32,u8:s8:u8,s8:s8:s8,u8:s8:f32",
                   "--attr-post-ops=dw_k3s1p1,relu+dw_k3s2p1+relu",
-                  "mb2ic16ih10oc40kh1", "mb1ic24ih7iw9oc20kh1kw1",
+                  "mb2ic16ih10oc40kh1", "mb1ic24ih7iw9oc20kh1kw1", "ic8ih12oc8kh1sh2",
+                  "ic8ih6oc8kh1ph1",
                   "--check=sampled:40", "--dt=u8:s8:u8",
                   "--attr-post-ops=dw:k3s2p1:s32,dw:k3s1p1:f32", "mb2ic16ih10oc40kh1")
     cases = [l for l in res.lines if l.split(":")[0].isdigit()]
-    assert res.code == 0 and len(cases) == 2 * 6 * 2 * 2 + 2 * 2, res.out[-2000:]
+    assert res.code == 0 and len(cases) == 2 * 6 * 2 * 4 + 2 * 2, res.out[-2000:]
     assert all(":PASSED " in l and "--impl=fused_dw" in l for l in cases)
     assert any("fused_dw_int8:avx512_vnni(gemm_conv_int8" in l for l in cases) \
         or not core.isa_supported(core.Isa.AVX512_VNNI)
