@@ -108,14 +108,15 @@ static int64_t tile_rows(const struct bdnn_conv *c) {
     return mr;
 }
 
-/* Channels per block: as many whole tiles as fit the buffer (all channels if they fit),
+/* Channels per block: as many whole tiles as fit the buffer (all channels if they fit;
+ * one tile at least, even past the buffer: a partial tile wastes micro-kernel rows),
  * then at least one block per thread when the images are fewer than the threads, the
  * blocks equal but for the last. */
 static int64_t block_size(const struct bdnn_conv *c, int64_t plane_bytes) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t mr = tile_rows(c);
     int64_t bs = FDW_BUFFER_BYTES / (plane_bytes > 0 ? plane_bytes : 1);
-    bs = bs >= d->oc ? d->oc : bs >= mr ? bs / mr * mr : bs > 0 ? bs : 1;
+    bs = bs >= d->oc ? d->oc : bs >= mr ? bs / mr * mr : mr < d->oc ? mr : d->oc;
     int64_t nblk = bdnn_div_up(d->oc, bs);
     const int64_t want = bdnn_div_up(c->nthr, d->mb > 0 ? d->mb : 1);
     if (nblk < want) nblk = want < d->oc ? want : d->oc;
