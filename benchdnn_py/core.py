@@ -71,12 +71,13 @@ class Direction(enum.IntEnum):
 class PostKind(enum.IntEnum):
     SUM = lib.BDNN_POST_SUM
     ELTWISE = lib.BDNN_POST_ELTWISE
+    DW = lib.BDNN_POST_DW
 
 
 @dataclasses.dataclass(frozen=True)
 class PostOp:
-    """One post-op as the kernels take it: sum (scale, zero_point) or eltwise (alg,
-    alpha, beta, scale)."""
+    """One post-op as the kernels take it: sum (scale, zero_point), eltwise (alg,
+    alpha, beta, scale) or dw (the depthwise step's k, s, p and its tensors' types)."""
 
     kind: PostKind
     alg: int = 0
@@ -84,6 +85,16 @@ class PostOp:
     alpha: float = 0.0
     beta: float = 0.0
     zero_point: int = 0
+    dw_k: int = 0
+    dw_s: int = 0
+    dw_p: int = 0
+    dw_wei_dt: str = "f32"
+    dw_bia_dt: str = "f32"
+    dw_dst_dt: str = "f32"
+
+    def dw_out(self, size: int) -> int:
+        """The depthwise step's output size along an axis of the main output's size."""
+        return (size + 2 * self.dw_p - self.dw_k) // self.dw_s + 1
 
 
 class Scales(enum.IntEnum):
@@ -127,7 +138,15 @@ class ConvAttr:
         for slot, op in zip(a.post_ops, self.post_ops):
             slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta, slot.zero_point = (
                 int(op.kind), op.alg, op.scale, op.alpha, op.beta, op.zero_point)
+            slot.dw_k, slot.dw_s, slot.dw_p = op.dw_k, op.dw_s, op.dw_p
+            slot.dw_wei_dt, slot.dw_bia_dt, slot.dw_dst_dt = (DATA_TYPES[t][0] for t in (
+                op.dw_wei_dt, op.dw_bia_dt, op.dw_dst_dt))
         return a
+
+    @property
+    def dw(self) -> PostOp | None:
+        """The dw post-op entry, if any."""
+        return next((op for op in self.post_ops if op.kind is PostKind.DW), None)
 
 
 def eltwise_fwd(op: PostOp, x: np.ndarray) -> None:
@@ -152,6 +171,7 @@ class Fault(enum.IntEnum):
     TRUNCATE_DST = lib.BDNN_FAULT_TRUNCATE_DST
     WRAP_DST = lib.BDNN_FAULT_WRAP_DST
     CRASH = lib.BDNN_FAULT_CRASH
+    DW_PRE_POST_SWAPPED = lib.BDNN_FAULT_DW_PRE_POST_SWAPPED
 
 
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
@@ -496,21 +516,42 @@ class ConvPrimitive:
     def weights_bytes(self) -> int:
         return int(lib.bdnn_conv_weights_bytes(self._handle))
 
-    def pack_weights(self, wei: np.ndarray) -> np.ndarray:
+    @property
+    def dst_shape(self) -> tuple[int, ...]:
+        """The written forward dst: the depthwise step's output with a dw post-op."""
+        s, dw = self.shape, self.attr.dw
+        if dw is None:
+            return s.dst_shape
+        return (s.mb, s.oc, 1, dw.dw_out(s.o[1]), dw.dw_out(s.o[2]))
+
+    def _pack_args(self, wei: np.ndarray, dw_wei: np.ndarray | None,
+                   dw_bia: np.ndarray | None) -> tuple:
+        w = _bytes(wei, self.attr.wei_dt, _count(self.shape.wei_shape))
+        dw = self.attr.dw
+        if dw is None:
+            return lib.bdnn_conv_pack_weights, (self._handle, w)
+        oc = self.shape.oc
+        return lib.bdnn_conv_pack_weights_dw, (
+            self._handle, w, _bytes(dw_wei, dw.dw_wei_dt, oc * dw.dw_k * dw.dw_k),
+            _bytes(dw_bia if self.with_bias else None, dw.dw_bia_dt, oc))
+
+    def pack_weights(self, wei: np.ndarray, dw_wei: np.ndarray | None = None,
+                     dw_bia: np.ndarray | None = None) -> np.ndarray:
         """The weights reorder into the implementation's layout (forward, backward data):
-        opaque bytes for bind."""
+        opaque bytes for bind. With a dw post-op, its weights [oc][1][1][k][k] and (with
+        bias) its bias [oc] are packed into the same bytes."""
         packed = np.empty(self.weights_bytes, np.uint8)
-        _check(lib.bdnn_conv_pack_weights(
-            self._handle, _bytes(wei, self.attr.wei_dt, _count(self.shape.wei_shape)),
-            _bytes(packed)), "weights reorder")
+        fn, args = self._pack_args(wei, dw_wei, dw_bia)
+        _check(fn(*args, _bytes(packed)), "weights reorder")
         return packed
 
-    def bind_pack_weights(self, wei: np.ndarray, packed: np.ndarray) -> Callable[[], None]:
+    def bind_pack_weights(self, wei: np.ndarray, packed: np.ndarray,
+                          dw_wei: np.ndarray | None = None,
+                          dw_bia: np.ndarray | None = None) -> Callable[[], None]:
         """pack_weights into packed (a buffer pack_weights' size) as a callable: a
         primitive given its weights in another layout packs them on every execution."""
-        args = (self._handle, _bytes(wei, self.attr.wei_dt, _count(self.shape.wei_shape)),
-                self._packed(packed))
-        return self._runner(lib.bdnn_conv_pack_weights, args)
+        fn, args = self._pack_args(wei, dw_wei, dw_bia)
+        return self._runner(fn, (*args, self._packed(packed)))
 
     def _packed(self, wei_packed: np.ndarray):
         if wei_packed.dtype != np.uint8 or wei_packed.size != self.weights_bytes:
@@ -526,9 +567,10 @@ class ConvPrimitive:
         so that timed runs pay only for the C call."""
         self._expect(Direction.FWD)
         s, a = self.shape, self.attr
+        dst_dt = a.dw.dw_dst_dt if a.dw is not None else a.dst_dt
         args = (self._handle, _bytes(src, a.src_dt, _count(s.src_shape)),
                 self._packed(wei_packed), self._bias_ptr(bias, s.oc),
-                _out_bytes(dst, a.dst_dt, _count(s.dst_shape)))
+                _out_bytes(dst, dst_dt, _count(self.dst_shape)))
         return self._runner(lib.bdnn_conv_execute, args)
 
     def bind_bwd_data(self, diff_dst: np.ndarray, wei_packed: np.ndarray,

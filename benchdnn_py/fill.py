@@ -26,6 +26,8 @@ class Kind(enum.IntEnum):
     BIA = 2
     DST = 3
     SCALES = 4
+    DW_WEI = 5      # depthwise fusion: the depthwise step's weights and bias
+    DW_BIA = 6
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

@@ -42,6 +42,8 @@ class Case:
     torch: dict[str, Any] | None
     post_ops: str = ""                      # the --attr-post-ops text, "" for none
     plain: dict[str, Any] | None = None     # with post-ops: the same case without them
+    # with a dw post-op: the depthwise layer it fuses, run alone (same name, no post-ops)
+    separate_dw: dict[str, Any] | None = None
 
     @property
     def depthwise(self) -> bool:
@@ -64,6 +66,15 @@ class Case:
     def over_plain(self) -> float | None:
         """Time with the post-ops over the time without (native, medians)."""
         return self.ours["median_ms"] / self.plain["median_ms"] if self.plain else None
+
+    @property
+    def over_separate(self) -> float | None:
+        """Depthwise fusion: the fused time over the 1x1 and the depthwise convolutions'
+        times run separately (native, medians)."""
+        if not (self.plain and self.separate_dw):
+            return None
+        return self.ours["median_ms"] / (self.plain["median_ms"]
+                                         + self.separate_dw["median_ms"])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +133,26 @@ OVERHEAD_TARGETS: tuple[OverheadTarget, ...] = (
     OverheadTarget("ResNet-50 f32 forward + sum, mb1", "resnet_50", "sum", 1.05),
 )
 
+
+@dataclasses.dataclass(frozen=True)
+class FusionTarget:
+    """Depthwise fusion (issue 6): a 1x1 convolution with its dw post-op against the two
+    convolutions run separately, per pair (batches/perf_conv names the three cases of a
+    pair alike: network:pw_layer+dw_layer)."""
+
+    label: str
+    network: str
+    max_ratio: float        # geomean of fused / (1x1 + depthwise) over the pairs
+
+    def matches(self, case: Case) -> bool:
+        return (case.network == self.network and case.post_ops.startswith("dw")
+                and case.operands == "f32" and case.direction in FORWARD and case.desc.mb == 1)
+
+
+FUSION_TARGETS: tuple[FusionTarget, ...] = (
+    FusionTarget("MobileNet v1 f32 1x1 + depthwise fused, mb1", "mobilenet_v1_fusion", 1.0),
+)
+
 _NAME = re.compile(r'n"([^"]*)"')
 _POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
 
@@ -141,6 +172,7 @@ def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
         if record.get("driver") == "conv" and record.get("median_ms"):
             by_key[pair_key(record["key"])][record.get("backend", "native")] = record
     out = []
+    depthwise: dict[str, dict[str, Any]] = {}   # name -> its depthwise case, no post-ops
     for key, sides in by_key.items():
         ours = sides.get("native")
         if ours is None:
@@ -153,7 +185,10 @@ def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
         out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
                         _operands(ours), ours, sides.get("torch"),
                         post_ops.group(1) if post_ops else "", plain))
-    return out
+        if name and not post_ops and desc.g > 1 and desc.g == desc.ic == desc.oc:
+            depthwise[name.group(1)] = ours
+    return [dataclasses.replace(c, separate_dw=depthwise.get(f"{c.network}:{c.layer}"))
+            if c.post_ops.startswith("dw") else c for c in out]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,6 +253,21 @@ def overhead_lines(cases: list[Case]) -> list[str]:
     return lines
 
 
+def fusion_lines(cases: list[Case]) -> list[str]:
+    lines = ["| fusion target | pairs | fused over separate (geomean, max) | bar |",
+             "|---|---|---|---|"]
+    for t in FUSION_TARGETS:
+        ratios = [c.over_separate for c in cases if t.matches(c) and c.over_separate]
+        if not ratios:
+            lines.append(f"| {t.label} | 0 | - | not measured |")
+            continue
+        mean = geometric_mean(ratios)
+        verdict = "met" if mean < t.max_ratio else "missed"
+        lines.append(f"| {t.label} | {len(ratios)} | {mean:.3f}, {max(ratios):.3f} | "
+                     f"geomean < {t.max_ratio:g}: {verdict} |")
+    return lines
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else format(value, fmt)
@@ -267,5 +317,6 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     if not cases:
         raise UsageError(f"{', '.join(paths)}: no timed conv case (run with --mode=P and "
                          f"--results=FILE)")
-    lines = [limits_line(cases), "", *markdown(rows_of(cases)), "", *overhead_lines(cases)]
+    lines = [limits_line(cases), "", *markdown(rows_of(cases)), "", *overhead_lines(cases),
+             "", *fusion_lines(cases)]
     return lines + ["", *layer_lines(cases)] if layers else lines

@@ -100,3 +100,21 @@ def test_post_op_overhead_divides_by_the_plain_case():
     lines = perf_table.overhead_lines(cases)
     assert "| ResNet-50 f32 forward + relu, mb1 | 2 | 1.111, 1.210 | geomean <= 1.05: missed |" in lines
     assert "| ResNet-50 f32 forward + sum, mb1 | 0 | - | not measured |" in lines
+
+
+def test_depthwise_fusion_divides_by_the_two_convolutions_run_separately():
+    def pair(name, fused, pw, dw):
+        n = f'n"mobilenet_v1_fusion:{name}"'
+        return [{**record(f"mb1ic32ih56oc64oh56kh1ph0{n}", median_ms=fused),
+                 "key": f"--conv --dir=FWD_I --attr-post-ops=dw_k3s1p1 mb1ic32ih56oc64oh56kh1ph0{n}"},
+                record(f"mb1ic32ih56oc64oh56kh1ph0{n}", median_ms=pw),
+                record(f"g64mb1ic64ih56oc64oh56kh3ph1{n}", median_ms=dw)]
+    cases = perf_table.cases_of(pair("a", 1.5, 1.0, 1.0) + pair("b", 2.4, 2.0, 1.0))
+    fused = sorted((c for c in cases if c.post_ops), key=lambda c: c.layer)
+    assert [c.over_separate for c in fused] == pytest.approx([0.75, 0.8])
+    lines = perf_table.fusion_lines(cases)
+    assert ("| MobileNet v1 f32 1x1 + depthwise fused, mb1 | 2 | 0.775, 0.800 | "
+            "geomean < 1: met |") in lines
+    # the pairs' plain cases stay out of the MobileNet v1 targets
+    rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases)}
+    assert rows["MobileNet v1 f32 forward, mb1"] == 0

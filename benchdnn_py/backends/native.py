@@ -44,7 +44,7 @@ ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 
 def kernel_layouts(prb) -> dict[str, layout.Layout]:
     """The kernels' own layout of src, wei and dst, over the user's logical dims."""
-    t = conv.tensors(prb.desc, prb.shape)
+    t = conv.tensors(prb.desc, prb.shape, conv.dw_shape_of(prb))
     wei_tag = "abx"
     if prb.desc.kind == "deconv":
         wei_tag = "acbx" if prb.desc.has_groups else "bax"
@@ -74,7 +74,8 @@ class _Executor:
         self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
                         for n in kernel}
         self.kernel = kernel
-        self.shapes = {n: t.shape for n, t in conv.tensors(prb.desc, prb.shape).items()}
+        self.shapes = {n: t.shape for n, t in conv.tensors(
+            prb.desc, prb.shape, conv.dw_shape_of(prb)).items()}
         dts = conv.tensor_dts(prb)
         ins = conv.direction_chain(prb.dir, prb.shape)[0]
         outs = conv.output_names(prb.dir)
@@ -94,7 +95,10 @@ class _Executor:
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
         output buffers in self.layouts. Returns (run, collect); run is the primitive:
-        route reorders, weights re-packing, kernel."""
+        route reorders, weights re-packing, kernel. A dw post-op's weights and bias (plain:
+        such a case is never routed) are packed with the weights."""
+        inputs = dict(inputs)
+        dw = [inputs.pop(n, None) for n in ("dw_wei", "dw_bia")]
         k_in, k_out, wrap = self.route.bind(
             inputs,
             {n: o.array for n, o in outs.items()})
@@ -104,9 +108,9 @@ class _Executor:
         if "wei" in k_in:
             if "wei" in self.to_kernel:
                 packed = np.empty(self.prim.weights_bytes, np.uint8)
-                pre = (self.prim.bind_pack_weights(k_in["wei"], packed),)
+                pre = (self.prim.bind_pack_weights(k_in["wei"], packed, *dw),)
             else:   # the kernels' own layout: packed once, as oneDNN's `any` weights
-                packed = self.prim.pack_weights(k_in["wei"])
+                packed = self.prim.pack_weights(k_in["wei"], *dw)
         return wrap(self.kernel_bind(self.prim, self.prb, k_in, packed, k_out), pre), _nothing
 
     def close(self) -> None:
@@ -155,7 +159,15 @@ _CREATE = {"conv": _create_conv, "deconv": _create_deconv}
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    """The kernels' post-op support: the spec's chains per type, no depthwise fusion yet."""
+    """The kernels' post-op support: the spec's chains per type; depthwise fusion
+    (fused_dw) without groups, on the kernels' own plain layouts."""
+    if prb.dw is not None:
+        if prb.desc.g != 1:
+            return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion after a grouped "
+                    "convolution is not implemented")
+        if routed(prb):
+            return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion runs on the plain "
+                    "layouts only (--stag/--wtag/--dtag any or nchw/oihw)")
     return conv.native_post_ops_unsupported(prb.post_ops, prb.dt)
 
 

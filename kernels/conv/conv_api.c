@@ -16,6 +16,18 @@
 #define BF16 OPERANDS_BF16
 #define INT8 OPERANDS_INT8
 static const conv_impl_entry_t impls[] = {
+    /* The only rows that take a dw post-op (and take nothing else); each runs its 1x1
+     * and depthwise steps on the rows below, at its ISA or under. */
+    {"fused_dw:avx512", BDNN_ISA_AVX512, &bdnn_conv_fused_dw_ops, NULL, F32},
+    {"fused_dw:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, F32},
+    {"fused_dw:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, F32},
+    {"fused_dw_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_fused_dw_ops, NULL, BF16},
+    {"fused_dw_bf16:avx512", BDNN_ISA_AVX512, &bdnn_conv_fused_dw_ops, NULL, BF16},
+    {"fused_dw_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, BF16},
+    {"fused_dw_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, BF16},
+    {"fused_dw_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_fused_dw_ops, NULL, INT8},
+    {"fused_dw_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, INT8},
+    {"fused_dw_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, INT8},
     {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32},
     {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32},
     {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32},
@@ -100,8 +112,8 @@ static int needs_lp(const bdnn_conv_t *c) {
     return 0;
 }
 
-int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
-                     const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out) {
+static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
+                       const bdnn_conv_attr_t *attr, int fault, int nthr, bdnn_conv_t **out) {
     *out = NULL;
     const bdnn_conv_attr_t plain = {.src_dt = BDNN_DT_F32, .wei_dt = BDNN_DT_F32,
                                     .dst_dt = BDNN_DT_F32, .bia_dt = BDNN_DT_F32};
@@ -109,7 +121,8 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
     if (a->n_post_ops < 0 || a->n_post_ops > BDNN_MAX_POST_OPS) return BDNN_STATUS_INVALID;
     for (int i = 0; i < a->n_post_ops; ++i) {
         const bdnn_post_op_t *op = &a->post_ops[i];
-        if (op->kind != BDNN_POST_SUM && op->kind != BDNN_POST_ELTWISE)
+        if (op->kind != BDNN_POST_SUM && op->kind != BDNN_POST_ELTWISE
+                && op->kind != BDNN_POST_DW)
             return BDNN_STATUS_UNIMPLEMENTED;
         if (op->kind == BDNN_POST_ELTWISE && (op->alg < BDNN_ELT_ABS || op->alg > BDNN_ELT_TANH))
             return BDNN_STATUS_UNIMPLEMENTED;
@@ -121,6 +134,9 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
     if (!desc_ok(d)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     if (operands_of(a, dir) != impls[impl].operands) return BDNN_STATUS_UNIMPLEMENTED;
+    /* A dw post-op is fused_dw's, and fused_dw takes nothing else. */
+    if ((bdnn_dw_post_op(a) >= 0) != (impls[impl].ops == &bdnn_conv_fused_dw_ops))
+        return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
     bdnn_conv_t *c = calloc(1, sizeof(*c));
@@ -136,7 +152,7 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
     c->operands = impls[impl].operands;
     c->out_dt = out_dt_of(a, dir);
     c->lp = needs_lp(c);
-    c->nthr = omp_get_max_threads();
+    c->nthr = nthr;
     c->impl = &impls[impl];
     if (a->scales != BDNN_SCALES_NONE) {
         /* One per channel of the written tensor: dst's oc, or diff_src's ic (backward
@@ -159,10 +175,35 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
     return BDNN_STATUS_OK;
 }
 
+int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
+                     const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out) {
+    return conv_create(impl, d, dir, with_bias, attr, fault, omp_get_max_threads(), out);
+}
+
+int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
+                            const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out) {
+    int st = BDNN_STATUS_UNIMPLEMENTED;
+    for (int i = 0; i < N_IMPLS; ++i) {
+        if (impls[i].ops == &bdnn_conv_fused_dw_ops || impls[i].isa > max_isa) continue;
+        st = conv_create(i, d, BDNN_DIR_FWD, with_bias, attr, fault, 1, out);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
+    return st;
+}
+
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c) { return c->impl->ops->weights_bytes(c); }
 
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed) {
+    if (c->impl->ops->pack_weights_dw) return BDNN_STATUS_INVALID;
     c->impl->ops->pack_weights(c, wei, wei_packed);
+    return BDNN_STATUS_OK;
+}
+
+int bdnn_conv_pack_weights_dw(const bdnn_conv_t *c, const void *wei, const void *dw_wei,
+                              const void *dw_bias, void *wei_packed) {
+    if (!c->impl->ops->pack_weights_dw || !dw_wei || (c->with_bias && !dw_bias))
+        return BDNN_STATUS_INVALID;
+    c->impl->ops->pack_weights_dw(c, wei, dw_wei, dw_bias, wei_packed);
     return BDNN_STATUS_OK;
 }
 
@@ -222,7 +263,7 @@ int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial
     return BDNN_STATUS_OK;
 }
 
-const char *bdnn_conv_name(const bdnn_conv_t *c) { return c->impl->name; }
+const char *bdnn_conv_name(const bdnn_conv_t *c) { return c->name ? c->name : c->impl->name; }
 
 void bdnn_conv_destroy(bdnn_conv_t *c) {
     if (!c) return;

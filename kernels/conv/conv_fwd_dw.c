@@ -201,5 +201,5 @@ static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 }
 
 const conv_impl_ops_t bdnn_conv_dw_ops = {
-    dw_init, dw_weights_bytes, dw_pack_weights, dw_execute, dw_fini,
+    dw_init, dw_weights_bytes, dw_pack_weights, dw_execute, dw_fini, NULL,
 };

@@ -1546,5 +1546,5 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 }
 
 const conv_impl_ops_t bdnn_conv_gemm_ops = {
-    gemm_init, gemm_weights_bytes, gemm_pack_weights, gemm_execute, gemm_fini,
+    gemm_init, gemm_weights_bytes, gemm_pack_weights, gemm_execute, gemm_fini, NULL,
 };

@@ -108,6 +108,9 @@ typedef struct {
     void (*pack_weights)(const struct bdnn_conv *c, const void *wei, void *packed);
     void (*execute)(const struct bdnn_conv *c, const bdnn_conv_args_t *args);
     void (*fini)(struct bdnn_conv *c);
+    /* Only the fused_dw family (a dw post-op): packs every constant input. */
+    void (*pack_weights_dw)(const struct bdnn_conv *c, const void *wei, const void *dw_wei,
+                            const void *dw_bias, void *packed);
 } conv_impl_ops_t;
 
 /* Operand classes (BDNN_OPERANDS_* in bdnn.h), short. */
@@ -141,6 +144,8 @@ struct bdnn_conv {
     int lp;
     const conv_impl_entry_t *impl;
     void *plan;          /* owned by the implementation (init allocates, fini frees) */
+    const char *name;    /* what bdnn_conv_name reports when not the row's name (fused_dw
+                            names the sub-implementations it runs); owned by the plan */
 };
 
 /* The low-precision epilogue (conv_epilogue.c): turns rows x cols accumulators (f32, or
@@ -154,7 +159,21 @@ void bdnn_conv_epilogue(const struct bdnn_conv *c, const void *acc, int64_t ld_a
                         const int32_t *comp, void *out, int64_t out_off, int64_t ld_out,
                         float *tmp);
 
-extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops;
+extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops, bdnn_conv_fused_dw_ops;
+
+/* The index of a problem's dw post-op entry, or -1. */
+static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {
+    for (int i = 0; i < a->n_post_ops; ++i)
+        if (a->post_ops[i].kind == BDNN_POST_DW) return i;
+    return -1;
+}
+
+/* For fused_dw (conv_fused_dw.c): a single-threaded primitive of the first row of the
+ * table, other than fused_dw, whose ISA is supported and at most max_isa and that accepts
+ * the problem (conv_api.c). The primitive runs on the calling thread: an outer parallel
+ * region gives each thread its own. */
+int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
+                            const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied

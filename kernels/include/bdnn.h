@@ -78,11 +78,22 @@ enum {
 /* Post-ops (forward only), applied in order in the kernels' epilogue, in f32:
  *   sum:      dst = scale * (dst_prior - zero_point) + result
  *   eltwise:  dst = scale * f(dst; alpha, beta)    (scale is 1 outside int8)
+ *   dw:       dst = Conv_dw(result): a depthwise convolution (g = ic = oc = the main
+ *             convolution's oc; kernel dw_k x dw_k, stride dw_s, padding dw_p on both
+ *             sides) of the main output, which is first rounded to dst_dt exactly as a
+ *             stored output would be. Entries before it apply to the main output, entries
+ *             after it to the depthwise output. Only the fused_dw rows take it (2D forward
+ *             1x1 convolutions, g = 1, eltwise entries beside it, at most one dw entry);
+ *             the written tensor is then [mb][oc][dw_oh][dw_ow] of dw_dst_dt, with
+ *             dw_oh = (oh + 2 * dw_p - dw_k) / dw_s + 1 (dw_ow alike), and the primitive
+ *             takes its weights [oc][1][1][dw_k][dw_k] (dw_wei_dt) and, with bias, a bias
+ *             [oc] (dw_bia_dt) through bdnn_conv_pack_weights_dw.
  * For f32 data the sum must come first in a chain; the low-precision epilogue takes the
  * entries in any order. */
 enum {
     BDNN_POST_SUM = 1,
-    BDNN_POST_ELTWISE = 2
+    BDNN_POST_ELTWISE = 2,
+    BDNN_POST_DW = 3
 };
 
 /* Eltwise algorithms (oneDNN's forward formulas; the _dst variants differ only backward). */
@@ -101,6 +112,8 @@ typedef struct {
     int alg;               /* BDNN_ELT_*, for eltwise */
     float scale, alpha, beta;
     int32_t zero_point;    /* sum: subtracted from the prior dst (int8) */
+    int dw_k, dw_s, dw_p;  /* dw: kernel size, stride, padding (both sides) */
+    int dw_wei_dt, dw_bia_dt, dw_dst_dt;   /* dw: BDNN_DT_* of its weights, bias, output */
 } bdnn_post_op_t;
 
 /* How the accumulator is scaled (int8 convolutions), before the post-ops:
@@ -145,8 +158,11 @@ enum {
     BDNN_FAULT_TRUNCATE_DST = 8,     /* low-precision outputs: truncate instead of rounding
                                         to nearest even */
     BDNN_FAULT_WRAP_DST = 9,         /* integer outputs: wrap around instead of saturating */
-    BDNN_FAULT_CRASH = 10            /* forward execute raises SIGSEGV when ic == 3 and oc == 5
+    BDNN_FAULT_CRASH = 10,           /* forward execute raises SIGSEGV when ic == 3 and oc == 5
                                         (crash-isolation tests: one recognizable shape dies) */
+    BDNN_FAULT_DW_PRE_POST_SWAPPED = 11 /* depthwise fusion: the eltwise entries before the dw
+                                           entry run after the depthwise step, and those
+                                           after it before */
 };
 
 /* ---- machine ---- */
@@ -243,6 +259,13 @@ size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);
 /* Reorders user weights (plain layout above, of wei_dt) into the implementation's layout.
  * Not part of the timed execution, as a weights reorder is not in oneDNN. */
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed);
+/* The same for a primitive with a dw post-op: every constant input (the main weights, the
+ * depthwise weights [oc][1][1][k][k] of dw_wei_dt and, with bias, the depthwise bias [oc]
+ * of dw_bia_dt; NULL without) goes into the one packed buffer of bdnn_conv_weights_bytes.
+ * BDNN_STATUS_INVALID for a primitive without a dw post-op (and bdnn_conv_pack_weights
+ * is INVALID for one with it). */
+int bdnn_conv_pack_weights_dw(const bdnn_conv_t *c, const void *wei, const void *dw_wei,
+                              const void *dw_bias, void *wei_packed);
 /* Execution, one entry point per direction (BDNN_STATUS_INVALID if the primitive was
  * created for another). Thread-safe with respect to other primitives; one primitive must
  * not be executed concurrently with itself (it owns its scratch space). */

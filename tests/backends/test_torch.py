@@ -195,6 +195,15 @@ def test_asymmetric_padding_and_post_ops_match_the_reference(torch, driver, prob
     assert all(("--backend=torch" in l) == (i % 2 == 1) for i, (_, l) in enumerate(cases))
 
 
+def test_depthwise_fusion_runs_natively_and_torch_says_why_not(torch):
+    res = run_cli("--conv", "--backend=native,torch", "--attr-post-ops=relu+dw_k3s2p1",
+                  "ic8ih6oc8kh1")
+    status = _cases(res)
+    assert status[0][0] == "PASSED" and "--impl=fused_dw" in status[0][1]
+    assert status[1][0] == "UNIMPLEMENTED" and "torch has no fused depthwise post-op" in \
+        status[1][1]
+
+
 def test_chains_torch_expresses_and_what_it_cannot(torch):
     res = run_cli("--conv", "--backend=native,torch",
                   "--attr-post-ops=relu+sum:0.5,relu+tanh,dw:k3s1p1", "ic8ih6oc8kh3ph1",
@@ -204,8 +213,9 @@ def test_chains_torch_expresses_and_what_it_cannot(torch):
     # relu+sum and relu+tanh: UNIMPLEMENTED natively (the spec's f32 matrix), run by torch
     assert status[0][0] == "UNIMPLEMENTED" and "sum then eltwise" in status[0][1]
     assert status[1][0] == "PASSED" and status[3][0] == "PASSED"
-    assert status[5][0] == "UNIMPLEMENTED" and "torch has no fused depthwise post-op" in \
-        status[5][1]
+    # dw after a 3x3: the spec's limit, on both backends
+    assert all(s == "UNIMPLEMENTED" and "follows a 2D 1x1 convolution only" in l
+               for s, l in status[4:6])
     # backward with post-ops: the problem's own limit, on both backends
     assert all(s == "UNIMPLEMENTED" and "no intermediate for the backward pass" in l
                for s, l in status[6:8])

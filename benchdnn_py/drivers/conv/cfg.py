@@ -16,6 +16,7 @@ class DtCfg:
     dst: tuple[int, int]           # prior dst contents (sum post-op) and diff_dst
     perf: tuple[float, float]      # performance-mode fill range (reals)
     trh: float                     # threshold of direct convolution
+    dw_wei: tuple[int, int]        # depthwise fusion's weights, when of this type
 
 
 CFG: dict[str, DtCfg] = {
@@ -27,13 +28,16 @@ CFG: dict[str, DtCfg] = {
         dst=(-8, 8),               # benchdnn's range for the prior dst
         perf=(-1024.0, 1024.0),    # ordinary finite values; speed must not depend on them
         trh=0.0,                   # integer data: every partial sum is exact, so any order
-    ),                             #   of summation must match the reference bit for bit
+                                   #   of summation must match the reference bit for bit
+        dw_wei=(-4, 4),            # 9 taps over 1x1 outputs far below 2**24 / 36: exact
+    ),
     "bf16": DtCfg(
         digits=8,                  # 8-bit significand: integers up to 256 are exact
         src=(-4, 4), wei=(-4, 4),  # small, so products stay exact and sums few-bit
         bia=(-8, 8), dst=(-4, 4),
         perf=(-32.0, 32.0),        # benchdnn's bf16 perf range
         trh=0.0,                   # exact after rounding the reference to bf16
+        dw_wei=(-2, 2),            # bf16 1x1 outputs times these: exact f32 products and sums
     ),
     "f16": DtCfg(
         digits=11,                 # 11-bit significand
@@ -41,6 +45,7 @@ CFG: dict[str, DtCfg] = {
         bia=(-8, 8), dst=(-4, 4),
         perf=(-8.0, 8.0),          # stays far from f16 overflow (65504)
         trh=0.0,
+        dw_wei=(-2, 2),            # (no depthwise fusion after f16; kept for the table)
     ),
     "s8": DtCfg(
         digits=7,                  # 7 value bits
@@ -48,13 +53,15 @@ CFG: dict[str, DtCfg] = {
         bia=(-8, 8), dst=(-4, 4),
         perf=(-32.0, 32.0),
         trh=0.0,                   # integer arithmetic: exact, then saturated
-    ),
+        dw_wei=(-1, 1),            # the int8 1x1 outputs span much of their type: 9 taps
+    ),                             #   of {-1, 0, 1} leave most depthwise outputs unsaturated
     "u8": DtCfg(
         digits=8,
         src=(0, 8), wei=(0, 8),    # unsigned; wei unused (weights are s8)
         bia=(0, 8), dst=(0, 160),  # a prior u8 dst spans more of the type
         perf=(0.0, 64.0),
         trh=0.0,
+        dw_wei=(0, 0),             # never a weights type
     ),
     "s32": DtCfg(
         digits=31,                 # s32 accumulation
@@ -62,6 +69,7 @@ CFG: dict[str, DtCfg] = {
         bia=(-8, 8), dst=(-128, 128),
         perf=(-1024.0, 1024.0),
         trh=0.0,
+        dw_wei=(0, 0),             # never a weights type
     ),
 }
 

@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ... import backends, check, core, eltwise, fill, layout
-from ...attr import (Eltwise, OScale, PostOps, Scales, Sum, ZeroPoints, parse_oscale,
-                     parse_post_ops, parse_scales, parse_zero_points)
+from ...attr import (Depthwise, Eltwise, OScale, PostOps, Scales, Sum, ZeroPoints,
+                     parse_oscale, parse_post_ops, parse_scales, parse_zero_points)
 from ...check import FULL, Check, CompareSetup, compare, diagnostics, draw_points, parse_check
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
@@ -194,9 +194,32 @@ class ConvProblem:
     def requested_layouts(self) -> dict[str, layout.Layout | None]:
         """The layout each of src, wei and dst asks for (None: any); ProblemError when
         the options do not fit the problem."""
-        dims = logical_dims(self.desc)
+        dims = logical_dims(self.desc, self.dw_o)
         return {name: formats.requested(self.formats, name, dims[name], self.desc.has_groups)
                 for name in formats.OPTIONS}
+
+    @property
+    def dw(self) -> Depthwise | None:
+        """The depthwise fusion entry of the post-ops, if any."""
+        return dw_entry(self.post_ops)
+
+    @functools.cached_property
+    def dw_o(self) -> tuple[int, int, int] | None:
+        """The depthwise step's output sizes (od, oh, ow) with a dw entry: the case's dst."""
+        dw = self.dw
+        if dw is None:
+            return None
+        o = self.desc.o
+        if dw.k < 1 or dw.s < 1:   # no output (dw_invalid says so)
+            return (o[0], 0, 0)
+        return (o[0], *((n + 2 * dw.p - dw.k) // dw.s + 1 for n in o[1:]))
+
+    @property
+    def dw_shape(self) -> core.ConvShape:
+        """The depthwise step as a convolution of the 1x1 output (g = ic = oc)."""
+        d, dw = self.desc, self.dw
+        return core.ConvShape(d.oc, d.mb, d.oc, d.oc, d.o, self.dw_o, (1, dw.k, dw.k),
+                              (1, dw.s, dw.s), (0, dw.p, dw.p), (0, 0, 0))
 
     def kind_unsupported(self) -> tuple[Status, str] | None:
         """What this kind of problem (conv here; deconv overrides) cannot run."""
@@ -238,7 +261,13 @@ class ConvProblem:
 
     @functools.cached_property
     def ops(self) -> int:
-        return count_ops(self.desc)
+        """Reference 7's count; with depthwise fusion, the 1x1's plus the depthwise
+        step's, each counted as its own convolution."""
+        if self.dw is None:
+            return count_ops(self.desc)
+        s = self.dw_shape
+        return count_ops(self.desc) + count_ops(dataclasses.replace(
+            self.desc, g=s.g, ic=s.ic, oc=s.oc, i=s.i, o=s.o, k=s.k, s=s.s, p=s.p, dil=s.dil))
 
     @functools.cached_property
     def shape(self) -> core.ConvShape:
@@ -282,6 +311,7 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
             or attributes_unsupported(prb)
             or prb.kind_unsupported()
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
+            or dw_invalid(prb)
             or backends.unsupported(prb))
 
 
@@ -338,6 +368,56 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
     return None
 
 
+def dw_entry(post_ops: PostOps) -> Depthwise | None:
+    return next((e for e in post_ops.entries if isinstance(e, Depthwise)), None)
+
+
+def dw_invalid(prb) -> tuple[Status, str] | None:
+    """The spec's rules for depthwise fusion, whatever runs it: one dw entry, after a 2D
+    1x1 convolution (forward: post_ops_invalid has run), only eltwise entries beside it,
+    the types of the spec's table, an output of at least one point."""
+    dw = prb.dw
+    if dw is None:
+        return None
+    d, chain = prb.desc, prb.post_ops
+    if sum(isinstance(e, Depthwise) for e in chain.entries) > 1:
+        return Status.UNIMPLEMENTED, f"`{chain}`: at most one depthwise (dw) post-op"
+    if d.kind != "conv":
+        return (Status.UNIMPLEMENTED, f"`{dw}`: the depthwise post-op follows a 1x1 "
+                f"convolution only, not a {d.kind}olution")
+    if d.ndims != 4 or d.k[1:] != (1, 1):
+        return (Status.UNIMPLEMENTED, f"`{dw}`: the depthwise post-op follows a 2D 1x1 "
+                f"convolution only (kh = kw = 1); this is a {d.ndims - 2}D "
+                f"{'x'.join(str(k) for k in d.k[3 - (d.ndims - 2):])} convolution")
+    if not all(isinstance(e, (Eltwise, Depthwise)) for e in chain.entries):
+        return (Status.UNIMPLEMENTED, f"`{chain}`: only eltwise post-ops may sit beside the "
+                "depthwise post-op (the spec: sum is not supported with it)")
+    if dtypes.dw_types(prb.dt[2], dw.dst_dt) is None:
+        row = dtypes.DW_TYPES.get(prb.dt[2])
+        allowed = ", ".join(row[1]) if row else "none"
+        return (Status.UNIMPLEMENTED, f"`{dw}`: after a convolution writing {prb.dt[2]}, the "
+                f"depthwise output is one of: {allowed}")
+    if dw.k < 1 or dw.s < 1 or min(prb.dw_o[1:]) < 1:
+        return (Status.INVALID_ARGUMENTS, f"`{dw}`: the depthwise step of a {d.o[1]}x{d.o[2]}"
+                " input has no output point")
+    if dw.p >= dw.k:
+        return (Status.INVALID_ARGUMENTS, f"`{dw}`: the depthwise padding must be smaller "
+                "than its kernel (outputs would read padding only)")
+    if prb.zero_points:
+        return (Status.UNIMPLEMENTED, f"`{dw}`: zero points with depthwise fusion are not "
+                "implemented")
+    return None
+
+
+def split_at_dw(post_ops: PostOps) -> tuple[PostOps, PostOps]:
+    """The entries before the dw entry (on the 1x1 output) and after it (on the
+    depthwise output)."""
+    entries = post_ops.entries
+    i = next(i for i, e in enumerate(entries) if isinstance(e, Depthwise))
+    return (dataclasses.replace(post_ops, entries=entries[:i]),
+            dataclasses.replace(post_ops, entries=entries[i + 1:]))
+
+
 # The chains of the spec's support matrix: f32 and bf16 (and f16) take eltwise, sum, or
 # sum then eltwise; int8 also eltwise then sum.
 CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
@@ -347,14 +427,10 @@ INT8_CHAINS = CHAINS + ((Eltwise, Sum),)
 def native_post_ops_unsupported(post_ops: PostOps,
                                 dt: tuple[str, str, str] = ("f32", "f32", "f32")
                                 ) -> tuple[Status, str] | None:
-    """What the C kernels do not fuse: chains outside the spec's support matrix, and no
-    depthwise fusion yet (post_ops_invalid has already run)."""
-    if not post_ops:
+    """What the C kernels do not fuse: chains outside the spec's support matrix
+    (post_ops_invalid, and dw_invalid for depthwise fusion, have already run)."""
+    if not post_ops or dw_entry(post_ops) is not None:
         return None
-    for e in post_ops.entries:
-        if not isinstance(e, (Sum, Eltwise)):
-            return (Status.UNIMPLEMENTED, f"`{e}`: the depthwise fusion post-op has no "
-                    "implementation yet")
     shape = tuple(type(e) for e in post_ops.entries)
     if dtypes.is_int8(dt):
         if shape not in INT8_CHAINS:
@@ -366,11 +442,15 @@ def native_post_ops_unsupported(post_ops: PostOps,
     return None
 
 
-def kernel_post_ops(post_ops: PostOps) -> tuple[core.PostOp, ...]:
-    """The chain in the C core's terms."""
+def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32") -> tuple[core.PostOp, ...]:
+    """The chain in the C core's terms (dst_dt: the convolution's, for a dw entry)."""
     ops = []
     for e in post_ops.entries:
-        if isinstance(e, Sum):
+        if isinstance(e, Depthwise):
+            wei, bia, out = dtypes.dw_types(dst_dt, e.dst_dt)
+            ops.append(core.PostOp(core.PostKind.DW, dw_k=e.k, dw_s=e.s, dw_p=e.p,
+                                   dw_wei_dt=wei, dw_bia_dt=bia, dw_dst_dt=out))
+        elif isinstance(e, Sum):
             ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point))
         else:
             ops.append(core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
@@ -492,26 +572,45 @@ class Tensor:
     logical: tuple[int, ...]
 
 
-def logical_dims(desc: ConvDesc) -> dict[str, tuple[int, ...]]:
+def logical_dims(desc: ConvDesc, dw_o: tuple[int, int, int] | None = None
+                 ) -> dict[str, tuple[int, ...]]:
     """The user's dims of src, wei and dst (the order tags and strides refer to):
     (mb, ic, spatial), (g, oc/g, ic/g, spatial) with groups or (oc, ic, spatial), and
-    (mb, oc, spatial)."""
+    (mb, oc, spatial); dw_o: the depthwise step's output sizes, dst's with a dw post-op."""
     axes = desc.spatial_axes
     pick = lambda t: tuple(t[a] for a in axes)  # noqa: E731
     wei = ((desc.g, desc.oc // desc.g, desc.ic // desc.g) if desc.has_groups
            else (desc.oc, desc.ic // desc.g)) + pick(desc.k)
     return {"src": (desc.mb, desc.ic) + pick(desc.i), "wei": wei,
-            "dst": (desc.mb, desc.oc) + pick(desc.o)}
+            "dst": (desc.mb, desc.oc) + pick(dw_o or desc.o)}
 
 
-def tensors(desc: ConvDesc, shape: core.ConvShape) -> dict[str, Tensor]:
-    dims = logical_dims(desc)
-    return {
+def tensors(desc: ConvDesc, shape: core.ConvShape,
+            dw: core.ConvShape | None = None) -> dict[str, Tensor]:
+    """The case's tensors; with dw (the depthwise step of a dw post-op, dw_shape_of) dst
+    is the depthwise step's output, and its weights and bias join the inputs."""
+    dims = logical_dims(desc, dw.o if dw is not None else None)
+    out = {
         "src": Tensor(fill.Kind.SRC, "SRC", shape.src_shape, dims["src"]),
         "wei": Tensor(fill.Kind.WEI, "WEI", shape.wei_shape, dims["wei"]),
         "bia": Tensor(fill.Kind.BIA, "BIA", (shape.oc,), (shape.oc,)),
-        "dst": Tensor(fill.Kind.DST, "DST", shape.dst_shape, dims["dst"]),
+        "dst": Tensor(fill.Kind.DST, "DST", dw.dst_shape if dw is not None else shape.dst_shape,
+                      dims["dst"]),
     }
+    if dw is not None:
+        out["dw_wei"] = Tensor(fill.Kind.DW_WEI, "DW_WEI", dw.wei_shape,
+                               (dw.oc, 1, 1) + dw.k[1:])
+        out["dw_bia"] = Tensor(fill.Kind.DW_BIA, "DW_BIA", (dw.oc,), (dw.oc,))
+    return out
+
+
+def dw_shape_of(prb) -> core.ConvShape | None:
+    """The depthwise step of a case with a dw post-op, else None."""
+    return prb.dw_shape if prb.dw is not None else None
+
+
+def case_tensors(prb) -> dict[str, Tensor]:
+    return tensors(prb.desc, prb.shape, dw_shape_of(prb))
 
 
 def out_dt(prb) -> str:
@@ -522,9 +621,15 @@ def out_dt(prb) -> str:
 
 
 def tensor_dts(prb) -> dict[str, str]:
-    """Each tensor's data type, in the user's terms."""
-    return {"src": prb.dt[0], "wei": prb.dt[1], "dst": prb.dt[2],
-            "bia": prb.bia_dt if prb.bia_dt != "undef" else "f32"}
+    """Each tensor's data type, in the user's terms. With a dw post-op dst is the
+    depthwise output (the convolution's own dst type, prb.dt[2], is the intermediate's)
+    and dw_wei, dw_bia join (dt.DW_TYPES)."""
+    dts = {"src": prb.dt[0], "wei": prb.dt[1], "dst": prb.dt[2],
+           "bia": prb.bia_dt if prb.bia_dt != "undef" else "f32"}
+    dw = getattr(prb, "dw", None)
+    if dw is not None:
+        dts["dw_wei"], dts["dw_bia"], dts["dst"] = dtypes.dw_types(prb.dt[2], dw.dst_dt)
+    return dts
 
 
 def fill_prior_dst(prb, t: dict[str, Tensor], perf: bool) -> np.ndarray:
@@ -579,7 +684,27 @@ def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other
 def fill_inputs(prb, t: dict[str, Tensor], perf: bool, q: Quant | None = None
                 ) -> dict[str, np.ndarray]:
     names, sparse, other, n_acc = direction_chain(prb.dir, prb.shape)
-    return fill_tensors(prb, t, names, sparse, other, n_acc, perf, q)
+    out = fill_tensors(prb, t, names, sparse, other, n_acc, perf, q)
+    if prb.dw is not None:
+        out.update(fill_dw(prb, t, perf))
+    return out
+
+
+def fill_dw(prb, t: dict[str, Tensor], perf: bool) -> dict[str, np.ndarray]:
+    """The depthwise step's weights (and bias, where the direction has one): their own
+    kinds and seeds, the ranges of their types (cfg.CFG's dw_wei and bia)."""
+    dts = tensor_dts(prb)
+    names = ["dw_wei"] + (["dw_bia"] if prb.dir.with_bias else [])
+    out = {}
+    for name in names:
+        n, row = math.prod(t[name].shape), cfg.CFG[dts[name]]
+        if perf:
+            data = fill.real_fill(n, t[name].kind, *row.perf)
+            data = np.rint(data) if dts[name] in check.INT_RANGES else data
+        else:
+            data = fill.int_fill(n, t[name].kind, *(row.dw_wei if name == "dw_wei" else row.bia))
+        out[name] = data.reshape(t[name].shape)
+    return out
 
 
 def library_inputs(prb, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -663,6 +788,23 @@ def forward_epilogue(acc: np.ndarray, bias: np.ndarray | None, q: Quant, post_op
                               None if prior is None else prior.reshape(-1)[points], channels)
 
 
+def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
+                 points: np.ndarray | None) -> np.ndarray:
+    """Depthwise fusion as separate plain steps: the 1x1 convolution with its epilogue
+    (bias, scales, the entries before dw), rounded to the convolution's dst type as a
+    stored output; the depthwise convolution of that (the same C reference); its bias and
+    the entries after dw. With points, the whole 1x1 output is computed, then the
+    depthwise output at the points only."""
+    pre, post = split_at_dw(prb.post_ops)
+    acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
+    mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None),
+                            prb.dt[2])
+    dw = prb.dw_shape
+    acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
+    return forward_epilogue(acc, inputs.get("dw_bia"), Quant(), post, None, points,
+                            dw.dst_shape)
+
+
 def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | None,
               points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The spec's formulas in double on the f32 values (C, conv_ref.c), then the scales,
@@ -670,6 +812,8 @@ def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | 
     (sample_points), each output holds the values at its points only, in their order."""
     prb_dir, shape = prb.dir, prb.shape
     at = (points or {}).get
+    if prb_dir.forward and prb.dw is not None:
+        return {"dst": dw_reference(prb, inputs, q, at("dst"))}
     if prb_dir.forward:
         src = inputs["src"] - np.float32(q.src_zp) if q.src_zp else inputs["src"]
         acc = compute_ref(shape, src, inputs["wei"], None, at("dst"))
@@ -804,9 +948,9 @@ def operands_of(kernel_dir: core.Direction, attr: core.ConvAttr) -> core.Operand
 
 def kernel_attr(prb, q: Quant) -> core.ConvAttr:
     dts = tensor_dts(prb)
-    return core.ConvAttr(dts["src"], dts["wei"], dts["dst"], dts["bia"], q.kind, q.src_scale,
+    return core.ConvAttr(dts["src"], dts["wei"], prb.dt[2], dts["bia"], q.kind, q.src_scale,
                          q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp,
-                         q.dst_zp, kernel_post_ops(prb.post_ops))
+                         q.dst_zp, kernel_post_ops(prb.post_ops, prb.dt[2]))
 
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
@@ -848,11 +992,14 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
     (`any` resolved to the implementation's choice), and bytes count padded points."""
     with_bias = prb.dir.with_bias
     size = {name: core.numpy_dtype(dt).itemsize for name, dt in tensor_dts(prb).items()}
-    t = tensors(prb.desc, shape)
+    t = tensors(prb.desc, shape, dw_shape_of(prb))
     lays = {name: layout_of(t, layouts, name) for name in ("src", "wei", "dst")}
     ibytes = int(size["src"] * lays["src"].padded_nelems
                  + size["wei"] * lays["wei"].padded_nelems
                  + (size["bia"] * shape.oc if with_bias else 0))
+    if prb.dw is not None:   # the depthwise step's weights and bias are inputs too
+        ibytes += size["dw_wei"] * math.prod(t["dw_wei"].shape)
+        ibytes += size["dw_bia"] * shape.oc if with_bias else 0
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": driver,
         "prb": f"{ctx.settings.repro_prefix()}--{driver} {prb.repro(ctx.settings.canonical)}",
@@ -925,7 +1072,7 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
              executor: Executor, res: CaseResult) -> None:
     mode = ctx.settings.mode
     res.impl = executor.name
-    t = tensors(prb.desc, shape)
+    t = tensors(prb.desc, shape, dw_shape_of(prb))
     lays = executor.layouts
     if ctx.settings.verbose >= 5:
         ctx.log(f"implementation: {executor.name}" +

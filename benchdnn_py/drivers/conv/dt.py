@@ -235,3 +235,27 @@ def attr_unsupported(direction: Any, dt: tuple[str, str, str], *, oscale: Any = 
             or (dst_scale and not dst_scale.is_common)):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     return None
+
+
+# Depthwise fusion (the spec's "Depthwise Post-op" types), by the 1x1 convolution's output
+# type (the intermediate the depthwise step reads): the depthwise weights' type and the
+# depthwise outputs allowed, the default (no DST_DT) being the convolution's own dst type.
+# The depthwise bias is f32 in every row.
+DW_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "f32": ("f32", ("f32",)),
+    "bf16": ("bf16", ("bf16", "f32")),
+    "u8": ("s8", ("u8", "s8", "s32", "f32")),
+    "s8": ("s8", ("u8", "s8", "s32", "f32")),
+}
+DW_BIA_DT = "f32"
+
+
+def dw_types(dst_dt: str, dw_dst_dt: str) -> tuple[str, str, str] | None:
+    """(weights, bias, output) types of a depthwise step after a convolution writing
+    dst_dt, with DST_DT dw_dst_dt ("" for the default); None when the spec has no such
+    combination."""
+    row = DW_TYPES.get(dst_dt)
+    out = dw_dst_dt or dst_dt
+    if row is None or out not in row[1]:
+        return None
+    return row[0], DW_BIA_DT, out

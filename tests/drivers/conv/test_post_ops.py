@@ -94,7 +94,7 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     ("sum+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("relu:0:0:2", "the eltwise scale is for int8 convolutions only"),
     ("sum:1:1", "a sum zero point is for int8 convolutions only"),
-    ("dw:k3s1p1", "the depthwise fusion post-op has no implementation yet"),
+    ("sum+dw:k3s1p1", "only eltwise post-ops may sit beside the depthwise post-op"),
 ])
 def test_support_matrix(chain, reason):
     status, why = driver.unsupported(_problem("mb2ic16ih9oc24kh1", chain))

@@ -1,0 +1,173 @@
+"""Depthwise fusion (the dw post-op): the reference against an independent NumPy
+formulation, the fused kernels end to end, the spec's support matrix, and a defect the
+check must catch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core, eltwise
+from benchdnn_py.attr import Depthwise, parse_post_ops
+from benchdnn_py.drivers.conv import driver
+from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
+from benchdnn_py.settings import GlobalSettings
+from benchdnn_py.status import Status
+
+from conftest import run_cli
+
+
+def _problem(text, post_ops, direction=Dir.FWD_B, dt=("f32",) * 3, **extra):
+    values = {"dir": direction, "dt": dt, "mb": 0, "impl_filter": ImplFilter(),
+              "attr-post-ops": parse_post_ops(post_ops), "backend": "native", **extra}
+    return driver.make_problem(values, text, GlobalSettings())
+
+
+def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
+    """1x1 + depthwise written out independently: einsum for the 1x1, shifted slices of
+    the padded planes for the depthwise taps, the eltwise formulas between and after."""
+    mb, ic, _, ih, iw = src.shape
+    oc = wei.shape[1]
+    x = np.einsum("nchw,oc->nohw", src[:, :, 0].astype(np.float64),
+                  wei.reshape(oc, ic).astype(np.float64))
+    if bias is not None:
+        x += bias[None, :, None, None]
+    entries = chain.entries
+    at = next(i for i, e in enumerate(entries) if isinstance(e, Depthwise))
+    for e in entries[:at]:
+        x = eltwise.apply(e.name, x, e.alpha, e.beta)
+    x = x.astype(np.float32).astype(np.float64)      # the f32 intermediate
+    dw = entries[at]
+    k, s, p = dw.k, dw.s, dw.p
+    oh, ow = (ih + 2 * p - k) // s + 1, (iw + 2 * p - k) // s + 1
+    pad = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    y = np.zeros((mb, oc, oh, ow))
+    taps = dw_wei.reshape(oc, k, k).astype(np.float64)
+    for kh in range(k):
+        for kw in range(k):
+            y += (taps[:, kh, kw][None, :, None, None]
+                  * pad[:, :, kh:kh + s * (oh - 1) + 1:s, kw:kw + s * (ow - 1) + 1:s])
+    if dw_bias is not None:
+        y += dw_bias[None, :, None, None]
+    for e in entries[at + 1:]:
+        y = eltwise.apply(e.name, y, e.alpha, e.beta)
+    return y[:, :, None]
+
+
+@pytest.mark.parametrize("text,chain,direction", [
+    ("mb2ic8ih9oc16kh1", "dw_k3s1p1", Dir.FWD_B),
+    ("mb2ic8ih9iw7oc12kh1kw1", "dw_k3s2p1", Dir.FWD_I),
+    ("mb1ic5ih6oc7kh1", "relu+dw:k3s2p1+tanh", Dir.FWD_B),
+    ("mb2ic4ih8oc6kh1", "linear:0.5:1+dw:k5s1p2", Dir.FWD_D),
+    ("mb1ic3ih5oc4kh1", "dw:k3s1p0+relu:0.25", Dir.FWD_B),
+])
+def test_reference_matches_an_independent_numpy_computation(text, chain, direction):
+    prb = _problem(text, chain, direction)
+    t = driver.case_tensors(prb)
+    q = driver.quant_of(prb, prb.shape.oc)
+    inputs = driver.fill_inputs(prb, t, False, q)
+    got = driver.reference(prb, inputs, q, None)["dst"]
+    expected = _numpy_fused(inputs["src"], inputs["wei"], inputs.get("bia"),
+                            inputs["dw_wei"], inputs.get("dw_bia"), prb.post_ops)
+    assert got.shape == t["dst"].shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=1e-6)
+    # --check=sampled: the same values at the points
+    points = np.array([0, 3, got.size // 2, got.size - 1])
+    at = driver.reference(prb, inputs, q, None, {"dst": points})["dst"]
+    np.testing.assert_array_equal(at, got.reshape(-1)[points])
+
+
+def test_output_size_ops_and_bytes_count_both_steps():
+    prb = _problem("mb1ic32ih112oc64kh1", "dw_k3s2p1")
+    assert prb.dw_o == (1, 56, 56)
+    one_by_one = 2 * 1 * 64 * 32 * 112 * 112
+    assert prb.ops == one_by_one + driver.count_ops(_problem(
+        "mb1ic64ih112oc64oh56kh3sh2ph1_dw", "").desc)
+    assert driver.tensor_dts(_problem("ic8ih6oc8kh1", "dw:k3s1p1:f32",
+                                      dt=("bf16",) * 3))["dst"] == "f32"
+
+
+@pytest.mark.parametrize("text,chain,dt,reason", [
+    ("mb2ic8ih9oc16kh1", "sum+dw:k3s1p1", ("f32",) * 3, "only eltwise post-ops may sit"),
+    ("mb2ic8ih9oc16kh1", "dw:k3s1p1+sum", ("f32",) * 3, "only eltwise post-ops may sit"),
+    ("mb2ic8ih9oc16kh3ph1", "dw_k3s1p1", ("f32",) * 3, "follows a 2D 1x1 convolution only"),
+    ("mb2ic8iw9oc16kw1", "dw_k3s1p1", ("f32",) * 3, "follows a 2D 1x1 convolution only"),
+    ("mb2ic8id4ih9iw9oc16kd1kh1kw1", "dw_k3s1p1", ("f32",) * 3, "follows a 2D 1x1 convolution only"),
+    ("mb2ic8ih9oc16kh1", "dw_k3s1p1+dw_k3s2p1", ("f32",) * 3, "at most one depthwise"),
+    ("mb2ic8ih9oc16kh1", "dw:k3s1p1:bf16", ("f32",) * 3, "the depthwise output is one of"),
+    ("mb2ic8ih9oc16kh1", "dw:k3s1p1:s32", ("bf16",) * 3, "one of: bf16, f32"),
+    ("g2ic8ih9oc16kh1", "dw_k3s1p1", ("f32",) * 3, "after a grouped convolution"),
+])
+def test_unsupported_chains_are_unimplemented_with_the_reason(text, chain, dt, reason):
+    status, why = driver.unsupported(_problem(text, chain, dt=dt))
+    assert status is Status.UNIMPLEMENTED and reason in why, why
+
+
+def test_backward_and_deconvolution_are_refused():
+    status, why = driver.unsupported(_problem("ic8ih6oc8kh1", "dw_k3s1p1", Dir.BWD_D))
+    assert status is Status.UNIMPLEMENTED and "backward pass" in why
+    res = run_cli("--deconv", "--attr-post-ops=dw_k3s1p1", "ic8ih6oc8kh1")
+    assert "UNIMPLEMENTED (`dw_k3s1p1`: the depthwise post-op follows a 1x1 convolution " \
+           "only, not a deconvolution)" in res.out
+
+
+@pytest.mark.parametrize("text,chain,reason", [
+    ("ic8ih2oc8kh1", "dw:k5s1p0", "no output point"),
+    ("ic8ih6oc8kh1", "dw:k3s0p1", "no output point"),
+    ("ic8ih6oc8kh1", "dw:k0s1p0", "no output point"),
+    ("ic8ih6oc8kh1", "dw:k3s1p3", "padding must be smaller than its kernel"),
+])
+def test_a_depthwise_step_without_real_outputs_is_invalid(text, chain, reason):
+    status, why = driver.unsupported(_problem(text, chain))
+    assert status is Status.INVALID_ARGUMENTS and reason in why
+
+
+def test_fused_kernels_pass_for_every_type_both_strides_and_sampled():
+    res = run_cli("--conv", "--dir=FWD_B,FWD_I",
+                  "--dt=f32,bf16,bf16:bf16:f32,u8:s8:u8,s8:s8:s8,u8:s8:f32",
+                  "--attr-post-ops=dw_k3s1p1,relu+dw_k3s2p1+relu",
+                  "mb2ic16ih10oc40kh1", "mb1ic24ih7iw9oc20kh1kw1", "ic8ih12oc8kh1sh2",
+                  "ic8ih6oc8kh1ph1",
+                  "--check=sampled:40", "--dt=u8:s8:u8",
+                  "--attr-post-ops=dw:k3s2p1:s32,dw:k3s1p1:f32", "mb2ic16ih10oc40kh1")
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert res.code == 0 and len(cases) == 2 * 6 * 2 * 4 + 2 * 2, res.out[-2000:]
+    assert all(":PASSED " in l and "--impl=fused_dw" in l for l in cases)
+    assert any("fused_dw_int8:avx512_vnni(gemm_conv_int8" in l for l in cases) \
+        or not core.isa_supported(core.Isa.AVX512_VNNI)
+
+
+def test_the_name_reports_both_steps_and_plain_packing_is_refused():
+    impl = next(i for i in core.conv_impls() if i.name == "fused_dw:scalar")
+    shape = core.ConvShape(1, 1, 4, 8, (1, 5, 5), (1, 5, 5), (1, 1, 1), (1, 1, 1),
+                           (0, 0, 0), (0, 0, 0))
+    attr = core.ConvAttr(post_ops=(core.PostOp(core.PostKind.DW, dw_k=3, dw_s=2, dw_p=1),))
+    with core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr) as prim:
+        assert prim.name == "fused_dw:scalar(gemm_conv:scalar+dw_conv_fwd:scalar)"
+        assert prim.dst_shape == (1, 8, 1, 3, 3)
+        with pytest.raises(core.InvalidProblem):
+            prim.pack_weights(np.zeros(32, np.float32))      # the dw weights are missing
+    # and no other family takes a dw post-op
+    gemm = next(i for i in core.conv_impls() if i.name == "gemm_conv:scalar")
+    with pytest.raises(core.Unimplemented):
+        core.ConvPrimitive(gemm, shape, core.Direction.FWD, False, attr=attr)
+
+
+def test_a_kernel_applying_the_chain_on_the_wrong_side_of_dw_is_caught():
+    res = run_cli("--conv", "--dt=f32,bf16,s8:s8:s8",
+                  "--attr-post-ops=relu+dw_k3s1p1+linear:2:-3,relu+dw:k3s2p1",
+                  "mb2ic16ih10oc40kh1", env={"BENCHDNN_PY_TEST_FAULT": "dw_pre_post_swapped"})
+    failed = {l for l in res.lines if ":FAILED (errors:" in l}
+    assert res.code == 1 and len(failed) == 6, res.out[-2000:]
+    assert all("+fault:dw_pre_post_swapped" in l for l in failed)
+
+
+def test_unsupported_chains_report_unimplemented_through_the_cli():
+    res = run_cli("--conv", "--attr-post-ops=sum+dw_k3s1p1,dw_k3s2p1+sum", "ic8ih6oc8kh1",
+                  "--attr-post-ops=dw_k3s1p1,relu+dw:k3s2p1", "ic8ih6oc8kh3ph1",
+                  "--dir=BWD_D", "ic8ih6oc8kh1")
+    cases = list({l.split(":")[0]: l for l in res.lines if l.split(":")[0].isdigit()}.values())
+    assert len(cases) == 6 and all(":UNIMPLEMENTED (" in l for l in cases), res.out
+    assert sum("sum is not supported with it" in l for l in cases) == 2
+    assert sum("follows a 2D 1x1 convolution only" in l for l in cases) == 2
+    assert sum("no intermediate for the backward pass" in l for l in cases) == 2
