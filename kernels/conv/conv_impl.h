@@ -155,6 +155,7 @@ void bdnn_conv_epilogue(const struct bdnn_conv *c, const void *acc, int64_t ld_a
                         float *tmp);
 
 extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops;
+extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied
