@@ -105,6 +105,14 @@ class Scales(enum.IntEnum):
     ARGS = lib.BDNN_SCALES_ARGS         # oneDNN 3.x: acc * src * wei[oc] + bias, / dst
 
 
+class ActLayout(enum.IntEnum):
+    """The activations' memory layout a convolution primitive runs on (BDNN_LAYOUT_*):
+    plain [mb][c][spatial] (abx), or channels-last [mb][spatial][c] (axb)."""
+
+    PLAIN = lib.BDNN_LAYOUT_PLAIN
+    NHWC = lib.BDNN_LAYOUT_NHWC
+
+
 @dataclasses.dataclass(frozen=True)
 class ConvAttr:
     """Everything about a primitive beyond shape and direction (bdnn_conv_attr_t). Data
@@ -122,6 +130,7 @@ class ConvAttr:
     src_zp: int = 0
     dst_zp: int = 0
     post_ops: tuple[PostOp, ...] = ()
+    layout: ActLayout = ActLayout.PLAIN   # src and dst; the rows accept one each
 
     def cdata(self, keep: list):
         a = ffi.new("bdnn_conv_attr_t *")
@@ -134,6 +143,7 @@ class ConvAttr:
         a.src_zp, a.dst_zp = self.src_zp, self.dst_zp
         if len(self.post_ops) > lib.BDNN_MAX_POST_OPS:
             raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
+        a.layout = int(self.layout)
         a.n_post_ops = len(self.post_ops)
         for slot, op in zip(a.post_ops, self.post_ops):
             slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta, slot.zero_point = (

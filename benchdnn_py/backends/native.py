@@ -4,10 +4,14 @@ drivers that define them (conv.create, the KERNEL_DIR tables, deconv's swap rule
 module adapts them to the Executor contract of backends/__init__.py, and gives the
 kernels the memory formats they lack.
 
-Layouts. The C kernels run on their own dense plain layouts only (kernels/conv/README.md):
-src and dst in logical order (abx), weights [g][oc/g][ic/g][spatial] for convolution and,
-for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
-iohw, giohw). `any` resolves to these, so such a case runs as before. Any other layout
+Layouts. The C kernels run on their own dense layouts only (kernels/conv/README.md):
+src and dst in logical order (abx) or, on the f32 gemm_conv_nhwc rows, channels last
+(axb: nwc, nhwc, ndhwc); weights [g][oc/g][ic/g][spatial] for convolution and, for
+deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
+iohw, giohw). A case whose src/dst ask for channels last (and nothing else) runs
+on the channels-last rows directly, its `any` activations resolved to axb; if none
+accepts it (other data types, attributes), on the plain rows through the route below.
+Otherwise `any` resolves to the plain layouts, so such a case runs as before. Any other layout
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
@@ -26,6 +30,7 @@ never goes through a defective reorder.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -42,25 +47,49 @@ from ..status import Status
 ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 
 
-def kernel_layouts(prb) -> dict[str, layout.Layout]:
-    """The kernels' own layout of src, wei and dst, over the user's logical dims."""
+# The activations' layout of each kind of kernel row (core.ActLayout: the attr a
+# primitive is created with; kernels/conv/README.md): plain rows run on abx, the
+# gemm_conv_nhwc rows on axb (nwc, nhwc, ndhwc).
+ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb"}
+
+
+def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str, layout.Layout]:
+    """The kernels' own layout of src, wei and dst, over the user's logical dims, for the
+    rows that run on activations in act."""
     t = conv.tensors(prb.desc, prb.shape, conv.dw_shape_of(prb))
     wei_tag = "abx"
     if prb.desc.kind == "deconv":
         wei_tag = "acbx" if prb.desc.has_groups else "bax"
-    return {"src": formats.plain(t["src"].logical), "dst": formats.plain(t["dst"].logical),
+    return {"src": formats.plain(t["src"].logical, ACT_TAGS[act]),
+            "dst": formats.plain(t["dst"].logical, ACT_TAGS[act]),
             "wei": formats.plain(t["wei"].logical, wei_tag)}
 
 
-def routed(prb) -> bool:
-    """Whether the case asks for a layout the kernels do not run on (the reorder route)."""
-    kernel = kernel_layouts(prb)
+def act_layouts(prb) -> tuple[core.ActLayout, ...]:
+    """The activation layouts whose rows the backend tries, in order. Channels-last rows
+    come first when the case asks for channels-last activations (a src or dst in axb
+    that is not also the plain layout) and no other activation layout: the tensors then
+    need no reorder. Otherwise (`any` everywhere included) plain rows only, as before;
+    the channels-last attempt also falls back to them (through the reorder route) when
+    no channels-last row accepts the problem."""
+    requested = prb.requested_layouts
+    plain, nhwc = kernel_layouts(prb), kernel_layouts(prb, core.ActLayout.NHWC)
+    asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
+    if (any(not lay.same_memory(plain[n]) for lay, n in asked)
+            and all(lay.same_memory(nhwc[n]) for lay, n in asked)):
+        return (core.ActLayout.NHWC, core.ActLayout.PLAIN)
+    return (core.ActLayout.PLAIN,)
+
+
+def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
+    """Whether the case asks for a layout the act rows do not run on (the reorder route)."""
+    kernel = kernel_layouts(prb, act)
     return any(lay is not None and not lay.same_memory(kernel[name])
                for name, lay in prb.requested_layouts.items())
 
 
-def _impl_filter(prb):
-    return formats.RouteFilter(prb.impl_filter) if routed(prb) else prb.impl_filter
+def _impl_filter(prb, act: core.ActLayout):
+    return formats.RouteFilter(prb.impl_filter) if routed(prb, act) else prb.impl_filter
 
 
 class _Executor:
@@ -69,7 +98,7 @@ class _Executor:
     def __init__(self, prim: core.ConvPrimitive, prb,
                  kernel_bind: Callable[..., Callable[[], None]]) -> None:
         self.prim, self.prb, self.kernel_bind, self.info = prim, prb, kernel_bind, ""
-        kernel = kernel_layouts(prb)
+        kernel = kernel_layouts(prb, prim.attr.layout)
         requested = prb.requested_layouts
         self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
                         for n in kernel}
@@ -138,20 +167,34 @@ def _executor(prim, prb, kernel_bind, res: CaseResult):
         return None
 
 
+def _create(prb, res: CaseResult, create_one, kernel_bind):
+    """The executor of the first activation layout (act_layouts) whose rows accept the
+    case; create_one(act, filter) creates the kernel primitive or sets res."""
+    before = (res.status, res.reason)
+    for act in act_layouts(prb):
+        res.status, res.reason = before
+        prim = create_one(act, _impl_filter(prb, act))
+        if prim is not None:
+            return _executor(prim, prb, kernel_bind, res)
+    return None
+
+
 def _create_conv(prb, res: CaseResult):
-    prim = conv.create(prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias,
-                       _impl_filter(prb), res, prb.post_ops,
-                       attr=conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc)))
-    return _executor(prim, prb, _conv_bind, res)
+    attr = conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc))
+    return _create(prb, res, lambda act, impl_filter: conv.create(
+        prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias, impl_filter, res,
+        prb.post_ops, attr=dataclasses.replace(attr, layout=act)), _conv_bind)
 
 
 def _create_deconv(prb, res: CaseResult):
     # Bias: added by the backward-data kernel in the forward pass; summed separately when
     # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
-    prim = conv.create(deconv_ref.swapped_shape(prb.desc), deconv.KERNEL_DIR[prb.dir],
-                       prb.dir.forward and prb.dir.with_bias, _impl_filter(prb), res,
-                       prb.post_ops, attr=deconv.kernel_attr(prb))
-    return _executor(prim, prb, deconv.bind, res)
+    # The swapped problem's activations are the deconvolution's, in the same layout.
+    attr = deconv.kernel_attr(prb)
+    return _create(prb, res, lambda act, impl_filter: conv.create(
+        deconv_ref.swapped_shape(prb.desc), deconv.KERNEL_DIR[prb.dir],
+        prb.dir.forward and prb.dir.with_bias, impl_filter, res, prb.post_ops,
+        attr=dataclasses.replace(attr, layout=act)), deconv.bind)
 
 
 # Problem kind (ConvDesc.kind) -> executor factory.

@@ -50,12 +50,34 @@ static const conv_impl_entry_t impls[] = {
     {"gemm_conv_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_avx2, INT8},
     {"gemm_conv_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_scalar,
      INT8},
+    /* Channels-last activations (attr.layout BDNN_LAYOUT_NHWC), f32. */
+    {"gemm_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_avx512,
+     F32},
+    {"gemm_conv_nhwc:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_avx2, F32},
+    {"gemm_conv_nhwc:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_scalar,
+     F32},
 };
 #undef F32
 #undef F16
 #undef BF16
 #undef INT8
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
+
+/* The activations' layout (BDNN_LAYOUT_*) each family of rows runs on, by its ops; a
+ * family not listed runs on plain ones. A row accepts only problems created with its
+ * layout (bdnn_conv_attr_t.layout). */
+static const struct {
+    const conv_impl_ops_t *ops;
+    int layout;
+} ops_layouts[] = {
+    {&bdnn_conv_gemm_nhwc_ops, BDNN_LAYOUT_NHWC},
+};
+
+static int row_layout(int impl) {
+    for (size_t i = 0; i < sizeof(ops_layouts) / sizeof(ops_layouts[0]); ++i)
+        if (ops_layouts[i].ops == impls[impl].ops) return ops_layouts[i].layout;
+    return BDNN_LAYOUT_PLAIN;
+}
 
 void *bdnn_aligned_alloc(size_t bytes) {
     const size_t align = 64;
@@ -137,6 +159,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     /* A dw post-op is fused_dw's, and fused_dw takes nothing else. */
     if ((bdnn_dw_post_op(a) >= 0) != (impls[impl].ops == &bdnn_conv_fused_dw_ops))
         return BDNN_STATUS_UNIMPLEMENTED;
+    if (a->layout != row_layout(impl)) return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
     bdnn_conv_t *c = calloc(1, sizeof(*c));
@@ -239,11 +262,13 @@ int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const void *src,
                                   const void *diff_dst, void *diff_wei, void *diff_bias) {
     if (c->dir != BDNN_DIR_BWD_WEIGHTS || (c->with_bias && !diff_bias))
         return BDNN_STATUS_INVALID;
-    /* The low-precision path computes diff_bias itself (from its f32 copy of diff_dst). */
+    /* The low-precision path computes diff_bias itself (from its f32 copy of diff_dst),
+     * and so do the channels-last rows (bdnn_bias_grad reads [mb][oc][spatial]). */
+    const int own_bias = c->lp || c->attr.layout != BDNN_LAYOUT_PLAIN;
     const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei,
-                                .bias = c->lp && c->with_bias ? diff_bias : NULL};
+                                .bias = own_bias && c->with_bias ? diff_bias : NULL};
     run_impl(c, &a);
-    if (c->with_bias && !c->lp)
+    if (c->with_bias && !own_bias)
         bdnn_bias_grad(diff_dst, c->d.mb, c->d.oc, c->d.od * c->d.oh * c->d.ow, diff_bias);
     return BDNN_STATUS_OK;
 }

@@ -174,6 +174,7 @@ static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {
  * region gives each thread its own. */
 int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
+extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied

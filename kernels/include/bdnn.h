@@ -12,6 +12,8 @@
  *       wei  [g][oc/g][ic/g][kd][kh][kw]          (user layout; see bdnn_conv_pack_weights)
  *       bias [oc]
  *       dst  [mb][oc][od][oh][ow]
+ *     A convolution created with attr.layout BDNN_LAYOUT_NHWC takes src and dst (and their
+ *     diffs) channels-last instead: [mb][id][ih][iw][ic], [mb][od][oh][ow][oc].
  *     1D and 2D problems are passed as 3D ones with the missing outer spatial sizes set to 1
  *     (kernel 1, stride 1, padding 0, dilation 0).
  *   - Dilation uses the primitive convention: 0 means no dilation; taps are (d + 1) apart.
@@ -141,7 +143,19 @@ typedef struct {
     int32_t src_zp, dst_zp;               /* common zero points */
     int n_post_ops;
     bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */
+    int layout;                           /* BDNN_LAYOUT_*: src and dst (diff_src,
+                                             diff_dst); weights stay in the user layout */
 } bdnn_conv_attr_t;
+
+/* The activations' memory layout a primitive runs on (bdnn_conv_attr_t.layout); each row
+ * of the implementation table accepts exactly one:
+ *   PLAIN  [mb][c][d][h][w] (abx: ncw, nchw, ncdhw), the default (0)
+ *   NHWC   [mb][d][h][w][c] (axb: nwc, nhwc, ndhwc), channels last: the gemm_conv_nhwc
+ *          rows, f32 only. */
+enum {
+    BDNN_LAYOUT_PLAIN = 0,
+    BDNN_LAYOUT_NHWC = 1
+};
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {

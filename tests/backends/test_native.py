@@ -47,14 +47,15 @@ def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei):
     ("conv", ("--stag=nchw", "--wtag=oihw", "--dtag=abx"), False),
     ("deconv", ("--wtag=iohw",), False),
     ("deconv", ("--wtag=oihw",), True),         # deconvolution's kernels transpose
-    ("conv", ("--stag=nhwc",), True),
+    ("conv", ("--stag=nhwc",), False),          # the channels-last rows run on it
+    ("conv", ("--stag=chwn",), True),
     ("conv", ("--strides=::1x4x80x500@7",), True),
 ])
 def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
     ex = _executor(_problem(*args, "mb2ic20ih6oc18kh3ph1", drv=drv))
     try:
         assert ("+reorder" in ex.name) is routed
-        assert native.routed(ex.prb) is routed
+        assert native.routed(ex.prb, ex.prim.attr.layout) is routed
     finally:
         ex.close()
 
@@ -123,14 +124,14 @@ def test_the_route_is_in_the_timed_callable_and_repacks_given_weights():
 
 
 def test_impl_filter_selects_the_routed_name_it_prints():
-    prb = _problem("--impl=gemm_conv:avx512+reorder", "--stag=nhwc", "mb2ic20ih6oc18kh3ph1")
+    prb = _problem("--impl=gemm_conv:avx512+reorder", "--stag=chwn", "mb2ic20ih6oc18kh3ph1")
     res = CaseResult(Status.UNTESTED)
     ex = backends.create(prb, res)
     if ex is None:                       # a CPU without AVX-512
         assert res.status is Status.SKIPPED
         return
     ex.close()
-    skipped = _problem("--skip-impl=+reorder", "--stag=nhwc", "mb2ic20ih6oc18kh3ph1")
+    skipped = _problem("--skip-impl=+reorder", "--stag=chwn", "mb2ic20ih6oc18kh3ph1")
     res = CaseResult(Status.UNTESTED)
     assert backends.create(skipped, res) is None and res.status is Status.SKIPPED
 

@@ -103,10 +103,13 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
     # diff_bias is the sum of diff_dst (the swapped problem's bias would be src's).
     kernel = prim.bind_bwd_weights(inputs["dst"], inputs["src"], outs["wei"], None)
     bias = None
-    if "bia" in outs and inputs["dst"].dtype == np.float32 == outs["bia"].dtype:
-        bias = core.bias_grad(inputs["dst"], outs["bia"])
+    dd = inputs["dst"]
+    if prim.attr.layout is core.ActLayout.NHWC:   # channels last: [points][channels]
+        dd = dd.reshape(-1).reshape(-1, dd.shape[1], 1)
+    if "bia" in outs and dd.dtype == np.float32 == outs["bia"].dtype:
+        bias = core.bias_grad(dd, outs["bia"])
     elif "bia" in outs:   # bf16: f32 sums of the widened diff_dst, rounded once
-        dd, out = inputs["dst"], outs["bia"]
+        out = outs["bia"]
         axes = (0,) + tuple(range(2, dd.ndim))
         bias = lambda: out.__setitem__(  # noqa: E731
             slice(None), dd.astype(np.float32).sum(axis=axes, dtype=np.float32).astype(out.dtype))

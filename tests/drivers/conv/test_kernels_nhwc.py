@@ -1,0 +1,163 @@
+"""The channels-last rows (gemm_conv_nhwc, kernels/conv/conv_gemm_nhwc.c) against the C
+reference, bit for bit, in every direction: src and dst (and their diffs) are handed to
+the kernels as [mb][spatial][channels], the reference computes on the plain transposes.
+Integer data keeps every partial sum exact in f32, so any summation order must match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+from conftest import run_cli
+
+NHWC = core.ConvAttr(layout=core.ActLayout.NHWC)
+ROWS = [i for i in core.conv_impls() if i.name.startswith("gemm_conv_nhwc:")]
+RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
+
+SHAPES = [
+    "mb1ic2iw9oc3kw3",                            # 1D
+    "ic4iw10oc6kw3sw2pw1",
+    "ic2iw10oc2kw3sw4",                           # right padding -3
+    "ic3ih6oc4kh3ph1",                            # 2D
+    "ic2ih5iw7oc3kh3kw2ph1pw0",                   # rectangular
+    "ic4ih8iw6oc4kh3kw3sh2sw1ph1pw1",             # stride: backward data skips taps
+    "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
+    "ic2ih10iw8oc2kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
+    "g2ic4ih6oc6kh3ph1",                          # groups
+    "ic5ih7oc5kh3ph1_dw",                         # depthwise
+    "mb1ic2id4oc3kd3pd1",                         # 3D
+    "g2ic4id5oc4kd3sd2pd1dd1",
+    "mb2ic300ih7oc50kh1",                         # channels past a k block (256)
+    "mb1ic30ih9oc13kh3ph1",                       # several taps per k block, M tail
+    "g2mb2ic64ih6oc38kh3ph1",                     # groups, column tails
+    "mb1ic16ih37oc70kh1",                         # many row blocks and column blocks
+    "mb1ic64ih7oc64kh3ph1",                       # mb1 7x7: blocks shrink for threads
+    "mb0ic3ih5oc4kh3",                            # empty minibatch
+]
+
+
+def _shape(text: str) -> core.ConvShape:
+    d = parse_desc(text)
+    return core.ConvShape(d.g, d.mb, d.ic, d.oc, d.i, d.o, d.k, d.s, d.p, d.dil)
+
+
+def _nhwc(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.moveaxis(x, 1, -1))
+
+
+def _plain(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.moveaxis(x, -1, 1))
+
+
+def _empty_nhwc(shape: tuple[int, ...]) -> np.ndarray:
+    """A NaN-filled channels-last buffer for a plain 5D shape (unwritten points fail)."""
+    return np.full((shape[0], *shape[2:], shape[1]), np.nan, np.float32)
+
+
+def _ints(rng, shape) -> np.ndarray:
+    return rng.integers(-8, 9, size=shape).astype(np.float32)
+
+
+CASES = [pytest.param(i, t, id=f"{i.name}-{t}") for i in RUNNABLE for t in SHAPES]
+
+
+def test_one_row_per_isa_and_each_takes_only_channels_last():
+    assert {i.isa for i in ROWS} == {core.Isa.AVX512, core.Isa.AVX2, core.Isa.SCALAR}
+    shape = _shape("ic3ih6oc4kh3ph1")
+    for impl in RUNNABLE:
+        with pytest.raises(core.Unimplemented):   # plain activations: another row's
+            core.ConvPrimitive(impl, shape, core.Direction.FWD, False)
+        core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=NHWC).close()
+    # and the plain rows refuse channels last
+    plain = next(i for i in core.conv_impls() if i.name.startswith("gemm_conv:"))
+    with pytest.raises(core.Unimplemented):
+        core.ConvPrimitive(plain, shape, core.Direction.FWD, False, attr=NHWC)
+
+
+def test_low_precision_is_left_to_the_route():
+    impl = RUNNABLE[0]
+    for attr in (core.ConvAttr("bf16", "bf16", "bf16", layout=core.ActLayout.NHWC),
+                 core.ConvAttr(scales=core.Scales.OSCALE, wei_scales=(0.5,),
+                               layout=core.ActLayout.NHWC)):
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, _shape("ic3ih6oc4kh3ph1"), core.Direction.FWD, False,
+                               attr=attr)
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,text", CASES)
+def test_forward_matches_reference_exactly(impl, text, with_bias):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, with_bias, attr=NHWC) as prim:
+        dst = _empty_nhwc(s.dst_shape)
+        prim.bind(_nhwc(src), prim.pack_weights(wei), bias if with_bias else None, dst)()
+    ref = core.ref_conv_fwd(s, src, wei, bias if with_bias else None).astype(np.float32)
+    assert np.array_equal(_plain(dst), ref)
+
+
+@pytest.mark.parametrize("impl,text", CASES)
+def test_backward_data_matches_reference_exactly(impl, text):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text) + 1)
+    diff_dst, wei = _ints(rng, s.dst_shape), _ints(rng, s.wei_shape)
+    with core.ConvPrimitive(impl, s, core.Direction.BWD_DATA, False, attr=NHWC) as prim:
+        diff_src = _empty_nhwc(s.src_shape)
+        prim.bind_bwd_data(_nhwc(diff_dst), prim.pack_weights(wei), None, diff_src)()
+    if s.mb:
+        ref = core.ref_conv_bwd_data(s, diff_dst, wei).astype(np.float32)
+        assert np.array_equal(_plain(diff_src), ref)
+
+
+@pytest.mark.parametrize("impl,text", CASES)
+def test_backward_weights_matches_reference_exactly(impl, text):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text) + 2)
+    src, diff_dst = _ints(rng, s.src_shape), _ints(rng, s.dst_shape)
+    with core.ConvPrimitive(impl, s, core.Direction.BWD_WEIGHTS, True, attr=NHWC) as prim:
+        diff_wei = np.full(s.wei_shape, np.nan, np.float32)
+        diff_bias = np.full(s.oc, np.nan, np.float32)
+        prim.bind_bwd_weights(_nhwc(src), _nhwc(diff_dst), diff_wei, diff_bias)()
+    ref_w, ref_b = core.ref_conv_bwd_weights(s, src, diff_dst, True)
+    assert np.array_equal(diff_wei, ref_w.astype(np.float32))
+    assert np.array_equal(diff_bias, ref_b.astype(np.float32))
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_sum_and_eltwise_post_ops(impl):
+    s = _shape("mb2ic20ih6oc18kh3ph1")
+    rng = np.random.default_rng(5)
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    prior = _ints(rng, s.dst_shape)
+    chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25))
+    attr = core.ConvAttr(post_ops=chain, layout=core.ActLayout.NHWC)
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, True, attr=attr) as prim:
+        dst = _nhwc(prior)
+        prim.bind(_nhwc(src), prim.pack_weights(wei), bias, dst)()
+    v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
+    ref = np.where(v > 0, v, np.float32(0.25) * v)
+    assert np.array_equal(_plain(dst), ref)
+
+
+@pytest.mark.parametrize("direction", ["FWD_B", "BWD_D", "BWD_WB"])
+def test_cli_channels_last_runs_on_the_native_row(direction):
+    out = run_cli("--conv", f"--dir={direction}", "--stag=nhwc", "--dtag=nhwc", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "+reorder" not in out
+    assert "implementation: gemm_conv_nhwc:" in out
+    assert "src nhwc=acdb" in out and "dst nhwc=acdb" in out
+
+
+def test_cli_any_resolves_to_channels_last_beside_it_and_the_route_can_be_forced():
+    out = run_cli("--conv", "--stag=nhwc", "-v5", "mb2ic20ih6oc18kh3ph1").out
+    assert "gemm_conv_nhwc:" in out and "dst any=acdb" in out
+    out = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "--impl=+reorder", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
+    # the default (no tags) keeps the plain rows
+    out = run_cli("--conv", "-v5", "mb2ic20ih6oc18kh3ph1").out
+    assert "gemm_conv_nhwc" not in out and "+reorder" not in out
