@@ -336,8 +336,16 @@ int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const vo
         pool_axis_t ax[3];
         int64_t *mem = axis_tables(d, ax);
         if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
+        /* the f32 accumulator: diff_src itself, or a scratch tensor for the typed data */
+        const int64_t n = d->mb * g.nblk * g.blk * d->id * d->ih * d->iw;
+        float *acc = dt == BDNN_DT_F32 ? diff_src : malloc(sizeof(float) * (size_t)(n ? n : 1));
+        if (!acc) {
+            free(mem);
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        }
         ker->cx_bwd(d, &g, ax, alg, dt, diff_dst, alg == BDNN_POOL_MAX ? ws : NULL, diff_src,
-                    fault == BDNN_FAULT_TRUNCATE_DST, fault == BDNN_POOL_FAULT_WS_IGNORED);
+                    acc, fault == BDNN_FAULT_TRUNCATE_DST, fault == BDNN_POOL_FAULT_WS_IGNORED);
+        if ((void *)acc != diff_src) free(acc);
         free(mem);
         return BDNN_STATUS_OK;
     }

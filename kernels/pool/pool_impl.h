@@ -40,7 +40,8 @@ typedef struct {
 /* The whole channels-inner pass over one descriptor (threads inside): forward writes
  * dst (and ws when non-NULL, one int32 tap index per dst element, padded tail 0);
  * backward overwrites diff_src from diff_dst (max: the tap ws names; a wrong or unwritten
- * entry adds nothing). Both zero the padded channel tail of their output. truncate: typed
+ * entry adds nothing), accumulating in acc: f32 elements as many as diff_src has (diff_src
+ * itself when dt is f32), overwritten. Both zero the padded channel tail of their output. truncate: typed
  * stores truncate (a defect, tests only); ws_ignored: backward max sends each gradient
  * to its window's first in-bounds tap (a defect, tests only). */
 typedef void (*pool_cx_fwd_fn)(const bdnn_pool_desc_t *d, const pool_cx_t *g,
@@ -48,7 +49,7 @@ typedef void (*pool_cx_fwd_fn)(const bdnn_pool_desc_t *d, const pool_cx_t *g,
                                void *dst, int32_t *ws, int truncate);
 typedef void (*pool_cx_bwd_fn)(const bdnn_pool_desc_t *d, const pool_cx_t *g,
                                const pool_axis_t ax[3], int alg, int dt, const void *diff_dst,
-                               const int32_t *ws, void *diff_src, int truncate,
+                               const int32_t *ws, void *diff_src, float *acc, int truncate,
                                int ws_ignored);
 
 typedef struct {
