@@ -722,10 +722,31 @@ class Prop(enum.IntEnum):
     BWD_DATA = lib.BDNN_PROP_BWD_DATA
 
 
+class PoolLayout(enum.IntEnum):
+    """The memory layouts of src and dst the pooling rows run on (bdnn_pool.h): plain,
+    channels last (axb), channel-blocked by 8 or 16 (aBx8b, aBx16b); all dense."""
+
+    NCX = lib.BDNN_POOL_LAYOUT_NCX
+    NXC = lib.BDNN_POOL_LAYOUT_NXC
+    NCX8C = lib.BDNN_POOL_LAYOUT_NCX8C
+    NCX16C = lib.BDNN_POOL_LAYOUT_NCX16C
+
+    @property
+    def channel_block(self) -> int:
+        """Channels are padded up to a multiple of this (1: no padding)."""
+        return {PoolLayout.NCX8C: 8, PoolLayout.NCX16C: 16}.get(self, 1)
+
+
 @lru_cache(maxsize=None)
 def pool_impls() -> tuple[ImplInfo, ...]:
     return _table(lib.bdnn_pool_impl_count, lib.bdnn_pool_impl_name, lib.bdnn_pool_impl_isa,
                   lib.bdnn_pool_impl_operands)
+
+
+def pool_impl_layouts(impl: ImplInfo) -> frozenset[PoolLayout]:
+    """The layouts a pooling row runs on (it refuses the others: Unimplemented)."""
+    mask = lib.bdnn_pool_impl_layouts(impl.index)
+    return frozenset(l for l in PoolLayout if mask >> int(l) & 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -740,6 +761,7 @@ class PoolShape:
     s: tuple[int, int, int]
     p: tuple[int, int, int]
     dil: tuple[int, int, int]
+    layout: PoolLayout = PoolLayout.NCX     # of src and dst (the reference takes NCX only)
 
     @property
     def src_shape(self) -> tuple[int, ...]:
@@ -749,10 +771,16 @@ class PoolShape:
     def dst_shape(self) -> tuple[int, ...]:
         return (self.mb, self.c, *self.o)
 
+    def elems(self, shape: tuple[int, ...]) -> int:
+        """Elements a src- or dst-shaped buffer holds in this layout (padded tail included)."""
+        b = self.layout.channel_block
+        return shape[0] * -(-shape[1] // b) * b * _count(shape[2:])
+
     def cdata(self):
         d = ffi.new("bdnn_pool_desc_t *")
         d.mb, d.c = self.mb, self.c
         _set_spatial(d, self)
+        d.layout = int(self.layout)
         return d
 
 
@@ -774,9 +802,12 @@ class Workspace:
         return buf
 
 
-def pool_workspace(shape: PoolShape, alg: PoolAlg, prop: Prop) -> Workspace:
+def pool_workspace(impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop) -> Workspace:
+    """What row impl needs for this problem (in shape's layout): size, element size; the
+    point order is the row's own."""
     ws = ffi.new("bdnn_pool_ws_t *")
-    _check(lib.bdnn_pool_workspace(shape.cdata(), int(alg), int(prop), ws), "pool workspace")
+    _check(lib.bdnn_pool_workspace(impl.index, shape.cdata(), int(alg), int(prop), ws),
+           "pool workspace")
     return Workspace(int(ws.bytes), int(ws.elem_bytes))
 
 
@@ -790,7 +821,9 @@ class PoolPrimitive:
         self.impl, self.shape, self.alg, self.prop, self.fault = impl, shape, alg, prop, fault
         self.dt = dt
         self._desc = shape.cdata()
-        self.workspace = pool_workspace(shape, alg, prop)
+        if shape.layout not in pool_impl_layouts(impl):
+            raise Unimplemented(f"{impl.name} on the {shape.layout.name.lower()} layout")
+        self.workspace = pool_workspace(impl, shape, alg, prop)
         self.name = _with_fault(impl.name, fault)
 
     def _ws_ptr(self, ws: np.ndarray | None):
@@ -805,8 +838,8 @@ class PoolPrimitive:
                  ws: np.ndarray | None) -> Callable[[], None]:
         s = self.shape
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
-                DATA_TYPES[self.dt][0], _bytes(src, self.dt, _count(s.src_shape)),
-                _out_bytes(dst, self.dt, _count(s.dst_shape)), self._ws_ptr(ws),
+                DATA_TYPES[self.dt][0], _bytes(src, self.dt, s.elems(s.src_shape)),
+                _out_bytes(dst, self.dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
                 int(self.fault))
         return _runner(lib.bdnn_pool_fwd, args, self.name)
 
@@ -814,8 +847,8 @@ class PoolPrimitive:
                  diff_src: np.ndarray) -> Callable[[], None]:
         s = self.shape
         args = (self.impl.index, self._desc, int(self.alg), DATA_TYPES[self.dt][0],
-                _bytes(diff_dst, self.dt, _count(s.dst_shape)), self._ws_ptr(ws),
-                _out_bytes(diff_src, self.dt, _count(s.src_shape)), int(self.fault))
+                _bytes(diff_dst, self.dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
+                _out_bytes(diff_src, self.dt, s.elems(s.src_shape)), int(self.fault))
         return _runner(lib.bdnn_pool_bwd, args, self.name)
 
 

@@ -1,10 +1,19 @@
 /*
- * bdnn_pool.h -- the pooling primitive of the kernel core (plain layout; f32, bf16, f16,
- * and s8/u8/s32 forward).
+ * bdnn_pool.h -- the pooling primitive of the kernel core (plain, channels-last and
+ * channel-blocked layouts; f32, bf16, f16, and s8/u8/s32 forward).
  *
  * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
  *
- *   src / diff_src  [mb][c][id][ih][iw]      dst / diff_dst  [mb][c][od][oh][ow]
+ * Layouts (d->layout; one for src and dst, and their diffs; always dense, offset 0):
+ *   BDNN_POOL_LAYOUT_NCX     src [mb][c][id][ih][iw]             dst [mb][c][od][oh][ow]
+ *   BDNN_POOL_LAYOUT_NXC     src [mb][id][ih][iw][c]             (axb: nwc, nhwc, ndhwc)
+ *   BDNN_POOL_LAYOUT_NCX8C   src [mb][C8][id][ih][iw][8], C8 = ceil(c/8)  (aBx8b: nChw8c)
+ *   BDNN_POOL_LAYOUT_NCX16C  the same with blocks of 16                  (aBx16b: nChw16c)
+ * A blocked tensor holds mb * ceil(c/B) * B * spatial elements; the channels c..ceil(c/B)*B
+ * of the last block are its padded tail: inputs' tails are never read for a result,
+ * outputs' tails are written with zeros. Each implementation row takes some layouts
+ * (bdnn_pool_impl_layouts); another layout is BDNN_STATUS_UNIMPLEMENTED for it, and the
+ * caller reorders (non-dense strides, other tags). The reference takes NCX only.
  * 1D and 2D problems are 3D ones with neutral outer axes (size 1, kernel 1, stride 1,
  * padding 0, dilation 0). Dilation is 0-based (taps d + 1 apart); only front/top/left
  * padding is given; taps outside [0, I) are not part of the window.
@@ -18,9 +27,11 @@
  * backward.
  *
  * Workspace: forward training with max records, per dst point, which tap won; backward
- * data with max reads it instead of searching src again. Its size and element type are
- * whatever bdnn_pool_workspace() answers (callers must not assume them); zero bytes means
- * the configuration has none (inference, averages).
+ * data with max reads it instead of searching src again. Its size, element type and
+ * point order are whatever bdnn_pool_workspace() answers for that implementation and
+ * descriptor (callers must not assume them: a channels-inner row keeps it in its own
+ * point order); zero bytes means the configuration has none (inference, averages). The
+ * caller only passes it from forward training to backward of the same row and desc.
  */
 #ifndef BDNN_POOL_H
 #define BDNN_POOL_H
@@ -36,7 +47,11 @@ typedef struct {
     int64_t sd, sh, sw;
     int64_t pd, ph, pw;
     int64_t dd, dh, dw;
+    int layout;           /* BDNN_POOL_LAYOUT_* of src and dst (and their diffs) */
 } bdnn_pool_desc_t;
+
+enum { BDNN_POOL_LAYOUT_NCX = 0, BDNN_POOL_LAYOUT_NXC = 1, BDNN_POOL_LAYOUT_NCX8C = 2,
+       BDNN_POOL_LAYOUT_NCX16C = 3, BDNN_POOL_N_LAYOUTS = 4 };
 
 enum { BDNN_POOL_MAX = 0, BDNN_POOL_AVG_P = 1, BDNN_POOL_AVG_NP = 2 };
 
@@ -53,16 +68,19 @@ enum {
 
 typedef struct {
     int64_t bytes;        /* 0: no workspace */
-    int64_t elem_bytes;   /* size of one element (one per dst point) */
+    int64_t elem_bytes;   /* size of one element */
 } bdnn_pool_ws_t;
 
 int bdnn_pool_impl_count(void);
 const char *bdnn_pool_impl_name(int impl);
 int bdnn_pool_impl_isa(int impl);
 int bdnn_pool_impl_operands(int impl);   /* BDNN_OPERANDS_* (bdnn.h): the types a row takes */
+int bdnn_pool_impl_layouts(int impl);    /* bit (1 << BDNN_POOL_LAYOUT_*) per layout taken */
 
-/* BDNN_STATUS_INVALID for an inconsistent descriptor or unknown alg/prop. */
-int bdnn_pool_workspace(const bdnn_pool_desc_t *d, int alg, int prop, bdnn_pool_ws_t *ws);
+/* The workspace of row impl for this descriptor (its layout included), alg and prop.
+ * BDNN_STATUS_INVALID for an inconsistent descriptor or unknown impl/alg/prop. */
+int bdnn_pool_workspace(int impl, const bdnn_pool_desc_t *d, int alg, int prop,
+                        bdnn_pool_ws_t *ws);
 
 /* Forward (prop = training or inference): dst from src; ws written for training max
  * (NULL allowed otherwise). BDNN_STATUS_UNIMPLEMENTED when the row does not take dt.
@@ -76,7 +94,7 @@ int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const vo
                   const void *ws, void *diff_src, int fault);
 
 /* The reference: the formulas as plain loops in double (max: values compared in double,
- * ties keep the first tap). Shares no code with the implementations. */
+ * ties keep the first tap), NCX only. Shares no code with the implementations. */
 int bdnn_ref_pool_fwd(const bdnn_pool_desc_t *d, int alg, const float *src, double *dst);
 int bdnn_ref_pool_bwd(const bdnn_pool_desc_t *d, int alg, const float *src,
                       const float *diff_dst, double *diff_src);

@@ -1,5 +1,6 @@
 /* The pooling implementation table, the workspace contract, and the loops around the
- * per-ISA row kernels.
+ * per-ISA row kernels (plain layout); the channels-inner layouts go to pool_cx.inc's
+ * passes with the per-axis tables built here.
  *
  * Forward: threads split the output rows (n, c, od, oh); each row is one row-kernel call.
  * Backward data: threads split the (n, c) planes, so the scatter of gradients into a
@@ -20,6 +21,7 @@ typedef struct {
     const char *name;
     int isa;
     int operands;      /* BDNN_OPERANDS_*: which data types the row takes */
+    int layouts;       /* 1 << BDNN_POOL_LAYOUT_*: the layouts the row runs on */
     const pool_ker_t *ker;
 } pool_impl_entry_t;
 
@@ -27,26 +29,41 @@ typedef struct {
 #define BF16 BDNN_OPERANDS_BF16
 #define F16 BDNN_OPERANDS_F16
 #define INT BDNN_OPERANDS_INT8
+#define PLAIN (1 << BDNN_POOL_LAYOUT_NCX)
+#define NXC (1 << BDNN_POOL_LAYOUT_NXC)
+#define BLOCKED ((1 << BDNN_POOL_LAYOUT_NCX8C) | (1 << BDNN_POOL_LAYOUT_NCX16C))
+#define ROWS(prefix, operands, layouts)                                                   \
+    {prefix ":avx512", BDNN_ISA_AVX512, operands, layouts, &bdnn_pool_ker_avx512},       \
+    {prefix ":avx2", BDNN_ISA_AVX2, operands, layouts, &bdnn_pool_ker_avx2},             \
+    {prefix ":scalar", BDNN_ISA_SCALAR, operands, layouts, &bdnn_pool_ker_scalar}
+/* In order of preference per layout and type; a row refuses the layouts it does not list,
+ * so each case meets the rows of its own layout only. */
 static const pool_impl_entry_t impls[] = {
-    {"pool:avx512", BDNN_ISA_AVX512, F32, &bdnn_pool_ker_avx512},
-    {"pool:avx2", BDNN_ISA_AVX2, F32, &bdnn_pool_ker_avx2},
-    {"pool:scalar", BDNN_ISA_SCALAR, F32, &bdnn_pool_ker_scalar},
+    /* plain (ncx): rows vectorized along ow */
+    ROWS("pool", F32, PLAIN),
     /* bf16, f16: widened once per input plane and thread, f32 row kernels, rounded rows */
-    {"pool_bf16:avx512", BDNN_ISA_AVX512, BF16, &bdnn_pool_ker_avx512},
-    {"pool_bf16:avx2", BDNN_ISA_AVX2, BF16, &bdnn_pool_ker_avx2},
-    {"pool_bf16:scalar", BDNN_ISA_SCALAR, BF16, &bdnn_pool_ker_scalar},
-    {"pool_f16:avx512", BDNN_ISA_AVX512, F16, &bdnn_pool_ker_avx512},
-    {"pool_f16:avx2", BDNN_ISA_AVX2, F16, &bdnn_pool_ker_avx2},
-    {"pool_f16:scalar", BDNN_ISA_SCALAR, F16, &bdnn_pool_ker_scalar},
+    ROWS("pool_bf16", BF16, PLAIN),
+    ROWS("pool_f16", F16, PLAIN),
     /* s8, u8, s32 (forward only): averages round to nearest even, then saturate */
-    {"pool_int8:avx512", BDNN_ISA_AVX512, INT, &bdnn_pool_ker_avx512},
-    {"pool_int8:avx2", BDNN_ISA_AVX2, INT, &bdnn_pool_ker_avx2},
-    {"pool_int8:scalar", BDNN_ISA_SCALAR, INT, &bdnn_pool_ker_scalar},
+    ROWS("pool_int8", INT, PLAIN),
+    /* channels-inner (pool_cx.inc): vectorized across the channels of a point */
+    ROWS("pool_nhwc", F32, NXC),
+    ROWS("pool_nhwc_bf16", BF16, NXC),
+    ROWS("pool_nhwc_f16", F16, NXC),
+    ROWS("pool_nhwc_int8", INT, NXC),
+    ROWS("pool_blocked", F32, BLOCKED),
+    ROWS("pool_blocked_bf16", BF16, BLOCKED),
+    ROWS("pool_blocked_f16", F16, BLOCKED),
+    ROWS("pool_blocked_int8", INT, BLOCKED),
 };
 #undef F32
 #undef BF16
 #undef F16
 #undef INT
+#undef PLAIN
+#undef NXC
+#undef BLOCKED
+#undef ROWS
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
 int bdnn_pool_impl_count(void) { return N_IMPLS; }
@@ -57,6 +74,9 @@ int bdnn_pool_impl_isa(int impl) { return impl >= 0 && impl < N_IMPLS ? impls[im
 int bdnn_pool_impl_operands(int impl) {
     return impl >= 0 && impl < N_IMPLS ? impls[impl].operands : -1;
 }
+int bdnn_pool_impl_layouts(int impl) {
+    return impl >= 0 && impl < N_IMPLS ? impls[impl].layouts : 0;
+}
 
 static int desc_ok(const bdnn_pool_desc_t *d, int alg) {
     const int64_t pos[] = {d->c, d->id, d->ih, d->iw, d->od, d->oh, d->ow,
@@ -64,30 +84,91 @@ static int desc_ok(const bdnn_pool_desc_t *d, int alg) {
     for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); ++i)
         if (pos[i] <= 0) return 0;
     if (d->mb < 0 || d->dd < 0 || d->dh < 0 || d->dw < 0) return 0;
+    if (d->layout < 0 || d->layout >= BDNN_POOL_N_LAYOUTS) return 0;
     /* tap indexes are stored as int32 */
     if (d->kd * d->kh * d->kw > INT32_MAX) return 0;
     return alg == BDNN_POOL_MAX || alg == BDNN_POOL_AVG_P || alg == BDNN_POOL_AVG_NP;
 }
 
-static int64_t dst_elems(const bdnn_pool_desc_t *d) { return d->mb * d->c * d->od * d->oh * d->ow; }
+/* The channels-inner geometry of d's layout (blk = 0 for the plain one). */
+static pool_cx_t cx_geometry(const bdnn_pool_desc_t *d) {
+    pool_cx_t g = {0, 1, 0, 1};
+    switch (d->layout) {
+    case BDNN_POOL_LAYOUT_NXC: g.blk = d->c; break;
+    case BDNN_POOL_LAYOUT_NCX8C: g.blk = 8; break;
+    case BDNN_POOL_LAYOUT_NCX16C: g.blk = 16; break;
+    default: return g;
+    }
+    g.nblk = (d->c + g.blk - 1) / g.blk;
+    /* NXC: chunks of 64 channels (4 AVX-512 vectors), so a wide layer's row splits */
+    g.chunk = g.blk < 64 ? g.blk : 64;
+    g.nchunk = (g.blk + g.chunk - 1) / g.chunk;
+    return g;
+}
 
-int bdnn_pool_workspace(const bdnn_pool_desc_t *d, int alg, int prop, bdnn_pool_ws_t *ws) {
+/* Elements of a dst-shaped tensor in d's layout (the padded channel tail included). */
+static int64_t dst_elems(const bdnn_pool_desc_t *d) {
+    const pool_cx_t g = cx_geometry(d);
+    const int64_t c = g.blk ? g.nblk * g.blk : d->c;
+    return d->mb * c * d->od * d->oh * d->ow;
+}
+
+int bdnn_pool_workspace(int impl, const bdnn_pool_desc_t *d, int alg, int prop,
+                        bdnn_pool_ws_t *ws) {
     ws->bytes = 0;
     ws->elem_bytes = 0;
-    if (!desc_ok(d, alg)) return BDNN_STATUS_INVALID;
+    if (impl < 0 || impl >= N_IMPLS || !desc_ok(d, alg)) return BDNN_STATUS_INVALID;
     if (prop != BDNN_PROP_FWD_TRAINING && prop != BDNN_PROP_FWD_INFERENCE
             && prop != BDNN_PROP_BWD_DATA)
         return BDNN_STATUS_INVALID;
     /* Only max needs to remember where its result came from; inference keeps nothing. */
     if (alg != BDNN_POOL_MAX || prop == BDNN_PROP_FWD_INFERENCE) return BDNN_STATUS_OK;
+    /* One int32 tap index per dst element, in dst's own order (every row today; a row
+     * could answer otherwise, callers only pass the buffer on). */
     ws->elem_bytes = sizeof(int32_t);
-    ws->bytes = dst_elems(d) * ws->elem_bytes;   /* one tap index per dst point, dst order */
+    ws->bytes = dst_elems(d) * ws->elem_bytes;
     return BDNN_STATUS_OK;
 }
 
 static int usable(int impl, const bdnn_pool_desc_t *d, int alg, int dt, int backward) {
     if (impl < 0 || impl >= N_IMPLS || !desc_ok(d, alg)) return BDNN_STATUS_INVALID;
+    if (!(impls[impl].layouts & (1 << d->layout))) return BDNN_STATUS_UNIMPLEMENTED;
     return bdnn_typed_row_status(impls[impl].isa, impls[impl].operands, dt, backward);
+}
+
+/* The per-axis tables of pool_axis_t (d, h, w) in one allocation; NULL when out of
+ * memory. Free with free(ax[0].klo's block) = the returned pointer. */
+static int64_t *axis_tables(const bdnn_pool_desc_t *d, pool_axis_t ax[3]) {
+    const int64_t I[3] = {d->id, d->ih, d->iw}, O[3] = {d->od, d->oh, d->ow};
+    const int64_t K[3] = {d->kd, d->kh, d->kw}, S[3] = {d->sd, d->sh, d->sw};
+    const int64_t P[3] = {d->pd, d->ph, d->pw}, D[3] = {d->dd + 1, d->dh + 1, d->dw + 1};
+    int64_t total = 0;
+    for (int a = 0; a < 3; ++a) total += 2 * O[a] + 2 * I[a] * K[a] + I[a];
+    int64_t *mem = malloc(sizeof(int64_t) * (size_t)total), *p = mem;
+    if (!mem) return NULL;
+    for (int a = 0; a < 3; ++a) {
+        int64_t *klo = p, *khi = p + O[a], *gk = khi + O[a], *go = gk + I[a] * K[a];
+        int64_t *gn = go + I[a] * K[a];
+        p = gn + I[a];
+        for (int64_t o = 0; o < O[a]; ++o) {
+            int64_t lo = 0, hi = K[a];
+            while (lo < hi && o * S[a] + lo * D[a] - P[a] < 0) ++lo;
+            while (hi > lo && o * S[a] + (hi - 1) * D[a] - P[a] >= I[a]) --hi;
+            klo[o] = lo;
+            khi[o] = hi;
+        }
+        for (int64_t i = 0; i < I[a]; ++i) gn[i] = 0;
+        for (int64_t k = 0; k < K[a]; ++k)
+            for (int64_t o = 0; o < O[a]; ++o) {
+                const int64_t i = o * S[a] + k * D[a] - P[a];
+                if (i < 0 || i >= I[a]) continue;
+                gk[i * K[a] + gn[i]] = k;     /* k ascending: the outer loop */
+                go[i * K[a] + gn[i]] = o;
+                ++gn[i];
+            }
+        ax[a] = (pool_axis_t){klo, khi, gk, go, gn};
+    }
+    return mem;
 }
 
 /* Output columns [lo, hi) whose input column ow*SW + off lies in [0, IW), per kw. */
@@ -136,10 +217,20 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     const int st = usable(impl, d, alg, dt, 0);
     if (st != BDNN_STATUS_OK) return st;
     bdnn_pool_ws_t wsd;
-    bdnn_pool_workspace(d, alg, prop, &wsd);
+    bdnn_pool_workspace(impl, d, alg, prop, &wsd);
     if (wsd.bytes && !ws) return BDNN_STATUS_INVALID;
     /* The unwritten-workspace defect runs training as inference. */
     int32_t *ws32 = wsd.bytes && fault != BDNN_POOL_FAULT_WS_UNWRITTEN ? ws : NULL;
+    const pool_cx_t g = cx_geometry(d);
+    if (g.blk) {
+        pool_axis_t ax[3];
+        int64_t *mem = axis_tables(d, ax);
+        if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
+        impls[impl].ker->cx_fwd(d, &g, ax, alg, dt, src, dst, ws32,
+                                fault == BDNN_FAULT_TRUNCATE_DST);
+        free(mem);
+        return BDNN_STATUS_OK;
+    }
     int64_t *bounds = malloc(sizeof(int64_t) * (2 * d->kw + d->ow));
     if (!bounds) return BDNN_STATUS_OUT_OF_MEMORY;
     int64_t *lo = bounds, *hi = bounds + d->kw, *cnt_w = bounds + 2 * d->kw;
@@ -240,6 +331,24 @@ int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const vo
     if (st != BDNN_STATUS_OK) return st;
     if (alg == BDNN_POOL_MAX && !ws) return BDNN_STATUS_INVALID;
     const pool_ker_t *ker = impls[impl].ker;
+    const pool_cx_t g = cx_geometry(d);
+    if (g.blk) {
+        pool_axis_t ax[3];
+        int64_t *mem = axis_tables(d, ax);
+        if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
+        /* the f32 accumulator: diff_src itself, or a scratch tensor for the typed data */
+        const int64_t n = d->mb * g.nblk * g.blk * d->id * d->ih * d->iw;
+        float *acc = dt == BDNN_DT_F32 ? diff_src : malloc(sizeof(float) * (size_t)(n ? n : 1));
+        if (!acc) {
+            free(mem);
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        ker->cx_bwd(d, &g, ax, alg, dt, diff_dst, alg == BDNN_POOL_MAX ? ws : NULL, diff_src,
+                    acc, fault == BDNN_FAULT_TRUNCATE_DST, fault == BDNN_POOL_FAULT_WS_IGNORED);
+        if ((void *)acc != diff_src) free(acc);
+        free(mem);
+        return BDNN_STATUS_OK;
+    }
     const int32_t *ws32 = ws;
     const int64_t planes = d->mb * d->c, in_plane = d->id * d->ih * d->iw;
     const int64_t out_plane = d->od * d->oh * d->ow, size = (int64_t)bdnn_dt_size(dt);

@@ -24,6 +24,7 @@ static int64_t in_off(const bdnn_pool_desc_t *d, int64_t od, int64_t oh, int64_t
 }
 
 int bdnn_ref_pool_fwd(const bdnn_pool_desc_t *d, int alg, const float *src, double *dst) {
+    if (d->layout != BDNN_POOL_LAYOUT_NCX) return BDNN_STATUS_INVALID;
     const int64_t in_plane = d->id * d->ih * d->iw;
     int64_t o = 0;
     for (int64_t p = 0; p < d->mb * d->c; ++p)
@@ -49,6 +50,7 @@ int bdnn_ref_pool_fwd(const bdnn_pool_desc_t *d, int alg, const float *src, doub
 
 int bdnn_ref_pool_bwd(const bdnn_pool_desc_t *d, int alg, const float *src,
                       const float *diff_dst, double *diff_src) {
+    if (d->layout != BDNN_POOL_LAYOUT_NCX) return BDNN_STATUS_INVALID;
     const int64_t in_plane = d->id * d->ih * d->iw;
     memset(diff_src, 0, sizeof(double) * d->mb * d->c * in_plane);
     int64_t o = 0;

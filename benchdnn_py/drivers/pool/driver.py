@@ -12,12 +12,16 @@ wrong gradients).
 
 Memory formats (--tag, one for src and dst, as benchdnn's): any tag of layout.py. Inputs
 are filled plain and placed into the tag's layout by the reorder kernels outside the
-timed region; the kernels run on plain layouts only, so any other layout is served by the
-reorder route (formats.Route, `<impl>+reorder`: the input reordered to plain scratch, the
-kernel, the output reordered back with its padded tail zeroed, all timed). The workspace
-is internal to the primitive and stays in the kernels' own layout, so backward data
-consumes it as before. Outputs are read back through their layout's offsets, and a
-blocked output's padded tail must hold zeros (check.memory_faults).
+timed region. When the tag's memory is one the kernels run on (KERNEL_LAYOUTS: plain,
+channels last, blocked by 8 or 16), the rows of that layout run on it directly
+(`pool_nhwc:avx512`, `pool_blocked:avx2`, ...); any other layout, or a case whose native
+rows are all filtered out, is served by the reorder route (formats.Route,
+`<impl>+reorder`: the input reordered to plain scratch, a plain kernel, the output
+reordered back with its padded tail zeroed, all timed). The workspace is internal to the
+primitive (its size from the chosen row's query, its order the row's own), so it is only
+passed from the service forward-training step to backward on the same row and layout.
+Outputs are read back through their layout's offsets, and a blocked output's padded tail
+must hold zeros (check.memory_faults).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import numpy as np
 
 from ... import core, fill, layout
 from ...check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
-from ...core import PoolAlg, PoolShape, Prop
+from ...core import PoolAlg, PoolLayout, PoolShape, Prop
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
@@ -168,15 +172,63 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     return None
 
 
-def create(prb: PoolProblem, prop: Prop, res: CaseResult) -> core.PoolPrimitive | None:
+# The layouts the kernels take, as the tags whose dense memory they are (first match wins:
+# with one channel, plain and channels last are one memory).
+KERNEL_LAYOUTS = ((layout.parse_tag("abx"), PoolLayout.NCX),
+                  (layout.parse_tag("axb"), PoolLayout.NXC),
+                  (layout.parse_tag("aBx8b"), PoolLayout.NCX8C),
+                  (layout.parse_tag("aBx16b"), PoolLayout.NCX16C))
+
+
+def kernel_layout(prb: PoolProblem) -> PoolLayout | None:
+    """The kernels' layout whose memory both src and dst of the case have; None when there
+    is none (the case takes the reorder route)."""
+    for tag, code in KERNEL_LAYOUTS:
+        if all(prb.layout(t).same_memory(tag.layout(prb.dims(t))) for t in ("src", "dst")):
+            return code
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One way to run a case: a row on a layout, natively or behind the reorder route (its
+    name then carries `+reorder`, so that --impl/--skip-impl select it by what results
+    print)."""
+
+    impl: core.ImplInfo
+    layout: PoolLayout
+    routed: bool
+
+    @property
+    def name(self) -> str:
+        return self.impl.name + (formats.ROUTE_SUFFIX if self.routed else "")
+
+
+def candidates(prb: PoolProblem) -> list[Candidate]:
+    """The rows of the case's own layout (native), then the plain rows behind the route
+    when the case's layout is not plain."""
+    native = kernel_layout(prb)
+    table = core.pool_impls()
+    out = [Candidate(i, native, False) for i in table
+           if native is not None and native in core.pool_impl_layouts(i)]
+    if native is not PoolLayout.NCX:
+        out += [Candidate(i, PoolLayout.NCX, True) for i in table
+                if PoolLayout.NCX in core.pool_impl_layouts(i)]
+    return out
+
+
+def create(prb: PoolProblem, prop: Prop,
+           res: CaseResult) -> tuple[core.PoolPrimitive, bool] | None:
+    """(the primitive of the first candidate the filter allows and that accepts, whether it
+    is routed); None with res set when none does."""
     fault = core.active_op_fault()
     with res.timers("create_pd"):
-        routed = any(not prb.layout(t).same_memory(formats.plain(prb.dims(t)))
-                     for t in ("src", "dst"))
-    allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
-    return first_accepting(
-        core.pool_impls(), allow,
-        lambda impl: core.PoolPrimitive(impl, prb.shape, prb.kalg, prop, fault, prb.dt[0]), res)
+        table = candidates(prb)
+
+    def build(c: Candidate) -> tuple[core.PoolPrimitive, bool]:
+        shape = dataclasses.replace(prb.shape, layout=c.layout)
+        return core.PoolPrimitive(c.impl, shape, prb.kalg, prop, fault, prb.dt[0]), c.routed
+    return first_accepting(table, prb.impl_filter, build, res)
 
 
 @dataclasses.dataclass
@@ -195,15 +247,19 @@ _ROUTE = {True: (("diff_dst", "dst"), ("diff_src", "src")),
           False: (("src", "src"), ("dst", "dst"))}
 
 
-def make_route(prb: PoolProblem, res: CaseResult) -> formats.Route | None:
+def make_route(prb: PoolProblem, res: CaseResult, routed: bool = True) -> formats.Route | None:
     """The reorder route between the tag's layouts and the kernels' plain ones (empty for
-    plain); None, UNIMPLEMENTED, when a layout cannot be reordered."""
+    plain, and for a native primitive: routed False); None, UNIMPLEMENTED, when a layout
+    cannot be reordered."""
     (src_n, src_t), (out_n, out_t) = _ROUTE[prb.dir is Dir.BWD_D]
     tensors = {src_n: src_t, out_n: out_t}
+
+    def kernel(t: str) -> layout.Layout:
+        return formats.plain(prb.dims(t)) if routed else prb.layout(t)
     try:
         with res.timers("create_prim"):
             return formats.Route({n: prb.layout(t) for n, t in tensors.items()},
-                                 {n: formats.plain(prb.dims(t)) for n, t in tensors.items()},
+                                 {n: kernel(t) for n, t in tensors.items()},
                                  {n: prb.dt[0] for n in tensors}, (src_n,), (out_n,),
                                  fault=core.active_op_fault())
     except core.Unimplemented as exc:
@@ -214,9 +270,9 @@ def make_route(prb: PoolProblem, res: CaseResult) -> formats.Route | None:
 def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: formats.Route,
             perf: bool) -> Buffers:
     """Fills the inputs (plain), places them into the case's layout, allocates the queried
-    workspace (poisoned), runs the service forward-training step for backward (on the
-    plain src: the workspace is in the kernels' layout either way), and binds the
-    execution through the route."""
+    workspace (poisoned), runs the service forward-training step for backward (the same
+    row on src in the kernel's layout: the plain values behind the route, the placed ones
+    natively), and binds the execution through the route."""
     s, dt, is_max = prb.shape, prb.dt[0], prb.kalg is PoolAlg.MAX
     dtc, dtype = cfg.CFG[dt], core.numpy_dtype(dt)
     lo, hi = cfg.fill_range(dtc, is_max)
@@ -237,11 +293,13 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: formats.Route,
         k_in, k_out, wrap = route.bind({"src": placed(src, "src")}, {"dst": bufs.out.array})
         bufs.run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], bufs.ws))
         return bufs
-    service = core.PoolPrimitive(prim.impl, s, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
+    ks = prim.shape             # the kernel's shape: the case's, in the kernel's layout
+    service = core.PoolPrimitive(prim.impl, ks, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
     bufs = Buffers(src, formats.output_buffer(prb.layout("src"), dt))
     if service.workspace.nbytes:
         bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)
-    service.bind_fwd(src, np.empty(math.prod(s.dst_shape), dtype), bufs.ws)()
+    service_src = src.reshape(-1) if ks.layout is PoolLayout.NCX else placed(src, "src")
+    service.bind_fwd(service_src, np.empty(ks.elems(s.dst_shape), dtype), bufs.ws)()
     bufs.diff_dst = values(fill.Kind.DST, s.dst_shape)
     k_in, k_out, wrap = route.bind({"diff_dst": placed(bufs.diff_dst, "dst")},
                                    {"diff_src": bufs.out.array})
@@ -337,10 +395,11 @@ def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
         return res
     if ctx.settings.verbose >= 1:
         ctx.log(f"run: --pool {prb.repro(ctx.settings.canonical)}")
-    prim = create(prb, prb.dir.prop, res)
-    if prim is None:
+    created = create(prb, prb.dir.prop, res)
+    if created is None:
         return res
-    route = make_route(prb, res)
+    prim, routed = created
+    route = make_route(prb, res, routed)
     if route is None:
         return res
     res.impl = route.name(prim.name)

@@ -35,7 +35,13 @@ def test_ci_batch_passes_every_alg_direction_and_isa():
                    "--alg=avg_np", "--alg=avg_p", "id6", "iw17", "--impl=pool_bf16:avx2 ",
                    "--impl=pool_f16:scalar ", "--impl=pool_int8:avx2 ",
                    "--dir=BWD_D --dt=bf16 --alg=avg_np", "--dir=BWD_D --dt=f16 ",
-                   "--dir=FWD_I --dt=s32 ", "--dt=u8:u8 --alg=avg_p"):
+                   "--dir=FWD_I --dt=s32 ", "--dt=u8:u8 --alg=avg_p",
+                   # the native rows, each forced on every ISA, and the route on request
+                   *(f"--impl={row}:{isa} " for isa in ("avx512", "avx2", "scalar")
+                     for row in ("pool_nhwc", "pool_blocked", "pool_nhwc_bf16",
+                                 "pool_blocked_f16", "pool_nhwc_int8", "pool_blocked_int8")),
+                   "--impl=pool:avx512+reorder --tag=nChw16c", "--tag=nCdhw16c",
+                   "--tag=nCw8c", "--tag=nwc", "--tag=ndhwc"):
         assert any(needle in l for l in res.lines), needle
 
 
@@ -50,21 +56,38 @@ def test_skips_and_unimplemented():
     assert res.code == 1
 
 
-@pytest.mark.parametrize("tag,desc", [
-    ("nhwc", "mb2ic20ih7kh3ph1"), ("nChw16c", "mb2ic20ih7kh3ph1"),
-    ("aBx8b", "mb2ic13iw9kw3sw2pw1"), ("nwc", "mb2ic13iw9kw3sw2pw1"),
-    ("nCdhw8c", "mb1ic13id5kd3sd2pd1"), ("ndhwc", "mb1ic13id5kd3sd2pd1"),
+@pytest.mark.parametrize("tag,desc,row", [
+    ("nhwc", "mb2ic20ih7kh3ph1", "pool_nhwc"), ("nChw16c", "mb2ic20ih7kh3ph1", "pool_blocked"),
+    ("aBx8b", "mb2ic13iw9kw3sw2pw1", "pool_blocked"), ("nwc", "mb2ic13iw9kw3sw2pw1", "pool_nhwc"),
+    ("nCdhw8c", "mb1ic13id5kd3sd2pd1", "pool_blocked"), ("ndhwc", "mb1ic13id5kd3sd2pd1", "pool_nhwc"),
 ])
-def test_every_tag_runs_through_the_route_and_prints_back(tag, desc):
-    """Any non-plain layout (channel tails included) runs as `+reorder`, both ways, with
-    the max workspace consumed by backward as in plain; data types too."""
-    res = run_cli("--pool", f"--tag={tag}", "--dt=f32,bf16,s8", "--dir=FWD_D,BWD_D",
+def test_channels_last_and_blocked_tags_run_natively(tag, desc, row):
+    """Channels last and blocked by 8/16 (channel tails included) run on their own rows,
+    without the reorder route, both ways, with the max workspace consumed by backward;
+    data types too. -v5 names the row that ran."""
+    res = run_cli("--pool", "-v5", f"--tag={tag}", "--dt=f32,bf16,s8", "--dir=FWD_D,BWD_D",
                   "--alg=max,avg_p", desc)
     assert res.code == 0, res.out[-2000:]
     lines = [l for l in res.lines if "__REPRO" in l]
     passed = [l for l in lines if ":PASSED" in l]
     assert len(lines) == 12 and len(passed) == 10       # s8: forward only
-    assert all(f"--tag={tag} " in l and "+reorder " in l for l in passed)
+    assert all(f"--tag={tag} " in l and f"--impl={row}" in l and "+reorder" not in l
+               for l in passed), passed
+    assert any(f"--impl={row}_bf16:" in l for l in passed)
+
+
+@pytest.mark.parametrize("tag,desc", [("nhwc", "mb2ic20ih7kh3ph1"),
+                                      ("nCdhw16c", "mb1ic13id5kd3sd2pd1"),
+                                      ("bac", "mb2ic13iw9kw3sw2pw1")])
+def test_the_reorder_route_stays_for_other_layouts_and_on_request(tag, desc):
+    """A layout no row takes (`bac`), or a native one with --impl=+reorder, runs a plain
+    row behind the reorder route, and passes."""
+    args = ["--impl=+reorder"] if tag != "bac" else []
+    res = run_cli("--pool", *args, f"--tag={tag}", "--dt=f32,bf16", "--dir=FWD_D,BWD_D",
+                  "--alg=max,avg_np", desc)
+    assert res.code == 0, res.out[-2000:]
+    passed = [l for l in res.lines if ":PASSED" in l]
+    assert len(passed) == 8 and all("+reorder " in l for l in passed), passed
 
 
 def test_tag_rank_mismatch_is_one_line_and_the_batch_goes_on():
@@ -76,8 +99,9 @@ def test_tag_rank_mismatch_is_one_line_and_the_batch_goes_on():
 
 def test_garbage_in_a_blocked_outputs_padded_tail_is_caught():
     """The defect writes into the padded tail of the route's output reorder (dst forward,
-    diff_src backward): blocked outputs with a channel tail fail on exactly that."""
-    res = run_cli("--pool", "--tag=nChw16c,aBx8b,nhwc", "--dir=FWD_D,BWD_D",
+    diff_src backward; the route forced, as native rows have no reorder): blocked outputs
+    with a channel tail fail on exactly that."""
+    res = run_cli("--pool", "--impl=+reorder", "--tag=nChw16c,aBx8b,nhwc", "--dir=FWD_D,BWD_D",
                   "mb2ic20ih7kh3ph1", env={"BENCHDNN_PY_TEST_FAULT":
                                            "reorder_padding_garbage"})
     assert res.code == 1
@@ -106,15 +130,19 @@ def test_perf_mode_reports_bandwidth():
     assert len(perf) == 2 and all(float(l.split(",")[-3]) > 0 for l in perf)
 
 
+@pytest.mark.parametrize("tag,row", [("abx", "pool"), ("axb", "pool_nhwc"),
+                                     ("aBx16b", "pool_blocked"), ("aBx8b", "pool_blocked")])
 @pytest.mark.parametrize("dt", ["f32", "bf16", "f16"])
 @pytest.mark.parametrize("fault,forward_caught", [("pool_ws_ignored", False),
                                                   ("pool_ws_unwritten", True)])
-def test_workspace_defects_are_caught(fault, forward_caught, dt):
-    res = run_cli("--pool", f"--dt={dt}", "--dir=FWD_D,BWD_D",
+def test_workspace_defects_are_caught(fault, forward_caught, dt, tag, row):
+    """On the plain rows and on the native channels-last and blocked ones."""
+    res = run_cli("--pool", f"--dt={dt}", "--dir=FWD_D,BWD_D", f"--tag={tag}",
                   "--batch=problems/shapes_pool_basic", env={"BENCHDNN_PY_TEST_FAULT": fault})
     assert res.code == 1
     failed = failed_lines(res)
-    assert all(f"+fault:{fault}" in l for l in failed)
+    prefix = row if dt == "f32" else f"{row}_{dt}"
+    assert all(f"+fault:{fault}" in l and f"--impl={prefix}:" in l for l in failed)
     # backward max uses the workspace: wrong taps or none at all give wrong gradients
     assert sum("--dir=BWD_D" in l for l in failed) >= 8
     # an unwritten workspace is also seen right after the forward pass (the poison stays)
