@@ -455,5 +455,5 @@ static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 }
 
 const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops = {
-    nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini,
+    nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini, NULL,
 };
