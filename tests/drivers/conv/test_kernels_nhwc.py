@@ -145,18 +145,18 @@ def test_sum_and_eltwise_post_ops(impl):
 
 @pytest.mark.parametrize("direction", ["FWD_B", "BWD_D", "BWD_WB"])
 def test_cli_channels_last_runs_on_the_native_row(direction):
-    out = run_cli("--conv", f"--dir={direction}", "--stag=nhwc", "--dtag=nhwc", "-v5",
-                  "mb2ic20ih6oc18kh3ph1").out
+    out = run_cli("--conv", f"--dir={direction}", "--stag=nhwc", "--dtag=nhwc",
+                  "--skip-impl=+reorder", "-v5", "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and "+reorder" not in out
     assert "implementation: gemm_conv_nhwc:" in out
     assert "src nhwc=acdb" in out and "dst nhwc=acdb" in out
 
 
-def test_cli_any_resolves_to_channels_last_beside_it_and_the_route_can_be_forced():
-    out = run_cli("--conv", "--stag=nhwc", "-v5", "mb2ic20ih6oc18kh3ph1").out
-    assert "gemm_conv_nhwc:" in out and "dst any=acdb" in out
-    out = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "--impl=+reorder", "-v5",
+def test_cli_channels_last_takes_the_route_by_default_and_its_rows_on_request():
+    out = run_cli("--conv", "--stag=nhwc", "--skip-impl=+reorder", "-v5",
                   "mb2ic20ih6oc18kh3ph1").out
+    assert "gemm_conv_nhwc:" in out and "dst any=acdb" in out
+    out = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "-v5", "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
     # the default (no tags) keeps the plain rows
     out = run_cli("--conv", "-v5", "mb2ic20ih6oc18kh3ph1").out
