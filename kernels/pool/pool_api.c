@@ -143,13 +143,12 @@ static int64_t *axis_tables(const bdnn_pool_desc_t *d, pool_axis_t ax[3]) {
     const int64_t K[3] = {d->kd, d->kh, d->kw}, S[3] = {d->sd, d->sh, d->sw};
     const int64_t P[3] = {d->pd, d->ph, d->pw}, D[3] = {d->dd + 1, d->dh + 1, d->dw + 1};
     int64_t total = 0;
-    for (int a = 0; a < 3; ++a) total += 2 * O[a] + 2 * I[a] * K[a] + I[a];
-    int64_t *mem = malloc(sizeof(int64_t) * (size_t)total), *p = mem;
+    for (int a = 0; a < 3; ++a) total += 2 * O[a];
+    int64_t *mem = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1)), *p = mem;
     if (!mem) return NULL;
     for (int a = 0; a < 3; ++a) {
-        int64_t *klo = p, *khi = p + O[a], *gk = khi + O[a], *go = gk + I[a] * K[a];
-        int64_t *gn = go + I[a] * K[a];
-        p = gn + I[a];
+        int64_t *klo = p, *khi = p + O[a];
+        p = khi + O[a];
         for (int64_t o = 0; o < O[a]; ++o) {
             int64_t lo = 0, hi = K[a];
             while (lo < hi && o * S[a] + lo * D[a] - P[a] < 0) ++lo;
@@ -157,16 +156,7 @@ static int64_t *axis_tables(const bdnn_pool_desc_t *d, pool_axis_t ax[3]) {
             klo[o] = lo;
             khi[o] = hi;
         }
-        for (int64_t i = 0; i < I[a]; ++i) gn[i] = 0;
-        for (int64_t k = 0; k < K[a]; ++k)
-            for (int64_t o = 0; o < O[a]; ++o) {
-                const int64_t i = o * S[a] + k * D[a] - P[a];
-                if (i < 0 || i >= I[a]) continue;
-                gk[i * K[a] + gn[i]] = k;     /* k ascending: the outer loop */
-                go[i * K[a] + gn[i]] = o;
-                ++gn[i];
-            }
-        ax[a] = (pool_axis_t){klo, khi, gk, go, gn};
+        ax[a] = (pool_axis_t){klo, khi};
     }
     return mem;
 }

@@ -29,12 +29,10 @@ typedef struct {
 } pool_cx_t;
 
 /* Per spatial axis (d, h, w), precomputed by pool_api.c for one descriptor.
- * Forward: output o's in-bounds taps are k in [klo[o], khi[o]) (contiguous: the input
- * index grows with k). Backward (gather): input i is tap gk[i*K + m] of output
- * go[i*K + m], for m < gn[i], k ascending. */
+ * Output o's in-bounds taps are k in [klo[o], khi[o]) (contiguous: the input index grows
+ * with k); the forward pass reads them, the backward scatter adds into them. */
 typedef struct {
     const int64_t *klo, *khi;
-    const int64_t *gk, *go, *gn;
 } pool_axis_t;
 
 /* The whole channels-inner pass over one descriptor (threads inside): forward writes
