@@ -11,11 +11,20 @@
  * the multiply-add cannot change the result.) Shares nothing with the fast kernels; the
  * OpenMP loops only split independent output points between threads.
  *
- * Each direction's formula is written once, as a function of one output point (*_point
- * below). The whole-tensor entry points walk every point in order; the *_at entry points
- * (--check=sampled) walk a caller's list of points. Both call the same function, so a
- * sampled value is by construction the full reference's value at that point. */
+ * Each direction's formula is written once, as a function of one row of points that
+ * share every coordinate but the innermost (*_row below): each point keeps its own double
+ * accumulator and sums its terms in the order the formula lists them, so a row only
+ * interleaves independent sums (which keeps a point's value independent of the row range
+ * it is computed in, and lets the loads of one tap serve the whole row). The
+ * whole-tensor entry points walk every row in order; the *_at entry points
+ * (--check=sampled) compute one-point rows at a caller's list of points. Both call the
+ * same function, so a sampled value is by construction the full reference's value at
+ * that point. */
 #include "bdnn.h"
+
+/* Scalar in the binary as in the source: no auto-vectorization, so each point is computed
+ * by the same plain scalar instructions whether it is in a full tensor or sampled. */
+#pragma GCC optimize("no-tree-vectorize")
 
 /* Element access in the plain layouts (bdnn.h). */
 #define SRC_AT(n_, c_, z_, y_, x_) \
@@ -31,23 +40,46 @@ static int valid(const bdnn_conv_desc_t *d) {
 
 /* ---- one point of each direction: the formulas ---------------------------------- */
 
-static double fwd_point(const bdnn_conv_desc_t *d, const float *src, const float *wei,
-                        const float *bias, int64_t n, int64_t g, int64_t oc, int64_t od,
-                        int64_t oh, int64_t ow) {
+/* Index arithmetic for the rows below: floor and ceiling of a / b for b > 0, a of any
+ * sign (C's / truncates toward zero). */
+static int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }
+
+/* The points x in [lo, hi) with 0 <= x * stride + offset < size: where a tap at a fixed
+ * offset lands inside the tensor. Returns the clipped range through lo and hi. */
+static void clip_row(int64_t stride, int64_t offset, int64_t size, int64_t *lo, int64_t *hi) {
+    const int64_t first = div_ceil(-offset, stride), last = div_floor(size - 1 - offset, stride);
+    if (*lo < first) *lo = first;
+    if (*hi > last + 1) *hi = last + 1;
+}
+
+/* Forward, the points ow0 <= ow < ow1 of one output row (n, g*OCg + oc, od, oh), into
+ * out[ow - ow0]. Each point sums its taps in the formula's order (ic, kd, kh, kw), skipping
+ * those that fall outside the input; a row only interleaves the independent sums of its
+ * points, so a point's value does not depend on which row range it is computed in. */
+static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *wei,
+                    const float *bias, int64_t n, int64_t g, int64_t oc, int64_t od,
+                    int64_t oh, int64_t ow0, int64_t ow1, double *out) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
-    double acc = 0.0;
+    for (int64_t ow = ow0; ow < ow1; ++ow) out[ow - ow0] = 0.0;
     for (int64_t ic = 0; ic < ICG; ++ic)
     for (int64_t kd = 0; kd < d->kd; ++kd)
-    for (int64_t kh = 0; kh < d->kh; ++kh)
-    for (int64_t kw = 0; kw < d->kw; ++kw) {
+    for (int64_t kh = 0; kh < d->kh; ++kh) {
         const int64_t id = od * d->sd + kd * (d->dd + 1) - d->pd;
         const int64_t ih = oh * d->sh + kh * (d->dh + 1) - d->ph;
-        const int64_t iw = ow * d->sw + kw * (d->dw + 1) - d->pw;
-        if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih || iw < 0 || iw >= d->iw) continue;
-        acc += (double)SRC_AT(n, g * ICG + ic, id, ih, iw) * (double)WEI_AT(g, oc, ic, kd, kh, kw);
+        if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih) continue;
+        const float *in_row = &SRC_AT(n, g * ICG + ic, id, ih, 0);
+        for (int64_t kw = 0; kw < d->kw; ++kw) {
+            const int64_t off = kw * (d->dw + 1) - d->pw;   /* iw = ow * SW + off */
+            const double w = WEI_AT(g, oc, ic, kd, kh, kw);
+            int64_t lo = ow0, hi = ow1;
+            clip_row(d->sw, off, d->iw, &lo, &hi);
+            for (int64_t ow = lo; ow < hi; ++ow)
+                out[ow - ow0] += (double)in_row[ow * d->sw + off] * w;
+        }
     }
-    if (bias) acc += (double)bias[g * OCG + oc];
-    return acc;
+    if (bias)
+        for (int64_t ow = ow0; ow < ow1; ++ow) out[ow - ow0] += (double)bias[g * OCG + oc];
 }
 
 /* Backward data: the forward formula read the other way round. Every (output point, tap)
@@ -58,26 +90,32 @@ static double fwd_point(const bdnn_conv_desc_t *d, const float *src, const float
  *       diff_dst(n, g*OCg + oc, od, oh, ow) * wei(g, oc, ic, kd, kh, kw)
  *   where od = (id + PD - kd*(DD+1)) / SD exactly (the division has no remainder) and
  *   0 <= od < OD, and likewise for h and w. */
-static double bwd_data_point(const bdnn_conv_desc_t *d, const float *diff_dst,
-                             const float *wei, int64_t n, int64_t g, int64_t ic, int64_t id,
-                             int64_t ih, int64_t iw) {
+static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
+                         const float *wei, int64_t n, int64_t g, int64_t ic, int64_t id,
+                         int64_t ih, int64_t iw0, int64_t iw1, double *out) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
-    double acc = 0.0;
+    for (int64_t iw = iw0; iw < iw1; ++iw) out[iw - iw0] = 0.0;
     for (int64_t oc = 0; oc < OCG; ++oc)
     for (int64_t kd = 0; kd < d->kd; ++kd)
-    for (int64_t kh = 0; kh < d->kh; ++kh)
-    for (int64_t kw = 0; kw < d->kw; ++kw) {
+    for (int64_t kh = 0; kh < d->kh; ++kh) {
         const int64_t nd = id + d->pd - kd * (d->dd + 1);
         const int64_t nh = ih + d->ph - kh * (d->dh + 1);
-        const int64_t nw = iw + d->pw - kw * (d->dw + 1);
-        if (nd < 0 || nh < 0 || nw < 0) continue;
-        if (nd % d->sd || nh % d->sh || nw % d->sw) continue;
-        const int64_t od = nd / d->sd, oh = nh / d->sh, ow = nw / d->sw;
-        if (od >= d->od || oh >= d->oh || ow >= d->ow) continue;
-        acc += (double)DST_AT(diff_dst, n, g * OCG + oc, od, oh, ow)
-             * (double)WEI_AT(g, oc, ic, kd, kh, kw);
+        if (nd < 0 || nh < 0 || nd % d->sd || nh % d->sh) continue;
+        const int64_t od = nd / d->sd, oh = nh / d->sh;
+        if (od >= d->od || oh >= d->oh) continue;
+        const float *dd_row = &DST_AT(diff_dst, n, g * OCG + oc, od, oh, 0);
+        for (int64_t kw = 0; kw < d->kw; ++kw) {
+            /* The outputs ow this tap reads the row from: iw = ow * SW + off, the points
+             * of [iw0, iw1) that are exact multiples away (the remainder test above, for w). */
+            const int64_t off = kw * (d->dw + 1) - d->pw;
+            const double w = WEI_AT(g, oc, ic, kd, kh, kw);
+            int64_t lo = div_ceil(iw0 - off, d->sw), hi = div_floor(iw1 - 1 - off, d->sw) + 1;
+            if (lo < 0) lo = 0;
+            if (hi > d->ow) hi = d->ow;
+            for (int64_t ow = lo; ow < hi; ++ow)
+                out[ow * d->sw + off - iw0] += (double)dd_row[ow] * w;
+        }
     }
-    return acc;
 }
 
 /* Backward weights: each weight collects the products it took part in over the minibatch
@@ -87,23 +125,27 @@ static double bwd_data_point(const bdnn_conv_desc_t *d, const float *diff_dst,
  *       diff_dst(n, g*OCg + oc, od, oh, ow)
  *     * src(n, g*ICg + ic, od*SD + kd*(DD+1) - PD, oh*SH + kh*(DH+1) - PH, ow*SW + kw*(DW+1) - PW)
  *   with src = 0 outside the input. */
-static double bwd_weights_point(const bdnn_conv_desc_t *d, const float *src,
-                                const float *diff_dst, int64_t g, int64_t oc, int64_t ic,
-                                int64_t kd, int64_t kh, int64_t kw) {
+static void bwd_weights_row(const bdnn_conv_desc_t *d, const float *src,
+                            const float *diff_dst, int64_t g, int64_t oc, int64_t ic,
+                            int64_t kd, int64_t kh, int64_t kw0, int64_t kw1, double *out) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
-    double acc = 0.0;
+    for (int64_t kw = kw0; kw < kw1; ++kw) out[kw - kw0] = 0.0;
     for (int64_t n = 0; n < d->mb; ++n)
     for (int64_t od = 0; od < d->od; ++od)
-    for (int64_t oh = 0; oh < d->oh; ++oh)
-    for (int64_t ow = 0; ow < d->ow; ++ow) {
+    for (int64_t oh = 0; oh < d->oh; ++oh) {
         const int64_t id = od * d->sd + kd * (d->dd + 1) - d->pd;
         const int64_t ih = oh * d->sh + kh * (d->dh + 1) - d->ph;
-        const int64_t iw = ow * d->sw + kw * (d->dw + 1) - d->pw;
-        if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih || iw < 0 || iw >= d->iw) continue;
-        acc += (double)DST_AT(diff_dst, n, g * OCG + oc, od, oh, ow)
-             * (double)SRC_AT(n, g * ICG + ic, id, ih, iw);
+        if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih) continue;
+        const float *dd_row = &DST_AT(diff_dst, n, g * OCG + oc, od, oh, 0);
+        const float *in_row = &SRC_AT(n, g * ICG + ic, id, ih, 0);
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+            const int64_t off = kw * (d->dw + 1) - d->pw;   /* iw = ow * SW + off */
+            int64_t lo = 0, hi = d->ow;
+            clip_row(d->sw, off, d->iw, &lo, &hi);
+            for (int64_t ow = lo; ow < hi; ++ow)
+                out[kw - kw0] += (double)dd_row[ow] * (double)in_row[ow * d->sw + off];
+        }
     }
-    return acc;
 }
 
 /*   diff_bias(c) = sum over n, od, oh, ow of diff_dst(n, c, od, oh, ow). */
@@ -128,9 +170,8 @@ int bdnn_ref_conv_fwd(const bdnn_conv_desc_t *d, const float *src, const float *
     for (int64_t oc = 0; oc < OCG; ++oc)
     for (int64_t od = 0; od < d->od; ++od)
     for (int64_t oh = 0; oh < d->oh; ++oh)
-    for (int64_t ow = 0; ow < d->ow; ++ow)
-        DST_AT(dst, n, g * OCG + oc, od, oh, ow)
-            = fwd_point(d, src, wei, bias, n, g, oc, od, oh, ow);
+        fwd_row(d, src, wei, bias, n, g, oc, od, oh, 0, d->ow,
+                &DST_AT(dst, n, g * OCG + oc, od, oh, 0));
     return BDNN_STATUS_OK;
 }
 
@@ -144,9 +185,8 @@ int bdnn_ref_conv_bwd_data(const bdnn_conv_desc_t *d, const float *diff_dst,
     for (int64_t ic = 0; ic < ICG; ++ic)
     for (int64_t id = 0; id < d->id; ++id)
     for (int64_t ih = 0; ih < d->ih; ++ih)
-    for (int64_t iw = 0; iw < d->iw; ++iw)
-        diff_src[((((n * d->ic) + g * ICG + ic) * d->id + id) * d->ih + ih) * d->iw + iw]
-            = bwd_data_point(d, diff_dst, wei, n, g, ic, id, ih, iw);
+        bwd_data_row(d, diff_dst, wei, n, g, ic, id, ih, 0, d->iw,
+                     &diff_src[((((n * d->ic) + g * ICG + ic) * d->id + id) * d->ih + ih) * d->iw]);
     return BDNN_STATUS_OK;
 }
 
@@ -161,9 +201,8 @@ int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
     for (int64_t ic = 0; ic < ICG; ++ic)
     for (int64_t kd = 0; kd < d->kd; ++kd)
     for (int64_t kh = 0; kh < d->kh; ++kh)
-    for (int64_t kw = 0; kw < d->kw; ++kw)
-        WEI_AT(g, oc, ic, kd, kh, kw)
-            = bwd_weights_point(d, src, diff_dst, g, oc, ic, kd, kh, kw);
+        bwd_weights_row(d, src, diff_dst, g, oc, ic, kd, kh, 0, d->kw,
+                        &WEI_AT(g, oc, ic, kd, kh, 0));
     if (diff_bias) {
 #pragma omp parallel for schedule(static)
         for (int64_t c = 0; c < d->oc; ++c)
@@ -197,7 +236,7 @@ int bdnn_ref_conv_fwd_at(const bdnn_conv_desc_t *d, const float *src, const floa
         const int64_t oh = p % d->oh; p /= d->oh;
         const int64_t od = p % d->od; p /= d->od;
         const int64_t c = p % d->oc, n = p / d->oc;
-        out[i] = fwd_point(d, src, wei, bias, n, c / OCG, c % OCG, od, oh, ow);
+        fwd_row(d, src, wei, bias, n, c / OCG, c % OCG, od, oh, ow, ow + 1, &out[i]);
     }
     return BDNN_STATUS_OK;
 }
@@ -216,7 +255,7 @@ int bdnn_ref_conv_bwd_data_at(const bdnn_conv_desc_t *d, const float *diff_dst,
         const int64_t ih = p % d->ih; p /= d->ih;
         const int64_t id = p % d->id; p /= d->id;
         const int64_t c = p % d->ic, n = p / d->ic;
-        out[i] = bwd_data_point(d, diff_dst, wei, n, c / ICG, c % ICG, id, ih, iw);
+        bwd_data_row(d, diff_dst, wei, n, c / ICG, c % ICG, id, ih, iw, iw + 1, &out[i]);
     }
     return BDNN_STATUS_OK;
 }
@@ -236,7 +275,7 @@ int bdnn_ref_conv_bwd_weights_at(const bdnn_conv_desc_t *d, const float *src,
         const int64_t kd = p % d->kd; p /= d->kd;
         const int64_t ic = p % ICG; p /= ICG;
         const int64_t oc = p % OCG, g = p / OCG;
-        out[i] = bwd_weights_point(d, src, diff_dst, g, oc, ic, kd, kh, kw);
+        bwd_weights_row(d, src, diff_dst, g, oc, ic, kd, kh, kw, kw + 1, &out[i]);
     }
     return BDNN_STATUS_OK;
 }
