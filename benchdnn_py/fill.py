@@ -10,6 +10,7 @@ carried between tensors or cases.
 from __future__ import annotations
 
 import enum
+import functools
 
 import numpy as np
 
@@ -38,7 +39,27 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+# Cases of a batch fill the same tensor sizes over and over (one problem across
+# directions, data types and ISA caps), and hashing is most of a fill's cost: streams up
+# to _CACHED_STREAM elements are kept, read-only, for reuse (at most 32 x 2 MiB).
+_CACHED_STREAM = 1 << 18
+
+
 def _streams(kind: Kind, n: int, stream: int) -> np.ndarray:
+    """Element i of stream (kind, n, stream): a 64-bit hash of the triple and i."""
+    if n <= _CACHED_STREAM:
+        return _cached_streams(kind, n, stream)
+    return _hash_streams(kind, n, stream)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_streams(kind: Kind, n: int, stream: int) -> np.ndarray:
+    bits = _hash_streams(kind, n, stream)
+    bits.flags.writeable = False
+    return bits
+
+
+def _hash_streams(kind: Kind, n: int, stream: int) -> np.ndarray:
     base = np.uint64((int(kind) * 0x1000003 + n * 0x10001 + stream * 0x7F4A7C15) & (2**64 - 1))
     with np.errstate(over="ignore"):
         return _splitmix64(np.arange(n, dtype=np.uint64) ^ _splitmix64(base))

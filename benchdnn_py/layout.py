@@ -47,6 +47,7 @@ Offsets are in elements, not bytes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -124,28 +125,34 @@ class Tag:
 
     def canonical(self, ndims: int) -> str:
         """The canonical letter tag at this rank; ProblemError when the rank does not fit."""
-        if self.is_any:
-            raise ProblemError(f"tag `{self.text}`: `any` has no layout until an "
-                               f"implementation picks one")
-        outer, inner = _split(self.pattern)
-        if "x" in outer:
-            # below the rank the tag spells out, x is empty and plain letters past the
-            # rank drop out too (abx is `a` for one dim, as in benchdnn)
-            outer = "".join(c for c in outer if c == "x" or c.isupper()
-                            or c in LETTERS[:ndims])
-            used = set(outer.lower()) - {"x"}
-            if ndims > MAX_NDIMS or ndims < len(used):
-                raise ProblemError(f"tag `{self.text}` does not fit {ndims} dims")
-            rest = "".join(c for c in LETTERS[:ndims] if c not in used)
-            outer = outer.replace("x", rest)
-        letters = sorted(outer.lower())
-        if letters != list(LETTERS[:ndims]):
-            raise ProblemError(f"tag `{self.text}` is for {len(letters)} dims, the problem "
-                               f"has {ndims}")
-        return outer + inner
+        return _canonical(self.text, self.pattern, ndims)
 
     def layout(self, dims: tuple[int, ...]) -> "Layout":
         return _blocked_layout(self.canonical(len(dims)), tuple(dims), self.text)
+
+
+# Called for every tensor of every case: cached (a tag set is small; errors are not cached).
+@functools.lru_cache(maxsize=4096)
+def _canonical(text: str, pattern: str, ndims: int) -> str:
+    if pattern == "any":
+        raise ProblemError(f"tag `{text}`: `any` has no layout until an "
+                           f"implementation picks one")
+    outer, inner = _split(pattern)
+    if "x" in outer:
+        # below the rank the tag spells out, x is empty and plain letters past the
+        # rank drop out too (abx is `a` for one dim, as in benchdnn)
+        outer = "".join(c for c in outer if c == "x" or c.isupper()
+                        or c in LETTERS[:ndims])
+        used = set(outer.lower()) - {"x"}
+        if ndims > MAX_NDIMS or ndims < len(used):
+            raise ProblemError(f"tag `{text}` does not fit {ndims} dims")
+        rest = "".join(c for c in LETTERS[:ndims] if c not in used)
+        outer = outer.replace("x", rest)
+    letters = sorted(outer.lower())
+    if letters != list(LETTERS[:ndims]):
+        raise ProblemError(f"tag `{text}` is for {len(letters)} dims, the problem "
+                           f"has {ndims}")
+    return outer + inner
 
 
 def _split(pattern: str) -> tuple[str, str]:
@@ -159,6 +166,7 @@ def _unknown(text: str, why: str = "") -> UsageError:
                       f"{EXPECTED_TAG}")
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_tag(text: str) -> Tag:
     """A tag from its spelling; UsageError naming the token when it is not one."""
     if text == "any":
@@ -260,7 +268,7 @@ class Layout:
     def block(self, d: int) -> int:
         return math.prod(s for dim, s in self.blocks if dim == d)
 
-    @property
+    @functools.cached_property
     def padded_dims(self) -> tuple[int, ...]:
         return tuple(-(-n // self.block(d)) * self.block(d) for d, n in enumerate(self.dims))
 
@@ -268,15 +276,15 @@ class Layout:
     def is_plain(self) -> bool:
         return not self.blocks
 
-    @property
+    @functools.cached_property
     def nelems(self) -> int:
         return math.prod(self.dims)
 
-    @property
+    @functools.cached_property
     def padded_nelems(self) -> int:
         return math.prod(self.padded_dims)
 
-    @property
+    @functools.cached_property
     def size(self) -> int:
         """Elements the buffer must hold: the offset, plus the span of the outer dims
         (each outer stride times its count), padding and gaps included."""
@@ -287,7 +295,7 @@ class Layout:
                    for d, (p, s) in enumerate(zip(self.padded_dims, self.strides)))
         return self.offset0 + max(span, inner)
 
-    @property
+    @functools.cached_property
     def is_dense(self) -> bool:
         return self.offset0 == 0 and self.size == self.padded_nelems
 
@@ -364,6 +372,7 @@ class Layout:
         return "x".join(map(str, self.strides)) + (f"@{self.offset0}" if self.offset0 else "")
 
 
+@functools.lru_cache(maxsize=4096)
 def _blocked_layout(canonical: str, dims: tuple[int, ...], name: str) -> Layout:
     outer, inner = _split(canonical)
     blocks = tuple((LETTERS.index(b), int(n)) for n, b in _BLOCK.findall(inner))

@@ -23,6 +23,7 @@ without; src and dst (mb, channels, spatial...). Bias is always plain.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -102,6 +103,7 @@ def requested(formats: Formats, name: str, dims: tuple[int, ...],
         raise ProblemError(f"--{opt}={tag}: {exc} ({role})") from None
 
 
+@functools.lru_cache(maxsize=4096)
 def plain(dims: tuple[int, ...], tag: str = "abx") -> layout.Layout:
     """A dense plain layout named by its canonical letters (how `any` shows once
     resolved): abx is the logical order, the user's layout and the kernels' own."""
