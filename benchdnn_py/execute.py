@@ -37,12 +37,13 @@ class CaseTask:
     settings: GlobalSettings
     source: str
     batch: str = ""
+    given: tuple[str, ...] = ()
 
     def planned(self):
         from .drivers import DRIVERS
         from .harness import PlannedCase
         return PlannedCase(DRIVERS[self.driver], self.values, self.desc_text, self.settings,
-                           self.source, self.batch)
+                           self.source, self.batch, self.given)
 
 
 @dataclasses.dataclass
@@ -68,7 +69,7 @@ def repro_of(case) -> tuple[Any, str, ProblemError | None]:
     try:
         prb = case.driver.make_problem(case.values, case.desc_text, case.settings)
     except ProblemError as exc:
-        return None, case.desc_text, exc
+        return None, case.unparsed_repro, exc
     return prb, prb.repro(case.settings.canonical), None
 
 

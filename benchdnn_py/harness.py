@@ -38,6 +38,18 @@ class PlannedCase:
     settings: GlobalSettings
     source: str                   # where the descriptor came from (batch file or argv)
     batch: str = ""               # the command line's --batch= it came through ("": argv)
+    # The problem's options as the user typed them (`--dir=BWD_D`), in the driver's order:
+    # the repro of a case whose descriptor does not parse, so it still reruns the case.
+    given: tuple[str, ...] = ()
+
+    @property
+    def unparsed_repro(self) -> str:
+        return " ".join([*self.given, self.desc_text])
+
+
+# Slots that select cases rather than describe a problem: repro lines never carry them
+# (the line names the implementation that ran; results.selection_options keys on it).
+SELECTION_SLOTS = ("impl_filter", "match")
 
 
 @dataclasses.dataclass
@@ -59,6 +71,8 @@ class _Walker:
         self.settings = GlobalSettings()
         self.driver: Driver | None = None
         self.values: dict[str, tuple[Any, ...] | Any] = {}
+        # slot -> (option name, its text; for a list option, the text of each item)
+        self.texts: dict[str, tuple[str, tuple[str, ...] | str]] = {}
         self.cases: list[PlannedCase] = []
         self.seen_dirs: list[Path] = []
         self.batch_depth = 0
@@ -77,6 +91,7 @@ class _Walker:
         assert self.driver is not None
         self.values = {o.slot: (o.default,) if o.is_list else o.default
                        for o in self.driver.options}
+        self.texts = {}
 
     def _is_case_option(self, name: str) -> bool:
         return bool(self.driver and self.driver.case_option) and name == self.driver.case_option
@@ -127,6 +142,10 @@ class _Walker:
             raise self._unknown(arg)
         self.values[opt.slot] = parse_list(opt, value) if opt.is_list else (
             opt.default if value == "" else opt.parse(value))
+        if value == "":
+            self.texts.pop(opt.slot, None)
+        else:
+            self.texts[opt.slot] = (name, tuple(value.split(",")) if opt.is_list else value)
 
     def _batch(self, name: str, including: Path | None) -> None:
         if self.batch_depth >= MAX_BATCH_DEPTH:
@@ -155,11 +174,22 @@ class _Walker:
         scalars = {o.slot: self.values[o.slot] for o in self.driver.options if not o.is_list}
         where = str(source) if source else "command line"
         settings = _driver_settings(self.settings, self.driver)
-        for combo in itertools.product(*(vals for _, vals in lists)):
+        for combo in itertools.product(*(range(len(vals)) for _, vals in lists)):
             values = dict(scalars)
-            values.update({name: v for (name, _), v in zip(lists, combo)})
+            values.update({name: vals[i] for (name, vals), i in zip(lists, combo)})
+            picked = dict(zip((name for name, _ in lists), combo))
             self.cases.append(PlannedCase(self.driver, values, text, settings, where,
-                                          self.top_batch))
+                                          self.top_batch, self._given(picked)))
+
+    def _given(self, picked: dict[str, int]) -> tuple[str, ...]:
+        """The options a case was given, as typed: one item of each list option."""
+        out = []
+        for slot in dict.fromkeys(o.slot for o in self.driver.options):
+            if slot in SELECTION_SLOTS or slot not in self.texts:
+                continue
+            name, text = self.texts[slot]
+            out.append(f"--{name}={text[picked[slot]] if isinstance(text, tuple) else text}")
+        return tuple(out)
 
     # -- the loop -------------------------------------------------------------------
     def feed(self, token: str, source: Path | None = None) -> None:

@@ -259,7 +259,8 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
     """One finished case of a plan (harness.PlannedCase; prb is None when the descriptor
     did not parse). Times are milliseconds; ``samples_ms`` is every timed run, in order."""
     driver, settings = case.driver.name, case.settings
-    key = case_key(driver, case.values, prb.repro(False) if prb is not None else case.desc_text)
+    key = case_key(driver, case.values,
+                   prb.repro(False) if prb is not None else case.unparsed_repro)
     perf = result.perf
     samples = list(perf.times_ms) if perf is not None else []
     best = min(samples) if samples else None

@@ -31,7 +31,7 @@ def canonical_line(case, prb) -> str:
     driver options, canonical descriptor. Global options are left out, so that --mode=L
     lists exactly the cases the same shard runs in any other mode."""
     from .results import selection_options
-    desc = prb.repro(True) if prb is not None else case.desc_text
+    desc = prb.repro(True) if prb is not None else case.unparsed_repro
     return " ".join([f"--{case.driver.name}", *selection_options(case.values), desc])
 
 

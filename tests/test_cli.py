@@ -77,6 +77,20 @@ def test_bad_descriptor_is_counted_and_the_batch_goes_on():
     assert (s["invalid_arguments"], s["failed"], s["passed"]) == (3, 3, 1)
 
 
+def test_a_bad_descriptor_repro_keeps_the_options_it_was_given():
+    # the line must rerun the case: the options as typed (one item of each list, in the
+    # driver's order), then the descriptor; the implementation filter selects, so it stays out as on every line
+    res = run_cli("--conv", "--dir=BWD_D", "--dt=bf16,f32", "--impl=gemm", "--mb=2",
+                  "--attr-post-ops=relu", "ic16ih-4oc16kh3")
+    assert res.code == 1
+    assert [l.split(" __REPRO: ")[1] for l in res.lines[:2]] == [
+        "--conv --dir=BWD_D --dt=bf16 --attr-post-ops=relu --mb=2 ic16ih-4oc16kh3",
+        "--conv --dir=BWD_D --dt=f32 --attr-post-ops=relu --mb=2 ic16ih-4oc16kh3"]
+    rerun = run_cli(*res.lines[0].split(" __REPRO: ")[1].split())
+    assert rerun.lines[0].split(" (")[0] == "0:INVALID_ARGUMENTS"
+    assert rerun.lines[0].split(" __REPRO: ")[1] == res.lines[0].split(" __REPRO: ")[1]
+
+
 @pytest.mark.parametrize("args,fragment", [
     (["--conv", "--dri=FWD_B", "ic3ih5oc3kh3"], "did you mean --dir"),
     (["--conv", "--dir=SIDEWAYS", "ic3ih5oc3kh3"], "unknown value `SIDEWAYS`"),
