@@ -87,3 +87,80 @@ def first_accepting(table, allow, build: Callable[[Any], Any], res: "CaseResult"
     else:
         res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class OpSteps:
+    """What a single-primitive driver (eltwise, pool) supplies to run_op_case, which owns
+    their common case flow. ``prb`` is the driver's problem; buffers are what ``prepare``
+    returns: they carry ``out`` (a memory.Guarded output) and ``run`` (the bound execution).
+    """
+
+    driver: str
+    unsupported: Callable[[Any], "tuple[Status, str] | None"]   # a blocker with its reason
+    skip_note: Callable[[Any], "str | None"]       # -v1 detail of a SKIPPED blocker
+    footprint: Callable[[Any], int]                # bytes a correctness case allocates
+    create: Callable[[Any, CaseResult], Any]       # (primitive, route), or None with res set
+    layouts: Callable[[Any], str]                  # -v5 text after the implementation name
+    prepare: Callable[[Any, Any, Any, bool], Any]  # (prb, primitive, route, perf) -> buffers
+    reference: Callable[[Any, Any], Any]           # (prb, buffers) -> the expected output
+    judge: Callable[[Any, Any, Any, CaseResult, int], None]   # (prb, buffers, exp, res, -v)
+    # (prb, ctx, implementation, times, (create_pd, create_prim) seconds, buffers)
+    perf_record: Callable[[Any, RunContext, str, list, tuple, Any], PerfRecord]
+
+
+def run_op_case(prb: Any, ctx: RunContext, steps: OpSteps) -> CaseResult:
+    """One case of a single-primitive driver, in benchdnn's order: the blockers, the
+    memory guard, create (and the reorder route), then in correctness modes fill, execute,
+    the guard bands, the reference and the compare, and in performance modes the timing
+    loop."""
+    from ..drivers.conv.driver import measure_into   # (the harness imports this module
+    from ..memory import fits_in_ram                 # without the core)
+    from ..status import Reason
+
+    res = CaseResult(Status.UNTESTED)
+    mode, verbose = ctx.settings.mode, ctx.settings.verbose
+    if mode.list_only:
+        res.status = Status.LISTED
+        return res
+    blocker = steps.unsupported(prb)
+    if blocker:
+        res.status, res.reason = blocker
+        note = steps.skip_note(prb) if res.status is Status.SKIPPED else None
+        if verbose >= 1 and note:
+            ctx.log(f"skipped: {note}")
+        return res
+    if not fits_in_ram(steps.footprint(prb)):
+        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
+        return res
+    if verbose >= 1:
+        ctx.log(f"run: --{steps.driver} {prb.repro(ctx.settings.canonical)}")
+    created = steps.create(prb, res)
+    if created is None:
+        return res
+    prim, route = created
+    res.impl = route.name(prim.name)
+    if verbose >= 5:
+        ctx.log(f"implementation: {res.impl}; {steps.layouts(prb)}")
+    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
+    bufs = None
+    if mode.correctness:
+        with res.timers("fill"):
+            bufs = steps.prepare(prb, prim, route, False)
+        with res.timers("execute"):
+            bufs.run()
+        if not bufs.out.intact():
+            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
+            return res
+        with res.timers("compute_ref"):
+            exp = steps.reference(prb, bufs)
+        with res.timers("compare"):
+            steps.judge(prb, bufs, exp, res, verbose)
+    if mode.performance:
+        if bufs is None:
+            with res.timers("fill"):
+                bufs = steps.prepare(prb, prim, route, True)
+            res.status = Status.EXECUTED
+        times = measure_into(res, bufs.run, ctx)
+        res.perf = steps.perf_record(prb, ctx, res.impl, times, create_s, bufs)
+    return res

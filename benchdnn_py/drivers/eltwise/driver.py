@@ -30,14 +30,14 @@ import numpy as np
 from ... import core, eltwise, fill, layout
 from ...check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
 from ...errors import ProblemError, UsageError
-from ...memory import Guarded, fits_in_ram
+from ...memory import Guarded
 from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ..base import CaseResult, RunContext, first_accepting
+from ..base import CaseResult, OpSteps, RunContext, first_accepting, run_op_case
 from ..conv import formats
-from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter, measure_into
+from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter
 from . import cfg, ref
 from .desc import Dims, parse_dims
 
@@ -346,7 +346,7 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
 
 
 def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[float],
-                create_s: tuple[float, float]) -> PerfRecord:
+                create_s: tuple[float, float], bufs: Buffers) -> PerfRecord:
     n, size = prb.nelems, core.numpy_dtype(prb.dt).itemsize
     # Bytes that must cross memory per run: forward reads src, writes dst; backward reads
     # x (src or dst) and diff_dst, writes diff_src; each element of the case's type.
@@ -363,53 +363,22 @@ def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[flo
                       limit=BANDWIDTH)
 
 
-def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
-    res = CaseResult(Status.UNTESTED)
-    mode = ctx.settings.mode
-    if mode.list_only:
-        res.status = Status.LISTED
-        return res
-    blocker = unsupported(prb)
-    if blocker:
-        res.status, res.reason = blocker
-        if ctx.settings.verbose >= 1 and res.status is Status.SKIPPED:
-            ctx.log(f"skipped: {invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward)}")
-        return res
-    # inputs, output, the f64 reference and compare temporaries
-    if not fits_in_ram(prb.nelems * (4 * 4 + 8 * 6)):
-        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
-        return res
-    if ctx.settings.verbose >= 1:
-        ctx.log(f"run: --eltwise {prb.repro(ctx.settings.canonical)}")
+def create_with_route(prb: EltwiseProblem, res: CaseResult):
+    """(primitive, reorder route), or None with res set."""
     prim = create(prb, res)
-    if prim is None:
-        return res
-    route = make_route(prb, res)
-    if route is None:
-        return res
-    res.impl = route.name(prim.name)
-    if ctx.settings.verbose >= 5:
-        ctx.log(f"implementation: {res.impl}; layout {prb.tag}="
-                f"{prb.layout.describe()}")
-    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-    bufs = None
-    if mode.correctness:
-        with res.timers("fill"):
-            bufs = prepare(prb, prim, route, perf=False)
-        with res.timers("execute"):
-            bufs.run()
-        if not bufs.out.intact():
-            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
-            return res
-        with res.timers("compute_ref"):
-            exp = reference(prb, bufs)
-        with res.timers("compare"):
-            judge(prb, bufs, exp, res, ctx.settings.verbose)
-    if mode.performance:
-        if bufs is None:
-            with res.timers("fill"):
-                bufs = prepare(prb, prim, route, perf=True)
-            res.status = Status.EXECUTED
-        times = measure_into(res, bufs.run, ctx)
-        res.perf = perf_record(prb, ctx, res.impl, times, create_s)
-    return res
+    route = make_route(prb, res) if prim is not None else None
+    return None if route is None else (prim, route)
+
+
+STEPS = OpSteps(
+    "eltwise", unsupported,
+    skip_note=lambda prb: invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward),
+    # inputs, output, the f64 reference and compare temporaries
+    footprint=lambda prb: prb.nelems * (4 * 4 + 8 * 6),
+    create=create_with_route,
+    layouts=lambda prb: f"layout {prb.tag}={prb.layout.describe()}",
+    prepare=prepare, reference=reference, judge=judge, perf_record=perf_record)
+
+
+def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
+    return run_op_case(prb, ctx, STEPS)

@@ -38,14 +38,14 @@ from ... import core, fill, layout
 from ...check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
 from ...core import PoolAlg, PoolLayout, PoolShape, Prop
 from ...errors import UsageError
-from ...memory import Guarded, fits_in_ram
+from ...memory import Guarded
 from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ..base import CaseResult, RunContext, first_accepting
+from ..base import CaseResult, OpSteps, RunContext, first_accepting, run_op_case
 from ..conv import formats
-from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter, measure_into
+from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter
 from ..eltwise.driver import tensor_layout
 from . import cfg, ref
 from .desc import PoolDesc, parse_pool
@@ -353,8 +353,9 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
                                    f"still hold the poison value {cfg.WORKSPACE_POISON}")
 
 
-def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, ws_bytes: int,
-                times: list[float], create_s: tuple[float, float]) -> PerfRecord:
+def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, times: list[float],
+                create_s: tuple[float, float], bufs: Buffers) -> PerfRecord:
+    ws_bytes = bufs.ws.nbytes if bufs.ws is not None else 0
     s, size = prb.shape, core.numpy_dtype(prb.dt[0]).itemsize
     src_b, dst_b = size * math.prod(s.src_shape), size * math.prod(s.dst_shape)
     # forward reads src, writes dst (+ the workspace); backward reads diff_dst (+ the
@@ -376,53 +377,29 @@ def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, ws_bytes: int,
                       limit=BANDWIDTH)
 
 
-def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
-    res = CaseResult(Status.UNTESTED)
-    mode = ctx.settings.mode
-    if mode.list_only:
-        res.status = Status.LISTED
-        return res
-    blocker = unsupported(prb)
-    if blocker:
-        res.status, res.reason = blocker
-        if ctx.settings.verbose >= 1 and res.reason == Reason.CASE_NOT_SUPPORTED.value:
-            ctx.log(f"skipped: {cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)}")
-        return res
-    s = prb.shape
-    # src, dst, their f64 references, diff tensors and compare temporaries
-    if not fits_in_ram(8 * 6 * (math.prod(s.src_shape) + math.prod(s.dst_shape))):
-        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
-        return res
-    if ctx.settings.verbose >= 1:
-        ctx.log(f"run: --pool {prb.repro(ctx.settings.canonical)}")
+def create_with_route(prb: PoolProblem, res: CaseResult):
+    """(primitive, reorder route: empty for a native row), or None with res set."""
     created = create(prb, prb.dir.prop, res)
     if created is None:
-        return res
+        return None
     prim, routed = created
     route = make_route(prb, res, routed)
-    if route is None:
-        return res
-    res.impl = route.name(prim.name)
-    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-    bufs = None
-    if mode.correctness:
-        with res.timers("fill"):
-            bufs = prepare(prb, prim, route, perf=False)
-        with res.timers("execute"):
-            bufs.run()
-        if not bufs.out.intact():
-            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
-            return res
-        with res.timers("compute_ref"):
-            exp = reference(prb, bufs)
-        with res.timers("compare"):
-            judge(prb, bufs, exp, res, ctx.settings.verbose)
-    if mode.performance:
-        if bufs is None:
-            with res.timers("fill"):
-                bufs = prepare(prb, prim, route, perf=True)
-            res.status = Status.EXECUTED
-        times = measure_into(res, bufs.run, ctx)
-        ws_bytes = bufs.ws.nbytes if bufs.ws is not None else 0
-        res.perf = perf_record(prb, ctx, res.impl, ws_bytes, times, create_s)
-    return res
+    return None if route is None else (prim, route)
+
+
+def _footprint(prb: PoolProblem) -> int:
+    """src, dst, their f64 references, diff tensors and compare temporaries."""
+    s = prb.shape
+    return 8 * 6 * (math.prod(s.src_shape) + math.prod(s.dst_shape))
+
+
+STEPS = OpSteps(
+    "pool", unsupported,
+    skip_note=lambda prb: cfg.not_supported(prb.types, prb.dir is Dir.BWD_D),
+    footprint=_footprint, create=create_with_route,
+    layouts=lambda prb: f"layout {prb.tag}={prb.layout('src').describe()}",
+    prepare=prepare, reference=reference, judge=judge, perf_record=perf_record)
+
+
+def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
+    return run_op_case(prb, ctx, STEPS)
