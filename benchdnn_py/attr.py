@@ -260,8 +260,10 @@ def _canonical_order(entries: tuple) -> tuple:
 
 
 @dataclasses.dataclass(frozen=True)
-class Scales:
-    entries: tuple[ScaleEntry, ...] = ()
+class _QuantEntries:
+    """Entries of one quantization attribute, one per argument, in canonical order."""
+
+    entries: tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "entries", _canonical_order(self.entries))
@@ -272,27 +274,20 @@ class Scales:
     def __bool__(self) -> bool:
         return bool(self.entries)
 
-    def get(self, arg: str) -> ScaleEntry | None:
+    def get(self, arg: str):
+        """The entry for arg (any of its spellings), or None."""
         arg = _ARG_SPELLINGS.get(arg, arg)
         return next((e for e in self.entries if e.arg == arg), None)
 
 
 @dataclasses.dataclass(frozen=True)
-class ZeroPoints:
+class Scales(_QuantEntries):
+    entries: tuple[ScaleEntry, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroPoints(_QuantEntries):
     entries: tuple[ZeroPointEntry, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "entries", _canonical_order(self.entries))
-
-    def __str__(self) -> str:
-        return "+".join(str(e) for e in self.entries)
-
-    def __bool__(self) -> bool:
-        return bool(self.entries)
-
-    def get(self, arg: str) -> ZeroPointEntry | None:
-        arg = _ARG_SPELLINGS.get(arg, arg)
-        return next((e for e in self.entries if e.arg == arg), None)
 
 
 def _is_number(text: str) -> bool:
