@@ -92,14 +92,17 @@ typedef struct {
  *   6x6 patch d_r(i, j) at patch[(i * 6 + j) * mr + r]; writes V_r[p] (p = 6 * i + j) at
  *   v[p * vstride + r], so with vstride the distance between the 36 packed A micro-panels
  *   of one (tile panel, ic), each call fills column ic of all 36.
- * dst_tf: the output transform Y = A^T M A of one tile over n channels: M_ch[p] at
- *   m[p * mstride + ch]; writes Y_ch[k] + bias[ch] (k = 4 * row + column; bias NULL: 0)
- *   at out[k * ostride + ch]. */
+ * dst_tf: the output transform Y = A^T M A of one tile over n channels rounded up to
+ *   its vector length (the caller's buffers hold them; lanes past n are garbage): M_ch[p]
+ *   at m[p * mstride + ch]; writes Y_ch[k] (k = 4 * row + column) at
+ *   out[k * ostride + ch].
+ * gather: the patch buffer of mr horizontally adjacent tiles wholly inside the input, tile
+ *   r's patch at row0 + 4 * r (rows iw apart). */
 typedef struct {
     const conv_gemm_ukr_t *ukr;
     void (*src_tf)(const float *patch, float *v, int64_t vstride);
-    void (*dst_tf)(const float *m, int64_t mstride, int64_t n, const float *bias, float *out,
-                   int64_t ostride);
+    void (*dst_tf)(const float *m, int64_t mstride, int64_t n, float *out, int64_t ostride);
+    void (*gather)(const float *row0, int64_t iw, float *patch);
     int mr;
 } conv_wino_ker_t;
 extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino_ker_avx512;

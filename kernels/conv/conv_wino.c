@@ -89,6 +89,7 @@ int bdnn_wino_f43_matrices(double *bt, double *g, double *at) {
 typedef struct {
     const conv_wino_ker_t *k;
     int64_t icg, ocg, th, tw, tiles, tb, nblk, ocb, npan_oc;
+    int64_t vstride;   /* floats between the 36 positions' parts of V */
     int64_t v_floats, m_floats, patch_floats, out_floats, thr_floats;
     float *scratch;   /* per thread: V, M, patch, out */
 } wino_plan_t;
@@ -124,7 +125,12 @@ static int wino_init(struct bdnn_conv *c) {
     int64_t ocp = M_BYTES / (36 * 4 * p->tb * nr);
     ocp = ocp < 1 ? 1 : ocp > p->npan_oc ? p->npan_oc : ocp;
     p->ocb = ocp * nr;
-    p->v_floats = 36 * p->tb * p->icg;
+    /* The input transform writes the 36 parts of V together: a cache line of slack
+     * between them keeps their distance off multiples of 4 KiB, where every store would
+     * alias the last one in L1 (4K aliasing). M is tile-major ([tile][p][oc]): the output
+     * transform reads each tile's 36 x ocb values as one contiguous run. */
+    p->vstride = p->tb * p->icg + 16;
+    p->v_floats = 36 * p->vstride;
     p->m_floats = 36 * p->tb * p->ocb;
     p->patch_floats = 36 * mr;
     p->out_floats = 16 * p->ocb;
@@ -197,7 +203,19 @@ static void transform_src(const struct bdnn_conv *c, const wino_plan_t *p, const
         inside[r] = y0[r] >= 0 && y0[r] + 6 <= ih && x0[r] >= 0 && x0[r] + 6 <= iw;
         base[r] = (n * d->ic + gr * p->icg) * ih * iw;
     }
-    const int64_t vstride = p->tb * p->icg;
+    const int64_t vstride = p->vstride;
+    /* The common case: a panel of adjacent tiles of one tile row, all inside the input. */
+    int row_panel = 1;
+    for (int64_t r = 0; r < mr && row_panel; ++r)
+        row_panel = valid[r] && inside[r] && y0[r] == y0[0] && x0[r] == x0[0] + 4 * r
+                 && base[r] == base[0];
+    if (row_panel) {
+        for (int64_t ic = 0; ic < p->icg; ++ic) {
+            p->k->gather(src + base[0] + ic * ih * iw + y0[0] * iw + x0[0], iw, patch);
+            p->k->src_tf(patch, v + (panel * p->icg + ic) * mr, vstride);
+        }
+        return;
+    }
     for (int64_t ic = 0; ic < p->icg; ++ic) {
         for (int64_t r = 0; r < mr; ++r) {
             if (!valid[r]) {
@@ -261,8 +279,8 @@ static void wino_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *args
                             const int64_t ncj = nc - j * nr < nr ? nc - j * nr : nr;
                             for (int64_t i = 0; i < panels; ++i) {
                                 const int64_t mri = nt - i * mr < mr ? nt - i * mr : mr;
-                                ukr->fn(kc, v + ((pos * (tb / mr) + i) * icg + k0) * mr, b, nr,
-                                        m + (pos * tb + i * mr) * p->ocb + j * nr, p->ocb,
+                                ukr->fn(kc, v + pos * p->vstride + (i * icg + k0) * mr, b, nr,
+                                        m + (i * mr * 36 + pos) * p->ocb + j * nr, 36 * p->ocb,
                                         mri, ncj, mode, NULL, 0.0f, 0.0f);
                             }
                         }
@@ -271,15 +289,19 @@ static void wino_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *args
                     const int64_t tg = t0 + t, n = tg / per_img;
                     const int64_t oy = tg % per_img / p->tw * 4, ox = tg % p->tw * 4;
                     const int64_t rows = oh - oy < 4 ? oh - oy : 4, cols = ow - ox < 4 ? ow - ox : 4;
-                    p->k->dst_tf(m + t * p->ocb, tb * p->ocb, nc,
-                                 bias ? bias + gr * ocg + oc0 : NULL, out, p->ocb);
+                    p->k->dst_tf(m + t * 36 * p->ocb, p->ocb, nc, out, p->ocb);
                     float *dbase = dst + ((n * d->oc + gr * ocg + oc0) * oh + oy) * ow + ox;
-                    if (has_sum)
-                        for (int64_t ch = 0; ch < nc; ++ch)
+                    const float *bch = bias ? bias + gr * ocg + oc0 : NULL;
+                    if (bch || has_sum)
+                        for (int64_t ch = 0; ch < nc; ++ch) {
+                            const float b = bch ? bch[ch] : 0.0f;
                             for (int64_t i = 0; i < rows; ++i)
-                                for (int64_t jj = 0; jj < cols; ++jj)
-                                    out[(i * 4 + jj) * p->ocb + ch] +=
-                                        sum_scale * dbase[ch * oh * ow + i * ow + jj];
+                                for (int64_t jj = 0; jj < cols; ++jj) {
+                                    float *o = &out[(i * 4 + jj) * p->ocb + ch];
+                                    *o += b;
+                                    if (has_sum) *o += sum_scale * dbase[ch * oh * ow + i * ow + jj];
+                                }
+                        }
                     if (has_eltwise) bdnn_post_ops_eltwise(c, out, p->ocb, 16, nc);
                     for (int64_t ch = 0; ch < nc; ++ch)
                         for (int64_t i = 0; i < rows; ++i)
