@@ -96,13 +96,13 @@ typedef struct {
  *   its vector length (the caller's buffers hold them; lanes past n are garbage): M_ch[p]
  *   at m[p * mstride + ch]; writes Y_ch[k] (k = 4 * row + column) at
  *   out[k * ostride + ch].
- * gather: the patch buffer of mr horizontally adjacent tiles wholly inside the input, tile
- *   r's patch at row0 + 4 * r (rows iw apart). */
+ * gather: tiles r0 .. r0+cnt-1 of the patch buffer, horizontally adjacent tiles wholly
+ *   inside the input, tile r0 + q's patch at row0 + 4 * q (rows iw apart). */
 typedef struct {
     const conv_gemm_ukr_t *ukr;
     void (*src_tf)(const float *patch, float *v, int64_t vstride);
     void (*dst_tf)(const float *m, int64_t mstride, int64_t n, float *out, int64_t ostride);
-    void (*gather)(const float *row0, int64_t iw, float *patch);
+    void (*gather)(const float *row0, int64_t iw, float *patch, int64_t r0, int64_t cnt);
     int mr;
 } conv_wino_ker_t;
 extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino_ker_avx512;

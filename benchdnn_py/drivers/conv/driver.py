@@ -373,11 +373,12 @@ def wino_unmet(prb) -> str | None:
 
 
 # --alg=auto takes Winograd where it measured faster than direct on this machine class
-# (README, "Winograd"): both channel counts per group at least AUTO_WINO_MIN_CHANNELS and
-# at least AUTO_WINO_MIN_TILES output tiles of 4x4 (over the minibatch) to spread over
-# the threads and amortize the transforms.
-AUTO_WINO_MIN_CHANNELS = 64
-AUTO_WINO_MIN_TILES = 196
+# (README, "Winograd"): both channel counts per group at least AUTO_WINO_MIN_CHANNELS (at
+# 16 the transforms cost as much as the multiplies they save) and at least
+# AUTO_WINO_MIN_TILES output tiles of 4x4 over the minibatch (with 4, a 7x7 output at mb1,
+# the 36 transformed weight matrices are streamed for too few tiles).
+AUTO_WINO_MIN_CHANNELS = 32
+AUTO_WINO_MIN_TILES = 16
 
 
 def resolved_alg(prb) -> str:
