@@ -30,9 +30,9 @@
  *
  * Loops, outermost first:
  *   work item  (group, block of tb tiles)  -- split across threads (dynamic)
- *     input transform: V of the block (36 x tb x IC/G floats, sized to stay in L2),
+ *     input transform: V of the block (36 x tb x IC/G floats; sizes: see VP_BYTES),
  *       written straight into the packed A micro-panels (tb/MR panels of MR tiles per p)
- *     oc block of ocb channels (M of the block, 36 x tb x ocb, also sized for L2)
+ *     oc block of ocb channels (M of the block, 36 x tb x ocb)
  *       p (36) / k blocks of KC / NR panels of U_p / MR panels of V_p: the micro-kernel
  *       output transform per tile, with bias; the sum post-op, eltwise entries; store.
  * Work items write disjoint output tiles; each thread owns its V, M and tile buffers. */
