@@ -182,6 +182,7 @@ class Fault(enum.IntEnum):
     WRAP_DST = lib.BDNN_FAULT_WRAP_DST
     CRASH = lib.BDNN_FAULT_CRASH
     DW_PRE_POST_SWAPPED = lib.BDNN_FAULT_DW_PRE_POST_SWAPPED
+    WINO_COEF = lib.BDNN_FAULT_WINO_COEF
 
 
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
@@ -437,6 +438,14 @@ def ref_conv_fwd(shape: ConvShape, src: np.ndarray, wei: np.ndarray,
     _check(lib.bdnn_ref_conv_fwd_at(*args, *_points(points), ffi.from_buffer("double[]", out)),
            "reference convolution at points")
     return out
+
+
+def wino_f43_matrices() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(B^T 6x6, G 6x3, A^T 4x6) of the wino_f43 rows, as the C core derives them."""
+    bt, g, at = np.empty((6, 6)), np.empty((6, 3)), np.empty((4, 6))
+    _check(lib.bdnn_wino_f43_matrices(*(ffi.from_buffer("double[]", m) for m in (bt, g, at))),
+           "Winograd matrices")
+    return bt, g, at
 
 
 def ref_conv_bwd_data(shape: ConvShape, diff_dst: np.ndarray, wei: np.ndarray,

@@ -44,6 +44,9 @@ class Case:
     plain: dict[str, Any] | None = None     # with post-ops: the same case without them
     # with a dw post-op: the depthwise layer it fuses, run alone (same name, no post-ops)
     separate_dw: dict[str, Any] | None = None
+    alg: str = ""                           # the --alg text, "" for direct
+    # --alg=wino: the same case with the direct algorithm
+    direct: dict[str, Any] | None = None
 
     @property
     def depthwise(self) -> bool:
@@ -66,6 +69,11 @@ class Case:
     def over_plain(self) -> float | None:
         """Time with the post-ops over the time without (native, medians)."""
         return self.ours["median_ms"] / self.plain["median_ms"] if self.plain else None
+
+    @property
+    def wino_speedup(self) -> float | None:
+        """--alg=wino: the direct median over this one (native)."""
+        return self.direct["median_ms"] / self.ours["median_ms"] if self.direct else None
 
     @property
     def over_separate(self) -> float | None:
@@ -94,7 +102,7 @@ class Target:
     def matches(self, case: Case) -> bool:
         return (case.network == self.network and case.direction in self.directions
                 and case.operands == self.operands and case.desc.mb == self.mb
-                and not case.post_ops and self.select(case))
+                and not case.post_ops and not case.alg and self.select(case))
 
 
 TARGETS: tuple[Target, ...] = (
@@ -153,8 +161,31 @@ FUSION_TARGETS: tuple[FusionTarget, ...] = (
     FusionTarget("MobileNet v1 f32 1x1 + depthwise fused, mb1", "mobilenet_v1_fusion", 1.0),
 )
 
+@dataclasses.dataclass(frozen=True)
+class WinoTarget:
+    """Winograd (issue 10): --alg=wino against --alg=direct on the same layers, per layer
+    (batches/perf_wino runs the two one after the other)."""
+
+    label: str
+    networks: tuple[str, ...]
+    mb: int
+    min_ratio: float        # direct median / wino median: geomean and every layer
+
+    def matches(self, case: Case) -> bool:
+        return (case.network in self.networks and case.alg == "wino" and not case.post_ops
+                and case.operands == "f32" and case.direction in FORWARD
+                and case.desc.mb == self.mb)
+
+
+WINO_TARGETS: tuple[WinoTarget, ...] = (
+    WinoTarget("Winograd over direct, ResNet-50 and VGG-19 3x3 s1 f32 forward, mb16",
+               ("resnet_50", "vgg_19"), 16, 1.4),
+)
+
+
 _NAME = re.compile(r'n"([^"]*)"')
 _POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
+_ALG = re.compile(r"\s--alg=(\S+)")
 
 
 def _operands(record: dict[str, Any]) -> str:
@@ -182,9 +213,12 @@ def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
         network, _, layer = name.group(1).partition(":") if name else ("", "", "")
         post_ops = _POST_OPS.search(key)
         plain = by_key.get(_POST_OPS.sub("", key), {}).get("native") if post_ops else None
+        alg = _ALG.search(key)
+        direct = by_key.get(_ALG.sub("", key), {}).get("native") if alg else None
         out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
                         _operands(ours), ours, sides.get("torch"),
-                        post_ops.group(1) if post_ops else "", plain))
+                        post_ops.group(1) if post_ops else "", plain,
+                        alg=alg.group(1) if alg else "", direct=direct))
         if name and not post_ops and desc.g > 1 and desc.g == desc.ic == desc.oc:
             depthwise[name.group(1)] = ours
     return [dataclasses.replace(c, separate_dw=depthwise.get(f"{c.network}:{c.layer}"))
@@ -268,6 +302,21 @@ def fusion_lines(cases: list[Case]) -> list[str]:
     return lines
 
 
+def wino_lines(cases: list[Case]) -> list[str]:
+    lines = ["| Winograd target | layers | direct time / wino time (geomean, min) | bar |",
+             "|---|---|---|---|"]
+    for t in WINO_TARGETS:
+        ratios = [c.wino_speedup for c in cases if t.matches(c) and c.wino_speedup]
+        if not ratios:
+            lines.append(f"| {t.label} | 0 | - | not measured |")
+            continue
+        mean, low = geometric_mean(ratios), min(ratios)
+        verdict = "met" if mean >= t.min_ratio and low >= t.min_ratio else "missed"
+        lines.append(f"| {t.label} | {len(ratios)} | {mean:.2f}, {low:.2f} | "
+                     f"geomean and every layer >= {t.min_ratio:g}: {verdict} |")
+    return lines
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else format(value, fmt)
@@ -296,7 +345,9 @@ def layer_lines(cases: list[Case]) -> list[str]:
              "| ours / PyTorch | impl |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(cases, key=lambda c: (c.network, c.operands, c.direction, c.desc.mb)):
         lines.append(
-            f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''} | "
+            f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''}"
+            f"{' --alg=' + c.alg if c.alg else ''}"
+            f"{f' ({c.wino_speedup:.2f}x direct)' if c.wino_speedup else ''} | "
             f"{c.direction} | {c.operands} "
             f"| {c.desc.mb} | {Case.gflops(c.ours):.0f} | {_num(c.eff_pct, '.0f')} | "
             f"{_num(Case.gflops(c.torch) if c.torch else None, '.0f')} | "
@@ -318,5 +369,5 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
         raise UsageError(f"{', '.join(paths)}: no timed conv case (run with --mode=P and "
                          f"--results=FILE)")
     lines = [limits_line(cases), "", *markdown(rows_of(cases)), "", *overhead_lines(cases),
-             "", *fusion_lines(cases)]
+             "", *fusion_lines(cases), "", *wino_lines(cases)]
     return lines + ["", *layer_lines(cases)] if layers else lines

@@ -403,3 +403,28 @@ def test_sampled_pass_says_so_from_verbose_2():
     full = compare(ref, got, setup())
     assert full.size == full.total == 24 and full.points is None
     assert not any("SAMPLED" in ln for ln in diagnostics(full, (24,), 6))
+
+
+# ---- Winograd's norm fallback (reference 6.7) ------------------------------------------
+
+def test_norm_fallback_passes_small_l2_error_that_fails_point_to_point():
+    ref = np.full(1000, 100.0)
+    ref[0] = 0.0                       # a zero the transforms' rounding does not keep
+    got = ref.astype(np.float32)
+    got[0] = 1e-3                      # fails rules 3 and 4 at trh 2e-5
+    assert compare(ref, got, setup(trh=2e-5)).errors == 1
+    verdict = compare(ref, got, setup(trh=2e-5, norm_fallback=True))
+    assert verdict.errors == 0 and not verdict.failed
+
+
+def test_norm_fallback_still_fails_a_large_l2_error():
+    ref = np.full(100, 100.0)
+    got = ref.astype(np.float32) * np.float32(1.001)
+    verdict = compare(ref, got, setup(trh=2e-5, norm_fallback=True))
+    assert verdict.errors == 100
+
+
+def test_l2_rel_error_ignores_non_finite_references():
+    exp = np.array([np.nan, 3.0, 4.0], np.float32)
+    got = np.array([1.0, 3.0, 4.0], np.float32)
+    assert check.l2_rel_error(exp, got) == 0.0

@@ -118,3 +118,21 @@ def test_depthwise_fusion_divides_by_the_two_convolutions_run_separately():
     # the pairs' plain cases stay out of the MobileNet v1 targets
     rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases)}
     assert rows["MobileNet v1 f32 forward, mb1"] == 0
+
+
+def test_winograd_row_divides_direct_by_wino_per_layer():
+    def wino(desc, ms):
+        r = record(desc, median_ms=ms)
+        r["key"] = r["key"].replace(f" {desc}", f" --alg=wino {desc}")
+        return r
+    a, b = resnet("a", mb=16), 'mb16ic512ih14oc512oh14kh3ph1n"vgg_19:conv5_1"'
+    records = [record(a, median_ms=2.0), wino(a, 1.0),      # 2x
+               record(b, median_ms=1.5), wino(b, 1.25)]     # 1.2x
+    cases = perf_table.cases_of(records)
+    speedups = sorted(c.wino_speedup for c in cases if c.alg == "wino")
+    assert speedups == pytest.approx([1.2, 2.0])
+    # the wino cases stay out of the other targets' groups
+    rows = perf_table.rows_of(cases)
+    assert all(c.alg == "" for row in rows for c in row.cases)
+    (line,) = [l for l in perf_table.wino_lines(cases) if "ResNet-50 and VGG-19" in l]
+    assert "| 2 | 1.55, 1.20 |" in line and "missed" in line

@@ -185,7 +185,8 @@ def _create_conv(prb, res: CaseResult):
     attr = conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc))
     return _create(prb, res, lambda act, impl_filter: conv.create(
         prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias, impl_filter, res,
-        prb.post_ops, attr=dataclasses.replace(attr, layout=act)), _conv_bind)
+        prb.post_ops, attr=dataclasses.replace(attr, layout=act),
+        alg=conv.resolved_alg(prb)), _conv_bind)
 
 
 def _create_deconv(prb, res: CaseResult):

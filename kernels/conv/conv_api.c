@@ -31,6 +31,11 @@ static const conv_impl_entry_t impls[] = {
     {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32},
     {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32},
     {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32},
+    /* Winograd F(4x4, 3x3): only where the caller asks for it (--alg=wino, or auto's
+     * rule); the Python side filters these rows out for direct. */
+    {"wino_f43:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx512, F32},
+    {"wino_f43:avx2", BDNN_ISA_AVX2, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx2, F32},
+    {"wino_f43:scalar", BDNN_ISA_SCALAR, &bdnn_conv_wino_ops, &bdnn_wino_ker_scalar, F32},
     {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F32},
     {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F32},
     {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F32},
@@ -207,7 +212,10 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out) {
     int st = BDNN_STATUS_UNIMPLEMENTED;
     for (int i = 0; i < N_IMPLS; ++i) {
-        if (impls[i].ops == &bdnn_conv_fused_dw_ops || impls[i].isa > max_isa) continue;
+        /* (never Winograd: fused_dw's steps are direct convolutions) */
+        if (impls[i].ops == &bdnn_conv_fused_dw_ops || impls[i].ops == &bdnn_conv_wino_ops
+                || impls[i].isa > max_isa)
+            continue;
         st = conv_create(i, d, BDNN_DIR_FWD, with_bias, attr, fault, 1, out);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
     }

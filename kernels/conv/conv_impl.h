@@ -85,6 +85,28 @@ typedef struct {
     int vlen;   /* outputs per vector: rows are computed in whole vectors */
 } conv_dw_ker_t;
 
+/* Winograd F(4x4, 3x3) transform kernels (conv_wino.inc, per ISA) and the GEMM
+ * micro-kernel they feed (conv_wino.c has the algorithm and the loops).
+ *
+ * src_tf: the input transform V = B^T d B of mr tiles at once (mr = ukr->mr): tile r's
+ *   6x6 patch d_r(i, j) at patch[(i * 6 + j) * mr + r]; writes V_r[p] (p = 6 * i + j) at
+ *   v[p * vstride + r], so with vstride the distance between the 36 packed A micro-panels
+ *   of one (tile panel, ic), each call fills column ic of all 36.
+ * dst_tf: the output transform Y = A^T M A of one tile over n channels rounded up to
+ *   its vector length (the caller's buffers hold them; lanes past n are garbage): M_ch[p]
+ *   at m[p * mstride + ch]; writes Y_ch[k] (k = 4 * row + column) at
+ *   out[k * ostride + ch].
+ * gather: tiles r0 .. r0+cnt-1 of the patch buffer, horizontally adjacent tiles wholly
+ *   inside the input, tile r0 + q's patch at row0 + 4 * q (rows iw apart). */
+typedef struct {
+    const conv_gemm_ukr_t *ukr;
+    void (*src_tf)(const float *patch, float *v, int64_t vstride);
+    void (*dst_tf)(const float *m, int64_t mstride, int64_t n, float *out, int64_t ostride);
+    void (*gather)(const float *row0, int64_t iw, float *patch, int64_t r0, int64_t cnt);
+    int mr;
+} conv_wino_ker_t;
+extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino_ker_avx512;
+
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16;
@@ -175,6 +197,7 @@ static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {
 int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
 extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
+extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied

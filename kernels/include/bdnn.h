@@ -174,9 +174,11 @@ enum {
     BDNN_FAULT_WRAP_DST = 9,         /* integer outputs: wrap around instead of saturating */
     BDNN_FAULT_CRASH = 10,           /* forward execute raises SIGSEGV when ic == 3 and oc == 5
                                         (crash-isolation tests: one recognizable shape dies) */
-    BDNN_FAULT_DW_PRE_POST_SWAPPED = 11 /* depthwise fusion: the eltwise entries before the dw
+    BDNN_FAULT_DW_PRE_POST_SWAPPED = 11,/* depthwise fusion: the eltwise entries before the dw
                                            entry run after the depthwise step, and those
                                            after it before */
+    BDNN_FAULT_WINO_COEF = 12        /* Winograd: one coefficient of the weight transform G
+                                        is wrong (1/24 -> 1/25) */
 };
 
 /* ---- machine ---- */
@@ -295,6 +297,10 @@ void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n);
 int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial, float *out);
 const char *bdnn_conv_name(const bdnn_conv_t *c);
 void bdnn_conv_destroy(bdnn_conv_t *c);
+/* The Winograd F(4x4, 3x3) matrices the wino_f43 rows use, derived from their
+ * interpolation points (kernels/conv/conv_wino.c): bt = B^T [6][6], g = G [6][3],
+ * at = A^T [4][6], row-major; exposed for tests. */
+int bdnn_wino_f43_matrices(double *bt, double *g, double *at);
 /* CDEF END */
 
 #ifdef __cplusplus

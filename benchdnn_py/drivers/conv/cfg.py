@@ -17,6 +17,13 @@ class DtCfg:
     perf: tuple[float, float]      # performance-mode fill range (reals)
     trh: float                     # threshold of direct convolution
     dw_wei: tuple[int, int]        # depthwise fusion's weights, when of this type
+    # --alg=wino (reference 6.7, 6.2 adjustment 5): None where no Winograd row computes
+    # the type. The transforms' fractions make the sums inexact, so the threshold is relative
+    # (with the L2 norm fallback of check.compare), and the legacy fill keeps every output
+    # far from zero (positive weights, mostly positive data): no cancellation to amplify.
+    wino_trh: float | None = None
+    wino_src: tuple[int, int] | None = None
+    wino_wei: tuple[int, int] | None = None
 
 
 CFG: dict[str, DtCfg] = {
@@ -30,6 +37,10 @@ CFG: dict[str, DtCfg] = {
         trh=0.0,                   # integer data: every partial sum is exact, so any order
                                    #   of summation must match the reference bit for bit
         dw_wei=(-4, 4),            # 9 taps over 1x1 outputs far below 2**24 / 36: exact
+        wino_trh=2e-5,             # benchdnn's f32 Winograd threshold: a few ulps per tile of
+                                   #   the transforms' rounding (measured max 2e-6 here)
+        wino_src=(-16, 128),       # benchdnn's legacy Winograd ranges (reference 6.2,
+        wino_wei=(2, 64),          #   adjustment 5)
     ),
     "bf16": DtCfg(
         digits=8,                  # 8-bit significand: integers up to 256 are exact
@@ -93,10 +104,11 @@ class FillRanges:
 
 
 def fill_ranges(dt: tuple[str, str, str], bia_dt: str, out_dt: str, n_acc: int,
-                sparse_pair: tuple[str, str]) -> FillRanges:
+                sparse_pair: tuple[str, str], wino: bool = False) -> FillRanges:
     """Ranges for SRC:WEI:DST types dt, output type out_dt (dst forward, diff_src
     backward data, diff_weights backward weights) and the two tensors multiplied along
-    the n_acc-long chain (names among src, wei, dst)."""
+    the n_acc-long chain (names among src, wei, dst); wino: a Winograd case (the type's
+    wino_src and wino_wei)."""
     src_t, wei_t, dst_t = dt
     src, wei = CFG[src_t].src, CFG[wei_t].wei
     wei_mult = 1
@@ -104,6 +116,8 @@ def fill_ranges(dt: tuple[str, str, str], bia_dt: str, out_dt: str, n_acc: int,
         src = (0, 160)      # adjustment 1: exercise full u8 loads
     if src_t == "s8" and wei_t == "s8":
         wei, wei_mult = (-2, 2), 2   # adjustment 2: even weights {-4, -2, 0, 2, 4}
+    if wino and CFG[src_t].wino_src is not None:
+        src, wei = CFG[src_t].wino_src, CFG[src_t].wino_wei
     ranges = {"src": src, "wei": wei, "dst": CFG[dst_t].dst}
     acc = "s32" if src_t in ONE_BYTE and wei_t in ONE_BYTE else "f32"
     safe_digits = min(CFG[out_dt].digits, ACC_DIGITS[acc])

@@ -317,8 +317,10 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
 
 def attributes_unsupported(prb) -> tuple[Status, str] | None:
     if prb.alg == "wino":
-        return (Status.UNIMPLEMENTED, "--alg=wino: no Winograd implementation yet (only "
-                "direct; --alg=auto picks it)")
+        unmet = wino_unmet(prb)
+        if unmet:
+            return (Status.UNIMPLEMENTED, f"--alg=wino: Winograd F(4x4,3x3) needs {unmet} "
+                    f"({WINO_NEEDS})")
     if prb.oscale and (prb.scales or prb.zero_points):
         return (Status.INVALID_ARGUMENTS, "--attr-oscale (DNNL 1.x) and --attr-scales or "
                 "--attr-zero-points (oneDNN 3.x) describe the same scaling: give one form")
@@ -345,6 +347,67 @@ def attributes_unsupported(prb) -> tuple[Status, str] | None:
                     "the source with it)")
     return dtypes.attr_unsupported(prb.dir, prb.dt, oscale=prb.oscale, scales=prb.scales,
                                    zero_points=prb.zero_points)
+
+
+# --alg=wino's domain: the wino_f43 rows' (kernels/conv/conv_wino.c), each requirement
+# with its test; the first unmet one names the UNIMPLEMENTED reason.
+WINO_DOMAIN: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+    ("a convolution (deconvolution has no Winograd rows)", lambda prb: prb.desc.kind == "conv"),
+    ("f32 data", lambda prb: tuple(prb.dt) == ("f32", "f32", "f32")
+     and prb.bia_dt in ("f32", "undef")),
+    ("a forward direction", lambda prb: prb.dir.forward),
+    ("a 2D problem", lambda prb: prb.desc.ndims == 4),
+    ("a 3x3 kernel", lambda prb: prb.desc.k[1:] == (3, 3)),
+    ("stride 1", lambda prb: prb.desc.s[1:] == (1, 1)),
+    ("no dilation", lambda prb: prb.desc.dil[1:] == (0, 0)),
+    ("no scales or zero points", lambda prb: not (prb.oscale or prb.scales
+                                                  or prb.zero_points)),
+    ("no depthwise post-op", lambda prb: prb.dw is None),
+)
+WINO_NEEDS = "f32, forward, 2D, kh3 kw3, stride 1, no dilation"
+
+
+def wino_unmet(prb) -> str | None:
+    """The first requirement of the Winograd rows this problem does not meet, or None."""
+    return next((need for need, ok in WINO_DOMAIN if not ok(prb)), None)
+
+
+# --alg=auto takes Winograd where it measured faster than direct on this machine class
+# (README, "Winograd"): both channel counts per group at least AUTO_WINO_MIN_CHANNELS (at
+# 16 the transforms cost as much as the multiplies they save) and at least
+# AUTO_WINO_MIN_TILES output tiles of 4x4 over the minibatch (with 4, a 7x7 output at mb1,
+# the 36 transformed weight matrices are streamed for too few tiles).
+AUTO_WINO_MIN_CHANNELS = 32
+AUTO_WINO_MIN_TILES = 16
+
+
+def resolved_alg(prb) -> str:
+    """The algorithm whose rows a case may use: wino or direct (auto decides by the rule
+    above; within the wino domain only)."""
+    if prb.alg != "auto":
+        return prb.alg
+    d = prb.desc
+    tiles = d.mb * -(-d.o[1] // 4) * -(-d.o[2] // 4)
+    if (wino_unmet(prb) is None and d.ic // d.g >= AUTO_WINO_MIN_CHANNELS
+            and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS and tiles >= AUTO_WINO_MIN_TILES):
+        return "wino"
+    return "direct"
+
+
+def is_wino_row(name: str) -> bool:
+    return name.startswith("wino_")
+
+
+# The rows each algorithm may use (by implementation name).
+ALG_ROWS: dict[str, Callable[[str], bool]] = {
+    "direct": lambda name: not is_wino_row(name),
+    "wino": is_wino_row,
+}
+
+
+def ran_alg(impl_name: str) -> str:
+    """The algorithm an implementation (by the name a case reports) computes."""
+    return "wino" if is_wino_row(impl_name) else "direct"
 
 
 def post_ops_invalid(post_ops: PostOps, direction: Dir,
@@ -658,7 +721,8 @@ def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other
     """The inputs as f32 arrays of values every type of the case holds exactly (reference
     6.2 to 6.4); the library's buffers are converted from them."""
     dts = tensor_dts(prb)
-    r = cfg.fill_ranges(prb.dt, dts["bia"], out_dt(prb), n_acc, (sparse, other))
+    r = cfg.fill_ranges(prb.dt, dts["bia"], out_dt(prb), n_acc, (sparse, other),
+                        wino=prb.alg == "wino")
     ranges = {"src": r.src, "wei": r.wei, "bia": r.bia, "dst": r.dst}
     out = {}
     for name in names:
@@ -843,10 +907,13 @@ def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
     elts = prb.post_ops.eltwise
     zeroing = any(eltwise.zeroes_negatives(e.name, e.alpha) for e in elts) or dts["dst"] == "u8"
 
+    wino = prb.alg == "wino"   # (auto: resolved by then, see _execute)
+
     def setup(kind: str, name: str, ztp: float, **kw) -> CompareSetup:
         dt = dts[name]
-        return CompareSetup(kind, cfg.CFG[dt].trh, ztp, integral=dt in check.INT_RANGES,
-                            eps=cfg.eps(dt), dt=dt, **kw)
+        trh = cfg.CFG[dt].wino_trh if wino else cfg.CFG[dt].trh
+        return CompareSetup(kind, trh, ztp, integral=dt in check.INT_RANGES,
+                            eps=cfg.eps(dt), dt=dt, norm_fallback=wino, **kw)
     dst = setup("DST", "dst", cfg.dst_zero_trust_percent(exceeds or zeroing),
                 allow_nans=any(eltwise.ALGS[e.name].nan_inf_possible for e in elts)
                 or dts["dst"] == "f16",
@@ -955,15 +1022,16 @@ def kernel_attr(prb, q: Quant) -> core.ConvAttr:
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
            impl_filter: ImplFilter, res: CaseResult, post_ops: PostOps = PostOps(),
-           attr: core.ConvAttr | None = None) -> core.ConvPrimitive | None:
-    """The first implementation, in the table's order of preference, that computes the
-    case's operand types, the CPU runs, the filter allows and that accepts the problem;
-    sets SKIPPED/UNIMPLEMENTED otherwise."""
+           attr: core.ConvAttr | None = None, alg: str = "direct") -> core.ConvPrimitive | None:
+    """The first implementation, in the table's order of preference, of the algorithm alg
+    (resolved: direct or wino) that computes the case's operand types, the CPU runs, the
+    filter allows and that accepts the problem; sets SKIPPED/UNIMPLEMENTED otherwise."""
     fault = core.active_fault()
     attr = attr if attr is not None else core.ConvAttr(post_ops=kernel_post_ops(post_ops))
     operands = operands_of(kernel_dir, attr)
     with res.timers("create_pd"):
-        typed = [i for i in core.conv_impls() if i.operands is operands]
+        typed = [i for i in core.conv_impls()
+                 if i.operands is operands and ALG_ROWS[alg](i.name)]
         runnable = [i for i in typed if core.isa_supported(i.isa)]
     if typed and not runnable:
         res.status, res.reason = Status.SKIPPED, Reason.DATA_TYPE_NOT_SUPPORTED.value
@@ -1072,6 +1140,9 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
              executor: Executor, res: CaseResult) -> None:
     mode = ctx.settings.mode
     res.impl = executor.name
+    # --alg=auto is resolved from the created primitive before filling (reference 3.1):
+    # the fill and the compare follow the algorithm that runs; the repro keeps auto.
+    filled = prb if prb.alg != "auto" else dataclasses.replace(prb, alg=ran_alg(executor.name))
     t = tensors(prb.desc, shape, dw_shape_of(prb))
     lays = executor.layouts
     if ctx.settings.verbose >= 5:
@@ -1087,7 +1158,7 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
     has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
     if mode.correctness:
         with res.timers("fill"):
-            inputs = steps.fill(prb, t, False, q)
+            inputs = steps.fill(filled, t, False, q)
             prior = fill_prior_dst(prb, t, perf=False) if has_sum else None
             if prior is not None:   # the sum reads it; the execution overwrites it
                 formats.place_into(prior.astype(dst_dtype), layout_of(t, lays, "dst"), dst_dt,
@@ -1106,13 +1177,13 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
             points = sample_points(prb, steps.driver, t)
             refs = steps.reference(prb, inputs, q, prior, points)
         with res.timers("compare"):
-            judge(res, refs, outs, t, compare_setups(prb, q), ctx.settings.verbose, points,
+            judge(res, refs, outs, t, compare_setups(filled, q), ctx.settings.verbose, points,
                   lays)
             judge_memory(res, outs, t, lays, before)
     if mode.performance:
         if run_once is None:
             with res.timers("fill"):
-                inputs = steps.fill(prb, t, True, q)
+                inputs = steps.fill(filled, t, True, q)
                 if has_sum:
                     formats.place_into(fill_prior_dst(prb, t, perf=True).astype(dst_dtype),
                                        layout_of(t, lays, "dst"), dst_dt, outs["dst"].array)

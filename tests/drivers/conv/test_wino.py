@@ -1,0 +1,152 @@
+"""Winograd F(4x4,3x3) (--alg=wino, the wino_f43 rows; kernels/conv/conv_wino.c): the
+transform matrices against NumPy, each ISA variant on small tiles against the direct
+formula, and the driver end to end: the domain, the algorithm selection, the threshold and
+a deliberately wrong transform coefficient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from benchdnn_py import core, harness
+from benchdnn_py.drivers.conv import cfg
+from benchdnn_py.drivers.conv import driver as conv
+
+WINO_ROWS = [i for i in core.conv_impls() if i.name.startswith("wino_f43:")]
+RUNNABLE = [i for i in WINO_ROWS if core.isa_supported(i.isa)]
+
+
+def _case_lines(res, status: str) -> list[str]:
+    """Each case's result line once (the failed-cases summary repeats them)."""
+    return list(dict.fromkeys(l for l in res.lines if f":{status} (" in l and "__REPRO" in l))
+
+
+def _problem(*args: str):
+    (case,) = harness.plan(["--conv", *args]).cases
+    return case.driver.make_problem(case.values, case.desc_text, case.settings)
+
+
+def _correlate(d: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The 4x4 valid cross-correlation of a 6x6 patch with a 3x3 kernel, in float64."""
+    return np.array([[np.sum(d[i:i + 3, j:j + 3] * w) for j in range(4)] for i in range(4)])
+
+
+def test_matrices_compute_the_tile_correlation():
+    bt, g, at = core.wino_f43_matrices()
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        d, w = rng.standard_normal((6, 6)), rng.standard_normal((3, 3))
+        y = at @ ((g @ w @ g.T) * (bt @ d @ bt.T)) @ at.T
+        np.testing.assert_allclose(y, _correlate(d, w), rtol=0, atol=1e-12)
+
+
+def test_input_and_output_transforms_are_small_integers():
+    """All fractions live in G (applied at pack time): B^T and A^T add no rounding of
+    their own beyond f32 sums."""
+    bt, g, at = core.wino_f43_matrices()
+    assert np.array_equal(bt, np.rint(bt)) and np.array_equal(at, np.rint(at))
+    assert np.abs(bt).max() == 5 and np.abs(at).max() == 8
+    assert g[0, 0] == 0.25 and g[3, 0] == pytest.approx(1 / 24)
+
+
+def test_every_isa_has_a_row_and_the_table_prefers_the_widest():
+    assert [i.name for i in WINO_ROWS] == ["wino_f43:avx512", "wino_f43:avx2",
+                                           "wino_f43:scalar"]
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=lambda i: i.name)
+@pytest.mark.parametrize("mb,ic,oc,ih,iw,p,g", [
+    (1, 1, 1, 6, 6, 0, 1),       # one tile, one channel: the transforms alone
+    (1, 3, 2, 7, 9, 0, 1),       # ragged tiles (5x7 outputs)
+    (2, 5, 7, 6, 6, 1, 1),       # padding: every patch touches the border
+    (1, 4, 6, 8, 8, 1, 2),       # groups
+])
+def test_kernel_on_small_tiles_matches_the_direct_formula(impl, mb, ic, oc, ih, iw, p, g):
+    oh, ow = ih + 2 * p - 2, iw + 2 * p - 2
+    shape = core.ConvShape(g, mb, ic, oc, (1, ih, iw), (1, oh, ow), (1, 3, 3), (1, 1, 1),
+                           (0, p, p), (0, 0, 0))
+    rng = np.random.default_rng(7)
+    src = rng.standard_normal(shape.src_shape).astype(np.float32)
+    wei = rng.standard_normal(shape.wei_shape).astype(np.float32)
+    bias = rng.standard_normal(oc).astype(np.float32)
+    # NumPy's own correlation over the zero-padded input, in double
+    pad = np.pad(src.astype(np.float64)[:, :, 0], ((0, 0), (0, 0), (p, p), (p, p)))
+    icg, ocg = ic // g, oc // g
+    ref = np.empty((mb, oc, oh, ow))
+    for n in range(mb):
+        for o in range(oc):
+            gr = o // ocg
+            for y in range(oh):
+                for x in range(ow):
+                    patch = pad[n, gr * icg:(gr + 1) * icg, y:y + 3, x:x + 3]
+                    ref[n, o, y, x] = np.sum(patch * wei[gr, o % ocg, :, 0]) + bias[o]
+    with core.ConvPrimitive(impl, shape, core.Direction.FWD, True) as prim:
+        dst = np.zeros(shape.dst_shape, np.float32)
+        prim.bind(src, prim.pack_weights(wei), bias, dst)()
+    # f32 sums of a few products (the reference's are exact in double): a few ulps of
+    # the largest term
+    np.testing.assert_allclose(dst[:, :, 0], ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+
+
+def test_threshold_and_fill_come_from_the_type_table():
+    f32 = cfg.CFG["f32"]
+    assert f32.wino_trh == 2e-5 and f32.trh == 0.0
+    r = cfg.fill_ranges(("f32",) * 3, "f32", "f32", 9 * 16, ("src", "wei"), wino=True)
+    assert (r.src, r.wei) == ((-16, 128), (2, 64))
+    setups = conv.compare_setups(_problem("--alg=wino", "ic16ih8oc16kh3ph1"))
+    assert setups["dst"].trh == 2e-5 and setups["dst"].norm_fallback
+    direct = conv.compare_setups(_problem("ic16ih8oc16kh3ph1"))
+    assert direct["dst"].trh == 0.0 and not direct["dst"].norm_fallback
+
+
+@pytest.mark.parametrize("args,wanted", [
+    (("--mb=16", "ic64ih56oc64oh56kh3ph1"), "wino"),
+    (("--mb=1", "ic64ih7oc64oh7kh3ph1"), "direct"),       # 4 tiles: too few
+    (("--mb=16", "ic16ih56oc64oh56kh3ph1"), "direct"),    # too few input channels
+    (("--mb=1", "ic32ih14oc32oh14kh3ph1"), "wino"),       # the smallest it takes
+    (("--mb=16", "ic64ih56oc64oh28kh3sh2ph1"), "direct"),  # outside the domain
+    (("--mb=16", "--dir=BWD_D", "ic64ih56oc64oh56kh3ph1"), "direct"),
+])
+def test_auto_rule(args, wanted):
+    assert conv.resolved_alg(_problem("--alg=auto", *args)) == wanted
+
+
+def test_wino_passes_on_the_tail_grid_with_bias_and_post_ops():
+    res = run_cli("--conv", "-j", "2", "--alg=wino", "--dir=FWD_B,FWD_I", "--mb=0,1",
+                  "--attr-post-ops=,relu,sum:0.5+relu", "--batch=problems/shapes_wino_tails")
+    assert res.code == 0, res.out
+    summary = res.summary()
+    assert summary["passed"] == summary["tests"] == 2 * 2 * 3 * 7
+    assert all("wino_f43:" in l for l in res.lines if ":PASSED" in l)
+
+
+def test_wrong_transform_coefficient_is_caught():
+    res = run_cli("--conv", "--alg=wino", "--dir=FWD_B", "--batch=problems/shapes_wino_tails",
+                  env={"BENCHDNN_PY_TEST_FAULT": "wino_coef"})
+    assert res.code == 1
+    failed = _case_lines(res, "FAILED")
+    assert len(failed) == 7 and all("+fault:wino_coef" in l for l in failed)
+
+
+def test_outside_the_domain_is_one_unimplemented_line_naming_the_need():
+    res = run_cli("--conv", "--alg=wino", "ic16ih14oc16oh7kh3sh2ph1", "ic16ih14oc16kh1",
+                  "--dir=BWD_D", "ic16ih14oc16kh3ph1")
+    lines = _case_lines(res, "UNIMPLEMENTED")
+    assert len(lines) == 3
+    assert "--alg=wino: Winograd F(4x4,3x3) needs stride 1" in lines[0]
+    assert "needs a 3x3 kernel" in lines[1]
+    assert "needs a forward direction" in lines[2]
+    res = run_cli("--deconv", "--alg=wino", "ic16ih14oc16kh3ph1")
+    assert "needs a convolution" in res.out
+
+
+def test_direct_never_and_auto_names_what_ran():
+    shape = "mb4ic64ih28oc64oh28kh3ph1"   # 196 tiles: auto's rule takes Winograd
+    direct = run_cli("--conv", "-v1", shape)
+    auto = run_cli("--conv", "-v1", "--alg=auto", shape)
+    assert direct.code == auto.code == 0
+    (d_line,) = [l for l in direct.lines if ":PASSED" in l]
+    (a_line,) = [l for l in auto.lines if ":PASSED" in l]
+    assert "wino" not in d_line and "--impl=gemm_conv" in d_line
+    assert "--impl=wino_f43:" in a_line and "--alg=auto" in a_line
