@@ -1,6 +1,17 @@
-/* gemm_conv_nhwc: f32 convolution on channels-last activations (src and dst
- * [mb][d][h][w][c], the axb tags nwc / nhwc / ndhwc), all three directions, on the same
- * GEMM micro-kernels as gemm_conv (conv_ukr.inc) with the roles of the operands swapped.
+/* gemm_conv_nhwc and gemm_conv_blocked: f32 convolution on channels-last activations
+ * (src and dst [mb][d][h][w][c], the axb tags nwc / nhwc / ndhwc) and on channel-blocked
+ * ones ([mb][c/B][d][h][w][B], B = 8 or 16: nChw8c, nChw16c and their 1D/3D forms), all
+ * three directions, on the GEMM micro-kernels of gemm_conv (conv_ukr.inc) with the roles
+ * of the operands swapped.
+ *
+ * Both are one code: channels last is the blocked layout with a single block as wide as
+ * all the channels (B = C). A tensor's geometry (act_t) gives channel c of point p of an
+ * image at (c / B) * points * B + p * B + c % B; a run of contiguous channels ends at a
+ * block boundary. Along the points, one channel block is a row-major [points][B] matrix,
+ * so a C tile whose columns stay inside one block is written with ldc = B: the blocked
+ * rows use micro-kernels whose width NR divides B (conv_ukr_blk_*.c, NR = B), and, with
+ * groups, need each group's channels to be whole blocks. The padded channel tail of an
+ * output (C up to a multiple of B) is written as zeros; that of an input is never read.
  *
  * With channels innermost, a point's channels are one contiguous row, so the GEMM puts
  * points on C's rows and channels on its columns:
@@ -57,6 +68,23 @@ typedef struct {
     float *partials;        /* backward weights: k_splits x G x M x N */
 } nhwc_plan_t;
 
+/* An activation tensor's geometry: C channels of `points` points per image in blocks of
+ * B channels (B = C: channels last); img: an image's elements, padded tail included. */
+typedef struct { int64_t C, points, B, img; } act_t;
+
+static act_t act_of(const struct bdnn_conv *c, int64_t C, int64_t points) {
+    const int layout = c->attr.layout;
+    const int64_t B = layout == BDNN_LAYOUT_BLOCKED16 ? 16
+                    : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : (C > 0 ? C : 1);
+    return (act_t){C, points, B, bdnn_div_up(C, B) * B * points};
+}
+/* Channel ch of point pt, from the image's first element. */
+static inline int64_t at(const act_t *t, int64_t ch, int64_t pt) {
+    return (ch / t->B) * t->points * t->B + pt * t->B + ch % t->B;
+}
+/* Channels contiguous from ch on (to the end of its block). */
+static inline int64_t run_from(const act_t *t, int64_t ch) { return t->B - ch % t->B; }
+
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
     return (const conv_gemm_ukr_t *)c->impl->kernel;
 }
@@ -85,12 +113,18 @@ static int nhwc_init(struct bdnn_conv *c) {
     const conv_gemm_ukr_t *u = ukr_of(c);
     if (c->lp || c->operands != OPERANDS_F32 || u->pack) return BDNN_STATUS_UNIMPLEMENTED;
     if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
-            && c->fault != BDNN_FAULT_CRASH)
+            && c->fault != BDNN_FAULT_CRASH && c->fault != BDNN_FAULT_PADDING_GARBAGE)
         return BDNN_STATUS_UNIMPLEMENTED;
+    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
+    if (c->attr.layout != BDNN_LAYOUT_NHWC) {
+        /* Blocked: a tile's columns inside one block; a group's channels whole blocks. */
+        const int64_t B = act_of(c, d->ic, 1).B;
+        if (B % NR) return BDNN_STATUS_UNIMPLEMENTED;
+        if (G > 1 && (ICG % B || OCG % B)) return BDNN_STATUS_UNIMPLEMENTED;
+    }
     nhwc_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
-    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
     const int64_t nthr = c->nthr;
     p->taps = taps_of(d);
     p->k_splits = 1;
@@ -204,11 +238,10 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
         }
 }
 
-/* The row of the read tensor (src forward, diff_dst backward data) that C row `row`
- * (an output / input point of image n) reads for tap `tap`, as an element offset of its
- * first channel in the image, or -1 when the tap falls outside (padding) or, backward,
- * the stride does not divide it. */
-static int64_t row_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
+/* The point of the read tensor (src forward, diff_dst backward data) that C row `row`
+ * (an output / input point of an image) reads for tap `tap`, or -1 when the tap falls
+ * outside (padding) or, backward, the stride does not divide it. */
+static int64_t point_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
     if (c->dir == BDNN_DIR_FWD) {
@@ -217,7 +250,7 @@ static int64_t row_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
         const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
         const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
         if (iw < 0 || iw >= d->iw || ih < 0 || ih >= d->ih || id < 0 || id >= d->id) return -1;
-        return ((id * d->ih + ih) * d->iw + iw) * d->ic;
+        return (id * d->ih + ih) * d->iw + iw;
     }
     const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
     const int64_t tw = iw + d->pw - kw * (d->dw + 1), th = ih + d->ph - kh * (d->dh + 1),
@@ -225,31 +258,32 @@ static int64_t row_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
     if (tw < 0 || th < 0 || td < 0 || tw % d->sw || th % d->sh || td % d->sd) return -1;
     const int64_t ow = tw / d->sw, oh = th / d->sh, od = td / d->sd;
     if (ow >= d->ow || oh >= d->oh || od >= d->od) return -1;
-    return ((od * d->oh + oh) * d->ow + ow) * d->oc;
+    return (od * d->oh + oh) * d->ow + ow;
 }
 
 /* Forward / backward data: packs A rows [m0, m1) x k block blk of image `img` (its first
- * element; channel offset of the group included) into MR-row micro-panels at ap (panel
- * (m - m0) / MR at ap + (m - m0) * kc; element (k, r) at [k*MR + r]). live[i]: whether
- * micro-panel i has any row that reads the tensor. */
-static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const float *img,
-                        int64_t m0, int64_t m1, kblk_t blk, float *ap, unsigned char *live) {
+ * element; the read tensor's geometry t, the group's first channel ch0) into MR-row
+ * micro-panels at ap (panel (m - m0) / MR at ap + (m - m0) * kc; element (k, r) at
+ * [k*MR + r]). live[i]: whether micro-panel i has any row that reads the tensor. */
+static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const act_t *t,
+                        const float *img, int64_t ch0, int64_t m0, int64_t m1, kblk_t blk,
+                        float *ap, unsigned char *live) {
     const int64_t MR = ukr_of(c)->mr;
     for (int64_t m = m0; m < m1; m += MR) {
         float *panel = ap + (m - m0) * blk.kc;
         unsigned char any = 0;
         for (int64_t k = 0; k < blk.kc;) {
             const int64_t kk = blk.k0 + k, tap = kk / p->ch, c0 = kk % p->ch;
-            const int64_t run = min64(p->ch - c0, blk.kc - k);
+            const int64_t run = min64(min64(p->ch - c0, blk.kc - k), run_from(t, ch0 + c0));
             for (int64_t r = 0; r < MR; ++r) {
-                const int64_t off = m + r < m1 ? row_of(c, m + r, tap) : -1;
+                const int64_t pt = m + r < m1 ? point_of(c, m + r, tap) : -1;
                 float *a = panel + k * MR + r;
-                if (off < 0) {
+                if (pt < 0) {
                     for (int64_t i = 0; i < run; ++i) a[i * MR] = 0.0f;
                     continue;
                 }
                 any = 1;
-                const float *x = img + off + c0;
+                const float *x = img + at(t, ch0 + c0, pt);
                 for (int64_t i = 0; i < run; ++i) a[i * MR] = x[i];
             }
             k += run;
@@ -259,7 +293,7 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const f
 }
 
 /* The C block before any product: the bias per column, plus the sum post-op's scaled
- * prior value. */
+ * prior value. cb: the block's first row (ldc apart), cols columns of one channel block. */
 static void init_block(float *cb, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
                        int has_sum, float sum_scale) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -273,6 +307,19 @@ static void init_block(float *cb, int64_t ldc, int64_t rows, int64_t cols, const
     }
 }
 
+/* The padded tail of the written tensor's last block, points [m0, m1): zeros (ones with
+ * the padding-garbage defect). */
+static void zero_tail(const struct bdnn_conv *c, const act_t *t, float *out_img, int64_t m0,
+                      int64_t m1) {
+    const int64_t pad = bdnn_div_up(t->C, t->B) * t->B - t->C;
+    const float v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+    if (!pad) return;
+    for (int64_t m = m0; m < m1; ++m) {
+        float *x = out_img + at(t, t->C, m);
+        for (int64_t i = 0; i < pad; ++i) x[i] = v;
+    }
+}
+
 /* Forward and backward data. */
 static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp,
                      const float *bias, float *out) {
@@ -281,9 +328,10 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, G = d->g, M = p->M, N = p->N;
     const int fwd = c->dir == BDNN_DIR_FWD;
-    /* the read tensor's and the written tensor's points per image and channels per point */
-    const int64_t in_img = fwd ? in_points(d) * d->ic : out_points(d) * d->oc;
-    const int64_t ldc = fwd ? d->oc : d->ic;
+    /* the read tensor's and the written tensor's geometry */
+    const act_t src = act_of(c, d->ic, in_points(d)), dst = act_of(c, d->oc, out_points(d));
+    const act_t tin = fwd ? src : dst, tout = fwd ? dst : src;
+    const int64_t ldc = tout.B;
     int has_sum = 0;
     const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
     const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
@@ -300,26 +348,36 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
             const int64_t g = rest % G, n = rest / G;
             const int64_t m0 = rb * p->mc, m1 = min64(m0 + p->mc, M);
             const int64_t j0 = cb * p->nc, ncols = min64(p->nc, N - j0);
-            const float *img = in + n * in_img + g * p->ch;
-            float *cblk = out + (n * M + m0) * ldc + g * N + j0;
-            init_block(cblk, ldc, m1 - m0, ncols, bias ? bias + g * N + j0 : NULL, has_sum,
-                       sum_scale);
+            const float *img = in + n * tin.img;
+            float *oimg = out + n * tout.img;
+            const int64_t ch0 = g * N + j0;   /* the block's first written channel */
+            /* C's columns, in runs inside one block of the written tensor (one run,
+             * channels last), its rows ldc apart */
+            for (int64_t j = 0, w; j < ncols; j += w) {
+                w = min64(ncols - j, run_from(&tout, ch0 + j));
+                init_block(oimg + at(&tout, ch0 + j, m0), ldc, m1 - m0, w,
+                           bias ? bias + ch0 + j : NULL, has_sum, sum_scale);
+            }
             for (int64_t b = 0; b < p->n_blk; ++b) {
                 const kblk_t blk = p->blk[b];
-                pack_a_rows(c, p, img, m0, m1, blk, ap, live);
+                pack_a_rows(c, p, &tin, img, g * p->ch, m0, m1, blk, ap, live);
                 const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
                 for (int64_t j = j0; j < j0 + ncols; j += NR) {
                     const int64_t nr = min64(NR, j0 + ncols - j);
                     const float *bpanel = wblk + (j / NR) * blk.kc * NR;
+                    float *cj = oimg + at(&tout, g * N + j, 0);
                     for (int64_t m = m0; m < m1; m += MR) {
                         if (!live[(m - m0) / MR]) continue;
-                        u->fn(blk.kc, ap + (m - m0) * blk.kc, bpanel, NR,
-                              cblk + (m - m0) * ldc + (j - j0), ldc, min64(MR, m1 - m),
-                              nr, UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
+                        u->fn(blk.kc, ap + (m - m0) * blk.kc, bpanel, NR, cj + m * ldc, ldc,
+                              min64(MR, m1 - m), nr, UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
                     }
                 }
             }
-            if (has_eltwise) bdnn_post_ops_eltwise(c, cblk, ldc, m1 - m0, ncols);
+            for (int64_t j = 0, w; has_eltwise && j < ncols; j += w) {
+                w = min64(ncols - j, run_from(&tout, ch0 + j));
+                bdnn_post_ops_eltwise(c, oimg + at(&tout, ch0 + j, m0), ldc, m1 - m0, w);
+            }
+            if (g == G - 1 && j0 + ncols == N) zero_tail(c, &tout, oimg, m0, m1);
         }
     }
 }
@@ -329,14 +387,21 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
 static void pack_a_bww(const struct bdnn_conv *c, const float *diff_dst, int64_t g,
                        int64_t m0, int64_t m1, int64_t k0, int64_t kc, float *ap) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g;
+    const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g, OSP = out_points(d);
+    const act_t t = act_of(c, d->oc, OSP);
     for (int64_t m = m0; m < m1; m += MR) {
         const int64_t mr = min64(MR, m1 - m);
         float *panel = ap + (m - m0) * kc;
         for (int64_t k = 0; k < kc; ++k) {
-            const float *x = diff_dst + (k0 + k) * d->oc + g * OCG + m;
+            const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
+            const float *img = diff_dst + n * t.img;
             float *a = panel + k * MR;
-            for (int64_t r = 0; r < mr; ++r) a[r] = x[r];
+            for (int64_t r = 0, w; r < mr; r += w) {   /* runs inside one block */
+                const int64_t ch = g * OCG + m + r;
+                w = min64(mr - r, run_from(&t, ch));
+                const float *x = img + at(&t, ch, op);
+                for (int64_t i = 0; i < w; ++i) a[r + i] = x[i];
+            }
             for (int64_t r = mr; r < MR; ++r) a[r] = 0.0f;
         }
     }
@@ -347,11 +412,11 @@ static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const fl
                        float *bp) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = ukr_of(c)->nr, ICG = p->ch, OSP = out_points(d);
-    const int64_t img = in_points(d) * d->ic;
+    const act_t t = act_of(c, d->ic, in_points(d));
     const struct bdnn_conv fwd_view = {.d = *d, .dir = BDNN_DIR_FWD};
     for (int64_t k = 0; k < kc; ++k) {
         const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
-        const float *im = src + n * img + g * ICG;
+        const float *im = src + n * t.img;
         for (int64_t j = j0; j < j0 + bdnn_div_up(ncols, NR) * NR;) {
             const int64_t q = (j - j0) / NR, jj = (j - j0) % NR;
             float *b = bp + q * kc * NR + k * NR + jj;
@@ -363,10 +428,10 @@ static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const fl
                 continue;
             }
             const int64_t tap = j / ICG, ic = j % ICG;
-            run = min64(run, ICG - ic);
-            const int64_t off = row_of(&fwd_view, op, tap);
-            if (off < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
-            else memcpy(b, im + off + ic, sizeof(float) * (size_t)run);
+            run = min64(min64(run, ICG - ic), run_from(&t, g * ICG + ic));
+            const int64_t pt = point_of(&fwd_view, op, tap);
+            if (pt < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
+            else memcpy(b, im + at(&t, g * ICG + ic, pt), sizeof(float) * (size_t)run);
             j += run;
         }
     }
@@ -425,16 +490,21 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
                 w[(j % ICG) * taps + j / ICG] = v;
             }
         }
-        /* diff_bias: per channel, the sum over every (n, point) row of diff_dst; threads
-         * own 16-channel ranges, the inner loop runs along a row. */
+        /* diff_bias: per channel, the sum over every (n, point) of diff_dst; threads
+         * own ranges of up to 16 channels inside one block, the inner loop runs along
+         * a point's channels. */
         if (diff_bias) {
-            const int64_t OC = d->oc, rows_dd = d->mb * out_points(d);
+            const act_t t = act_of(c, d->oc, out_points(d));
+            const int64_t OC = d->oc, step = t.B % 16 ? min64(t.B, 16) : 16;
 #pragma omp for schedule(static)
-            for (int64_t c0 = 0; c0 < OC; c0 += 16) {
-                const int64_t cn = min64(16, OC - c0);
+            for (int64_t c0 = 0; c0 < OC; c0 += step) {
+                const int64_t cn = min64(step, OC - c0);
                 float acc[16] = {0};
-                for (int64_t r = 0; r < rows_dd; ++r)
-                    for (int64_t i = 0; i < cn; ++i) acc[i] += diff_dst[r * OC + c0 + i];
+                for (int64_t n = 0; n < d->mb; ++n) {
+                    const float *img = diff_dst + n * t.img + at(&t, c0, 0);
+                    for (int64_t pt = 0; pt < t.points; ++pt)
+                        for (int64_t i = 0; i < cn; ++i) acc[i] += img[pt * t.B + i];
+                }
                 for (int64_t i = 0; i < cn; ++i) diff_bias[c0 + i] = acc[i];
             }
         }
@@ -455,5 +525,10 @@ static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 }
 
 const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops = {
+    nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini, NULL,
+};
+
+/* The same functions; conv_api.c gives these rows the blocked layouts. */
+const conv_impl_ops_t bdnn_conv_gemm_blocked_ops = {
     nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini, NULL,
 };

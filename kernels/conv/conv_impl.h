@@ -87,6 +87,7 @@ typedef struct {
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
+extern const conv_gemm_ukr_t bdnn_gemm_ukr_blk_avx2, bdnn_gemm_ukr_blk_avx512;  /* NR 8, 16 */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_int8_scalar, bdnn_gemm_ukr_int8_avx2,
     bdnn_gemm_ukr_int8_avx512_vnni;
@@ -175,6 +176,7 @@ static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {
 int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
 extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
+extern const conv_impl_ops_t bdnn_conv_gemm_blocked_ops;   /* conv_gemm_nhwc.c too */
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied
