@@ -273,8 +273,11 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const a
         float *panel = ap + (m - m0) * blk.kc;
         unsigned char any = 0;
         for (int64_t k = 0; k < blk.kc;) {
+            /* one tap's channels [c0, c0 + run) of each row: its point found once, then
+             * copied a block at a time (the next block is a block plane further on) */
             const int64_t kk = blk.k0 + k, tap = kk / p->ch, c0 = kk % p->ch;
-            const int64_t run = min64(min64(p->ch - c0, blk.kc - k), run_from(t, ch0 + c0));
+            const int64_t run = min64(p->ch - c0, blk.kc - k);
+            const int64_t first = ch0 + c0, plane = t->points * t->B;
             for (int64_t r = 0; r < MR; ++r) {
                 const int64_t pt = m + r < m1 ? point_of(c, m + r, tap) : -1;
                 float *a = panel + k * MR + r;
@@ -283,8 +286,12 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const a
                     continue;
                 }
                 any = 1;
-                const float *x = img + at(t, ch0 + c0, pt);
-                for (int64_t i = 0; i < run; ++i) a[i * MR] = x[i];
+                const float *x = img + at(t, first, pt);   /* in block first / B */
+                for (int64_t i = 0, o = first % t->B, w; i < run; i += w, o = 0) {
+                    w = min64(run - i, t->B - o);
+                    for (int64_t j = 0; j < w; ++j) a[(i + j) * MR] = x[j];
+                    x += plane - o;                            /* the next block's start */
+                }
             }
             k += run;
         }
