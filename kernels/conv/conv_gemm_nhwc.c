@@ -50,7 +50,7 @@
 
 #include "conv_impl.h"
 
-enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4 };
+enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4, MAX_MR = 32 };
 
 /* A k block: K positions [k0, k0 + kc). */
 typedef struct { int64_t k0, kc; } kblk_t;
@@ -111,7 +111,8 @@ static void nhwc_fini(struct bdnn_conv *c) {
 static int nhwc_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
-    if (c->lp || c->operands != OPERANDS_F32 || u->pack) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->lp || c->operands != OPERANDS_F32 || u->pack || u->mr > MAX_MR)
+        return BDNN_STATUS_UNIMPLEMENTED;
     if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
             && c->fault != BDNN_FAULT_CRASH && c->fault != BDNN_FAULT_PADDING_GARBAGE)
         return BDNN_STATUS_UNIMPLEMENTED;
@@ -238,26 +239,49 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
         }
 }
 
-/* The point of the read tensor (src forward, diff_dst backward data) that C row `row`
- * (an output / input point of an image) reads for tap `tap`, or -1 when the tap falls
- * outside (padding) or, backward, the stride does not divide it. */
-static int64_t point_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
+/* The point of the read tensor (src forward, diff_dst backward data) that a C row (an
+ * output / input point of an image) reads for a tap, or -1 when the tap falls outside
+ * (padding) or, backward, the stride does not divide it: point_at(row_origin(row),
+ * tap_offset(tap)). The origin (forward: the input coordinates of tap 0, o*s - p;
+ * backward data: i + p) is found once per row and micro-panel, a tap's offsets k*(d+1)
+ * once per tap, so the packing loops do no division but the strides'. */
+typedef struct { int64_t d, h, w; } xyz_t;
+
+static xyz_t row_origin(const struct bdnn_conv *c, int64_t row) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
     if (c->dir == BDNN_DIR_FWD) {
         const int64_t ow = row % d->ow, oh = row / d->ow % d->oh, od = row / (d->ow * d->oh);
-        const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
-        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+        return (xyz_t){od * d->sd - d->pd, oh * d->sh - d->ph, ow * d->sw - d->pw};
+    }
+    const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
+    return (xyz_t){id + d->pd, ih + d->ph, iw + d->pw};
+}
+
+static xyz_t tap_offset(const bdnn_conv_desc_t *d, int64_t tap) {
+    const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
+    return (xyz_t){kd * (d->dd + 1), kh * (d->dh + 1), kw * (d->dw + 1)};
+}
+
+/* One coordinate backward: (origin - offset) / s, or -1 if outside or not divisible. */
+static inline int64_t back_coord(int64_t t, int64_t s, int64_t n) {
+    if (t < 0) return -1;
+    if (s > 1) {
+        if (t % s) return -1;
+        t /= s;
+    }
+    return t < n ? t : -1;
+}
+
+static inline int64_t point_at(const struct bdnn_conv *c, xyz_t o, xyz_t k) {
+    const bdnn_conv_desc_t *d = &c->d;
+    if (c->dir == BDNN_DIR_FWD) {
+        const int64_t id = o.d + k.d, ih = o.h + k.h, iw = o.w + k.w;
         if (iw < 0 || iw >= d->iw || ih < 0 || ih >= d->ih || id < 0 || id >= d->id) return -1;
         return (id * d->ih + ih) * d->iw + iw;
     }
-    const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
-    const int64_t tw = iw + d->pw - kw * (d->dw + 1), th = ih + d->ph - kh * (d->dh + 1),
-                  td = id + d->pd - kd * (d->dd + 1);
-    if (tw < 0 || th < 0 || td < 0 || tw % d->sw || th % d->sh || td % d->sd) return -1;
-    const int64_t ow = tw / d->sw, oh = th / d->sh, od = td / d->sd;
-    if (ow >= d->ow || oh >= d->oh || od >= d->od) return -1;
+    const int64_t ow = back_coord(o.w - k.w, d->sw, d->ow), oh = back_coord(o.h - k.h, d->sh, d->oh),
+                  od = back_coord(o.d - k.d, d->sd, d->od);
+    if (ow < 0 || oh < 0 || od < 0) return -1;
     return (od * d->oh + oh) * d->ow + ow;
 }
 
@@ -272,22 +296,26 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const a
     for (int64_t m = m0; m < m1; m += MR) {
         float *panel = ap + (m - m0) * blk.kc;
         unsigned char any = 0;
+        xyz_t origin[MAX_MR];
+        for (int64_t r = 0; r < MR && m + r < m1; ++r) origin[r] = row_origin(c, m + r);
         for (int64_t k = 0; k < blk.kc;) {
             /* one tap's channels [c0, c0 + run) of each row: its point found once, then
              * copied a block at a time (the next block is a block plane further on) */
             const int64_t kk = blk.k0 + k, tap = kk / p->ch, c0 = kk % p->ch;
             const int64_t run = min64(p->ch - c0, blk.kc - k);
             const int64_t first = ch0 + c0, plane = t->points * t->B;
+            const int64_t o0 = first % t->B, base = at(t, first, 0);
+            const xyz_t off = tap_offset(&c->d, tap);
             for (int64_t r = 0; r < MR; ++r) {
-                const int64_t pt = m + r < m1 ? point_of(c, m + r, tap) : -1;
+                const int64_t pt = m + r < m1 ? point_at(c, origin[r], off) : -1;
                 float *a = panel + k * MR + r;
                 if (pt < 0) {
                     for (int64_t i = 0; i < run; ++i) a[i * MR] = 0.0f;
                     continue;
                 }
                 any = 1;
-                const float *x = img + at(t, first, pt);   /* in block first / B */
-                for (int64_t i = 0, o = first % t->B, w; i < run; i += w, o = 0) {
+                const float *x = img + base + pt * t->B;   /* in block first / B */
+                for (int64_t i = 0, o = o0, w; i < run; i += w, o = 0) {
                     w = min64(run - i, t->B - o);
                     for (int64_t j = 0; j < w; ++j) a[(i + j) * MR] = x[j];
                     x += plane - o;                            /* the next block's start */
@@ -424,6 +452,7 @@ static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const fl
     for (int64_t k = 0; k < kc; ++k) {
         const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
         const float *im = src + n * t.img;
+        const xyz_t origin = row_origin(&fwd_view, op);
         for (int64_t j = j0; j < j0 + bdnn_div_up(ncols, NR) * NR;) {
             const int64_t q = (j - j0) / NR, jj = (j - j0) % NR;
             float *b = bp + q * kc * NR + k * NR + jj;
@@ -436,7 +465,7 @@ static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const fl
             }
             const int64_t tap = j / ICG, ic = j % ICG;
             run = min64(min64(run, ICG - ic), run_from(&t, g * ICG + ic));
-            const int64_t pt = point_of(&fwd_view, op, tap);
+            const int64_t pt = point_at(&fwd_view, origin, tap_offset(d, tap));
             if (pt < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
             else memcpy(b, im + at(&t, g * ICG + ic, pt), sizeof(float) * (size_t)run);
             j += run;
