@@ -55,10 +55,11 @@ ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
             core.ActLayout.BLOCKED8: "aBx8b", core.ActLayout.BLOCKED16: "aBx16b"}
 
 # The layouts beside the plain one whose rows a case asking for exactly them may run on,
-# and whether they come before the plain rows' reorder route (measured: README "Memory
-# formats of conv and deconv"). Channels last: after the route; blocked: before it.
-NATIVE_FIRST = {core.ActLayout.NHWC: False, core.ActLayout.BLOCKED16: True,
-                core.ActLayout.BLOCKED8: True}
+# and whether they come before the plain rows' reorder route. Measured (README "Memory
+# formats of conv and deconv"), the route is still the faster choice for both channels
+# last and channel blocks, so their rows come second: they run when asked for.
+NATIVE_FIRST = {core.ActLayout.NHWC: False, core.ActLayout.BLOCKED16: False,
+                core.ActLayout.BLOCKED8: False}
 
 
 def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str, layout.Layout]:
@@ -78,10 +79,11 @@ def act_layouts(prb) -> tuple[core.ActLayout, ...]:
     channels-last or channel-blocked activations (a src or dst in axb, aBx8b or aBx16b
     that is not also the plain layout, and no other activation layout) can run on that
     layout's rows; NATIVE_FIRST says whether before the plain rows behind the reorder
-    route. Channels last comes second: measured on an idle machine (ResNet-50 f32 at
-    mb1), the route was still the faster choice in every direction, so its rows run when
-    asked for (--impl=gemm_conv_nhwc..., or --skip-impl=+reorder). Otherwise (`any`
-    everywhere included) plain rows only."""
+    route. Both come second: measured (ResNet-50 f32 at mb1), the route was still the
+    faster choice in every direction, so their rows run when asked for
+    (--impl=gemm_conv_nhwc... / gemm_conv_blocked..., or --skip-impl=+reorder). Otherwise
+    (`any` everywhere included) plain rows only: `any` never picks a layout whose rows
+    are slower than the plain ones."""
     requested = prb.requested_layouts
     plain = kernel_layouts(prb)
     asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]

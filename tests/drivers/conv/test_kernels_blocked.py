@@ -191,13 +191,26 @@ def test_the_padding_garbage_defect_writes_the_tail():
 def test_cli_blocked_runs_on_the_native_row(direction, tag, row):
     if not core.isa_supported(core.Isa[row.split(":")[1].upper()]):
         pytest.skip(f"{row} does not run here")
-    out = run_cli("--conv", f"--dir={direction}", f"--stag={tag}", f"--dtag={tag}", "-v5",
-                  "mb2ic20ih6oc18kh3ph1").out
+    out = run_cli("--conv", f"--dir={direction}", f"--stag={tag}", f"--dtag={tag}",
+                  "--skip-impl=+reorder", "-v5", "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and "+reorder" not in out
     assert f"implementation: {row}" in out
 
 
+def test_cli_blocked_takes_the_route_by_default_and_its_rows_on_request():
+    out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
+    # one side asked for, the route skipped: the other side's `any` takes the block too
+    out = run_cli("--conv", "--stag=nChw16c", "--skip-impl=+reorder", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "gemm_conv_blocked:" in out and "dst any=aBcd16b" in out
+
+
 def test_cli_groups_that_straddle_a_block_take_the_route():
+    out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "--skip-impl=gemm_conv:",
+                  "-v5", "g2mb2ic20ih6oc20kh3ph1").out
+    assert "UNIMPLEMENTED" in out or "SKIPPED" in out
     out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "-v5",
                   "g2mb2ic20ih6oc20kh3ph1").out
     assert "PASSED" in out and "+reorder" in out and "gemm_conv_blocked" not in out
