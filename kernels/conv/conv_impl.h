@@ -52,6 +52,17 @@ typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const f
                                 int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr,
                                 int flags, float *vacc);
 
+/* Direct micro-kernel (gemm_conv_blocked, channel-blocked A read in place, no packing):
+ * for r < mr, j < nr,
+ *   C[r][j] += sum over k < kc of A[r][k] * B[k][j]
+ * with A element (r, k) at a[(k / NR) * plane + r * NR + k % NR], the layout of MR
+ * consecutive points of an [blocks][points][NR] activation (one channel block is NR
+ * wide), and B, C as conv_gemm_ukr_fn's (B element (k, j) at b[k * ldb + j]). The kernel
+ * reads rows [0, MR) of A: the caller passes mr == MR only (edge tiles go through the
+ * packed kernel), and nr <= NR. */
+typedef void (*conv_direct_ukr_fn)(int64_t kc, const float *a, int64_t plane, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc, int64_t nr);
+
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
@@ -59,6 +70,7 @@ typedef struct {
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
     conv_dot_ukr_fn dot_fn;    /* f32 backward weights, k along memory (NULL: none) */
     int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
+    conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
 } conv_gemm_ukr_t;
 
 /* Depthwise row kernel: one output row (od, oh) of one (n, channel) plane, from the

@@ -14,4 +14,5 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define DOT_FN dot_ukr_blk_avx2_3x4
 #define DMR 3
 #define DNR 4
+#define DIRECT_FN direct_ukr_blk_avx2
 #include "conv_ukr.inc"

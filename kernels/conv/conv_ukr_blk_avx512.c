@@ -15,4 +15,5 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DOT_FN dot_ukr_blk_avx512_4x6
 #define DMR 4
 #define DNR 6
+#define DIRECT_FN direct_ukr_blk_avx512
 #include "conv_ukr.inc"

@@ -38,6 +38,8 @@ SHAPES = [
     "mb1ic16ih37oc70kh1",                         # many row blocks and column blocks
     "mb3ic64ih7oc64kh3ph1",                       # mb > 1, whole blocks
     "mb0ic3ih5oc4kh3",                            # empty minibatch
+    "mb2ic40ih10oc20kh1",                         # 1x1 at stride 1: A read in place
+    "g2mb2ic32ih7oc64kh1",                        # (direct_fn), tails, groups, edge rows
 ]
 
 
