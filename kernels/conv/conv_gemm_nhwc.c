@@ -402,11 +402,12 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
                 init_block(oimg + at(&tout, ch0 + j, m0), ldc, m1 - m0, w,
                            bias ? bias + ch0 + j : NULL, has_sum, sum_scale);
             }
-            /* direct: whole MR-row panels read in place, only a last partial one packed */
-            const int64_t m_edge = p->direct ? m1 - (m1 - m0) % MR : m0;
+            /* direct: every panel read in place, none packed */
+            const int64_t m_edge = p->direct ? m1 : m0;
             for (int64_t b = 0; b < p->n_blk; ++b) {
                 const kblk_t blk = p->blk[b];
-                pack_a_rows(c, p, &tin, img, g * p->ch, m_edge, m1, blk, ap, live);
+                if (m_edge < m1)
+                    pack_a_rows(c, p, &tin, img, g * p->ch, m_edge, m1, blk, ap, live);
                 const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
                 const float *adirect = img + at(&tin, g * p->ch + blk.k0, 0);
                 for (int64_t j = j0; j < j0 + ncols; j += NR) {
@@ -415,7 +416,7 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
                     float *cj = oimg + at(&tout, g * N + j, 0);
                     for (int64_t m = m0; m < m_edge; m += MR)
                         u->direct_fn(blk.kc, adirect + m * tin.B, tin.points * tin.B, bpanel,
-                                     NR, cj + m * ldc, ldc, nr);
+                                     NR, cj + m * ldc, ldc, min64(MR, m1 - m), nr);
                     for (int64_t m = m_edge; m < m1; m += MR) {
                         if (!live[(m - m_edge) / MR]) continue;
                         u->fn(blk.kc, ap + (m - m_edge) * blk.kc, bpanel, NR, cj + m * ldc,

@@ -57,11 +57,10 @@ typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const f
  *   C[r][j] += sum over k < kc of A[r][k] * B[k][j]
  * with A element (r, k) at a[(k / NR) * plane + r * NR + k % NR], the layout of MR
  * consecutive points of an [blocks][points][NR] activation (one channel block is NR
- * wide), and B, C as conv_gemm_ukr_fn's (B element (k, j) at b[k * ldb + j]). The kernel
- * reads rows [0, MR) of A: the caller passes mr == MR only (edge tiles go through the
- * packed kernel), and nr <= NR. */
+ * wide), and B, C as conv_gemm_ukr_fn's (B element (k, j) at b[k * ldb + j]); mr <= MR,
+ * nr <= NR. The kernel reads rows [0, mr) of A only. */
 typedef void (*conv_direct_ukr_fn)(int64_t kc, const float *a, int64_t plane, const float *b,
-                                   int64_t ldb, float *c, int64_t ldc, int64_t nr);
+                                   int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr);
 
 typedef struct {
     int mr, nr;

@@ -15,4 +15,5 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define DMR 3
 #define DNR 4
 #define DIRECT_FN direct_ukr_blk_avx2
+#define DIRECT_PART direct_part_blk_avx2
 #include "conv_ukr.inc"

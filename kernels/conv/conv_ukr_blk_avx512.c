@@ -16,4 +16,5 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DMR 4
 #define DNR 6
 #define DIRECT_FN direct_ukr_blk_avx512
+#define DIRECT_PART direct_part_blk_avx512
 #include "conv_ukr.inc"
