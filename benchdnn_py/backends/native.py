@@ -6,12 +6,15 @@ kernels the memory formats they lack.
 
 Layouts. The C kernels run on their own dense layouts only (kernels/conv/README.md):
 src and dst in logical order (abx) or, on the f32 gemm_conv_nhwc rows, channels last
-(axb: nwc, nhwc, ndhwc); weights [g][oc/g][ic/g][spatial] for convolution and, for
-deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
-iohw, giohw). A case whose src/dst ask for channels last (and nothing else) runs
-on the channels-last rows directly, its `any` activations resolved to axb; if none
-accepts it (other data types, attributes), on the plain rows through the route below.
-Otherwise `any` resolves to the plain layouts, so such a case runs as before. Any other layout
+(axb: nwc, nhwc, ndhwc), or, on the f32 gemm_conv_blocked rows, channel-blocked (aBx8b,
+aBx16b: nChw8c, nChw16c, padded); weights [g][oc/g][ic/g][spatial] for convolution and,
+for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
+iohw, giohw). A case whose src/dst ask for channels last or for one channel block (and
+nothing else) can run on those rows directly, its `any` activations resolved to the
+same layout; they come after the plain rows behind the route below (act_layouts,
+NATIVE_FIRST), so they run when the route is filtered out (--skip-impl=+reorder) or
+they are named (--impl). Otherwise `any` resolves to the plain layouts, so such a case
+runs as before. Any other layout
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),

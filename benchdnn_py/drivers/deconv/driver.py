@@ -108,8 +108,9 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
     if prim.attr.layout is core.ActLayout.NHWC:   # channels last: [points][channels]
         dd = dd.reshape(-1).reshape(-1, dd.shape[1], 1)
     if "bia" in outs and block > 1:   # blocked (f32): [mb][c/B][points][B], padded
-        mb, channels = prim.shape.src_shape[:2]
-        blocks, out = dd.reshape(mb, -(-channels // block), -1, block), outs["bia"]
+        mb, channels, *spatial = prim.shape.src_shape
+        blocks = dd.reshape(mb, -(-channels // block), math.prod(spatial), block)
+        out = outs["bia"]
         bias = lambda: out.__setitem__(  # noqa: E731
             slice(None), blocks.sum(axis=(0, 2), dtype=np.float32).reshape(-1)[:channels])
     elif "bia" in outs and dd.dtype == np.float32 == outs["bia"].dtype:
