@@ -107,10 +107,23 @@ class Scales(enum.IntEnum):
 
 class ActLayout(enum.IntEnum):
     """The activations' memory layout a convolution primitive runs on (BDNN_LAYOUT_*):
-    plain [mb][c][spatial] (abx), or channels-last [mb][spatial][c] (axb)."""
+    plain [mb][c][spatial] (abx), channels-last [mb][spatial][c] (axb), or channel-blocked
+    [mb][c/B][spatial][B] (aBx8b, aBx16b), channels padded up to the block."""
 
     PLAIN = lib.BDNN_LAYOUT_PLAIN
     NHWC = lib.BDNN_LAYOUT_NHWC
+    BLOCKED8 = lib.BDNN_LAYOUT_BLOCKED8
+    BLOCKED16 = lib.BDNN_LAYOUT_BLOCKED16
+
+    @property
+    def block(self) -> int:
+        """The channel block (1: none)."""
+        return {ActLayout.BLOCKED8: 8, ActLayout.BLOCKED16: 16}.get(self, 1)
+
+    def count(self, shape: tuple[int, ...]) -> int:
+        """Elements of an activation [mb][c][spatial] in this layout, padding included."""
+        b = self.block
+        return _count((shape[0], -(-shape[1] // b) * b, *shape[2:]))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,6 +196,7 @@ class Fault(enum.IntEnum):
     CRASH = lib.BDNN_FAULT_CRASH
     DW_PRE_POST_SWAPPED = lib.BDNN_FAULT_DW_PRE_POST_SWAPPED
     WINO_COEF = lib.BDNN_FAULT_WINO_COEF
+    PADDING_GARBAGE = lib.BDNN_FAULT_PADDING_GARBAGE   # only as conv_fault() gives it
 
 
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
@@ -223,6 +237,16 @@ def active_fault() -> Fault:
 def active_op_fault() -> OpFault:
     """The eltwise/pooling defect $BENCHDNN_PY_TEST_FAULT names, if any."""
     return _fault(OpFault)
+
+
+def conv_fault(layout: "ActLayout") -> Fault:
+    """The defect of a convolution primitive on activations in layout: the named one, or,
+    for the rows that write a blocked output themselves, the reorders' padded-tail defect
+    (reorder_padding_garbage is one defect of every writer of a blocked layout)."""
+    fault = active_fault()
+    if not fault and layout.block > 1 and active_op_fault() is OpFault.REORDER_PADDING_GARBAGE:
+        return Fault.PADDING_GARBAGE
+    return fault
 
 
 def _with_fault(name: str, fault: enum.IntEnum) -> str:
@@ -587,9 +611,9 @@ class ConvPrimitive:
         self._expect(Direction.FWD)
         s, a = self.shape, self.attr
         dst_dt = a.dw.dw_dst_dt if a.dw is not None else a.dst_dt
-        args = (self._handle, _bytes(src, a.src_dt, _count(s.src_shape)),
+        args = (self._handle, _bytes(src, a.src_dt, a.layout.count(s.src_shape)),
                 self._packed(wei_packed), self._bias_ptr(bias, s.oc),
-                _out_bytes(dst, dst_dt, _count(self.dst_shape)))
+                _out_bytes(dst, dst_dt, a.layout.count(self.dst_shape)))
         return self._runner(lib.bdnn_conv_execute, args)
 
     def bind_bwd_data(self, diff_dst: np.ndarray, wei_packed: np.ndarray,
@@ -597,9 +621,9 @@ class ConvPrimitive:
         """Backward data (bias: added to diff_src, for deconvolution's forward pass)."""
         self._expect(Direction.BWD_DATA)
         s, a = self.shape, self.attr
-        args = (self._handle, _bytes(diff_dst, a.dst_dt, _count(s.dst_shape)),
+        args = (self._handle, _bytes(diff_dst, a.dst_dt, a.layout.count(s.dst_shape)),
                 self._packed(wei_packed), self._bias_ptr(bias, s.ic),
-                _out_bytes(diff_src, a.src_dt, _count(s.src_shape)))
+                _out_bytes(diff_src, a.src_dt, a.layout.count(s.src_shape)))
         return self._runner(lib.bdnn_conv_execute_bwd_data, args)
 
     def bind_bwd_weights(self, src: np.ndarray, diff_dst: np.ndarray, diff_wei: np.ndarray,
@@ -607,8 +631,8 @@ class ConvPrimitive:
         """Backward weights: diff_wei in the user layout (and diff_bias)."""
         self._expect(Direction.BWD_WEIGHTS)
         s, a = self.shape, self.attr
-        args = (self._handle, _bytes(src, a.src_dt, _count(s.src_shape)),
-                _bytes(diff_dst, a.dst_dt, _count(s.dst_shape)),
+        args = (self._handle, _bytes(src, a.src_dt, a.layout.count(s.src_shape)),
+                _bytes(diff_dst, a.dst_dt, a.layout.count(s.dst_shape)),
                 _out_bytes(diff_wei, a.wei_dt, _count(s.wei_shape)),
                 _out_bytes(diff_bias, a.bia_dt, s.oc) if self.with_bias else ffi.NULL)
         return self._runner(lib.bdnn_conv_execute_bwd_weights, args)

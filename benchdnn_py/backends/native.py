@@ -6,12 +6,15 @@ kernels the memory formats they lack.
 
 Layouts. The C kernels run on their own dense layouts only (kernels/conv/README.md):
 src and dst in logical order (abx) or, on the f32 gemm_conv_nhwc rows, channels last
-(axb: nwc, nhwc, ndhwc); weights [g][oc/g][ic/g][spatial] for convolution and, for
-deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
-iohw, giohw). A case whose src/dst ask for channels last (and nothing else) runs
-on the channels-last rows directly, its `any` activations resolved to axb; if none
-accepts it (other data types, attributes), on the plain rows through the route below.
-Otherwise `any` resolves to the plain layouts, so such a case runs as before. Any other layout
+(axb: nwc, nhwc, ndhwc), or, on the f32 gemm_conv_blocked rows, channel-blocked (aBx8b,
+aBx16b: nChw8c, nChw16c, padded); weights [g][oc/g][ic/g][spatial] for convolution and,
+for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
+iohw, giohw). A case whose src/dst ask for channels last or for one channel block (and
+nothing else) can run on those rows directly, its `any` activations resolved to the
+same layout; they come after the plain rows behind the route below (act_layouts,
+NATIVE_FIRST), so they run when the route is filtered out (--skip-impl=+reorder) or
+they are named (--impl). Otherwise `any` resolves to the plain layouts, so such a case
+runs as before. Any other layout
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
@@ -49,8 +52,17 @@ ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 
 # The activations' layout of each kind of kernel row (core.ActLayout: the attr a
 # primitive is created with; kernels/conv/README.md): plain rows run on abx, the
-# gemm_conv_nhwc rows on axb (nwc, nhwc, ndhwc).
-ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb"}
+# gemm_conv_nhwc rows on axb (nwc, nhwc, ndhwc), the gemm_conv_blocked rows on aBx8b and
+# aBx16b (nChw8c, nChw16c and their 1D/3D forms).
+ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
+            core.ActLayout.BLOCKED8: "aBx8b", core.ActLayout.BLOCKED16: "aBx16b"}
+
+# The layouts beside the plain one whose rows a case asking for exactly them may run on,
+# and whether they come before the plain rows' reorder route. Measured (README "Memory
+# formats of conv and deconv"), the route is still the faster choice for both channels
+# last and channel blocks, so their rows come second: they run when asked for.
+NATIVE_FIRST = {core.ActLayout.NHWC: False, core.ActLayout.BLOCKED16: False,
+                core.ActLayout.BLOCKED8: False}
 
 
 def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str, layout.Layout]:
@@ -67,19 +79,23 @@ def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str,
 
 def act_layouts(prb) -> tuple[core.ActLayout, ...]:
     """The activation layouts whose rows the backend tries, in order. A case asking for
-    channels-last activations (a src or dst in axb that is not also the plain layout, and
-    no other activation layout) can run on the channels-last rows, but they come second:
-    measured on an idle machine (ResNet-50 f32 at mb1, README "Memory formats of conv and
-    deconv"), the plain rows behind the reorder route are still the faster choice in
-    every direction, so the route is the default and the channels-last rows run when
-    asked for (--impl=gemm_conv_nhwc..., or --skip-impl=+reorder). Otherwise (`any`
-    everywhere included) plain rows only."""
+    channels-last or channel-blocked activations (a src or dst in axb, aBx8b or aBx16b
+    that is not also the plain layout, and no other activation layout) can run on that
+    layout's rows; NATIVE_FIRST says whether before the plain rows behind the reorder
+    route. Both come second: measured (ResNet-50 f32 at mb1), the route was still the
+    faster choice in every direction, so their rows run when asked for
+    (--impl=gemm_conv_nhwc... / gemm_conv_blocked..., or --skip-impl=+reorder). Otherwise
+    (`any` everywhere included) plain rows only: `any` never picks a layout whose rows
+    are slower than the plain ones."""
     requested = prb.requested_layouts
-    plain, nhwc = kernel_layouts(prb), kernel_layouts(prb, core.ActLayout.NHWC)
+    plain = kernel_layouts(prb)
     asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
-    if (any(not lay.same_memory(plain[n]) for lay, n in asked)
-            and all(lay.same_memory(nhwc[n]) for lay, n in asked)):
-        return (core.ActLayout.PLAIN, core.ActLayout.NHWC)
+    if not any(not lay.same_memory(plain[n]) for lay, n in asked):
+        return (core.ActLayout.PLAIN,)
+    for act, first in NATIVE_FIRST.items():
+        native = kernel_layouts(prb, act)
+        if all(lay.same_memory(native[n]) for lay, n in asked):
+            return (act, core.ActLayout.PLAIN) if first else (core.ActLayout.PLAIN, act)
     return (core.ActLayout.PLAIN,)
 
 
@@ -120,7 +136,10 @@ class _Executor:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and
         dst in the C core's 5D shape (a memory in the kernels' own layout may be longer:
         outer strides of size-1 dims)."""
-        flat = array.reshape(-1)[:self.kernel[name].nelems]
+        lay = self.kernel[name]
+        if not lay.is_plain:   # blocked: the padded points, flat (core counts them)
+            return array.reshape(-1)[:lay.padded_nelems]
+        flat = array.reshape(-1)[:lay.nelems]
         return flat.reshape(self.shapes[name]) if name != "wei" else flat
 
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):

@@ -61,6 +61,14 @@ static const conv_impl_entry_t impls[] = {
     {"gemm_conv_nhwc:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_avx2, F32},
     {"gemm_conv_nhwc:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_scalar,
      F32},
+    /* Channel-blocked activations (BDNN_LAYOUT_BLOCKED8/16), f32: a row takes the blocks
+     * its micro-kernel's width divides (avx512 16; avx2 8 and 16; scalar both). */
+    {"gemm_conv_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_blocked_ops,
+     &bdnn_gemm_ukr_blk_avx512, F32},
+    {"gemm_conv_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_blocked_ops,
+     &bdnn_gemm_ukr_blk_avx2, F32},
+    {"gemm_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_blocked_ops,
+     &bdnn_gemm_ukr_scalar, F32},
 };
 #undef F32
 #undef F16
@@ -68,20 +76,26 @@ static const conv_impl_entry_t impls[] = {
 #undef INT8
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
-/* The activations' layout (BDNN_LAYOUT_*) each family of rows runs on, by its ops; a
- * family not listed runs on plain ones. A row accepts only problems created with its
- * layout (bdnn_conv_attr_t.layout). */
+/* The activations' layouts (BDNN_LAYOUT_*) each family of rows runs on, by its ops, one
+ * pair per layout; a family not listed runs on plain ones. A row accepts only problems
+ * created with one of its layouts (bdnn_conv_attr_t.layout). */
 static const struct {
     const conv_impl_ops_t *ops;
     int layout;
 } ops_layouts[] = {
     {&bdnn_conv_gemm_nhwc_ops, BDNN_LAYOUT_NHWC},
+    {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED8},
+    {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED16},
 };
 
-static int row_layout(int impl) {
+static int row_takes_layout(int impl, int layout) {
+    int listed = 0;
     for (size_t i = 0; i < sizeof(ops_layouts) / sizeof(ops_layouts[0]); ++i)
-        if (ops_layouts[i].ops == impls[impl].ops) return ops_layouts[i].layout;
-    return BDNN_LAYOUT_PLAIN;
+        if (ops_layouts[i].ops == impls[impl].ops) {
+            if (ops_layouts[i].layout == layout) return 1;
+            listed = 1;
+        }
+    return !listed && layout == BDNN_LAYOUT_PLAIN;
 }
 
 void *bdnn_aligned_alloc(size_t bytes) {
@@ -164,7 +178,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     /* A dw post-op is fused_dw's, and fused_dw takes nothing else. */
     if ((bdnn_dw_post_op(a) >= 0) != (impls[impl].ops == &bdnn_conv_fused_dw_ops))
         return BDNN_STATUS_UNIMPLEMENTED;
-    if (a->layout != row_layout(impl)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (!row_takes_layout(impl, a->layout)) return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
     bdnn_conv_t *c = calloc(1, sizeof(*c));
@@ -271,7 +285,7 @@ int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const void *src,
     if (c->dir != BDNN_DIR_BWD_WEIGHTS || (c->with_bias && !diff_bias))
         return BDNN_STATUS_INVALID;
     /* The low-precision path computes diff_bias itself (from its f32 copy of diff_dst),
-     * and so do the channels-last rows (bdnn_bias_grad reads [mb][oc][spatial]). */
+     * and so do the channels-last and blocked rows (bdnn_bias_grad reads [mb][oc][spatial]). */
     const int own_bias = c->lp || c->attr.layout != BDNN_LAYOUT_PLAIN;
     const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei,
                                 .bias = own_bias && c->with_bias ? diff_bias : NULL};

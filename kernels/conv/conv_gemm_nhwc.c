@@ -1,6 +1,17 @@
-/* gemm_conv_nhwc: f32 convolution on channels-last activations (src and dst
- * [mb][d][h][w][c], the axb tags nwc / nhwc / ndhwc), all three directions, on the same
- * GEMM micro-kernels as gemm_conv (conv_ukr.inc) with the roles of the operands swapped.
+/* gemm_conv_nhwc and gemm_conv_blocked: f32 convolution on channels-last activations
+ * (src and dst [mb][d][h][w][c], the axb tags nwc / nhwc / ndhwc) and on channel-blocked
+ * ones ([mb][c/B][d][h][w][B], B = 8 or 16: nChw8c, nChw16c and their 1D/3D forms), all
+ * three directions, on the GEMM micro-kernels of gemm_conv (conv_ukr.inc) with the roles
+ * of the operands swapped.
+ *
+ * Both are one code: channels last is the blocked layout with a single block as wide as
+ * all the channels (B = C). A tensor's geometry (act_t) gives channel c of point p of an
+ * image at (c / B) * points * B + p * B + c % B; a run of contiguous channels ends at a
+ * block boundary. Along the points, one channel block is a row-major [points][B] matrix,
+ * so a C tile whose columns stay inside one block is written with ldc = B: the blocked
+ * rows use micro-kernels whose width NR divides B (conv_ukr_blk_*.c, NR = B), and, with
+ * groups, need each group's channels to be whole blocks. The padded channel tail of an
+ * output (C up to a multiple of B) is written as zeros; that of an input is never read.
  *
  * With channels innermost, a point's channels are one contiguous row, so the GEMM puts
  * points on C's rows and channels on its columns:
@@ -32,14 +43,14 @@
  * Work items write disjoint parts of C, so threads never synchronize inside an execution.
  *
  * Only f32 without scales or zero points (the f32 fast path); other problems, and the
- * test defects other than the sum-scale one, are UNIMPLEMENTED here. */
+ * test defects other than the sum-scale and padding-garbage ones, are UNIMPLEMENTED here. */
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
 #include "conv_impl.h"
 
-enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4 };
+enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4, MAX_MR = 32 };
 
 /* A k block: K positions [k0, k0 + kc). */
 typedef struct { int64_t k0, kc; } kblk_t;
@@ -51,11 +62,29 @@ typedef struct {
     int64_t n_rb, n_cb, n_inst, n_items;
     int64_t Np;             /* N rounded up to NR: packed weights' columns per k */
     int64_t k_splits;       /* backward weights: ranges of K reduced into partials */
+    int direct;             /* forward / backward data: A read in place (direct_fn) */
     int64_t n_blk;
     kblk_t *blk;
     float **ap, **bp;       /* per thread: the A block (mc x KC), B block (KC x nc) */
     float *partials;        /* backward weights: k_splits x G x M x N */
 } nhwc_plan_t;
+
+/* An activation tensor's geometry: C channels of `points` points per image in blocks of
+ * B channels (B = C: channels last); img: an image's elements, padded tail included. */
+typedef struct { int64_t C, points, B, img; } act_t;
+
+static act_t act_of(const struct bdnn_conv *c, int64_t C, int64_t points) {
+    const int layout = c->attr.layout;
+    const int64_t B = layout == BDNN_LAYOUT_BLOCKED16 ? 16
+                    : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : (C > 0 ? C : 1);
+    return (act_t){C, points, B, bdnn_div_up(C, B) * B * points};
+}
+/* Channel ch of point pt, from the image's first element. */
+static inline int64_t at(const act_t *t, int64_t ch, int64_t pt) {
+    return (ch / t->B) * t->points * t->B + pt * t->B + ch % t->B;
+}
+/* Channels contiguous from ch on (to the end of its block). */
+static inline int64_t run_from(const act_t *t, int64_t ch) { return t->B - ch % t->B; }
 
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
     return (const conv_gemm_ukr_t *)c->impl->kernel;
@@ -83,14 +112,21 @@ static void nhwc_fini(struct bdnn_conv *c) {
 static int nhwc_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
-    if (c->lp || c->operands != OPERANDS_F32 || u->pack) return BDNN_STATUS_UNIMPLEMENTED;
-    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
-            && c->fault != BDNN_FAULT_CRASH)
+    if (c->lp || c->operands != OPERANDS_F32 || u->pack || u->mr > MAX_MR)
         return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
+            && c->fault != BDNN_FAULT_CRASH && c->fault != BDNN_FAULT_PADDING_GARBAGE)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
+    if (c->attr.layout != BDNN_LAYOUT_NHWC) {
+        /* Blocked: a tile's columns inside one block; a group's channels whole blocks. */
+        const int64_t B = act_of(c, d->ic, 1).B;
+        if (B % NR) return BDNN_STATUS_UNIMPLEMENTED;
+        if (G > 1 && (ICG % B || OCG % B)) return BDNN_STATUS_UNIMPLEMENTED;
+    }
     nhwc_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
-    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
     const int64_t nthr = c->nthr;
     p->taps = taps_of(d);
     p->k_splits = 1;
@@ -108,6 +144,13 @@ static int nhwc_init(struct bdnn_conv *c) {
     }
     if (c->dir != BDNN_DIR_BWD_WEIGHTS) p->K = p->taps * p->ch;
     else p->K = d->mb * out_points(d);
+    /* A channel-blocked 1x1 convolution at stride 1 without padding reads, for C row m,
+     * point m of the other tensor: with a block exactly the micro-kernel's width, A's
+     * micro-panels are MR consecutive points of a block, read in place (direct_fn). */
+    const int64_t B = act_of(c, d->ic, 1).B;
+    p->direct = c->attr.layout != BDNN_LAYOUT_NHWC && c->dir != BDNN_DIR_BWD_WEIGHTS
+             && u->direct_fn && B == NR && p->taps == 1 && d->sd == 1 && d->sh == 1
+             && d->sw == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0;
     p->Np = bdnn_div_up(p->N, NR) * NR;
     /* Blocks: as large as the micro-tiling allows, made smaller until every thread has at
      * least two work items (mb1 late layers: 49 points, a few column blocks). */
@@ -131,7 +174,8 @@ static int nhwc_init(struct bdnn_conv *c) {
         if (!p->blk) return BDNN_STATUS_OUT_OF_MEMORY;
         int64_t b = 0;
         if (p->ch >= NKC) {
-            const int64_t part = bdnn_div_up(p->ch, per_tap);
+            int64_t part = bdnn_div_up(p->ch, per_tap);
+            if (p->direct) part = bdnn_div_up(part, B) * B;   /* blocks start at a block */
             for (int64_t t = 0; t < p->taps; ++t)
                 for (int64_t c0 = 0; c0 < p->ch; c0 += part)
                     p->blk[b++] = (kblk_t){t * p->ch + c0, min64(part, p->ch - c0)};
@@ -204,53 +248,87 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
         }
 }
 
-/* The row of the read tensor (src forward, diff_dst backward data) that C row `row`
- * (an output / input point of image n) reads for tap `tap`, as an element offset of its
- * first channel in the image, or -1 when the tap falls outside (padding) or, backward,
- * the stride does not divide it. */
-static int64_t row_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
+/* The point of the read tensor (src forward, diff_dst backward data) that a C row (an
+ * output / input point of an image) reads for a tap, or -1 when the tap falls outside
+ * (padding) or, backward, the stride does not divide it: point_at(row_origin(row),
+ * tap_offset(tap)). The origin (forward: the input coordinates of tap 0, o*s - p;
+ * backward data: i + p) is found once per row and micro-panel, a tap's offsets k*(d+1)
+ * once per tap, so the packing loops do no division but the strides'. */
+typedef struct { int64_t d, h, w; } xyz_t;
+
+static xyz_t row_origin(const struct bdnn_conv *c, int64_t row) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
     if (c->dir == BDNN_DIR_FWD) {
         const int64_t ow = row % d->ow, oh = row / d->ow % d->oh, od = row / (d->ow * d->oh);
-        const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
-        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
-        if (iw < 0 || iw >= d->iw || ih < 0 || ih >= d->ih || id < 0 || id >= d->id) return -1;
-        return ((id * d->ih + ih) * d->iw + iw) * d->ic;
+        return (xyz_t){od * d->sd - d->pd, oh * d->sh - d->ph, ow * d->sw - d->pw};
     }
     const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
-    const int64_t tw = iw + d->pw - kw * (d->dw + 1), th = ih + d->ph - kh * (d->dh + 1),
-                  td = id + d->pd - kd * (d->dd + 1);
-    if (tw < 0 || th < 0 || td < 0 || tw % d->sw || th % d->sh || td % d->sd) return -1;
-    const int64_t ow = tw / d->sw, oh = th / d->sh, od = td / d->sd;
-    if (ow >= d->ow || oh >= d->oh || od >= d->od) return -1;
-    return ((od * d->oh + oh) * d->ow + ow) * d->oc;
+    return (xyz_t){id + d->pd, ih + d->ph, iw + d->pw};
+}
+
+static xyz_t tap_offset(const bdnn_conv_desc_t *d, int64_t tap) {
+    const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
+    return (xyz_t){kd * (d->dd + 1), kh * (d->dh + 1), kw * (d->dw + 1)};
+}
+
+/* One coordinate backward: (origin - offset) / s, or -1 if outside or not divisible. */
+static inline int64_t back_coord(int64_t t, int64_t s, int64_t n) {
+    if (t < 0) return -1;
+    if (s > 1) {
+        if (t % s) return -1;
+        t /= s;
+    }
+    return t < n ? t : -1;
+}
+
+static inline int64_t point_at(const struct bdnn_conv *c, xyz_t o, xyz_t k) {
+    const bdnn_conv_desc_t *d = &c->d;
+    if (c->dir == BDNN_DIR_FWD) {
+        const int64_t id = o.d + k.d, ih = o.h + k.h, iw = o.w + k.w;
+        if (iw < 0 || iw >= d->iw || ih < 0 || ih >= d->ih || id < 0 || id >= d->id) return -1;
+        return (id * d->ih + ih) * d->iw + iw;
+    }
+    const int64_t ow = back_coord(o.w - k.w, d->sw, d->ow), oh = back_coord(o.h - k.h, d->sh, d->oh),
+                  od = back_coord(o.d - k.d, d->sd, d->od);
+    if (ow < 0 || oh < 0 || od < 0) return -1;
+    return (od * d->oh + oh) * d->ow + ow;
 }
 
 /* Forward / backward data: packs A rows [m0, m1) x k block blk of image `img` (its first
- * element; channel offset of the group included) into MR-row micro-panels at ap (panel
- * (m - m0) / MR at ap + (m - m0) * kc; element (k, r) at [k*MR + r]). live[i]: whether
- * micro-panel i has any row that reads the tensor. */
-static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const float *img,
-                        int64_t m0, int64_t m1, kblk_t blk, float *ap, unsigned char *live) {
+ * element; the read tensor's geometry t, the group's first channel ch0) into MR-row
+ * micro-panels at ap (panel (m - m0) / MR at ap + (m - m0) * kc; element (k, r) at
+ * [k*MR + r]). live[i]: whether micro-panel i has any row that reads the tensor. */
+static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const act_t *t,
+                        const float *img, int64_t ch0, int64_t m0, int64_t m1, kblk_t blk,
+                        float *ap, unsigned char *live) {
     const int64_t MR = ukr_of(c)->mr;
     for (int64_t m = m0; m < m1; m += MR) {
         float *panel = ap + (m - m0) * blk.kc;
         unsigned char any = 0;
+        xyz_t origin[MAX_MR];
+        for (int64_t r = 0; r < MR && m + r < m1; ++r) origin[r] = row_origin(c, m + r);
         for (int64_t k = 0; k < blk.kc;) {
+            /* one tap's channels [c0, c0 + run) of each row: its point found once, then
+             * copied a block at a time (the next block is a block plane further on) */
             const int64_t kk = blk.k0 + k, tap = kk / p->ch, c0 = kk % p->ch;
             const int64_t run = min64(p->ch - c0, blk.kc - k);
+            const int64_t first = ch0 + c0, plane = t->points * t->B;
+            const int64_t o0 = first % t->B, base = at(t, first, 0);
+            const xyz_t off = tap_offset(&c->d, tap);
             for (int64_t r = 0; r < MR; ++r) {
-                const int64_t off = m + r < m1 ? row_of(c, m + r, tap) : -1;
+                const int64_t pt = m + r < m1 ? point_at(c, origin[r], off) : -1;
                 float *a = panel + k * MR + r;
-                if (off < 0) {
+                if (pt < 0) {
                     for (int64_t i = 0; i < run; ++i) a[i * MR] = 0.0f;
                     continue;
                 }
                 any = 1;
-                const float *x = img + off + c0;
-                for (int64_t i = 0; i < run; ++i) a[i * MR] = x[i];
+                const float *x = img + base + pt * t->B;   /* in block first / B */
+                for (int64_t i = 0, o = o0, w; i < run; i += w, o = 0) {
+                    w = min64(run - i, t->B - o);
+                    for (int64_t j = 0; j < w; ++j) a[(i + j) * MR] = x[j];
+                    x += plane - o;                            /* the next block's start */
+                }
             }
             k += run;
         }
@@ -259,7 +337,7 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const f
 }
 
 /* The C block before any product: the bias per column, plus the sum post-op's scaled
- * prior value. */
+ * prior value. cb: the block's first row (ldc apart), cols columns of one channel block. */
 static void init_block(float *cb, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
                        int has_sum, float sum_scale) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -273,6 +351,19 @@ static void init_block(float *cb, int64_t ldc, int64_t rows, int64_t cols, const
     }
 }
 
+/* The padded tail of the written tensor's last block, points [m0, m1): zeros (ones with
+ * the padding-garbage defect). */
+static void zero_tail(const struct bdnn_conv *c, const act_t *t, float *out_img, int64_t m0,
+                      int64_t m1) {
+    const int64_t pad = bdnn_div_up(t->C, t->B) * t->B - t->C;
+    const float v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+    if (!pad) return;
+    for (int64_t m = m0; m < m1; ++m) {
+        float *x = out_img + at(t, t->C, m);
+        for (int64_t i = 0; i < pad; ++i) x[i] = v;
+    }
+}
+
 /* Forward and backward data. */
 static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp,
                      const float *bias, float *out) {
@@ -281,9 +372,10 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, G = d->g, M = p->M, N = p->N;
     const int fwd = c->dir == BDNN_DIR_FWD;
-    /* the read tensor's and the written tensor's points per image and channels per point */
-    const int64_t in_img = fwd ? in_points(d) * d->ic : out_points(d) * d->oc;
-    const int64_t ldc = fwd ? d->oc : d->ic;
+    /* the read tensor's and the written tensor's geometry */
+    const act_t src = act_of(c, d->ic, in_points(d)), dst = act_of(c, d->oc, out_points(d));
+    const act_t tin = fwd ? src : dst, tout = fwd ? dst : src;
+    const int64_t ldc = tout.B;
     int has_sum = 0;
     const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
     const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
@@ -300,26 +392,43 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
             const int64_t g = rest % G, n = rest / G;
             const int64_t m0 = rb * p->mc, m1 = min64(m0 + p->mc, M);
             const int64_t j0 = cb * p->nc, ncols = min64(p->nc, N - j0);
-            const float *img = in + n * in_img + g * p->ch;
-            float *cblk = out + (n * M + m0) * ldc + g * N + j0;
-            init_block(cblk, ldc, m1 - m0, ncols, bias ? bias + g * N + j0 : NULL, has_sum,
-                       sum_scale);
+            const float *img = in + n * tin.img;
+            float *oimg = out + n * tout.img;
+            const int64_t ch0 = g * N + j0;   /* the block's first written channel */
+            /* C's columns, in runs inside one block of the written tensor (one run,
+             * channels last), its rows ldc apart */
+            for (int64_t j = 0, w; j < ncols; j += w) {
+                w = min64(ncols - j, run_from(&tout, ch0 + j));
+                init_block(oimg + at(&tout, ch0 + j, m0), ldc, m1 - m0, w,
+                           bias ? bias + ch0 + j : NULL, has_sum, sum_scale);
+            }
+            /* direct: every panel read in place, none packed */
+            const int64_t m_edge = p->direct ? m1 : m0;
             for (int64_t b = 0; b < p->n_blk; ++b) {
                 const kblk_t blk = p->blk[b];
-                pack_a_rows(c, p, img, m0, m1, blk, ap, live);
+                if (m_edge < m1)
+                    pack_a_rows(c, p, &tin, img, g * p->ch, m_edge, m1, blk, ap, live);
                 const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
+                const float *adirect = img + at(&tin, g * p->ch + blk.k0, 0);
                 for (int64_t j = j0; j < j0 + ncols; j += NR) {
                     const int64_t nr = min64(NR, j0 + ncols - j);
                     const float *bpanel = wblk + (j / NR) * blk.kc * NR;
-                    for (int64_t m = m0; m < m1; m += MR) {
-                        if (!live[(m - m0) / MR]) continue;
-                        u->fn(blk.kc, ap + (m - m0) * blk.kc, bpanel, NR,
-                              cblk + (m - m0) * ldc + (j - j0), ldc, min64(MR, m1 - m),
-                              nr, UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
+                    float *cj = oimg + at(&tout, g * N + j, 0);
+                    for (int64_t m = m0; m < m_edge; m += MR)
+                        u->direct_fn(blk.kc, adirect + m * tin.B, tin.points * tin.B, bpanel,
+                                     NR, cj + m * ldc, ldc, min64(MR, m1 - m), nr);
+                    for (int64_t m = m_edge; m < m1; m += MR) {
+                        if (!live[(m - m_edge) / MR]) continue;
+                        u->fn(blk.kc, ap + (m - m_edge) * blk.kc, bpanel, NR, cj + m * ldc,
+                              ldc, min64(MR, m1 - m), nr, UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
                     }
                 }
             }
-            if (has_eltwise) bdnn_post_ops_eltwise(c, cblk, ldc, m1 - m0, ncols);
+            for (int64_t j = 0, w; has_eltwise && j < ncols; j += w) {
+                w = min64(ncols - j, run_from(&tout, ch0 + j));
+                bdnn_post_ops_eltwise(c, oimg + at(&tout, ch0 + j, m0), ldc, m1 - m0, w);
+            }
+            if (g == G - 1 && j0 + ncols == N) zero_tail(c, &tout, oimg, m0, m1);
         }
     }
 }
@@ -329,14 +438,21 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
 static void pack_a_bww(const struct bdnn_conv *c, const float *diff_dst, int64_t g,
                        int64_t m0, int64_t m1, int64_t k0, int64_t kc, float *ap) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g;
+    const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g, OSP = out_points(d);
+    const act_t t = act_of(c, d->oc, OSP);
     for (int64_t m = m0; m < m1; m += MR) {
         const int64_t mr = min64(MR, m1 - m);
         float *panel = ap + (m - m0) * kc;
         for (int64_t k = 0; k < kc; ++k) {
-            const float *x = diff_dst + (k0 + k) * d->oc + g * OCG + m;
+            const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
+            const float *img = diff_dst + n * t.img;
             float *a = panel + k * MR;
-            for (int64_t r = 0; r < mr; ++r) a[r] = x[r];
+            for (int64_t r = 0, w; r < mr; r += w) {   /* runs inside one block */
+                const int64_t ch = g * OCG + m + r;
+                w = min64(mr - r, run_from(&t, ch));
+                const float *x = img + at(&t, ch, op);
+                for (int64_t i = 0; i < w; ++i) a[r + i] = x[i];
+            }
             for (int64_t r = mr; r < MR; ++r) a[r] = 0.0f;
         }
     }
@@ -347,11 +463,12 @@ static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const fl
                        float *bp) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = ukr_of(c)->nr, ICG = p->ch, OSP = out_points(d);
-    const int64_t img = in_points(d) * d->ic;
+    const act_t t = act_of(c, d->ic, in_points(d));
     const struct bdnn_conv fwd_view = {.d = *d, .dir = BDNN_DIR_FWD};
     for (int64_t k = 0; k < kc; ++k) {
         const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
-        const float *im = src + n * img + g * ICG;
+        const float *im = src + n * t.img;
+        const xyz_t origin = row_origin(&fwd_view, op);
         for (int64_t j = j0; j < j0 + bdnn_div_up(ncols, NR) * NR;) {
             const int64_t q = (j - j0) / NR, jj = (j - j0) % NR;
             float *b = bp + q * kc * NR + k * NR + jj;
@@ -363,10 +480,10 @@ static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const fl
                 continue;
             }
             const int64_t tap = j / ICG, ic = j % ICG;
-            run = min64(run, ICG - ic);
-            const int64_t off = row_of(&fwd_view, op, tap);
-            if (off < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
-            else memcpy(b, im + off + ic, sizeof(float) * (size_t)run);
+            run = min64(min64(run, ICG - ic), run_from(&t, g * ICG + ic));
+            const int64_t pt = point_at(&fwd_view, origin, tap_offset(d, tap));
+            if (pt < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
+            else memcpy(b, im + at(&t, g * ICG + ic, pt), sizeof(float) * (size_t)run);
             j += run;
         }
     }
@@ -425,16 +542,21 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
                 w[(j % ICG) * taps + j / ICG] = v;
             }
         }
-        /* diff_bias: per channel, the sum over every (n, point) row of diff_dst; threads
-         * own 16-channel ranges, the inner loop runs along a row. */
+        /* diff_bias: per channel, the sum over every (n, point) of diff_dst; threads
+         * own ranges of up to 16 channels inside one block, the inner loop runs along
+         * a point's channels. */
         if (diff_bias) {
-            const int64_t OC = d->oc, rows_dd = d->mb * out_points(d);
+            const act_t t = act_of(c, d->oc, out_points(d));
+            const int64_t OC = d->oc, step = t.B % 16 ? min64(t.B, 16) : 16;
 #pragma omp for schedule(static)
-            for (int64_t c0 = 0; c0 < OC; c0 += 16) {
-                const int64_t cn = min64(16, OC - c0);
+            for (int64_t c0 = 0; c0 < OC; c0 += step) {
+                const int64_t cn = min64(step, OC - c0);
                 float acc[16] = {0};
-                for (int64_t r = 0; r < rows_dd; ++r)
-                    for (int64_t i = 0; i < cn; ++i) acc[i] += diff_dst[r * OC + c0 + i];
+                for (int64_t n = 0; n < d->mb; ++n) {
+                    const float *img = diff_dst + n * t.img + at(&t, c0, 0);
+                    for (int64_t pt = 0; pt < t.points; ++pt)
+                        for (int64_t i = 0; i < cn; ++i) acc[i] += img[pt * t.B + i];
+                }
                 for (int64_t i = 0; i < cn; ++i) diff_bias[c0 + i] = acc[i];
             }
         }
@@ -455,5 +577,10 @@ static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 }
 
 const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops = {
+    nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini, NULL,
+};
+
+/* The same functions; conv_api.c gives these rows the blocked layouts. */
+const conv_impl_ops_t bdnn_conv_gemm_blocked_ops = {
     nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini, NULL,
 };

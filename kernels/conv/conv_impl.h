@@ -52,6 +52,16 @@ typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const f
                                 int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr,
                                 int flags, float *vacc);
 
+/* Direct micro-kernel (gemm_conv_blocked, channel-blocked A read in place, no packing):
+ * for r < mr, j < nr,
+ *   C[r][j] += sum over k < kc of A[r][k] * B[k][j]
+ * with A element (r, k) at a[(k / NR) * plane + r * NR + k % NR], the layout of MR
+ * consecutive points of an [blocks][points][NR] activation (one channel block is NR
+ * wide), and B, C as conv_gemm_ukr_fn's (B element (k, j) at b[k * ldb + j]); mr <= MR,
+ * nr <= NR. The kernel reads rows [0, mr) of A only. */
+typedef void (*conv_direct_ukr_fn)(int64_t kc, const float *a, int64_t plane, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr);
+
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
@@ -59,6 +69,7 @@ typedef struct {
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
     conv_dot_ukr_fn dot_fn;    /* f32 backward weights, k along memory (NULL: none) */
     int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
+    conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
 } conv_gemm_ukr_t;
 
 /* Depthwise row kernel: one output row (od, oh) of one (n, channel) plane, from the
@@ -109,6 +120,7 @@ extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
+extern const conv_gemm_ukr_t bdnn_gemm_ukr_blk_avx2, bdnn_gemm_ukr_blk_avx512;  /* NR 8, 16 */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_int8_scalar, bdnn_gemm_ukr_int8_avx2,
     bdnn_gemm_ukr_int8_avx512_vnni;
@@ -198,6 +210,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
 extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
+extern const conv_impl_ops_t bdnn_conv_gemm_blocked_ops;   /* conv_gemm_nhwc.c too */
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied

@@ -13,7 +13,8 @@
  *       bias [oc]
  *       dst  [mb][oc][od][oh][ow]
  *     A convolution created with attr.layout BDNN_LAYOUT_NHWC takes src and dst (and their
- *     diffs) channels-last instead: [mb][id][ih][iw][ic], [mb][od][oh][ow][oc].
+ *     diffs) channels-last instead: [mb][id][ih][iw][ic], [mb][od][oh][ow][oc]; with
+ *     BDNN_LAYOUT_BLOCKED8/16 channel-blocked: [mb][ic/B][id][ih][iw][B] (padded).
  *     1D and 2D problems are passed as 3D ones with the missing outer spatial sizes set to 1
  *     (kernel 1, stride 1, padding 0, dilation 0).
  *   - Dilation uses the primitive convention: 0 means no dilation; taps are (d + 1) apart.
@@ -151,10 +152,16 @@ typedef struct {
  * of the implementation table accepts exactly one:
  *   PLAIN  [mb][c][d][h][w] (abx: ncw, nchw, ncdhw), the default (0)
  *   NHWC   [mb][d][h][w][c] (axb: nwc, nhwc, ndhwc), channels last: the gemm_conv_nhwc
- *          rows, f32 only. */
+ *          rows, f32 only.
+ *   BLOCKED8, BLOCKED16  [mb][c/B][d][h][w][B] with B = 8, 16 (aBx8b, aBx16b: nChw8c,
+ *          nChw16c and their 1D/3D forms), channels padded up to a multiple of B; the
+ *          gemm_conv_blocked rows, f32 only. Buffers hold the padded channels; the rows
+ *          never read the padded tail of an input and write zeros into that of an output. */
 enum {
     BDNN_LAYOUT_PLAIN = 0,
-    BDNN_LAYOUT_NHWC = 1
+    BDNN_LAYOUT_NHWC = 1,
+    BDNN_LAYOUT_BLOCKED8 = 2,
+    BDNN_LAYOUT_BLOCKED16 = 3
 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
@@ -177,8 +184,11 @@ enum {
     BDNN_FAULT_DW_PRE_POST_SWAPPED = 11,/* depthwise fusion: the eltwise entries before the dw
                                            entry run after the depthwise step, and those
                                            after it before */
-    BDNN_FAULT_WINO_COEF = 12        /* Winograd: one coefficient of the weight transform G
+    BDNN_FAULT_WINO_COEF = 12,       /* Winograd: one coefficient of the weight transform G
                                         is wrong (1/24 -> 1/25) */
+    BDNN_FAULT_PADDING_GARBAGE = 13  /* gemm_conv_blocked: write 1 instead of 0 into the
+                                        padded channel tail of its output (the reorders'
+                                        reorder_padding_garbage, on the native rows) */
 };
 
 /* ---- machine ---- */

@@ -86,7 +86,7 @@ def test_the_route_reorders_inputs_in_and_outputs_out(direction, inputs, outputs
 
 
 def test_a_sum_reads_the_prior_dst_through_its_layout():
-    ex = _executor(_problem("--dtag=nChw16c", "--attr-post-ops=sum:0.5",
+    ex = _executor(_problem("--dtag=chwn", "--attr-post-ops=sum:0.5",
                             "mb2ic20ih6oc18kh3ph1"))
     try:
         assert set(ex.to_kernel) == {"dst"} and set(ex.to_memory) == {"dst"}

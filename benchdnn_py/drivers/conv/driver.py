@@ -1026,8 +1026,8 @@ def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,
     """The first implementation, in the table's order of preference, of the algorithm alg
     (resolved: direct or wino) that computes the case's operand types, the CPU runs, the
     filter allows and that accepts the problem; sets SKIPPED/UNIMPLEMENTED otherwise."""
-    fault = core.active_fault()
     attr = attr if attr is not None else core.ConvAttr(post_ops=kernel_post_ops(post_ops))
+    fault = core.conv_fault(attr.layout)
     operands = operands_of(kernel_dir, attr)
     with res.timers("create_pd"):
         typed = [i for i in core.conv_impls()

@@ -104,9 +104,16 @@ def bind(prim: core.ConvPrimitive, prb: DeconvProblem, inputs: dict[str, np.ndar
     kernel = prim.bind_bwd_weights(inputs["dst"], inputs["src"], outs["wei"], None)
     bias = None
     dd = inputs["dst"]
+    block = prim.attr.layout.block
     if prim.attr.layout is core.ActLayout.NHWC:   # channels last: [points][channels]
         dd = dd.reshape(-1).reshape(-1, dd.shape[1], 1)
-    if "bia" in outs and dd.dtype == np.float32 == outs["bia"].dtype:
+    if "bia" in outs and block > 1:   # blocked (f32): [mb][c/B][points][B], padded
+        mb, channels, *spatial = prim.shape.src_shape
+        blocks = dd.reshape(mb, -(-channels // block), math.prod(spatial), block)
+        out = outs["bia"]
+        bias = lambda: out.__setitem__(  # noqa: E731
+            slice(None), blocks.sum(axis=(0, 2), dtype=np.float32).reshape(-1)[:channels])
+    elif "bia" in outs and dd.dtype == np.float32 == outs["bia"].dtype:
         bias = core.bias_grad(dd, outs["bia"])
     elif "bia" in outs:   # bf16: f32 sums of the widened diff_dst, rounded once
         out = outs["bia"]

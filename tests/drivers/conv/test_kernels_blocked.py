@@ -1,0 +1,218 @@
+"""The channel-blocked rows (gemm_conv_blocked, kernels/conv/conv_gemm_nhwc.c) against the
+C reference, bit for bit, in every direction: src and dst (and their diffs) are handed to
+the kernels as [mb][c/B][spatial][B] with the channels padded up to the block, the
+reference computes on the plain tensors. Integer data keeps every partial sum exact in
+f32, so any summation order must match. Outputs start as NaN, so an unwritten point or a
+padded tail left unwritten fails; the padded tail of an input holds NaN too, so a row
+that reads it fails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+from conftest import run_cli
+
+ROWS = [i for i in core.conv_impls() if i.name.startswith("gemm_conv_blocked:")]
+RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
+LAYOUT = {8: core.ActLayout.BLOCKED8, 16: core.ActLayout.BLOCKED16}
+# The blocks each row takes: those its micro-kernel's width divides.
+TAKES = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16)}
+
+SHAPES = [
+    "mb1ic2iw9oc3kw3",                            # 1D, channels far below a block
+    "ic4iw10oc6kw3sw2pw1",
+    "ic2iw10oc2kw3sw4",                           # right padding -3
+    "ic20ih6oc18kh3ph1",                          # 2D, tails in and out
+    "ic2ih5iw7oc3kh3kw2ph1pw0",                   # rectangular
+    "ic17ih8iw6oc9kh3kw3sh2sw1ph1pw1",            # stride: backward data skips taps
+    "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
+    "ic3ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
+    "g2ic32ih6oc32kh3ph1",                        # groups of whole blocks
+    "mb1ic5id4oc3kd3pd1",                         # 3D
+    "g2ic32id5oc32kd3sd2pd1dd1",
+    "mb2ic300ih5oc40kh1",                         # channels past a k block (256)
+    "mb1ic30ih9oc13kh3ph1",                       # several taps per k block, M tail
+    "mb1ic16ih37oc70kh1",                         # many row blocks and column blocks
+    "mb3ic64ih7oc64kh3ph1",                       # mb > 1, whole blocks
+    "mb0ic3ih5oc4kh3",                            # empty minibatch
+    "mb2ic40ih10oc20kh1",                         # 1x1 at stride 1: A read in place
+    "g2mb2ic32ih7oc64kh1",                        # (direct_fn), tails, groups, edge rows
+]
+
+
+def _shape(text: str) -> core.ConvShape:
+    d = parse_desc(text)
+    return core.ConvShape(d.g, d.mb, d.ic, d.oc, d.i, d.o, d.k, d.s, d.p, d.dil)
+
+
+def _blocked(x: np.ndarray, b: int, tail: float = np.nan) -> np.ndarray:
+    """[mb][c][spatial] -> [mb][c/B][spatial][B], the padded tail set to tail."""
+    mb, c = x.shape[:2]
+    cp = -(-c // b) * b
+    padded = np.full((mb, cp, *x.shape[2:]), tail, np.float32)
+    padded[:, :c] = x
+    return np.ascontiguousarray(np.moveaxis(padded.reshape(mb, cp // b, b, *x.shape[2:]), 2, -1))
+
+
+def _plain(x: np.ndarray, c: int) -> np.ndarray:
+    """The inverse of _blocked: the logical channels, and the padded tail apart."""
+    mb, cb, b = x.shape[0], x.shape[1], x.shape[-1]
+    full = np.moveaxis(x, -1, 2).reshape(mb, cb * b, *x.shape[2:-1])
+    return np.ascontiguousarray(full[:, :c]), full[:, c:]
+
+
+def _empty(shape: tuple[int, ...], b: int) -> np.ndarray:
+    return _blocked(np.full(shape, np.nan, np.float32), b)
+
+
+def _ints(rng, shape) -> np.ndarray:
+    return rng.integers(-8, 9, size=shape).astype(np.float32)
+
+
+CASES = [pytest.param(i, b, t, id=f"{i.name}-{b}-{t}")
+         for i in RUNNABLE for b in TAKES[i.isa] for t in SHAPES]
+
+
+def _attr(b: int, **kw) -> core.ConvAttr:
+    return core.ConvAttr(layout=LAYOUT[b], **kw)
+
+
+def test_rows_take_their_blocks_and_only_them():
+    assert {i.isa for i in ROWS} == {core.Isa.AVX512, core.Isa.AVX2, core.Isa.SCALAR}
+    shape = _shape("ic20ih6oc18kh3ph1")
+    for impl in RUNNABLE:
+        for attr in (core.ConvAttr(), core.ConvAttr(layout=core.ActLayout.NHWC)):
+            with pytest.raises(core.Unimplemented):
+                core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr)
+        for b in (8, 16):
+            if b in TAKES[impl.isa]:
+                core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=_attr(b)).close()
+            else:
+                with pytest.raises(core.Unimplemented):
+                    core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=_attr(b))
+    # groups whose channels straddle a block are another row's (the route)
+    for impl in RUNNABLE:
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, _shape("g2ic20ih6oc20kh3ph1"), core.Direction.FWD, False,
+                               attr=_attr(TAKES[impl.isa][0]))
+
+
+def test_low_precision_is_left_to_the_route():
+    impl = RUNNABLE[0]
+    b = TAKES[impl.isa][0]
+    for attr in (_attr(b, src_dt="bf16", wei_dt="bf16", dst_dt="bf16"),
+                 _attr(b, scales=core.Scales.OSCALE, wei_scales=(0.5,))):
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, _shape("ic3ih6oc4kh3ph1"), core.Direction.FWD, False,
+                               attr=attr)
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,b,text", CASES)
+def test_forward_matches_reference_exactly(impl, b, text, with_bias):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, with_bias, attr=_attr(b)) as prim:
+        dst = _empty(s.dst_shape, b)
+        prim.bind(_blocked(src, b), prim.pack_weights(wei), bias if with_bias else None, dst)()
+    ref = core.ref_conv_fwd(s, src, wei, bias if with_bias else None).astype(np.float32)
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, ref) and not tail.any()
+
+
+@pytest.mark.parametrize("impl,b,text", CASES)
+def test_backward_data_matches_reference_exactly(impl, b, text):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text) + 1)
+    diff_dst, wei = _ints(rng, s.dst_shape), _ints(rng, s.wei_shape)
+    with core.ConvPrimitive(impl, s, core.Direction.BWD_DATA, False, attr=_attr(b)) as prim:
+        diff_src = _empty(s.src_shape, b)
+        prim.bind_bwd_data(_blocked(diff_dst, b), prim.pack_weights(wei), None, diff_src)()
+    if s.mb:
+        ref = core.ref_conv_bwd_data(s, diff_dst, wei).astype(np.float32)
+        out, tail = _plain(diff_src, s.ic)
+        assert np.array_equal(out, ref) and not tail.any()
+
+
+@pytest.mark.parametrize("impl,b,text", CASES)
+def test_backward_weights_matches_reference_exactly(impl, b, text):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text) + 2)
+    src, diff_dst = _ints(rng, s.src_shape), _ints(rng, s.dst_shape)
+    with core.ConvPrimitive(impl, s, core.Direction.BWD_WEIGHTS, True, attr=_attr(b)) as prim:
+        diff_wei = np.full(s.wei_shape, np.nan, np.float32)
+        diff_bias = np.full(s.oc, np.nan, np.float32)
+        prim.bind_bwd_weights(_blocked(src, b), _blocked(diff_dst, b), diff_wei, diff_bias)()
+    ref_w, ref_b = core.ref_conv_bwd_weights(s, src, diff_dst, True)
+    assert np.array_equal(diff_wei, ref_w.astype(np.float32))
+    assert np.array_equal(diff_bias, ref_b.astype(np.float32))
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_sum_and_eltwise_post_ops_leave_the_tail_zero(impl):
+    """A linear post-op with a shift would make the tail nonzero if it reached it."""
+    b = TAKES[impl.isa][0]
+    s = _shape("mb2ic20ih6oc18kh3ph1")
+    rng = np.random.default_rng(5)
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    prior = _ints(rng, s.dst_shape)
+    chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_LINEAR, alpha=1.0,
+                         beta=3.0))
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
+                            attr=_attr(b, post_ops=chain)) as prim:
+        dst = _blocked(prior, b, 0.0)
+        prim.bind(_blocked(src, b), prim.pack_weights(wei), bias, dst)()
+    v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
+    ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, ref) and not tail.any()
+
+
+def test_the_padding_garbage_defect_writes_the_tail():
+    impl = RUNNABLE[0]
+    b = TAKES[impl.isa][0]
+    s = _shape("ic3ih6oc5kh3ph1")
+    rng = np.random.default_rng(7)
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, False, core.Fault.PADDING_GARBAGE,
+                            attr=_attr(b)) as prim:
+        dst = _empty(s.dst_shape, b)
+        prim.bind(_blocked(_ints(rng, s.src_shape), b),
+                  prim.pack_weights(_ints(rng, s.wei_shape)), None, dst)()
+    assert (_plain(dst, s.oc)[1] == 1).all()
+
+
+@pytest.mark.parametrize("direction", ["FWD_B", "BWD_D", "BWD_WB"])
+@pytest.mark.parametrize("tag,row", [("nChw16c", "gemm_conv_blocked:avx512"),
+                                     ("nChw8c", "gemm_conv_blocked:avx2")])
+def test_cli_blocked_runs_on_the_native_row(direction, tag, row):
+    if not core.isa_supported(core.Isa[row.split(":")[1].upper()]):
+        pytest.skip(f"{row} does not run here")
+    out = run_cli("--conv", f"--dir={direction}", f"--stag={tag}", f"--dtag={tag}",
+                  "--skip-impl=+reorder", "-v5", "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "+reorder" not in out
+    assert f"implementation: {row}" in out
+
+
+def test_cli_blocked_takes_the_route_by_default_and_its_rows_on_request():
+    out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
+    # one side asked for, the route skipped: the other side's `any` takes the block too
+    out = run_cli("--conv", "--stag=nChw16c", "--skip-impl=+reorder", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "gemm_conv_blocked:" in out and "dst any=aBcd16b" in out
+
+
+def test_cli_groups_that_straddle_a_block_take_the_route():
+    out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "--skip-impl=gemm_conv:",
+                  "-v5", "g2mb2ic20ih6oc20kh3ph1").out
+    assert "UNIMPLEMENTED" in out or "SKIPPED" in out
+    out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "-v5",
+                  "g2mb2ic20ih6oc20kh3ph1").out
+    assert "PASSED" in out and "+reorder" in out and "gemm_conv_blocked" not in out
