@@ -33,7 +33,7 @@ typedef struct {
     int64_t bs[2];               /* channels per block: full blocks, the last block */
     int64_t nblk;
     bdnn_conv_t **step1, **step2; /* [thread][0 full, 1 last]: 1x1 and depthwise steps */
-    void **buf;                  /* per thread: bs[0] 1x1 output planes, after a guard */
+    void **buf;                  /* per thread: bs[0] 1x1 output planes */
     size_t *wei_off, *dw_off;    /* per block: its packed 1x1 and depthwise weights */
     size_t bias_off, total;      /* the depthwise bias (copied as given), packed bytes */
     char name[192];
@@ -46,8 +46,7 @@ static void fdw_fini(struct bdnn_conv *c) {
         if (p->step1) bdnn_conv_destroy(p->step1[t]);
         if (p->step2) bdnn_conv_destroy(p->step2[t]);
     }
-    for (int t = 0; p->buf && t < c->nthr; ++t)
-        if (p->buf[t]) free((char *)p->buf[t] - DW_GUARD_BYTES);
+    for (int t = 0; p->buf && t < c->nthr; ++t) free(p->buf[t]);
     free(p->step1);
     free(p->step2);
     free(p->buf);
@@ -174,15 +173,9 @@ static int fdw_init(struct bdnn_conv *c) {
                 st = bdnn_conv_create_single(&d2, c->impl->isa, c->with_bias, &a2,
                                              inner_fault, &p->step2[2 * t + k]);
             if (st != BDNN_STATUS_OK) return st;
-            /* The depthwise step reads the 1x1 output in place (no padded copy) when
-             * its geometry allows: the buffer has a guard on either side. */
-            bdnn_conv_dw_src_guarded(p->step2[2 * t + k]);
         }
-        char *buf = bdnn_aligned_alloc((size_t)(p->bs[0] * plane) + 2 * DW_GUARD_BYTES);
-        if (!buf) return BDNN_STATUS_OUT_OF_MEMORY;
-        memset(buf, 0, DW_GUARD_BYTES);   /* never read unmasked; zeroed to be defined */
-        memset(buf + DW_GUARD_BYTES + p->bs[0] * plane, 0, DW_GUARD_BYTES);
-        p->buf[t] = buf + DW_GUARD_BYTES;
+        p->buf[t] = bdnn_aligned_alloc((size_t)(p->bs[0] * plane));
+        if (!p->buf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
     }
     size_t off = 0;
     for (int64_t b = 0; b < p->nblk; ++b) {

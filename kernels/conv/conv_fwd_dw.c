@@ -20,9 +20,6 @@ typedef struct {
     int64_t lz, ly, lx;       /* padded extents: the inputs the outputs reach */
     size_t pad_floats;
     dw_geom_t geom;
-    dw_direct_t direct;       /* the direct kernel's geometry, when it applies */
-    int direct_ok;            /* 2D, stride 1, reads within DW_GUARD_BYTES of a plane */
-    int guarded;              /* every source plane has its guard (fused_dw's buffer) */
 } dw_plan_t;
 
 static void dw_fini(struct bdnn_conv *c) {
@@ -92,15 +89,6 @@ static int dw_init(struct bdnn_conv *c) {
                               + (x % SW) * g->phase + x / SW;
             }
     g->tap_off = p->tap_off;
-    /* The direct kernel reads up to pw floats before a row and pr + vlen past its end
-     * (pr: the right padding). */
-    const int64_t pr = (d->ow - 1) * SW + (d->kw - 1) * (d->dw + 1) - d->pw - (d->iw - 1);
-    p->direct_ok = d->sh == 1 && SW == 1 && d->kd == 1 && d->id == 1 && d->od == 1
-        && d->ph >= 0 && d->pw >= 0 && d->pw * 4 <= DW_GUARD_BYTES
-        && ((pr > 0 ? pr : 0) + vlen) * 4 <= DW_GUARD_BYTES;
-    p->direct = (dw_direct_t){.ih = d->ih, .iw = d->iw, .oh = d->oh, .ow = d->ow, .kh = d->kh,
-                              .kw = d->kw, .ph = d->ph, .pw = d->pw, .dh1 = d->dh + 1,
-                              .dw1 = d->dw + 1};
     p->pad_floats = (size_t)(p->lz * g->zstride) + (size_t)vlen;
     for (int t = 0; t < c->nthr; ++t) {
         p->pad[t] = bdnn_aligned_alloc(sizeof(float) * p->pad_floats);
@@ -113,10 +101,6 @@ static int dw_init(struct bdnn_conv *c) {
         memset(p->pad[t], 0, sizeof(float) * p->pad_floats);
     }
     return BDNN_STATUS_OK;
-}
-
-void bdnn_conv_dw_src_guarded(struct bdnn_conv *c) {
-    if (c->impl->ops == &bdnn_conv_dw_ops) ((dw_plan_t *)c->plan)->guarded = 1;
 }
 
 static size_t dw_weights_bytes(const struct bdnn_conv *c) {
@@ -201,7 +185,6 @@ static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const dw_plan_t *p = c->plan;
     const conv_dw_plane_fn plane_kernel = ((const conv_dw_ker_t *)c->impl->kernel)->fn;
-    const conv_dw_direct_fn direct_kernel = ((const conv_dw_ker_t *)c->impl->kernel)->direct;
     const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
     const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g, OW = d->ow;
     int has_sum;
@@ -215,22 +198,16 @@ static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         const float bias = a->bias ? ((const float *)a->bias)[ch] : 0.0f;
         float *pad = p->pad[omp_get_thread_num()];
         float *dplane = (float *)a->dst + pl * out_plane;
-        /* In place when the direct kernel applies and its reads around the plane stay in
-         * memory that exists: the guard, or the neighbouring planes of the tensor. */
-        const int direct = p->direct_ok
-            && (p->guarded || (pl > 0 && pl < planes - 1 && in_plane * 4 >= DW_GUARD_BYTES));
-        if (!direct) dw_pad_plane(d, p, s, pad);
+        dw_pad_plane(d, p, s, pad);
         if (swapped) {   /* the deliberate defect: eltwise before the sum */
             float *tmp = p->swap_tmp[omp_get_thread_num()];
-            if (direct) direct_kernel(&p->direct, s, w, bias, 0.0f, 0, tmp);
-            else plane_kernel(&p->geom, pad, w, bias, 0.0f, 0, tmp);
+            plane_kernel(&p->geom, pad, w, bias, 0.0f, 0, tmp);
             bdnn_post_ops_eltwise(c, tmp, out_plane, 1, out_plane);
             for (int64_t i = 0; i < out_plane; ++i) dplane[i] = sum_scale * dplane[i] + tmp[i];
             continue;
         }
         /* Bias and sum (which reads the prior dst) are applied in the kernel's store. */
-        if (direct) direct_kernel(&p->direct, s, w, bias, sum_scale, has_sum, dplane);
-        else plane_kernel(&p->geom, pad, w, bias, sum_scale, has_sum, dplane);
+        plane_kernel(&p->geom, pad, w, bias, sum_scale, has_sum, dplane);
         if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE)   /* linear: added after the sum */
             for (int64_t od = 0; od < d->od; ++od)
                 for (int64_t oh = 0; oh < d->oh; ++oh)

@@ -83,30 +83,10 @@ typedef struct {
 typedef void (*conv_dw_plane_fn)(const dw_geom_t *g, const float *pad, const float *wei,
                                  float bias, float sum_scale, int has_sum, float *dst);
 
-/* Depthwise direct kernel: the same outputs and store as conv_dw_plane_fn, for a 2D
- * problem at stride 1, read from the unpadded input plane src [ih][iw] in place. Taps
- * of rows outside [0, ih) are skipped; columns outside [0, iw) are loaded and masked to
- * zero, so loads reach up to pw floats before a row and pw + vlen past its end: the
- * caller guarantees DW_GUARD_BYTES of readable memory on either side of the plane
- * (their contents never matter). dh1, dw1: dilation + 1. */
-typedef struct {
-    int64_t ih, iw, oh, ow, kh, kw, ph, pw, dh1, dw1;
-} dw_direct_t;
-enum { DW_GUARD_BYTES = 256 };
-
-typedef void (*conv_dw_direct_fn)(const dw_direct_t *g, const float *src, const float *wei,
-                                  float bias, float sum_scale, int has_sum, float *dst);
-
 typedef struct {
     conv_dw_plane_fn fn;
-    conv_dw_direct_fn direct;
     int vlen;   /* outputs per vector: rows are computed in whole vectors */
 } conv_dw_ker_t;
-
-/* A dw_conv_fwd primitive whose every source plane will have DW_GUARD_BYTES of readable
- * memory on either side (fused_dw's buffer): it then reads all planes in place when its
- * geometry allows the direct kernel. No effect on other primitives. */
-void bdnn_conv_dw_src_guarded(struct bdnn_conv *c);
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
