@@ -5,6 +5,6 @@
 typedef float vf __attribute__((vector_size(16)));
 typedef float vfu __attribute__((vector_size(16), aligned(4)));
 #define VLEN 4
-#define DW_FN dw_plane_scalar
+#define DW_FN bdnn_dw_plane_scalar
 #define DW_OBJ bdnn_dw_ker_scalar
 #include "conv_dw.inc"

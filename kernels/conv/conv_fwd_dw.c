@@ -184,7 +184,9 @@ static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
 static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const dw_plan_t *p = c->plan;
-    const conv_dw_plane_fn plane_kernel = ((const conv_dw_ker_t *)c->impl->kernel)->fn;
+    const conv_dw_ker_t *ker = c->impl->kernel;
+    const conv_dw_plane_fn plane_kernel = ker->narrow && d->ow <= ker->narrow_vlen
+                                              ? ker->narrow : ker->fn;
     const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
     const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g, OW = d->ow;
     int has_sum;

@@ -86,7 +86,11 @@ typedef void (*conv_dw_plane_fn)(const dw_geom_t *g, const float *pad, const flo
 typedef struct {
     conv_dw_plane_fn fn;
     int vlen;   /* outputs per vector: rows are computed in whole vectors */
+    conv_dw_plane_fn narrow;   /* NULL, or a kernel for rows of at most narrow_vlen */
+    int narrow_vlen;           /* outputs (shorter vectors; same padded plane) */
 } conv_dw_ker_t;
+void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, float bias,
+                        float sum_scale, int has_sum, float *dst);
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
