@@ -1,10 +1,10 @@
-/* AVX2 + FMA instantiation of the depthwise row kernel. */
+/* AVX2 + FMA instantiation of the depthwise plane kernel. */
 #pragma GCC target("avx2,fma")
 #include "conv_impl.h"
 
 typedef float vf __attribute__((vector_size(32)));
 typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define VLEN 8
-#define DW_FN dw_row_avx2
+#define DW_FN bdnn_dw_plane_avx2
 #define DW_OBJ bdnn_dw_ker_avx2
 #include "conv_dw.inc"

@@ -1,10 +1,10 @@
-/* Portable instantiation of the depthwise row kernel: generic 4-float vectors, which the
+/* Portable instantiation of the depthwise plane kernel: generic 4-float vectors, which the
  * compiler maps to the baseline target (SSE2 on x86-64, scalar code elsewhere). */
 #include "conv_impl.h"
 
 typedef float vf __attribute__((vector_size(16)));
 typedef float vfu __attribute__((vector_size(16), aligned(4)));
 #define VLEN 4
-#define DW_FN dw_row_scalar
+#define DW_FN bdnn_dw_plane_scalar
 #define DW_OBJ bdnn_dw_ker_scalar
 #include "conv_dw.inc"

@@ -2,7 +2,7 @@
  * on the plain layouts. Threads split the (image, channel) planes. Each plane is first
  * copied into a zero-padded buffer, its columns split by the stride's phase (column x
  * goes to phase x % SW at x / SW), so that every tap of a row of outputs reads one
- * contiguous run with no bounds checks; the ISA's row kernel (conv_dw.inc) then sums the
+ * contiguous run with no bounds checks; the ISA's plane kernel (conv_dw.inc) then sums the
  * taps a vector of outputs at a time. Small planes (MobileNet's 7x7 and 14x14) cost a
  * copy and a few vectors per row instead of a bounds-checked loop per tap.
  * Weights layout: the user's own ([G][1][1][KD][KH][KW]), so packing is a copy. */
@@ -14,8 +14,8 @@
 
 typedef struct {
     int64_t *ow_lo, *ow_hi;   /* per kw: valid output columns [lo, hi) (the edge defect) */
-    float **row_acc;          /* per thread: OW rounded up to the vector length */
     float **pad;              /* per thread: the padded, phase-split plane */
+    float **swap_tmp;         /* per thread: a plane of outputs (the swapped-post-ops defect) */
     int64_t *tap_off;         /* per tap: offset in pad of its input for output (0, 0, 0) */
     int64_t lz, ly, lx;       /* padded extents: the inputs the outputs reach */
     size_t pad_floats;
@@ -26,10 +26,10 @@ static void dw_fini(struct bdnn_conv *c) {
     dw_plan_t *p = c->plan;
     if (!p) return;
     for (int t = 0; t < c->nthr; ++t) {
-        if (p->row_acc) free(p->row_acc[t]);
+        if (p->swap_tmp) free(p->swap_tmp[t]);
         if (p->pad) free(p->pad[t]);
     }
-    free(p->row_acc);
+    free(p->swap_tmp);
     free(p->pad);
     free(p->tap_off);
     free(p->ow_lo);
@@ -47,8 +47,8 @@ static int dw_init(struct bdnn_conv *c) {
     c->plan = p;
     p->ow_lo = malloc(sizeof(int64_t) * d->kw);
     p->ow_hi = malloc(sizeof(int64_t) * d->kw);
-    p->row_acc = calloc(c->nthr, sizeof(float *));
-    if (!p->ow_lo || !p->ow_hi || !p->row_acc) return BDNN_STATUS_OUT_OF_MEMORY;
+    p->swap_tmp = calloc(c->nthr, sizeof(float *));
+    if (!p->ow_lo || !p->ow_hi || !p->swap_tmp) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int64_t kw = 0; kw < d->kw; ++kw) {
         /* iw = ow*SW + off must lie in [0, IW). */
         const int64_t off = kw * (d->dw + 1) - d->pw;
@@ -66,7 +66,6 @@ static int dw_init(struct bdnn_conv *c) {
     p->lz = d->od > 0 ? (d->od - 1) * d->sd + (d->kd - 1) * (d->dd + 1) + 1 : 0;
     p->ly = d->oh > 0 ? (d->oh - 1) * d->sh + (d->kh - 1) * (d->dh + 1) + 1 : 0;
     p->lx = d->ow > 0 ? (d->ow - 1) * SW + (d->kw - 1) * (d->dw + 1) + 1 : 0;
-    const int64_t owv = bdnn_div_up(d->ow, vlen) * vlen;
     dw_geom_t *g = &p->geom;
     /* A phase row holds its columns, and a vector more: the last vector of outputs reads
      * up to owv - 1 past a tap's first column. */
@@ -75,6 +74,8 @@ static int dw_init(struct bdnn_conv *c) {
     g->zstride = p->ly * g->ystride;
     g->ystep = d->sh * g->ystride;
     g->zstep = d->sd * g->zstride;
+    g->od = d->od;
+    g->oh = d->oh;
     g->ow = d->ow;
     g->taps = taps;
     p->tap_off = malloc(sizeof(int64_t) * (size_t)(taps > 0 ? taps : 1));
@@ -90,9 +91,13 @@ static int dw_init(struct bdnn_conv *c) {
     g->tap_off = p->tap_off;
     p->pad_floats = (size_t)(p->lz * g->zstride) + (size_t)vlen;
     for (int t = 0; t < c->nthr; ++t) {
-        p->row_acc[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(owv > 0 ? owv : 1));
         p->pad[t] = bdnn_aligned_alloc(sizeof(float) * p->pad_floats);
-        if (!p->row_acc[t] || !p->pad[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (!p->pad[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (c->fault == BDNN_FAULT_POST_OPS_SWAPPED) {
+            const int64_t out_plane = d->od * d->oh * d->ow;
+            p->swap_tmp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(out_plane > 0 ? out_plane : 1));
+            if (!p->swap_tmp[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
         memset(p->pad[t], 0, sizeof(float) * p->pad_floats);
     }
     return BDNN_STATUS_OK;
@@ -134,6 +139,21 @@ static void dw_pad_plane(const bdnn_conv_desc_t *d, const dw_plan_t *p, const fl
                 memcpy(out + x0 + d->pw, in + x0, sizeof(float) * (size_t)(x1 > x0 ? x1 - x0 : 0));
                 continue;
             }
+            if (SW == 2 && x1 > x0) {
+                /* Both phases in one pass over the row: a loop of interleaved pairs the
+                 * compiler vectorizes (MobileNet's stride-2 layers spend as long on this
+                 * copy as on their taps otherwise). */
+                const int64_t X0 = x0 + d->pw, n = x1 - x0;
+                float *restrict pa = out + (X0 & 1) * g->phase + X0 / 2;
+                float *restrict pb = out + ((X0 + 1) & 1) * g->phase + (X0 + 1) / 2;
+                const float *restrict i0 = in + x0;
+                for (int64_t k = 0; k < n / 2; ++k) {
+                    pa[k] = i0[2 * k];
+                    pb[k] = i0[2 * k + 1];
+                }
+                if (n & 1) pa[n / 2] = i0[n - 1];
+                continue;
+            }
             /* phase by phase: no division per element */
             for (int64_t r = 0; r < SW; ++r) {
                 int64_t x = x0 + ((r - (x0 + d->pw)) % SW + SW) % SW;   /* first of phase r */
@@ -146,7 +166,7 @@ static void dw_pad_plane(const bdnn_conv_desc_t *d, const dw_plan_t *p, const fl
 /* The deliberate right-edge defect: taps past the right edge read the row's last value. */
 static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
                                 const float *src, const float *wei, int64_t od, int64_t oh,
-                                float *row_acc) {
+                                float *row) {
     for (int64_t kd = 0; kd < d->kd; ++kd)
     for (int64_t kh = 0; kh < d->kh; ++kh) {
         const int64_t id = od * d->sd + kd * (d->dd + 1) - d->pd;
@@ -156,7 +176,7 @@ static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
         for (int64_t kw = 0; kw < d->kw; ++kw) {
             if (p->ow_hi[kw] <= p->ow_lo[kw]) continue;
             for (int64_t ow = p->ow_hi[kw]; ow < d->ow; ++ow)
-                row_acc[ow] += wei[(kd * d->kh + kh) * d->kw + kw] * edge;
+                row[ow] += wei[(kd * d->kh + kh) * d->kw + kw] * edge;
         }
     }
 }
@@ -164,7 +184,9 @@ static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
 static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const dw_plan_t *p = c->plan;
-    const conv_dw_row_fn row_kernel = ((const conv_dw_ker_t *)c->impl->kernel)->fn;
+    const conv_dw_ker_t *ker = c->impl->kernel;
+    const conv_dw_plane_fn plane_kernel = ker->narrow && d->ow <= ker->narrow_vlen
+                                              ? ker->narrow : ker->fn;
     const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
     const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g, OW = d->ow;
     int has_sum;
@@ -176,27 +198,24 @@ static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         const float *s = (const float *)a->src + pl * in_plane;
         const float *w = (const float *)a->wei + ch * taps;
         const float bias = a->bias ? ((const float *)a->bias)[ch] : 0.0f;
-        float *acc = p->row_acc[omp_get_thread_num()];
         float *pad = p->pad[omp_get_thread_num()];
+        float *dplane = (float *)a->dst + pl * out_plane;
         dw_pad_plane(d, p, s, pad);
-        for (int64_t od = 0; od < d->od; ++od)
-        for (int64_t oh = 0; oh < d->oh; ++oh) {
-            row_kernel(&p->geom, pad, w, od, oh, acc);
-            if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE) dw_fault_right_edge(d, p, s, w, od, oh, acc);
-            float *drow = (float *)a->dst + pl * out_plane + (od * d->oh + oh) * OW;
-            /* Epilogue while the row is in cache: bias, sum (reads the prior dst), eltwise. */
-            if (swapped) {   /* the deliberate defect: eltwise before the sum */
-                for (int64_t ow = 0; ow < OW; ++ow) acc[ow] += bias;
-                bdnn_post_ops_eltwise(c, acc, OW, 1, OW);
-                for (int64_t ow = 0; ow < OW; ++ow) drow[ow] = sum_scale * drow[ow] + acc[ow];
-                continue;
-            }
-            if (has_sum)
-                for (int64_t ow = 0; ow < OW; ++ow) drow[ow] = sum_scale * drow[ow] + bias + acc[ow];
-            else
-                for (int64_t ow = 0; ow < OW; ++ow) drow[ow] = bias + acc[ow];
-            bdnn_post_ops_eltwise(c, drow, OW, 1, OW);
+        if (swapped) {   /* the deliberate defect: eltwise before the sum */
+            float *tmp = p->swap_tmp[omp_get_thread_num()];
+            plane_kernel(&p->geom, pad, w, bias, 0.0f, 0, tmp);
+            bdnn_post_ops_eltwise(c, tmp, out_plane, 1, out_plane);
+            for (int64_t i = 0; i < out_plane; ++i) dplane[i] = sum_scale * dplane[i] + tmp[i];
+            continue;
         }
+        /* Bias and sum (which reads the prior dst) are applied in the kernel's store. */
+        plane_kernel(&p->geom, pad, w, bias, sum_scale, has_sum, dplane);
+        if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE)   /* linear: added after the sum */
+            for (int64_t od = 0; od < d->od; ++od)
+                for (int64_t oh = 0; oh < d->oh; ++oh)
+                    dw_fault_right_edge(d, p, s, w, od, oh, dplane + (od * d->oh + oh) * OW);
+        /* Eltwise on the finished plane, still in cache. */
+        bdnn_post_ops_eltwise(c, dplane, out_plane, 1, out_plane);
     }
 }
 

@@ -72,29 +72,36 @@ typedef struct {
     conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
 } conv_gemm_ukr_t;
 
-/* Depthwise row kernel: one output row (od, oh) of one (n, channel) plane, from the
- * plane's zero-padded copy, so the inner loop has no bounds checks and, split by the
- * stride's phase, reads each tap as a contiguous run of inputs.
+/* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's
+ * zero-padded copy, so the inner loop has no bounds checks and, split by the stride's
+ * phase, reads each tap as a contiguous run of inputs.
  *
  * pad: the padded plane, input point (z, y, x) (padded coordinates, the padding added)
  * at (z * g->zstride + y * g->ystride) + (x % SW) * g->phase + x / SW; g->tap_off[t]:
- * the offset of tap t's first input for output (0, 0, 0); row: receives the sums of the
- * taps for outputs [0, OW rounded up to the vector length) (the caller ignores those past
- * OW). Reads of pad stay inside its allocation (the caller pads each phase row by a
- * vector). Bias and post-ops are the driver's. */
+ * the offset of tap t's first input for output (0, 0, 0); output (od, oh, ow) reads
+ * pad[od * zstep + oh * ystep + tap_off[t] + ow]. Outputs are computed a whole vector
+ * at a time, so reads reach up to a vector past a row's last tap (the caller pads each
+ * phase row by a vector). dst: the plane's outputs [od][oh][ow] (dense), written as
+ *   dst := (has_sum ? sum_scale * dst : 0) + bias + sum over t of wei[t] * input
+ * touching only its OD*OH*OW points (the sum post-op reads them first). Eltwise entries
+ * are the driver's, on the finished plane. */
 typedef struct {
-    int64_t ow, taps, zstep, ystep;   /* zstep/ystep: pad offset of one output's z / y */
+    int64_t od, oh, ow, taps, zstep, ystep;   /* zstep/ystep: pad offset of one output's z / y */
     int64_t zstride, ystride, phase;
     const int64_t *tap_off;
 } dw_geom_t;
 
-typedef void (*conv_dw_row_fn)(const dw_geom_t *g, const float *pad, const float *wei,
-                               int64_t od, int64_t oh, float *row);
+typedef void (*conv_dw_plane_fn)(const dw_geom_t *g, const float *pad, const float *wei,
+                                 float bias, float sum_scale, int has_sum, float *dst);
 
 typedef struct {
-    conv_dw_row_fn fn;
+    conv_dw_plane_fn fn;
     int vlen;   /* outputs per vector: rows are computed in whole vectors */
+    conv_dw_plane_fn narrow;   /* NULL, or a kernel for rows of at most narrow_vlen */
+    int narrow_vlen;           /* outputs (shorter vectors; same padded plane) */
 } conv_dw_ker_t;
+void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, float bias,
+                        float sum_scale, int has_sum, float *dst);
 
 /* Winograd F(4x4, 3x3) transform kernels (conv_wino.inc, per ISA) and the GEMM
  * micro-kernel they feed (conv_wino.c has the algorithm and the loops).
