@@ -13,6 +13,23 @@ RAM_SHARE = 0.7           # a case may use at most this share of physical memory
 
 
 GUARD_BYTES = 4 * GUARD_ELEMS
+ALIGN = 64                # bytes: buffers start on a cache line, as oneDNN's do
+
+
+def aligned_empty(nbytes: int) -> np.ndarray:
+    """nbytes of uint8 starting on an ALIGN boundary. numpy's large arrays come from mmap
+    plus a header (16-byte aligned only); a kernel's whole-line streaming stores, and
+    vector stores that do not split lines, need the cache-line alignment."""
+    raw = np.empty(nbytes + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + nbytes]
+
+
+def aligned_zeros(n: int, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    out = aligned_empty(n * dtype.itemsize).view(dtype)
+    out.fill(0)
+    return out
 
 
 def poison(dtype: np.dtype) -> float:
@@ -33,7 +50,7 @@ class Guarded:
     def __init__(self, n: int, fill: float, dtype: np.dtype = np.dtype(np.float32)) -> None:
         dtype = np.dtype(dtype)
         self._guard = np.full(GUARD_ELEMS, GUARD_VALUE, np.float32).view(np.uint8)
-        self._buf = np.empty(n * dtype.itemsize + 2 * GUARD_BYTES, np.uint8)
+        self._buf = aligned_empty(n * dtype.itemsize + 2 * GUARD_BYTES)   # payload aligned too
         self._buf[:GUARD_BYTES] = self._guard
         self._buf[GUARD_BYTES + n * dtype.itemsize:] = self._guard
         self.array = self._buf[GUARD_BYTES:GUARD_BYTES + n * dtype.itemsize].view(dtype)

@@ -36,6 +36,11 @@ enum { SHORT_RUN_BYTES = 64, TILE_AREA4 = 4096, TILE_Y4_MAX = 512 };
  * more than the copy (on a loaded machine a fork/join can take milliseconds, while 64 KiB
  * copy in microseconds), and a convolution's reorder route runs several small jobs. */
 enum { PARALLEL_MIN_BYTES = 64 * 1024 };
+/* A job writing at least this much streams its bit copies past the caches (as the C
+ * library's memcpy does for large copies): the stores then cost no read of the old dst
+ * line, a third of the traffic of a transposition. Below it (a convolution route's
+ * scratch, a few MiB at most) the result stays in cache for the consumer next to it. */
+enum { STREAM_MIN_BYTES = 8 * 1024 * 1024 };
 
 int bdnn_reorder_impl_count(void) { return N_IMPLS; }
 const char *bdnn_reorder_impl_name(int impl) {
@@ -51,17 +56,20 @@ typedef struct {
     size_t ssz, dsz;     /* element sizes */
     int bitwise;         /* same type, no scale, no sum: copy bits */
     int fault;
+    int stream;          /* this job's dst is large: non-temporal stores where whole */
 } ctx_t;
 
 /* -- element runs ---------------------------------------------------------------------- */
 
-static void load_run(int dt, const char *p, int64_t stride, int64_t n, float *out) {
-    if (stride == 1) { bdnn_cvt_to_f32(dt, p, out, n); return; }
+static void load_run(const ctx_t *c, int dt, const char *p, int64_t stride, int64_t n,
+                     float *out) {
+    if (stride == 1) { c->ker->to_f32(dt, p, out, n); return; }
     for (int64_t i = 0; i < n; ++i) out[i] = bdnn_load_f32(p, dt, i * stride);
 }
 
-static void store_run(int dt, const float *in, char *p, int64_t stride, int64_t n) {
-    if (stride == 1) { bdnn_cvt_from_f32(dt, in, p, n); return; }
+static void store_run(const ctx_t *c, int dt, const float *in, char *p, int64_t stride,
+                      int64_t n) {
+    if (stride == 1) { c->ker->from_f32(dt, in, p, n); return; }
     for (int64_t i = 0; i < n; ++i) bdnn_store_f32(p, dt, i * stride, in[i]);
 }
 
@@ -112,41 +120,58 @@ static void convert_run(const ctx_t *c, const char *s, int64_t ss, char *d, int6
                         int64_t n) {
     if (c->bitwise) { copy_bits(s, ss, d, ds, n, c->ssz); return; }
     const bdnn_reorder_attr_t *a = c->attr;
+    const int identity = a->src_scale == 1.0f && a->dst_scale == 1.0f && !a->sum;
+    if (identity && ss == 1 && ds == 1 && a->src_dt == BDNN_DT_F32) {   /* one pass */
+        c->ker->from_f32(a->dst_dt, (const float *)s, d, n);
+        return;
+    }
+    if (identity && ss == 1 && ds == 1 && a->dst_dt == BDNN_DT_F32) {
+        c->ker->to_f32(a->src_dt, s, (float *)d, n);
+        return;
+    }
     float v[CVT_CHUNK], prior[CVT_CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CVT_CHUNK) {
         const int64_t m = n - i0 < CVT_CHUNK ? n - i0 : CVT_CHUNK;
         const char *sp = s + i0 * ss * (int64_t)c->ssz;
         char *dp = d + i0 * ds * (int64_t)c->dsz;
-        load_run(a->src_dt, sp, ss, m, v);
-        if (a->sum) load_run(a->dst_dt, dp, ds, m, prior);
+        load_run(c, a->src_dt, sp, ss, m, v);
+        if (a->sum) load_run(c, a->dst_dt, dp, ds, m, prior);
         apply_attr(a, v, prior, m);
-        store_run(a->dst_dt, v, dp, ds, m);
+        store_run(c, a->dst_dt, v, dp, ds, m);
     }
 }
 
-/* A tile: dst(y, x) at d + y*dy + x (x contiguous), src(y, x) at s + y + x*sx. */
+/* A tile: dst(y, x) at d + y*dy + x (x contiguous), src(y, x) at s + y + x*sx. Every
+ * element passes through the kernel's register transposes: 4-byte bit copies directly;
+ * narrower bit copies widened to 4 bytes a src line at a time and narrowed a dst line at
+ * a time; conversions to f32 per src line, then the attribute and the store per dst line
+ * (ny <= REORDER_TILE unless 4-byte bitwise). */
 static void convert_tile(const ctx_t *c, const char *s, int64_t sx, char *d, int64_t dy,
                          int64_t ny, int64_t nx) {
+    const reorder_ker_t *k = c->ker;
     if (c->bitwise && c->ssz == 4) {
-        c->ker->tr4((const uint32_t *)s, sx, (uint32_t *)d, dy, ny, nx);
+        k->tr4((const uint32_t *)s, sx, (uint32_t *)d, dy, ny, nx, c->stream);
         return;
     }
-    const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
+    const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz, T = REORDER_TILE;
+    uint32_t in[REORDER_TILE * REORDER_TILE], out[REORDER_TILE * REORDER_TILE];
     if (c->bitwise) {
-        for (int64_t y = 0; y < ny; ++y)
-            copy_bits(s + y * ssz, sx, d + y * dy * dsz, 1, nx, c->ssz);
+        for (int64_t x = 0; x < nx; ++x) k->widen(c->ssz, s + x * sx * ssz, in + x * T, ny);
+        k->tr4(in, T, out, T, ny, nx, 0);
+        for (int64_t y = 0; y < ny; ++y) k->narrow(c->dsz, out + y * T, d + y * dy * dsz, nx);
         return;
     }
     const bdnn_reorder_attr_t *a = c->attr;
-    float in[REORDER_TILE * REORDER_TILE], row[REORDER_TILE], prior[REORDER_TILE];
+    float prior[REORDER_TILE];
     for (int64_t x = 0; x < nx; ++x)          /* src lines: y runs */
-        load_run(a->src_dt, s + x * sx * ssz, 1, ny, in + x * REORDER_TILE);
+        k->to_f32(a->src_dt, s + x * sx * ssz, (float *)(in + x * T), ny);
+    k->tr4(in, T, out, T, ny, nx, 0);         /* f32 bits, moved as they are */
     for (int64_t y = 0; y < ny; ++y) {        /* dst lines: x runs */
-        for (int64_t x = 0; x < nx; ++x) row[x] = in[x * REORDER_TILE + y];
+        float *row = (float *)(out + y * T);
         char *dp = d + y * dy * dsz;
-        if (a->sum) load_run(a->dst_dt, dp, 1, nx, prior);
+        if (a->sum) k->to_f32(a->dst_dt, dp, prior, nx);
         apply_attr(a, row, prior, nx);
-        store_run(a->dst_dt, row, dp, 1, nx);
+        k->from_f32(a->dst_dt, row, dp, nx);
     }
 }
 
@@ -213,6 +238,9 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     int64_t points = 1;
     for (int k = 0; k < L; ++k) points *= job.n[k];
     const int parallel = points * ((job.zero ? 0 : ssz) + dsz) >= PARALLEL_MIN_BYTES;
+    ctx_t cj = *c;
+    cj.stream = c->bitwise && points * dsz >= STREAM_MIN_BYTES;
+    c = &cj;
 
     /* Each thread takes one contiguous range of units (outer point, tile row, chunk),
      * decodes its first unit once, then steps through the rest like an odometer: short
@@ -236,6 +264,11 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
             const int64_t dx = doff + x0 * job.dst_stride[L - 1];
             if (job.zero) {
                 zero_run(c, dst + dx * dsz, job.dst_stride[L - 1], nxc);
+            } else if (batch && c->bitwise && c->ssz == 4 && job.src_stride[L - 1] == 1
+                       && job.dst_stride[L - 1] == 1) {
+                c->ker->runs4((const uint32_t *)src + sx, job.src_stride[L - 2],
+                              (uint32_t *)dst + dx, job.dst_stride[L - 2], nb, nxc,
+                              c->stream);
             } else if (batch) {
                 const int64_t bs = job.src_stride[L - 2], bd = job.dst_stride[L - 2];
                 for (int64_t b = 0; b < nb; ++b)
@@ -265,6 +298,7 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
                 idx[k] = 0;
             }
         }
+        if (c->stream) c->ker->fence();   /* the streamed lines reach memory before the join */
     }
 }
 
@@ -274,7 +308,7 @@ int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
     if (impl < 0 || impl >= N_IMPLS || !attr) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     ctx_t c = {attr, impls[impl].ker, bdnn_dt_size(attr->src_dt), bdnn_dt_size(attr->dst_dt),
-               0, fault};
+               0, fault, 0};
     if (!c.ssz || !c.dsz) return BDNN_STATUS_INVALID;
     c.bitwise = attr->src_dt == attr->dst_dt && attr->src_scale == 1.0f
         && attr->dst_scale == 1.0f && !attr->sum;

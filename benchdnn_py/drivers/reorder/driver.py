@@ -20,7 +20,7 @@ from ... import attr as attrs
 from ... import core, fill, layout
 from ...check import CompareSetup, compare, diagnostics, memory_faults
 from ...errors import ProblemError, UsageError
-from ...memory import Guarded, fits_in_ram, poison
+from ...memory import Guarded, aligned_zeros, fits_in_ram, poison
 from ...options import Option, regex_value
 from ...perf_report import BANDWIDTH, PerfRecord
 from ...settings import GlobalSettings
@@ -172,7 +172,7 @@ class Buffers:
 
 def prepare(prb: ReorderProblem, perf: bool) -> Buffers:
     sdt_np, ddt_np = core.numpy_dtype(prb.sdt), core.numpy_dtype(prb.ddt)
-    src_buf = np.zeros(prb.src.size, sdt_np)
+    src_buf = aligned_zeros(prb.src.size, sdt_np)
     dst = Guarded(prb.dst.size, poison(ddt_np), ddt_np)
     if perf:
         src_buf[:] = cfg.perf_values(src_buf.size, fill.Kind.SRC, prb.sdt).astype(sdt_np)
