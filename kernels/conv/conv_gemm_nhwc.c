@@ -55,6 +55,9 @@ typedef struct {
     kblk_t *blk;
     float **ap, **bp;       /* per thread: the A block (mc x KC), B block (KC x nc) */
     float *partials;        /* backward weights: k_splits x G x M x N */
+    int col;                /* backward data through output rows (see run_bwd_col) */
+    int64_t cs_ld;          /* col: taps * ICG rounded up to NR (its C rows' stride) */
+    float **cs;             /* col: per thread, C for one output row (ow x cs_ld) */
 } nhwc_plan_t;
 
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
@@ -72,6 +75,8 @@ static void nhwc_fini(struct bdnn_conv *c) {
         if (p->ap) free(p->ap[t]);
         if (p->bp) free(p->bp[t]);
     }
+    for (int t = 0; t < c->nthr && p->cs; ++t) free(p->cs[t]);
+    free(p->cs);
     free(p->ap);
     free(p->bp);
     free(p->blk);
@@ -105,6 +110,33 @@ static int nhwc_init(struct bdnn_conv *c) {
     default:
         p->M = OCG, p->N = p->taps * ICG, p->ch = ICG, p->n_inst = G;
         nc_panels = BWW_NC_PANELS;
+    }
+    /* Backward data with few input channels per group (ResNet's first layer: 3) would
+     * fill an NR-wide C tile with ICG columns, and with a stride most of A's rows would
+     * be zeros (taps the stride does not divide): two orders of magnitude of wasted
+     * products. It runs the other way round instead: one GEMM row per output point,
+     * C[o][(tap, ic)] = diff_dst[o][:] x W^T, scattered into diff_src (col2im). */
+    if (c->dir == BDNN_DIR_BWD_DATA && 2 * ICG <= NR && c->n_post_ops == 0) {
+        p->col = 1;
+        p->N = p->taps * ICG;
+        p->K = OCG;
+        p->Np = bdnn_div_up(p->N, NR) * NR;
+        p->cs_ld = p->Np;
+        const int64_t parts = bdnn_div_up(OCG, NKC), part = bdnn_div_up(OCG, parts);
+        p->blk = calloc((size_t)parts, sizeof(kblk_t));
+        if (!p->blk) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int64_t c0 = 0; c0 < OCG; c0 += part)
+            p->blk[p->n_blk++] = (kblk_t){c0, min64(part, OCG - c0)};
+        const int64_t rows = bdnn_div_up(d->ow, MR) * MR;
+        p->ap = calloc((size_t)nthr, sizeof(float *));
+        p->cs = calloc((size_t)nthr, sizeof(float *));
+        if (!p->ap || !p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < nthr; ++t) {
+            p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * NKC));
+            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * p->cs_ld));
+            if (!p->ap[t] || !p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        return BDNN_STATUS_OK;
     }
     if (c->dir != BDNN_DIR_BWD_WEIGHTS) p->K = p->taps * p->ch;
     else p->K = d->mb * out_points(d);
@@ -182,6 +214,22 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
     const int64_t taps = p->taps, fwd = c->dir == BDNN_DIR_FWD;
     const float *w = wei;
     float *out = packed;
+    if (p->col) {   /* B(k = oc, j = tap * ICG + ic) = W[g][oc][ic][tap], same panels */
+        for (int64_t g = 0; g < G; ++g)
+            for (int64_t b = 0; b < p->n_blk; ++b) {
+                const kblk_t blk = p->blk[b];
+                float *base = out + (g * p->K + blk.k0) * p->Np;
+                for (int64_t q = 0; q * NR < p->N; ++q)
+                    for (int64_t k = 0; k < blk.kc; ++k)
+                        for (int64_t j = 0; j < NR; ++j) {
+                            const int64_t col = q * NR + j, oc = blk.k0 + k;
+                            base[q * blk.kc * NR + k * NR + j] = col < p->N
+                                ? w[((g * OCG + oc) * ICG + col % ICG) * taps + col / ICG]
+                                : 0.0f;
+                        }
+            }
+        return;
+    }
     for (int64_t g = 0; g < G; ++g)
         for (int64_t b = 0; b < p->n_blk; ++b) {
             const kblk_t blk = p->blk[b];
@@ -441,13 +489,94 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
     }
 }
 
+/* Backward data, few input channels (p->col): per image, group and output row (od, oh),
+ * C[ow][(tap, ic)] = diff_dst row x W^T on the micro-kernels, then every C element is
+ * added to the diff_src point its tap reaches. Threads own disjoint ranges of input rows
+ * (id, ih): a thread computes every output row that reaches its range (rows near a
+ * boundary are computed by both neighbours) and adds only into its own rows, so no two
+ * threads write one point and no atomics are needed. */
+static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const float *wp,
+                        float *diff_src) {
+    const nhwc_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, G = d->g, ICG = d->ic / G, OCG = d->oc / G;
+    const int64_t in_rows = d->id * d->ih, out_rows = d->od * d->oh, ld = p->cs_ld;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
+        const int64_t lo = in_rows * tid / nt, hi = in_rows * (tid + 1) / nt;
+        float *ap = p->ap[tid], *cs = p->cs[tid];
+        for (int64_t n = 0; n < d->mb; ++n) {
+            float *img = diff_src + n * in_points(d) * d->ic;
+            memset(img + lo * d->iw * d->ic, 0, sizeof(float) * (size_t)((hi - lo) * d->iw * d->ic));
+            for (int64_t orow = 0; orow < out_rows; ++orow) {
+                const int64_t od = orow / d->oh, oh = orow % d->oh;
+                int reaches = 0;   /* does any (kd, kh) land in [lo, hi)? */
+                for (int64_t kd = 0; kd < d->kd && !reaches; ++kd)
+                    for (int64_t kh = 0; kh < d->kh && !reaches; ++kh) {
+                        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+                        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                        const int64_t r = id * d->ih + ih;
+                        reaches = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
+                            && r >= lo && r < hi;
+                    }
+                if (!reaches) continue;
+                for (int64_t g = 0; g < G; ++g) {
+                    const float *dd = diff_dst + (n * out_points(d) + orow * d->ow) * d->oc
+                        + g * OCG;
+                    for (int64_t b = 0; b < p->n_blk; ++b) {
+                        const kblk_t blk = p->blk[b];
+                        for (int64_t m = 0; m < d->ow; m += MR)   /* pack A: MR rows */
+                            for (int64_t r = 0; r < MR; ++r) {
+                                float *a = ap + m * blk.kc + r;
+                                if (m + r >= d->ow) {
+                                    for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = 0.0f;
+                                    continue;
+                                }
+                                const float *x = dd + (m + r) * d->oc + blk.k0;
+                                for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = x[k];
+                            }
+                        const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
+                        for (int64_t j = 0; j < p->N; j += NR)
+                            for (int64_t m = 0; m < d->ow; m += MR)
+                                u->fn(blk.kc, ap + m * blk.kc, wblk + (j / NR) * blk.kc * NR,
+                                      NR, cs + m * ld + j, ld, min64(MR, d->ow - m),
+                                      min64(NR, p->N - j), b ? UKR_ACCUMULATE : UKR_WRITE,
+                                      NULL, 0.0f, 0.0f);
+                    }
+                    for (int64_t tap = 0; tap < p->taps; ++tap) {   /* col2im, own rows */
+                        const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh,
+                                      kd = tap / (d->kw * d->kh);
+                        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+                        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                        const int64_t r = id * d->ih + ih;
+                        if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih || r < lo || r >= hi)
+                            continue;
+                        for (int64_t ow = 0; ow < d->ow; ++ow) {
+                            const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
+                            if (iw < 0 || iw >= d->iw) continue;
+                            float *x = img + (r * d->iw + iw) * d->ic + g * ICG;
+                            const float *v = cs + ow * ld + tap * ICG;
+                            for (int64_t i = 0; i < ICG; ++i) x[i] += v[i];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     switch (c->dir) {
     case BDNN_DIR_FWD:
         run_rows(c, a->src, a->wei, a->bias, a->dst);
         break;
     case BDNN_DIR_BWD_DATA:
-        run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
+        if (((const nhwc_plan_t *)c->plan)->col)
+            run_bwd_col(c, a->diff_dst, a->wei, a->diff_src);
+        else
+            run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         break;
     default:
         run_bww(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
