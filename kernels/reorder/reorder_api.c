@@ -163,9 +163,13 @@ static void convert_tile(const ctx_t *c, const char *s, int64_t sx, char *d, int
     }
     const bdnn_reorder_attr_t *a = c->attr;
     float prior[REORDER_TILE];
-    for (int64_t x = 0; x < nx; ++x)          /* src lines: y runs */
-        k->to_f32(a->src_dt, s + x * sx * ssz, (float *)(in + x * T), ny);
-    k->tr4(in, T, out, T, ny, nx, 0);         /* f32 bits, moved as they are */
+    if (a->src_dt == BDNN_DT_F32) {           /* f32 bits, moved as they are */
+        k->tr4((const uint32_t *)s, sx, out, T, ny, nx, 0);
+    } else {
+        for (int64_t x = 0; x < nx; ++x)      /* src lines: y runs */
+            k->to_f32(a->src_dt, s + x * sx * ssz, (float *)(in + x * T), ny);
+        k->tr4(in, T, out, T, ny, nx, 0);
+    }
     for (int64_t y = 0; y < ny; ++y) {        /* dst lines: x runs */
         float *row = (float *)(out + y * T);
         char *dp = d + y * dy * dsz;
