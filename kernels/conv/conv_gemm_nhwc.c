@@ -40,6 +40,8 @@
 #include "conv_impl.h"
 
 enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4 };
+/* backward data by output rows: the largest C block of one GEMM (it stays in L2) */
+enum { COL_C_BYTES = 512 * 1024 };
 
 /* A k block: K positions [k0, k0 + kc). */
 typedef struct { int64_t k0, kc; } kblk_t;
@@ -56,8 +58,8 @@ typedef struct {
     float **ap, **bp;       /* per thread: the A block (mc x KC), B block (KC x nc) */
     float *partials;        /* backward weights: k_splits x G x M x N */
     int col;                /* backward data through output rows (see run_bwd_col) */
-    int64_t cs_ld;          /* col: taps * ICG rounded up to NR (its C rows' stride) */
-    float **cs;             /* col: per thread, C for one output row (ow x cs_ld) */
+    int64_t col_rows;       /* col: output rows (od, oh) per GEMM (M = col_rows * ow) */
+    float **cs;             /* col: per thread, C of one GEMM (col_rows * ow x Np) */
 } nhwc_plan_t;
 
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
@@ -111,29 +113,35 @@ static int nhwc_init(struct bdnn_conv *c) {
         p->M = OCG, p->N = p->taps * ICG, p->ch = ICG, p->n_inst = G;
         nc_panels = BWW_NC_PANELS;
     }
-    /* Backward data with few input channels per group (ResNet's first layer: 3) would
-     * fill an NR-wide C tile with ICG columns, and with a stride most of A's rows would
-     * be zeros (taps the stride does not divide): two orders of magnitude of wasted
-     * products. It runs the other way round instead: one GEMM row per output point,
-     * C[o][(tap, ic)] = diff_dst[o][:] x W^T, scattered into diff_src (col2im). */
-    if (c->dir == BDNN_DIR_BWD_DATA && 2 * ICG <= NR && c->n_post_ops == 0) {
+    /* Backward data by input points wastes products in two cases: few input channels
+     * per group (ResNet's first layer: 3 live columns in an NR-wide C tile), and any
+     * stride, where an input point's A row is zero for every tap the stride does not
+     * divide (1x1 stride 2: half the rows of the live panels; 3x3 stride 2: three
+     * quarters of each row). Those run the other way round: one GEMM row per output
+     * point, C[o][(tap, ic)] = diff_dst[o][:] x W^T, added into diff_src (col2im), which
+     * multiplies no zero; the adds are 1/OCG of the products. */
+    const int strided = d->sd > 1 || d->sh > 1 || d->sw > 1;
+    if (c->dir == BDNN_DIR_BWD_DATA && (2 * ICG <= NR || strided) && c->n_post_ops == 0) {
         p->col = 1;
         p->N = p->taps * ICG;
         p->K = OCG;
         p->Np = bdnn_div_up(p->N, NR) * NR;
-        p->cs_ld = p->Np;
+        /* about MC_PANELS micro-panels of rows per GEMM, C within COL_C_BYTES */
+        p->col_rows = bdnn_div_up(MC_PANELS * MR, d->ow);
+        const int64_t fit = COL_C_BYTES / (int64_t)sizeof(float) / (d->ow * p->Np);
+        if (p->col_rows > fit) p->col_rows = fit > 1 ? fit : 1;
         const int64_t parts = bdnn_div_up(OCG, NKC), part = bdnn_div_up(OCG, parts);
         p->blk = calloc((size_t)parts, sizeof(kblk_t));
         if (!p->blk) return BDNN_STATUS_OUT_OF_MEMORY;
         for (int64_t c0 = 0; c0 < OCG; c0 += part)
             p->blk[p->n_blk++] = (kblk_t){c0, min64(part, OCG - c0)};
-        const int64_t rows = bdnn_div_up(d->ow, MR) * MR;
+        const int64_t rows = bdnn_div_up(p->col_rows * d->ow, MR) * MR;
         p->ap = calloc((size_t)nthr, sizeof(float *));
         p->cs = calloc((size_t)nthr, sizeof(float *));
         if (!p->ap || !p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
         for (int t = 0; t < nthr; ++t) {
             p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * NKC));
-            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * p->cs_ld));
+            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * p->Np));
             if (!p->ap[t] || !p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         }
         return BDNN_STATUS_OK;
@@ -489,19 +497,32 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
     }
 }
 
-/* Backward data, few input channels (p->col): per image, group and output row (od, oh),
- * C[ow][(tap, ic)] = diff_dst row x W^T on the micro-kernels, then every C element is
- * added to the diff_src point its tap reaches. Threads own disjoint ranges of input rows
- * (id, ih): a thread computes every output row that reaches its range (rows near a
- * boundary are computed by both neighbours) and adds only into its own rows, so no two
- * threads write one point and no atomics are needed. */
+/* Backward data by output rows (p->col): per image and group, for up to col_rows
+ * consecutive output rows (od, oh) at a time, C[(row, ow)][(tap, ic)] = diff_dst points
+ * x W^T on the micro-kernels, then every C element is added to the diff_src point its tap
+ * reaches. Threads own disjoint ranges of input rows (id, ih): a thread computes every
+ * output row that reaches its range (a row near a boundary, when the kernel is taller
+ * than the stride, is computed by both neighbours) and adds only into its own rows, so
+ * no two threads write one point and no atomics are needed. */
+static int reaches(const bdnn_conv_desc_t *d, int64_t orow, int64_t lo, int64_t hi) {
+    const int64_t od = orow / d->oh, oh = orow % d->oh;
+    for (int64_t kd = 0; kd < d->kd; ++kd)
+        for (int64_t kh = 0; kh < d->kh; ++kh) {
+            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+            const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+            const int64_t r = id * d->ih + ih;
+            if (id >= 0 && id < d->id && ih >= 0 && ih < d->ih && r >= lo && r < hi) return 1;
+        }
+    return 0;
+}
+
 static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const float *wp,
                         float *diff_src) {
     const nhwc_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, G = d->g, ICG = d->ic / G, OCG = d->oc / G;
-    const int64_t in_rows = d->id * d->ih, out_rows = d->od * d->oh, ld = p->cs_ld;
+    const int64_t in_rows = d->id * d->ih, out_rows = d->od * d->oh, ld = p->Np;
 #pragma omp parallel num_threads(c->nthr)
     {
         const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
@@ -509,28 +530,24 @@ static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const 
         float *ap = p->ap[tid], *cs = p->cs[tid];
         for (int64_t n = 0; n < d->mb; ++n) {
             float *img = diff_src + n * in_points(d) * d->ic;
-            memset(img + lo * d->iw * d->ic, 0, sizeof(float) * (size_t)((hi - lo) * d->iw * d->ic));
-            for (int64_t orow = 0; orow < out_rows; ++orow) {
-                const int64_t od = orow / d->oh, oh = orow % d->oh;
-                int reaches = 0;   /* does any (kd, kh) land in [lo, hi)? */
-                for (int64_t kd = 0; kd < d->kd && !reaches; ++kd)
-                    for (int64_t kh = 0; kh < d->kh && !reaches; ++kh) {
-                        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
-                        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-                        const int64_t r = id * d->ih + ih;
-                        reaches = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
-                            && r >= lo && r < hi;
-                    }
-                if (!reaches) continue;
+            memset(img + lo * d->iw * d->ic, 0,
+                   sizeof(float) * (size_t)((hi - lo) * d->iw * d->ic));
+            for (int64_t row0 = 0; row0 < out_rows;) {
+                if (!reaches(d, row0, lo, hi)) { ++row0; continue; }
+                int64_t nrows = 1;   /* consecutive rows that reach the range */
+                while (nrows < p->col_rows && row0 + nrows < out_rows
+                       && reaches(d, row0 + nrows, lo, hi))
+                    ++nrows;
+                const int64_t M = nrows * d->ow;
                 for (int64_t g = 0; g < G; ++g) {
-                    const float *dd = diff_dst + (n * out_points(d) + orow * d->ow) * d->oc
+                    const float *dd = diff_dst + (n * out_points(d) + row0 * d->ow) * d->oc
                         + g * OCG;
                     for (int64_t b = 0; b < p->n_blk; ++b) {
                         const kblk_t blk = p->blk[b];
-                        for (int64_t m = 0; m < d->ow; m += MR)   /* pack A: MR rows */
+                        for (int64_t m = 0; m < M; m += MR)   /* pack A: MR points */
                             for (int64_t r = 0; r < MR; ++r) {
                                 float *a = ap + m * blk.kc + r;
-                                if (m + r >= d->ow) {
+                                if (m + r >= M) {
                                     for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = 0.0f;
                                     continue;
                                 }
@@ -539,29 +556,34 @@ static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const 
                             }
                         const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
                         for (int64_t j = 0; j < p->N; j += NR)
-                            for (int64_t m = 0; m < d->ow; m += MR)
+                            for (int64_t m = 0; m < M; m += MR)
                                 u->fn(blk.kc, ap + m * blk.kc, wblk + (j / NR) * blk.kc * NR,
-                                      NR, cs + m * ld + j, ld, min64(MR, d->ow - m),
+                                      NR, cs + m * ld + j, ld, min64(MR, M - m),
                                       min64(NR, p->N - j), b ? UKR_ACCUMULATE : UKR_WRITE,
                                       NULL, 0.0f, 0.0f);
                     }
-                    for (int64_t tap = 0; tap < p->taps; ++tap) {   /* col2im, own rows */
-                        const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh,
-                                      kd = tap / (d->kw * d->kh);
-                        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
-                        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-                        const int64_t r = id * d->ih + ih;
-                        if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih || r < lo || r >= hi)
-                            continue;
-                        for (int64_t ow = 0; ow < d->ow; ++ow) {
-                            const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
-                            if (iw < 0 || iw >= d->iw) continue;
-                            float *x = img + (r * d->iw + iw) * d->ic + g * ICG;
-                            const float *v = cs + ow * ld + tap * ICG;
-                            for (int64_t i = 0; i < ICG; ++i) x[i] += v[i];
+                    for (int64_t q = 0; q < nrows; ++q) {   /* col2im into own rows */
+                        const int64_t od = (row0 + q) / d->oh, oh = (row0 + q) % d->oh;
+                        for (int64_t tap = 0; tap < p->taps; ++tap) {
+                            const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh,
+                                          kd = tap / (d->kw * d->kh);
+                            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+                            const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                            const int64_t r = id * d->ih + ih;
+                            if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih || r < lo
+                                    || r >= hi)
+                                continue;
+                            for (int64_t ow = 0; ow < d->ow; ++ow) {
+                                const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
+                                if (iw < 0 || iw >= d->iw) continue;
+                                float *x = img + (r * d->iw + iw) * d->ic + g * ICG;
+                                const float *v = cs + (q * d->ow + ow) * ld + tap * ICG;
+                                for (int64_t i = 0; i < ICG; ++i) x[i] += v[i];
+                            }
                         }
                     }
                 }
+                row0 += nrows;
             }
         }
     }
