@@ -192,7 +192,7 @@ static int nhwc_init(struct bdnn_conv *c) {
         p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->mc * NKC));
         if (!p->ap[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
-            p->bp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc * NKC));
+            p->bp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc * (NKC + 1)));
             if (!p->bp[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
@@ -386,45 +386,53 @@ static void pack_a_bww(const struct bdnn_conv *c, const float *diff_dst, int64_t
                        int64_t m0, int64_t m1, int64_t k0, int64_t kc, float *ap) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g;
-    for (int64_t m = m0; m < m1; m += MR) {
-        const int64_t mr = min64(MR, m1 - m);
-        float *panel = ap + (m - m0) * kc;
-        for (int64_t k = 0; k < kc; ++k) {
-            const float *x = diff_dst + (k0 + k) * d->oc + g * OCG + m;
-            float *a = panel + k * MR;
-            for (int64_t r = 0; r < mr; ++r) a[r] = x[r];
+    /* point by point: each diff_dst row is read once, along its channels, into every
+     * panel (panel by panel would sweep all the points once per MR channels) */
+    for (int64_t k = 0; k < kc; ++k) {
+        const float *x = diff_dst + (k0 + k) * d->oc + g * OCG;
+        for (int64_t m = m0; m < m1; m += MR) {
+            const int64_t mr = min64(MR, m1 - m);
+            float *a = ap + (m - m0) * kc + k * MR;
+            for (int64_t r = 0; r < mr; ++r) a[r] = x[m + r];
             for (int64_t r = mr; r < MR; ++r) a[r] = 0.0f;
         }
     }
 }
 
+/* B[k][j] for the columns [j0, j0 + ncols) of this block: each point's row is built in
+ * rowbuf (one run of channels per tap, the tap's input point found by stepping (kd, kh,
+ * kw) from the point's origin, no division per tap: ResNet's first layer has 49 taps of 3
+ * channels per point) and then cut into the NR-wide panels. */
 static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const float *src,
                        int64_t g, int64_t j0, int64_t ncols, int64_t k0, int64_t kc,
-                       float *bp) {
+                       float *bp, float *rowbuf) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = ukr_of(c)->nr, ICG = p->ch, OSP = out_points(d);
-    const int64_t img = in_points(d) * d->ic;
-    const struct bdnn_conv fwd_view = {.d = *d, .dir = BDNN_DIR_FWD};
+    const int64_t img = in_points(d) * d->ic, npan = bdnn_div_up(ncols, NR);
+    const int64_t tap0 = j0 / ICG, tap1 = (j0 + ncols - 1) / ICG;
+    for (int64_t i = ncols; i < npan * NR; ++i) rowbuf[i] = 0.0f;   /* past the block */
     for (int64_t k = 0; k < kc; ++k) {
         const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
+        const int64_t ow = op % d->ow, oh = op / d->ow % d->oh, od = op / (d->ow * d->oh);
         const float *im = src + n * img + g * ICG;
-        for (int64_t j = j0; j < j0 + bdnn_div_up(ncols, NR) * NR;) {
-            const int64_t q = (j - j0) / NR, jj = (j - j0) % NR;
-            float *b = bp + q * kc * NR + k * NR + jj;
-            /* a run of one tap's channels, within this panel */
-            int64_t run = min64(NR - jj, j0 + ncols - j);
-            if (run <= 0) {   /* the last panel's columns past the block: zero */
-                for (int64_t i = 0; i < NR - jj; ++i) b[i] = 0.0f;
-                j += NR - jj;
-                continue;
+        int64_t kw = tap0 % d->kw, kh = tap0 / d->kw % d->kh, kd = tap0 / (d->kw * d->kh);
+        for (int64_t tap = tap0; tap <= tap1; ++tap) {
+            const int64_t lo = tap == tap0 ? j0 - tap * ICG : 0;
+            const int64_t hi = tap == tap1 ? j0 + ncols - tap * ICG : ICG;
+            float *out = rowbuf + tap * ICG + lo - j0;
+            const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
+            const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+            if (iw < 0 || iw >= d->iw || ih < 0 || ih >= d->ih || id < 0 || id >= d->id) {
+                for (int64_t i = 0; i < hi - lo; ++i) out[i] = 0.0f;
+            } else {
+                const float *x = im + ((id * d->ih + ih) * d->iw + iw) * d->ic + lo;
+                for (int64_t i = 0; i < hi - lo; ++i) out[i] = x[i];
             }
-            const int64_t tap = j / ICG, ic = j % ICG;
-            run = min64(run, ICG - ic);
-            const int64_t off = row_of(&fwd_view, op, tap);
-            if (off < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
-            else memcpy(b, im + off + ic, sizeof(float) * (size_t)run);
-            j += run;
+            if (++kw == d->kw) { kw = 0; if (++kh == d->kh) { kh = 0; ++kd; } }
         }
+        for (int64_t q = 0; q < npan; ++q)
+            memcpy(bp + q * kc * NR + k * NR, rowbuf + q * NR, sizeof(float) * (size_t)NR);
     }
 }
 
@@ -441,6 +449,7 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
     {
         const int tid = omp_get_thread_num();
         float *ap = p->ap[tid], *bp = p->bp[tid];
+        float *rowbuf = p->bp[tid] + p->nc * NKC;   /* one B row (nc columns) */
         for (int64_t unit = tid; unit < units; unit += c->nthr) {
             int64_t rest = unit;
             const int64_t cb = rest % p->n_cb; rest /= p->n_cb;
@@ -458,7 +467,7 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
             for (int64_t pc = ks; pc < ke; pc += NKC) {
                 const int64_t kc = min64(NKC, ke - pc);
                 pack_a_bww(c, diff_dst, g, m0, m1, pc, kc, ap);
-                pack_b_bww(c, p, src, g, j0, ncols, pc, kc, bp);
+                pack_b_bww(c, p, src, g, j0, ncols, pc, kc, bp, rowbuf);
                 for (int64_t j = j0; j < j0 + ncols; j += NR) {
                     const int64_t nr = min64(NR, j0 + ncols - j);
                     for (int64_t m = m0; m < m1; m += MR)
@@ -475,11 +484,14 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
 #pragma omp for schedule(static)
         for (int64_t row = 0; row < rows; ++row) {
             float *w = diff_wei + row * N;
-            for (int64_t j = 0; j < N; ++j) {
-                float v = p->partials[row * N + j];
-                for (int64_t s = 1; s < p->k_splits; ++s) v += p->partials[(s * rows + row) * N + j];
-                w[(j % ICG) * taps + j / ICG] = v;
-            }
+            for (int64_t ic = 0; ic < ICG; ++ic)      /* writes along w, no division */
+                for (int64_t tap = 0; tap < taps; ++tap) {
+                    const int64_t j = tap * ICG + ic;
+                    float v = p->partials[row * N + j];
+                    for (int64_t s = 1; s < p->k_splits; ++s)
+                        v += p->partials[(s * rows + row) * N + j];
+                    w[ic * taps + tap] = v;
+                }
         }
         /* diff_bias: per channel, the sum over every (n, point) row of diff_dst; threads
          * own 16-channel ranges, the inner loop runs along a row. */
