@@ -260,46 +260,55 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
         }
 }
 
-/* The row of the read tensor (src forward, diff_dst backward data) that C row `row`
- * (an output / input point of image n) reads for tap `tap`, as an element offset of its
- * first channel in the image, or -1 when the tap falls outside (padding) or, backward,
- * the stride does not divide it. */
-static int64_t row_of(const struct bdnn_conv *c, int64_t row, int64_t tap) {
-    const bdnn_conv_desc_t *d = &c->d;
-    const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
-    if (c->dir == BDNN_DIR_FWD) {
-        const int64_t ow = row % d->ow, oh = row / d->ow % d->oh, od = row / (d->ow * d->oh);
-        const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
-        const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-        const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
-        if (iw < 0 || iw >= d->iw || ih < 0 || ih >= d->ih || id < 0 || id >= d->id) return -1;
-        return ((id * d->ih + ih) * d->iw + iw) * d->ic;
-    }
-    const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
-    const int64_t tw = iw + d->pw - kw * (d->dw + 1), th = ih + d->ph - kh * (d->dh + 1),
-                  td = id + d->pd - kd * (d->dd + 1);
-    if (tw < 0 || th < 0 || td < 0 || tw % d->sw || th % d->sh || td % d->sd) return -1;
-    const int64_t ow = tw / d->sw, oh = th / d->sh, od = td / d->sd;
-    if (ow >= d->ow || oh >= d->oh || od >= d->od) return -1;
-    return ((od * d->oh + oh) * d->ow + ow) * d->oc;
-}
-
 /* Forward / backward data: packs A rows [m0, m1) x k block blk of image `img` (its first
  * element; channel offset of the group included) into MR-row micro-panels at ap (panel
  * (m - m0) / MR at ap + (m - m0) * kc; element (k, r) at [k*MR + r]). live[i]: whether
- * micro-panel i has any row that reads the tensor. */
+ * micro-panel i has any row that reads the tensor. Each row's point is decoded once per
+ * panel and the taps stepped from it (row_of's divisions per (row, tap) cost more than
+ * the copy when a tap has few channels: 3 on the first layer). */
 static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const float *img,
                         int64_t m0, int64_t m1, kblk_t blk, float *ap, unsigned char *live) {
+    const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = ukr_of(c)->mr;
+    const int fwd = c->dir == BDNN_DIR_FWD;
+    /* per row: the read tensor's coordinates at tap (0, 0, 0); a tap adds (fwd) or
+     * subtracts (bwd, then divided by the stride) k * (dilation + 1) */
+    const int64_t RD = fwd ? d->id : d->od, RH = fwd ? d->ih : d->oh, RW = fwd ? d->iw : d->ow;
+    const int64_t SD = fwd ? 1 : d->sd, SH = fwd ? 1 : d->sh, SW = fwd ? 1 : d->sw;
+    const int64_t sgn = fwd ? 1 : -1, chans = fwd ? d->ic : d->oc;
+    int64_t bz[64], by[64], bx[64];   /* MR <= 64 */
     for (int64_t m = m0; m < m1; m += MR) {
         float *panel = ap + (m - m0) * blk.kc;
         unsigned char any = 0;
-        for (int64_t k = 0; k < blk.kc;) {
-            const int64_t kk = blk.k0 + k, tap = kk / p->ch, c0 = kk % p->ch;
+        for (int64_t r = 0; r < MR && m + r < m1; ++r) {
+            const int64_t row = m + r;
+            if (fwd) {
+                const int64_t ow = row % d->ow, oh = row / d->ow % d->oh, od = row / (d->ow * d->oh);
+                bz[r] = od * d->sd - d->pd, by[r] = oh * d->sh - d->ph, bx[r] = ow * d->sw - d->pw;
+            } else {
+                const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
+                bz[r] = id + d->pd, by[r] = ih + d->ph, bx[r] = iw + d->pw;
+            }
+        }
+        int64_t tap = blk.k0 / p->ch;
+        int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
+        for (int64_t k = 0; k < blk.kc; ++tap) {
+            const int64_t c0 = k == 0 ? blk.k0 % p->ch : 0;
             const int64_t run = min64(p->ch - c0, blk.kc - k);
+            const int64_t oz = sgn * kd * (d->dd + 1), oy = sgn * kh * (d->dh + 1),
+                          ox = sgn * kw * (d->dw + 1);
             for (int64_t r = 0; r < MR; ++r) {
-                const int64_t off = m + r < m1 ? row_of(c, m + r, tap) : -1;
                 float *a = panel + k * MR + r;
+                int64_t off = -1;
+                if (m + r < m1) {
+                    int64_t z = bz[r] + oz, y = by[r] + oy, x = bx[r] + ox;
+                    int ok = z >= 0 && y >= 0 && x >= 0;
+                    if (ok && !fwd) {
+                        ok = z % SD == 0 && y % SH == 0 && x % SW == 0;
+                        z /= SD, y /= SH, x /= SW;
+                    }
+                    if (ok && z < RD && y < RH && x < RW) off = ((z * RH + y) * RW + x) * chans;
+                }
                 if (off < 0) {
                     for (int64_t i = 0; i < run; ++i) a[i * MR] = 0.0f;
                     continue;
@@ -309,6 +318,7 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const f
                 for (int64_t i = 0; i < run; ++i) a[i * MR] = x[i];
             }
             k += run;
+            if (++kw == d->kw) { kw = 0; if (++kh == d->kh) { kh = 0; ++kd; } }
         }
         live[(m - m0) / MR] = any;
     }
