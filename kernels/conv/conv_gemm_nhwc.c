@@ -150,14 +150,19 @@ static int nhwc_init(struct bdnn_conv *c) {
     else p->K = d->mb * out_points(d);
     p->Np = bdnn_div_up(p->N, NR) * NR;
     /* Blocks: as large as the micro-tiling allows, made smaller until every thread has at
-     * least two work items (mb1 late layers: 49 points, a few column blocks). */
+     * least two work items (mb1 late layers: 49 points, a few column blocks). Backward
+     * weights with points enough to split K among the threads keeps its blocks whole
+     * instead: smaller column blocks would each pack all of A again (the first layer:
+     * 64 x 12544 per block). */
+    const int split_k = c->dir == BDNN_DIR_BWD_WEIGHTS && nthr > 1
+        && p->K >= 2 * NKC * nthr;
     p->mc = min64(MC_PANELS * MR, bdnn_div_up(p->M, MR) * MR);
     p->nc = min64(nc_panels * NR, p->Np);
     for (;;) {
         p->n_rb = bdnn_div_up(p->M, p->mc);
         p->n_cb = bdnn_div_up(p->N, p->nc);
         p->n_items = p->n_inst * p->n_rb * p->n_cb;
-        if (p->n_items >= 2 * nthr || (p->nc == NR && p->mc == MR)) break;
+        if (p->n_items >= 2 * nthr || split_k || (p->nc == NR && p->mc == MR)) break;
         if (p->nc > NR) p->nc = bdnn_div_up(p->nc / NR, 2) * NR;
         else p->mc = bdnn_div_up(p->mc / MR, 2) * MR;
     }
@@ -180,7 +185,7 @@ static int nhwc_init(struct bdnn_conv *c) {
                 p->blk[b++] = (kblk_t){t * p->ch, min64(taps_per, p->taps - t) * p->ch};
         }
         p->n_blk = b;
-    } else if (nthr > 1 && p->n_items < 2 * nthr && p->K >= 2 * NKC * nthr) {
+    } else if (split_k && p->n_items < 2 * nthr) {
         /* Few (g, row, column) items: each thread reduces its own range of points into a
          * whole partial result instead. */
         p->k_splits = nthr;
@@ -196,10 +201,17 @@ static int nhwc_init(struct bdnn_conv *c) {
             if (!p->bp[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
-    if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && p->k_splits > 1) {
         p->partials = bdnn_aligned_alloc(sizeof(float)
                                          * (size_t)(p->k_splits * G * p->M * p->N));
         if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    } else if (c->dir == BDNN_DIR_BWD_WEIGHTS) {   /* one C block per thread */
+        p->cs = calloc((size_t)nthr, sizeof(float *));
+        if (!p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < nthr; ++t) {
+            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->mc * p->nc));
+            if (!p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
     }
     return BDNN_STATUS_OK;
 }
@@ -468,12 +480,15 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
             const int64_t m0 = rb * p->mc, m1 = min64(m0 + p->mc, M);
             const int64_t j0 = cb * p->nc, ncols = min64(p->nc, N - j0);
             const int64_t ks = split * per_split, ke = min64(ks + per_split, K);
-            float *cblk = p->partials + ((split * G + g) * M + m0) * N + j0;
-            if (ks >= ke) {   /* an empty range (K short, or mb 0): a zero partial */
+            /* split K: a whole partial result; else the thread's C block, written into
+             * the weights as soon as it is done (in cache, no G x M x N scratch) */
+            const int direct = p->k_splits == 1;
+            const int64_t ldc = direct ? p->nc : N;
+            float *cblk = direct ? p->cs[tid]
+                                 : p->partials + ((split * G + g) * M + m0) * N + j0;
+            if (ks >= ke)   /* an empty range (K short, or mb 0): zeros */
                 for (int64_t r = 0; r < m1 - m0; ++r)
-                    memset(cblk + r * N, 0, sizeof(float) * (size_t)ncols);
-                continue;
-            }
+                    memset(cblk + r * ldc, 0, sizeof(float) * (size_t)ncols);
             for (int64_t pc = ks; pc < ke; pc += NKC) {
                 const int64_t kc = min64(NKC, ke - pc);
                 pack_a_bww(c, diff_dst, g, m0, m1, pc, kc, ap);
@@ -482,8 +497,20 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
                     const int64_t nr = min64(NR, j0 + ncols - j);
                     for (int64_t m = m0; m < m1; m += MR)
                         u->fn(kc, ap + (m - m0) * kc, bp + ((j - j0) / NR) * kc * NR, NR,
-                              cblk + (m - m0) * N + (j - j0), N, min64(MR, m1 - m), nr,
+                              cblk + (m - m0) * ldc + (j - j0), ldc, min64(MR, m1 - m), nr,
                               pc == ks ? UKR_WRITE : UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
+                }
+            }
+            if (direct) {   /* (tap, ic) columns [j0, j0 + ncols) -> the user's (ic, tap) */
+                const int64_t taps = p->taps, ICG = p->ch;
+                for (int64_t r = 0; r < m1 - m0; ++r) {
+                    float *w = diff_wei + (g * M + m0 + r) * N;
+                    const float *v = cblk + r * ldc;
+                    int64_t tap = j0 / ICG, ic = j0 % ICG;
+                    for (int64_t j = 0; j < ncols; ++j) {
+                        w[ic * taps + tap] = v[j];
+                        if (++ic == ICG) { ic = 0; ++tap; }
+                    }
                 }
             }
         }
@@ -492,7 +519,7 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
          * (g, oc) row per iteration. */
         const int64_t taps = p->taps, ICG = p->ch, rows = G * M;
 #pragma omp for schedule(static)
-        for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t row = 0; row < (p->k_splits > 1 ? rows : 0); ++row) {
             float *w = diff_wei + row * N;
             for (int64_t ic = 0; ic < ICG; ++ic)      /* writes along w, no division */
                 for (int64_t tap = 0; tap < taps; ++tap) {
