@@ -491,16 +491,19 @@ def _order(loops: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...
         merged.insert(len(merged) - 2, merged.pop(unit[0]))
     # A short run contiguous in both (nhwc -> nChw16c copies 16 elements at a time): the
     # loop that carries on src's stream goes next to it, so reads stay sequential and
-    # only the writes jump (a few streams) instead of sweeping src once per block.
+    # only the writes jump (a few streams) instead of sweeping src once per block. Not
+    # when that loop is only a few runs long (nChw16c -> nChw8c: 2): a unit of work
+    # would be two 32-byte runs, and the default order writes dst contiguously instead.
     n, ss, ds = merged[-1] if merged else (0, 0, 0)
     if ss == 1 and ds == 1 and n < SHORT_RUN:
-        nxt = [k for k, l in enumerate(merged[:-1]) if l[1] == n]
+        nxt = [k for k, l in enumerate(merged[:-1]) if l[1] == n and l[0] >= SHORT_CARRY]
         if nxt and nxt[0] < len(merged) - 2:
             merged.insert(len(merged) - 2, merged.pop(nxt[0]))
     return tuple(merged)
 
 
 SHORT_RUN = 64    # elements; below it a run is too short to stream on its own
+SHORT_CARRY = 4   # runs; a src-stream loop shorter than this is not worth following
 
 
 def copy_jobs(src: Layout, dst: Layout) -> list[Job]:
