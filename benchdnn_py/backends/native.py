@@ -68,18 +68,18 @@ def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str,
 def act_layouts(prb) -> tuple[core.ActLayout, ...]:
     """The activation layouts whose rows the backend tries, in order. A case asking for
     channels-last activations (a src or dst in axb that is not also the plain layout, and
-    no other activation layout) can run on the channels-last rows, but they come second:
-    measured on an idle machine (ResNet-50 f32 at mb1, README "Memory formats of conv and
-    deconv"), the plain rows behind the reorder route are still the faster choice in
-    every direction, so the route is the default and the channels-last rows run when
-    asked for (--impl=gemm_conv_nhwc..., or --skip-impl=+reorder). Otherwise (`any`
-    everywhere included) plain rows only."""
+    no other activation layout) runs on the channels-last rows first: measured (ResNet-50
+    f32 at mb1, README "Memory formats of conv and deconv") they beat the plain rows
+    behind the reorder route in every direction, so the tensors need no reorder; when no
+    channels-last row accepts the problem (bf16, int8, scales) the plain rows take it
+    through the route (--impl=+reorder forces the route). Otherwise (`any` everywhere
+    included) plain rows only."""
     requested = prb.requested_layouts
     plain, nhwc = kernel_layouts(prb), kernel_layouts(prb, core.ActLayout.NHWC)
     asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
     if (any(not lay.same_memory(plain[n]) for lay, n in asked)
             and all(lay.same_memory(nhwc[n]) for lay, n in asked)):
-        return (core.ActLayout.PLAIN, core.ActLayout.NHWC)
+        return (core.ActLayout.NHWC, core.ActLayout.PLAIN)
     return (core.ActLayout.PLAIN,)
 
 

@@ -566,7 +566,7 @@ static int reaches(const bdnn_conv_desc_t *d, int64_t orow, int64_t lo, int64_t 
 }
 
 static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const float *wp,
-                        float *diff_src) {
+                        const float *bias, float *diff_src) {
     const nhwc_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
@@ -579,8 +579,13 @@ static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const 
         float *ap = p->ap[tid], *cs = p->cs[tid];
         for (int64_t n = 0; n < d->mb; ++n) {
             float *img = diff_src + n * in_points(d) * d->ic;
-            memset(img + lo * d->iw * d->ic, 0,
-                   sizeof(float) * (size_t)((hi - lo) * d->iw * d->ic));
+            /* own rows start at the bias per channel (deconvolution's forward), else 0 */
+            if (bias)
+                for (int64_t pt = lo * d->iw; pt < hi * d->iw; ++pt)
+                    memcpy(img + pt * d->ic, bias, sizeof(float) * (size_t)d->ic);
+            else
+                memset(img + lo * d->iw * d->ic, 0,
+                       sizeof(float) * (size_t)((hi - lo) * d->iw * d->ic));
             for (int64_t row0 = 0; row0 < out_rows;) {
                 if (!reaches(d, row0, lo, hi)) { ++row0; continue; }
                 int64_t nrows = 1;   /* consecutive rows that reach the range */
@@ -645,7 +650,7 @@ static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         break;
     case BDNN_DIR_BWD_DATA:
         if (((const nhwc_plan_t *)c->plan)->col)
-            run_bwd_col(c, a->diff_dst, a->wei, a->diff_src);
+            run_bwd_col(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         else
             run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         break;

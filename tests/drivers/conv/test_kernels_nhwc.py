@@ -152,11 +152,11 @@ def test_cli_channels_last_runs_on_the_native_row(direction):
     assert "src nhwc=acdb" in out and "dst nhwc=acdb" in out
 
 
-def test_cli_channels_last_takes_the_route_by_default_and_its_rows_on_request():
-    out = run_cli("--conv", "--stag=nhwc", "--skip-impl=+reorder", "-v5",
-                  "mb2ic20ih6oc18kh3ph1").out
+def test_cli_channels_last_runs_natively_by_default_and_the_route_can_be_forced():
+    out = run_cli("--conv", "--stag=nhwc", "-v5", "mb2ic20ih6oc18kh3ph1").out
     assert "gemm_conv_nhwc:" in out and "dst any=acdb" in out
-    out = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "-v5", "mb2ic20ih6oc18kh3ph1").out
+    out = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "--impl=+reorder", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
     # the default (no tags) keeps the plain rows
     out = run_cli("--conv", "-v5", "mb2ic20ih6oc18kh3ph1").out
