@@ -10,6 +10,10 @@
  *   bwd data   (n, g)    input points    IC/G           (tap, oc)        diff_dst rows at (i+p-k*(d+1))/s  weights^T, packed once
  *   bwd wei    g         OC/G            (tap, ic)      (n, out point)   diff_dst^T (a row copy)      src rows at o*s - p + k*(d+1)
  *
+ * Backward data with a stride or few input channels per group (2 * ICG <= NR) would
+ * multiply zeros that way; it runs by output rows instead (run_bwd_col): C rows are
+ * output points, columns (tap, ic), K = OC/G, and C is added into diff_src (col2im).
+ *
  * Forward and backward data write C straight into dst / diff_src (row stride OC / IC: a
  * group is a column range of the rows). Backward weights writes C into a scratch
  * [g][oc][(tap, ic)] and transposes it into the user's [g][oc][ic][tap] at the end (the
@@ -59,7 +63,8 @@ typedef struct {
     float *partials;        /* backward weights: k_splits x G x M x N */
     int col;                /* backward data through output rows (see run_bwd_col) */
     int64_t col_rows;       /* col: output rows (od, oh) per GEMM (M = col_rows * ow) */
-    float **cs;             /* col: per thread, C of one GEMM (col_rows * ow x Np) */
+    float **cs;             /* per thread: col, C of one GEMM (col_rows * ow x Np);
+                               backward weights without a K split, its C block (mc x nc) */
 } nhwc_plan_t;
 
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {

@@ -6,8 +6,9 @@
  *   - run:   the innermost loop is the unit of work (contiguous in both tensors when the
  *            layouts agree there: memcpy or a bulk conversion; else strided elements);
  *   - tile:  the innermost loop is contiguous in dst and the next one in src (a
- *            transposition, e.g. nchw -> nhwc or nchw -> nChw16c): 64 x 64 tiles, read
- *            and written a line at a time, 4-byte copies through the ISA's tile kernel;
+ *            transposition, e.g. nchw -> nhwc or nchw -> nChw16c): 64 x 64 tiles (taller
+ *            for 4-byte bit copies), every element through the ISA's register
+ *            transposes (narrow types widened to 4 bytes, conversions in f32);
  *   - zero:  padding, written as zeros.
  * Work is split statically over (outer point, chunk or tile) so every thread streams its
  * own part of memory and the split does not depend on the data. */
@@ -56,7 +57,7 @@ typedef struct {
     size_t ssz, dsz;     /* element sizes */
     int bitwise;         /* same type, no scale, no sum: copy bits */
     int fault;
-    int stream;          /* this job's dst is large: non-temporal stores where whole */
+    int stream;          /* this job's dst is large: ask the kernels for non-temporal stores */
 } ctx_t;
 
 /* -- element runs ---------------------------------------------------------------------- */
