@@ -21,10 +21,17 @@
  *   bwd data   (n, g)    input points    IC/G           (tap, oc)        diff_dst rows at (i+p-k*(d+1))/s  weights^T, packed once
  *   bwd wei    g         OC/G            (tap, ic)      (n, out point)   diff_dst^T (a row copy)      src rows at o*s - p + k*(d+1)
  *
+ * Backward data with a stride or few input channels per group (2 * ICG <= NR) would
+ * multiply zeros that way; it runs by output rows instead (run_bwd_col): C rows are
+ * output points, columns (tap, ic), K = OC/G, and C is added into diff_src (col2im).
+ * That path addresses both tensors as [point][C]: channels last only; the blocked rows
+ * run such cases by input points.
+ *
  * Forward and backward data write C straight into dst / diff_src (row stride OC / IC: a
- * group is a column range of the rows). Backward weights writes C into a scratch
- * [g][oc][(tap, ic)] and transposes it into the user's [g][oc][ic][tap] at the end (the
- * weights are small; the transposition lets B's rows be contiguous channel runs).
+ * group is a column range of the rows). Backward weights computes C as [g][oc][(tap, ic)]
+ * (B's rows are then contiguous channel runs) and transposes it into the user's
+ * [g][oc][ic][tap]: each work item's block as soon as it is done, or, with K split
+ * among the threads, the summed partials at the end.
  *
  * Loops, outermost first:
  *   work item  (n, g, row block of MC rows, column block of NC columns)  -- across threads;
@@ -51,6 +58,8 @@
 #include "conv_impl.h"
 
 enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4, MAX_MR = 32 };
+/* backward data by output rows: the largest C block of one GEMM (it stays in L2) */
+enum { COL_C_BYTES = 512 * 1024 };
 
 /* A k block: K positions [k0, k0 + kc). */
 typedef struct { int64_t k0, kc; } kblk_t;
@@ -67,6 +76,10 @@ typedef struct {
     kblk_t *blk;
     float **ap, **bp;       /* per thread: the A block (mc x KC), B block (KC x nc) */
     float *partials;        /* backward weights: k_splits x G x M x N */
+    int col;                /* backward data through output rows (see run_bwd_col) */
+    int64_t col_rows;       /* col: output rows (od, oh) per GEMM (M = col_rows * ow) */
+    float **cs;             /* per thread: col, C of one GEMM (col_rows * ow x Np);
+                               backward weights without a K split, its C block (mc x nc) */
 } nhwc_plan_t;
 
 /* An activation tensor's geometry: C channels of `points` points per image in blocks of
@@ -79,12 +92,16 @@ static act_t act_of(const struct bdnn_conv *c, int64_t C, int64_t points) {
                     : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : (C > 0 ? C : 1);
     return (act_t){C, points, B, bdnn_div_up(C, B) * B * points};
 }
-/* Channel ch of point pt, from the image's first element. */
+/* Channel ch of point pt, from the image's first element. One block (channels last): no
+ * division, the packing loops call these per tap and point. */
 static inline int64_t at(const act_t *t, int64_t ch, int64_t pt) {
+    if (t->B == t->C) return pt * t->B + ch;
     return (ch / t->B) * t->points * t->B + pt * t->B + ch % t->B;
 }
 /* Channels contiguous from ch on (to the end of its block). */
-static inline int64_t run_from(const act_t *t, int64_t ch) { return t->B - ch % t->B; }
+static inline int64_t run_from(const act_t *t, int64_t ch) {
+    return t->B == t->C ? t->C - ch : t->B - ch % t->B;
+}
 
 static const conv_gemm_ukr_t *ukr_of(const struct bdnn_conv *c) {
     return (const conv_gemm_ukr_t *)c->impl->kernel;
@@ -101,6 +118,8 @@ static void nhwc_fini(struct bdnn_conv *c) {
         if (p->ap) free(p->ap[t]);
         if (p->bp) free(p->bp[t]);
     }
+    for (int t = 0; t < c->nthr && p->cs; ++t) free(p->cs[t]);
+    free(p->cs);
     free(p->ap);
     free(p->bp);
     free(p->blk);
@@ -142,6 +161,43 @@ static int nhwc_init(struct bdnn_conv *c) {
         p->M = OCG, p->N = p->taps * ICG, p->ch = ICG, p->n_inst = G;
         nc_panels = BWW_NC_PANELS;
     }
+    /* Backward data by input points wastes products in two cases: few input channels
+     * per group (ResNet's first layer: 3 live columns in an NR-wide C tile), and any
+     * stride, where an input point's A row is zero for every tap the stride does not
+     * divide (1x1 stride 2: half the rows of the live panels; 3x3 stride 2: three
+     * quarters of each row). Those run the other way round: one GEMM row per output
+     * point, C[o][(tap, ic)] = diff_dst[o][:] x W^T, added into diff_src (col2im), which
+     * multiplies no zero; the adds are 1/OCG of the products. */
+    /* Channels last only (B == C): run_bwd_col's A rows and col2im address diff_dst and
+     * diff_src as [point][C]. The blocked rows keep the input-point path (run_rows), with
+     * its waste: generalizing the col2im to blocks is not done yet. */
+    const int strided = d->sd > 1 || d->sh > 1 || d->sw > 1;
+    if (c->attr.layout == BDNN_LAYOUT_NHWC && c->dir == BDNN_DIR_BWD_DATA
+            && (2 * ICG <= NR || strided) && c->n_post_ops == 0) {
+        p->col = 1;
+        p->N = p->taps * ICG;
+        p->K = OCG;
+        p->Np = bdnn_div_up(p->N, NR) * NR;
+        /* about MC_PANELS micro-panels of rows per GEMM, C within COL_C_BYTES */
+        p->col_rows = bdnn_div_up(MC_PANELS * MR, d->ow);
+        const int64_t fit = COL_C_BYTES / (int64_t)sizeof(float) / (d->ow * p->Np);
+        if (p->col_rows > fit) p->col_rows = fit > 1 ? fit : 1;
+        const int64_t parts = bdnn_div_up(OCG, NKC), part = bdnn_div_up(OCG, parts);
+        p->blk = calloc((size_t)parts, sizeof(kblk_t));
+        if (!p->blk) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int64_t c0 = 0; c0 < OCG; c0 += part)
+            p->blk[p->n_blk++] = (kblk_t){c0, min64(part, OCG - c0)};
+        const int64_t rows = bdnn_div_up(p->col_rows * d->ow, MR) * MR;
+        p->ap = calloc((size_t)nthr, sizeof(float *));
+        p->cs = calloc((size_t)nthr, sizeof(float *));
+        if (!p->ap || !p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < nthr; ++t) {
+            p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * NKC));
+            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * p->Np));
+            if (!p->ap[t] || !p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        return BDNN_STATUS_OK;
+    }
     if (c->dir != BDNN_DIR_BWD_WEIGHTS) p->K = p->taps * p->ch;
     else p->K = d->mb * out_points(d);
     /* A channel-blocked 1x1 convolution at stride 1 without padding reads, for C row m,
@@ -153,14 +209,19 @@ static int nhwc_init(struct bdnn_conv *c) {
              && d->sw == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0;
     p->Np = bdnn_div_up(p->N, NR) * NR;
     /* Blocks: as large as the micro-tiling allows, made smaller until every thread has at
-     * least two work items (mb1 late layers: 49 points, a few column blocks). */
+     * least two work items (mb1 late layers: 49 points, a few column blocks). Backward
+     * weights with points enough to split K among the threads keeps its blocks whole
+     * instead: smaller column blocks would each pack all of A again (the first layer:
+     * 64 x 12544 per block). */
+    const int split_k = c->dir == BDNN_DIR_BWD_WEIGHTS && nthr > 1
+        && p->K >= 2 * NKC * nthr;
     p->mc = min64(MC_PANELS * MR, bdnn_div_up(p->M, MR) * MR);
     p->nc = min64(nc_panels * NR, p->Np);
     for (;;) {
         p->n_rb = bdnn_div_up(p->M, p->mc);
         p->n_cb = bdnn_div_up(p->N, p->nc);
         p->n_items = p->n_inst * p->n_rb * p->n_cb;
-        if (p->n_items >= 2 * nthr || (p->nc == NR && p->mc == MR)) break;
+        if (p->n_items >= 2 * nthr || split_k || (p->nc == NR && p->mc == MR)) break;
         if (p->nc > NR) p->nc = bdnn_div_up(p->nc / NR, 2) * NR;
         else p->mc = bdnn_div_up(p->mc / MR, 2) * MR;
     }
@@ -184,7 +245,7 @@ static int nhwc_init(struct bdnn_conv *c) {
                 p->blk[b++] = (kblk_t){t * p->ch, min64(taps_per, p->taps - t) * p->ch};
         }
         p->n_blk = b;
-    } else if (nthr > 1 && p->n_items < 2 * nthr && p->K >= 2 * NKC * nthr) {
+    } else if (split_k && p->n_items < 2 * nthr) {
         /* Few (g, row, column) items: each thread reduces its own range of points into a
          * whole partial result instead. */
         p->k_splits = nthr;
@@ -196,14 +257,21 @@ static int nhwc_init(struct bdnn_conv *c) {
         p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->mc * NKC));
         if (!p->ap[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
-            p->bp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc * NKC));
+            p->bp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc * (NKC + 1)));
             if (!p->bp[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
-    if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && p->k_splits > 1) {
         p->partials = bdnn_aligned_alloc(sizeof(float)
                                          * (size_t)(p->k_splits * G * p->M * p->N));
         if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    } else if (c->dir == BDNN_DIR_BWD_WEIGHTS) {   /* one C block per thread */
+        p->cs = calloc((size_t)nthr, sizeof(float *));
+        if (!p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < nthr; ++t) {
+            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->mc * p->nc));
+            if (!p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
     }
     return BDNN_STATUS_OK;
 }
@@ -226,6 +294,22 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
     const int64_t taps = p->taps, fwd = c->dir == BDNN_DIR_FWD;
     const float *w = wei;
     float *out = packed;
+    if (p->col) {   /* B(k = oc, j = tap * ICG + ic) = W[g][oc][ic][tap], same panels */
+        for (int64_t g = 0; g < G; ++g)
+            for (int64_t b = 0; b < p->n_blk; ++b) {
+                const kblk_t blk = p->blk[b];
+                float *base = out + (g * p->K + blk.k0) * p->Np;
+                for (int64_t q = 0; q * NR < p->N; ++q)
+                    for (int64_t k = 0; k < blk.kc; ++k)
+                        for (int64_t j = 0; j < NR; ++j) {
+                            const int64_t col = q * NR + j, oc = blk.k0 + k;
+                            base[q * blk.kc * NR + k * NR + j] = col < p->N
+                                ? w[((g * OCG + oc) * ICG + col % ICG) * taps + col / ICG]
+                                : 0.0f;
+                        }
+            }
+        return;
+    }
     for (int64_t g = 0; g < G; ++g)
         for (int64_t b = 0; b < p->n_blk; ++b) {
             const kblk_t blk = p->blk[b];
@@ -250,10 +334,11 @@ static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *
 
 /* The point of the read tensor (src forward, diff_dst backward data) that a C row (an
  * output / input point of an image) reads for a tap, or -1 when the tap falls outside
- * (padding) or, backward, the stride does not divide it: point_at(row_origin(row),
- * tap_offset(tap)). The origin (forward: the input coordinates of tap 0, o*s - p;
- * backward data: i + p) is found once per row and micro-panel, a tap's offsets k*(d+1)
- * once per tap, so the packing loops do no division but the strides'. */
+ * (padding) or, backward, the stride does not divide it: point_at(row_origin(row), off)
+ * with off the tap's offsets (kd, kh, kw) * (dilation + 1). The origin (forward: the
+ * input coordinates of tap 0, o*s - p; backward data: i + p) is found once per row and
+ * micro-panel, the taps are stepped by the callers, so the packing loops do no division
+ * but the strides'. */
 typedef struct { int64_t d, h, w; } xyz_t;
 
 static xyz_t row_origin(const struct bdnn_conv *c, int64_t row) {
@@ -264,11 +349,6 @@ static xyz_t row_origin(const struct bdnn_conv *c, int64_t row) {
     }
     const int64_t iw = row % d->iw, ih = row / d->iw % d->ih, id = row / (d->iw * d->ih);
     return (xyz_t){id + d->pd, ih + d->ph, iw + d->pw};
-}
-
-static xyz_t tap_offset(const bdnn_conv_desc_t *d, int64_t tap) {
-    const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
-    return (xyz_t){kd * (d->dd + 1), kh * (d->dh + 1), kw * (d->dw + 1)};
 }
 
 /* One coordinate backward: (origin - offset) / s, or -1 if outside or not divisible. */
@@ -297,33 +377,58 @@ static inline int64_t point_at(const struct bdnn_conv *c, xyz_t o, xyz_t k) {
 /* Forward / backward data: packs A rows [m0, m1) x k block blk of image `img` (its first
  * element; the read tensor's geometry t, the group's first channel ch0) into MR-row
  * micro-panels at ap (panel (m - m0) / MR at ap + (m - m0) * kc; element (k, r) at
- * [k*MR + r]). live[i]: whether micro-panel i has any row that reads the tensor. */
+ * [k*MR + r]). live[i]: whether micro-panel i has any row that reads the tensor. Each
+ * row's origin is decoded once per panel and the taps stepped (kd, kh, kw) from it: a
+ * division per (row, tap) costs more than the copy when a tap has few channels (3 on
+ * ResNet's first layer). */
 static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const act_t *t,
                         const float *img, int64_t ch0, int64_t m0, int64_t m1, kblk_t blk,
                         float *ap, unsigned char *live) {
+    const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = ukr_of(c)->mr;
+    const int fwd = c->dir == BDNN_DIR_FWD, one_block = t->B == t->C;
+    /* point_at's bounds and strides in locals: this loop runs per (row, tap) */
+    const int64_t RD = fwd ? d->id : d->od, RH = fwd ? d->ih : d->oh, RW = fwd ? d->iw : d->ow;
+    const int64_t SD = fwd ? 1 : d->sd, SH = fwd ? 1 : d->sh, SW = fwd ? 1 : d->sw;
+    const int64_t sgn = fwd ? 1 : -1, plane = t->points * t->B;
     for (int64_t m = m0; m < m1; m += MR) {
         float *panel = ap + (m - m0) * blk.kc;
         unsigned char any = 0;
         xyz_t origin[MAX_MR];
         for (int64_t r = 0; r < MR && m + r < m1; ++r) origin[r] = row_origin(c, m + r);
-        for (int64_t k = 0; k < blk.kc;) {
+        int64_t tap = blk.k0 / p->ch;
+        int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh, kd = tap / (d->kw * d->kh);
+        for (int64_t k = 0; k < blk.kc; ++tap) {
             /* one tap's channels [c0, c0 + run) of each row: its point found once, then
              * copied a block at a time (the next block is a block plane further on) */
-            const int64_t kk = blk.k0 + k, tap = kk / p->ch, c0 = kk % p->ch;
+            const int64_t c0 = k == 0 ? blk.k0 % p->ch : 0;
             const int64_t run = min64(p->ch - c0, blk.kc - k);
-            const int64_t first = ch0 + c0, plane = t->points * t->B;
-            const int64_t o0 = first % t->B, base = at(t, first, 0);
-            const xyz_t off = tap_offset(&c->d, tap);
+            const int64_t first = ch0 + c0;
+            const int64_t o0 = t->B - run_from(t, first), base = at(t, first, 0);
+            const int64_t oz = sgn * kd * (d->dd + 1), oy = sgn * kh * (d->dh + 1),
+                          ox = sgn * kw * (d->dw + 1);
             for (int64_t r = 0; r < MR; ++r) {
-                const int64_t pt = m + r < m1 ? point_at(c, origin[r], off) : -1;
                 float *a = panel + k * MR + r;
+                int64_t pt = -1;
+                if (m + r < m1) {   /* point_at, inline */
+                    int64_t z = origin[r].d + oz, y = origin[r].h + oy, x = origin[r].w + ox;
+                    int ok = z >= 0 && y >= 0 && x >= 0;
+                    if (ok && !fwd) {
+                        ok = z % SD == 0 && y % SH == 0 && x % SW == 0;
+                        z /= SD, y /= SH, x /= SW;
+                    }
+                    if (ok && z < RD && y < RH && x < RW) pt = (z * RH + y) * RW + x;
+                }
                 if (pt < 0) {
                     for (int64_t i = 0; i < run; ++i) a[i * MR] = 0.0f;
                     continue;
                 }
                 any = 1;
                 const float *x = img + base + pt * t->B;   /* in block first / B */
+                if (one_block) {
+                    for (int64_t i = 0; i < run; ++i) a[i * MR] = x[i];
+                    continue;
+                }
                 for (int64_t i = 0, o = o0, w; i < run; i += w, o = 0) {
                     w = min64(run - i, t->B - o);
                     for (int64_t j = 0; j < w; ++j) a[(i + j) * MR] = x[j];
@@ -331,6 +436,7 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const a
                 }
             }
             k += run;
+            if (++kw == d->kw) { kw = 0; if (++kh == d->kh) { kh = 0; ++kd; } }
         }
         live[(m - m0) / MR] = any;
     }
@@ -440,52 +546,70 @@ static void pack_a_bww(const struct bdnn_conv *c, const float *diff_dst, int64_t
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g, OSP = out_points(d);
     const act_t t = act_of(c, d->oc, OSP);
-    for (int64_t m = m0; m < m1; m += MR) {
-        const int64_t mr = min64(MR, m1 - m);
-        float *panel = ap + (m - m0) * kc;
-        for (int64_t k = 0; k < kc; ++k) {
-            const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
-            const float *img = diff_dst + n * t.img;
-            float *a = panel + k * MR;
-            for (int64_t r = 0, w; r < mr; r += w) {   /* runs inside one block */
-                const int64_t ch = g * OCG + m + r;
-                w = min64(mr - r, run_from(&t, ch));
-                const float *x = img + at(&t, ch, op);
-                for (int64_t i = 0; i < w; ++i) a[r + i] = x[i];
+    /* point by point: each diff_dst point is read once, along its channels, into every
+     * panel (panel by panel would sweep all the points once per MR channels) */
+    int64_t n = k0 / OSP, op = k0 % OSP;
+    for (int64_t k = 0; k < kc; ++k) {
+        const float *img = diff_dst + n * t.img;
+        const float *row = img + op * t.B + g * OCG;   /* channels last: the point's row */
+        for (int64_t m = m0; m < m1; m += MR) {
+            const int64_t mr = min64(MR, m1 - m);
+            float *a = ap + (m - m0) * kc + k * MR;
+            if (t.B == t.C) {
+                for (int64_t r = 0; r < mr; ++r) a[r] = row[m + r];
+            } else {
+                for (int64_t r = 0, w; r < mr; r += w) {   /* runs inside one block */
+                    const int64_t ch = g * OCG + m + r;
+                    w = min64(mr - r, run_from(&t, ch));
+                    const float *x = img + at(&t, ch, op);
+                    for (int64_t i = 0; i < w; ++i) a[r + i] = x[i];
+                }
             }
             for (int64_t r = mr; r < MR; ++r) a[r] = 0.0f;
         }
+        if (++op == OSP) { op = 0; ++n; }
     }
 }
 
+/* B[k][j] for the columns [j0, j0 + ncols) of this block: each point's row is built in
+ * rowbuf (one run of channels per tap, the tap's input point found by stepping (kd, kh,
+ * kw) from the point's origin, no division per tap: ResNet's first layer has 49 taps of 3
+ * channels per point) and then cut into the NR-wide panels. */
 static void pack_b_bww(const struct bdnn_conv *c, const nhwc_plan_t *p, const float *src,
                        int64_t g, int64_t j0, int64_t ncols, int64_t k0, int64_t kc,
-                       float *bp) {
+                       float *bp, float *rowbuf) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = ukr_of(c)->nr, ICG = p->ch, OSP = out_points(d);
     const act_t t = act_of(c, d->ic, in_points(d));
+    const int64_t npan = bdnn_div_up(ncols, NR);
+    const int64_t tap0 = j0 / ICG, tap1 = (j0 + ncols - 1) / ICG;
     const struct bdnn_conv fwd_view = {.d = *d, .dir = BDNN_DIR_FWD};
+    for (int64_t i = ncols; i < npan * NR; ++i) rowbuf[i] = 0.0f;   /* past the block */
+    int64_t n = k0 / OSP, op = k0 % OSP;
     for (int64_t k = 0; k < kc; ++k) {
-        const int64_t n = (k0 + k) / OSP, op = (k0 + k) % OSP;
         const float *im = src + n * t.img;
         const xyz_t origin = row_origin(&fwd_view, op);
-        for (int64_t j = j0; j < j0 + bdnn_div_up(ncols, NR) * NR;) {
-            const int64_t q = (j - j0) / NR, jj = (j - j0) % NR;
-            float *b = bp + q * kc * NR + k * NR + jj;
-            /* a run of one tap's channels, within this panel */
-            int64_t run = min64(NR - jj, j0 + ncols - j);
-            if (run <= 0) {   /* the last panel's columns past the block: zero */
-                for (int64_t i = 0; i < NR - jj; ++i) b[i] = 0.0f;
-                j += NR - jj;
-                continue;
+        int64_t kw = tap0 % d->kw, kh = tap0 / d->kw % d->kh, kd = tap0 / (d->kw * d->kh);
+        for (int64_t tap = tap0; tap <= tap1; ++tap) {
+            const int64_t lo = tap == tap0 ? j0 - tap * ICG : 0;
+            const int64_t hi = tap == tap1 ? j0 + ncols - tap * ICG : ICG;
+            float *out = rowbuf + tap * ICG + lo - j0;
+            const xyz_t off = {kd * (d->dd + 1), kh * (d->dh + 1), kw * (d->dw + 1)};
+            const int64_t pt = point_at(&fwd_view, origin, off);
+            if (pt < 0) {
+                for (int64_t i = 0; i < hi - lo; ++i) out[i] = 0.0f;
+            } else {
+                for (int64_t i = lo, w; i < hi; i += w) {   /* runs inside one block */
+                    w = min64(hi - i, run_from(&t, g * ICG + i));
+                    const float *x = im + at(&t, g * ICG + i, pt);
+                    for (int64_t j = 0; j < w; ++j) out[i - lo + j] = x[j];
+                }
             }
-            const int64_t tap = j / ICG, ic = j % ICG;
-            run = min64(min64(run, ICG - ic), run_from(&t, g * ICG + ic));
-            const int64_t pt = point_at(&fwd_view, origin, tap_offset(d, tap));
-            if (pt < 0) for (int64_t i = 0; i < run; ++i) b[i] = 0.0f;
-            else memcpy(b, im + at(&t, g * ICG + ic, pt), sizeof(float) * (size_t)run);
-            j += run;
+            if (++kw == d->kw) { kw = 0; if (++kh == d->kh) { kh = 0; ++kd; } }
         }
+        for (int64_t q = 0; q < npan; ++q)
+            memcpy(bp + q * kc * NR + k * NR, rowbuf + q * NR, sizeof(float) * (size_t)NR);
+        if (++op == OSP) { op = 0; ++n; }
     }
 }
 
@@ -502,6 +626,7 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
     {
         const int tid = omp_get_thread_num();
         float *ap = p->ap[tid], *bp = p->bp[tid];
+        float *rowbuf = p->bp[tid] + p->nc * NKC;   /* one B row (nc columns) */
         for (int64_t unit = tid; unit < units; unit += c->nthr) {
             int64_t rest = unit;
             const int64_t cb = rest % p->n_cb; rest /= p->n_cb;
@@ -510,22 +635,37 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
             const int64_t m0 = rb * p->mc, m1 = min64(m0 + p->mc, M);
             const int64_t j0 = cb * p->nc, ncols = min64(p->nc, N - j0);
             const int64_t ks = split * per_split, ke = min64(ks + per_split, K);
-            float *cblk = p->partials + ((split * G + g) * M + m0) * N + j0;
-            if (ks >= ke) {   /* an empty range (K short, or mb 0): a zero partial */
+            /* split K: a whole partial result; else the thread's C block, written into
+             * the weights as soon as it is done (in cache, no G x M x N scratch) */
+            const int direct = p->k_splits == 1;
+            const int64_t ldc = direct ? p->nc : N;
+            float *cblk = direct ? p->cs[tid]
+                                 : p->partials + ((split * G + g) * M + m0) * N + j0;
+            if (ks >= ke)   /* an empty range (K short, or mb 0): zeros */
                 for (int64_t r = 0; r < m1 - m0; ++r)
-                    memset(cblk + r * N, 0, sizeof(float) * (size_t)ncols);
-                continue;
-            }
+                    memset(cblk + r * ldc, 0, sizeof(float) * (size_t)ncols);
             for (int64_t pc = ks; pc < ke; pc += NKC) {
                 const int64_t kc = min64(NKC, ke - pc);
                 pack_a_bww(c, diff_dst, g, m0, m1, pc, kc, ap);
-                pack_b_bww(c, p, src, g, j0, ncols, pc, kc, bp);
+                pack_b_bww(c, p, src, g, j0, ncols, pc, kc, bp, rowbuf);
                 for (int64_t j = j0; j < j0 + ncols; j += NR) {
                     const int64_t nr = min64(NR, j0 + ncols - j);
                     for (int64_t m = m0; m < m1; m += MR)
                         u->fn(kc, ap + (m - m0) * kc, bp + ((j - j0) / NR) * kc * NR, NR,
-                              cblk + (m - m0) * N + (j - j0), N, min64(MR, m1 - m), nr,
+                              cblk + (m - m0) * ldc + (j - j0), ldc, min64(MR, m1 - m), nr,
                               pc == ks ? UKR_WRITE : UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
+                }
+            }
+            if (direct) {   /* (tap, ic) columns [j0, j0 + ncols) -> the user's (ic, tap) */
+                const int64_t taps = p->taps, ICG = p->ch;
+                for (int64_t r = 0; r < m1 - m0; ++r) {
+                    float *w = diff_wei + (g * M + m0 + r) * N;
+                    const float *v = cblk + r * ldc;
+                    int64_t tap = j0 / ICG, ic = j0 % ICG;
+                    for (int64_t j = 0; j < ncols; ++j) {
+                        w[ic * taps + tap] = v[j];
+                        if (++ic == ICG) { ic = 0; ++tap; }
+                    }
                 }
             }
         }
@@ -534,13 +674,16 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
          * (g, oc) row per iteration. */
         const int64_t taps = p->taps, ICG = p->ch, rows = G * M;
 #pragma omp for schedule(static)
-        for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t row = 0; row < (p->k_splits > 1 ? rows : 0); ++row) {
             float *w = diff_wei + row * N;
-            for (int64_t j = 0; j < N; ++j) {
-                float v = p->partials[row * N + j];
-                for (int64_t s = 1; s < p->k_splits; ++s) v += p->partials[(s * rows + row) * N + j];
-                w[(j % ICG) * taps + j / ICG] = v;
-            }
+            for (int64_t ic = 0; ic < ICG; ++ic)      /* writes along w, no division */
+                for (int64_t tap = 0; tap < taps; ++tap) {
+                    const int64_t j = tap * ICG + ic;
+                    float v = p->partials[row * N + j];
+                    for (int64_t s = 1; s < p->k_splits; ++s)
+                        v += p->partials[(s * rows + row) * N + j];
+                    w[ic * taps + tap] = v;
+                }
         }
         /* diff_bias: per channel, the sum over every (n, point) of diff_dst; threads
          * own ranges of up to 16 channels inside one block, the inner loop runs along
@@ -563,13 +706,113 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
     }
 }
 
+/* Backward data by output rows (p->col): per image and group, for up to col_rows
+ * consecutive output rows (od, oh) at a time, C[(row, ow)][(tap, ic)] = diff_dst points
+ * x W^T on the micro-kernels, then every C element is added to the diff_src point its tap
+ * reaches. Threads own disjoint ranges of input rows (id, ih): a thread computes every
+ * output row that reaches its range (a row near a boundary, when the kernel is taller
+ * than the stride, is computed by both neighbours) and adds only into its own rows, so
+ * no two threads write one point and no atomics are needed. */
+static int reaches(const bdnn_conv_desc_t *d, int64_t orow, int64_t lo, int64_t hi) {
+    const int64_t od = orow / d->oh, oh = orow % d->oh;
+    for (int64_t kd = 0; kd < d->kd; ++kd)
+        for (int64_t kh = 0; kh < d->kh; ++kh) {
+            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+            const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+            const int64_t r = id * d->ih + ih;
+            if (id >= 0 && id < d->id && ih >= 0 && ih < d->ih && r >= lo && r < hi) return 1;
+        }
+    return 0;
+}
+
+static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const float *wp,
+                        const float *bias, float *diff_src) {
+    const nhwc_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, G = d->g, ICG = d->ic / G, OCG = d->oc / G;
+    const int64_t in_rows = d->id * d->ih, out_rows = d->od * d->oh, ld = p->Np;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
+        const int64_t lo = in_rows * tid / nt, hi = in_rows * (tid + 1) / nt;
+        float *ap = p->ap[tid], *cs = p->cs[tid];
+        for (int64_t n = 0; n < d->mb; ++n) {
+            float *img = diff_src + n * in_points(d) * d->ic;
+            /* own rows start at the bias per channel (deconvolution's forward), else 0 */
+            if (bias)
+                for (int64_t pt = lo * d->iw; pt < hi * d->iw; ++pt)
+                    memcpy(img + pt * d->ic, bias, sizeof(float) * (size_t)d->ic);
+            else
+                memset(img + lo * d->iw * d->ic, 0,
+                       sizeof(float) * (size_t)((hi - lo) * d->iw * d->ic));
+            for (int64_t row0 = 0; row0 < out_rows;) {
+                if (!reaches(d, row0, lo, hi)) { ++row0; continue; }
+                int64_t nrows = 1;   /* consecutive rows that reach the range */
+                while (nrows < p->col_rows && row0 + nrows < out_rows
+                       && reaches(d, row0 + nrows, lo, hi))
+                    ++nrows;
+                const int64_t M = nrows * d->ow;
+                for (int64_t g = 0; g < G; ++g) {
+                    const float *dd = diff_dst + (n * out_points(d) + row0 * d->ow) * d->oc
+                        + g * OCG;
+                    for (int64_t b = 0; b < p->n_blk; ++b) {
+                        const kblk_t blk = p->blk[b];
+                        for (int64_t m = 0; m < M; m += MR)   /* pack A: MR points */
+                            for (int64_t r = 0; r < MR; ++r) {
+                                float *a = ap + m * blk.kc + r;
+                                if (m + r >= M) {
+                                    for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = 0.0f;
+                                    continue;
+                                }
+                                const float *x = dd + (m + r) * d->oc + blk.k0;
+                                for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = x[k];
+                            }
+                        const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
+                        for (int64_t j = 0; j < p->N; j += NR)
+                            for (int64_t m = 0; m < M; m += MR)
+                                u->fn(blk.kc, ap + m * blk.kc, wblk + (j / NR) * blk.kc * NR,
+                                      NR, cs + m * ld + j, ld, min64(MR, M - m),
+                                      min64(NR, p->N - j), b ? UKR_ACCUMULATE : UKR_WRITE,
+                                      NULL, 0.0f, 0.0f);
+                    }
+                    for (int64_t q = 0; q < nrows; ++q) {   /* col2im into own rows */
+                        const int64_t od = (row0 + q) / d->oh, oh = (row0 + q) % d->oh;
+                        for (int64_t tap = 0; tap < p->taps; ++tap) {
+                            const int64_t kw = tap % d->kw, kh = tap / d->kw % d->kh,
+                                          kd = tap / (d->kw * d->kh);
+                            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+                            const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                            const int64_t r = id * d->ih + ih;
+                            if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih || r < lo
+                                    || r >= hi)
+                                continue;
+                            for (int64_t ow = 0; ow < d->ow; ++ow) {
+                                const int64_t iw = ow * d->sw - d->pw + kw * (d->dw + 1);
+                                if (iw < 0 || iw >= d->iw) continue;
+                                float *x = img + (r * d->iw + iw) * d->ic + g * ICG;
+                                const float *v = cs + (q * d->ow + ow) * ld + tap * ICG;
+                                for (int64_t i = 0; i < ICG; ++i) x[i] += v[i];
+                            }
+                        }
+                    }
+                }
+                row0 += nrows;
+            }
+        }
+    }
+}
+
 static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     switch (c->dir) {
     case BDNN_DIR_FWD:
         run_rows(c, a->src, a->wei, a->bias, a->dst);
         break;
     case BDNN_DIR_BWD_DATA:
-        run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
+        if (((const nhwc_plan_t *)c->plan)->col)
+            run_bwd_col(c, a->diff_dst, a->wei, a->bias, a->diff_src);
+        else
+            run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         break;
     default:
         run_bww(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);

@@ -48,6 +48,7 @@ def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei):
     ("deconv", ("--wtag=iohw",), False),
     ("deconv", ("--wtag=oihw",), True),         # deconvolution's kernels transpose
     ("conv", ("--stag=nhwc",), True),           # the plain rows' route comes first
+    ("conv", ("--stag=nhwc", "--impl=+reorder"), True),         # the route, forced
     ("conv", ("--stag=nhwc", "--skip-impl=+reorder"), False),   # channels-last rows
     ("conv", ("--stag=chwn",), True),
     ("conv", ("--strides=::1x4x80x500@7",), True),
