@@ -135,6 +135,15 @@ class OverheadTarget:
         return (case.network == self.network and case.post_ops == self.post_ops
                 and case.operands == "f32" and case.direction in FORWARD and case.desc.mb == 1)
 
+    @staticmethod
+    def ratio(case: Case) -> float | None:
+        return case.over_plain
+
+    def judge(self, ratios: list[float]) -> tuple[str, str, bool]:
+        mean = geometric_mean(ratios)
+        return (f"{mean:.3f}, {max(ratios):.3f}", f"geomean <= {self.max_ratio:g}",
+                mean <= self.max_ratio)
+
 
 OVERHEAD_TARGETS: tuple[OverheadTarget, ...] = (
     OverheadTarget("ResNet-50 f32 forward + relu, mb1", "resnet_50", "relu", 1.05),
@@ -156,6 +165,15 @@ class FusionTarget:
         return (case.network == self.network and case.post_ops.startswith("dw")
                 and case.operands == "f32" and case.direction in FORWARD and case.desc.mb == 1)
 
+    @staticmethod
+    def ratio(case: Case) -> float | None:
+        return case.over_separate
+
+    def judge(self, ratios: list[float]) -> tuple[str, str, bool]:
+        mean = geometric_mean(ratios)
+        return (f"{mean:.3f}, {max(ratios):.3f}", f"geomean < {self.max_ratio:g}",
+                mean < self.max_ratio)
+
 
 FUSION_TARGETS: tuple[FusionTarget, ...] = (
     FusionTarget("MobileNet v1 f32 1x1 + depthwise fused, mb1", "mobilenet_v1_fusion", 1.0),
@@ -175,6 +193,15 @@ class WinoTarget:
         return (case.network in self.networks and case.alg == "wino" and not case.post_ops
                 and case.operands == "f32" and case.direction in FORWARD
                 and case.desc.mb == self.mb)
+
+    @staticmethod
+    def ratio(case: Case) -> float | None:
+        return case.wino_speedup
+
+    def judge(self, ratios: list[float]) -> tuple[str, str, bool]:
+        mean, low = geometric_mean(ratios), min(ratios)
+        return (f"{mean:.2f}, {low:.2f}", f"geomean and every layer >= {self.min_ratio:g}",
+                mean >= self.min_ratio and low >= self.min_ratio)
 
 
 WINO_TARGETS: tuple[WinoTarget, ...] = (
@@ -272,49 +299,34 @@ def rows_of(cases: list[Case]) -> list[Row]:
     return [Row(t, [c for c in cases if t.matches(c)]) for t in TARGETS]
 
 
-def overhead_lines(cases: list[Case]) -> list[str]:
-    lines = ["| post-op target | cases | time over conv alone (geomean, max) | bar |",
-             "|---|---|---|---|"]
-    for t in OVERHEAD_TARGETS:
-        ratios = [c.over_plain for c in cases if t.matches(c) and c.over_plain]
+def ratio_lines(cases: list[Case], header: str, targets) -> list[str]:
+    """A table of ratio targets (post-op overhead, fusion, Winograd): per target, the
+    matching cases' ratios summarized and judged by the target (ratio, judge)."""
+    lines = [header, "|---|---|---|---|"]
+    for t in targets:
+        ratios = [r for c in cases if t.matches(c) and (r := t.ratio(c))]
         if not ratios:
             lines.append(f"| {t.label} | 0 | - | not measured |")
             continue
-        mean = geometric_mean(ratios)
-        verdict = "met" if mean <= t.max_ratio else "missed"
-        lines.append(f"| {t.label} | {len(ratios)} | {mean:.3f}, {max(ratios):.3f} | "
-                     f"geomean <= {t.max_ratio:g}: {verdict} |")
+        summary, bar, met = t.judge(ratios)
+        lines.append(f"| {t.label} | {len(ratios)} | {summary} | "
+                     f"{bar}: {'met' if met else 'missed'} |")
     return lines
+
+
+def overhead_lines(cases: list[Case]) -> list[str]:
+    return ratio_lines(cases, "| post-op target | cases | time over conv alone (geomean, max) "
+                       "| bar |", OVERHEAD_TARGETS)
 
 
 def fusion_lines(cases: list[Case]) -> list[str]:
-    lines = ["| fusion target | pairs | fused over separate (geomean, max) | bar |",
-             "|---|---|---|---|"]
-    for t in FUSION_TARGETS:
-        ratios = [c.over_separate for c in cases if t.matches(c) and c.over_separate]
-        if not ratios:
-            lines.append(f"| {t.label} | 0 | - | not measured |")
-            continue
-        mean = geometric_mean(ratios)
-        verdict = "met" if mean < t.max_ratio else "missed"
-        lines.append(f"| {t.label} | {len(ratios)} | {mean:.3f}, {max(ratios):.3f} | "
-                     f"geomean < {t.max_ratio:g}: {verdict} |")
-    return lines
+    return ratio_lines(cases, "| fusion target | pairs | fused over separate (geomean, max) "
+                       "| bar |", FUSION_TARGETS)
 
 
 def wino_lines(cases: list[Case]) -> list[str]:
-    lines = ["| Winograd target | layers | direct time / wino time (geomean, min) | bar |",
-             "|---|---|---|---|"]
-    for t in WINO_TARGETS:
-        ratios = [c.wino_speedup for c in cases if t.matches(c) and c.wino_speedup]
-        if not ratios:
-            lines.append(f"| {t.label} | 0 | - | not measured |")
-            continue
-        mean, low = geometric_mean(ratios), min(ratios)
-        verdict = "met" if mean >= t.min_ratio and low >= t.min_ratio else "missed"
-        lines.append(f"| {t.label} | {len(ratios)} | {mean:.2f}, {low:.2f} | "
-                     f"geomean and every layer >= {t.min_ratio:g}: {verdict} |")
-    return lines
+    return ratio_lines(cases, "| Winograd target | layers | direct time / wino time "
+                       "(geomean, min) | bar |", WINO_TARGETS)
 
 
 def _num(value: float | None, fmt: str) -> str:
