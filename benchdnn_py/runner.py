@@ -88,6 +88,23 @@ class Session:
         s = plan.settings
         check_run_options(s)
         self.notes: list[str] = []
+        self.pool: LocalPool | DaskPool | None = None
+        local = s.mode.execute and not s.executor.startswith(DASK_SCHEME) and (
+            s.jobs or s.timeout)
+        if local:
+            # Spawned now, the workers import numpy and the core while this process makes
+            # the cases below.
+            self.pool = LocalPool(s.jobs or 1, s.timeout)
+            self.pool.start()
+        try:
+            self._set_up(plan, argv, env, backend_names)
+        except BaseException:
+            self.close_pool()
+            raise
+
+    def _set_up(self, plan: Plan, argv: list[str], env: Mapping[str, str],
+                backend_names: list[str] | None) -> None:
+        s = plan.settings
         cases = prepare(plan)
         shard = s.shard or sharding.from_env(env)
         if shard is not None:
@@ -102,24 +119,19 @@ class Session:
         head, self.resumed, cases = self._resume(s, cases)
         self.todo = [dataclasses.replace(p, task=dataclasses.replace(p.task, seq=seq))
                      for seq, p in enumerate(cases)]
-        self.pool: LocalPool | DaskPool | None = None
         self.jobs, self.threads = 1, core.max_threads()
-        if s.mode.execute and self.todo:
-            if s.executor.startswith(DASK_SCHEME):
-                self.pool = DaskPool(s.executor)
-                self.jobs = 0
-            elif s.jobs or s.timeout:
-                self.pool = LocalPool(s.jobs or 1, s.timeout)
-                self.jobs, self.threads = self.pool.jobs, self.pool.threads
-            if self.pool is not None:
-                self.notes.append(f"benchdnn-py: running on {self.pool.describe()}")
+        if not self.todo:
+            self.close_pool()
+        elif isinstance(self.pool, LocalPool):
+            self.jobs, self.threads = self.pool.jobs, self.pool.threads
+        elif s.mode.execute and s.executor.startswith(DASK_SCHEME):
+            self.pool = DaskPool(s.executor)
+            self.jobs = 0
+        if self.pool is not None:
+            self.notes.append(f"benchdnn-py: running on {self.pool.describe()}")
         self.writer: ResultsWriter | None = None
         self.junit: JUnitWriter | None = None
-        try:
-            self._open_files(s, argv, head, backend_names)
-        except BaseException:
-            self.close_pool()
-            raise
+        self._open_files(s, argv, head, backend_names)
 
     # -- setup ------------------------------------------------------------------------
     def _resume(self, s: GlobalSettings, cases: list[Prepared]):
@@ -165,8 +177,9 @@ class Session:
                                      run_properties(s, self.jobs, self.threads, executor))
 
     def close_pool(self) -> None:
-        if isinstance(self.pool, DaskPool):
+        if self.pool is not None:
             self.pool.close()
+            self.pool = None
 
     # -- running ----------------------------------------------------------------------
     def run(self, stdout: TextIO, stderr: TextIO, bar=None) -> RunSummary:

@@ -8,10 +8,11 @@ time). The runner puts them back in submission order; nothing here prints.
 Local workers are spawned, never forked: the parent has loaded the C core and OpenMP, and a
 fork of a process whose OpenMP runtime has started threads can hang. Each worker sets
 OMP_NUM_THREADS before it loads the core, so N workers share the machine's cores instead
-of each taking all of them (oneDNN issue 2200). The parent hands a worker one case at a
-time and watches its process: a worker that dies takes only its own case with it (FAILED,
-``crashed: SIGSEGV``); one that outlives --timeout is killed (``timeout after 60s``); in
-both cases a fresh worker takes the next case.
+of each taking all of them (oneDNN issue 2200). The parent keeps a worker one case ahead
+(the next case waits in its pipe while it runs one: it never idles while the parent prints)
+and watches its process: a worker that dies takes only the case it was running with it
+(FAILED, ``crashed: SIGSEGV``); one that outlives --timeout is killed (``timeout after
+60s``); in both cases a fresh worker takes the cases that were waiting for it, first.
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None
 
 
 class _Worker:
+    """A spawned worker process and the cases handed to it, in the order it runs them:
+    the first is running (since ``since``), the rest wait in its pipe."""
+
     def __init__(self, ctx, threads: int, jobs: int) -> None:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main,
@@ -137,12 +141,19 @@ class _Worker:
         child.close()
         self.ready = False
         self.started = time.monotonic()
-        self.task: CaseTask | None = None
+        self.tasks: deque[CaseTask] = deque()
         self.since = 0.0
 
     def give(self, task: CaseTask) -> None:
-        self.task, self.since = task, time.monotonic()
+        if not self.tasks:
+            self.since = time.monotonic()
+        self.tasks.append(task)
         self.conn.send(task)
+
+    def finished(self) -> None:
+        """Its running case reported; the next one in its pipe starts now."""
+        self.tasks.popleft()
+        self.since = time.monotonic()
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -163,7 +174,11 @@ class _Worker:
 
 
 class LocalPool:
-    """``jobs`` spawned worker processes, one case each at a time."""
+    """``jobs`` spawned worker processes, each running one case at a time with up to
+    ``AHEAD`` more waiting in its pipe. start() spawns them early, so that they import
+    numpy and the core while the parent is still planning."""
+
+    AHEAD = 1
 
     def __init__(self, jobs: int, timeout: float = 0.0) -> None:
         self.jobs, self.timeout = jobs, timeout
@@ -175,22 +190,40 @@ class LocalPool:
         return (f"{self.jobs} worker process{'es' if self.jobs > 1 else ''} x "
                 f"{self.threads} OpenMP thread{'s' if self.threads > 1 else ''}")
 
+    def start(self) -> None:
+        """Spawns the workers now (run() spawns those not started yet)."""
+        while len(self._workers) < self.jobs:
+            self._workers.append(self._spawn())
+
+    def close(self) -> None:
+        """Kills workers that start() spawned and no run() used."""
+        for w in self._workers:
+            w.kill()
+        self._workers = []
+
     def run(self, tasks: Iterable[CaseTask]) -> Iterator[CaseOutcome | Lost]:
         queue = deque(tasks)
         retired: list[_Worker] = []
         try:
-            self._workers = [self._spawn() for _ in range(min(self.jobs, len(queue)))]
+            while len(self._workers) > len(queue) and not any(w.tasks for w in self._workers):
+                self._workers.pop().kill()     # more workers started than there are cases
+            while len(self._workers) < min(self.jobs, len(queue)):
+                self._workers.append(self._spawn())
             while self._workers:
+                # Ahead only while every worker has a case to come: the last cases go to
+                # whichever worker is free first.
+                depth = 1 + (self.AHEAD if len(queue) > len(self._workers) else 0)
                 for w in list(self._workers):
-                    if w.ready and w.task is None:
-                        if queue:
-                            w.give(queue.popleft())
-                        else:
-                            w.retire()
-                            self._workers.remove(w)
-                            retired.append(w)
+                    if not w.ready:
+                        continue
+                    while queue and len(w.tasks) < depth:
+                        w.give(queue.popleft())
+                    if not w.tasks:
+                        w.retire()
+                        self._workers.remove(w)
+                        retired.append(w)
                 if self._workers:
-                    yield from self._wait(bool(queue))
+                    yield from self._wait(queue)
         finally:
             for w in self._workers:
                 w.kill()
@@ -201,10 +234,10 @@ class LocalPool:
     def _spawn(self) -> _Worker:
         return _Worker(self._ctx, self.threads, self.jobs)
 
-    def _wait(self, more: bool) -> Iterator[CaseOutcome | Lost]:
+    def _wait(self, queue: deque[CaseTask]) -> Iterator[CaseOutcome | Lost]:
         """Waits for the first worker event (a message, a death, a deadline)."""
         deadlines = [w.since + self.timeout for w in self._workers
-                     if w.task is not None and self.timeout]
+                     if w.tasks and self.timeout]
         deadlines += [w.started + START_TIMEOUT_S for w in self._workers if not w.ready]
         wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
         ready = set(wait([w.conn for w in self._workers]
@@ -218,32 +251,35 @@ class LocalPool:
                 if message is None:    # the worker died; its exit status names the signal
                     w.process.join(timeout=5)
                     yield from self._replace(w, f"crashed: {signal_name(w.process.exitcode)}",
-                                             more)
+                                             queue)
                 elif message == "ready":
                     w.ready = True
                 else:
-                    w.task = None
+                    w.finished()
                     yield message
-            elif (w.task is not None and self.timeout
+            elif (w.tasks and self.timeout
                   and time.monotonic() - w.since >= self.timeout):
-                yield from self._replace(w, f"timeout after {self.timeout:g}s", more)
+                yield from self._replace(w, f"timeout after {self.timeout:g}s", queue)
             elif not w.ready and time.monotonic() - w.started >= START_TIMEOUT_S:
                 raise WorkerError(f"a worker process did not start within "
                                   f"{START_TIMEOUT_S:g} s")
 
-    def _replace(self, w: _Worker, reason: str, more: bool) -> Iterator[Lost]:
-        """Ends worker w; its case, if it had one, is lost for ``reason``; a fresh worker
+    def _replace(self, w: _Worker, reason: str, queue: deque[CaseTask]) -> Iterator[Lost]:
+        """Ends worker w; the case it was running, if any, is lost for ``reason``; the
+        cases waiting in its pipe go back to the front of the queue, and a fresh worker
         takes its place while cases remain."""
         w.kill()
         if not w.ready:
             raise WorkerError(f"a worker process failed to start ({reason}); run without "
                               f"--jobs and --timeout to see why")
-        if more:
+        lost = w.tasks.popleft() if w.tasks else None
+        queue.extendleft(reversed(w.tasks))
+        if queue:
             self._workers[self._workers.index(w)] = self._spawn()
         else:
             self._workers.remove(w)
-        if w.task is not None:
-            yield Lost(w.task.seq, reason, (time.monotonic() - w.since) * 1e3)
+        if lost is not None:
+            yield Lost(lost.seq, reason, (time.monotonic() - w.since) * 1e3)
 
 
 # --------------------------------------------------------------------------------------

@@ -67,11 +67,15 @@ def test_a_crashing_case_fails_alone_and_the_batch_goes_on(tmp_path):
 
 
 def test_one_worker_with_a_timeout_isolates_a_crash_too():
-    res = run_cli("--conv", "--timeout=600", CRASHING, "ic8ih8oc8kh3ph1",
+    # The worker is handed the second and third cases while it runs the first: they wait
+    # in its pipe when it dies, and a fresh worker runs them.
+    res = run_cli("--conv", "--timeout=600", CRASHING, "ic8ih8oc8kh3ph1", "ic4ih6oc4kh3",
                   env={"BENCHDNN_PY_TEST_FAULT": "crash"})
     assert res.code == 1
     assert res.lines[0].startswith("0:FAILED (crashed: SIGSEGV)")
     assert res.lines[1].startswith("1:PASSED")
+    assert res.lines[2].startswith("2:PASSED")
+    assert res.summary()["tests"] == 3
     assert "1 worker process" in res.err
 
 
@@ -150,3 +154,18 @@ def test_whole_run_options_after_the_last_problem_apply_without_a_warning(tmp_pa
     # a per-case option there still warns: it applies to no case
     res = run_cli("--conv", "ic8ih8oc8kh3", "--mode=L")
     assert "No problem found for a given option!" in res.err
+
+
+def test_workers_started_early_are_stopped_when_no_case_runs():
+    import multiprocessing
+    # --match leaves nothing: the workers spawned while planning are killed at once.
+    plan = harness.plan(["--conv", "--jobs=2", "--match=nothing", "ic8ih8oc8kh3", "ic4ih4oc4kh1"])
+    session = runner.Session(plan, [])
+    assert session.todo == [] and session.pool is None
+    assert multiprocessing.active_children() == []
+    # and with a case to run they are already there when the run begins
+    plan = harness.plan(["--conv", "--jobs=2", "ic8ih8oc8kh3"])
+    session = runner.Session(plan, [])
+    assert len(multiprocessing.active_children()) == 2
+    session.close_pool()
+    assert multiprocessing.active_children() == []
