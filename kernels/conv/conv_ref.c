@@ -56,11 +56,19 @@ static void clip_row(int64_t stride, int64_t offset, int64_t size, int64_t *lo, 
 /* Forward, the points ow0 <= ow < ow1 of one output row (n, g*OCg + oc, od, oh), into
  * out[ow - ow0]. Each point sums its taps in the formula's order (ic, kd, kh, kw), skipping
  * those that fall outside the input; a row only interleaves the independent sums of its
- * points, so a point's value does not depend on which row range it is computed in. */
+ * points, so a point's value does not depend on which row range it is computed in. Which
+ * points of the row tap kw reaches ([lo, hi)) is the same for every (ic, kd, kh): it is
+ * worked out once per row. */
 static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *wei,
                     const float *bias, int64_t n, int64_t g, int64_t oc, int64_t od,
                     int64_t oh, int64_t ow0, int64_t ow1, double *out) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
+    int64_t off[d->kw], lo[d->kw], hi[d->kw];   /* iw = ow * SW + off[kw] */
+    for (int64_t kw = 0; kw < d->kw; ++kw) {
+        off[kw] = kw * (d->dw + 1) - d->pw;
+        lo[kw] = ow0, hi[kw] = ow1;
+        clip_row(d->sw, off[kw], d->iw, &lo[kw], &hi[kw]);
+    }
     for (int64_t ow = ow0; ow < ow1; ++ow) out[ow - ow0] = 0.0;
     for (int64_t ic = 0; ic < ICG; ++ic)
     for (int64_t kd = 0; kd < d->kd; ++kd)
@@ -69,13 +77,12 @@ static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *we
         const int64_t ih = oh * d->sh + kh * (d->dh + 1) - d->ph;
         if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih) continue;
         const float *in_row = &SRC_AT(n, g * ICG + ic, id, ih, 0);
+        const float *wei_row = &WEI_AT(g, oc, ic, kd, kh, 0);
         for (int64_t kw = 0; kw < d->kw; ++kw) {
-            const int64_t off = kw * (d->dw + 1) - d->pw;   /* iw = ow * SW + off */
-            const double w = WEI_AT(g, oc, ic, kd, kh, kw);
-            int64_t lo = ow0, hi = ow1;
-            clip_row(d->sw, off, d->iw, &lo, &hi);
-            for (int64_t ow = lo; ow < hi; ++ow)
-                out[ow - ow0] += (double)in_row[ow * d->sw + off] * w;
+            const double w = wei_row[kw];
+            const float *in = in_row + off[kw];
+            for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
+                out[ow - ow0] += (double)in[ow * d->sw] * w;
         }
     }
     if (bias)
@@ -94,6 +101,17 @@ static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
                          const float *wei, int64_t n, int64_t g, int64_t ic, int64_t id,
                          int64_t ih, int64_t iw0, int64_t iw1, double *out) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
+    /* For tap kw, the outputs ow the row [iw0, iw1) reads from: iw = ow * SW + off[kw],
+     * the points that are exact multiples away (the remainder test below, for w). The
+     * same for every (oc, kd, kh): worked out once per row. */
+    int64_t off[d->kw], lo[d->kw], hi[d->kw];
+    for (int64_t kw = 0; kw < d->kw; ++kw) {
+        off[kw] = kw * (d->dw + 1) - d->pw;
+        lo[kw] = div_ceil(iw0 - off[kw], d->sw);
+        hi[kw] = div_floor(iw1 - 1 - off[kw], d->sw) + 1;
+        if (lo[kw] < 0) lo[kw] = 0;
+        if (hi[kw] > d->ow) hi[kw] = d->ow;
+    }
     for (int64_t iw = iw0; iw < iw1; ++iw) out[iw - iw0] = 0.0;
     for (int64_t oc = 0; oc < OCG; ++oc)
     for (int64_t kd = 0; kd < d->kd; ++kd)
@@ -104,16 +122,12 @@ static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
         const int64_t od = nd / d->sd, oh = nh / d->sh;
         if (od >= d->od || oh >= d->oh) continue;
         const float *dd_row = &DST_AT(diff_dst, n, g * OCG + oc, od, oh, 0);
+        const float *wei_row = &WEI_AT(g, oc, ic, kd, kh, 0);
         for (int64_t kw = 0; kw < d->kw; ++kw) {
-            /* The outputs ow this tap reads the row from: iw = ow * SW + off, the points
-             * of [iw0, iw1) that are exact multiples away (the remainder test above, for w). */
-            const int64_t off = kw * (d->dw + 1) - d->pw;
-            const double w = WEI_AT(g, oc, ic, kd, kh, kw);
-            int64_t lo = div_ceil(iw0 - off, d->sw), hi = div_floor(iw1 - 1 - off, d->sw) + 1;
-            if (lo < 0) lo = 0;
-            if (hi > d->ow) hi = d->ow;
-            for (int64_t ow = lo; ow < hi; ++ow)
-                out[ow * d->sw + off - iw0] += (double)dd_row[ow] * w;
+            const double w = wei_row[kw];
+            double *o = out + off[kw] - iw0;
+            for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
+                o[ow * d->sw] += (double)dd_row[ow] * w;
         }
     }
 }
@@ -129,6 +143,14 @@ static void bwd_weights_row(const bdnn_conv_desc_t *d, const float *src,
                             const float *diff_dst, int64_t g, int64_t oc, int64_t ic,
                             int64_t kd, int64_t kh, int64_t kw0, int64_t kw1, double *out) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
+    /* The outputs ow whose tap kw reads inside the input row (iw = ow * SW + off[kw]):
+     * the same for every (n, od, oh), worked out once. */
+    int64_t off[kw1 - kw0], lo[kw1 - kw0], hi[kw1 - kw0];
+    for (int64_t kw = kw0; kw < kw1; ++kw) {
+        off[kw - kw0] = kw * (d->dw + 1) - d->pw;
+        lo[kw - kw0] = 0, hi[kw - kw0] = d->ow;
+        clip_row(d->sw, off[kw - kw0], d->iw, &lo[kw - kw0], &hi[kw - kw0]);
+    }
     for (int64_t kw = kw0; kw < kw1; ++kw) out[kw - kw0] = 0.0;
     for (int64_t n = 0; n < d->mb; ++n)
     for (int64_t od = 0; od < d->od; ++od)
@@ -138,12 +160,12 @@ static void bwd_weights_row(const bdnn_conv_desc_t *d, const float *src,
         if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih) continue;
         const float *dd_row = &DST_AT(diff_dst, n, g * OCG + oc, od, oh, 0);
         const float *in_row = &SRC_AT(n, g * ICG + ic, id, ih, 0);
-        for (int64_t kw = kw0; kw < kw1; ++kw) {
-            const int64_t off = kw * (d->dw + 1) - d->pw;   /* iw = ow * SW + off */
-            int64_t lo = 0, hi = d->ow;
-            clip_row(d->sw, off, d->iw, &lo, &hi);
-            for (int64_t ow = lo; ow < hi; ++ow)
-                out[kw - kw0] += (double)dd_row[ow] * (double)in_row[ow * d->sw + off];
+        for (int64_t j = 0; j < kw1 - kw0; ++j) {
+            const float *in = in_row + off[j];
+            double acc = out[j];
+            for (int64_t ow = lo[j]; ow < hi[j]; ++ow)
+                acc += (double)dd_row[ow] * (double)in[ow * d->sw];
+            out[j] = acc;
         }
     }
 }
