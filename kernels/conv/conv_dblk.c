@@ -1,6 +1,7 @@
 /* Direct forward convolution on channel-blocked activations (f32; nChw16c on AVX-512,
  * nChw8c on AVX2, and their 1D/3D forms): the forward direction of the gemm_conv_blocked
- * rows (conv_gemm_nhwc.c hands it over at init). No im2col and no packing of the input:
+ * rows, and their backward data at unit stride as a forward convolution with flipped
+ * taps (conv_gemm_nhwc.c hands both over at init). No im2col and no packing of the input:
  * a kernel call (conv_dblk.h) reads the src block rows in place, broadcasting one input
  * value per (point, tap, input channel) against the weight vectors of OCB output channel
  * blocks, for UR output points of one row, all accumulators in registers.
@@ -41,6 +42,8 @@ static const struct {
 };
 
 typedef struct {
+    bdnn_conv_desc_t d;    /* the forward convolution computed (backward data: see init) */
+    int bwd;               /* backward data at unit stride, as that forward convolution */
     const dc_ker_t *ker;
     int64_t B, ICB, OCB;   /* channel block; input / output blocks per group */
     int64_t ocb, n_ocg;    /* output blocks per call (the last group may have fewer), groups */
@@ -79,18 +82,39 @@ static void w_interior(const bdnn_conv_desc_t *d, int64_t *lo, int64_t *hi) {
 static int64_t ocb_of(const dc_plan_t *p, int64_t q) { return min64(p->ocb, p->OCB - q * p->ocb); }
 
 int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
-    const bdnn_conv_desc_t *d = &c->d;
     const dc_ker_t *ker = NULL;
     for (size_t i = 0; i < sizeof(dc_kers) / sizeof(dc_kers[0]); ++i)
         if (dc_kers[i].ukr == ukr) ker = dc_kers[i].ker;
     const int64_t B = c->attr.layout == BDNN_LAYOUT_BLOCKED16 ? 16
                     : c->attr.layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 0;
-    if (!ker || c->dir != BDNN_DIR_FWD || B != ker->vlen) return BDNN_STATUS_UNIMPLEMENTED;
-    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G;
-    if (G > 1 && (ICG % B || OCG % B)) return BDNN_STATUS_UNIMPLEMENTED;
+    const bdnn_conv_desc_t *cd = &c->d;
+    const int bwd = c->dir == BDNN_DIR_BWD_DATA;
+    if (!ker || B != ker->vlen || !(c->dir == BDNN_DIR_FWD || bwd)
+            || (bwd && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1)))
+        return BDNN_STATUS_UNIMPLEMENTED;
+    const int64_t G = cd->g;
+    if (G > 1 && ((cd->ic / G) % B || (cd->oc / G) % B)) return BDNN_STATUS_UNIMPLEMENTED;
     dc_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     *plan = p;
+    /* Backward data at unit stride is the forward convolution of diff_dst (OC channels,
+     * the output's points) into diff_src (IC channels) with the taps flipped, padding
+     * (K - 1) * (dil + 1) - p: diff_src[i] = sum over k of diff_dst[i + p - k * (dil + 1)]
+     * * W[k], and with k' = K - 1 - k, i + p - (K - 1 - k') * (dil + 1) = i - p' + k' *
+     * (dil + 1). Weights are packed transposed and flipped (bdnn_dc_pack_weights). */
+    p->d = *cd;
+    p->bwd = bwd;
+    if (bwd) {
+        bdnn_conv_desc_t *v = &p->d;
+        v->ic = cd->oc, v->oc = cd->ic;
+        v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
+        v->od = cd->id, v->oh = cd->ih, v->ow = cd->iw;
+        v->pd = (cd->kd - 1) * (cd->dd + 1) - cd->pd;
+        v->ph = (cd->kh - 1) * (cd->dh + 1) - cd->ph;
+        v->pw = (cd->kw - 1) * (cd->dw + 1) - cd->pw;
+    }
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t ICG = d->ic / G, OCG = d->oc / G;
     p->ker = ker;
     p->B = B;
     p->ICB = bdnn_div_up(ICG, B);
@@ -146,16 +170,17 @@ void bdnn_dc_fini(void *plan) {
 
 size_t bdnn_dc_weights_bytes(const struct bdnn_conv *c, const void *plan) {
     const dc_plan_t *p = plan;
-    return sizeof(float) * (size_t)(c->d.g * p->OCB * p->wblk);
+    return sizeof(float) * (size_t)(p->d.g * p->OCB * p->wblk);
 }
 
 /* Per group g and output block group q (ocb_q blocks, starting at output block q * ocb of
  * the group, at (g * OCB + q * ocb) * wblk): [icb][kd][kh][kw][ic][ocb_q][B], element
- * W[g][oc][ic][tap], zeros for channels past ICG / OCG (the blocks' padding). */
+ * W[g][oc][ic][tap] (backward data, in the forward convolution's terms: W[g][ic][oc]
+ * [taps - 1 - tap]), zeros for channels past ICG / OCG (the blocks' padding). */
 void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const void *wei,
                           void *packed) {
     const dc_plan_t *p = plan;
-    const bdnn_conv_desc_t *d = &c->d;
+    const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, ICG = d->ic / G, OCG = d->oc / G, taps = p->taps;
     const float *w = wei;
     float *out = packed;
@@ -168,9 +193,11 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
                     for (int64_t i = 0; i < B; ++i)
                         for (int64_t o = 0; o < nq * B; ++o) {
                             const int64_t ic = icb * B + i, oc = oc0 + o;
+                            const int64_t at = p->bwd
+                                ? ((g * ICG + ic) * OCG + oc) * taps + taps - 1 - t
+                                : ((g * OCG + oc) * ICG + ic) * taps + t;
                             base[((icb * taps + t) * B + i) * nq * B + o] =
-                                ic < ICG && oc < OCG
-                                    ? w[((g * OCG + oc) * ICG + ic) * taps + t] : 0.0f;
+                                ic < ICG && oc < OCG ? w[at] : 0.0f;
                         }
         }
 }
@@ -179,7 +206,7 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
  * of group g and output block group q. */
 static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *src_img,
                    const float *wq, float *dst_q, int64_t row, int64_t nq, dc_call_t *a) {
-    const bdnn_conv_desc_t *d = &c->d;
+    const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq];
     if (p->flat) {
@@ -255,12 +282,12 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
 
 void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *args) {
     dc_plan_t *p = plan;
-    const bdnn_conv_desc_t *d = &c->d;
+    const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OCG = d->oc / G;
     const int64_t ISP = d->id * d->ih * d->iw, OSP = d->od * d->oh * d->ow;
     const int64_t in_img = G * p->ICB * B * ISP, out_img = G * p->OCB * B * OSP;
-    const float *src = args->src, *bias = args->bias;
-    float *dst = args->dst;
+    const float *src = p->bwd ? args->diff_dst : args->src, *bias = args->bias;
+    float *dst = p->bwd ? args->diff_src : args->dst;
     if (bias)   /* padded to whole blocks: a call reads its blocks' whole vectors */
         for (int64_t g = 0; g < G; ++g)
             for (int64_t oc = 0; oc < p->OCB * B; ++oc)

@@ -149,9 +149,10 @@ static int nhwc_init(struct bdnn_conv *c) {
     nhwc_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
-    /* Blocked forward: the direct convolution where the row's ISA has one (conv_dblk.c:
-     * src read in place, no im2col; on ResNet-50 it outran this GEMM path). */
-    if (c->attr.layout != BDNN_LAYOUT_NHWC && c->dir == BDNN_DIR_FWD) {
+    /* Blocked forward (and backward data at unit stride): the direct convolution where
+     * the row's ISA has one (conv_dblk.c: the read tensor used in place, no im2col; on
+     * ResNet-50 forward it outran this GEMM path). */
+    if (c->attr.layout != BDNN_LAYOUT_NHWC && c->dir != BDNN_DIR_BWD_WEIGHTS) {
         const int st = bdnn_dc_init(c, u, &p->dc);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
     }
@@ -826,7 +827,9 @@ static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             run_rows(c, a->src, a->wei, a->bias, a->dst);
         break;
     case BDNN_DIR_BWD_DATA:
-        if (((const nhwc_plan_t *)c->plan)->col)
+        if (((const nhwc_plan_t *)c->plan)->dc)
+            bdnn_dc_execute(c, ((const nhwc_plan_t *)c->plan)->dc, a);
+        else if (((const nhwc_plan_t *)c->plan)->col)
             run_bwd_col(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         else
             run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
