@@ -65,10 +65,11 @@ ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
 # layout only where its rows measured faster than the plain ones (README "Memory formats
 # of conv and deconv"). Forward: the channel-blocked rows' direct convolution, on
 # ResNet-50 f32 mb1 (2026-11-22, one thread CPU time, 20 layers alternated, fastest of 5)
-# 0.87x gemm_conv:avx512's time geomean, so nChw16c where AVX-512 runs, else nChw8c on
+# 0.84x gemm_conv:avx512's time geomean, so nChw16c where AVX-512 runs, else nChw8c on
 # AVX2; the plain rows after them take what those rows do not (other types, scales, groups
 # of partial blocks, depthwise, Winograd, fusion). Backward data and weights: plain
-# (their blocked rows measured 1.6x and more the plain time).
+# (blocked backward data is direct at unit stride, 0.62x to 1.01x, but strided layers run
+# its GEMM path at 1.4x to 34x; backward weights measured 1.6x).
 ANY_LAYOUTS: dict[core.Direction, tuple[tuple[core.ActLayout, core.Isa | None], ...]] = {
     core.Direction.FWD: ((core.ActLayout.BLOCKED16, core.Isa.AVX512),
                          (core.ActLayout.BLOCKED8, core.Isa.AVX2),

@@ -126,17 +126,17 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     p->ocb = bdnn_div_up(p->OCB, p->n_ocg);
     p->n_ocg = bdnn_div_up(p->OCB, p->ocb);
     p->taps = d->kd * d->kh * d->kw;
+    p->wblk = p->ICB * p->taps * B * B;
+    const int64_t OSP = d->od * d->oh * d->ow;
+    p->flat = p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
+              && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
+              && d->iw == d->ow;
     /* Border points run one per call, with OCB accumulators only (too few to hide the
      * FMA latency): where they are an eighth of a row or more (7x7 and 14x14 images with
      * 3x3 taps), rows run tap by tap instead (res5's 3x3: 1.3x faster). */
     int64_t lo, hi;
     w_interior(d, &lo, &hi);
     p->kw_split = !p->flat && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
-    p->wblk = p->ICB * p->taps * B * B;
-    const int64_t OSP = d->od * d->oh * d->ow;
-    p->flat = p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
-              && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
-              && d->iw == d->ow;
     if (p->flat) {
         p->row_len = min64(max64(OSP, 1), FLAT_RUN_CALLS * ker->ur_max[p->ocb]);
         p->rows = bdnn_div_up(OSP, p->row_len);
