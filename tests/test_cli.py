@@ -25,7 +25,7 @@ def check_invariant(res) -> None:
 def test_single_problem_passes_with_benchdnn_lines(module):
     res = run_cli("--conv", "mb1ic64ih56oc64kh3ph1", module=module)
     assert res.code == 0, res.out + res.err
-    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv:\w+ "
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv(_blocked)?:\w+ "
                     r"mb1ic64ih56oc64oh56kh3ph1$", res.lines[0])
     assert ("tests:1 passed:1 skipped:0 mistrusted:0 unimplemented:0 invalid_arguments:0 "
             "failed:0 listed:0") in res.lines
@@ -208,7 +208,7 @@ def test_summary_switches():
     res = run_cli("--conv", "--summary=no-impl", "ic3ih5oc3kh3")
     assert not any("Implementation statistics" in l for l in res.lines)
     res = run_cli("--conv", "--summary=impl-csv", "ic3ih5oc3kh3")
-    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv:\w+:1$", l)
+    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv(_blocked)?:\w+:1$", l)
                for l in res.lines)
 
 

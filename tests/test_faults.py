@@ -172,7 +172,7 @@ def test_formats_grid_catches_garbage_in_a_blocked_outputs_padded_tail(driver):
                   and _OUTPUT[opts.get("dir", "FWD_B")][0] != "wtag")
         if native and _tail(opts):
             assert status == "FAILED" and "padded tail not zero" in head, head
-            assert opts["impl"].endswith("+fault:padding_garbage"), head
+            assert "+fault:padding_garbage" in opts["impl"], head
             seen_native.add(opts.get("dir", "FWD_B"))
         elif native:   # whole blocks: no tail to write
             assert status == "PASSED", head

@@ -13,8 +13,8 @@ iohw, giohw). A case whose src/dst ask for channels last or for one channel bloc
 nothing else) can run on those rows directly, its `any` activations resolved to the
 same layout; they come after the plain rows behind the route below (act_layouts,
 NATIVE_FIRST), so they run when the route is filtered out (--skip-impl=+reorder) or
-they are named (--impl). Otherwise `any` resolves to the plain layouts, so such a case
-runs as before. Any other layout
+they are named (--impl). Otherwise `any` resolves by ANY_LAYOUTS: forward to channel
+blocks (where the blocked rows take the case), else plain. Any other layout
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
@@ -57,10 +57,51 @@ ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
             core.ActLayout.BLOCKED8: "aBx8b", core.ActLayout.BLOCKED16: "aBx16b"}
 
+# `any` activations (src and dst both `any`): the layouts whose rows are tried, in order,
+# by the direction the kernel computes (a deconvolution's forward runs the backward-data
+# kernels), each with the instruction set of the rows that run it fast (None: any row;
+# with --impl=scalar, say, the blocked entries find no row and the plain layout serves
+# the case, rather than the blocked GEMM path). One rule: `any` takes a
+# layout only where its rows measured faster than the plain ones (README "Memory formats
+# of conv and deconv"). Forward: the channel-blocked rows' direct convolution, on
+# ResNet-50 f32 mb1 (2026-11-22, one thread CPU time, 20 layers alternated, fastest of 5)
+# 0.84x gemm_conv:avx512's time geomean, so nChw16c where AVX-512 runs, else nChw8c on
+# AVX2; the plain rows after them take what those rows do not (other types, scales, groups
+# of partial blocks, depthwise, Winograd, fusion). Backward data and weights: plain
+# (blocked backward data is direct at unit stride, 0.62x to 1.01x, but strided layers run
+# its GEMM path at 1.4x to 34x; backward weights measured 1.6x).
+ANY_LAYOUTS: dict[core.Direction, tuple[tuple[core.ActLayout, core.Isa | None], ...]] = {
+    core.Direction.FWD: ((core.ActLayout.BLOCKED16, core.Isa.AVX512),
+                         (core.ActLayout.BLOCKED8, core.Isa.AVX2),
+                         (core.ActLayout.PLAIN, None)),
+    core.Direction.BWD_DATA: ((core.ActLayout.PLAIN, None),),
+    core.Direction.BWD_WEIGHTS: ((core.ActLayout.PLAIN, None),),
+}
+
+
+def any_layouts(kernel_dir: core.Direction) -> tuple[core.ActLayout, ...]:
+    """The activation layouts an all-`any` case tries (ANY_LAYOUTS), on this CPU."""
+    return tuple(act for act, isa in ANY_LAYOUTS[kernel_dir]
+                 if isa is None or core.isa_supported(isa))
+
+
+class _IsaFilter:
+    """An impl filter that also keeps only the rows of one instruction set."""
+
+    def __init__(self, inner, isa: core.Isa) -> None:
+        self.inner, self.isa = inner, isa
+        self.rows = {i.name for i in core.conv_impls() if i.isa is isa}
+
+    def allows(self, impl_name: str) -> bool:
+        return impl_name in self.rows and self.inner.allows(impl_name)
+
+
 # The layouts beside the plain one whose rows a case asking for exactly them may run on,
 # and whether they come before the plain rows' reorder route. Measured (README "Memory
-# formats of conv and deconv"), the route is still the faster choice for both channels
-# last and channel blocks, so their rows come second: they run when asked for.
+# formats of conv and deconv"), the route was the faster choice for channels last and for
+# the blocked backward directions, so their rows come second: they run when asked for.
+# (Forward on channel blocks now outruns the plain rows, see ANY_LAYOUTS; putting those
+# rows first for a requested block is not done yet.)
 NATIVE_FIRST = {core.ActLayout.NHWC: False, core.ActLayout.BLOCKED16: False,
                 core.ActLayout.BLOCKED8: False}
 
@@ -77,19 +118,20 @@ def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str,
             "wei": formats.plain(t["wei"].logical, wei_tag)}
 
 
-def act_layouts(prb) -> tuple[core.ActLayout, ...]:
-    """The activation layouts whose rows the backend tries, in order. A case asking for
+def act_layouts(prb, kernel_dir: core.Direction) -> tuple[core.ActLayout, ...]:
+    """The activation layouts whose rows the backend tries, in order. Both src and dst
+    `any`: ANY_LAYOUTS of the kernel's direction. A case asking for
     channels-last or channel-blocked activations (a src or dst in axb, aBx8b or aBx16b
     that is not also the plain layout, and no other activation layout) can run on that
     layout's rows; NATIVE_FIRST says whether before the plain rows behind the reorder
-    route. Both come second: measured (ResNet-50 f32 at mb1), the route was still the
-    faster choice in every direction, so their rows run when asked for
+    route. Both come second, so their rows run when asked for
     (--impl=gemm_conv_nhwc... / gemm_conv_blocked..., or --skip-impl=+reorder). Otherwise
-    (`any` everywhere included) plain rows only: `any` never picks a layout whose rows
-    are slower than the plain ones."""
+    plain rows only."""
     requested = prb.requested_layouts
     plain = kernel_layouts(prb)
     asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
+    if not asked:
+        return any_layouts(kernel_dir)
     if not any(not lay.same_memory(plain[n]) for lay, n in asked):
         return (core.ActLayout.PLAIN,)
     for act, first in NATIVE_FIRST.items():
@@ -106,8 +148,14 @@ def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
                for name, lay in prb.requested_layouts.items())
 
 
-def _impl_filter(prb, act: core.ActLayout):
-    return formats.RouteFilter(prb.impl_filter) if routed(prb, act) else prb.impl_filter
+def _impl_filter(prb, act: core.ActLayout, kernel_dir: core.Direction):
+    filt = formats.RouteFilter(prb.impl_filter) if routed(prb, act) else prb.impl_filter
+    requested = prb.requested_layouts
+    if requested["src"] is None and requested["dst"] is None:   # `any`: ANY_LAYOUTS' rows
+        isa = dict(ANY_LAYOUTS[kernel_dir]).get(act)
+        if isa is not None:
+            return _IsaFilter(filt, isa)
+    return filt
 
 
 class _Executor:
@@ -188,13 +236,13 @@ def _executor(prim, prb, kernel_bind, res: CaseResult):
         return None
 
 
-def _create(prb, res: CaseResult, create_one, kernel_bind):
+def _create(prb, res: CaseResult, kernel_dir: core.Direction, create_one, kernel_bind):
     """The executor of the first activation layout (act_layouts) whose rows accept the
     case; create_one(act, filter) creates the kernel primitive or sets res."""
     before = (res.status, res.reason)
-    for act in act_layouts(prb):
+    for act in act_layouts(prb, kernel_dir):
         res.status, res.reason = before
-        prim = create_one(act, _impl_filter(prb, act))
+        prim = create_one(act, _impl_filter(prb, act, kernel_dir))
         if prim is not None:
             return _executor(prim, prb, kernel_bind, res)
     return None
@@ -202,7 +250,7 @@ def _create(prb, res: CaseResult, create_one, kernel_bind):
 
 def _create_conv(prb, res: CaseResult):
     attr = conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc))
-    return _create(prb, res, lambda act, impl_filter: conv.create(
+    return _create(prb, res, conv.KERNEL_DIR[prb.dir], lambda act, impl_filter: conv.create(
         prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias, impl_filter, res,
         prb.post_ops, attr=dataclasses.replace(attr, layout=act),
         alg=conv.resolved_alg(prb)), _conv_bind)
@@ -213,7 +261,7 @@ def _create_deconv(prb, res: CaseResult):
     # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
     # The swapped problem's activations are the deconvolution's, in the same layout.
     attr = deconv.kernel_attr(prb)
-    return _create(prb, res, lambda act, impl_filter: conv.create(
+    return _create(prb, res, deconv.KERNEL_DIR[prb.dir], lambda act, impl_filter: conv.create(
         deconv_ref.swapped_shape(prb.desc), deconv.KERNEL_DIR[prb.dir],
         prb.dir.forward and prb.dir.with_bias, impl_filter, res, prb.post_ops,
         attr=dataclasses.replace(attr, layout=act)), deconv.bind)

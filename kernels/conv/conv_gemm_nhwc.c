@@ -55,6 +55,7 @@
 #include <string.h>
 #include <omp.h>
 
+#include "conv_dblk.h"
 #include "conv_impl.h"
 
 enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4, MAX_MR = 32 };
@@ -80,6 +81,7 @@ typedef struct {
     int64_t col_rows;       /* col: output rows (od, oh) per GEMM (M = col_rows * ow) */
     float **cs;             /* per thread: col, C of one GEMM (col_rows * ow x Np);
                                backward weights without a K split, its C block (mc x nc) */
+    void *dc;               /* blocked forward: the direct convolution's plan (conv_dblk.c) */
 } nhwc_plan_t;
 
 /* An activation tensor's geometry: C channels of `points` points per image in blocks of
@@ -114,6 +116,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static void nhwc_fini(struct bdnn_conv *c) {
     nhwc_plan_t *p = c->plan;
     if (!p) return;
+    bdnn_dc_fini(p->dc);
     for (int t = 0; t < c->nthr; ++t) {
         if (p->ap) free(p->ap[t]);
         if (p->bp) free(p->bp[t]);
@@ -146,6 +149,13 @@ static int nhwc_init(struct bdnn_conv *c) {
     nhwc_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
+    /* Blocked forward (and backward data at unit stride): the direct convolution where
+     * the row's ISA has one (conv_dblk.c: the read tensor used in place, no im2col; on
+     * ResNet-50 forward it outran this GEMM path). */
+    if (c->attr.layout != BDNN_LAYOUT_NHWC && c->dir != BDNN_DIR_BWD_WEIGHTS) {
+        const int st = bdnn_dc_init(c, u, &p->dc);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
     const int64_t nthr = c->nthr;
     p->taps = taps_of(d);
     p->k_splits = 1;
@@ -278,6 +288,7 @@ static int nhwc_init(struct bdnn_conv *c) {
 
 static size_t nhwc_weights_bytes(const struct bdnn_conv *c) {
     const nhwc_plan_t *p = c->plan;
+    if (p->dc) return bdnn_dc_weights_bytes(c, p->dc);
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return 0;
     return sizeof(float) * (size_t)(c->d.g * p->K * p->Np);
 }
@@ -288,6 +299,10 @@ static size_t nhwc_weights_bytes(const struct bdnn_conv *c) {
  * W[oc][ic][tap] with (oc, ic) = (j, c) forward and (c, j) backward data. */
 static void nhwc_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {
     const nhwc_plan_t *p = c->plan;
+    if (p->dc) {
+        bdnn_dc_pack_weights(c, p->dc, wei, packed);
+        return;
+    }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return;
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = ukr_of(c)->nr, G = d->g, ICG = d->ic / G, OCG = d->oc / G;
@@ -806,10 +821,15 @@ static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const 
 static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     switch (c->dir) {
     case BDNN_DIR_FWD:
-        run_rows(c, a->src, a->wei, a->bias, a->dst);
+        if (((const nhwc_plan_t *)c->plan)->dc)
+            bdnn_dc_execute(c, ((const nhwc_plan_t *)c->plan)->dc, a);
+        else
+            run_rows(c, a->src, a->wei, a->bias, a->dst);
         break;
     case BDNN_DIR_BWD_DATA:
-        if (((const nhwc_plan_t *)c->plan)->col)
+        if (((const nhwc_plan_t *)c->plan)->dc)
+            bdnn_dc_execute(c, ((const nhwc_plan_t *)c->plan)->dc, a);
+        else if (((const nhwc_plan_t *)c->plan)->col)
             run_bwd_col(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         else
             run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);

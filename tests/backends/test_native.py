@@ -1,4 +1,5 @@
-"""The native backend's layouts: `any` is the kernels' own, any other layout is served by
+"""The native backend's layouts: `any` is the kernels' own (channel blocks forward, by
+ANY_LAYOUTS), any other layout is served by
 the +reorder route inside the primitive (timed), and the conv driver catches a route that
 ignores a non-dense stride."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchdnn_py import backends, harness, layout
+from benchdnn_py import backends, core, harness, layout
 from benchdnn_py.backends import native
 from benchdnn_py.drivers.base import CaseResult, RunContext
 from benchdnn_py.drivers.conv import driver, formats
@@ -27,18 +28,37 @@ def _executor(prb):
     return ex
 
 
-@pytest.mark.parametrize("drv,desc,wei", [
-    ("conv", "mb2ic20ih6oc18kh3ph1", "abcd"), ("conv", "g2mb2ic20iw9oc36kw3pw1", "abcd"),
-    ("deconv", "mb2ic20ih6oc18kh3ph1", "bacd"),            # iohw: transposed
-    ("deconv", "g2mb2ic20id4ih5iw5oc36kd2kh3kw3pd1ph1pw1", "acbdef"),   # giodhw
+@pytest.mark.parametrize("drv,desc,wei,blocked", [
+    ("conv", "mb2ic20ih6oc18kh3ph1", "abcd", True),   # forward: any's first layout
+    ("conv", "g2mb2ic20iw9oc36kw3pw1", "abcd", False),   # groups of partial blocks: plain
+    ("deconv", "mb2ic20ih6oc18kh3ph1", "bacd", False),   # iohw: transposed; backward data
+    ("deconv", "g2mb2ic20id4ih5iw5oc36kd2kh3kw3pd1ph1pw1", "acbdef", False),   # giodhw
 ])
-def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei):
+def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocked):
     ex = _executor(_problem(desc, drv=drv))
     try:
         assert "+reorder" not in ex.name
         assert ex.layouts["wei"].describe() == wei
-        assert ex.layouts["src"].describe() == "abcde"[:ex.layouts["src"].ndims]
+        first = native.any_layouts(core.Direction.FWD)[0]
+        act = first if blocked else core.ActLayout.PLAIN
+        assert ex.prim.attr.layout is act
+        assert ex.layouts["src"].same_memory(native.kernel_layouts(ex.prb, act)["src"])
+        if act is core.ActLayout.PLAIN:
+            assert ex.layouts["src"].describe() == "abcde"[:ex.layouts["src"].ndims]
         assert not ex.to_kernel and not ex.to_memory
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("direction,act", [
+    ("FWD_B", None), ("FWD_I", None), ("BWD_D", "plain"), ("BWD_WB", "plain"),
+])
+def test_any_follows_the_rule_of_the_kernel_direction(direction, act):
+    ex = _executor(_problem(f"--dir={direction}", "mb2ic20ih6oc18kh3ph1"))
+    try:
+        want = (core.ActLayout.PLAIN if act == "plain"
+                else native.any_layouts(core.Direction.FWD)[0])
+        assert ex.prim.attr.layout is want
     finally:
         ex.close()
 

@@ -251,7 +251,8 @@ def _corrupting_backend(monkeypatch, name: str, offset: int):
 
 
 @pytest.mark.parametrize("drv,options,desc,name", [
-    ("conv", "--dir=FWD_B --attr-post-ops=sum:0.5", "mb2ic8ih9oc12kh3ph1", "dst"),
+    # a plain dst: the corruption adds at a logical offset (`any` forward is blocked)
+    ("conv", "--dir=FWD_B --attr-post-ops=sum:0.5 --dtag=nchw", "mb2ic8ih9oc12kh3ph1", "dst"),
     ("conv", "--dir=BWD_D", "g2mb2ic8ih9oc12kh3ph1sh2", "src"),
     ("conv", "--dir=BWD_WB", "g2mb2ic8ih9oc12kh3ph1", "wei"),
     ("conv", "--dir=BWD_WB", "mb2ic8ih9oc64kh3ph1", "bia"),

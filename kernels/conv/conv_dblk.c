@@ -1,0 +1,343 @@
+/* Direct forward convolution on channel-blocked activations (f32; nChw16c on AVX-512,
+ * nChw8c on AVX2, and their 1D/3D forms): the forward direction of the gemm_conv_blocked
+ * rows, and their backward data at unit stride as a forward convolution with flipped
+ * taps (conv_gemm_nhwc.c hands both over at init). No im2col and no packing of the input:
+ * a kernel call (conv_dblk.h) reads the src block rows in place, broadcasting one input
+ * value per (point, tap, input channel) against the weight vectors of OCB output channel
+ * blocks, for UR output points of one row, all accumulators in registers.
+ *
+ * Padding never reaches the kernels: per output row the (kd, kh) taps are clipped to the
+ * input, and the row's points split into an interior range (every kw tap inside the
+ * input: calls of up to UR points) and the border points on either side (one point per
+ * call, its kw taps clipped). A 1x1 convolution at unit stride without padding reads
+ * input point p for output point p, so its rows are runs of an image's points, not image
+ * rows (the late layers' 7x7 images give calls of UR points instead of 7).
+ *
+ * Loops, outermost first:
+ *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
+ *   chunk      input channel blocks whose weights for the group fit WEI_CHUNK (in L2)
+ *   row        output rows of the item (od, oh), or runs of points (1x1)
+ *   call       interior runs of UR points, border points one by one
+ *   kernel     input blocks of the chunk, taps, the block's channels
+ * The first chunk's calls start from the bias (and the sum post-op's scaled prior), the
+ * later ones from dst; after the last chunk the item's rows get the eltwise entries and,
+ * on the last output block, the zeroed padded tail. Work items write disjoint parts of
+ * dst. */
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+
+#include "conv_dblk.h"
+
+enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024, FLAT_RUN_CALLS = 4 };
+
+/* Which direct kernels serve which gemm_conv_blocked row (by its GEMM micro-kernel): the
+ * scalar row has none and keeps the GEMM path. */
+static const struct {
+    const conv_gemm_ukr_t *ukr;
+    const dc_ker_t *ker;
+} dc_kers[] = {
+    {&bdnn_gemm_ukr_blk_avx512, &bdnn_dc_ker_avx512},
+    {&bdnn_gemm_ukr_blk_avx2, &bdnn_dc_ker_avx2},
+};
+
+typedef struct {
+    bdnn_conv_desc_t d;    /* the forward convolution computed (backward data: see init) */
+    int bwd;               /* backward data at unit stride, as that forward convolution */
+    const dc_ker_t *ker;
+    int64_t B, ICB, OCB;   /* channel block; input / output blocks per group */
+    int64_t ocb, n_ocg;    /* output blocks per call (the last group may have fewer), groups */
+    int64_t taps, wblk;    /* taps; packed floats per output block (ICB * taps * B * B) */
+    int flat;              /* 1x1, unit stride, no padding: rows are runs of points */
+    int kw_split;          /* rows with border points run tap by tap (see dc_row) */
+    int64_t rows, row_len; /* output rows per image and points per row (flat: per run) */
+    int64_t rc, n_rc;      /* rows per work item, row runs per (n, g, group) */
+    int64_t icc;           /* input blocks per chunk */
+    int64_t n_items;
+    float *bias;           /* G * OCB * B: the bias padded to whole blocks */
+} dc_plan_t;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Taps k of one axis whose input o + k * (dil + 1) lies in [0, n): [*lo, *hi). */
+static void tap_range(int64_t o, int64_t k_n, int64_t dil, int64_t n, int64_t *lo,
+                      int64_t *hi) {
+    const int64_t step = dil + 1;
+    *lo = o >= 0 ? 0 : (-o + step - 1) / step;
+    *hi = o > n - 1 ? 0 : min64(k_n, (n - 1 - o) / step + 1);
+    if (*hi < *lo) *hi = *lo;
+}
+
+/* The interior of a row: the points [*lo, *hi) whose every kw tap is inside the input
+ * (ow * sw - pw >= 0 and ow * sw - pw + (KW - 1) * (DW + 1) <= IW - 1). */
+static void w_interior(const bdnn_conv_desc_t *d, int64_t *lo, int64_t *hi) {
+    const int64_t span = (d->kw - 1) * (d->dw + 1);
+    *lo = d->pw > 0 ? min64(bdnn_div_up(d->pw, d->sw), d->ow) : 0;
+    *hi = bdnn_floor_div(d->iw - 1 + d->pw - span, d->sw) + 1;
+    *hi = *hi < *lo ? *lo : min64(*hi, d->ow);
+}
+
+/* Output blocks of group q. */
+static int64_t ocb_of(const dc_plan_t *p, int64_t q) { return min64(p->ocb, p->OCB - q * p->ocb); }
+
+int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
+    const dc_ker_t *ker = NULL;
+    for (size_t i = 0; i < sizeof(dc_kers) / sizeof(dc_kers[0]); ++i)
+        if (dc_kers[i].ukr == ukr) ker = dc_kers[i].ker;
+    const int64_t B = c->attr.layout == BDNN_LAYOUT_BLOCKED16 ? 16
+                    : c->attr.layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 0;
+    const bdnn_conv_desc_t *cd = &c->d;
+    const int bwd = c->dir == BDNN_DIR_BWD_DATA;
+    if (!ker || B != ker->vlen || !(c->dir == BDNN_DIR_FWD || bwd)
+            || (bwd && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1)))
+        return BDNN_STATUS_UNIMPLEMENTED;
+    const int64_t G = cd->g;
+    if (G > 1 && ((cd->ic / G) % B || (cd->oc / G) % B)) return BDNN_STATUS_UNIMPLEMENTED;
+    dc_plan_t *p = calloc(1, sizeof(*p));
+    if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
+    *plan = p;
+    /* Backward data at unit stride is the forward convolution of diff_dst (OC channels,
+     * the output's points) into diff_src (IC channels) with the taps flipped, padding
+     * (K - 1) * (dil + 1) - p: diff_src[i] = sum over k of diff_dst[i + p - k * (dil + 1)]
+     * * W[k], and with k' = K - 1 - k, i + p - (K - 1 - k') * (dil + 1) = i - p' + k' *
+     * (dil + 1). Weights are packed transposed and flipped (bdnn_dc_pack_weights). */
+    p->d = *cd;
+    p->bwd = bwd;
+    if (bwd) {
+        bdnn_conv_desc_t *v = &p->d;
+        v->ic = cd->oc, v->oc = cd->ic;
+        v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
+        v->od = cd->id, v->oh = cd->ih, v->ow = cd->iw;
+        v->pd = (cd->kd - 1) * (cd->dd + 1) - cd->pd;
+        v->ph = (cd->kh - 1) * (cd->dh + 1) - cd->ph;
+        v->pw = (cd->kw - 1) * (cd->dw + 1) - cd->pw;
+    }
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t ICG = d->ic / G, OCG = d->oc / G;
+    p->ker = ker;
+    p->B = B;
+    p->ICB = bdnn_div_up(ICG, B);
+    p->OCB = bdnn_div_up(OCG, B);
+    /* output blocks per call: the ISA's preference, balanced over the groups (5 blocks at
+     * 4: 3 + 2, not 4 + 1) */
+    const int64_t pref = min64(ker->ocb_pref, DC_OCB_MAX);
+    p->n_ocg = bdnn_div_up(p->OCB, pref);
+    p->ocb = bdnn_div_up(p->OCB, p->n_ocg);
+    p->n_ocg = bdnn_div_up(p->OCB, p->ocb);
+    p->taps = d->kd * d->kh * d->kw;
+    p->wblk = p->ICB * p->taps * B * B;
+    const int64_t OSP = d->od * d->oh * d->ow;
+    p->flat = p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
+              && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
+              && d->iw == d->ow;
+    /* Border points run one per call, with OCB accumulators only (too few to hide the
+     * FMA latency): where they are an eighth of a row or more (7x7 and 14x14 images with
+     * 3x3 taps), rows run tap by tap instead (res5's 3x3: 1.3x faster). */
+    int64_t lo, hi;
+    w_interior(d, &lo, &hi);
+    p->kw_split = !p->flat && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
+    if (p->flat) {
+        p->row_len = min64(max64(OSP, 1), FLAT_RUN_CALLS * ker->ur_max[p->ocb]);
+        p->rows = bdnn_div_up(OSP, p->row_len);
+    } else {
+        p->row_len = d->ow;
+        p->rows = d->od * d->oh;
+    }
+    /* rows per item: at least four items per thread where rows allow, and an item's dst
+     * (the chunks read and write it again) within DST_ITEM */
+    const int64_t per_rows = d->mb * G * p->n_ocg;
+    const int64_t row_bytes = p->row_len * p->ocb * B * (int64_t)sizeof(float);
+    p->rc = max64(p->rows, 1);
+    while (p->rc > 1 && (per_rows * bdnn_div_up(p->rows, p->rc) < 4 * c->nthr
+                         || p->rc * row_bytes > DST_ITEM))
+        p->rc = bdnn_div_up(p->rc, 2);
+    p->n_rc = bdnn_div_up(p->rows, p->rc);
+    p->n_items = per_rows * p->n_rc;
+    const int64_t blk_bytes = p->taps * B * p->ocb * B * (int64_t)sizeof(float);
+    p->icc = max64(1, min64(p->ICB, WEI_CHUNK / blk_bytes));
+    p->bias = bdnn_aligned_alloc(sizeof(float) * (size_t)(G * p->OCB * B));
+    if (!p->bias) return BDNN_STATUS_OUT_OF_MEMORY;
+    return BDNN_STATUS_OK;
+}
+
+void bdnn_dc_fini(void *plan) {
+    dc_plan_t *p = plan;
+    if (!p) return;
+    free(p->bias);
+    free(p);
+}
+
+size_t bdnn_dc_weights_bytes(const struct bdnn_conv *c, const void *plan) {
+    const dc_plan_t *p = plan;
+    return sizeof(float) * (size_t)(p->d.g * p->OCB * p->wblk);
+}
+
+/* Per group g and output block group q (ocb_q blocks, starting at output block q * ocb of
+ * the group, at (g * OCB + q * ocb) * wblk): [icb][kd][kh][kw][ic][ocb_q][B], element
+ * W[g][oc][ic][tap] (backward data, in the forward convolution's terms: W[g][ic][oc]
+ * [taps - 1 - tap]), zeros for channels past ICG / OCG (the blocks' padding). */
+void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const void *wei,
+                          void *packed) {
+    const dc_plan_t *p = plan;
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t B = p->B, G = d->g, ICG = d->ic / G, OCG = d->oc / G, taps = p->taps;
+    const float *w = wei;
+    float *out = packed;
+    for (int64_t g = 0; g < G; ++g)
+        for (int64_t q = 0; q < p->n_ocg; ++q) {
+            const int64_t nq = ocb_of(p, q), oc0 = q * p->ocb * B;
+            float *base = out + (g * p->OCB + q * p->ocb) * p->wblk;
+            for (int64_t icb = 0; icb < p->ICB; ++icb)
+                for (int64_t t = 0; t < taps; ++t)
+                    for (int64_t i = 0; i < B; ++i)
+                        for (int64_t o = 0; o < nq * B; ++o) {
+                            const int64_t ic = icb * B + i, oc = oc0 + o;
+                            const int64_t at = p->bwd
+                                ? ((g * ICG + ic) * OCG + oc) * taps + taps - 1 - t
+                                : ((g * OCG + oc) * ICG + ic) * taps + t;
+                            base[((icb * taps + t) * B + i) * nq * B + o] =
+                                ic < ICG && oc < OCG ? w[at] : 0.0f;
+                        }
+        }
+}
+
+/* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
+ * of group g and output block group q. */
+static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *src_img,
+                   const float *wq, float *dst_q, int64_t row, int64_t nq, dc_call_t *a) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const dc_ker_t *k = p->ker;
+    const int64_t B = p->B, urm = k->ur_max[nq];
+    if (p->flat) {
+        const int64_t p0 = row * p->row_len, n = min64(p->row_len, d->ow * d->oh * d->od - p0);
+        a->nkd = a->nkh = a->nkw = 1;
+        const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
+        for (int64_t j = 0; j < n; j += ur) {
+            const int64_t u = min64(ur, n - j);
+            k->fn[nq][u][1](src_img + (p0 + j) * B, wq, dst_q + (p0 + j) * B, a);
+        }
+        return;
+    }
+    const int64_t od = row / d->oh, oh = row % d->oh;
+    const int64_t id0 = od * d->sd - d->pd, ih0 = oh * d->sh - d->ph;
+    int64_t kd_lo, kd_hi, kh_lo, kh_hi;
+    tap_range(id0, d->kd, d->dd, d->id, &kd_lo, &kd_hi);
+    tap_range(ih0, d->kh, d->dh, d->ih, &kh_lo, &kh_hi);
+    a->nkd = kd_hi - kd_lo;
+    a->nkh = kh_hi - kh_lo;
+    const int64_t KWB = d->kw * nq * B * B;   /* packed floats per kh */
+    const float *s_row = src_img + ((id0 + kd_lo * (d->dd + 1)) * d->ih
+                                    + ih0 + kh_lo * (d->dh + 1)) * d->iw * B;
+    const float *w_row = wq + (kd_lo * d->kh + kh_lo) * KWB;
+    float *d_row = dst_q + row * d->ow * B;
+    int64_t lo, hi;
+    w_interior(d, &lo, &hi);
+    const int sv = d->sw <= 2 ? (int)d->sw : 0;   /* the stride's instance */
+    if (p->kw_split) {
+        /* By kw: each tap's points form one range, run in calls of up to UR points that
+         * add into dst; the first chunk first stores the init (calls with no taps). */
+        const int mode = a->mode;
+        if (mode != DC_ACC) {
+            a->nkw = 0;
+            for (int64_t j = 0; j < d->ow; j += urm)
+                k->fn[nq][min64(urm, d->ow - j)][sv](s_row, w_row, d_row + j * B, a);
+            a->mode = DC_ACC;
+        }
+        a->nkw = 1;
+        for (int64_t kw = 0; kw < d->kw; ++kw) {
+            /* points with 0 <= ow * sw - pw + kw * (dw + 1) < iw */
+            const int64_t off = kw * (d->dw + 1) - d->pw;
+            const int64_t plo = off >= 0 ? 0 : bdnn_div_up(-off, d->sw);
+            const int64_t phi = d->iw - 1 - off < 0 ? 0
+                              : min64(d->ow, (d->iw - 1 - off) / d->sw + 1);
+            if (phi <= plo) continue;
+            const int64_t n = phi - plo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
+            for (int64_t j = plo; j < phi; j += ur)
+                k->fn[nq][min64(ur, phi - j)][sv](s_row + (j * d->sw + off) * B,
+                                                  w_row + kw * nq * B * B, d_row + j * B, a);
+        }
+        a->mode = mode;
+        return;
+    }
+    if (hi > lo) {
+        a->nkw = d->kw;
+        const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
+        for (int64_t j = lo; j < hi; j += ur) {
+            const int64_t u = min64(ur, hi - j);
+            k->fn[nq][u][sv](s_row + (j * d->sw - d->pw) * B, w_row, d_row + j * B, a);
+        }
+    }
+    for (int64_t ow = 0; ow < d->ow; ++ow) {   /* the border points, one per call */
+        if (ow == lo) ow = hi;
+        if (ow >= d->ow) break;
+        const int64_t iw0 = ow * d->sw - d->pw;
+        int64_t kw_lo, kw_hi;
+        tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
+        a->nkw = kw_hi - kw_lo;
+        k->fn[nq][1][1](s_row + (iw0 + kw_lo * (d->dw + 1)) * B, w_row + kw_lo * nq * B * B,
+                        d_row + ow * B, a);
+    }
+}
+
+void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *args) {
+    dc_plan_t *p = plan;
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t B = p->B, G = d->g, OCG = d->oc / G;
+    const int64_t ISP = d->id * d->ih * d->iw, OSP = d->od * d->oh * d->ow;
+    const int64_t in_img = G * p->ICB * B * ISP, out_img = G * p->OCB * B * OSP;
+    const float *src = p->bwd ? args->diff_dst : args->src, *bias = args->bias;
+    float *dst = p->bwd ? args->diff_src : args->dst;
+    if (bias)   /* padded to whole blocks: a call reads its blocks' whole vectors */
+        for (int64_t g = 0; g < G; ++g)
+            for (int64_t oc = 0; oc < p->OCB * B; ++oc)
+                p->bias[g * p->OCB * B + oc] = oc < OCG ? bias[g * OCG + oc] : 0.0f;
+    int has_sum = 0;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
+    const int64_t tail = p->OCB * B - OCG;   /* padded channels of the last block (G 1) */
+    const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+
+#pragma omp parallel for schedule(static, 1) num_threads(c->nthr)
+    for (int64_t item = 0; item < p->n_items; ++item) {
+        int64_t rest = item;
+        const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
+        const int64_t q = rest % p->n_ocg; rest /= p->n_ocg;
+        const int64_t g = rest % G, n = rest / G;
+        const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows), nq = ocb_of(p, q);
+        const int64_t ob0 = g * p->OCB + q * p->ocb;   /* the group's first output block */
+        float *dst_q = dst + n * out_img + ob0 * B * OSP;
+        const float *wq = (const float *)args->wei + ob0 * p->wblk;
+        dc_call_t a = {0};
+        a.s_icb = ISP * B;
+        a.s_kd = (d->dd + 1) * d->ih * d->iw * B;
+        a.s_kh = (d->dh + 1) * d->iw * B;
+        a.s_kw = (d->dw + 1) * B;
+        a.s_pt = d->sw * B;
+        a.w_kh = d->kw * nq * B * B;
+        a.w_kd = d->kh * a.w_kh;
+        a.w_icb = p->taps * nq * B * B;
+        a.d_ocb = OSP * B;
+        a.bias = bias ? p->bias + ob0 * B : NULL;
+        a.sum_scale = sum_scale;
+        for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
+            a.n_icb = min64(p->icc, p->ICB - c0);
+            a.last_ic = c0 + a.n_icb == p->ICB ? d->ic / G - (p->ICB - 1) * B : B;
+            a.mode = c0 ? DC_ACC : has_sum ? DC_SUM : DC_BIAS;
+            const float *src_c = src + n * in_img + (g * p->ICB + c0) * ISP * B;
+            const float *w_c = wq + c0 * a.w_icb;
+            for (int64_t r = r0; r < r1; ++r) dc_row(c, p, src_c, w_c, dst_q, r, nq, &a);
+        }
+        /* the finished rows: eltwise entries on the real channels, then the padded tail */
+        const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
+        for (int64_t o = 0; o < nq; ++o) {
+            float *blk = dst_q + o * OSP * B + pt0 * B;
+            const int last = ob0 + o == G * p->OCB - 1;
+            const int64_t cols = last ? B - tail : B;
+            if (has_eltwise) bdnn_post_ops_eltwise(c, blk, B, pt1 - pt0, cols);
+            if (last && tail)
+                for (int64_t pt = 0; pt < pt1 - pt0; ++pt)
+                    for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = tail_v;
+        }
+    }
+}

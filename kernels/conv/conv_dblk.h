@@ -1,0 +1,68 @@
+/* Direct convolution on channel-blocked activations (forward, f32): the contract between
+ * the driver (conv_dblk.c) and its per-ISA register-blocked kernels (conv_dblk.inc,
+ * instantiated by conv_dblk_<isa>.c). kernels/conv/README.md, "gemm_conv_blocked". */
+#ifndef BDNN_CONV_DBLK_H
+#define BDNN_CONV_DBLK_H
+
+#include "conv_impl.h"
+
+/* One kernel call computes UR output points x OCB output channel blocks of one output
+ * row, B = the ISA's vector length channels per block (nChw16c on AVX-512, nChw8c on
+ * AVX2), all in registers:
+ *
+ *   acc[j][o] := init (see mode) + sum over icb < n_icb, taps (kd, kh, kw) in range,
+ *                ic < (icb == n_icb - 1 ? last_ic : B) of
+ *                src[icb * s_icb + kd * s_kd + kh * s_kh + kw * s_kw + j * s_pt + ic]
+ *                * wei[icb * w_icb + kd * w_kd + kh * w_kh + kw * OCB * B * B
+ *                      + (ic * OCB + o) * B + (0 .. B-1)]
+ *   dst[o * d_ocb + j * B + (0 .. B-1)] := acc[j][o]
+ *
+ * src: the first tap in range of output point 0 (the caller clips the taps, so every read
+ * is inside the input: no bounds checks), at input channel block 0 of the chunk; wei: the
+ * packed weights of the call's OCB output blocks (for each input channel the OCB weight
+ * vectors are adjacent: [icb][kd][kh][kw][ic][OCB][B]) at that tap and
+ * block; dst: point 0 at
+ * output block 0. s_pt is the distance of consecutive output points' inputs (stride * B).
+ * mode DC_ACC: init = dst (a later chunk of input blocks); DC_BIAS: init = bias[o * B ..]
+ * (padded to whole blocks; 0 when bias is NULL); DC_SUM: sum_scale * dst + bias (the sum
+ * post-op, first chunk). With no tap in range only the init is stored. */
+enum { DC_ACC = 0, DC_BIAS = 1, DC_SUM = 2 };
+
+typedef struct {
+    int64_t n_icb, last_ic;
+    int64_t nkd, nkh, nkw;
+    int64_t s_icb, s_kd, s_kh, s_kw, s_pt;
+    int64_t w_icb, w_kd, w_kh;
+    int64_t d_ocb;
+    const float *bias;
+    float sum_scale;
+    int mode;
+} dc_call_t;
+
+typedef void (*dc_ker_fn)(const float *src, const float *wei, float *dst, const dc_call_t *a);
+
+enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
+
+/* The kernels of one ISA: fn[ocb][ur][s] for 1 <= ocb <= DC_OCB_MAX and
+ * 1 <= ur <= ur_max[ocb]; s = 1, 2 are specialized for s_pt == s * B (strides 1 and 2:
+ * the points' offsets are constants), s = 0 reads s_pt. */
+typedef struct {
+    int vlen;
+    int ocb_pref;                      /* output blocks per call where there are enough */
+    int ur_max[DC_OCB_MAX + 1];
+    dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][3];
+} dc_ker_t;
+
+extern const dc_ker_t bdnn_dc_ker_avx512, bdnn_dc_ker_avx2;
+
+/* The driver (conv_dblk.c), called by gemm_conv_blocked's ops for the forward direction:
+ * init returns BDNN_STATUS_UNIMPLEMENTED when no direct kernel serves the problem (the
+ * GEMM path then runs it). */
+int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan);
+size_t bdnn_dc_weights_bytes(const struct bdnn_conv *c, const void *plan);
+void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const void *wei,
+                          void *packed);
+void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *a);
+void bdnn_dc_fini(void *plan);
+
+#endif
