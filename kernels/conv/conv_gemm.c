@@ -358,7 +358,7 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
         s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
         if (!s->cbuf) return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->lp) {
-            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)p->nc);
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
             if (!s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
@@ -505,7 +505,7 @@ static int gemm_init(struct bdnn_conv *c) {
         }
         if (c->lp) {
             s->acc = bdnn_aligned_alloc(4 * (size_t)(p->m_rows * p->nc));
-            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)p->nc);
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
             if (!s->acc || !s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
         }
         if (p->pack) {
@@ -1255,6 +1255,13 @@ static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, in
     /* int8: (zero point + shift) x sum of weights, after the grouped weights */
     const int32_t *comp = p->pack == 4
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    /* No columns to drop (1x1: the padded grid is the output grid): one run, as long as
+     * the block, instead of one per output row (7 points at 7x7, a vector's tail). */
+    if (wp == OW) {
+        bdnn_conv_epilogue(c, s->cbuf, p->nc, m1 - m0, ncols, g * p->M + m0, e->bias, comp,
+                           e->out, (n * d->oc + g * p->M + m0) * OP + j0, OP, s->tmp);
+        return;
+    }
     for (int64_t j = j0; j < j0 + ncols;) {
         const int64_t oh = j / wp, ow0 = j % wp;
         const int64_t row_end = (oh + 1) * wp < j0 + ncols ? (oh + 1) * wp : j0 + ncols;

@@ -194,11 +194,27 @@ struct bdnn_conv {
  * into the output type at out (element offset out_off, row stride ld_out): compensation,
  * scales and bias, post-ops in order, dst scale and zero point, conversion just before the
  * store. bias is NULL or of attr.bia_dt; comp is NULL or int8 compensation per channel.
- * tmp holds cols floats. */
+ * tmp holds cols + EPI_TMP_SLACK floats (the stages run in whole vectors). */
+enum { EPI_TMP_SLACK = 16 };
 void bdnn_conv_epilogue(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
                         int64_t rows, int64_t cols, int64_t ch0, const void *bias,
                         const int32_t *comp, void *out, int64_t out_off, int64_t ld_out,
                         float *tmp);
+/* Its instances per vector width (conv_epilogue.inc; bdnn_conv_epilogue picks by the
+ * implementation's ISA), and the deliberate defects' store they share. */
+void bdnn_conv_epilogue_avx512(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                               int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                               const int32_t *comp, void *out, int64_t out_off,
+                               int64_t ld_out, float *tmp);
+void bdnn_conv_epilogue_avx2(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                             int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                             const int32_t *comp, void *out, int64_t out_off,
+                             int64_t ld_out, float *tmp);
+void bdnn_conv_epilogue_scalar(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                               int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                               const int32_t *comp, void *out, int64_t out_off,
+                               int64_t ld_out, float *tmp);
+void bdnn_conv_store_faulty(void *out, int dt, int64_t i, float v, int fault);
 
 extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops, bdnn_conv_fused_dw_ops;
 
