@@ -35,17 +35,22 @@ enum { MR = 12, NR = 32 };
     _mm512_storeu_si512(tile[r], c##r##a);                                                  \
     _mm512_storeu_si512(tile[r] + 16, c##r##b);
 
-static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, int64_t ldb, void *c_,
-                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    const int8_t *a = a_;
-    const uint8_t *b = b_;
+/* One 12 x 32 tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
+ * case. */
+static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                                   void *c_, int64_t ldc, int64_t mr, int64_t nr,
+                                   int accumulate) {
     int32_t *c = c_;
     ROWS(ACC_ZERO)
-    for (int64_t k = 0; k < kcp / 4; ++k) {
-        const __m512i b0 = _mm512_loadu_si512(b + k * ldb);
-        const __m512i b1 = _mm512_loadu_si512(b + k * ldb + 64);
-        const int32_t *ak = (const int32_t *)(a + k * MR * 4);
-        ROWS(ACC_STEP)
+    for (int64_t i = 0; i < nblk; ++i) {
+        const int8_t *a = blk[i].a;
+        const uint8_t *b = blk[i].b;
+        for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
+            const __m512i b0 = _mm512_loadu_si512(b + k * ldb);
+            const __m512i b1 = _mm512_loadu_si512(b + k * ldb + 64);
+            const int32_t *ak = (const int32_t *)(a + k * MR * 4);
+            ROWS(ACC_STEP)
+        }
     }
     if (mr == MR && nr == NR) {
         ROWS(ACC_STORE)
@@ -59,4 +64,16 @@ static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, int64_t 
                                        + (uint32_t)tile[r][j]);
 }
 
-const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, 0, 0, NULL};
+static void ukr_int8_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    const conv_dp_block_t blk = {kcp, a, b};
+    tile_int8_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+static void chain_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
+                             int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    tile_int8_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {
+    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, 0, 0, NULL, chain_int8_12x32};
