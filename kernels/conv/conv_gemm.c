@@ -358,7 +358,7 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
         s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
         if (!s->cbuf) return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->lp) {
-            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)p->nc);
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
             if (!s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
@@ -505,7 +505,7 @@ static int gemm_init(struct bdnn_conv *c) {
         }
         if (c->lp) {
             s->acc = bdnn_aligned_alloc(4 * (size_t)(p->m_rows * p->nc));
-            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)p->nc);
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
             if (!s->acc || !s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
         }
         if (p->pack) {
@@ -1255,6 +1255,13 @@ static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, in
     /* int8: (zero point + shift) x sum of weights, after the grouped weights */
     const int32_t *comp = p->pack == 4
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    /* No columns to drop (1x1: the padded grid is the output grid): one run, as long as
+     * the block, instead of one per output row (7 points at 7x7, a vector's tail). */
+    if (wp == OW) {
+        bdnn_conv_epilogue(c, s->cbuf, p->nc, m1 - m0, ncols, g * p->M + m0, e->bias, comp,
+                           e->out, (n * d->oc + g * p->M + m0) * OP + j0, OP, s->tmp);
+        return;
+    }
     for (int64_t j = j0; j < j0 + ncols;) {
         const int64_t oh = j / wp, ow0 = j % wp;
         const int64_t row_end = (oh + 1) * wp < j0 + ncols ? (oh + 1) * wp : j0 + ncols;
@@ -1264,6 +1271,53 @@ static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, in
                                e->bias, comp, e->out,
                                (n * d->oc + g * p->M + m0) * OP + oh * OW + ow0, OP, s->tmp);
         j = row_end;
+    }
+}
+
+/* The tiles of one work item with a chain kernel (dp_chain_fn): consecutive k blocks
+ * (taps, or KC parts of one) are grouped into chains whose B rows for one micro-panel
+ * stay in L1 (at most SHIFT_CHAIN_B_BYTES), and each tile runs a whole chain with its
+ * accumulators in registers: C is written once per chain instead of once per k block
+ * (3x3 with 64 channels: once instead of nine times). */
+enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64 };
+static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng, int64_t g,
+                         int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, pack = p->pack;
+    const int64_t icg = d->ic / d->g, plane = p->hp * p->wp;
+    const size_t elt = pack == 2 ? 2 : 1;
+    const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
+    const char *a_g = (const char *)e->a_packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
+    int64_t kcs[SHIFT_CHAIN_MAX], pcs[SHIFT_CHAIN_MAX];
+    const float *bs[SHIFT_CHAIN_MAX];
+    conv_dp_block_t blk[SHIFT_CHAIN_MAX];
+    for (int64_t pc0 = 0, pc1; pc0 < K; pc0 = pc1) {
+        int64_t nb = 0, rows = 0;
+        for (pc1 = pc0; pc1 < K && nb < SHIFT_CHAIN_MAX;) {
+            const int64_t kc = kblock_len(p, icg, pc1);
+            if (nb > 0 && (rows + kc / pack) * NR * 4 > SHIFT_CHAIN_B_BYTES) break;
+            const int64_t tap = pc1 / icg, c0 = pc1 % icg;
+            const int64_t kh = tap / d->kw, kw = tap % d->kw;
+            kcs[nb] = kc, pcs[nb] = pc1;
+            bs[nb] = in_ng + c0 / pack * plane + kh * (d->dh + 1) * p->wp + kw * (d->dw + 1) + j0;
+            rows += kc / pack, ++nb, pc1 += kc;
+        }
+        for (int64_t q = 0; q * NR < ncols; ++q)
+            for (int64_t m = m0; m < m1; m += MR) {
+                const int64_t mr = M - m < MR ? M - m : MR;
+                const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+                for (int64_t i = 0; i < nb; ++i) {
+                    /* grouped weights, as run_gemm addresses them */
+                    blk[i].kcp = kcs[i];
+                    blk[i].a = a_g + elt * (size_t)(pcs[i] * p->a_panels * MR + (m / MR) * kcs[i] * MR);
+                    blk[i].b = bs[i] + q * NR;
+                }
+                u->dp_chain_fn(nb, blk, ldb, s->cbuf + (m - m0) * p->nc + q * NR, p->nc, mr,
+                               nr, pc0 > 0);
+            }
     }
 }
 
@@ -1290,6 +1344,11 @@ static void run_shift(const exec_t *e) {
             if (m0 >= M) continue;
             /* first element (f32 or 32-bit pair lane) of this image and group's planes */
             const float *in_ng = p->padded + (n * d->ic + g * icg) / (pack ? pack : 1) * plane;
+            if (pack && u->dp_chain_fn) {
+                shift_chains(e, s, in_ng, g, j0, ncols, m0, m1);
+                shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+                continue;
+            }
             for (int64_t pc = 0, kc; pc < K; pc += kc) {
                 kc = kblock_len(p, icg, pc);
                 const int64_t tap = pc / icg, c0 = pc % icg;

@@ -39,6 +39,17 @@ typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int
 typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, int64_t ldb,
                                void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
+/* The same over a chain of k blocks, the tile staying in registers from the first block to
+ * the last (the shift route's taps: each block its own A micro-panel and B rows, one ldb):
+ *   C[0:mr, 0:nr] := (accumulate ? C : 0) + sum over i < nblk of A_i * B_i
+ * with A_i, B_i laid out as conv_dp_ukr_fn's, over blk[i].kcp (a multiple of PACK). */
+typedef struct {
+    int64_t kcp;
+    const void *a, *b;
+} conv_dp_block_t;
+typedef void (*conv_dp_chain_fn)(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                                 void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
+
 /* Dot-product micro-kernel (f32 backward weights): for r < mr, j < nr,
  *   C[r][j] := (DOT_ACCUMULATE ? C[r][j] : 0) + sum over k < kc of A[r][k] * B[j][k]
  * with A row r at a + r * lda and B row j at b + j * ldb. kc, lda and ldb are multiples of
@@ -70,6 +81,8 @@ typedef struct {
     conv_dot_ukr_fn dot_fn;    /* f32 backward weights, k along memory (NULL: none) */
     int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
     conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
+    conv_dp_chain_fn dp_chain_fn;   /* dp_fn over a chain of k blocks (NULL: call dp_fn
+                                       per block) */
 } conv_gemm_ukr_t;
 
 /* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's
@@ -194,11 +207,27 @@ struct bdnn_conv {
  * into the output type at out (element offset out_off, row stride ld_out): compensation,
  * scales and bias, post-ops in order, dst scale and zero point, conversion just before the
  * store. bias is NULL or of attr.bia_dt; comp is NULL or int8 compensation per channel.
- * tmp holds cols floats. */
+ * tmp holds cols + EPI_TMP_SLACK floats (the stages run in whole vectors). */
+enum { EPI_TMP_SLACK = 16 };
 void bdnn_conv_epilogue(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
                         int64_t rows, int64_t cols, int64_t ch0, const void *bias,
                         const int32_t *comp, void *out, int64_t out_off, int64_t ld_out,
                         float *tmp);
+/* Its instances per vector width (conv_epilogue.inc; bdnn_conv_epilogue picks by the
+ * implementation's ISA), and the deliberate defects' store they share. */
+void bdnn_conv_epilogue_avx512(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                               int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                               const int32_t *comp, void *out, int64_t out_off,
+                               int64_t ld_out, float *tmp);
+void bdnn_conv_epilogue_avx2(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                             int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                             const int32_t *comp, void *out, int64_t out_off,
+                             int64_t ld_out, float *tmp);
+void bdnn_conv_epilogue_scalar(const struct bdnn_conv *c, const void *acc, int64_t ld_acc,
+                               int64_t rows, int64_t cols, int64_t ch0, const void *bias,
+                               const int32_t *comp, void *out, int64_t out_off,
+                               int64_t ld_out, float *tmp);
+void bdnn_conv_store_faulty(void *out, int dt, int64_t i, float v, int fault);
 
 extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops, bdnn_conv_fused_dw_ops;
 

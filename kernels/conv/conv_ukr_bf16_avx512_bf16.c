@@ -8,22 +8,27 @@
 
 enum { MR = 12, NR = 32 };
 
-static void ukr_bf16_12x32(int64_t kcp, const void *a_, const void *b_, int64_t ldb, void *c_,
-                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    const uint16_t *a = a_, *b = b_;
+/* One 12 x 32 tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
+ * case. */
+static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                                   void *c_, int64_t ldc, int64_t mr, int64_t nr,
+                                   int accumulate) {
     float *c = c_;
     __m512 acc[MR][2];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < kcp / 2; ++k) {
-        const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + k * ldb);
-        const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + k * ldb + 32);
-        const int32_t *ak = (const int32_t *)(a + k * MR * 2);
+    for (int64_t i = 0; i < nblk; ++i) {
+        const uint16_t *a = blk[i].a, *b = blk[i].b;
+        for (int64_t k = 0; k < blk[i].kcp / 2; ++k) {
+            const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + k * ldb);
+            const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + k * ldb + 32);
+            const int32_t *ak = (const int32_t *)(a + k * MR * 2);
 #pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r) {
-            const __m512bh av = (__m512bh)_mm512_set1_epi32(ak[r]);
-            acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, b0);
-            acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
+            for (int r = 0; r < MR; ++r) {
+                const __m512bh av = (__m512bh)_mm512_set1_epi32(ak[r]);
+                acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, b0);
+                acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
+            }
         }
     }
     if (mr == MR && nr == NR) {
@@ -49,4 +54,16 @@ static void ukr_bf16_12x32(int64_t kcp, const void *a_, const void *b_, int64_t 
             c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + tile[r][j];
 }
 
-const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, 0, 0, NULL};
+static void ukr_bf16_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    const conv_dp_block_t blk = {kcp, a, b};
+    tile_bf16_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+static void chain_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
+                             int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    tile_bf16_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {
+    MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, 0, 0, NULL, chain_bf16_12x32};

@@ -1,7 +1,11 @@
 /* int8 dot-product micro-kernel (contract: conv_dp_ukr_fn in conv_impl.h, PACK 4): a 12 x 32
  * s32 tile in 24 zmm accumulators; per quad of k, two B loads (u8), twelve broadcasts of
  * an A quad (s8), 24 vpdpbusd (four u8 x s8 products summed into each s32 lane, without
- * saturation). */
+ * saturation).
+ *
+ * The accumulators are 24 named variables, not an array: with __m512i acc[12][2], GCC 12
+ * moved them between registers and stored them to the stack on every k step (the k loop
+ * then ran at a fraction of the vpdpbusd rate). */
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni")
 #include <immintrin.h>
 
@@ -9,47 +13,67 @@
 
 enum { MR = 12, NR = 32 };
 
-static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, int64_t ldb, void *c_,
-                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    const int8_t *a = a_;
-    const uint8_t *b = b_;
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define ACC_ZERO(r) __m512i c##r##a = _mm512_setzero_si512(), c##r##b = _mm512_setzero_si512();
+#define ACC_STEP(r)                                                                         \
+    {                                                                                       \
+        const __m512i av = _mm512_set1_epi32(ak[r]);                                        \
+        c##r##a = _mm512_dpbusd_epi32(c##r##a, b0, av);                                     \
+        c##r##b = _mm512_dpbusd_epi32(c##r##b, b1, av);                                     \
+    }
+#define ACC_STORE(r)                                                                        \
+    {                                                                                       \
+        int32_t *cr = c + r * ldc;                                                          \
+        if (accumulate) {                                                                   \
+            c##r##a = _mm512_add_epi32(c##r##a, _mm512_loadu_si512(cr));                    \
+            c##r##b = _mm512_add_epi32(c##r##b, _mm512_loadu_si512(cr + 16));               \
+        }                                                                                   \
+        _mm512_storeu_si512(cr, c##r##a);                                                   \
+        _mm512_storeu_si512(cr + 16, c##r##b);                                              \
+    }
+#define ACC_SPILL(r)                                                                        \
+    _mm512_storeu_si512(tile[r], c##r##a);                                                  \
+    _mm512_storeu_si512(tile[r] + 16, c##r##b);
+
+/* One 12 x 32 tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
+ * case. */
+static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                                   void *c_, int64_t ldc, int64_t mr, int64_t nr,
+                                   int accumulate) {
     int32_t *c = c_;
-    __m512i acc[MR][2];
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-    for (int64_t k = 0; k < kcp / 4; ++k) {
-        const __m512i b0 = _mm512_loadu_si512(b + k * ldb);
-        const __m512i b1 = _mm512_loadu_si512(b + k * ldb + 64);
-        const int32_t *ak = (const int32_t *)(a + k * MR * 4);
-#pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r) {
-            const __m512i av = _mm512_set1_epi32(ak[r]);
-            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, av);
-            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
+    ROWS(ACC_ZERO)
+    for (int64_t i = 0; i < nblk; ++i) {
+        const int8_t *a = blk[i].a;
+        const uint8_t *b = blk[i].b;
+        for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
+            const __m512i b0 = _mm512_loadu_si512(b + k * ldb);
+            const __m512i b1 = _mm512_loadu_si512(b + k * ldb + 64);
+            const int32_t *ak = (const int32_t *)(a + k * MR * 4);
+            ROWS(ACC_STEP)
         }
     }
     if (mr == MR && nr == NR) {
-#pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r) {
-            int32_t *cr = c + r * ldc;
-            if (accumulate) {
-                acc[r][0] = _mm512_add_epi32(acc[r][0], _mm512_loadu_si512(cr));
-                acc[r][1] = _mm512_add_epi32(acc[r][1], _mm512_loadu_si512(cr + 16));
-            }
-            _mm512_storeu_si512(cr, acc[r][0]);
-            _mm512_storeu_si512(cr + 16, acc[r][1]);
-        }
+        ROWS(ACC_STORE)
         return;
     }
     int32_t tile[MR][NR];
-    for (int r = 0; r < MR; ++r) {
-        _mm512_storeu_si512(tile[r], acc[r][0]);
-        _mm512_storeu_si512(tile[r] + 16, acc[r][1]);
-    }
+    ROWS(ACC_SPILL)
     for (int64_t r = 0; r < mr; ++r)
         for (int64_t j = 0; j < nr; ++j)
             c[r * ldc + j] = (int32_t)((uint32_t)(accumulate ? c[r * ldc + j] : 0)
                                        + (uint32_t)tile[r][j]);
 }
 
-const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, 0, 0, NULL};
+static void ukr_int8_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    const conv_dp_block_t blk = {kcp, a, b};
+    tile_int8_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+static void chain_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
+                             int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    tile_int8_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {
+    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, 0, 0, NULL, chain_int8_12x32};
