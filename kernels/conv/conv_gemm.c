@@ -134,6 +134,12 @@ typedef struct {
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
     int64_t n_col_groups; /* dot: ranges of column blocks, one per item */
+    int op;               /* backward weights on the outer-product route */
+    int64_t b_panels;     /* op: NR panels of N */
+    int64_t op_rb;        /* op: A panels per row block of a work item */
+    float *op_a, *op_b;   /* op: one k block of A and of B, packed, shared by the threads */
+    int64_t op_a_ld;      /* op: floats from one packed A panel to the next */
+    int op_planes;        /* op: 1x1, unit stride, no padding: B's rows are src planes */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
@@ -196,6 +202,8 @@ static void gemm_fini(struct bdnn_conv *c) {
     free(p->partials);
     free(p->padded);
     free(p->subsampled);
+    free(p->op_a);
+    free(p->op_b);
     free(p);
     c->plan = NULL;
 }
@@ -290,6 +298,67 @@ static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *
         memset(s->arows, 0, sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
         memset(s->brows, 0, sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
     }
+    return BDNN_STATUS_OK;
+}
+
+/* Backward weights, outer-product route (f32): C[M x N] = A[M x K] * B[K x N] on the GEMM
+ * micro-kernel, A = diff_dst (k = (n, output point)), B = im2col of src transposed. Per k
+ * block of at most KC points the threads pack all of A (MR panels) and all of B (NR panels,
+ * each built as NR im2col rows, then transposed) into buffers they share, then split the
+ * C tiles (no partial results): packing costs (M + N) * K moves in all, against the
+ * route above's copies per column block and lane sums per tile. */
+enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays in L2 */
+
+static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    const bdnn_conv_desc_t *d = &c->d;
+    p->op = 1;
+    const int64_t kc = p->K < KC ? p->K : KC;
+    p->kd_ld = kc;
+    p->b_panels = bdnn_div_up(p->N, u->nr);
+    p->op_planes = taps_of(d) == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
+        && d->ph == 0 && d->pw == 0 && in_points(d) == out_points(d)
+        && c->fault == BDNN_FAULT_NONE;
+    /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
+    p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
+    const int64_t result = p->instances * p->M * p->N;
+    p->k_splits = 1;
+    if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
+            && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS)
+        p->k_splits = c->nthr;
+    p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KC) * KC;
+    p->k_splits = bdnn_div_up(p->K, p->k_per_split);
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
+        s->krows = malloc(sizeof(struct krow) * (size_t)(kc + 2));
+        s->wcols = malloc(sizeof(wcol_t) * (size_t)u->nr);
+        if (!s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    if (p->k_splits > 1) {
+        /* Each thread packs its own k range: all of A per k block, then B a panel at a
+         * time, each panel multiplied by every A panel while in L1. */
+        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
+        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < c->nthr; ++t) {
+            scratch_t *s = &p->scratch[t];
+            s->ap = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
+            s->bp = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
+            if (!s->ap || !s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        return BDNN_STATUS_OK;
+    }
+    /* One result: the threads pack each k block together, then split C's tiles. */
+    const int64_t want = 4 * (int64_t)c->nthr;
+    int64_t rb = p->a_panels < OP_RB_MAX ? p->a_panels : OP_RB_MAX;
+    while (rb > 1 && p->b_panels * bdnn_div_up(p->a_panels, rb) < want) rb = bdnn_div_up(rb, 2);
+    p->op_rb = rb;
+    p->n_row_blocks = bdnn_div_up(p->a_panels, rb);
+    p->n_items = p->n_row_blocks * p->b_panels;
+    p->op_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
+    p->op_b = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->b_panels * u->nr * kc));
+    if (!p->op_a || !p->op_b) return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
 
@@ -419,8 +488,14 @@ static int gemm_init(struct bdnn_conv *c) {
         return BDNN_STATUS_INVALID;
     }
     p->a_panels = bdnn_div_up(p->M, u->mr);
-    if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
-        return dot_init(c, p, u);
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp) {
+        const char *route = getenv("BDNN_BWDW_ROUTE");   /* TEMP: measurement */
+        if (route && route[0] == 'd' && u->dot_fn) return dot_init(c, p, u);
+        if (route && route[0] == 'g') goto gemm_route;
+        if (u->tr_fn) return op_init(c, p, u);
+        if (u->dot_fn && p->K >= DOT_MIN_K) return dot_init(c, p, u);
+    }
+gemm_route:;
     /* f32, or bf16 / int8 on the dot-product kernels with whole channel groups (see
      * shift_init). */
     const int shift_types = !c->lp || (u->pack > 0 && icg % u->pack == 0);
@@ -1037,18 +1112,18 @@ static void dot_build_a(const exec_t *e, int64_t g, int64_t pc, int64_t kc, floa
 /* B rows: for each column (ic, tap) of the block, src(n, g*ICg + ic, o*s + tap offset)
  * along the block's k positions, 0 outside the input (with the test faults' defects). */
 static void dot_build_b(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, int64_t kc,
-                        const struct krow *rows, int64_t nrows, const scratch_t *s) {
+                        const struct krow *rows, int64_t nrows, const scratch_t *s,
+                        float *brows, int64_t ld) {
     const bdnn_conv_desc_t *d = &e->c->d;
-    const gemm_plan_t *p = e->p;
     const int64_t ID = d->id, IH = d->ih, IW = d->iw, icg = d->ic / d->g, taps = taps_of(d);
     const int fault = e->c->fault;
     for (int64_t jj = 0; jj < ncols; ++jj) {
         const wcol_t *w = &s->wcols[jj];
-        float *row = s->brows + jj * p->kd_ld;
+        float *row = brows + jj * ld;
         const int64_t col = j0 + jj;
         if ((fault == BDNN_FAULT_SKIP_LAST_IC && w->ic == icg - 1)
                 || (fault == BDNN_FAULT_SKIP_LAST_TAP && col % taps == taps - 1)) {
-            memset(row, 0, sizeof(float) * (size_t)p->kd_ld);
+            memset(row, 0, sizeof(float) * (size_t)ld);
             continue;
         }
         for (int64_t r = 0; r < nrows; ++r) {
@@ -1073,7 +1148,7 @@ static void dot_build_b(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, i
             const float right = fault == BDNN_FAULT_RIGHT_PAD_EDGE ? line[IW - 1] : 0.0f;
             for (int64_t t = t_hi; t < kr->len; ++t) out[t] = right;
         }
-        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
+        for (int64_t kk = kc; kk < ld; ++kk) row[kk] = 0.0f;
     }
 }
 
@@ -1105,7 +1180,7 @@ static void run_dot(const exec_t *e) {
                 for (int64_t cb = cb0; cb < cb1; ++cb) {
                     const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
                     wcols_build(d, j0, ncols, s->wcols);
-                    dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
+                    dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s, s->brows, p->kd_ld);
                     const int64_t tiles_per_row = bdnn_div_up(ncols, u->dnr);
                     for (int64_t k0 = 0; k0 < kcv; k0 += DOT_CHUNK) {
                         const int64_t kk = kcv - k0 < DOT_CHUNK ? kcv - k0 : DOT_CHUNK;
@@ -1122,6 +1197,110 @@ static void run_dot(const exec_t *e) {
                                           ncols - jj < u->dnr ? ncols - jj : u->dnr, flags,
                                           s->vacc + tile * u->dmr * u->dnr * u->vlen);
                             }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* One MR panel of A for the outer-product route: panel[kk*MR + r] = diff_dst(n, g*OCg +
+ * m0 + r, o) at k = pc + kk = (n, o); rows past M zero. */
+static void op_pack_a(const exec_t *e, int64_t g, int64_t m0, int64_t pc, int64_t kc,
+                      float *panel) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t MR = ukr_of(e->c)->mr, M = e->p->M, OP = out_points(d);
+    const int64_t rows = M - m0 < MR ? M - m0 : MR;
+    for (int64_t kk = 0; kk < kc;) {
+        const int64_t k = pc + kk, n = k / OP, o = k % OP;
+        const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
+        const float *base = e->a_src + (n * d->oc + g * (d->oc / d->g) + m0) * OP + o;
+        ukr_of(e->c)->tr_fn(base, OP, rows, len, panel + kk * MR, MR);
+        kk += len;
+    }
+}
+
+/* One NR panel of B: element (kk, j) = src at column j0 + j's (ic, tap) for k = pc + kk.
+ * A 1x1 at unit stride without padding reads the channels' planes as they lie; otherwise
+ * the panel's im2col rows are built as on the dot route (NR x kc), then transposed. */
+static void op_pack_b(const exec_t *e, int64_t g, int64_t q, int64_t pc, int64_t kc,
+                      const scratch_t *s, int64_t nrows, float *panel) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const conv_gemm_ukr_t *u = ukr_of(e->c);
+    const int64_t NR = u->nr, N = e->p->N, j0 = q * NR;
+    const int64_t ncols = N - j0 < NR ? N - j0 : NR;
+    if (e->p->op_planes) {
+        const int64_t OP = out_points(d);
+        for (int64_t kk = 0; kk < kc;) {
+            const int64_t k = pc + kk, n = k / OP, o = k % OP;
+            const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
+            u->tr_fn(e->b_src + (n * d->ic + g * (d->ic / d->g) + j0) * OP + o, OP, ncols, len,
+                     panel + kk * NR, NR);
+            kk += len;
+        }
+        return;
+    }
+    wcols_build(d, j0, ncols, s->wcols);
+    dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s, s->brows, kc);
+    u->tr_fn(s->brows, kc, ncols, kc, panel, NR);
+}
+
+static void run_op(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int tid = omp_get_thread_num();
+        scratch_t *s = &p->scratch[tid];
+        if (p->k_splits > 1) {
+            const int64_t k_lo = tid * p->k_per_split;
+            const int64_t k_hi = k_lo + p->k_per_split < K ? k_lo + p->k_per_split : K;
+            for (int64_t g = 0; g < p->instances && tid < p->k_splits; ++g) {
+                float *c_g = p->partials + (tid * p->instances + g) * M * N;
+                for (int64_t pc = k_lo; pc < k_hi; pc += KC) {
+                    const int64_t kc = k_hi - pc < KC ? k_hi - pc : KC;
+                    const int mode = pc > k_lo ? UKR_ACCUMULATE : UKR_WRITE;
+                    for (int64_t ip = 0; ip < p->a_panels; ++ip)
+                        op_pack_a(e, g, ip * MR, pc, kc, s->ap + ip * p->op_a_ld);
+                    const int64_t nrows = p->op_planes ? 0 : dot_krows(d, pc, kc, s->krows);
+                    for (int64_t q = 0; q < p->b_panels; ++q) {
+                        const int64_t j = q * NR, nr = N - j < NR ? N - j : NR;
+                        op_pack_b(e, g, q, pc, kc, s, nrows, s->bp);
+                        for (int64_t ip = 0; ip < p->a_panels; ++ip) {
+                            const int64_t m = ip * MR;
+                            u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j, N,
+                                  M - m < MR ? M - m : MR, nr, mode, NULL, 0.0f, 0.0f);
+                        }
+                    }
+                }
+            }
+        } else {
+            for (int64_t g = 0; g < p->instances; ++g) {
+                float *c_g = (float *)e->out + g * M * N;
+                for (int64_t pc = 0; pc < K; pc += KC) {
+                    const int64_t kc = K - pc < KC ? K - pc : KC;
+#pragma omp for schedule(static) nowait
+                    for (int64_t ip = 0; ip < p->a_panels; ++ip)
+                        op_pack_a(e, g, ip * MR, pc, kc, p->op_a + ip * p->op_a_ld);
+                    const int64_t nrows = p->op_planes ? 0 : dot_krows(d, pc, kc, s->krows);
+#pragma omp for schedule(static)
+                    for (int64_t q = 0; q < p->b_panels; ++q)
+                        op_pack_b(e, g, q, pc, kc, s, nrows, p->op_b + q * NR * kc);
+#pragma omp for schedule(static)
+                    for (int64_t item = 0; item < p->n_items; ++item) {
+                        const int64_t rb = item / p->b_panels, q = item % p->b_panels;
+                        const int64_t j = q * NR, nr = N - j < NR ? N - j : NR;
+                        const int64_t ip1 = (rb + 1) * p->op_rb < p->a_panels
+                            ? (rb + 1) * p->op_rb : p->a_panels;
+                        for (int64_t ip = rb * p->op_rb; ip < ip1; ++ip) {
+                            const int64_t m = ip * MR;
+                            u->fn(kc, p->op_a + ip * p->op_a_ld, p->op_b + q * NR * kc, NR,
+                                  c_g + m * N + j, N, M - m < MR ? M - m : MR, nr,
+                                  pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                        }
                     }
                 }
             }
@@ -1533,7 +1712,8 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         if (c->lp && a->bias) memset((void *)a->bias, 0, bdnn_dt_size(c->attr.bia_dt) * (size_t)d->oc);
         return;
     }
-    if (p->dot) run_dot(&e);
+    if (p->op) run_op(&e);
+    else if (p->dot) run_dot(&e);
     else if (p->col2im) run_col2im(&e);
     else if (p->shift) run_shift(&e);
     else run_gemm(&e);

@@ -62,6 +62,14 @@ typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const f
 typedef void (*conv_direct_ukr_fn)(int64_t kc, const float *a, int64_t plane, const float *b,
                                    int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr);
 
+/* Transposing copy (backward weights' outer-product packing): for c < cols, r < ldo,
+ *   out[c * ldo + r] = r < rows ? in[r * ldi + c] : 0
+ * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo; ldo below the
+ * ISA's vector length vlen or a multiple of it). With ldo < vlen the kernel stores whole
+ * vectors: it may write zeros to the vlen - ldo floats after out's last row. */
+typedef void (*conv_transpose_fn)(const float *in, int64_t ldi, int64_t rows, int64_t cols,
+                                  float *out, int64_t ldo);
+
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
@@ -70,6 +78,7 @@ typedef struct {
     conv_dot_ukr_fn dot_fn;    /* f32 backward weights, k along memory (NULL: none) */
     int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
     conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
+    conv_transpose_fn tr_fn;   /* f32 backward weights' packing (NULL: none) */
 } conv_gemm_ukr_t;
 
 /* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's
