@@ -315,9 +315,14 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     const int64_t kc = p->K < KC ? p->K : KC;
     p->kd_ld = kc;
     p->b_panels = bdnn_div_up(p->N, u->nr);
-    p->op_planes = taps_of(d) == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
-        && d->ph == 0 && d->pw == 0 && in_points(d) == out_points(d)
+    /* A 1x1 without padding: B's rows are the src planes, at a stride once subsampled
+     * (the input points the outputs read, copied dense per execution, as forward does). */
+    p->op_planes = taps_of(d) == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
         && c->fault == BDNN_FAULT_NONE;
+    if (p->op_planes && in_points(d) != out_points(d)) {
+        p->subsampled = bdnn_aligned_alloc(sizeof(float) * (size_t)(d->mb * d->ic * out_points(d)));
+        if (!p->subsampled) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
     /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
     p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
     const int64_t result = p->instances * p->M * p->N;
@@ -1703,6 +1708,7 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         e.out = a->diff_wei;
         e.b_src = staged(c, b_dt, a->src, p->stage_b, src_elems(d));
         e.a_src = staged(c, c->attr.dst_dt, a->diff_dst, p->stage_a, dst_elems(d));
+        if (p->subsampled) e.b_src = subsample(c, e.b_src);
     }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->d.mb == 0) {
         /* An empty minibatch: every sum is empty, and the k loop would never write C.
