@@ -49,4 +49,4 @@ static void ukr_bf16_12x32(int64_t kcp, const void *a_, const void *b_, int64_t 
             c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + tile[r][j];
 }
 
-const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, 0, 0, NULL, NULL};
+const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, NULL};

@@ -52,4 +52,4 @@ static void ukr_int8_12x32(int64_t kcp, const void *a_, const void *b_, int64_t 
                                        + (uint32_t)tile[r][j]);
 }
 
-const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, 0, 0, NULL, NULL};
+const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, NULL};
