@@ -1115,6 +1115,15 @@ static void op_pack_b(const exec_t *e, int64_t g, int64_t q, int64_t pc, int64_t
     u->tr_fn(s->brows, kc, ncols, kc, panel, NR);
 }
 
+/* A large result (mb16's 7x7 layers: 9 MB per partial) is accumulated from memory once
+ * per k block: the next tile's rows of C [m, m + MR) x [j, j + nr) are requested while the
+ * micro-kernel runs on this one (it reads its tile only after its k loop). */
+static void op_prefetch_c(const float *c, int64_t ldc, int64_t m, int64_t M, int64_t mr,
+                          int64_t j, int64_t nr) {
+    for (int64_t r = m; r < m + mr && r < M; ++r)
+        for (int64_t x = 0; x < nr; x += 16) __builtin_prefetch(c + r * ldc + j + x, 1, 3);
+}
+
 static void run_op(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
@@ -1141,6 +1150,7 @@ static void run_op(const exec_t *e) {
                         op_pack_b(e, g, q, pc, kc, s, nrows, s->bp);
                         for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                             const int64_t m = ip * MR;
+                            if (mode == UKR_ACCUMULATE) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
                             u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j, N,
                                   M - m < MR ? M - m : MR, nr, mode, NULL, 0.0f, 0.0f);
                         }
@@ -1167,6 +1177,7 @@ static void run_op(const exec_t *e) {
                             ? (rb + 1) * p->op_rb : p->a_panels;
                         for (int64_t ip = rb * p->op_rb; ip < ip1; ++ip) {
                             const int64_t m = ip * MR;
+                            if (pc > 0 && ip + 1 < ip1) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
                             u->fn(kc, p->op_a + ip * p->op_a_ld, p->op_b + q * NR * kc, NR,
                                   c_g + m * N + j, N, M - m < MR ? M - m : MR, nr,
                                   pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
