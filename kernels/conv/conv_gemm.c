@@ -252,7 +252,7 @@ enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays i
 static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
     const bdnn_conv_desc_t *d = &c->d;
     p->op = 1;
-    const int64_t kc = p->K < KC ? p->K : KC;
+    const int64_t kc = p->K < KC ? (p->K > 0 ? p->K : 1) : KC;   /* (mb 0: no k block runs) */
     p->b_panels = bdnn_div_up(p->N, u->nr);
     /* A 1x1 without padding: B's rows are the src planes, at a stride once subsampled
      * (the input points the outputs read, copied dense per execution, as forward does). */
@@ -269,8 +269,10 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
             && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS)
         p->k_splits = c->nthr;
-    p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KC) * KC;
-    p->k_splits = bdnn_div_up(p->K, p->k_per_split);
+    if (p->k_splits > 1) {   /* whole k blocks per split, none empty */
+        p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KC) * KC;
+        p->k_splits = bdnn_div_up(p->K, p->k_per_split);
+    }
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
