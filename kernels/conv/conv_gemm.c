@@ -114,9 +114,10 @@ typedef struct {
     int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
     int shift;            /* forward on the shift route */
     int b_in_place;       /* gather route, 1x1 unit stride, no padding: B is the tensor */
-    float *subsampled;    /* forward 1x1 strided, no padding: the input points the outputs
-                             read, copied dense per execution (+ a panel of slack), read in
-                             place as a unit-stride problem */
+    float *subsampled;    /* 1x1 strided, no padding (forward; backward weights' op route):
+                             the input points the outputs read, copied dense per execution
+                             (forward: + a panel of slack), read in place as a unit-stride
+                             problem */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int op;               /* backward weights on the outer-product route */
@@ -124,7 +125,7 @@ typedef struct {
     int64_t op_rb;        /* op: A panels per row block of a work item */
     float *op_a, *op_b;   /* op: one k block of A and of B, packed, shared by the threads */
     int64_t op_a_ld;      /* op: floats from one packed A panel to the next */
-    int op_planes;        /* op: 1x1, unit stride, no padding: B's rows are src planes */
+    int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
@@ -1093,7 +1094,8 @@ static void op_pack_a(const exec_t *e, int64_t g, int64_t m0, int64_t pc, int64_
 }
 
 /* One NR panel of B: element (kk, j) = src at column j0 + j's (ic, tap) for k = pc + kk.
- * A 1x1 at unit stride without padding reads the channels' planes as they lie; otherwise
+ * A 1x1 without padding reads the channels' planes as they lie (at a stride, the dense
+ * subsampled copy); otherwise
  * the panel's im2col rows are built (NR x kc), then transposed. */
 static void op_pack_b(const exec_t *e, int64_t g, int64_t q, int64_t pc, int64_t kc,
                       const scratch_t *s, int64_t nrows, float *panel) {
