@@ -19,7 +19,9 @@
  *   ir loop     MR-high micro-panels of A    -- ...A streams from L2
  *   micro-kernel                             -- the MR x NR tile in registers (conv_ukr.inc)
  * The first k block writes C (with bias); later ones accumulate into it. Work items write
- * disjoint parts of C, so threads never synchronize inside an execution.
+ * disjoint parts of C, so threads never synchronize inside an execution (except f32
+ * backward weights' outer-product route with one result: the threads pack each k block's
+ * A and B together, then split C's tiles).
  *
  * Prepacked weights layout: per group, per k block, per MR panel, a kc x MR micro-panel
  * (element (k, r) at [k*MR + r]); rows past M are zero.
@@ -51,19 +53,6 @@ enum { KC = 256, NC_PANELS_MAX = 8, MC_PANELS_MAX = 16 };
  * thread copy the same operand rows again for its small tile; instead each of the
  * k_splits ranges of K accumulates a whole partial result, and the partials are added at
  * the end, when K gives every split several k blocks and the partials stay small. */
-
-/* Backward weights, dot-product route (f32): both operands run along k in memory (a
- * diff_dst row; an im2col row of src: a shifted input row), so instead of transposing
- * them into outer-product panels, rows of KD points are copied as they lie and a
- * dot-product kernel (conv_dot_ukr_fn) multiplies them, summing across lanes once per k
- * block. Packing then costs M + N contiguous copies per k block against M x N dot
- * products. Taken when K fills whole k blocks; for short K (a 7x7 output at mb1) the
- * lane sums would dominate, and the outer-product route stays. */
-enum { KD = 4096, DOT_MIN_K = 256, DOT_NC_MAX = 48 };
-/* Within a k block the kernel runs over chunks of DOT_CHUNK points for all tiles, saving
- * the vector accumulators between chunks: a tile row's A (4 x 1024 floats) stays in L1
- * across the column tiles, and lanes are still summed once per k block. */
-enum { DOT_CHUNK = 1024 };
 
 /* Backward data, col2im route (f32, no post-ops): the gather route packs diff_dst per
  * input point, testing every tap for stride divisibility, and with few input channels
@@ -110,10 +99,9 @@ typedef struct {
     segment_t *segs;      /* forward / backward data: runs of the current column block */
     int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
     wcol_t *wcols;        /* backward weights: the current column block's columns */
-    float *arows, *brows; /* dot route: m_pad x kd_ld diff_dst rows, ncd_pad x kd_ld src rows */
+    float *brows;         /* op route: one B panel's im2col rows (NR x kc) */
     float *cbuf;          /* col2im route: m_rows x nc block of C */
-    float *vacc;          /* dot route: every tile's vector accumulators (m_pad x nc x VLEN) */
-    struct krow *krows;   /* dot route: the output rows a k block crosses */
+    struct krow *krows;   /* op route, col2im route: the output rows a k block crosses */
     int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
 
@@ -122,18 +110,22 @@ typedef struct {
     int64_t instances, M, N, K, a_panels;
     int64_t nc, m_rows, n_col_blocks, n_row_blocks, n_items;
     int64_t k_splits, k_per_split;   /* K ranges with their own partial result (>= 1) */
-    int dot;              /* backward weights on the dot-product route */
     int col2im;           /* backward data on the col2im route */
     int col_private;      /* ... adding into per-thread copies of diff_src (partials) */
     int shift;            /* forward on the shift route */
     int b_in_place;       /* gather route, 1x1 unit stride, no padding: B is the tensor */
-    float *subsampled;    /* forward 1x1 strided, no padding: the input points the outputs
-                             read, copied dense per execution (+ a panel of slack), read in
-                             place as a unit-stride problem */
+    float *subsampled;    /* 1x1 strided, no padding (forward; backward weights' op route):
+                             the input points the outputs read, copied dense per execution
+                             (forward: + a panel of slack), read in place as a unit-stride
+                             problem */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
-    int64_t kd_ld, m_pad, ncd_pad;   /* dot: row length of the k block, padded M and nc */
-    int64_t n_col_groups; /* dot: ranges of column blocks, one per item */
+    int op;               /* backward weights on the outer-product route */
+    int64_t b_panels;     /* op: NR panels of N */
+    int64_t op_rb;        /* op: A panels per row block of a work item */
+    float *op_a, *op_b;   /* op: one k block of A and of B, packed, shared by the threads */
+    int64_t op_a_ld;      /* op: floats from one packed A panel to the next */
+    int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
@@ -183,11 +175,9 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].aq);
             free(p->scratch[t].acc);
             free(p->scratch[t].tmp);
-            free(p->scratch[t].arows);
             free(p->scratch[t].brows);
             free(p->scratch[t].krows);
             free(p->scratch[t].cbuf);
-            free(p->scratch[t].vacc);
         }
     free(p->scratch);
     free(p->stage_b);
@@ -196,6 +186,8 @@ static void gemm_fini(struct bdnn_conv *c) {
     free(p->partials);
     free(p->padded);
     free(p->subsampled);
+    free(p->op_a);
+    free(p->op_b);
     free(p);
     c->plan = NULL;
 }
@@ -242,54 +234,78 @@ struct krow {
     int64_t kk, len, n, od, oh, ow0;
 };
 
-static int dot_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
-    p->dot = 1;
-    const int64_t kd = p->K < KD ? p->K : KD;
-    p->kd_ld = bdnn_div_up(kd, 16) * 16;   /* whole vectors, 64-byte aligned rows */
-    p->k_splits = 1;
+/* Backward weights, outer-product route (f32): C[M x N] = A[M x K] * B[K x N] on the GEMM
+ * micro-kernel, A = diff_dst (k = (n, output point)), B = im2col of src. Both operands run
+ * along k in memory (diff_dst rows; im2col rows, each a shifted input row), so they are
+ * packed k-major by a transposing copy (conv_transpose_fn, VLEN x VLEN tiles in registers):
+ * every k block of A and of B is packed exactly once, (M + N) * K moves against M * N * K
+ * multiply-adds, and the register-blocked kernel needs no lane sums. (A dot-product route,
+ * both operands as rows and sums across lanes per tile, measured slower on every ResNet-50
+ * layer at mb1 and on the large mb16 layers.)
+ * - Long K, small result (K >= 2 * KC * threads, partials within
+ *   KSPLIT_MAX_PARTIAL_FLOATS): each thread takes a range of K and a whole partial result,
+ *   packs all of A for a k block, then B a panel at a time, multiplied by every A panel
+ *   while in L1; the partials are added at the end (reduce_partials). No barriers.
+ * - Otherwise (short K: ResNet's 14x14 and 7x7 layers at mb1): one result; per k block the
+ *   threads pack A and B together into shared buffers, then split C's tiles. */
+enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays in L2 */
+
+static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+    const bdnn_conv_desc_t *d = &c->d;
+    p->op = 1;
+    const int64_t kc = p->K < KC ? (p->K > 0 ? p->K : 1) : KC;   /* (mb 0: no k block runs) */
+    p->b_panels = bdnn_div_up(p->N, u->nr);
+    /* A 1x1 without padding: B's rows are the src planes, at a stride once subsampled
+     * (the input points the outputs read, copied dense per execution, as forward does). */
+    p->op_planes = taps_of(d) == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
+        && c->fault == BDNN_FAULT_NONE;
+    if (p->op_planes && in_points(d) != out_points(d)) {
+        p->subsampled = bdnn_aligned_alloc(sizeof(float) * (size_t)(d->mb * d->ic * out_points(d)));
+        if (!p->subsampled) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
+    p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
     const int64_t result = p->instances * p->M * p->N;
-    if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KD * 2
+    p->k_splits = 1;
+    if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
             && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS)
         p->k_splits = c->nthr;
-    /* Whole k blocks per split, none empty. */
-    p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KD) * KD;
-    p->k_splits = bdnn_div_up(p->K, p->k_per_split);
-    if (p->k_splits > 1) {
-        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
-        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (p->k_splits > 1) {   /* whole k blocks per split, none empty */
+        p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KC) * KC;
+        p->k_splits = bdnn_div_up(p->K, p->k_per_split);
     }
-    /* Column blocks: at most DOT_NC_MAX (the src rows stay in L2). An item is a k split,
-     * a group and a range of column blocks, which it runs k block by k block, copying the
-     * diff_dst rows once per k block for all of them: items split the columns only as far
-     * as the threads need (without a k split), since each copies the same rows again. */
-    const int64_t want = 4 * (int64_t)c->nthr, outer = p->k_splits * p->instances;
-    int64_t nc = p->N < DOT_NC_MAX ? p->N : DOT_NC_MAX;
-    while (nc > u->dnr && outer * bdnn_div_up(p->N, nc) < want)
-        nc = bdnn_div_up(nc, 2);
-    p->nc = bdnn_div_up(nc, u->dnr) * u->dnr;
-    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
-    p->n_row_blocks = 1;
-    p->n_col_groups = outer >= c->nthr ? 1
-        : (bdnn_div_up(want, outer) < p->n_col_blocks ? bdnn_div_up(want, outer)
-                                                       : p->n_col_blocks);
-    p->n_items = outer * p->n_col_groups;
-    p->m_pad = bdnn_div_up(p->M, u->dmr) * u->dmr;
-    p->ncd_pad = p->nc;
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         scratch_t *s = &p->scratch[t];
-        /* calloc: padding rows and the k tail start, and stay, zero where not rewritten */
-        s->arows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
-        s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
-        s->krows = malloc(sizeof(struct krow) * (size_t)(kd + 2));
-        s->wcols = malloc(sizeof(wcol_t) * (size_t)p->nc);
-        s->vacc = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_pad * p->ncd_pad * u->vlen));
-        if (!s->arows || !s->brows || !s->krows || !s->wcols || !s->vacc)
-            return BDNN_STATUS_OUT_OF_MEMORY;
-        memset(s->arows, 0, sizeof(float) * (size_t)(p->m_pad * p->kd_ld));
-        memset(s->brows, 0, sizeof(float) * (size_t)(p->ncd_pad * p->kd_ld));
+        s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
+        s->krows = malloc(sizeof(struct krow) * (size_t)(kc + 2));
+        s->wcols = malloc(sizeof(wcol_t) * (size_t)u->nr);
+        if (!s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
     }
+    if (p->k_splits > 1) {
+        /* Each thread packs its own k range: all of A per k block, then B a panel at a
+         * time, each panel multiplied by every A panel while in L1. */
+        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
+        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < c->nthr; ++t) {
+            scratch_t *s = &p->scratch[t];
+            s->ap = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
+            s->bp = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
+            if (!s->ap || !s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        return BDNN_STATUS_OK;
+    }
+    /* One result: the threads pack each k block together, then split C's tiles. */
+    const int64_t want = 4 * (int64_t)c->nthr;
+    int64_t rb = p->a_panels < OP_RB_MAX ? p->a_panels : OP_RB_MAX;
+    while (rb > 1 && p->b_panels * bdnn_div_up(p->a_panels, rb) < want) rb = bdnn_div_up(rb, 2);
+    p->op_rb = rb;
+    p->n_row_blocks = bdnn_div_up(p->a_panels, rb);
+    p->n_items = p->n_row_blocks * p->b_panels;
+    p->op_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
+    p->op_b = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->b_panels * u->nr * kc));
+    if (!p->op_a || !p->op_b) return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
 
@@ -419,8 +435,7 @@ static int gemm_init(struct bdnn_conv *c) {
         return BDNN_STATUS_INVALID;
     }
     p->a_panels = bdnn_div_up(p->M, u->mr);
-    if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->dot_fn && p->K >= DOT_MIN_K)
-        return dot_init(c, p, u);
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS && !c->lp && u->tr_fn) return op_init(c, p, u);
     /* f32, or bf16 / int8 on the dot-product kernels with whole channel groups (see
      * shift_init). */
     const int shift_types = !c->lp || (u->pack > 0 && icg % u->pack == 0);
@@ -1003,7 +1018,7 @@ static void run_gemm(const exec_t *e) {
 }
 
 /* The output rows that k positions [pc, pc + kc) cross, k = (n, od, oh, ow). */
-static int64_t dot_krows(const bdnn_conv_desc_t *d, int64_t pc, int64_t kc, struct krow *rows) {
+static int64_t krows_of(const bdnn_conv_desc_t *d, int64_t pc, int64_t kc, struct krow *rows) {
     int64_t nrows = 0;
     for (int64_t kk = 0; kk < kc;) {
         const int64_t k = pc + kk, ow = k % d->ow, line = k / d->ow;
@@ -1016,39 +1031,21 @@ static int64_t dot_krows(const bdnn_conv_desc_t *d, int64_t pc, int64_t kc, stru
     return nrows;
 }
 
-/* A rows: diff_dst(n, g*OCg + m, o) along the block's k positions, m < M. */
-static void dot_build_a(const exec_t *e, int64_t g, int64_t pc, int64_t kc, float *arows) {
-    const bdnn_conv_desc_t *d = &e->c->d;
-    const gemm_plan_t *p = e->p;
-    const int64_t OP = out_points(d), ocg = d->oc / d->g;
-    for (int64_t m = 0; m < p->M; ++m) {
-        float *row = arows + m * p->kd_ld;
-        for (int64_t kk = 0; kk < kc;) {
-            const int64_t k = pc + kk, n = k / OP, o = k % OP;
-            const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
-            memcpy(row + kk, e->a_src + (n * d->oc + g * ocg + m) * OP + o,
-                   sizeof(float) * (size_t)len);
-            kk += len;
-        }
-        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
-    }
-}
-
 /* B rows: for each column (ic, tap) of the block, src(n, g*ICg + ic, o*s + tap offset)
  * along the block's k positions, 0 outside the input (with the test faults' defects). */
-static void dot_build_b(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, int64_t kc,
-                        const struct krow *rows, int64_t nrows, const scratch_t *s) {
+static void im2col_rows(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, int64_t kc,
+                        const struct krow *rows, int64_t nrows, const scratch_t *s,
+                        float *brows, int64_t ld) {
     const bdnn_conv_desc_t *d = &e->c->d;
-    const gemm_plan_t *p = e->p;
     const int64_t ID = d->id, IH = d->ih, IW = d->iw, icg = d->ic / d->g, taps = taps_of(d);
     const int fault = e->c->fault;
     for (int64_t jj = 0; jj < ncols; ++jj) {
         const wcol_t *w = &s->wcols[jj];
-        float *row = s->brows + jj * p->kd_ld;
+        float *row = brows + jj * ld;
         const int64_t col = j0 + jj;
         if ((fault == BDNN_FAULT_SKIP_LAST_IC && w->ic == icg - 1)
                 || (fault == BDNN_FAULT_SKIP_LAST_TAP && col % taps == taps - 1)) {
-            memset(row, 0, sizeof(float) * (size_t)p->kd_ld);
+            memset(row, 0, sizeof(float) * (size_t)ld);
             continue;
         }
         for (int64_t r = 0; r < nrows; ++r) {
@@ -1069,59 +1066,126 @@ static void dot_build_b(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, i
             if (t_hi < t_lo) t_hi = t_lo;
             for (int64_t t = 0; t < t_lo; ++t) out[t] = 0.0f;
             if (sw == 1) memcpy(out + t_lo, line + x0 + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
-            else for (int64_t t = t_lo; t < t_hi; ++t) out[t] = line[x0 + t * sw];
+            else if (sw == 2) {   /* a constant stride: the compiler vectorizes it */
+                const float *in = line + x0 + 2 * t_lo;
+                for (int64_t t = 0; t < t_hi - t_lo; ++t) out[t_lo + t] = in[2 * t];
+            } else for (int64_t t = t_lo; t < t_hi; ++t) out[t] = line[x0 + t * sw];
             const float right = fault == BDNN_FAULT_RIGHT_PAD_EDGE ? line[IW - 1] : 0.0f;
             for (int64_t t = t_hi; t < kr->len; ++t) out[t] = right;
         }
-        for (int64_t kk = kc; kk < p->kd_ld; ++kk) row[kk] = 0.0f;
+        for (int64_t kk = kc; kk < ld; ++kk) row[kk] = 0.0f;
     }
 }
 
-static void run_dot(const exec_t *e) {
+/* One MR panel of A for the outer-product route: panel[kk*MR + r] = diff_dst(n, g*OCg +
+ * m0 + r, o) at k = pc + kk = (n, o); rows past M zero. */
+static void op_pack_a(const exec_t *e, int64_t g, int64_t m0, int64_t pc, int64_t kc,
+                      float *panel) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const int64_t MR = ukr_of(e->c)->mr, M = e->p->M, OP = out_points(d);
+    const int64_t rows = M - m0 < MR ? M - m0 : MR;
+    for (int64_t kk = 0; kk < kc;) {
+        const int64_t k = pc + kk, n = k / OP, o = k % OP;
+        const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
+        const float *base = e->a_src + (n * d->oc + g * (d->oc / d->g) + m0) * OP + o;
+        ukr_of(e->c)->tr_fn(base, OP, rows, len, panel + kk * MR, MR);
+        kk += len;
+    }
+}
+
+/* One NR panel of B: element (kk, j) = src at column j0 + j's (ic, tap) for k = pc + kk.
+ * A 1x1 without padding reads the channels' planes as they lie (at a stride, the dense
+ * subsampled copy); otherwise
+ * the panel's im2col rows are built (NR x kc), then transposed. */
+static void op_pack_b(const exec_t *e, int64_t g, int64_t q, int64_t pc, int64_t kc,
+                      const scratch_t *s, int64_t nrows, float *panel) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const conv_gemm_ukr_t *u = ukr_of(e->c);
+    const int64_t NR = u->nr, N = e->p->N, j0 = q * NR;
+    const int64_t ncols = N - j0 < NR ? N - j0 : NR;
+    if (e->p->op_planes) {
+        const int64_t OP = out_points(d);
+        for (int64_t kk = 0; kk < kc;) {
+            const int64_t k = pc + kk, n = k / OP, o = k % OP;
+            const int64_t len = OP - o < kc - kk ? OP - o : kc - kk;
+            u->tr_fn(e->b_src + (n * d->ic + g * (d->ic / d->g) + j0) * OP + o, OP, ncols, len,
+                     panel + kk * NR, NR);
+            kk += len;
+        }
+        return;
+    }
+    wcols_build(d, j0, ncols, s->wcols);
+    im2col_rows(e, g, j0, ncols, kc, s->krows, nrows, s, s->brows, kc);
+    u->tr_fn(s->brows, kc, ncols, kc, panel, NR);
+}
+
+/* A large result (mb16's 7x7 layers: 9 MB per partial) is accumulated from memory once
+ * per k block: the next tile's rows of C [m, m + MR) x [j, j + nr) are requested while the
+ * micro-kernel runs on this one (it reads its tile only after its k loop). */
+static void op_prefetch_c(const float *c, int64_t ldc, int64_t m, int64_t M, int64_t mr,
+                          int64_t j, int64_t nr) {
+    for (int64_t r = m; r < m + mr && r < M; ++r)
+        for (int64_t x = 0; x < nr; x += 16) __builtin_prefetch(c + r * ldc + j + x, 1, 3);
+}
+
+static void run_op(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
-    const int64_t M = p->M, N = p->N, K = p->K, VL = u->vlen;
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K;
 #pragma omp parallel num_threads(c->nthr)
     {
-        scratch_t *s = &p->scratch[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t item = 0; item < p->n_items; ++item) {
-            const int64_t grp = item % p->n_col_groups;
-            const int64_t g = (item / p->n_col_groups) % p->instances;
-            const int64_t ks = item / (p->n_col_groups * p->instances);
-            const int64_t k_lo = ks * p->k_per_split;
+        const int tid = omp_get_thread_num();
+        scratch_t *s = &p->scratch[tid];
+        if (p->k_splits > 1) {
+            const int64_t k_lo = tid * p->k_per_split;
             const int64_t k_hi = k_lo + p->k_per_split < K ? k_lo + p->k_per_split : K;
-            const int64_t cb0 = grp * p->n_col_blocks / p->n_col_groups;
-            const int64_t cb1 = (grp + 1) * p->n_col_blocks / p->n_col_groups;
-            float *c_g = (p->k_splits > 1 ? p->partials + ks * p->instances * M * N
-                                          : (float *)e->out) + g * M * N;
-            for (int64_t pc = k_lo; pc < k_hi; pc += KD) {
-                const int64_t kc = k_hi - pc < KD ? k_hi - pc : KD;
-                const int64_t kcv = bdnn_div_up(kc, VL) * VL;
-                const int64_t nrows = dot_krows(d, pc, kc, s->krows);
-                dot_build_a(e, g, pc, kc, s->arows);
-                for (int64_t cb = cb0; cb < cb1; ++cb) {
-                    const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
-                    wcols_build(d, j0, ncols, s->wcols);
-                    dot_build_b(e, g, j0, ncols, kc, s->krows, nrows, s);
-                    const int64_t tiles_per_row = bdnn_div_up(ncols, u->dnr);
-                    for (int64_t k0 = 0; k0 < kcv; k0 += DOT_CHUNK) {
-                        const int64_t kk = kcv - k0 < DOT_CHUNK ? kcv - k0 : DOT_CHUNK;
-                        const int flags = (pc > k_lo ? DOT_ACCUMULATE : 0)
-                                        | (k0 > 0 ? DOT_RESUME : 0)
-                                        | (k0 + kk == kcv ? DOT_FINISH : 0);
-                        for (int64_t m = 0; m < M; m += u->dmr)
-                            for (int64_t jj = 0; jj < ncols; jj += u->dnr) {
-                                const int64_t tile = (m / u->dmr) * tiles_per_row + jj / u->dnr;
-                                u->dot_fn(kk, s->arows + m * p->kd_ld + k0, p->kd_ld,
-                                          s->brows + jj * p->kd_ld + k0, p->kd_ld,
-                                          c_g + m * N + j0 + jj, N,
-                                          M - m < u->dmr ? M - m : u->dmr,
-                                          ncols - jj < u->dnr ? ncols - jj : u->dnr, flags,
-                                          s->vacc + tile * u->dmr * u->dnr * u->vlen);
-                            }
+            for (int64_t g = 0; g < p->instances && tid < p->k_splits; ++g) {
+                float *c_g = p->partials + (tid * p->instances + g) * M * N;
+                for (int64_t pc = k_lo; pc < k_hi; pc += KC) {
+                    const int64_t kc = k_hi - pc < KC ? k_hi - pc : KC;
+                    const int mode = pc > k_lo ? UKR_ACCUMULATE : UKR_WRITE;
+                    for (int64_t ip = 0; ip < p->a_panels; ++ip)
+                        op_pack_a(e, g, ip * MR, pc, kc, s->ap + ip * p->op_a_ld);
+                    const int64_t nrows = p->op_planes ? 0 : krows_of(d, pc, kc, s->krows);
+                    for (int64_t q = 0; q < p->b_panels; ++q) {
+                        const int64_t j = q * NR, nr = N - j < NR ? N - j : NR;
+                        op_pack_b(e, g, q, pc, kc, s, nrows, s->bp);
+                        for (int64_t ip = 0; ip < p->a_panels; ++ip) {
+                            const int64_t m = ip * MR;
+                            if (mode == UKR_ACCUMULATE) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
+                            u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j, N,
+                                  M - m < MR ? M - m : MR, nr, mode, NULL, 0.0f, 0.0f);
+                        }
+                    }
+                }
+            }
+        } else {
+            for (int64_t g = 0; g < p->instances; ++g) {
+                float *c_g = (float *)e->out + g * M * N;
+                for (int64_t pc = 0; pc < K; pc += KC) {
+                    const int64_t kc = K - pc < KC ? K - pc : KC;
+#pragma omp for schedule(static) nowait
+                    for (int64_t ip = 0; ip < p->a_panels; ++ip)
+                        op_pack_a(e, g, ip * MR, pc, kc, p->op_a + ip * p->op_a_ld);
+                    const int64_t nrows = p->op_planes ? 0 : krows_of(d, pc, kc, s->krows);
+#pragma omp for schedule(static)
+                    for (int64_t q = 0; q < p->b_panels; ++q)
+                        op_pack_b(e, g, q, pc, kc, s, nrows, p->op_b + q * NR * kc);
+#pragma omp for schedule(static)
+                    for (int64_t item = 0; item < p->n_items; ++item) {
+                        const int64_t rb = item / p->b_panels, q = item % p->b_panels;
+                        const int64_t j = q * NR, nr = N - j < NR ? N - j : NR;
+                        const int64_t ip1 = (rb + 1) * p->op_rb < p->a_panels
+                            ? (rb + 1) * p->op_rb : p->a_panels;
+                        for (int64_t ip = rb * p->op_rb; ip < ip1; ++ip) {
+                            const int64_t m = ip * MR;
+                            if (pc > 0 && ip + 1 < ip1) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
+                            u->fn(kc, p->op_a + ip * p->op_a_ld, p->op_b + q * NR * kc, NR,
+                                  c_g + m * N + j, N, M - m < MR ? M - m : MR, nr,
+                                  pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                        }
                     }
                 }
             }
@@ -1465,7 +1529,7 @@ static void col_block(const exec_t *e, const scratch_t *s, int64_t inst, int64_t
                       ncols - q * NR < NR ? ncols - q * NR : NR,
                       pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
     }
-    const int64_t nrows = dot_krows(d, j0, ncols, s->krows);
+    const int64_t nrows = krows_of(d, j0, ncols, s->krows);
     col_scatter(e, s->cbuf, p->nc, m0, m1, s->krows, nrows,
                 diff_src + (n * d->ic + g * icg) * in_points(d));
 }
@@ -1583,6 +1647,7 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         e.out = a->diff_wei;
         e.b_src = staged(c, b_dt, a->src, p->stage_b, src_elems(d));
         e.a_src = staged(c, c->attr.dst_dt, a->diff_dst, p->stage_a, dst_elems(d));
+        if (p->subsampled) e.b_src = subsample(c, e.b_src);
     }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->d.mb == 0) {
         /* An empty minibatch: every sum is empty, and the k loop would never write C.
@@ -1592,7 +1657,7 @@ static void gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         if (c->lp && a->bias) memset((void *)a->bias, 0, bdnn_dt_size(c->attr.bia_dt) * (size_t)d->oc);
         return;
     }
-    if (p->dot) run_dot(&e);
+    if (p->op) run_op(&e);
     else if (p->col2im) run_col2im(&e);
     else if (p->shift) run_shift(&e);
     else run_gemm(&e);

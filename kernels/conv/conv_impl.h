@@ -50,19 +50,6 @@ typedef struct {
 typedef void (*conv_dp_chain_fn)(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                  void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
-/* Dot-product micro-kernel (f32 backward weights): for r < mr, j < nr,
- *   C[r][j] := (DOT_ACCUMULATE ? C[r][j] : 0) + sum over k < kc of A[r][k] * B[j][k]
- * with A row r at a + r * lda and B row j at b + j * ldb. kc, lda and ldb are multiples of
- * the ISA's vector length and a, b 64-byte aligned; the kernel reads all DMR rows of A and
- * DNR rows of B (the caller pads them with zero rows), writes only C[0:mr, 0:nr]. A long
- * k range may be cut into calls that keep the DMR x DNR vector accumulators in vacc
- * (64-byte aligned): DOT_RESUME starts from them, and without DOT_FINISH the call saves
- * them there instead of summing lanes into C (a tile's A and B rows then stay in L1). */
-enum { DOT_ACCUMULATE = 1, DOT_RESUME = 2, DOT_FINISH = 4 };
-typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const float *b,
-                                int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr,
-                                int flags, float *vacc);
-
 /* Direct micro-kernel (gemm_conv_blocked, channel-blocked A read in place, no packing):
  * for r < mr, j < nr,
  *   C[r][j] += sum over k < kc of A[r][k] * B[k][j]
@@ -73,13 +60,21 @@ typedef void (*conv_dot_ukr_fn)(int64_t kc, const float *a, int64_t lda, const f
 typedef void (*conv_direct_ukr_fn)(int64_t kc, const float *a, int64_t plane, const float *b,
                                    int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr);
 
+/* Transposing copy (backward weights' outer-product packing): for c < cols, r < ldo,
+ *   out[c * ldo + r] = r < rows ? in[r * ldi + c] : 0
+ * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo; ldo below the
+ * ISA's vector length vlen or a multiple of it). With ldo < vlen the kernel stores whole
+ * vectors: it may write zeros to the vlen - ldo floats after out's last row. */
+typedef void (*conv_transpose_fn)(const float *in, int64_t ldi, int64_t rows, int64_t cols,
+                                  float *out, int64_t ldo);
+
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
     conv_dp_ukr_fn dp_fn;      /* grouped operands */
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
-    conv_dot_ukr_fn dot_fn;    /* f32 backward weights, k along memory (NULL: none) */
-    int dmr, dnr, vlen;        /* its tile, and the k granularity it needs */
+    conv_transpose_fn tr_fn;   /* f32 backward weights' packing (NULL: none) */
+    int vlen;                  /* floats per vector (tr_fn's stores) */
     conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
     conv_dp_chain_fn dp_chain_fn;   /* dp_fn over a chain of k blocks (NULL: call dp_fn
                                        per block) */

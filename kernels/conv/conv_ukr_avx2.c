@@ -9,7 +9,4 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define NRV 2
 #define UKR_FN gemm_ukr_avx2_6x16
 #define UKR_OBJ bdnn_gemm_ukr_avx2
-#define DOT_FN dot_ukr_avx2_3x4
-#define DMR 3
-#define DNR 4
 #include "conv_ukr.inc"

@@ -9,7 +9,4 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define NRV 2
 #define UKR_FN gemm_ukr_avx512_12x32
 #define UKR_OBJ bdnn_gemm_ukr_avx512
-#define DOT_FN dot_ukr_avx512_4x6
-#define DMR 4
-#define DNR 6
 #include "conv_ukr.inc"

@@ -9,7 +9,4 @@ typedef float vfu;
 #define NRV 4
 #define UKR_FN gemm_ukr_scalar_4x4
 #define UKR_OBJ bdnn_gemm_ukr_scalar
-#define DOT_FN dot_ukr_scalar_2x2
-#define DMR 2
-#define DNR 2
 #include "conv_ukr.inc"
