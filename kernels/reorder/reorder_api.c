@@ -36,6 +36,9 @@ enum { RUN_CHUNK = 4096, CVT_CHUNK = 256 };
  * them to TILE_AREA elements (16 KiB of 4-byte ones: two fit in L1 with the lines in
  * flight). 512 measured best among 64, 128, 256, 512, 1024, 2048 (bf16 nchw -> nhwc). */
 enum { SHORT_RUN_BYTES = 64, TILE_AREA = 4096, TILE_Y = 512 };
+/* The loop swap below: for at most SWAP_MAX runs moving SWAP_MIN_BYTES or more together
+ * (a smaller batch costs more in bookkeeping than its order saves: nChw16c -> nChw8c). */
+enum { SWAP_MAX = 16, SWAP_MIN_BYTES = 512 };
 /* A job moving fewer bytes than this runs on the calling thread: waking the team costs
  * more than the copy (on a loaded machine a fork/join can take milliseconds, while 64 KiB
  * copy in microseconds), and a convolution's reorder route runs several small jobs. */
@@ -250,6 +253,25 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     }
     if (c->fault == BDNN_REORDER_FAULT_DENSE_DST) densify_dst(&job);
     const int L = job.nloops;
+    /* Short runs whose neighbours along a small third loop sit next to each other in one
+     * tensor (nChw16c -> nhwc: the 16 channel blocks of a pixel fill 1 KiB of dst): that
+     * loop goes inside the batch, so the adjacent side is read or written in order and the
+     * other side is a few streams advancing together (any loop order copies the same
+     * points). */
+    if (!job.zero && L >= 3 && job.n[L - 1] * (int64_t)c->dsz <= SHORT_RUN_BYTES
+        && job.n[L - 3] <= SWAP_MAX && job.n[L - 2] > job.n[L - 3]
+        && job.n[L - 3] * job.n[L - 1] * (int64_t)c->dsz >= SWAP_MIN_BYTES
+        && ((job.src_stride[L - 1] == 1 && job.src_stride[L - 3] == job.n[L - 1])
+            || (job.dst_stride[L - 1] == 1 && job.dst_stride[L - 3] == job.n[L - 1]))
+        && !(job.src_stride[L - 2] == 1 && job.dst_stride[L - 1] == 1)) {
+        const int64_t n = job.n[L - 3], ss = job.src_stride[L - 3], ds = job.dst_stride[L - 3];
+        job.n[L - 3] = job.n[L - 2];
+        job.src_stride[L - 3] = job.src_stride[L - 2];
+        job.dst_stride[L - 3] = job.dst_stride[L - 2];
+        job.n[L - 2] = n;
+        job.src_stride[L - 2] = ss;
+        job.dst_stride[L - 2] = ds;
+    }
     const int tile = !job.zero && L >= 2 && job.src_stride[L - 2] == 1
         && job.dst_stride[L - 1] == 1 && job.src_stride[L - 1] != 1
         && job.dst_stride[L - 2] != 1;

@@ -46,6 +46,7 @@ def run(impl, stag, dtag, dims, sdt="f32", ddt="f32", src_scale=1.0, dst_scale=1
     ("nchw", "nhwc", (2, 37, 19, 5)),         # a transposition: tiles with tails
     ("nchw", "nChw16c", (3, 40, 9, 11)),      # narrow tall tiles, padding
     ("nhwc", "nChw8c", (2, 19, 9, 9)),        # batched short runs, padding
+    ("nChw16c", "nhwc", (2, 130, 5, 3)),      # 8 blocks swapped inside the batch, a tail
     ("OIhw16i16o", "hwio", (20, 36, 3, 3)),   # blocked to plain, both dims blocked
     ("aBcd8b", "aBcd16b", (2, 30, 4, 3)),     # nested blocks
     ("ab", "ba", (130, 67)),                  # a plain 2D transpose, 8x8 tails
