@@ -152,12 +152,14 @@ static void convert_run(const ctx_t *c, const char *s, int64_t ss, char *d, int6
 }
 
 /* A tile: dst(y, x) at d + y*dy + x (x contiguous), src(y, x) at s + y + x*sx. Every
- * element passes through the kernel's register transposes: 4- and 2-byte bit copies
- * directly; 1-byte ones widened to 4 bytes a src line at a time and narrowed a dst line
- * at a time; conversions to f32 per src line, transposed into a dense f32 tile, then the
- * attribute and the store per dst line, or once for the whole tile when its dst rows
- * follow each other (nChw16c: one run). The tiles are at most TILE_AREA elements and
- * stay in L1. Streaming (c->stream) is asked for only where whole lines get written. */
+ * element passes through the kernel's register transposes: 4- and 2-byte bit copies and
+ * conversions without a sum or f16 directly (tr4, tr2, trc: loaded, transposed, scaled
+ * and converted in registers). The rest goes through L1 tiles of at most TILE_AREA
+ * elements: 1-byte bit copies widened to 4 bytes a src line at a time and narrowed a dst
+ * line at a time; f16 and sums to f32 per src line, transposed into a dense f32 tile,
+ * then the attribute and the store per dst line, or once for the whole tile when its dst
+ * rows follow each other (nChw16c: one run). Streaming (c->stream) is asked for only
+ * where whole lines get written. */
 static void convert_tile(const ctx_t *c, const char *s, int64_t sx, char *d, int64_t dy,
                          int64_t ny, int64_t nx) {
     const reorder_ker_t *k = c->ker;
