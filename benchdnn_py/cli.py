@@ -278,11 +278,14 @@ def merge(out: str, inputs: tuple[str, ...]) -> None:
 @click.argument("results", nargs=-1, required=True)
 @click.option("--layers", is_flag=True, help="Also one row per case.")
 def perf_table(results: tuple[str, ...], layers: bool) -> None:
-    """Ours against PyTorch and the measured peak, per performance target (Markdown).
+    """Ours against PyTorch and the measured peak, per performance target (Markdown);
+    reorders against the memory copies of their run.
 
     \b
     benchdnn-py --mode=P --results=perf.jsonl --batch=batches/perf_conv
     benchdnn-py perf-table perf.jsonl
+    benchdnn-py --reorder --mode=P --results=reo.jsonl --batch=batches/perf_reorder
+    benchdnn-py perf-table reo.jsonl
     """
     from .perf_table import table
     from .results import ResultsError

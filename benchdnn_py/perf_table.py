@@ -2,7 +2,8 @@
 
 `benchdnn-py perf-table RESULTS...` reads the records of a perf run over both backends
 (batches/perf_conv runs every case on `--backend=native,torch`) and checks them against
-the performance targets, one row per target. Every figure comes from medians: a case's
+the performance targets, one row per target. Reorder records (batches/perf_reorder) get
+their own table: each case against the same-layout copies of the same run. Every figure comes from medians: a case's
 speed is its op count over its median time, its efficiency that speed over the limit the
 run measured (the record's ``limit_g_per_s``), its speedup the torch median over ours.
 Groups summarise by geometric means, the mean that fits ratios.
@@ -372,14 +373,88 @@ def limits_line(cases: list[Case]) -> str:
     return "measured limits: " + ", ".join(f"{k} {v:.0f} G/s" for k, v in sorted(seen.items()))
 
 
+# Issue 5: a reorder takes at most this many times what a memory copy of the same bytes
+# takes (memcpy bandwidth is the physical limit).
+REORDER_MAX_OVER_COPY = 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class ReorderCase:
+    """One timed reorder record."""
+
+    record: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return self.record["key"].removeprefix("--reorder ")
+
+    @property
+    def gbps(self) -> float:
+        """Bytes moved over the median time, in GB/s. The record's %eff% is the bandwidth
+        at the best time as a share of its limit, so the bytes need not be recounted."""
+        r = self.record
+        return r["eff_pct"] / 100.0 * r["limit_g_per_s"] * r["min_ms"] / r["median_ms"]
+
+    @property
+    def is_copy(self) -> bool:
+        """A same-layout, same-type reorder with nothing else: a plain memory copy."""
+        d = self.record["settings"]["driver"]
+        return (d["sdt"] == d["ddt"] and d["stag"]["pattern"] == d["dtag"]["pattern"]
+                and not d["attr-scales"]["entries"] and not d["attr-post-ops"]["entries"]
+                and d["strides"] == [None, None])
+
+
+def reorder_cases_of(records: Iterable[dict[str, Any]]) -> list[ReorderCase]:
+    return [ReorderCase(r) for r in records
+            if r.get("driver") == "reorder" and r.get("median_ms") and r.get("eff_pct")]
+
+
+def reorder_lines(cases: list[ReorderCase]) -> list[str]:
+    """Each reorder's median bandwidth and its time over what the copies of the same run
+    (their geometric mean bandwidth) would take for the same bytes = the copies' GB/s over
+    the case's; judged against REORDER_MAX_OVER_COPY."""
+    copies = [c.gbps for c in cases if c.is_copy]
+    if not copies:
+        return ["reorder: no same-layout copy in the run to compare with "
+                "(batches/perf_reorder has one first and last)"]
+    copy = geometric_mean(copies)
+    bar = REORDER_MAX_OVER_COPY
+    lines = [f"reorder yardstick: the same-layout copies (runs: {len(copies)}), "
+             f"{copy:.1f} GB/s (geomean of medians)", "",
+             "| reorder | impl | GB/s (median) | time over a copy of the same bytes "
+             f"| <= {bar:g}x |", "|---|---|---|---|---|"]
+    missed, judged = 0, 0
+    for c in cases:
+        ratio = copy / c.gbps
+        if c.is_copy:       # the yardstick itself, shown for its spread
+            verdict = "copy"
+        else:
+            judged += 1
+            missed += ratio > bar
+            verdict = "missed" if ratio > bar else "met"
+        lines.append(f"| {c.label} | {c.record['impl']} | {c.gbps:.1f} | {ratio:.2f}x | "
+                     f"{verdict} |")
+    lines += ["", f"reorder bar (every case <= {bar:g}x a copy of the same bytes): "
+              + (f"missed by {missed} of {judged} cases" if missed
+                 else f"met by all {judged} cases")]
+    return lines
+
+
 def table(paths: list[str], layers: bool = False) -> list[str]:
     records: list[dict[str, Any]] = []
     for path in paths:
         records += read(path).cases
     cases = cases_of(records)
-    if not cases:
-        raise UsageError(f"{', '.join(paths)}: no timed conv case (run with --mode=P and "
-                         f"--results=FILE)")
-    lines = [limits_line(cases), "", *markdown(rows_of(cases)), "", *overhead_lines(cases),
-             "", *fusion_lines(cases), "", *wino_lines(cases)]
-    return lines + ["", *layer_lines(cases)] if layers else lines
+    reorders = reorder_cases_of(records)
+    if not cases and not reorders:
+        raise UsageError(f"{', '.join(paths)}: no timed conv or reorder case (run with "
+                         f"--mode=P and --results=FILE)")
+    lines: list[str] = []
+    if cases:
+        lines = [limits_line(cases), "", *markdown(rows_of(cases)), "",
+                 *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases)]
+        if layers:
+            lines += ["", *layer_lines(cases)]
+    if reorders:
+        lines += ["", *reorder_lines(reorders)] if lines else reorder_lines(reorders)
+    return lines

@@ -82,7 +82,7 @@ def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps(header) + "\n")
     res = run_cli("perf-table", str(empty))
-    assert res.code == 2 and "no timed conv case" in res.err
+    assert res.code == 2 and "no timed conv or reorder case" in res.err
 
 
 def test_post_op_overhead_divides_by_the_plain_case():
@@ -136,3 +136,44 @@ def test_winograd_row_divides_direct_by_wino_per_layer():
     assert all(c.alg == "" for row in rows for c in row.cases)
     (line,) = [l for l in perf_table.wino_lines(cases) if "ResNet-50 and VGG-19" in l]
     assert "| 2 | 1.55, 1.20 |" in line and "missed" in line
+
+
+def reorder_record(sdt, ddt, stag, dtag, *, median_ms, eff_pct, min_ms=None):
+    """A reorder record at a 100 G/s limit: eff_pct is the best-time GB/s."""
+    pattern = {"nchw": "abcd", "nhwc": "acdb"}
+    return {"type": "case", "driver": "reorder", "impl": "reorder:x",
+            "key": f"--reorder --sdt={sdt} --ddt={ddt} --stag={stag} --dtag={dtag} 2x3x4x5",
+            "settings": {"driver": {
+                "sdt": sdt, "ddt": ddt, "stag": {"text": stag, "pattern": pattern[stag]},
+                "dtag": {"text": dtag, "pattern": pattern[dtag]}, "strides": [None, None],
+                "attr-scales": {"entries": []}, "attr-post-ops": {"entries": []}}},
+            "median_ms": median_ms, "min_ms": min_ms or median_ms, "eff_pct": eff_pct,
+            "limit": "bw", "limit_g_per_s": 100.0}
+
+
+def test_reorders_are_read_against_the_copies_of_their_run_at_median_bandwidth(tmp_path):
+    records = [reorder_record("f32", "f32", "nchw", "nchw", median_ms=1, eff_pct=40),
+               reorder_record("f32", "f32", "nchw", "nhwc", median_ms=1, eff_pct=30),
+               # median twice the best: 25 GB/s at the median
+               reorder_record("f32", "bf16", "nchw", "nhwc", median_ms=2, min_ms=1,
+                              eff_pct=50),
+               reorder_record("f32", "f32", "nchw", "nchw", median_ms=1, eff_pct=10)]
+    cases = perf_table.reorder_cases_of(records)
+    assert [c.is_copy for c in cases] == [True, False, False, True]
+    assert cases[2].gbps == pytest.approx(25.0)
+    lines = perf_table.reorder_lines(cases)
+    assert "copies (runs: 2), 20.0 GB/s" in lines[0]    # geomean of 40 and 10
+    assert any("--stag=nchw --dtag=nhwc 2x3x4x5 | reorder:x | 30.0 | 0.67x | met |" in l
+               for l in lines)
+    assert any("nhwc 2x3x4x5 | reorder:x | 25.0 | 0.80x | met |" in l for l in lines)
+    assert "| 2.00x | copy |" in lines[-3]                # the yardstick, not judged
+    assert lines[-1].endswith("met by all 2 cases")
+    slow = records + [reorder_record("f32", "s8", "nchw", "nhwc", median_ms=1, eff_pct=10)]
+    lines = perf_table.reorder_lines(perf_table.reorder_cases_of(slow))
+    assert "| 2.00x | missed |" in lines[-3]
+    assert lines[-1].endswith("missed by 1 of 3 cases")
+    path = tmp_path / "reo.jsonl"
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
+    res = run_cli("perf-table", str(path))
+    assert res.code == 0 and "reorder bar" in res.out and "ResNet" not in res.out

@@ -32,15 +32,22 @@ static const reorder_impl_entry_t impls[] = {
 };
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 enum { RUN_CHUNK = 4096, CVT_CHUNK = 256 };
-enum { SHORT_RUN_BYTES = 64, TILE_AREA4 = 4096, TILE_Y4_MAX = 512 };
+/* Tiles are TILE_Y tall; the paths through L1 tiles (1-byte bit copies, f16, sum) cut
+ * them to TILE_AREA elements (16 KiB of 4-byte ones: two fit in L1 with the lines in
+ * flight). 512 measured best among 64, 128, 256, 512, 1024, 2048 (bf16 nchw -> nhwc). */
+enum { SHORT_RUN_BYTES = 64, TILE_AREA = 4096, TILE_Y = 512 };
+/* The loop swap below: for at most SWAP_MAX runs moving SWAP_MIN_BYTES or more together
+ * (a smaller batch costs more in bookkeeping than its order saves: nChw16c -> nChw8c). */
+enum { SWAP_MAX = 16, SWAP_MIN_BYTES = 512 };
 /* A job moving fewer bytes than this runs on the calling thread: waking the team costs
  * more than the copy (on a loaded machine a fork/join can take milliseconds, while 64 KiB
  * copy in microseconds), and a convolution's reorder route runs several small jobs. */
 enum { PARALLEL_MIN_BYTES = 64 * 1024 };
-/* A job writing at least this much streams its bit copies past the caches (as the C
+/* A job writing at least this much streams its stores past the caches (as the C
  * library's memcpy does for large copies): the stores then cost no read of the old dst
  * line, a third of the traffic of a transposition. Below it (a convolution route's
- * scratch, a few MiB at most) the result stays in cache for the consumer next to it. */
+ * scratch, a few MiB at most) the result stays in cache for the consumer next to it.
+ * Never with a sum: its dst lines are read anyway. */
 enum { STREAM_MIN_BYTES = 8 * 1024 * 1024 };
 
 int bdnn_reorder_impl_count(void) { return N_IMPLS; }
@@ -70,7 +77,7 @@ static void load_run(const ctx_t *c, int dt, const char *p, int64_t stride, int6
 
 static void store_run(const ctx_t *c, int dt, const float *in, char *p, int64_t stride,
                       int64_t n) {
-    if (stride == 1) { c->ker->from_f32(dt, in, p, n); return; }
+    if (stride == 1) { c->ker->from_f32(dt, in, p, n, 0); return; }
     for (int64_t i = 0; i < n; ++i) bdnn_store_f32(p, dt, i * stride, in[i]);
 }
 
@@ -123,7 +130,9 @@ static void convert_run(const ctx_t *c, const char *s, int64_t ss, char *d, int6
     const bdnn_reorder_attr_t *a = c->attr;
     const int identity = a->src_scale == 1.0f && a->dst_scale == 1.0f && !a->sum;
     if (identity && ss == 1 && ds == 1 && a->src_dt == BDNN_DT_F32) {   /* one pass */
-        c->ker->from_f32(a->dst_dt, (const float *)s, d, n);
+        /* streamed only when every run is whole lines (not 16-byte s8 runs, say) */
+        c->ker->from_f32(a->dst_dt, (const float *)s, d, n,
+                         c->stream && n * (int64_t)c->dsz % 64 == 0);
         return;
     }
     if (identity && ss == 1 && ds == 1 && a->dst_dt == BDNN_DT_F32) {
@@ -143,10 +152,14 @@ static void convert_run(const ctx_t *c, const char *s, int64_t ss, char *d, int6
 }
 
 /* A tile: dst(y, x) at d + y*dy + x (x contiguous), src(y, x) at s + y + x*sx. Every
- * element passes through the kernel's register transposes: 4-byte bit copies directly;
- * narrower bit copies widened to 4 bytes a src line at a time and narrowed a dst line at
- * a time; conversions to f32 per src line, then the attribute and the store per dst line
- * (ny <= REORDER_TILE unless 4-byte bitwise). */
+ * element passes through the kernel's register transposes: 4- and 2-byte bit copies and
+ * conversions without a sum or f16 directly (tr4, tr2, trc: loaded, transposed, scaled
+ * and converted in registers). The rest goes through L1 tiles of at most TILE_AREA
+ * elements: 1-byte bit copies widened to 4 bytes a src line at a time and narrowed a dst
+ * line at a time; f16 and sums to f32 per src line, transposed into a dense f32 tile,
+ * then the attribute and the store per dst line, or once for the whole tile when its dst
+ * rows follow each other (nChw16c: one run). Streaming (c->stream) is asked for only
+ * where whole lines get written. */
 static void convert_tile(const ctx_t *c, const char *s, int64_t sx, char *d, int64_t dy,
                          int64_t ny, int64_t nx) {
     const reorder_ker_t *k = c->ker;
@@ -154,29 +167,63 @@ static void convert_tile(const ctx_t *c, const char *s, int64_t sx, char *d, int
         k->tr4((const uint32_t *)s, sx, (uint32_t *)d, dy, ny, nx, c->stream);
         return;
     }
-    const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz, T = REORDER_TILE;
-    uint32_t in[REORDER_TILE * REORDER_TILE], out[REORDER_TILE * REORDER_TILE];
-    if (c->bitwise) {
-        for (int64_t x = 0; x < nx; ++x) k->widen(c->ssz, s + x * sx * ssz, in + x * T, ny);
-        k->tr4(in, T, out, T, ny, nx, 0);
-        for (int64_t y = 0; y < ny; ++y) k->narrow(c->dsz, out + y * T, d + y * dy * dsz, nx);
+    if (c->bitwise && c->ssz == 2) {
+        k->tr2((const uint16_t *)s, sx, (uint16_t *)d, dy, ny, nx, c->stream);
         return;
     }
     const bdnn_reorder_attr_t *a = c->attr;
-    float prior[REORDER_TILE];
-    if (a->src_dt == BDNN_DT_F32) {           /* f32 bits, moved as they are */
-        k->tr4((const uint32_t *)s, sx, out, T, ny, nx, 0);
-    } else {
-        for (int64_t x = 0; x < nx; ++x)      /* src lines: y runs */
-            k->to_f32(a->src_dt, s + x * sx * ssz, (float *)(in + x * T), ny);
-        k->tr4(in, T, out, T, ny, nx, 0);
+    if (!c->bitwise && !a->sum && a->src_dt != BDNN_DT_F16 && a->dst_dt != BDNN_DT_F16) {
+        k->trc(a->src_dt, a->dst_dt, s, sx, d, dy, ny, nx, a->src_scale, a->dst_scale,
+               c->stream);
+        return;
     }
+    /* Through L1 tiles of at most TILE_AREA elements (taller tiles are cut). */
+    if (ny * nx > TILE_AREA) {
+        const int64_t h = TILE_AREA / nx;
+        for (int64_t y0 = 0; y0 < ny; y0 += h)
+            convert_tile(c, s + y0 * (int64_t)c->ssz, sx, d + y0 * dy * (int64_t)c->dsz, dy,
+                         ny - y0 < h ? ny - y0 : h, nx);
+        return;
+    }
+    const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
+    /* whole lines: rows of whole 64-byte lines, or rows that follow each other */
+    const int dense = dy == nx;
+    const int stream = c->stream && (dense || (nx * dsz % 64 == 0 && dy * dsz % 64 == 0));
+    uint32_t in[TILE_AREA], out[TILE_AREA];   /* in: x lines of ny; out: y rows of nx */
+    if (c->bitwise) {
+        for (int64_t x = 0; x < nx; ++x) k->widen(c->ssz, s + x * sx * ssz, in + x * ny, ny);
+        k->tr4(in, ny, out, nx, ny, nx, 0);
+        if (dense) { k->narrow(c->dsz, out, d, ny * nx, stream); return; }
+        for (int64_t y = 0; y < ny; ++y)
+            k->narrow(c->dsz, out + y * nx, d + y * dy * dsz, nx, stream);
+        return;
+    }
+    const int identity = a->src_scale == 1.0f && a->dst_scale == 1.0f && !a->sum;
+    if (a->src_dt != BDNN_DT_F32) {
+        for (int64_t x = 0; x < nx; ++x)      /* src lines: y runs */
+            k->to_f32(a->src_dt, s + x * sx * ssz, (float *)(in + x * ny), ny);
+        if (identity && a->dst_dt == BDNN_DT_F32) {   /* the f32 values are the result */
+            k->tr4(in, ny, (uint32_t *)d, dy, ny, nx, c->stream);
+            return;
+        }
+        k->tr4(in, ny, out, nx, ny, nx, 0);
+    } else {                                  /* f32 bits, moved as they are */
+        k->tr4((const uint32_t *)s, sx, out, nx, ny, nx, 0);
+    }
+    if (!a->sum) {                            /* no prior: the tile at once */
+        apply_attr(a, (float *)out, NULL, ny * nx);
+        if (dense) { k->from_f32(a->dst_dt, (const float *)out, d, ny * nx, stream); return; }
+        for (int64_t y = 0; y < ny; ++y)
+            k->from_f32(a->dst_dt, (const float *)(out + y * nx), d + y * dy * dsz, nx, stream);
+        return;
+    }
+    float prior[REORDER_TILE];
     for (int64_t y = 0; y < ny; ++y) {        /* dst lines: x runs */
-        float *row = (float *)(out + y * T);
+        float *row = (float *)(out + y * nx);
         char *dp = d + y * dy * dsz;
-        if (a->sum) k->to_f32(a->dst_dt, dp, prior, nx);
+        k->to_f32(a->dst_dt, dp, prior, nx);
         apply_attr(a, row, prior, nx);
-        k->from_f32(a->dst_dt, row, dp, nx);
+        k->from_f32(a->dst_dt, row, dp, nx, 0);
     }
 }
 
@@ -208,6 +255,25 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     }
     if (c->fault == BDNN_REORDER_FAULT_DENSE_DST) densify_dst(&job);
     const int L = job.nloops;
+    /* Short runs whose neighbours along a small third loop sit next to each other in one
+     * tensor (nChw16c -> nhwc: the 16 channel blocks of a pixel fill 1 KiB of dst): that
+     * loop goes inside the batch, so the adjacent side is read or written in order and the
+     * other side is a few streams advancing together (any loop order copies the same
+     * points). */
+    if (!job.zero && L >= 3 && job.n[L - 1] * (int64_t)c->dsz <= SHORT_RUN_BYTES
+        && job.n[L - 3] <= SWAP_MAX && job.n[L - 2] > job.n[L - 3]
+        && job.n[L - 3] * job.n[L - 1] * (int64_t)c->dsz >= SWAP_MIN_BYTES
+        && ((job.src_stride[L - 1] == 1 && job.src_stride[L - 3] == job.n[L - 1])
+            || (job.dst_stride[L - 1] == 1 && job.dst_stride[L - 3] == job.n[L - 1]))
+        && !(job.src_stride[L - 2] == 1 && job.dst_stride[L - 1] == 1)) {
+        const int64_t n = job.n[L - 3], ss = job.src_stride[L - 3], ds = job.dst_stride[L - 3];
+        job.n[L - 3] = job.n[L - 2];
+        job.src_stride[L - 3] = job.src_stride[L - 2];
+        job.dst_stride[L - 3] = job.dst_stride[L - 2];
+        job.n[L - 2] = n;
+        job.src_stride[L - 2] = ss;
+        job.dst_stride[L - 2] = ds;
+    }
     const int tile = !job.zero && L >= 2 && job.src_stride[L - 2] == 1
         && job.dst_stride[L - 1] == 1 && job.src_stride[L - 1] != 1
         && job.dst_stride[L - 2] != 1;
@@ -227,16 +293,10 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     const int64_t x_chunk = tile ? REORDER_TILE
         : (m_count == 1 && nx > RUN_CHUNK * nthr) ? (nx + nthr - 1) / nthr : RUN_CHUNK;
     const int64_t tx = (nx + x_chunk - 1) / x_chunk;
-    /* Bit copies of 4-byte elements take tiles of about TILE_AREA4 elements, as tall in
-     * y (along src lines) as the width allows: a narrow tile (nChw16c: 16 wide) then
-     * reads up to 2 KiB of each src line per visit, which the prefetchers follow,
-     * instead of hopping between as many lines as the tile is wide. */
-    int64_t tile_y = REORDER_TILE;
-    if (tile && c->bitwise && c->ssz == 4) {
-        const int64_t w = nx < REORDER_TILE ? nx : REORDER_TILE;
-        tile_y = TILE_AREA4 / w < REORDER_TILE ? REORDER_TILE
-            : TILE_AREA4 / w > TILE_Y4_MAX ? TILE_Y4_MAX : TILE_AREA4 / w;
-    }
+    /* Tiles TILE_Y tall (along src lines): each visit of a src line then reads 1 to 2
+     * KiB of it, which the prefetches keep ahead of, instead of hopping between lines
+     * (the paths through L1 tiles cut them to TILE_AREA). */
+    const int64_t tile_y = TILE_Y;
     const int64_t ty = tile ? (ny + tile_y - 1) / tile_y : 1;
     const int64_t tasks = m_count * ty * tx;
     const int64_t ssz = (int64_t)c->ssz, dsz = (int64_t)c->dsz;
@@ -244,7 +304,7 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     for (int k = 0; k < L; ++k) points *= job.n[k];
     const int parallel = points * ((job.zero ? 0 : ssz) + dsz) >= PARALLEL_MIN_BYTES;
     ctx_t cj = *c;
-    cj.stream = c->bitwise && points * dsz >= STREAM_MIN_BYTES;
+    cj.stream = !c->attr->sum && points * dsz >= STREAM_MIN_BYTES;
     c = &cj;
 
     /* Each thread takes one contiguous range of units (outer point, tile row, chunk),

@@ -1,12 +1,14 @@
 """The C reorder kernels through core, on every ISA variant: each path (bit copies,
 runs, batched short runs, tiles, zero jobs, conversions) against numpy placing the
-reference by the layout module's offsets."""
+reference by the layout module's offsets. Tensors of 8 MiB or more take the streaming
+stores, so a few cases are that large."""
 
 import numpy as np
 import pytest
 
 from benchdnn_py import core, layout
 from benchdnn_py.check import round_to_dt
+from benchdnn_py.memory import aligned_zeros
 from benchdnn_py.drivers.reorder import ref
 
 IMPLS = [i for i in core.reorder_impls() if core.isa_supported(i.isa)]
@@ -18,9 +20,11 @@ def run(impl, stag, dtag, dims, sdt="f32", ddt="f32", src_scale=1.0, dst_scale=1
     src_l = layout.parse_tag(stag).layout(dims)
     dst_l = layout.parse_tag(dtag).layout(dims)
     x = round_to_dt(rng.integers(-300, 300, dims).astype(np.float32) / 4, sdt)
-    src = np.zeros(src_l.size, core.numpy_dtype(sdt))
+    # 64-byte aligned, as the driver's buffers: the streaming stores need it
+    src = aligned_zeros(src_l.size, core.numpy_dtype(sdt))
     src[src_l.offset_table()] = x.astype(src.dtype)
-    dst = np.full(dst_l.size, 77, core.numpy_dtype(ddt))
+    dst = aligned_zeros(dst_l.size, core.numpy_dtype(ddt))
+    dst[:] = 77
     prior = None
     if sum_scale is not None:
         prior = round_to_dt(rng.integers(-8, 8, dims).astype(np.float32), ddt)
@@ -42,6 +46,7 @@ def run(impl, stag, dtag, dims, sdt="f32", ddt="f32", src_scale=1.0, dst_scale=1
     ("nchw", "nhwc", (2, 37, 19, 5)),         # a transposition: tiles with tails
     ("nchw", "nChw16c", (3, 40, 9, 11)),      # narrow tall tiles, padding
     ("nhwc", "nChw8c", (2, 19, 9, 9)),        # batched short runs, padding
+    ("nChw16c", "nhwc", (2, 130, 5, 3)),      # 8 blocks swapped inside the batch, a tail
     ("OIhw16i16o", "hwio", (20, 36, 3, 3)),   # blocked to plain, both dims blocked
     ("aBcd8b", "aBcd16b", (2, 30, 4, 3)),     # nested blocks
     ("ab", "ba", (130, 67)),                  # a plain 2D transpose, 8x8 tails
@@ -61,6 +66,47 @@ def test_conversions_scales_and_sum_round_like_the_reference(impl, sdt, ddt):
                             dst_scale=0.5, sum_scale=1.5)
         assert np.array_equal(exp, got), (stag, dtag)
         assert (pad == 0).all()
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=lambda i: i.name)
+@pytest.mark.parametrize("dt", ["bf16", "s8"])
+@pytest.mark.parametrize("stag,dtag,dims", [
+    ("nchw", "nhwc", (2, 37, 19, 5)),         # 16 x 32 blocks of 2-byte lanes, tails
+    ("nchw", "nhwc", (2, 80, 33, 2)),         # a 16-wide column after the 32-wide blocks
+    ("nchw", "nChw16c", (3, 40, 9, 11)),      # dense 16-wide rows, padding
+    ("ab", "ba", (130, 67)),
+])
+def test_narrow_bit_copies_transpose_exactly(impl, dt, stag, dtag, dims):
+    exp, got, pad = run(impl, stag, dtag, dims, dt, dt)
+    assert np.array_equal(exp, got)
+    assert (pad == 0).all()
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=lambda i: i.name)
+@pytest.mark.parametrize("sdt,ddt", [("f32", "bf16"), ("bf16", "f32"), ("f32", "s8"),
+                                     ("u8", "s32"), ("s32", "u8"), ("s8", "bf16")])
+def test_transposing_conversions_in_registers(impl, sdt, ddt):
+    """No sum: the register path, with and without scales, blocks and scalar edges."""
+    for stag, dtag, dims in (("nchw", "nhwc", (2, 37, 19, 5)), ("nhwc", "nchw", (2, 21, 6, 5)),
+                             ("nchw", "nChw16c", (3, 40, 9, 11)), ("ab", "ba", (70, 131))):
+        for scales in ((1.0, 1.0), (0.75, 0.5)):
+            exp, got, pad = run(impl, stag, dtag, dims, sdt, ddt, *scales)
+            assert np.array_equal(exp, got), (stag, dtag, scales)
+            assert (pad == 0).all()
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=lambda i: i.name)
+@pytest.mark.parametrize("sdt,ddt,stag,dtag,dims", [
+    ("f32", "f32", "nchw", "nhwc", (2, 128, 181, 47)),     # 4-byte blocks, 64-byte rows
+    ("bf16", "bf16", "nchw", "nhwc", (2, 128, 181, 91)),   # 2-byte blocks, whole lines
+    ("f32", "bf16", "nchw", "nhwc", (2, 128, 181, 91)),    # converted rows from a stage
+    ("bf16", "f32", "nhwc", "nchw", (2, 100, 176, 128)),   # y tails, 64-wide f32 rows
+    ("f32", "s8", "nchw", "nChw16c", (3, 64, 230, 229)),   # dense rows, y tails
+])
+def test_large_outputs_stream_whole_lines_exactly(impl, sdt, ddt, stag, dtag, dims):
+    exp, got, pad = run(impl, stag, dtag, dims, sdt, ddt)
+    assert np.array_equal(exp, got)
+    assert (pad == 0).all()
 
 
 def test_bind_refuses_buffers_the_jobs_overrun():
