@@ -376,9 +376,12 @@ def wino_unmet(prb) -> str | None:
 # (README, "Winograd"): both channel counts per group at least AUTO_WINO_MIN_CHANNELS (at
 # 16 the transforms cost as much as the multiplies they save) and at least
 # AUTO_WINO_MIN_TILES output tiles of 4x4 over the minibatch (with 4, a 7x7 output at mb1,
-# the 36 transformed weight matrices are streamed for too few tiles).
+# the 36 transformed weight matrices are streamed for too few tiles), and an output of at
+# least AUTO_WINO_MIN_OUTPUT points each way (a 7x7 output fills 49 of its four tiles' 64
+# points: ResNet-50's res5a_branch2b at mb16 took 1.19x the blocked direct kernel's time).
 AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
+AUTO_WINO_MIN_OUTPUT = 8
 
 
 def resolved_alg(prb) -> str:
@@ -389,7 +392,8 @@ def resolved_alg(prb) -> str:
     d = prb.desc
     tiles = d.mb * -(-d.o[1] // 4) * -(-d.o[2] // 4)
     if (wino_unmet(prb) is None and d.ic // d.g >= AUTO_WINO_MIN_CHANNELS
-            and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS and tiles >= AUTO_WINO_MIN_TILES):
+            and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS and tiles >= AUTO_WINO_MIN_TILES
+            and min(d.o[1], d.o[2]) >= AUTO_WINO_MIN_OUTPUT):
         return "wino"
     return "direct"
 

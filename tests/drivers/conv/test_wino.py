@@ -103,6 +103,7 @@ def test_threshold_and_fill_come_from_the_type_table():
 @pytest.mark.parametrize("args,wanted", [
     (("--mb=16", "ic64ih56oc64oh56kh3ph1"), "wino"),
     (("--mb=1", "ic64ih7oc64oh7kh3ph1"), "direct"),       # 4 tiles: too few
+    (("--mb=16", "ic512ih7oc512oh7kh3ph1"), "direct"),    # 64 tiles, but a 7x7 output
     (("--mb=16", "ic16ih56oc64oh56kh3ph1"), "direct"),    # too few input channels
     (("--mb=1", "ic32ih14oc32oh14kh3ph1"), "wino"),       # the smallest it takes
     (("--mb=16", "ic64ih56oc64oh28kh3sh2ph1"), "direct"),  # outside the domain
