@@ -300,7 +300,22 @@ def _bytes(array: np.ndarray, dt: str | None = None, count: int | None = None):
 
 @lru_cache(maxsize=None)
 def isa_supported(isa: Isa) -> bool:
+    """The CPU runs this level and --isa allows it."""
     return bool(lib.bdnn_isa_supported(int(isa)))
+
+
+_isa_cap = max(Isa)
+
+
+def cap_isa(level: str) -> None:
+    """--isa: no instruction set above level ("": none above what the CPU has). Every row
+    table, `any`'s layout choice and the measured peaks go through isa_supported."""
+    global _isa_cap
+    cap = Isa[level.upper()] if level else max(Isa)
+    if cap != _isa_cap:
+        lib.bdnn_set_max_isa(int(cap))
+        _isa_cap = cap
+        isa_supported.cache_clear()
 
 
 def max_threads() -> int:

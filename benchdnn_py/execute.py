@@ -80,6 +80,7 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None) -> 
     from .results import case_record
     start = time.perf_counter()
     case = task.planned()
+    core.cap_isa(case.settings.isa)
     kept_log: list[str] = []
     kept_err: list[str] = []
     log = log or kept_log.append

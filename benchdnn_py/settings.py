@@ -141,6 +141,19 @@ def parse_executor(text: str) -> str:
                      f"scheduler's address, e.g. dask://127.0.0.1:8786)")
 
 
+# --isa levels, lowest first (the C core's BDNN_ISA_* order, as oneDNN's max ISA): a cap
+# lets one machine run every row family a lesser CPU would.
+ISA_LEVELS = ("scalar", "avx2", "avx512", "avx512_vnni", "avx512_bf16")
+
+
+def _parse_isa(text: str) -> str:
+    level = text.lower()
+    if level not in ISA_LEVELS:
+        raise UsageError(f"--isa={text}: unknown instruction set; expected one of "
+                         f"{', '.join(ISA_LEVELS)}")
+    return level
+
+
 @dataclasses.dataclass(frozen=True)
 class GlobalSettings:
     mode: Mode = MODES["C"]
@@ -150,6 +163,7 @@ class GlobalSettings:
     verbose: int = 0
     summary: Summary = Summary()
     perf_template: PerfTemplate = parse_template("def")
+    isa: str = ""       # --isa: the highest instruction set rows may use; "": the CPU's
     results: str = ""   # where the run's records go; not part of any repro line
     # How the run is spread out and reported (RUN_FIELDS): never part of a case.
     jobs: int = 0              # 0: not given (cases run in this process)
@@ -170,6 +184,8 @@ class GlobalSettings:
             parts.append(f"--fix-times-per-prb={self.fix_times_per_prb}")
         if self.canonical:
             parts.append("--canonical=true")
+        if self.isa:
+            parts.append(f"--isa={self.isa}")
         return "".join(p + " " for p in parts)
 
 
@@ -188,6 +204,9 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                       "[no-]failures+[no-]impl+[no-]impl-csv end-of-run sections"),
     "perf_template": Option("perf-template", parse_template, parse_template("def"),
                             "def, csv, or a custom template of %fields%"),
+    "isa": Option("isa", _parse_isa, "",
+                  "the highest instruction set kernels may use: " + ", ".join(ISA_LEVELS)
+                  + " (default: all the CPU has)"),
     "results": Option("results", _parse_results, "",
                       "write every case's record (settings, status, timing samples) to "
                       "FILE as JSON Lines (.gz: gzip); see `benchdnn-py compare`"),

@@ -360,3 +360,32 @@ def test_memory_format_errors_are_one_line_each():
         "(weights with groups: g, oc/g, ic/g, spatial) (command line)"]
     assert res.lines[0].startswith("0:INVALID_ARGUMENTS")
     assert res.lines[1].startswith("1:PASSED")
+
+
+@pytest.mark.parametrize("isa,row", [("avx2", "gemm_conv_blocked:avx2"),
+                                     ("scalar", "gemm_conv:scalar")])
+def test_isa_caps_every_row_and_the_repro_line_keeps_it(isa, row):
+    import re
+    from benchdnn_py import core
+    if not core.isa_supported(core.Isa.AVX2):
+        pytest.skip("the CPU has no AVX2")
+    res = run_cli(f"--isa={isa}", "--conv", "-j", "2", "--dir=FWD_B,BWD_D",
+                  "mb1ic32ih14oc32kh3ph1", "--dir=FWD_B", "--dt=u8:s8:u8", "ic16ih8oc16kh3ph1")
+    assert res.code == 0, res.err
+    lines = [l for l in res.lines if re.match(r"^\d+:PASSED", l)]
+    assert len(lines) == 3
+    impls = [re.search(r"--impl=(\S+)", l).group(1) for l in lines]
+    assert impls[0] == row
+    assert all(i.endswith(":" + isa) for i in impls), impls
+    # the printed line reruns the case under the same cap
+    again = run_cli(*lines[2].split("__REPRO: ")[1].split())
+    assert again.code == 0 and again.lines[0].startswith("0:PASSED")
+    assert f"--isa={isa} " in again.lines[0]
+
+
+def test_an_unknown_isa_is_one_line_and_exit_2():
+    res = run_cli("--isa=sse4", "--conv", "ic16ih8oc16kh3ph1")
+    assert res.code == 2
+    assert res.err.strip().splitlines() == [
+        "benchdnn-py: error: --isa=sse4: unknown instruction set; expected one of scalar, "
+        "avx2, avx512, avx512_vnni, avx512_bf16"]

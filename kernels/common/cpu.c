@@ -9,7 +9,15 @@
 #define BDNN_BUILD_FLAGS "unknown"
 #endif
 
+/* The highest level the user allows (--isa): levels above it report unsupported, so every
+ * row table, and the measured peaks, stop at it. Levels are ordered as oneDNN's max ISA
+ * (AVX512_BF16 above AVX512_VNNI above AVX512). */
+static int max_isa = BDNN_ISA_AVX512_BF16;
+
+void bdnn_set_max_isa(int isa) { max_isa = isa; }
+
 int bdnn_isa_supported(int isa) {
+    if (isa > max_isa) return 0;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     switch (isa) {

@@ -192,7 +192,8 @@ enum {
 };
 
 /* ---- machine ---- */
-int bdnn_isa_supported(int isa);     /* CPU and OS can run this level */
+int bdnn_isa_supported(int isa);     /* CPU and OS can run this level, and it is allowed */
+void bdnn_set_max_isa(int isa);      /* allow no level above isa (every row table follows) */
 int bdnn_max_threads(void);          /* OpenMP threads a parallel region will use */
 const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
 
