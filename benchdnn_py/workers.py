@@ -205,8 +205,9 @@ class LocalPool:
         queue = deque(tasks)
         retired: list[_Worker] = []
         try:
-            while len(self._workers) > len(queue) and not any(w.tasks for w in self._workers):
-                self._workers.pop().kill()     # more workers started than there are cases
+            for w in self._workers[len(queue):]:   # started, but more than there are cases
+                w.kill()
+            del self._workers[len(queue):]
             while len(self._workers) < min(self.jobs, len(queue)):
                 self._workers.append(self._spawn())
             while self._workers:

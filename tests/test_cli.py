@@ -365,10 +365,9 @@ def test_memory_format_errors_are_one_line_each():
 @pytest.mark.parametrize("isa,row", [("avx2", "gemm_conv_blocked:avx2"),
                                      ("scalar", "gemm_conv:scalar")])
 def test_isa_caps_every_row_and_the_repro_line_keeps_it(isa, row):
-    import re
     from benchdnn_py import core
-    if not core.isa_supported(core.Isa.AVX2):
-        pytest.skip("the CPU has no AVX2")
+    if not core.isa_supported(core.Isa[isa.upper()]):
+        pytest.skip(f"the CPU has no {isa}")
     res = run_cli(f"--isa={isa}", "--conv", "-j", "2", "--dir=FWD_B,BWD_D",
                   "mb1ic32ih14oc32kh3ph1", "--dir=FWD_B", "--dt=u8:s8:u8", "ic16ih8oc16kh3ph1")
     assert res.code == 0, res.err

@@ -72,7 +72,6 @@ typedef struct {
     int64_t n_rb, n_cb, n_inst, n_items;
     int64_t Np;             /* N rounded up to NR: packed weights' columns per k */
     int64_t k_splits;       /* backward weights: ranges of K reduced into partials */
-    int direct;             /* forward / backward data: A read in place (direct_fn) */
     int64_t n_blk;
     kblk_t *blk;
     float **ap, **bp;       /* per thread: the A block (mc x KC), B block (KC x nc) */
@@ -210,13 +209,6 @@ static int nhwc_init(struct bdnn_conv *c) {
     }
     if (c->dir != BDNN_DIR_BWD_WEIGHTS) p->K = p->taps * p->ch;
     else p->K = d->mb * out_points(d);
-    /* A channel-blocked 1x1 convolution at stride 1 without padding reads, for C row m,
-     * point m of the other tensor: with a block exactly the micro-kernel's width, A's
-     * micro-panels are MR consecutive points of a block, read in place (direct_fn). */
-    const int64_t B = act_of(c, d->ic, 1).B;
-    p->direct = c->attr.layout != BDNN_LAYOUT_NHWC && c->dir != BDNN_DIR_BWD_WEIGHTS
-             && u->direct_fn && B == NR && p->taps == 1 && d->sd == 1 && d->sh == 1
-             && d->sw == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0;
     p->Np = bdnn_div_up(p->N, NR) * NR;
     /* Blocks: as large as the micro-tiling allows, made smaller until every thread has at
      * least two work items (mb1 late layers: 49 points, a few column blocks). Backward
@@ -246,7 +238,6 @@ static int nhwc_init(struct bdnn_conv *c) {
         int64_t b = 0;
         if (p->ch >= NKC) {
             int64_t part = bdnn_div_up(p->ch, per_tap);
-            if (p->direct) part = bdnn_div_up(part, B) * B;   /* blocks start at a block */
             for (int64_t t = 0; t < p->taps; ++t)
                 for (int64_t c0 = 0; c0 < p->ch; c0 += part)
                     p->blk[b++] = (kblk_t){t * p->ch + c0, min64(part, p->ch - c0)};
@@ -523,24 +514,17 @@ static void run_rows(const struct bdnn_conv *c, const float *in, const float *wp
                 init_block(oimg + at(&tout, ch0 + j, m0), ldc, m1 - m0, w,
                            bias ? bias + ch0 + j : NULL, has_sum, sum_scale);
             }
-            /* direct: every panel read in place, none packed */
-            const int64_t m_edge = p->direct ? m1 : m0;
             for (int64_t b = 0; b < p->n_blk; ++b) {
                 const kblk_t blk = p->blk[b];
-                if (m_edge < m1)
-                    pack_a_rows(c, p, &tin, img, g * p->ch, m_edge, m1, blk, ap, live);
+                pack_a_rows(c, p, &tin, img, g * p->ch, m0, m1, blk, ap, live);
                 const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
-                const float *adirect = img + at(&tin, g * p->ch + blk.k0, 0);
                 for (int64_t j = j0; j < j0 + ncols; j += NR) {
                     const int64_t nr = min64(NR, j0 + ncols - j);
                     const float *bpanel = wblk + (j / NR) * blk.kc * NR;
                     float *cj = oimg + at(&tout, g * N + j, 0);
-                    for (int64_t m = m0; m < m_edge; m += MR)
-                        u->direct_fn(blk.kc, adirect + m * tin.B, tin.points * tin.B, bpanel,
-                                     NR, cj + m * ldc, ldc, min64(MR, m1 - m), nr);
-                    for (int64_t m = m_edge; m < m1; m += MR) {
-                        if (!live[(m - m_edge) / MR]) continue;
-                        u->fn(blk.kc, ap + (m - m_edge) * blk.kc, bpanel, NR, cj + m * ldc,
+                    for (int64_t m = m0; m < m1; m += MR) {
+                        if (!live[(m - m0) / MR]) continue;
+                        u->fn(blk.kc, ap + (m - m0) * blk.kc, bpanel, NR, cj + m * ldc,
                               ldc, min64(MR, m1 - m), nr, UKR_ACCUMULATE, NULL, 0.0f, 0.0f);
                     }
                 }

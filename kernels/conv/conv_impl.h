@@ -50,16 +50,6 @@ typedef struct {
 typedef void (*conv_dp_chain_fn)(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                  void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
-/* Direct micro-kernel (gemm_conv_blocked, channel-blocked A read in place, no packing):
- * for r < mr, j < nr,
- *   C[r][j] += sum over k < kc of A[r][k] * B[k][j]
- * with A element (r, k) at a[(k / NR) * plane + r * NR + k % NR], the layout of MR
- * consecutive points of an [blocks][points][NR] activation (one channel block is NR
- * wide), and B, C as conv_gemm_ukr_fn's (B element (k, j) at b[k * ldb + j]); mr <= MR,
- * nr <= NR. The kernel reads rows [0, mr) of A only. */
-typedef void (*conv_direct_ukr_fn)(int64_t kc, const float *a, int64_t plane, const float *b,
-                                   int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr);
-
 /* Transposing copy (backward weights' outer-product packing): for c < cols, r < ldo,
  *   out[c * ldo + r] = r < rows ? in[r * ldi + c] : 0
  * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo; ldo below the
@@ -75,7 +65,6 @@ typedef struct {
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
     conv_transpose_fn tr_fn;   /* f32 backward weights' packing (NULL: none) */
     int vlen;                  /* floats per vector (tr_fn's stores) */
-    conv_direct_ukr_fn direct_fn;   /* the blocked kernels' (NULL: none) */
     conv_dp_chain_fn dp_chain_fn;   /* dp_fn over a chain of k blocks (NULL: call dp_fn
                                        per block) */
 } conv_gemm_ukr_t;

@@ -66,4 +66,4 @@ static void chain_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t l
 }
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {
-    MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, NULL, chain_bf16_12x32};
+    MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, chain_bf16_12x32};

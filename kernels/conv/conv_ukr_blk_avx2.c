@@ -11,6 +11,4 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define NRV 1
 #define UKR_FN gemm_ukr_blk_avx2_12x8
 #define UKR_OBJ bdnn_gemm_ukr_blk_avx2
-#define DIRECT_FN direct_ukr_blk_avx2
-#define DIRECT_PART direct_part_blk_avx2
 #include "conv_ukr.inc"

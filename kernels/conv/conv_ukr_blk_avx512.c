@@ -12,6 +12,4 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define NRV 1
 #define UKR_FN gemm_ukr_blk_avx512_24x16
 #define UKR_OBJ bdnn_gemm_ukr_blk_avx512
-#define DIRECT_FN direct_ukr_blk_avx512
-#define DIRECT_PART direct_part_blk_avx512
 #include "conv_ukr.inc"

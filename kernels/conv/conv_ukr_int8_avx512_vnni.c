@@ -76,4 +76,4 @@ static void chain_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t l
 }
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {
-    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, NULL, chain_int8_12x32};
+    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, chain_int8_12x32};
