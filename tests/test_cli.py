@@ -252,7 +252,8 @@ def test_every_direction_passes_and_prints_its_repro():
 def test_deconv_driver_end_to_end():
     res = run_cli("--deconv", "--dir=FWD_B,BWD_D,BWD_WB", "ic16ih4oc16kh3sh2", "ic2ih0oc2kh3")
     assert res.code == 1
-    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --deconv --impl=gemm_conv:\w+ "
+    # forward: the backward-data kernels at a stride, where `any` takes channels last
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --deconv --impl=gemm_conv(_nhwc)?:\w+ "
                     r"ic16ih4oc16oh9kh3sh2ph0$", res.lines[0])
     assert "--deconv --impl=" in res.lines[1] and "--dir=BWD_D ic16ih4" in res.lines[1]
     assert res.lines[3].startswith("3:INVALID_ARGUMENTS")
@@ -334,14 +335,16 @@ def test_memory_formats_end_to_end_with_repro_layouts_and_perf_fields():
     shown = [l for l in res.lines if l.startswith("implementation: ")]
     assert shown[0].endswith("+reorder; src nhwc=acdb wei OIhw16i16o=ABcd16b16a padded "
                              "32x32x3x3 dst nChw16c=aBcd16b padded 2x32x6x6")
-    assert " src any=abcd " in shown[1]
+    # dst asks for the block forward: the blocked rows first, src `any` resolved to it
+    assert shown[1].startswith("implementation: gemm_conv_blocked:")
+    assert " src any=aBcd16b padded " in shown[1]
     case = next(l for l in res.lines if l.startswith("0:PASSED"))
     assert case.endswith("+reorder --stag=nhwc --wtag=OIhw16i16o --dtag=nChw16c "
                          "ic20ih6oc18oh6kh3ph1")
     # the perf fields name the layouts the case ran on, `any` as the one it resolved to
     perf = [l.split(",") for l in res.lines if l.startswith("perf,cpu,")]
     assert [p[7:10] for p in perf] == [["nhwc", "OIhw16i16o", "nChw16c"],
-                                       ["abcd", "OIhw16i16o", "nChw16c"]]
+                                       ["aBcd16b", "OIhw16i16o", "nChw16c"]]
     # the repro line, --impl included, runs the case again
     again = run_cli(*case.split(" __REPRO: ")[1].split())
     assert again.code == 0 and again.lines[0].startswith("0:PASSED"), again.out

@@ -11,10 +11,12 @@ aBx16b: nChw8c, nChw16c, padded); weights [g][oc/g][ic/g][spatial] for convoluti
 for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
 iohw, giohw). A case whose src/dst ask for channels last or for one channel block (and
 nothing else) can run on those rows directly, its `any` activations resolved to the
-same layout; they come after the plain rows behind the route below (act_layouts,
-NATIVE_FIRST), so they run when the route is filtered out (--skip-impl=+reorder) or
-they are named (--impl). Otherwise `any` resolves by ANY_LAYOUTS: forward to channel
-blocks (where the blocked rows take the case), else plain. Any other layout
+same layout; NATIVE_FIRST says, per direction, whether they come before the plain rows
+behind the route below (where they measured faster) or after them (then they run when
+the route is filtered out, --skip-impl=+reorder, or they are named, --impl). Otherwise
+`any` resolves by ANY_LAYOUTS, per direction and shape: forward to channel blocks;
+backward data to channel blocks at unit stride and to channels last strided; backward
+weights to channels last where run_bwt pays; else plain. Any other layout
 the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
 primitive reorders each input from its layout into a plain scratch buffer, runs the
 kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
@@ -57,32 +59,80 @@ ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
             core.ActLayout.BLOCKED8: "aBx8b", core.ActLayout.BLOCKED16: "aBx16b"}
 
+# Shape rules of the layout tables below, on the problem the kernel computes (a
+# deconvolution's: the swapped convolution).
+def _always(shape: core.ConvShape) -> bool:
+    return True
+
+
+def _never(shape: core.ConvShape) -> bool:
+    return False
+
+
+def _unit_stride(shape: core.ConvShape) -> bool:
+    return shape.s == (1, 1, 1)
+
+
+def _strided_wide(shape: core.ConvShape) -> bool:
+    """Strided, with channels enough per group to fill a vector (not ResNet's first
+    layer, whose 3 input channels the plain rows' col2im serves better)."""
+    return not _unit_stride(shape) and shape.ic // shape.g >= 16
+
+
+def _bwt_pays(shape: core.ConvShape) -> bool:
+    """Backward weights by taps on channels last (conv_gemm_nhwc.c, run_bwt) outran the
+    plain rows where the output is at least 14 wide (narrower: too few points per k
+    block for its C) and the layer is not a 1x1 with few input channels (those stream
+    faster through the plain rows' packing)."""
+    cig = shape.ic // shape.g
+    return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class AnyEntry:
+    """One layout an all-`any` case tries: its rows of one instruction set (None: any
+    row) where the shape rule holds."""
+
+    act: core.ActLayout
+    isa: core.Isa | None = None
+    when: Callable[[core.ConvShape], bool] = _always
+
+
 # `any` activations (src and dst both `any`): the layouts whose rows are tried, in order,
 # by the direction the kernel computes (a deconvolution's forward runs the backward-data
-# kernels), each with the instruction set of the rows that run it fast (None: any row;
-# with --impl=scalar, say, the blocked entries find no row and the plain layout serves
-# the case, rather than the blocked GEMM path). One rule: `any` takes a
-# layout only where its rows measured faster than the plain ones (README "Memory formats
-# of conv and deconv"). Forward: the channel-blocked rows' direct convolution, on
-# ResNet-50 f32 mb1 (2026-11-22, one thread CPU time, 20 layers alternated, fastest of 5)
-# 0.84x gemm_conv:avx512's time geomean, so nChw16c where AVX-512 runs, else nChw8c on
-# AVX2; the plain rows after them take what those rows do not (other types, scales, groups
-# of partial blocks, depthwise, Winograd, fusion). Backward data and weights: plain
-# (blocked backward data is direct at unit stride, 0.62x to 1.01x, but strided layers run
-# its GEMM path at 1.4x to 34x; backward weights measured 1.6x).
-ANY_LAYOUTS: dict[core.Direction, tuple[tuple[core.ActLayout, core.Isa | None], ...]] = {
-    core.Direction.FWD: ((core.ActLayout.BLOCKED16, core.Isa.AVX512),
-                         (core.ActLayout.BLOCKED8, core.Isa.AVX2),
-                         (core.ActLayout.PLAIN, None)),
-    core.Direction.BWD_DATA: ((core.ActLayout.PLAIN, None),),
-    core.Direction.BWD_WEIGHTS: ((core.ActLayout.PLAIN, None),),
+# kernels), each with the instruction set of the rows that run it fast (with --impl=scalar,
+# say, those entries find no row and the plain layout serves the case). One rule: `any`
+# takes a layout only where its rows measured faster than the plain ones (README "Memory
+# formats of conv and deconv"). ResNet-50 f32, 2 threads, each layer's layouts run back
+# to back (2026-11-22, time / the plain rows' time):
+#   forward: channel blocks 0.84x geomean (one thread, mb1), so nChw16c where AVX-512 runs,
+#     else nChw8c on AVX2; channels last 1.47x. The plain rows take what the blocked ones
+#     do not (other types, scales, groups of partial blocks, depthwise, Winograd, fusion).
+#   backward data: channel blocks at unit stride 0.44x-1.04x (mb1 and mb16; nChw8c under
+#     --isa=avx2 0.66x-1.06x), but 1.7x-4.1x strided; channels last strided 0.33x-1.08x
+#     (conv1, 3 channels: 1.4x).
+#   backward weights: channels last 0.59x-1.01x on the layers _bwt_pays takes (both
+#     mb; 0.70x-1.03x under --isa=avx2), 0.9x-1.4x on the others; channel blocks 1.2x
+#     geomean.
+ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
+    core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
+                         AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),
+                         AnyEntry(core.ActLayout.PLAIN)),
+    core.Direction.BWD_DATA: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512, _unit_stride),
+                              AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2, _unit_stride),
+                              AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _strided_wide),
+                              AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _strided_wide),
+                              AnyEntry(core.ActLayout.PLAIN)),
+    core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _bwt_pays),
+                                 AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _bwt_pays),
+                                 AnyEntry(core.ActLayout.PLAIN)),
 }
 
 
-def any_layouts(kernel_dir: core.Direction) -> tuple[core.ActLayout, ...]:
-    """The activation layouts an all-`any` case tries (ANY_LAYOUTS), on this CPU."""
-    return tuple(act for act, isa in ANY_LAYOUTS[kernel_dir]
-                 if isa is None or core.isa_supported(isa))
+def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape) -> tuple[AnyEntry, ...]:
+    """The entries an all-`any` case tries (ANY_LAYOUTS), on this CPU, for this shape."""
+    return tuple(e for e in ANY_LAYOUTS[kernel_dir]
+                 if (e.isa is None or core.isa_supported(e.isa)) and e.when(shape))
 
 
 class _IsaFilter:
@@ -96,14 +146,24 @@ class _IsaFilter:
         return impl_name in self.rows and self.inner.allows(impl_name)
 
 
-# The layouts beside the plain one whose rows a case asking for exactly them may run on,
-# and whether they come before the plain rows' reorder route. Measured (README "Memory
-# formats of conv and deconv"), the route was the faster choice for channels last and for
-# the blocked backward directions, so their rows come second: they run when asked for.
-# (Forward on channel blocks now outruns the plain rows, see ANY_LAYOUTS; putting those
-# rows first for a requested block is not done yet.)
-NATIVE_FIRST = {core.ActLayout.NHWC: False, core.ActLayout.BLOCKED16: False,
-                core.ActLayout.BLOCKED8: False}
+# A case asking for exactly channels-last or one channel-block activations: whether that
+# layout's own rows come before the plain rows' reorder route (else after it: they run
+# when the route is filtered out or they are named), by the kernel's direction. Measured
+# as above (geomean time of the layout's rows / time of the route): forward channels last
+# 0.90x, channel blocks 0.67x; backward data channels last 0.77x (mb1) and 0.90x (mb16),
+# channel blocks at unit stride 0.55x-0.9x per layer (strided 1.7x-2.9x); backward
+# weights channels last 0.78x and 0.77x, channel blocks 1.0x and 1.05x (the route stays
+# first).
+NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape], bool]]] = {
+    core.Direction.FWD: {core.ActLayout.NHWC: _always, core.ActLayout.BLOCKED16: _always,
+                         core.ActLayout.BLOCKED8: _always},
+    core.Direction.BWD_DATA: {core.ActLayout.NHWC: _always,
+                              core.ActLayout.BLOCKED16: _unit_stride,
+                              core.ActLayout.BLOCKED8: _unit_stride},
+    core.Direction.BWD_WEIGHTS: {core.ActLayout.NHWC: _always,
+                                 core.ActLayout.BLOCKED16: _never,
+                                 core.ActLayout.BLOCKED8: _never},
+}
 
 
 def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str, layout.Layout]:
@@ -118,27 +178,28 @@ def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str,
             "wei": formats.plain(t["wei"].logical, wei_tag)}
 
 
-def act_layouts(prb, kernel_dir: core.Direction) -> tuple[core.ActLayout, ...]:
+def act_layouts(prb, kernel_dir: core.Direction,
+                shape: core.ConvShape) -> tuple[AnyEntry, ...]:
     """The activation layouts whose rows the backend tries, in order. Both src and dst
-    `any`: ANY_LAYOUTS of the kernel's direction. A case asking for
+    `any`: ANY_LAYOUTS of the kernel's direction and shape. A case asking for
     channels-last or channel-blocked activations (a src or dst in axb, aBx8b or aBx16b
     that is not also the plain layout, and no other activation layout) can run on that
     layout's rows; NATIVE_FIRST says whether before the plain rows behind the reorder
-    route. Both come second, so their rows run when asked for
-    (--impl=gemm_conv_nhwc... / gemm_conv_blocked..., or --skip-impl=+reorder). Otherwise
-    plain rows only."""
+    route (those that come second run when asked for: --impl=gemm_conv_nhwc... /
+    gemm_conv_blocked..., or --skip-impl=+reorder). Otherwise plain rows only."""
     requested = prb.requested_layouts
     plain = kernel_layouts(prb)
     asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
     if not asked:
-        return any_layouts(kernel_dir)
+        return any_layouts(kernel_dir, shape)
+    route = AnyEntry(core.ActLayout.PLAIN)
     if not any(not lay.same_memory(plain[n]) for lay, n in asked):
-        return (core.ActLayout.PLAIN,)
-    for act, first in NATIVE_FIRST.items():
+        return (route,)
+    for act, first in NATIVE_FIRST[kernel_dir].items():
         native = kernel_layouts(prb, act)
         if all(lay.same_memory(native[n]) for lay, n in asked):
-            return (act, core.ActLayout.PLAIN) if first else (core.ActLayout.PLAIN, act)
-    return (core.ActLayout.PLAIN,)
+            return (AnyEntry(act), route) if first(shape) else (route, AnyEntry(act))
+    return (route,)
 
 
 def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
@@ -148,14 +209,10 @@ def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
                for name, lay in prb.requested_layouts.items())
 
 
-def _impl_filter(prb, act: core.ActLayout, kernel_dir: core.Direction):
-    filt = formats.RouteFilter(prb.impl_filter) if routed(prb, act) else prb.impl_filter
-    requested = prb.requested_layouts
-    if requested["src"] is None and requested["dst"] is None:   # `any`: ANY_LAYOUTS' rows
-        isa = dict(ANY_LAYOUTS[kernel_dir]).get(act)
-        if isa is not None:
-            return _IsaFilter(filt, isa)
-    return filt
+def _impl_filter(prb, entry: AnyEntry):
+    filt = (formats.RouteFilter(prb.impl_filter) if routed(prb, entry.act)
+            else prb.impl_filter)
+    return _IsaFilter(filt, entry.isa) if entry.isa is not None else filt
 
 
 class _Executor:
@@ -236,13 +293,14 @@ def _executor(prim, prb, kernel_bind, res: CaseResult):
         return None
 
 
-def _create(prb, res: CaseResult, kernel_dir: core.Direction, create_one, kernel_bind):
+def _create(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.ConvShape,
+            create_one, kernel_bind):
     """The executor of the first activation layout (act_layouts) whose rows accept the
     case; create_one(act, filter) creates the kernel primitive or sets res."""
     before = (res.status, res.reason)
-    for act in act_layouts(prb, kernel_dir):
+    for entry in act_layouts(prb, kernel_dir, shape):
         res.status, res.reason = before
-        prim = create_one(act, _impl_filter(prb, act, kernel_dir))
+        prim = create_one(entry.act, _impl_filter(prb, entry))
         if prim is not None:
             return _executor(prim, prb, kernel_bind, res)
     return None
@@ -250,8 +308,9 @@ def _create(prb, res: CaseResult, kernel_dir: core.Direction, create_one, kernel
 
 def _create_conv(prb, res: CaseResult):
     attr = conv.kernel_attr(prb, conv.quant_of(prb, prb.shape.oc))
-    return _create(prb, res, conv.KERNEL_DIR[prb.dir], lambda act, impl_filter: conv.create(
-        prb.shape, conv.KERNEL_DIR[prb.dir], prb.dir.with_bias, impl_filter, res,
+    kernel_dir = conv.KERNEL_DIR[prb.dir]
+    return _create(prb, res, kernel_dir, prb.shape, lambda act, impl_filter: conv.create(
+        prb.shape, kernel_dir, prb.dir.with_bias, impl_filter, res,
         prb.post_ops, attr=dataclasses.replace(attr, layout=act),
         alg=conv.resolved_alg(prb)), _conv_bind)
 
@@ -261,8 +320,9 @@ def _create_deconv(prb, res: CaseResult):
     # computing diff_bias (the swapped problem's bias would be the wrong tensor's sum).
     # The swapped problem's activations are the deconvolution's, in the same layout.
     attr = deconv.kernel_attr(prb)
-    return _create(prb, res, deconv.KERNEL_DIR[prb.dir], lambda act, impl_filter: conv.create(
-        deconv_ref.swapped_shape(prb.desc), deconv.KERNEL_DIR[prb.dir],
+    shape = deconv_ref.swapped_shape(prb.desc)
+    return _create(prb, res, deconv.KERNEL_DIR[prb.dir], shape, lambda act, impl_filter: conv.create(
+        shape, deconv.KERNEL_DIR[prb.dir],
         prb.dir.forward and prb.dir.with_bias, impl_filter, res, prb.post_ops,
         attr=dataclasses.replace(attr, layout=act)), deconv.bind)
 

@@ -81,6 +81,7 @@ typedef struct {
     float **cs;             /* per thread: col, C of one GEMM (col_rows * ow x Np);
                                backward weights without a K split, its C block (mc x nc) */
     void *dc;               /* blocked forward: the direct convolution's plan (conv_dblk.c) */
+    void *bwt;              /* backward weights by taps: its plan (bwt_plan_t, run_bwt) */
 } nhwc_plan_t;
 
 /* An activation tensor's geometry: C channels of `points` points per image in blocks of
@@ -112,10 +113,303 @@ static int64_t in_points(const bdnn_conv_desc_t *d) { return d->id * d->ih * d->
 static int64_t out_points(const bdnn_conv_desc_t *d) { return d->od * d->oh * d->ow; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Backward weights by taps (run_bwt): no im2col. For each tap, the columns of its im2col
+ * are the input points o*s - p + tap*(dil+1) over the output points o, and along o those
+ * points are a strided walk of the padded input. Split the padded input by the stride's
+ * phase (the remainder of each coordinate modulo s), and a tap's points become a plain
+ * shifted walk of one phase image: phase (r_d, r_h, r_w) holds the padded input point
+ * (z*sd + r_d, y*sh + r_h, x*sw + r_w) at z*plane + y*X + x, and tap t = (kd, kh, kw),
+ * with kd*(dd+1) = sd*q_d + r_d (so for h and w), reads output point o = (od, oh, ow) at
+ * ext(o) + off(t), off(t) = q_d*plane + q_h*X + q_w, ext(o) = od*plane + oh*X + ow. Rows
+ * of X >= ow + max q_w points (and, in 3D, planes of oh + max q_h rows) make that one
+ * formula for every o: the columns (and rows) past the output are junk points whose
+ * diff_dst is zero, so they add nothing (finite inputs assumed, as the zero padding of
+ * any im2col does).
+ *
+ * So C[oc][(tap, ic)] = sum over k = (n, ext point) of A[oc][k] * B_t[k][ic], A = diff_dst
+ * (zero at junk points), B_t[k][ic] = phase(t)[k + off(t)][ic]. Per k block of kc points
+ * the packing copies the thread's rows of diff_dst into MR-row panels ([panel][k][MR])
+ * and the block's window of src points (k0 .. k0 + kc + max_off) once per phase as rows of
+ * the group's channels ([phase][point][Np]); tap t's B is that window from row off(t) on,
+ * read in place by the micro-kernels. kc keeps both within PACK_BYTES (L2).
+ *
+ * Threads own ranges of C's MR-row panels ((g, oc panel) pairs) and stream every k block
+ * once, each packing only its rows of A; with too few panels to share evenly they split
+ * k instead, each a partial C of every row, summed at the end. C is [oc][tap][ic] in a
+ * thread's scratch and goes into the user's [g][oc][ic][tap] row by row at the end (1x1
+ * without a k split: the micro-kernels write the user's rows directly). Used where a group
+ * has at least NR/2 input channels (fewer would waste most columns of every tile: ResNet's
+ * first layer, 3 channels, keeps run_bww). */
+enum { BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32 };
+
+typedef struct {
+    int64_t X, plane, rows;     /* phase image: row length, plane size; rows per plane
+                                   (3D; 2D: one plane, rows unbounded) */
+    int64_t kext, kc, kblocks;  /* ext points per image; k block; k blocks per image */
+    int64_t n_phase, max_off, span;   /* span: window points per k block, kc + max_off */
+    int64_t (*phase)[3];        /* the phases some tap reads: (r_d, r_h, r_w) */
+    int64_t *tap_phase, *tap_off;
+    int64_t Mp, Np;             /* OC/G up to whole MR panels, IC/G up to whole NR panels */
+    int64_t panels, k_splits;   /* G * Mp / MR; k ranges (1: threads own panel ranges) */
+    float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
+} bwt_plan_t;
+
+static void bwt_fini(bwt_plan_t *q, int nthr) {
+    if (!q) return;
+    for (int t = 0; t < nthr; ++t) {
+        if (q->ab) free(q->ab[t]);
+        if (q->bb) free(q->bb[t]);
+        if (q->cs) free(q->cs[t]);
+    }
+    free(q->ab), free(q->bb), free(q->cs);
+    free(q->phase), free(q->tap_phase), free(q->tap_off);
+    free(q);
+}
+
+/* A tap's offsets (kd, kh, kw) * (dilation + 1). */
+static void tap_extent(const bdnn_conv_desc_t *d, int64_t t, int64_t e[3]) {
+    e[0] = t / (d->kw * d->kh) * (d->dd + 1);
+    e[1] = t / d->kw % d->kh * (d->dh + 1);
+    e[2] = t % d->kw * (d->dw + 1);
+}
+
+/* The (g, oc panel) range [p0, p1) of thread tid: all of them when k is split. */
+static void bwt_panels_of(const bwt_plan_t *q, int nthr, int tid, int64_t *p0, int64_t *p1) {
+    if (q->k_splits > 1) { *p0 = 0, *p1 = q->panels; return; }
+    *p0 = q->panels * tid / nthr, *p1 = q->panels * (tid + 1) / nthr;
+}
+
+static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *u, void **out) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
+    const int64_t taps = taps_of(d), nthr = c->nthr, s[3] = {d->sd, d->sh, d->sw};
+    if (2 * ICG < NR) return BDNN_STATUS_UNIMPLEMENTED;
+    bwt_plan_t *q = calloc(1, sizeof(*q));
+    if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
+    *out = q;
+    q->phase = calloc((size_t)taps, sizeof(*q->phase));
+    q->tap_phase = calloc((size_t)taps, sizeof(int64_t));
+    q->tap_off = calloc((size_t)taps, sizeof(int64_t));
+    if (!q->phase || !q->tap_phase || !q->tap_off) return BDNN_STATUS_OUT_OF_MEMORY;
+    int64_t qmax[3] = {0, 0, 0}, e[3];
+    for (int64_t t = 0; t < taps; ++t) {
+        tap_extent(d, t, e);
+        for (int i = 0; i < 3; ++i) qmax[i] = e[i] / s[i] > qmax[i] ? e[i] / s[i] : qmax[i];
+    }
+    q->X = d->ow + qmax[2];
+    q->rows = d->od > 1 ? d->oh + qmax[1] : INT64_MAX;
+    q->plane = (d->od > 1 ? d->oh + qmax[1] : d->oh) * q->X;
+    q->kext = d->od * q->plane;
+    for (int64_t t = 0; t < taps; ++t) {
+        tap_extent(d, t, e);
+        const int64_t r[3] = {e[0] % s[0], e[1] % s[1], e[2] % s[2]};
+        int64_t ph = 0;
+        while (ph < q->n_phase && memcmp(q->phase[ph], r, sizeof(r))) ++ph;
+        if (ph == q->n_phase) memcpy(q->phase[q->n_phase++], r, sizeof(r));
+        q->tap_phase[t] = ph;
+        q->tap_off[t] = e[0] / s[0] * q->plane + e[1] / s[1] * q->X + e[2] / s[2];
+        if (q->tap_off[t] > q->max_off) q->max_off = q->tap_off[t];
+    }
+    q->Mp = bdnn_div_up(OCG, MR) * MR;
+    q->Np = bdnn_div_up(ICG, NR) * NR;
+    q->panels = G * (q->Mp / MR);
+    /* Panel ranges make every thread pack the whole src window; a k split makes each
+     * pack its share of both tensors but sum nthr partial C at the end. Measured on
+     * ResNet-50 (2 threads, mb1 and mb16), the split is the faster one while C's rows
+     * (x taps) are at most half the k points, and where the panels do not share out evenly
+     * (fewer than 4 per thread, not a multiple of the threads). */
+    const int64_t c_rows = G * q->Mp * taps, k_all = d->mb * q->kext;
+    q->k_splits = nthr > 1 && (2 * c_rows <= k_all
+                               || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
+    const int64_t rows_t = MR * (q->k_splits > 1 ? q->panels : bdnn_div_up(q->panels, nthr));
+    const int64_t pack_floats = BWT_PACK_BYTES / (int64_t)sizeof(float);
+    const int64_t win = q->Np * q->n_phase;
+    q->kc = (pack_floats - q->max_off * win) / (win + min64(rows_t, q->Mp));
+    q->kc = q->kc < BWT_MIN_KC ? BWT_MIN_KC : q->kc > NKC ? NKC : q->kc;
+    q->kblocks = bdnn_div_up(q->kext, q->kc);
+    q->kc = bdnn_div_up(q->kext, q->kblocks);   /* even blocks: no short tail */
+    q->span = q->kc + q->max_off;
+    const int direct = q->k_splits == 1 && taps == 1;
+    q->ab = calloc((size_t)nthr, sizeof(float *));
+    q->bb = calloc((size_t)nthr, sizeof(float *));
+    q->cs = calloc((size_t)nthr, sizeof(float *));
+    if (!q->ab || !q->bb || !q->cs) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < nthr; ++t) {
+        q->ab[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc));
+        q->bb[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(q->span * win));
+        if (!q->ab[t] || !q->bb[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (!direct) {
+            q->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows_t * taps * q->Np));
+            if (!q->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+    }
+    return BDNN_STATUS_OK;
+}
+
+/* n channels of a point from ch on (runs inside blocks), then zeros up to `width`. */
+static inline void copy_channels(const act_t *t, const float *img, int64_t ch, int64_t n,
+                                 int64_t pt, float *out, int64_t width) {
+    for (int64_t i = 0, w; i < n; i += w) {
+        w = min64(n - i, run_from(t, ch + i));
+        memcpy(out + i, img + at(t, ch + i, pt), sizeof(float) * (size_t)w);
+    }
+    if (width > n) memset(out + n, 0, sizeof(float) * (size_t)(width - n));
+}
+
+/* One point's MR channels into a panel row: a fixed-length copy per micro-kernel height
+ * (the packing runs this once per point and panel). */
+static inline void copy_mr(float *restrict out, const float *restrict x, int64_t MR) {
+    switch (MR) {
+    case 24: memcpy(out, x, 24 * sizeof(float)); break;
+    case 12: memcpy(out, x, 12 * sizeof(float)); break;
+    case 6: memcpy(out, x, 6 * sizeof(float)); break;
+    case 4: memcpy(out, x, 4 * sizeof(float)); break;
+    default: memcpy(out, x, (size_t)MR * sizeof(float));
+    }
+}
+
+/* A: diff_dst channels [m0, m0 + mc) of group g at the ext points [k0, k0 + kc) of one
+ * image, as MR-row panels (panel i at ab + i * kc * MR, element (k, r) at [k*MR + r]);
+ * zero at junk points and past the group's channels. */
+static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
+                        const float *img, int64_t g, int64_t m0, int64_t mc, int64_t k0,
+                        int64_t kc, float *ab) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g;
+    int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
+    /* channels last: a point's rows [m0, m0 + whole) are one run, whole panels of it */
+    const int64_t whole = t->B == t->C ? min64(mc, (OCG - m0) / MR * MR) : 0;
+    for (int64_t k = 0; k < kc; ++k) {
+        const int live = y < d->oh && x < d->ow;
+        const int64_t pt = (z * d->oh + y) * d->ow + x;
+        int64_t m = 0;
+        if (live)
+            for (const float *row = img + pt * t->B + g * OCG + m0; m < whole; m += MR)
+                copy_mr(ab + m * kc + k * MR, row + m, MR);
+        for (; m < mc; m += MR) {
+            const int64_t n = live ? min64(MR, OCG - m0 - m) : 0;
+            copy_channels(t, img, g * OCG + m0 + m, n > 0 ? n : 0, pt, ab + m * kc + k * MR,
+                          MR);
+        }
+        if (++x == q->X) { x = 0; if (++y * q->X == q->plane) { y = 0; ++z; } }
+    }
+}
+
+/* B: every src channel of group g at the window points [k0, k0 + kc + max_off) of one
+ * image, per phase, in NR-column panels ([phase][panel][point][NR]: a micro-kernel's B
+ * is contiguous), zero outside the input and past the group's channels. */
+static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
+                         const float *img, int64_t g, int64_t k0, int64_t kc, float *bb) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t NR = ukr_of(c)->nr, ICG = d->ic / d->g, n = kc + q->max_off;
+    const int64_t npan = q->Np / NR;
+    for (int64_t ph = 0; ph < q->n_phase; ++ph) {
+        const int64_t *r = q->phase[ph];
+        int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
+        if (q->rows == INT64_MAX) z = 0, y = k0 / q->X;
+        float *out = bb + ph * npan * q->span * NR;
+        for (int64_t p = 0; p < n; ++p) {
+            const int64_t id = z * d->sd + r[0] - d->pd, ih = y * d->sh + r[1] - d->ph,
+                          iw = x * d->sw + r[2] - d->pw;
+            const int inside = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
+                            && iw >= 0 && iw < d->iw;
+            const int64_t pt = (id * d->ih + ih) * d->iw + iw;
+            for (int64_t j = 0; j < npan; ++j)
+                copy_channels(t, img, g * ICG + j * NR, inside ? min64(NR, ICG - j * NR) : 0,
+                              pt, out + (j * q->span + p) * NR, NR);
+            if (++x == q->X) { x = 0; if (++y == q->rows) { y = 0; ++z; } }
+        }
+    }
+}
+
+/* C row (g, oc) ([tap][Np]), summed over the n_parts scratch blocks given, into the
+ * user's row ([ic][tap]): the writes run along it. */
+static void bwt_store_row(float *const *parts, int n_parts, int64_t at_row, int64_t taps,
+                          int64_t Np, int64_t ICG, float *w) {
+    for (int64_t ic = 0; ic < ICG; ++ic)
+        for (int64_t tap = 0; tap < taps; ++tap) {
+            float sum = parts[0][at_row + tap * Np + ic];
+            for (int t = 1; t < n_parts; ++t) sum += parts[t][at_row + tap * Np + ic];
+            w[ic * taps + tap] = sum;
+        }
+}
+
+static void bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias);
+
+static void run_bwt(const struct bdnn_conv *c, const float *src, const float *diff_dst,
+                    float *diff_wei, float *diff_bias) {
+    const bwt_plan_t *q = ((const nhwc_plan_t *)c->plan)->bwt;
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, taps = taps_of(d), Np = q->Np;
+    const int64_t ICG = d->ic / d->g, OCG = d->oc / d->g, ppg = q->Mp / MR;
+    const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, out_points(d));
+    const int64_t blocks = d->mb * q->kblocks, per_split = bdnn_div_up(blocks, q->k_splits);
+    const int direct = q->k_splits == 1 && taps == 1;
+    const int64_t ldc = direct ? ICG : taps * Np;   /* C rows: the user's, or [tap][Np] */
+
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int tid = omp_get_thread_num();
+        int64_t p0, p1;
+        bwt_panels_of(q, c->nthr, tid, &p0, &p1);
+        const int64_t bs = q->k_splits > 1 ? min64(tid * per_split, blocks) : 0;
+        const int64_t be = q->k_splits > 1 ? min64(bs + per_split, blocks) : blocks;
+        float *ab = q->ab[tid], *bb = q->bb[tid];
+        /* C row r of panel p (of this thread's range) */
+#define BWT_C(p, r) (direct ? diff_wei + ((p) / ppg * OCG + (p) % ppg * MR + (r)) * ICG \
+                            : q->cs[tid] + (((p) - p0) * MR + (r)) * ldc)
+        if (bs >= be)   /* nothing to add (mb 0, or fewer blocks than splits): zeros */
+            for (int64_t pn = p0; pn < p1; ++pn)
+                for (int64_t r = 0; r < MR; ++r)
+                    if (!direct || (pn % ppg) * MR + r < OCG)
+                        memset(BWT_C(pn, r), 0, sizeof(float) * (size_t)(direct ? ICG : ldc));
+        for (int64_t blk = bs; blk < be; ++blk) {
+            const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
+            const int64_t kc = min64(q->kc, q->kext - k0);
+            const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
+            for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
+                const int64_t g0 = g * ppg > p0 ? g * ppg : p0, g1 = min64(p1, (g + 1) * ppg);
+                bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
+                            (g1 - g0) * MR, k0, kc, ab);
+                bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
+                for (int64_t tap = 0; tap < taps; ++tap)
+                    for (int64_t j = 0; j < Np; j += NR) {
+                        const float *bt = bb + ((q->tap_phase[tap] * (Np / NR) + j / NR)
+                                                * q->span + q->tap_off[tap]) * NR;
+                        for (int64_t pn = g0; pn < g1; ++pn) {
+                            const int64_t oc0 = (pn - g * ppg) * MR;
+                            u->fn(kc, ab + (pn - g0) * MR * kc, bt, NR,
+                                  BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
+                                  direct ? min64(MR, OCG - oc0) : MR,
+                                  direct ? min64(NR, ICG - j) : NR, mode, NULL, 0.0f, 0.0f);
+                        }
+                    }
+            }
+        }
+        if (q->k_splits == 1 && !direct)
+            for (int64_t pn = p0; pn < p1; ++pn)
+                for (int64_t r = 0; r < MR && (pn % ppg) * MR + r < OCG; ++r)
+                    bwt_store_row(q->cs + tid, 1, ((pn - p0) * MR + r) * ldc, taps, Np, ICG,
+                                  diff_wei + ((pn / ppg * OCG + pn % ppg * MR + r) * ICG) * taps);
+#undef BWT_C
+        if (q->k_splits > 1) {
+#pragma omp barrier
+            /* every thread's partial rows are in its cs; sum them into the user's rows */
+#pragma omp for schedule(static)
+            for (int64_t row = 0; row < d->g * OCG; ++row)
+                bwt_store_row(q->cs, c->nthr, (row / OCG * q->Mp + row % OCG) * ldc, taps, Np,
+                              ICG, diff_wei + row * ICG * taps);
+        }
+        if (diff_bias) bias_sums(c, diff_dst, diff_bias);
+    }
+}
+
 static void nhwc_fini(struct bdnn_conv *c) {
     nhwc_plan_t *p = c->plan;
     if (!p) return;
     bdnn_dc_fini(p->dc);
+    bwt_fini(p->bwt, c->nthr);
     for (int t = 0; t < c->nthr; ++t) {
         if (p->ap) free(p->ap[t]);
         if (p->bp) free(p->bp[t]);
@@ -153,6 +447,10 @@ static int nhwc_init(struct bdnn_conv *c) {
      * ResNet-50 forward it outran this GEMM path). */
     if (c->attr.layout != BDNN_LAYOUT_NHWC && c->dir != BDNN_DIR_BWD_WEIGHTS) {
         const int st = bdnn_dc_init(c, u, &p->dc);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
+    if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
+        const int st = bwt_init(c, u, &p->bwt);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
     }
     const int64_t nthr = c->nthr;
@@ -684,24 +982,27 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
                     w[ic * taps + tap] = v;
                 }
         }
-        /* diff_bias: per channel, the sum over every (n, point) of diff_dst; threads
-         * own ranges of up to 16 channels inside one block, the inner loop runs along
-         * a point's channels. */
-        if (diff_bias) {
-            const act_t t = act_of(c, d->oc, out_points(d));
-            const int64_t OC = d->oc, step = t.B % 16 ? min64(t.B, 16) : 16;
+        if (diff_bias) bias_sums(c, diff_dst, diff_bias);
+    }
+}
+
+/* diff_bias: per channel, the sum over every (n, point) of diff_dst. An orphaned omp for,
+ * called by every thread of the caller's parallel region: threads own ranges of up to 16
+ * channels inside one block, the inner loop runs along a point's channels. */
+static void bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const act_t t = act_of(c, d->oc, out_points(d));
+    const int64_t OC = d->oc, step = t.B % 16 ? min64(t.B, 16) : 16;
 #pragma omp for schedule(static)
-            for (int64_t c0 = 0; c0 < OC; c0 += step) {
-                const int64_t cn = min64(step, OC - c0);
-                float acc[16] = {0};
-                for (int64_t n = 0; n < d->mb; ++n) {
-                    const float *img = diff_dst + n * t.img + at(&t, c0, 0);
-                    for (int64_t pt = 0; pt < t.points; ++pt)
-                        for (int64_t i = 0; i < cn; ++i) acc[i] += img[pt * t.B + i];
-                }
-                for (int64_t i = 0; i < cn; ++i) diff_bias[c0 + i] = acc[i];
-            }
+    for (int64_t c0 = 0; c0 < OC; c0 += step) {
+        const int64_t cn = min64(step, OC - c0);
+        float acc[16] = {0};
+        for (int64_t n = 0; n < d->mb; ++n) {
+            const float *img = diff_dst + n * t.img + at(&t, c0, 0);
+            for (int64_t pt = 0; pt < t.points; ++pt)
+                for (int64_t i = 0; i < cn; ++i) acc[i] += img[pt * t.B + i];
         }
+        for (int64_t i = 0; i < cn; ++i) diff_bias[c0 + i] = acc[i];
     }
 }
 
@@ -819,7 +1120,10 @@ static void nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         break;
     default:
-        run_bww(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
+        if (((const nhwc_plan_t *)c->plan)->bwt)
+            run_bwt(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
+        else
+            run_bww(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
     }
 }
 

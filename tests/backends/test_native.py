@@ -31,7 +31,8 @@ def _executor(prb):
 @pytest.mark.parametrize("drv,desc,wei,blocked", [
     ("conv", "mb2ic20ih6oc18kh3ph1", "abcd", True),   # forward: any's first layout
     ("conv", "g2mb2ic20iw9oc36kw3pw1", "abcd", False),   # groups of partial blocks: plain
-    ("deconv", "mb2ic20ih6oc18kh3ph1", "bacd", False),   # iohw: transposed; backward data
+    # iohw: transposed; the backward-data kernel, at unit stride: channel blocks
+    ("deconv", "mb2ic20ih6oc18kh3ph1", "bacd", True),
     ("deconv", "g2mb2ic20id4ih5iw5oc36kd2kh3kw3pd1ph1pw1", "acbdef", False),   # giodhw
 ])
 def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocked):
@@ -39,7 +40,8 @@ def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocke
     try:
         assert "+reorder" not in ex.name
         assert ex.layouts["wei"].describe() == wei
-        first = native.any_layouts(core.Direction.FWD)[0]
+        kernel_dir = core.Direction.FWD if drv == "conv" else core.Direction.BWD_DATA
+        first = native.any_layouts(kernel_dir, ex.prim.shape)[0].act
         act = first if blocked else core.ActLayout.PLAIN
         assert ex.prim.attr.layout is act
         assert ex.layouts["src"].same_memory(native.kernel_layouts(ex.prb, act)["src"])
@@ -50,15 +52,34 @@ def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocke
         ex.close()
 
 
-@pytest.mark.parametrize("direction,act", [
-    ("FWD_B", None), ("FWD_I", None), ("BWD_D", "plain"), ("BWD_WB", "plain"),
+def _on_this_cpu(kind: str) -> core.ActLayout:
+    """The layout `any` resolves to for a rule's kind, on this CPU's instruction sets."""
+    if kind == "blocked" and core.isa_supported(core.Isa.AVX512):
+        return core.ActLayout.BLOCKED16
+    if kind == "blocked" and core.isa_supported(core.Isa.AVX2):
+        return core.ActLayout.BLOCKED8
+    if kind == "nhwc" and core.isa_supported(core.Isa.AVX2):
+        return core.ActLayout.NHWC
+    return core.ActLayout.PLAIN
+
+
+@pytest.mark.parametrize("direction,desc,kind", [
+    ("FWD_B", "mb2ic20ih6oc18kh3ph1", "blocked"),
+    ("FWD_I", "mb2ic20ih6oc18kh3sh2ph1", "blocked"),
+    ("BWD_D", "mb2ic20ih6oc18kh3ph1", "blocked"),      # unit stride
+    ("BWD_D", "mb2ic20ih6oc18kh3sh2ph1", "nhwc"),      # strided
+    ("BWD_D", "mb2ic3ih12oc18kh3sh2ph1", "plain"),     # strided, 3 channels
+    ("BWD_WB", "mb2ic20ih6oc18kh3ph1", "plain"),       # narrower than 14
+    ("BWD_WB", "mb2ic20ih16oc18kh3ph1", "nhwc"),       # 3x3, 16 wide
+    ("BWD_W", "mb2ic20ih16oc18kh1", "plain"),          # 1x1, few input channels
+    ("BWD_W", "mb1ic128ih14oc16kh1", "nhwc"),          # 1x1, 128 input channels
+    ("BWD_W", "mb2ic3ih20oc18kh3", "plain"),           # 3 input channels
 ])
-def test_any_follows_the_rule_of_the_kernel_direction(direction, act):
-    ex = _executor(_problem(f"--dir={direction}", "mb2ic20ih6oc18kh3ph1"))
+def test_any_follows_the_rules_of_the_kernel_direction(direction, desc, kind):
+    ex = _executor(_problem(f"--dir={direction}", desc))
     try:
-        want = (core.ActLayout.PLAIN if act == "plain"
-                else native.any_layouts(core.Direction.FWD)[0])
-        assert ex.prim.attr.layout is want
+        assert ex.prim.attr.layout is _on_this_cpu(kind)
+        assert "+reorder" not in ex.name
     finally:
         ex.close()
 
@@ -67,9 +88,10 @@ def test_any_follows_the_rule_of_the_kernel_direction(direction, act):
     ("conv", ("--stag=nchw", "--wtag=oihw", "--dtag=abx"), False),
     ("deconv", ("--wtag=iohw",), False),
     ("deconv", ("--wtag=oihw",), True),         # deconvolution's kernels transpose
-    ("conv", ("--stag=nhwc",), True),           # the plain rows' route comes first
+    ("conv", ("--stag=nhwc",), False),          # forward: channels-last rows come first
     ("conv", ("--stag=nhwc", "--impl=+reorder"), True),         # the route, forced
-    ("conv", ("--stag=nhwc", "--skip-impl=+reorder"), False),   # channels-last rows
+    ("conv", ("--dir=BWD_W", "--stag=nChw16c"), True),   # backward weights: route first
+    ("conv", ("--dir=BWD_W", "--stag=nChw16c", "--skip-impl=+reorder"), False),
     ("conv", ("--stag=chwn",), True),
     ("conv", ("--strides=::1x4x80x500@7",), True),
 ])

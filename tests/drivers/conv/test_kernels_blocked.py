@@ -199,12 +199,26 @@ def test_cli_blocked_runs_on_the_native_row(direction, tag, row):
     assert f"implementation: {row}" in out
 
 
-def test_cli_blocked_takes_the_route_by_default_and_its_rows_on_request():
-    out = run_cli("--conv", "--stag=nChw16c", "--dtag=nChw16c", "-v5",
-                  "mb2ic20ih6oc18kh3ph1").out
-    assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
+@pytest.mark.parametrize("args,native", [
+    (("--dir=FWD_B",), True),                        # forward: the blocked rows first
+    (("--dir=BWD_D",), True),                        # backward data at unit stride too
+    (("--dir=BWD_D", "mb2ic20ih6oc18kh3sh2ph1"), False),   # strided: the route first
+    (("--dir=BWD_WB",), False),                      # backward weights: the route first
+])
+def test_cli_blocked_rows_or_route_first_by_direction(args, native):
+    if not core.isa_supported(core.Isa.AVX512):
+        pytest.skip("the 16-wide blocked rows run on AVX-512")
+    desc = [a for a in args if not a.startswith("--")] or ["mb2ic20ih6oc18kh3ph1"]
+    opts = [a for a in args if a.startswith("--")]
+    out = run_cli("--conv", *opts, "--stag=nChw16c", "--dtag=nChw16c", "-v5", *desc).out
+    assert "PASSED" in out
+    assert ("gemm_conv_blocked:avx512" in out and "+reorder" not in out) is native
+    assert ("gemm_conv:" in out and "+reorder" in out) is not native
+
+
+def test_cli_blocked_rows_on_request_resolve_the_other_side():
     # one side asked for, the route skipped: the other side's `any` takes the block too
-    out = run_cli("--conv", "--stag=nChw16c", "--skip-impl=+reorder", "-v5",
+    out = run_cli("--conv", "--dir=BWD_WB", "--stag=nChw16c", "--skip-impl=+reorder", "-v5",
                   "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and "gemm_conv_blocked:" in out and "dst any=aBcd16b" in out
 

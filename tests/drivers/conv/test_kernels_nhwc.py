@@ -152,12 +152,17 @@ def test_cli_channels_last_runs_on_the_native_row(direction):
     assert "src nhwc=acdb" in out and "dst nhwc=acdb" in out
 
 
-def test_cli_channels_last_takes_the_route_by_default_and_its_rows_on_request():
-    out = run_cli("--conv", "--stag=nhwc", "--skip-impl=+reorder", "-v5",
+@pytest.mark.parametrize("direction", ["FWD_B", "BWD_D", "BWD_WB"])
+def test_cli_channels_last_runs_on_its_rows_first(direction):
+    # every direction's channels-last rows outran the route (NATIVE_FIRST)
+    out = run_cli("--conv", f"--dir={direction}", "--stag=nhwc", "--dtag=nhwc", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and "gemm_conv_nhwc:" in out and "+reorder" not in out
+    # one side asked for: the other side's `any` takes channels last too
+    out = run_cli("--conv", f"--dir={direction}", "--stag=nhwc", "-v5",
                   "mb2ic20ih6oc18kh3ph1").out
     assert "gemm_conv_nhwc:" in out and "dst any=acdb" in out
-    out = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "-v5", "mb2ic20ih6oc18kh3ph1").out
+    # the route on request
+    out = run_cli("--conv", f"--dir={direction}", "--stag=nhwc", "--dtag=nhwc",
+                  "--impl=+reorder", "-v5", "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and "gemm_conv:" in out and "+reorder" in out
-    # the default (no tags) keeps the plain rows
-    out = run_cli("--conv", "-v5", "mb2ic20ih6oc18kh3ph1").out
-    assert "gemm_conv_nhwc" not in out and "+reorder" not in out
