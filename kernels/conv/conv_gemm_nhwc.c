@@ -149,6 +149,7 @@ typedef struct {
     int64_t n_phase, max_off, span;   /* span: window points per k block, kc + max_off */
     int64_t (*phase)[3];        /* the phases some tap reads: (r_d, r_h, r_w) */
     int64_t *tap_phase, *tap_off;
+    const conv_gemm_ukr_t *u;   /* the micro-kernel (bwt_ukr) */
     int64_t Mp, Np;             /* OC/G up to whole MR panels, IC/G up to whole NR panels */
     int64_t panels, k_splits;   /* G * Mp / MR; k ranges (1: threads own panel ranges) */
     float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
@@ -179,14 +180,25 @@ static void bwt_panels_of(const bwt_plan_t *q, int nthr, int tid, int64_t *p0, i
     *p0 = q->panels * tid / nthr, *p1 = q->panels * (tid + 1) / nthr;
 }
 
-static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *u, void **out) {
+/* The packing copies each layout into the micro-kernels' panels, so a blocked row runs
+ * its ISA's full-width tile (12 x 32 on AVX-512) rather than its one-block tile: C's rows
+ * and columns here are channels, not points, and never straddle a block in memory. */
+static const conv_gemm_ukr_t *bwt_ukr(const conv_gemm_ukr_t *u) {
+    if (u == &bdnn_gemm_ukr_blk_avx512) return &bdnn_gemm_ukr_avx512;
+    if (u == &bdnn_gemm_ukr_blk_avx2) return &bdnn_gemm_ukr_avx2;
+    return u;
+}
+
+static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **out) {
     const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = bwt_ukr(row_ukr);
     const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
     const int64_t taps = taps_of(d), nthr = c->nthr, s[3] = {d->sd, d->sh, d->sw};
     if (2 * ICG < NR) return BDNN_STATUS_UNIMPLEMENTED;
     bwt_plan_t *q = calloc(1, sizeof(*q));
     if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
     *out = q;
+    q->u = u;
     q->phase = calloc((size_t)taps, sizeof(*q->phase));
     q->tap_phase = calloc((size_t)taps, sizeof(int64_t));
     q->tap_off = calloc((size_t)taps, sizeof(int64_t));
@@ -275,7 +287,7 @@ static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const ac
                         const float *img, int64_t g, int64_t m0, int64_t mc, int64_t k0,
                         int64_t kc, float *ab) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t MR = ukr_of(c)->mr, OCG = d->oc / d->g;
+    const int64_t MR = q->u->mr, OCG = d->oc / d->g;
     int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
     /* channels last: a point's rows [m0, m0 + whole) are one run, whole panels of it */
     const int64_t whole = t->B == t->C ? min64(mc, (OCG - m0) / MR * MR) : 0;
@@ -301,7 +313,7 @@ static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const ac
 static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
                          const float *img, int64_t g, int64_t k0, int64_t kc, float *bb) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t NR = ukr_of(c)->nr, ICG = d->ic / d->g, n = kc + q->max_off;
+    const int64_t NR = q->u->nr, ICG = d->ic / d->g, n = kc + q->max_off;
     const int64_t npan = q->Np / NR;
     for (int64_t ph = 0; ph < q->n_phase; ++ph) {
         const int64_t *r = q->phase[ph];
@@ -340,7 +352,7 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                     float *diff_wei, float *diff_bias) {
     const bwt_plan_t *q = ((const nhwc_plan_t *)c->plan)->bwt;
     const bdnn_conv_desc_t *d = &c->d;
-    const conv_gemm_ukr_t *u = ukr_of(c);
+    const conv_gemm_ukr_t *u = q->u;
     const int64_t MR = u->mr, NR = u->nr, taps = taps_of(d), Np = q->Np;
     const int64_t ICG = d->ic / d->g, OCG = d->oc / d->g, ppg = q->Mp / MR;
     const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, out_points(d));
