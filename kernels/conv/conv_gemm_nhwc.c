@@ -153,6 +153,7 @@ typedef struct {
     int64_t Mp, Np;             /* OC/G up to whole MR panels, IC/G up to whole NR panels */
     int64_t panels, k_splits;   /* G * Mp / MR; k ranges (1: threads own panel ranges) */
     float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
+    float **rowbuf;             /* per thread: one point's diff_dst channels (blocked) */
 } bwt_plan_t;
 
 static void bwt_fini(bwt_plan_t *q, int nthr) {
@@ -161,8 +162,9 @@ static void bwt_fini(bwt_plan_t *q, int nthr) {
         if (q->ab) free(q->ab[t]);
         if (q->bb) free(q->bb[t]);
         if (q->cs) free(q->cs[t]);
+        if (q->rowbuf) free(q->rowbuf[t]);
     }
-    free(q->ab), free(q->bb), free(q->cs);
+    free(q->ab), free(q->bb), free(q->cs), free(q->rowbuf);
     free(q->phase), free(q->tap_phase), free(q->tap_off);
     free(q);
 }
@@ -245,11 +247,13 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
     q->ab = calloc((size_t)nthr, sizeof(float *));
     q->bb = calloc((size_t)nthr, sizeof(float *));
     q->cs = calloc((size_t)nthr, sizeof(float *));
-    if (!q->ab || !q->bb || !q->cs) return BDNN_STATUS_OUT_OF_MEMORY;
+    q->rowbuf = calloc((size_t)nthr, sizeof(float *));
+    if (!q->ab || !q->bb || !q->cs || !q->rowbuf) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < nthr; ++t) {
         q->ab[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc));
         q->bb[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(q->span * win));
-        if (!q->ab[t] || !q->bb[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        q->rowbuf[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)q->Mp);
+        if (!q->ab[t] || !q->bb[t] || !q->rowbuf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         if (!direct) {
             q->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows_t * taps * q->Np));
             if (!q->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -285,19 +289,25 @@ static inline void copy_mr(float *restrict out, const float *restrict x, int64_t
  * zero at junk points and past the group's channels. */
 static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
                         const float *img, int64_t g, int64_t m0, int64_t mc, int64_t k0,
-                        int64_t kc, float *ab) {
+                        int64_t kc, float *ab, float *rowbuf) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = q->u->mr, OCG = d->oc / d->g;
     int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
-    /* channels last: a point's rows [m0, m0 + whole) are one run, whole panels of it */
-    const int64_t whole = t->B == t->C ? min64(mc, (OCG - m0) / MR * MR) : 0;
+    /* A point's channels [m0, m0 + whole) as one run, cut into whole panels: channels
+     * last in place, channel blocks gathered into rowbuf first (one copy per block) */
+    const int64_t whole = min64(mc, (OCG - m0) / MR * MR);
     for (int64_t k = 0; k < kc; ++k) {
         const int live = y < d->oh && x < d->ow;
         const int64_t pt = (z * d->oh + y) * d->ow + x;
         int64_t m = 0;
-        if (live)
-            for (const float *row = img + pt * t->B + g * OCG + m0; m < whole; m += MR)
-                copy_mr(ab + m * kc + k * MR, row + m, MR);
+        if (live) {
+            const float *row = img + pt * t->B + g * OCG + m0;
+            if (t->B != t->C) {
+                copy_channels(t, img, g * OCG + m0, whole, pt, rowbuf, whole);
+                row = rowbuf;
+            }
+            for (; m < whole; m += MR) copy_mr(ab + m * kc + k * MR, row + m, MR);
+        }
         for (; m < mc; m += MR) {
             const int64_t n = live ? min64(MR, OCG - m0 - m) : 0;
             copy_channels(t, img, g * OCG + m0 + m, n > 0 ? n : 0, pt, ab + m * kc + k * MR,
@@ -383,7 +393,7 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
             for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
                 const int64_t g0 = g * ppg > p0 ? g * ppg : p0, g1 = min64(p1, (g + 1) * ppg);
                 bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
-                            (g1 - g0) * MR, k0, kc, ab);
+                            (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
                 bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
                 for (int64_t tap = 0; tap < taps; ++tap)
                     for (int64_t j = 0; j < Np; j += NR) {
