@@ -154,6 +154,9 @@ typedef struct {
     int64_t panels, k_splits;   /* G * Mp / MR; k ranges (1: threads own panel ranges) */
     float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
     float **rowbuf;             /* per thread: one point's diff_dst channels (blocked) */
+    int src_in_place;           /* B read from src itself: channels last, the ext points
+                                   are src's points (1x1, stride 1, no padding), whole
+                                   NR panels per group */
 } bwt_plan_t;
 
 static void bwt_fini(bwt_plan_t *q, int nthr) {
@@ -226,6 +229,9 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
     }
     q->Mp = bdnn_div_up(OCG, MR) * MR;
     q->Np = bdnn_div_up(ICG, NR) * NR;
+    q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
+        && q->max_off == 0 && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
+        && d->sd == 1 && d->sh == 1 && d->sw == 1 && !d->pd && !d->ph && !d->pw;
     q->panels = G * (q->Mp / MR);
     /* Panel ranges make every thread pack the whole src window; a k split makes each
      * pack its share of both tensors but sum nthr partial C at the end. Measured on
@@ -394,14 +400,18 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                 const int64_t g0 = g * ppg > p0 ? g * ppg : p0, g1 = min64(p1, (g + 1) * ppg);
                 bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
                             (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
-                bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
+                if (!q->src_in_place)
+                    bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
                 for (int64_t tap = 0; tap < taps; ++tap)
                     for (int64_t j = 0; j < Np; j += NR) {
-                        const float *bt = bb + ((q->tap_phase[tap] * (Np / NR) + j / NR)
-                                                * q->span + q->tap_off[tap]) * NR;
+                        const float *bt = q->src_in_place
+                            ? src + n * ts.img + k0 * ts.B + g * ICG + j
+                            : bb + ((q->tap_phase[tap] * (Np / NR) + j / NR) * q->span
+                                    + q->tap_off[tap]) * NR;
+                        const int64_t ldb = q->src_in_place ? ts.B : NR;
                         for (int64_t pn = g0; pn < g1; ++pn) {
                             const int64_t oc0 = (pn - g * ppg) * MR;
-                            u->fn(kc, ab + (pn - g0) * MR * kc, bt, NR,
+                            u->fn(kc, ab + (pn - g0) * MR * kc, bt, ldb,
                                   BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
                                   direct ? min64(MR, OCG - oc0) : MR,
                                   direct ? min64(NR, ICG - j) : NR, mode, NULL, 0.0f, 0.0f);
