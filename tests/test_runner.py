@@ -129,7 +129,11 @@ def test_killed_then_resumed_ends_as_an_uninterrupted_run(tmp_path, uninterrupte
 def test_ctrl_c_prints_the_partial_summary_keeps_the_files_and_exits_130(tmp_path, jobs, sig):
     results = tmp_path / "run.jsonl"
     xml = tmp_path / "run.xml"
-    proc = start("--conv", *jobs, f"--results={results}", f"--junit={xml}", *BATCH)
+    # mb16: the rest of the batch takes seconds, so a loaded machine that delays this
+    # process after it saw 3 cases cannot let the run finish before the signal (at mb1
+    # the other 17 took about half a second)
+    proc = start("--conv", *jobs, f"--results={results}", f"--junit={xml}", "--mb=16",
+                 *BATCH[1:])
     wait_for_cases(results, 3, proc)
     workers = children(proc.pid)
     proc.send_signal(sig)

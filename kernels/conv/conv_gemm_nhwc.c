@@ -27,8 +27,12 @@
  * That path addresses both tensors as [point][C]: channels last only; the blocked rows
  * run such cases by input points.
  *
+ * Backward weights with at least NR/2 input channels per group runs by taps instead
+ * (run_bwt, below: per tap a GEMM over shifted windows of the input's stride phases, no
+ * im2col); the table's row (run_bww) keeps the groups with fewer (ResNet's first layer).
+ *
  * Forward and backward data write C straight into dst / diff_src (row stride OC / IC: a
- * group is a column range of the rows). Backward weights computes C as [g][oc][(tap, ic)]
+ * group is a column range of the rows). run_bww computes C as [g][oc][(tap, ic)]
  * (B's rows are then contiguous channel runs) and transposes it into the user's
  * [g][oc][ic][tap]: each work item's block as soon as it is done, or, with K split
  * among the threads, the summed partials at the end.
@@ -213,9 +217,12 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
         tap_extent(d, t, e);
         for (int i = 0; i < 3; ++i) qmax[i] = e[i] / s[i] > qmax[i] ? e[i] / s[i] : qmax[i];
     }
+    /* Planes of their own (3D) where a tap steps in depth or there are several output
+     * planes; else one plane whose rows run on (a tap's q_h rows past the output). */
+    const int planes = d->od > 1 || qmax[0] > 0;
     q->X = d->ow + qmax[2];
-    q->rows = d->od > 1 ? d->oh + qmax[1] : INT64_MAX;
-    q->plane = (d->od > 1 ? d->oh + qmax[1] : d->oh) * q->X;
+    q->rows = planes ? d->oh + qmax[1] : INT64_MAX;
+    q->plane = (planes ? d->oh + qmax[1] : d->oh) * q->X;
     q->kext = d->od * q->plane;
     for (int64_t t = 0; t < taps; ++t) {
         tap_extent(d, t, e);
@@ -378,53 +385,59 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
 
 #pragma omp parallel num_threads(c->nthr)
     {
-        const int tid = omp_get_thread_num();
-        int64_t p0, p1;
-        bwt_panels_of(q, c->nthr, tid, &p0, &p1);
-        const int64_t bs = q->k_splits > 1 ? min64(tid * per_split, blocks) : 0;
-        const int64_t be = q->k_splits > 1 ? min64(bs + per_split, blocks) : blocks;
-        float *ab = q->ab[tid], *bb = q->bb[tid];
-        /* C row r of panel p (of this thread's range) */
+        /* parts: one per planned thread (panel range or k split, its own buffers),
+         * whatever team OpenMP gives */
+        for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
+            int64_t p0, p1;
+            bwt_panels_of(q, c->nthr, tid, &p0, &p1);
+            const int64_t bs = q->k_splits > 1 ? min64(tid * per_split, blocks) : 0;
+            const int64_t be = q->k_splits > 1 ? min64(bs + per_split, blocks) : blocks;
+            float *ab = q->ab[tid], *bb = q->bb[tid];
+            /* C row r of panel p (of this thread's range) */
 #define BWT_C(p, r) (direct ? diff_wei + ((p) / ppg * OCG + (p) % ppg * MR + (r)) * ICG \
-                            : q->cs[tid] + (((p) - p0) * MR + (r)) * ldc)
-        if (bs >= be)   /* nothing to add (mb 0, or fewer blocks than splits): zeros */
-            for (int64_t pn = p0; pn < p1; ++pn)
-                for (int64_t r = 0; r < MR; ++r)
-                    if (!direct || (pn % ppg) * MR + r < OCG)
-                        memset(BWT_C(pn, r), 0, sizeof(float) * (size_t)(direct ? ICG : ldc));
-        for (int64_t blk = bs; blk < be; ++blk) {
-            const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
-            const int64_t kc = min64(q->kc, q->kext - k0);
-            const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
-            for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
-                const int64_t g0 = g * ppg > p0 ? g * ppg : p0, g1 = min64(p1, (g + 1) * ppg);
-                bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
-                            (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
-                if (!q->src_in_place)
-                    bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
-                for (int64_t tap = 0; tap < taps; ++tap)
-                    for (int64_t j = 0; j < Np; j += NR) {
-                        const float *bt = q->src_in_place
-                            ? src + n * ts.img + k0 * ts.B + g * ICG + j
-                            : bb + ((q->tap_phase[tap] * (Np / NR) + j / NR) * q->span
-                                    + q->tap_off[tap]) * NR;
-                        const int64_t ldb = q->src_in_place ? ts.B : NR;
-                        for (int64_t pn = g0; pn < g1; ++pn) {
-                            const int64_t oc0 = (pn - g * ppg) * MR;
-                            u->fn(kc, ab + (pn - g0) * MR * kc, bt, ldb,
-                                  BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
-                                  direct ? min64(MR, OCG - oc0) : MR,
-                                  direct ? min64(NR, ICG - j) : NR, mode, NULL, 0.0f, 0.0f);
+                                : q->cs[tid] + (((p) - p0) * MR + (r)) * ldc)
+            if (bs >= be)   /* nothing to add (mb 0, or fewer blocks than splits): zeros */
+                for (int64_t pn = p0; pn < p1; ++pn)
+                    for (int64_t r = 0; r < MR; ++r)
+                        if (!direct || (pn % ppg) * MR + r < OCG)
+                            memset(BWT_C(pn, r), 0,
+                                   sizeof(float) * (size_t)(direct ? ICG : ldc));
+            for (int64_t blk = bs; blk < be; ++blk) {
+                const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
+                const int64_t kc = min64(q->kc, q->kext - k0);
+                const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
+                for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
+                    const int64_t g0 = g * ppg > p0 ? g * ppg : p0;
+                    const int64_t g1 = min64(p1, (g + 1) * ppg);
+                    bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
+                                (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
+                    if (!q->src_in_place)
+                        bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
+                    for (int64_t tap = 0; tap < taps; ++tap)
+                        for (int64_t j = 0; j < Np; j += NR) {
+                            const float *bt = q->src_in_place
+                                ? src + n * ts.img + k0 * ts.B + g * ICG + j
+                                : bb + ((q->tap_phase[tap] * (Np / NR) + j / NR) * q->span
+                                        + q->tap_off[tap]) * NR;
+                            const int64_t ldb = q->src_in_place ? ts.B : NR;
+                            for (int64_t pn = g0; pn < g1; ++pn) {
+                                const int64_t oc0 = (pn - g * ppg) * MR;
+                                u->fn(kc, ab + (pn - g0) * MR * kc, bt, ldb,
+                                      BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
+                                      direct ? min64(MR, OCG - oc0) : MR,
+                                      direct ? min64(NR, ICG - j) : NR, mode, NULL, 0.0f, 0.0f);
+                            }
                         }
-                    }
+                }
             }
-        }
-        if (q->k_splits == 1 && !direct)
-            for (int64_t pn = p0; pn < p1; ++pn)
-                for (int64_t r = 0; r < MR && (pn % ppg) * MR + r < OCG; ++r)
-                    bwt_store_row(q->cs + tid, 1, ((pn - p0) * MR + r) * ldc, taps, Np, ICG,
-                                  diff_wei + ((pn / ppg * OCG + pn % ppg * MR + r) * ICG) * taps);
+            if (q->k_splits == 1 && !direct)
+                for (int64_t pn = p0; pn < p1; ++pn)
+                    for (int64_t r = 0; r < MR && (pn % ppg) * MR + r < OCG; ++r)
+                        bwt_store_row(q->cs + tid, 1, ((pn - p0) * MR + r) * ldc, taps, Np,
+                                      ICG, diff_wei + (pn / ppg * OCG + pn % ppg * MR + r)
+                                                      * ICG * taps);
 #undef BWT_C
+        }
         if (q->k_splits > 1) {
 #pragma omp barrier
             /* every thread's partial rows are in its cs; sum them into the user's rows */

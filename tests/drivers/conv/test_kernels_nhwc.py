@@ -35,6 +35,13 @@ SHAPES = [
     "mb1ic16ih37oc70kh1",                         # many row blocks and column blocks
     "mb1ic64ih7oc64kh3ph1",                       # mb1 7x7: blocks shrink for threads
     "mb0ic3ih5oc4kh3",                            # empty minibatch
+    # backward weights by taps (run_bwt: 16 and more input channels per group)
+    "mb2ic64ih14oc32kh1",                         # 1x1 stride 1: B read from src
+    "mb3ic48ih9oc20kh3sh2ph1dh1",                 # stride phases, dilation
+    "mb2ic32id3ih5iw5oc16kd3kh3kw3ph1pw1",        # 3D, one output plane, depth taps
+    "mb1ic32id1ih6iw6oc16kd3kh3kw3pd1ph1pw1",     # 3D, only the middle depth tap live
+    "g2mb2ic64ih8oc40kh3ph1",                     # groups: panel ranges across groups
+    "mb1ic96ih5oc200kh3ph1",                      # many panels, k not split
 ]
 
 
