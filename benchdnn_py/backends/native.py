@@ -112,8 +112,8 @@ class AnyEntry:
 #     --isa=avx2 0.66x-1.06x), but 1.7x-4.1x strided; channels last strided 0.33x-1.08x
 #     (conv1, 3 channels: 1.4x).
 #   backward weights: channels last 0.59x-1.01x on the layers _bwt_pays takes (both
-#     mb; 0.70x-1.03x under --isa=avx2), 0.9x-1.4x on the others; channel blocks 1.2x
-#     geomean.
+#     mb; 0.70x-1.03x under --isa=avx2), 0.9x-1.4x on the others; channel blocks 1.12x
+#     and 1.19x geomean.
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
                          AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),
@@ -152,8 +152,8 @@ class _IsaFilter:
 # as above (geomean time of the layout's rows / time of the route): forward channels last
 # 0.90x, channel blocks 0.67x; backward data channels last 0.77x (mb1) and 0.90x (mb16),
 # channel blocks at unit stride 0.55x-0.9x per layer (strided 1.7x-2.9x); backward
-# weights channels last 0.78x and 0.77x, channel blocks 1.0x and 1.05x (the route stays
-# first).
+# weights channels last 0.78x and 0.77x, channel blocks 1.02x and 0.91x (after their
+# full-width tile; no clear winner, the route stays first).
 NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape], bool]]] = {
     core.Direction.FWD: {core.ActLayout.NHWC: _always, core.ActLayout.BLOCKED16: _always,
                          core.ActLayout.BLOCKED8: _always},
