@@ -133,17 +133,21 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
  * So C[oc][(tap, ic)] = sum over k = (n, ext point) of A[oc][k] * B_t[k][ic], A = diff_dst
  * (zero at junk points), B_t[k][ic] = phase(t)[k + off(t)][ic]. Per k block of kc points
  * the packing copies the thread's rows of diff_dst into MR-row panels ([panel][k][MR])
- * and the block's window of src points (k0 .. k0 + kc + max_off) once per phase as rows of
- * the group's channels ([phase][point][Np]); tap t's B is that window from row off(t) on,
- * read in place by the micro-kernels. kc keeps both within PACK_BYTES (L2).
+ * and the block's window of src points (k0 .. k0 + kc + max_off) once per phase into
+ * NR-column panels of the group's channels ([phase][panel][point][NR]); tap t's B is that
+ * window from point off(t) on, read in place by the micro-kernels (a channels-last 1x1 at
+ * stride 1 without padding reads src itself: its ext points are src's points). kc keeps
+ * A and the window within PACK_BYTES (L2). The micro-kernel is the row ISA's full-width
+ * one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
  *
  * Threads own ranges of C's MR-row panels ((g, oc panel) pairs) and stream every k block
- * once, each packing only its rows of A; with too few panels to share evenly they split
- * k instead, each a partial C of every row, summed at the end. C is [oc][tap][ic] in a
- * thread's scratch and goes into the user's [g][oc][ic][tap] row by row at the end (1x1
- * without a k split: the micro-kernels write the user's rows directly). Used where a group
- * has at least NR/2 input channels (fewer would waste most columns of every tile: ResNet's
- * first layer, 3 channels, keeps run_bww). */
+ * once, each packing only its rows of A but the whole window; where C's rows (x taps) are
+ * at most half the k points, or the panels do not share out evenly, they split k instead,
+ * each a partial C of every row, summed at the end. C is [oc][tap][ic] in a thread's
+ * scratch and goes into the user's [g][oc][ic][tap] row by row at the end (1x1 without a
+ * k split: the micro-kernels write the user's rows directly). Used where a group has at
+ * least NR/2 input channels (fewer would waste most columns of every tile: ResNet's first
+ * layer, 3 channels, keeps run_bww). */
 enum { BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32 };
 
 typedef struct {
