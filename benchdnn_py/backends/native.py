@@ -106,8 +106,9 @@ class AnyEntry:
 # formats of conv and deconv"). ResNet-50 f32, 2 threads, each layer's layouts run back
 # to back (2026-11-22, time / the plain rows' time):
 #   forward: channel blocks 0.84x geomean (one thread, mb1), so nChw16c where AVX-512 runs,
-#     else nChw8c on AVX2; channels last 1.47x. The plain rows take what the blocked ones
-#     do not (other types, scales, groups of partial blocks, depthwise, Winograd, fusion).
+#     else nChw8c on AVX2; channels last 1.47x the blocks' time. The plain rows take what
+#     the blocked ones do not (other types, scales, groups of partial blocks, depthwise,
+#     Winograd, fusion).
 #   backward data: channel blocks at unit stride 0.44x-1.04x (mb1 and mb16; nChw8c under
 #     --isa=avx2 0.66x-1.06x), but 1.7x-4.1x strided; channels last strided 0.33x-1.08x
 #     (conv1, 3 channels: 1.4x).
