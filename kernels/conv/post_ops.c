@@ -72,6 +72,9 @@ void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n) {
 
 void bdnn_post_ops_eltwise(const struct bdnn_conv *c, float *tile, int64_t ld, int64_t rows,
                            int64_t cols) {
+    /* rows that follow each other in memory are one run: one call, not one per row (a
+     * channel-blocked block's rows are 16 floats each) */
+    if (cols == ld) cols *= rows, rows = 1;
     for (int i = 0; i < c->n_post_ops; ++i) {
         const bdnn_post_op_t *op = &c->post_ops[i];
         if (op->kind != BDNN_POST_ELTWISE) continue;   /* the sum is folded into the write */
