@@ -548,7 +548,8 @@ static int nhwc_init(struct bdnn_conv *c) {
         p->cs = calloc((size_t)nthr, sizeof(float *));
         if (!p->ap || !p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
         for (int t = 0; t < nthr; ++t) {
-            p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * NKC));
+            /* + a vector: the transposing pack stores whole vectors past the last panel */
+            p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * NKC + u->vlen));
             p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * p->Np));
             if (!p->ap[t] || !p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         }
@@ -1108,15 +1109,8 @@ static void run_bwd_col(const struct bdnn_conv *c, const float *diff_dst, const 
                     for (int64_t b = 0; b < p->n_blk; ++b) {
                         const kblk_t blk = p->blk[b];
                         for (int64_t m = 0; m < M; m += MR)   /* pack A: MR points */
-                            for (int64_t r = 0; r < MR; ++r) {
-                                float *a = ap + m * blk.kc + r;
-                                if (m + r >= M) {
-                                    for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = 0.0f;
-                                    continue;
-                                }
-                                const float *x = dd + (m + r) * d->oc + blk.k0;
-                                for (int64_t k = 0; k < blk.kc; ++k) a[k * MR] = x[k];
-                            }
+                            u->tr_fn(dd + m * d->oc + blk.k0, d->oc, min64(MR, M - m),
+                                     blk.kc, ap + m * blk.kc, MR);
                         const float *wblk = wp + (g * p->K + blk.k0) * p->Np;
                         for (int64_t j = 0; j < p->N; j += NR)
                             for (int64_t m = 0; m < M; m += MR)
