@@ -168,7 +168,7 @@ def test_formats_grid_catches_garbage_in_a_blocked_outputs_padded_tail(driver):
         blocked = any(c.isupper() for c in _output_format(opts)[0])
         # the blocked rows write their activations' padded tails themselves (an `any`
         # output resolved to the block too); the defect reaches them as padding_garbage
-        native = (opts["impl"].startswith("gemm_conv_blocked:")
+        native = (opts["impl"].startswith(("gemm_conv_blocked:", "dw_conv_blocked:"))
                   and _OUTPUT[opts.get("dir", "FWD_B")][0] != "wtag")
         if native and _tail(opts):
             assert status == "FAILED" and "padded tail not zero" in head, head

@@ -5,9 +5,9 @@ module adapts them to the Executor contract of backends/__init__.py, and gives t
 kernels the memory formats they lack.
 
 Layouts. The C kernels run on their own dense layouts only (kernels/conv/README.md):
-src and dst in logical order (abx) or, on the f32 gemm_conv_nhwc rows, channels last
-(axb: nwc, nhwc, ndhwc), or, on the f32 gemm_conv_blocked rows, channel-blocked (aBx8b,
-aBx16b: nChw8c, nChw16c, padded); weights [g][oc/g][ic/g][spatial] for convolution and,
+src and dst in logical order (abx) or, on the f32 gemm_conv_nhwc and dw_conv_nhwc rows,
+channels last (axb: nwc, nhwc, ndhwc), or, on the f32 gemm_conv_blocked, dw_conv_blocked
+and fused_dw rows, channel-blocked (aBx8b, aBx16b: nChw8c, nChw16c, padded); weights [g][oc/g][ic/g][spatial] for convolution and,
 for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
 iohw, giohw). A case whose src/dst ask for channels last or for one channel block (and
 nothing else) can run on those rows directly, its `any` activations resolved to the
@@ -54,8 +54,9 @@ ROUTE_SUFFIX = formats.ROUTE_SUFFIX
 
 # The activations' layout of each kind of kernel row (core.ActLayout: the attr a
 # primitive is created with; kernels/conv/README.md): plain rows run on abx, the
-# gemm_conv_nhwc rows on axb (nwc, nhwc, ndhwc), the gemm_conv_blocked rows on aBx8b and
-# aBx16b (nChw8c, nChw16c and their 1D/3D forms).
+# gemm_conv_nhwc and dw_conv_nhwc rows on axb (nwc, nhwc, ndhwc), the gemm_conv_blocked
+# and dw_conv_blocked rows on aBx8b and aBx16b (nChw8c, nChw16c and their 1D/3D forms),
+# fused_dw on abx and the blocked ones.
 ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
             core.ActLayout.BLOCKED8: "aBx8b", core.ActLayout.BLOCKED16: "aBx16b"}
 
@@ -107,8 +108,11 @@ class AnyEntry:
 # to back (2026-11-22, time / the plain rows' time):
 #   forward: channel blocks 0.84x geomean (one thread, mb1), so nChw16c where AVX-512 runs,
 #     else nChw8c on AVX2; channels last 1.47x the blocks' time. The plain rows take what
-#     the blocked ones do not (other types, scales, groups of partial blocks, depthwise,
-#     Winograd, fusion).
+#     the blocked ones do not (other types, scales, groups of partial blocks, Winograd).
+#     Depthwise (MobileNet v1's 9 layers, 2026-11-23): dw_conv_blocked 0.55x-0.64x
+#     dw_conv_fwd's time on nchw (geomean of three runs; per layer 0.22x-1.13x); the fused
+#     1x1 + depthwise pairs on channel blocks 0.94x-0.96x the separate blocked layers, on
+#     nchw 1.05x the separate plain ones.
 #   backward data: channel blocks at unit stride 0.44x-1.04x (mb1 and mb16; nChw8c under
 #     --isa=avx2 0.66x-1.06x), but 1.7x-4.1x strided; channels last strided 0.33x-1.08x
 #     (conv1, 3 channels: 1.4x).
@@ -251,8 +255,8 @@ class _Executor:
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
         output buffers in self.layouts. Returns (run, collect); run is the primitive:
-        route reorders, weights re-packing, kernel. A dw post-op's weights and bias (plain:
-        such a case is never routed) are packed with the weights."""
+        route reorders, weights re-packing, kernel. A dw post-op's weights and bias (plain; a
+        case with one is never routed) are packed with the weights."""
         inputs = dict(inputs)
         dw = [inputs.pop(n, None) for n in ("dw_wei", "dw_bia")]
         k_in, k_out, wrap = self.route.bind(
@@ -300,6 +304,8 @@ def _create(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.ConvSh
     case; create_one(act, filter) creates the kernel primitive or sets res."""
     before = (res.status, res.reason)
     for entry in act_layouts(prb, kernel_dir, shape):
+        if prb.dw is not None and routed(prb, entry.act):
+            continue   # the route does not carry the dw post-op's tensors (unsupported)
         res.status, res.reason = before
         prim = create_one(entry.act, _impl_filter(prb, entry))
         if prim is not None:
@@ -328,20 +334,25 @@ def _create_deconv(prb, res: CaseResult):
         attr=dataclasses.replace(attr, layout=act)), deconv.bind)
 
 
+# The activation layouts fused_dw runs on (kernels/conv/conv_fused_dw.c: a block of
+# channels must be a contiguous run of dst, which channels last's is not).
+FUSED_DW_LAYOUTS = (core.ActLayout.PLAIN, core.ActLayout.BLOCKED16, core.ActLayout.BLOCKED8)
+
 # Problem kind (ConvDesc.kind) -> executor factory.
 _CREATE = {"conv": _create_conv, "deconv": _create_deconv}
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
     """The kernels' post-op support: the spec's chains per type; depthwise fusion
-    (fused_dw) without groups, on the kernels' own plain layouts."""
+    (fused_dw) without groups, on the layouts it runs on natively."""
     if prb.dw is not None:
         if prb.desc.g != 1:
             return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion after a grouped "
                     "convolution is not implemented")
-        if routed(prb):
+        if all(routed(prb, act) for act in FUSED_DW_LAYOUTS):
             return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion runs on the plain "
-                    "layouts only (--stag/--wtag/--dtag any or nchw/oihw)")
+                    "and channel-blocked layouts only (--stag/--dtag any, nchw, nChw16c "
+                    "or nChw8c; --wtag any or oihw)")
     return conv.native_post_ops_unsupported(prb.post_ops, prb.dt)
 
 

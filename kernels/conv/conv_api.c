@@ -31,6 +31,16 @@ static const conv_impl_entry_t impls[] = {
     {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32},
     {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32},
     {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32},
+    /* Depthwise on channels in lanes (conv_dw_lanes.c): channels last, channel blocks (the
+     * AVX-512 row takes nChw16c only: its vector would straddle two 8-channel blocks). */
+    {"dw_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_nhwc_ops, &bdnn_dwl_ker_avx512, F32},
+    {"dw_conv_nhwc:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_nhwc_ops, &bdnn_dwl_ker_avx2, F32},
+    {"dw_conv_nhwc:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_nhwc_ops, &bdnn_dwl_ker_scalar, F32},
+    {"dw_conv_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_avx512,
+     F32},
+    {"dw_conv_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_avx2, F32},
+    {"dw_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_scalar,
+     F32},
     /* Winograd F(4x4, 3x3): only where the caller asks for it (--alg=wino, or auto's
      * rule); the Python side filters these rows out for direct. */
     {"wino_f43:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx512, F32},
@@ -84,6 +94,12 @@ static const struct {
     int layout;
 } ops_layouts[] = {
     {&bdnn_conv_gemm_nhwc_ops, BDNN_LAYOUT_NHWC},
+    {&bdnn_conv_dw_nhwc_ops, BDNN_LAYOUT_NHWC},
+    {&bdnn_conv_dw_blocked_ops, BDNN_LAYOUT_BLOCKED8},
+    {&bdnn_conv_dw_blocked_ops, BDNN_LAYOUT_BLOCKED16},
+    {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_PLAIN},
+    {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED8},
+    {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED16},
     {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED8},
     {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED16},
 };

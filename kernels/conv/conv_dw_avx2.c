@@ -8,3 +8,7 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define DW_FN bdnn_dw_plane_avx2
 #define DW_OBJ bdnn_dw_ker_avx2
 #include "conv_dw.inc"
+/* and the row kernel on channels in lanes, on the same vectors */
+#define DWL_FN bdnn_dwl_row_avx2
+#define DWL_OBJ bdnn_dwl_ker_avx2
+#include "conv_dw_lanes.inc"

@@ -13,3 +13,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DW_NARROW bdnn_dw_plane_avx2
 #define DW_NARROW_VLEN 8
 #include "conv_dw.inc"
+/* and the row kernel on channels in lanes, on the same vectors */
+#define DWL_FN bdnn_dwl_row_avx512
+#define DWL_OBJ bdnn_dwl_ker_avx512
+#include "conv_dw_lanes.inc"

@@ -8,3 +8,7 @@ typedef float vfu __attribute__((vector_size(16), aligned(4)));
 #define DW_FN bdnn_dw_plane_scalar
 #define DW_OBJ bdnn_dw_ker_scalar
 #include "conv_dw.inc"
+/* and the row kernel on channels in lanes, on the same vectors */
+#define DWL_FN bdnn_dwl_row_scalar
+#define DWL_OBJ bdnn_dwl_ker_scalar
+#include "conv_dw_lanes.inc"

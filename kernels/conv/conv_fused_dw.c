@@ -1,20 +1,25 @@
 /* fused_dw: a 2D forward 1x1 convolution followed by its dw post-op (a depthwise
- * convolution of the 1x1 output; bdnn.h, BDNN_POST_DW), in one pass.
+ * convolution of the 1x1 output; bdnn.h, BDNN_POST_DW), in one pass, on the plain layouts
+ * or on channel blocks (nChw16c, nChw8c; not channels last, where a block of channels is
+ * a strided slice of dst).
  *
- * In the plain layouts each depthwise output plane depends only on the same channel's
- * 1x1 output plane. The work is split by (image, block of output channels): a thread
- * computes the 1x1 output planes of its block (a row block of the 1x1 GEMM) into its own
- * buffer, sized to stay in L2, with the pre-dw post-ops and the rounding to the 1x1
- * output type a stored output would get; then it runs the depthwise step on those planes
- * straight into dst. The 1x1 output never goes to memory beyond that cache-resident
- * buffer, and one parallel region covers both steps.
+ * Each depthwise output plane depends only on the same channel's 1x1 output plane. The
+ * work is split by (image, block of output channels): a thread computes the 1x1 output
+ * planes of its block (a row block of the 1x1 GEMM) into its own buffer (sized by
+ * FDW_*BUFFER_BYTES), with the pre-dw post-ops and the rounding to the 1x1 output type a
+ * stored output would get; then it runs the depthwise step on those planes straight into
+ * dst. The 1x1 output never goes to memory beyond that buffer, and one parallel region
+ * covers both steps. On channel blocks a block of channels is whole layout blocks, so
+ * its planes are one contiguous run of the buffer, of the step's output and of dst.
  *
  * Both steps are existing implementations, created per thread with one thread each
  * (bdnn_conv_create_single: the first row of the table at this row's ISA or under that
- * accepts the step, so bf16 and int8 take their low-precision paths); a block's 1x1
- * weights are a contiguous slice of the user's [oc][ic] rows and are packed per block,
- * with the depthwise weights and bias, into the one packed buffer. The primitive's name
- * names the steps that run: fused_dw:avx512(gemm_conv:avx512+dw_conv_fwd:avx512). */
+ * accepts the step in this layout, so bf16 and int8 take their low-precision paths on
+ * the plain layouts); a block's 1x1 weights are a contiguous slice of the user's [oc][ic]
+ * rows and are packed per block, with the depthwise weights and bias, into the one
+ * packed buffer. The primitive's name names the steps that run:
+ * fused_dw:avx512(gemm_conv:avx512+dw_conv_fwd:avx512), or on nChw16c
+ * fused_dw:avx512(gemm_conv_blocked:avx512+dw_conv_blocked:avx512). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +28,18 @@
 #include "conv_impl.h"
 #include "dt.h"
 
-/* Bytes of a thread's 1x1 output buffer: half of a core's L2 (1 MiB here), leaving room
- * for the source panel and the depthwise step's padded plane. (Bands of rows instead of
- * whole planes, with the halo rows computed twice and the source rows gathered per band,
- * measured 10 to 20% slower than whole planes on MobileNet's 112 and 56 layers.) */
-enum { FDW_BUFFER_BYTES = 512 * 1024 };
+/* Bytes of a thread's 1x1 output buffer, by layout.
+ * Plain: half of a core's L2 (1 MiB here), leaving room for the source panel and the
+ * depthwise step's padded plane. (Bands of rows instead of whole planes, with the halo
+ * rows computed twice and the source rows gathered per band, measured 10 to 20% slower
+ * than whole planes on MobileNet's 112 and 56 layers.)
+ * Channel blocks: a share of L3, so that at mb1 each thread takes one block of oc/nthr
+ * channels. The 1x1 step's direct kernel multiplies each source value by up to 4 layout
+ * blocks of weights in registers; L2-sized blocks (one or two layout blocks on the 112
+ * and 56 layers) left it one or two, and the fused pair ran 0.96-1.0x the separate
+ * convolutions (max 1.25x) against 0.94-0.95x (max 1.03-1.19x) with 2 or 4 MiB; the
+ * plain rows measured the other way (1.05x at 512 KiB, 1.09x at 4 MiB). */
+enum { FDW_BUFFER_BYTES = 512 * 1024, FDW_BLOCKED_BUFFER_BYTES = 4 * 1024 * 1024 };
 
 typedef struct {
     int64_t bs[2];               /* channels per block: full blocks, the last block */
@@ -79,7 +91,7 @@ static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_
     a1->wei_scales_per_oc = 1;
     *a2 = (bdnn_conv_attr_t){.src_dt = a->dst_dt, .wei_dt = dw->dw_wei_dt,
                              .dst_dt = dw->dw_dst_dt, .bia_dt = dw->dw_bia_dt,
-                             .scales = BDNN_SCALES_NONE};
+                             .scales = BDNN_SCALES_NONE, .layout = a->layout};
     /* Entries before the dw entry go to the 1x1 step, those after it to the depthwise
      * one (the deliberate defect swaps the two lists). */
     const int swap = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED;
@@ -91,6 +103,13 @@ static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_
             bdnn_conv_attr_t *to = i < idw ? pre : post;
             to->post_ops[to->n_post_ops++] = a->post_ops[i];
         }
+}
+
+/* Channels per layout block: 1 on the plain layouts (channels last is not taken: a block
+ * of channels would be a strided slice of dst, which the depthwise step does not write). */
+static int64_t lay_block(const struct bdnn_conv *c) {
+    return c->attr.layout == BDNN_LAYOUT_BLOCKED16 ? 16
+         : c->attr.layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 1;
 }
 
 /* The GEMM tile's rows of the step the 1x1 convolution runs on (1 if not a GEMM): channel
@@ -109,13 +128,16 @@ static int64_t tile_rows(const struct bdnn_conv *c) {
 }
 
 /* Channels per block: as many whole tiles as fit the buffer (all channels if they fit;
- * one tile at least, even past the buffer: a partial tile wastes micro-kernel rows),
+ * one tile at least, even past the buffer: a partial tile wastes micro-kernel rows; on
+ * channel blocks a tile is a layout block, so that a block of channels is a contiguous
+ * run of the buffer and of dst),
  * then at least one block per thread when the images are fewer than the threads, the
  * blocks equal but for the last. */
 static int64_t block_size(const struct bdnn_conv *c, int64_t plane_bytes) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t mr = tile_rows(c);
-    int64_t bs = FDW_BUFFER_BYTES / (plane_bytes > 0 ? plane_bytes : 1);
+    const int64_t mr = lay_block(c) > 1 ? lay_block(c) : tile_rows(c);
+    const int64_t buffer = lay_block(c) > 1 ? FDW_BLOCKED_BUFFER_BYTES : FDW_BUFFER_BYTES;
+    int64_t bs = buffer / (plane_bytes > 0 ? plane_bytes : 1);
     bs = bs >= d->oc ? d->oc : bs >= mr ? bs / mr * mr : mr < d->oc ? mr : d->oc;
     int64_t nblk = bdnn_div_up(d->oc, bs);
     const int64_t want = bdnn_div_up(c->nthr, d->mb > 0 ? d->mb : 1);
@@ -123,6 +145,8 @@ static int64_t block_size(const struct bdnn_conv *c, int64_t plane_bytes) {
     bs = bdnn_div_up(d->oc, nblk);
     if (bs > mr && bs % mr && bdnn_div_up(d->oc, bdnn_div_up(bs, mr) * mr) >= nblk)
         bs = bdnn_div_up(bs, mr) * mr;   /* whole tiles, when that keeps the blocks */
+    if (lay_block(c) > 1 && bs < d->oc)   /* channel blocks: whole layout blocks, always */
+        bs = bdnn_div_up(bs, mr) * mr;
     return bs;
 }
 
@@ -130,7 +154,8 @@ static int fdw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const bdnn_conv_attr_t *a = &c->attr;
     const int idw = bdnn_dw_post_op(a);
-    if (c->dir != BDNN_DIR_FWD || idw < 0) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->dir != BDNN_DIR_FWD || idw < 0 || c->attr.layout == BDNN_LAYOUT_NHWC)
+        return BDNN_STATUS_UNIMPLEMENTED;
     /* The spec's support matrix: a 2D 1x1 convolution, eltwise entries beside one dw. */
     if (d->g != 1 || d->kd != 1 || d->kh != 1 || d->kw != 1 || d->id != 1 || d->od != 1)
         return BDNN_STATUS_UNIMPLEMENTED;
@@ -146,7 +171,7 @@ static int fdw_init(struct bdnn_conv *c) {
     if (!mid_sz || !dww_sz || !bdnn_dt_size(dw->dw_dst_dt) || (c->with_bias && !dwb_sz))
         return BDNN_STATUS_INVALID;
 
-    const int64_t plane = d->oh * d->ow * (int64_t)mid_sz;
+    const int64_t plane = d->oh * d->ow * (int64_t)mid_sz, B = lay_block(c);
     fdw_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
@@ -174,7 +199,7 @@ static int fdw_init(struct bdnn_conv *c) {
                                              inner_fault, &p->step2[2 * t + k]);
             if (st != BDNN_STATUS_OK) return st;
         }
-        p->buf[t] = bdnn_aligned_alloc((size_t)(p->bs[0] * plane));
+        p->buf[t] = bdnn_aligned_alloc((size_t)(bdnn_div_up(p->bs[0], B) * B * plane));
         if (!p->buf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
     }
     size_t off = 0;
@@ -227,7 +252,11 @@ static void fdw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_post_op_t *dw = &c->attr.post_ops[bdnn_dw_post_op(&c->attr)];
     const size_t src_sz = bdnn_dt_size(c->attr.src_dt), bia_sz = bdnn_dt_size(c->attr.bia_dt);
     const size_t dst_sz = bdnn_dt_size(dw->dw_dst_dt), dwb_sz = bdnn_dt_size(dw->dw_bia_dt);
-    const int64_t in_image = d->ic * d->ih * d->iw;
+    /* images' channels padded to the layout's block (B = 1: plain); a block of channels
+     * starts at a block boundary, so its planes are contiguous in either layout */
+    const int64_t B = lay_block(c);
+    const int64_t in_image = bdnn_div_up(d->ic, B) * B * d->ih * d->iw;
+    const int64_t out_image_ch = bdnn_div_up(d->oc, B) * B;
     const bdnn_conv_desc_t *d2 = &p->step2[0]->d;
     const int64_t out_plane = d2->oh * d2->ow, items = d->mb * p->nblk;
     const char *packed = a->wei;
@@ -250,7 +279,7 @@ static void fdw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             const bdnn_conv_args_t a2 = {
                 .src = p->buf[t], .wei = packed + p->dw_off[b],
                 .bias = c->with_bias ? packed + p->bias_off + (size_t)ch0 * dwb_sz : NULL,
-                .dst = (char *)a->dst + (size_t)((n * d->oc + ch0) * out_plane) * dst_sz};
+                .dst = (char *)a->dst + (size_t)((n * out_image_ch + ch0) * out_plane) * dst_sz};
             s2->impl->ops->execute(s2, &a2);
         }
     }

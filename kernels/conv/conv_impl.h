@@ -100,6 +100,37 @@ typedef struct {
 void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, float bias,
                         float sum_scale, int has_sum, float *dst);
 
+/* Depthwise row kernel on channels in lanes (conv_dw_lanes.inc; driver conv_dw_lanes.c):
+ * one output row of VLEN channels, where a channel vector is VLEN consecutive floats:
+ * channels last (the pixel's channels) or a channel block of B >= VLEN (B % VLEN == 0).
+ *
+ *   out[ow] := (has_sum ? sum_scale * out[ow] : 0) + bias
+ *              + sum over r < nrows, kw < KW with iw = ow*SW - PW + kw*DW inside [0, IW)
+ *                of wrow[r][kw] * in_row[r][iw]      (products lane by lane)
+ *
+ * in_row[r]: input pixel iw = 0 of the r-th (kd, kh) tap row inside the input (the driver
+ * drops the rows in the padding), pixels in_ps floats apart; wrow[r]: that row's KW
+ * weight vectors (VLEN floats each, zero past the n valid lanes); bias:
+ * VLEN floats; out: pixel ow at out + ow * out_ps. Only n lanes (1..VLEN) are valid: with
+ * n < VLEN the kernel reads no input or output float past a vector's n-th, writes the n
+ * lanes, and with zero_tail stores zero into the other VLEN - n (a blocked layout's
+ * padded tail), else leaves them alone. ow_lo, ow_hi: the output pixels whose every kw
+ * tap lies inside the row (unchecked); the others check each tap. Eltwise entries are the
+ * driver's, on the finished row. */
+typedef struct {
+    int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
+    int64_t in_ps, out_ps;            /* floats between neighbouring pixels */
+    int64_t ow_lo, ow_hi;
+} dwl_geom_t;
+typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const float *const *in_row,
+                                const float *const *wrow, const float *bias, float sum_scale,
+                                int has_sum, float *out, int64_t n, int zero_tail);
+typedef struct {
+    conv_dwl_row_fn fn;
+    int vlen;
+} conv_dwl_ker_t;
+extern const conv_dwl_ker_t bdnn_dwl_ker_scalar, bdnn_dwl_ker_avx2, bdnn_dwl_ker_avx512;
+
 /* Winograd F(4x4, 3x3) transform kernels (conv_wino.inc, per ISA) and the GEMM
  * micro-kernel they feed (conv_wino.c has the algorithm and the loops).
  *
@@ -231,6 +262,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
 extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
 extern const conv_impl_ops_t bdnn_conv_gemm_blocked_ops;   /* conv_gemm_nhwc.c too */
+extern const conv_impl_ops_t bdnn_conv_dw_nhwc_ops, bdnn_conv_dw_blocked_ops; /* conv_dw_lanes.c */
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied

@@ -171,3 +171,42 @@ def test_unsupported_chains_report_unimplemented_through_the_cli():
     assert sum("sum is not supported with it" in l for l in cases) == 2
     assert sum("follows a 2D 1x1 convolution only" in l for l in cases) == 2
     assert sum("no intermediate for the backward pass" in l for l in cases) == 2
+
+
+@pytest.mark.parametrize("tag,steps", [
+    ("any", "(gemm_conv_blocked:avx512+dw_conv_blocked:avx512)"),
+    ("nChw16c", "(gemm_conv_blocked:avx512+dw_conv_blocked:avx512)"),
+    ("nChw8c", "(gemm_conv_blocked:avx2+dw_conv_blocked:avx2)"),
+    ("nchw", "(gemm_conv:avx512+dw_conv_fwd:avx512)"),
+])
+def test_f32_fusion_runs_natively_on_plain_and_channel_blocks(tag, steps):
+    """Channel tails (oc 40, 20) and several blocks per image (the 1x1 output of oc 40 at
+    ih 30 is past a thread's share): each block's planes must land at their channels."""
+    res = run_cli("--conv", "--dir=FWD_B", f"--stag={tag}", f"--dtag={tag}",
+                  "--attr-post-ops=relu+dw_k3s2p1+linear:1:2,dw_k3s1p1",
+                  "mb2ic16ih10oc40kh1", "mb1ic24ih30iw9oc20kh1kw1", "-v5")
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert res.code == 0 and len(cases) == 4, res.out[-2000:]
+    assert all(":PASSED " in l and "+reorder" not in l for l in cases)
+    if core.isa_supported(core.Isa.AVX512):
+        assert all(f"--impl=fused_dw:avx512{steps}" in l for l in cases), cases
+
+
+def test_fusion_on_channels_last_is_unimplemented_with_the_reason():
+    res = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "--attr-post-ops=dw_k3s1p1",
+                  "mb2ic16ih10oc40kh1")
+    assert res.code == 1 and "UNIMPLEMENTED (`dw_k3s1p1`: depthwise fusion runs on the " \
+        "plain and channel-blocked layouts only" in res.out, res.out
+
+
+def test_blocked_fusion_names_its_blocked_steps():
+    impl = next(i for i in core.conv_impls() if i.name == "fused_dw:scalar")
+    shape = core.ConvShape(1, 1, 4, 20, (1, 5, 5), (1, 5, 5), (1, 1, 1), (1, 1, 1),
+                           (0, 0, 0), (0, 0, 0))
+    dw = (core.PostOp(core.PostKind.DW, dw_k=3, dw_s=1, dw_p=1),)
+    attr = core.ConvAttr(post_ops=dw, layout=core.ActLayout.BLOCKED8)
+    with core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr) as prim:
+        assert prim.name == "fused_dw:scalar(gemm_conv_blocked:scalar+dw_conv_blocked:scalar)"
+    with pytest.raises(core.Unimplemented):
+        core.ConvPrimitive(impl, shape, core.Direction.FWD, False,
+                           attr=core.ConvAttr(post_ops=dw, layout=core.ActLayout.NHWC))

@@ -27,12 +27,13 @@ def _is_depthwise(s: core.ConvShape) -> bool:
 FWD = core.Direction.FWD
 # The f32 implementations on plain activations (the data-type ones have tests of their
 # own: test_kernels_dt.py; the channels-last ones, test_kernels_nhwc.py; the blocked
-# ones, test_kernels_blocked.py; fused_dw, which takes only problems with a dw post-op,
+# ones, test_kernels_blocked.py; the depthwise ones on those layouts,
+# test_kernels_dw_lanes.py; fused_dw, which takes only problems with a dw post-op,
 # test_dw_fusion.py; Winograd, inexact by design, test_wino.py).
 IMPLS = [i for i in core.conv_impls()
          if core.isa_supported(i.isa) and i.operands is core.Operands.F32
          and not i.name.startswith(("gemm_conv_nhwc:", "gemm_conv_blocked:", "fused_dw",
-                                    "wino_f43:"))]
+                                    "wino_f43:", "dw_conv_nhwc:", "dw_conv_blocked:"))]
 IMPL_IDS = [i.name for i in IMPLS]
 
 SHAPES = [

@@ -118,11 +118,14 @@ def test_zero_trust_is_relaxed_after_relu_like_post_ops():
     assert setup.allow_nans and setup.eltwise and setup.exp_post_op
 
 
-@pytest.mark.parametrize("fault,impl", [("sum_scale_dropped", "gemm_conv"),
-                                        ("sum_scale_dropped", "dw_conv_fwd"),
-                                        ("post_ops_swapped", "dw_conv_fwd")])
-def test_post_op_grid_catches_broken_epilogues(fault, impl):
-    res = run_cli("--conv", "--dir=FWD_B,FWD_I",
+# (`any` puts depthwise on dw_conv_blocked, which refuses the swapped-chain defect: those
+# cases fall back to dw_conv_fwd on the plain layout)
+@pytest.mark.parametrize("fault,impl,tag", [("sum_scale_dropped", "gemm_conv", "abx"),
+                                            ("sum_scale_dropped", "dw_conv_fwd", "abx"),
+                                            ("sum_scale_dropped", "dw_conv_blocked", "any"),
+                                            ("post_ops_swapped", "dw_conv_fwd", "any")])
+def test_post_op_grid_catches_broken_epilogues(fault, impl, tag):
+    res = run_cli("--conv", "--dir=FWD_B,FWD_I", f"--stag={tag}", f"--dtag={tag}",
                   "--attr-post-ops=sum,sum:0.5,sum+relu,sum:0.5+tanh",
                   "--batch=problems/shapes_basic", env={"BENCHDNN_PY_TEST_FAULT": fault})
     failed = [l for l in res.lines if ":FAILED (errors:" in l]

@@ -1,0 +1,193 @@
+/* dw_conv_nhwc and dw_conv_blocked: forward depthwise convolution (g = ic = oc) on the
+ * layouts that put channels in a vector's lanes: channels last ([mb][d][h][w][C]) and
+ * channel blocks ([mb][C/B][d][h][w][B], B = 8 or 16, padded). Both are one code, as in
+ * conv_gemm_nhwc.c: channels last is one block as wide as all the channels (B = C), and
+ * channel c of pixel p of an image sits at (c / B) * pixels * B + p * B + c % B.
+ *
+ * A channel vector is VLEN consecutive channels inside one block (the row's VLEN divides
+ * B; the AVX-512 rows do not take nChw8c), so a tap is one multiply-add of VLEN channels'
+ * weights with the input pixel's vector, the output row computed straight into dst by
+ * the ISA's row kernel (conv_dwl_row_fn, conv_dw_lanes.inc). Unlike dw_conv_fwd on the
+ * plain layout, nothing is copied: the padding is handled by dropping tap rows outside
+ * the input here and by checked edge pixels in the row kernel.
+ *
+ * Work items, across threads in contiguous ranges: (image, chunk of channels, output
+ * depth, output row), so a thread walks down the rows of one chunk and its input rows
+ * stay in cache from one output row to the next. A chunk is one block (blocked) or a
+ * run of channel vectors (channels last: all of them, unless the rows are too few to keep
+ * the threads busy). Bias and the sum post-op are applied in the row kernel's store,
+ * the eltwise entries to the chunk's finished row, in cache. The padded tail of the last
+ * block is written as zeros; that of the input is never read.
+ *
+ * Weights are packed per channel vector: [C/VLEN][tap][VLEN], zero past the channels.
+ * f32 without scales or zero points only; of the test defects, the sum-scale,
+ * padding-garbage, skipped-last-tap and skipped-input-channel ones (and slow-gemm, which
+ * is gemm_conv's: a no-op here, as on dw_conv_fwd). */
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+
+#include "conv_impl.h"
+
+typedef struct {
+    int64_t B, vlen, nvec;        /* channels per block; channel vectors of vlen */
+    int64_t vec_per_chunk, nchunk;
+    int64_t taps;
+    const float **rows;           /* per thread: 2 * kd * kh row pointers (inputs, weights) */
+    dwl_geom_t geom;
+} dwl_plan_t;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static void dwl_fini(struct bdnn_conv *c) {
+    dwl_plan_t *p = c->plan;
+    if (!p) return;
+    free(p->rows);
+    free(p);
+    c->plan = NULL;
+}
+
+static int dwl_init(struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_dwl_ker_t *k = c->impl->kernel;
+    if (c->dir != BDNN_DIR_FWD || c->lp || c->operands != OPERANDS_F32)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->ic != d->g || d->oc != d->g) return BDNN_STATUS_UNIMPLEMENTED;
+    switch (c->fault) {   /* (SLOW_GEMM is gemm_conv's alone: here it changes nothing) */
+    case BDNN_FAULT_NONE: case BDNN_FAULT_SUM_SCALE_DROPPED: case BDNN_FAULT_CRASH:
+    case BDNN_FAULT_PADDING_GARBAGE: case BDNN_FAULT_SKIP_LAST_IC: case BDNN_FAULT_SKIP_LAST_TAP:
+    case BDNN_FAULT_SLOW_GEMM:
+        break;
+    default: return BDNN_STATUS_UNIMPLEMENTED;
+    }
+    const int layout = c->attr.layout;
+    const int64_t C = d->g;
+    const int64_t B = layout == BDNN_LAYOUT_BLOCKED16 ? 16
+                    : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : (C > 0 ? C : 1);
+    if (layout != BDNN_LAYOUT_NHWC && B % k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
+    dwl_plan_t *p = calloc(1, sizeof(*p));
+    if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
+    c->plan = p;
+    p->B = B;
+    p->vlen = k->vlen;
+    /* blocked: every vector of the padded blocks (those wholly in the tail get zeros) */
+    p->nvec = layout == BDNN_LAYOUT_NHWC ? bdnn_div_up(C, k->vlen)
+                                          : bdnn_div_up(C, B) * (B / k->vlen);
+    p->taps = d->kd * d->kh * d->kw;
+    if (layout == BDNN_LAYOUT_NHWC) {
+        /* all channels per item, unless that leaves fewer than 4 items per thread */
+        const int64_t rows = d->mb * d->od * d->oh, want = 4 * (int64_t)c->nthr;
+        const int64_t split = rows >= want || rows == 0 ? 1 : min64(p->nvec, bdnn_div_up(want, rows));
+        p->vec_per_chunk = bdnn_div_up(p->nvec, split > 0 ? split : 1);
+    } else {
+        p->vec_per_chunk = B / k->vlen;
+    }
+    if (p->vec_per_chunk < 1) p->vec_per_chunk = 1;
+    p->nchunk = bdnn_div_up(p->nvec, p->vec_per_chunk);
+    p->rows = malloc(sizeof(float *) * (size_t)(2 * d->kd * d->kh * c->nthr + 1));
+    if (!p->rows) return BDNN_STATUS_OUT_OF_MEMORY;
+    dwl_geom_t *g = &p->geom;
+    *g = (dwl_geom_t){.ow = d->ow, .iw = d->iw, .kw = d->kw, .sw = d->sw, .dw = d->dw + 1,
+                      .pw = d->pw, .in_ps = B, .out_ps = B};
+    /* interior: ow*SW - PW >= 0 and ow*SW - PW + (KW-1)*DW <= IW - 1 */
+    g->ow_lo = d->pw > 0 ? bdnn_div_up(d->pw, d->sw) : 0;
+    g->ow_hi = bdnn_floor_div(d->iw - 1 + d->pw - (d->kw - 1) * g->dw, d->sw) + 1;
+    g->ow_hi = g->ow_hi < 0 ? 0 : min64(g->ow_hi, d->ow);
+    if (g->ow_lo > d->ow) g->ow_lo = d->ow;
+    return BDNN_STATUS_OK;
+}
+
+static size_t dwl_weights_bytes(const struct bdnn_conv *c) {
+    const dwl_plan_t *p = c->plan;
+    return sizeof(float) * (size_t)(p->nvec * p->taps * p->vlen);
+}
+
+static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void *packed_v) {
+    const dwl_plan_t *p = c->plan;
+    const float *wei = wei_v;   /* [C][1][1][kd][kh][kw] */
+    float *packed = packed_v;
+    const int64_t C = c->d.g, T = p->taps, V = p->vlen;
+    for (int64_t v = 0; v < p->nvec; ++v)
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t l = 0; l < V; ++l) {
+                const int64_t ch = v * V + l;
+                const int dropped = c->fault == BDNN_FAULT_SKIP_LAST_IC   /* ic/g = 1 */
+                                 || (c->fault == BDNN_FAULT_SKIP_LAST_TAP && t == T - 1);
+                packed[(v * T + t) * V + l] = ch < C && !dropped ? wei[ch * T + t] : 0.0f;
+            }
+}
+
+static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const dwl_plan_t *p = c->plan;
+    const conv_dwl_row_fn row_fn = ((const conv_dwl_ker_t *)c->impl->kernel)->fn;
+    const int64_t C = d->g, B = p->B, V = p->vlen, T = p->taps;
+    const int64_t in_px = d->id * d->ih * d->iw, out_px = d->od * d->oh * d->ow;
+    const int64_t nblk = bdnn_div_up(C, B), in_img = nblk * B * in_px, out_img = nblk * B * out_px;
+    const int64_t items = d->mb * p->nchunk * d->od * d->oh, KDH = d->kd * d->kh;
+    const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
+    const int64_t tail = zero_tail ? nblk * B - C : 0;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
+    const float *src = a->src, *bias = a->bias, *wp = a->wei;
+    float *dst = a->dst;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const float **in_row = p->rows + 2 * KDH * omp_get_thread_num(), **wrow = in_row + KDH;
+        float bv[16] __attribute__((aligned(64)));
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; ++item) {
+            int64_t rest = item;
+            const int64_t oh = rest % d->oh; rest /= d->oh;
+            const int64_t od = rest % d->od; rest /= d->od;
+            const int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
+            /* the (kd, kh) tap rows inside the input: pixel offsets and first taps */
+            int64_t nrows = 0, row_px[KDH > 0 ? KDH : 1], row_tap[KDH > 0 ? KDH : 1];
+            for (int64_t kd = 0; kd < d->kd; ++kd) {
+                const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+                if (id < 0 || id >= d->id) continue;
+                for (int64_t kh = 0; kh < d->kh; ++kh) {
+                    const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                    if (ih < 0 || ih >= d->ih) continue;
+                    row_px[nrows] = (id * d->ih + ih) * d->iw;
+                    row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
+                }
+            }
+            const int64_t opx = (od * d->oh + oh) * d->ow;   /* the row's first pixel */
+            const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
+            for (int64_t v = v0; v < v1; ++v) {
+                const int64_t c0 = v * V, nv = min64(V, C - c0);
+                float *out = dst + n * out_img + (c0 / B) * out_px * B + c0 % B + opx * B;
+                if (nv <= 0) {   /* a vector of the padded tail */
+                    for (int64_t ow = 0; ow < d->ow; ++ow)
+                        memset(out + ow * B, 0, sizeof(float) * (size_t)V);
+                    continue;
+                }
+                const int64_t in_at = (c0 / B) * in_px * B + c0 % B;
+                for (int64_t r = 0; r < nrows; ++r) {
+                    in_row[r] = src + n * in_img + in_at + row_px[r] * B;
+                    wrow[r] = wp + (v * T + row_tap[r]) * V;
+                }
+                for (int64_t l = 0; l < V; ++l) bv[l] = bias && l < nv ? bias[c0 + l] : 0.0f;
+                row_fn(&p->geom, nrows, in_row, wrow, bv, sum_scale, has_sum, out, nv, zero_tail);
+            }
+            const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds
+                                                                          a channel */
+            float *row = dst + n * out_img + (c0 / B) * out_px * B + c0 % B + opx * B;
+            if (has_eltwise) bdnn_post_ops_eltwise(c, row, B, d->ow, nch);
+            if (tail && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C)
+                for (int64_t ow = 0; ow < d->ow; ++ow)
+                    for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
+        }
+    }
+}
+
+const conv_impl_ops_t bdnn_conv_dw_nhwc_ops = {
+    dwl_init, dwl_weights_bytes, dwl_pack_weights, dwl_execute, dwl_fini, NULL,
+};
+/* The same code; a separate table entry so that each row family names its layouts
+ * (conv_api.c, ops_layouts). */
+const conv_impl_ops_t bdnn_conv_dw_blocked_ops = {
+    dwl_init, dwl_weights_bytes, dwl_pack_weights, dwl_execute, dwl_fini, NULL,
+};

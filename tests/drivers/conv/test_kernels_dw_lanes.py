@@ -1,0 +1,170 @@
+"""The depthwise rows on channels in lanes (dw_conv_nhwc, dw_conv_blocked;
+kernels/conv/conv_dw_lanes.c) against the C reference, bit for bit: src and dst handed
+over channels last ([mb][spatial][C]) or channel-blocked ([mb][C/B][spatial][B], the
+padded tail NaN on input, so a row that reads it fails, and NaN on output, so one left
+unwritten fails). Integer data keeps every partial sum exact in f32."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+from conftest import run_cli
+
+from .test_kernels_blocked import _blocked, _empty, _plain
+
+NHWC = "nhwc"
+LAYOUT = {NHWC: core.ActLayout.NHWC, 8: core.ActLayout.BLOCKED8, 16: core.ActLayout.BLOCKED16}
+ROWS = [i for i in core.conv_impls() if i.name.startswith(("dw_conv_nhwc:", "dw_conv_blocked:"))]
+RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
+# The layouts each row takes: channels last, or the blocks its vector length divides.
+BLOCKS = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16)}
+
+
+def _takes(impl) -> tuple:
+    return (NHWC,) if impl.name.startswith("dw_conv_nhwc:") else BLOCKS[impl.isa]
+
+
+SHAPES = [
+    "ic5ih7oc5kh3ph1_dw",                         # channels below a vector: the tail
+    "g20mb2ic20ih9iw11oc20kh3kw3sh2sw2ph1pw1",    # stride 2, a partial block
+    "ic40ih7oc40kh3ph1_dw",                       # MobileNet's small planes, 40 channels
+    "mb2ic4ih9iw40oc4kh3kw5sh2sw3dw1ph2pw3_dw",   # stride 3, dilation, wide rows
+    "ic6ih9oc6kh3dh1ph2_dw",                      # dilation
+    "ic3id4oc3kd3pd1_dw",                         # 3D
+    "ic3iw11oc3kw3sw2pw2_dw",                     # 1D
+    "ic2ih3oc2oh7kh2ph2_dw",                      # outputs that read only padding
+    "ic4ih5oc4kh2sh2_dw",                         # right padding -1
+    "mb2ic48ih20oc48kh5ph2_dw",                   # 5x5, whole blocks
+    "ic33ih6iw3oc33kh3kw3ph1pw1_dw",              # rows shorter than the register block
+    "mb0ic16ih5oc16kh3ph1_dw",                    # empty minibatch
+]
+CASES = [pytest.param(i, lay, t, id=f"{i.name}-{lay}-{t}")
+         for i in RUNNABLE for lay in _takes(i) for t in SHAPES]
+
+
+def _shape(text: str) -> core.ConvShape:
+    d = parse_desc(text)
+    return core.ConvShape(d.g, d.mb, d.ic, d.oc, d.i, d.o, d.k, d.s, d.p, d.dil)
+
+
+def _ints(rng, shape) -> np.ndarray:
+    return rng.integers(-8, 9, size=shape).astype(np.float32)
+
+
+def _to(x: np.ndarray, lay, tail: float = np.nan) -> np.ndarray:
+    if lay == NHWC:
+        return np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    return _blocked(x, lay, tail)
+
+
+def _from(x: np.ndarray, lay, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """The logical [mb][c][spatial] tensor, and the padded tail (empty for channels last)."""
+    if lay == NHWC:
+        return np.ascontiguousarray(np.moveaxis(x, -1, 1)), np.zeros(0, np.float32)
+    return _plain(x, c)
+
+
+def _out(shape, lay) -> np.ndarray:
+    return _to(np.full(shape, np.nan, np.float32), lay) if lay == NHWC else _empty(shape, lay)
+
+
+def _run(impl, lay, s, src, wei, bias, prior=None, post_ops=(), fault=core.Fault.NONE):
+    attr = core.ConvAttr(layout=LAYOUT[lay], post_ops=tuple(post_ops))
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, bias is not None, fault,
+                            attr=attr) as prim:
+        dst = _out(s.dst_shape, lay) if prior is None else _to(prior, lay, 0.0)
+        prim.bind(_to(src, lay), prim.pack_weights(wei), bias, dst)()
+    return _from(dst, lay, s.oc)
+
+
+def test_rows_take_depthwise_on_their_layouts_only():
+    assert {i.isa for i in ROWS if i.name.startswith("dw_conv_nhwc:")} == \
+        {core.Isa.AVX512, core.Isa.AVX2, core.Isa.SCALAR}
+    assert {i.isa for i in ROWS if i.name.startswith("dw_conv_blocked:")} == \
+        {core.Isa.AVX512, core.Isa.AVX2, core.Isa.SCALAR}
+    dw, grouped = _shape("ic32ih6oc32kh3ph1_dw"), _shape("g16ic32ih6oc32kh3ph1")
+    for impl in RUNNABLE:
+        for lay in (NHWC, 8, 16):
+            attr = core.ConvAttr(layout=LAYOUT[lay])
+            if lay in _takes(impl):
+                core.ConvPrimitive(impl, dw, core.Direction.FWD, False, attr=attr).close()
+            else:
+                with pytest.raises(core.Unimplemented):
+                    core.ConvPrimitive(impl, dw, core.Direction.FWD, False, attr=attr)
+        attr = core.ConvAttr(layout=LAYOUT[_takes(impl)[0]])
+        with pytest.raises(core.Unimplemented):   # two channels per group: not depthwise
+            core.ConvPrimitive(impl, grouped, core.Direction.FWD, False, attr=attr)
+        for direction in (core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS):
+            with pytest.raises(core.Unimplemented):
+                core.ConvPrimitive(impl, dw, direction, False, attr=attr)
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, dw, core.Direction.FWD, False,
+                               attr=core.ConvAttr("bf16", "bf16", "bf16", layout=LAYOUT[_takes(impl)[0]]))
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,lay,text", CASES)
+def test_forward_matches_reference_exactly(impl, lay, text, with_bias):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    out, tail = _run(impl, lay, s, src, wei, bias if with_bias else None)
+    ref = core.ref_conv_fwd(s, src, wei, bias if with_bias else None).astype(np.float32)
+    assert np.array_equal(out, ref) and not tail.any()
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
+    """sum (scaled prior) in the store, then relu and a shifting linear on the row; the
+    shift would make a blocked tail nonzero if it reached it."""
+    lay = _takes(impl)[-1]
+    s = _shape("mb2ic20ih7iw9oc20kh3kw3ph1pw1_dw")
+    rng = np.random.default_rng(5)
+    src, wei, bias, prior = (_ints(rng, s.src_shape), _ints(rng, s.wei_shape),
+                             _ints(rng, s.oc), _ints(rng, s.dst_shape))
+    chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_LINEAR, alpha=1.0,
+                         beta=3.0))
+    out, tail = _run(impl, lay, s, src, wei, bias, prior, chain)
+    v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
+    ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+    assert np.array_equal(out, ref) and not tail.any()
+
+
+@pytest.mark.parametrize("fault", [core.Fault.SKIP_LAST_TAP, core.Fault.SKIP_LAST_IC,
+                                   core.Fault.SUM_SCALE_DROPPED])
+def test_defects_change_the_result(fault):
+    impl = RUNNABLE[0]
+    lay = _takes(impl)[0]
+    s = _shape("mb2ic20ih6oc20kh3ph1_dw")
+    rng = np.random.default_rng(9)
+    src, wei, prior = (rng.integers(1, 6, size=x).astype(np.float32)
+                       for x in (s.src_shape, s.wei_shape, s.dst_shape))
+    chain = (core.PostOp(core.PostKind.SUM, scale=0.5),)
+    good, _ = _run(impl, lay, s, src, wei, None, prior, chain)
+    bad, _ = _run(impl, lay, s, src, wei, None, prior, chain, fault=fault)
+    ref = core.ref_conv_fwd(s, src, wei, None).astype(np.float32) + np.float32(0.5) * prior
+    assert np.array_equal(good, ref) and not np.array_equal(bad, ref)
+
+
+def test_padding_garbage_defect_writes_the_tail():
+    impl = next(i for i in RUNNABLE if i.name.startswith("dw_conv_blocked:"))
+    s = _shape("ic5ih6oc5kh3ph1_dw")
+    rng = np.random.default_rng(7)
+    _, tail = _run(impl, _takes(impl)[0], s, _ints(rng, s.src_shape), _ints(rng, s.wei_shape),
+                   None, fault=core.Fault.PADDING_GARBAGE)
+    assert tail.size and (tail == 1).all()
+
+
+@pytest.mark.parametrize("tag,row", [("nhwc", "dw_conv_nhwc:"), ("nChw16c", "dw_conv_blocked:"),
+                                     ("any", "dw_conv_blocked:")])
+def test_cli_depthwise_runs_on_the_native_row(tag, row):
+    out = run_cli("--conv", "--dir=FWD_B", f"--stag={tag}", f"--dtag={tag}",
+                  "--attr-post-ops=sum+relu", "-v5", "mb2ic32ih10oc32kh3sh2ph1_dw").out
+    assert "PASSED" in out and "+reorder" not in out
+    if core.isa_supported(core.Isa.AVX2):
+        assert f"implementation: {row}" in out, out
