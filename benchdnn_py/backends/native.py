@@ -351,8 +351,8 @@ def unsupported(prb) -> tuple[Status, str] | None:
                     "convolution is not implemented")
         if all(routed(prb, act) for act in FUSED_DW_LAYOUTS):
             return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion runs on the plain "
-                    "and channel-blocked layouts only (--stag/--dtag any, nchw, nChw16c "
-                    "or nChw8c; --wtag any or oihw)")
+                    "and channel-blocked layouts only, src and dst alike (--stag/--dtag "
+                    "any, nchw, nChw16c or nChw8c; --wtag any or oihw)")
     return conv.native_post_ops_unsupported(prb.post_ops, prb.dt)
 
 

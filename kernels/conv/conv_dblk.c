@@ -341,3 +341,59 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         }
     }
 }
+
+int bdnn_dc_is_flat(const void *plan) {
+    const dc_plan_t *p = plan;
+    return p && p->flat && !p->bwd && p->d.g == 1;
+}
+
+void bdnn_dc_pad_bias(const void *plan, const float *bias, float *out) {
+    const dc_plan_t *p = plan;
+    const int64_t OCG = p->d.oc / p->d.g;
+    for (int64_t oc = 0; oc < p->OCB * p->B; ++oc) out[oc] = oc < OCG ? bias[oc] : 0.0f;
+}
+
+int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float *src_img,
+                        const float *wei, const float *bias, float *dst, int64_t d_ocb,
+                        int64_t p0, int64_t n) {
+    const dc_plan_t *p = plan;
+    const bdnn_conv_desc_t *d = &p->d;
+    if (!bdnn_dc_is_flat(plan)) return 0;
+    const dc_ker_t *k = p->ker;
+    const int64_t B = p->B, ISP = d->id * d->ih * d->iw, OCG = d->oc;
+    const int has_eltwise = c->n_post_ops > 0;   /* (a fused 1x1 step has no sum) */
+    const int64_t tail = p->OCB * B - OCG;
+    const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+    for (int64_t q = 0; q < p->n_ocg; ++q) {
+        const int64_t nq = ocb_of(p, q), ob0 = q * p->ocb, urm = k->ur_max[nq];
+        const float *wq = wei + ob0 * p->wblk;
+        float *dst_q = dst + ob0 * d_ocb;
+        dc_call_t a = {0};
+        a.s_icb = ISP * B;
+        a.s_pt = B;
+        a.w_icb = nq * B * B;
+        a.d_ocb = d_ocb;
+        a.bias = bias ? bias + ob0 * B : NULL;
+        a.nkd = a.nkh = a.nkw = 1;
+        const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg > 0 ? nseg : 1);
+        for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
+            a.n_icb = min64(p->icc, p->ICB - c0);
+            a.last_ic = c0 + a.n_icb == p->ICB ? d->ic - (p->ICB - 1) * B : B;
+            a.mode = c0 ? DC_ACC : DC_BIAS;
+            const float *src_c = src_img + c0 * ISP * B + p0 * B;
+            const float *w_c = wq + c0 * a.w_icb;
+            for (int64_t j = 0; j < n; j += ur)
+                k->fn[nq][min64(ur, n - j)][1](src_c + j * B, w_c, dst_q + j * B, &a);
+        }
+        for (int64_t o = 0; o < nq; ++o) {
+            float *blk = dst_q + o * d_ocb;
+            const int last = ob0 + o == p->OCB - 1;
+            const int64_t cols = last ? B - tail : B;
+            if (has_eltwise) bdnn_post_ops_eltwise(c, blk, B, n, cols);
+            if (last && tail)
+                for (int64_t pt = 0; pt < n; ++pt)
+                    for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = tail_v;
+        }
+    }
+    return 1;
+}

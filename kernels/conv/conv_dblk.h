@@ -65,4 +65,21 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
 void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *a);
 void bdnn_dc_fini(void *plan);
 
+/* For fused_dw's bands (conv_fused_dw.c): output points [p0, p0 + n) of one image of a
+ * forward 1x1 convolution at unit stride without padding and groups (a "flat" plan: an
+ * output point reads the input point of the same index), every output channel: src_img
+ * the image's input (blocks ISP * B apart), wei the packed weights, bias NULL or padded
+ * to whole blocks (bdnn_dc_pad_bias); output block ob's point p0 + j goes to
+ * dst + ob * d_ocb + j * B. The eltwise entries of c and the zero padded tail are applied
+ * to those points, as execute does. Returns 0 (and computes nothing) for another plan. */
+int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float *src_img,
+                        const float *wei, const float *bias, float *dst, int64_t d_ocb,
+                        int64_t p0, int64_t n);
+/* Whether bdnn_dc_flat_points serves the plan. */
+int bdnn_dc_is_flat(const void *plan);
+/* The bias padded to whole output blocks, into out (OCB * B floats). */
+void bdnn_dc_pad_bias(const void *plan, const float *bias, float *out);
+/* gemm_conv_blocked's direct plan (conv_gemm_nhwc.c), or NULL when it runs the GEMM. */
+const void *bdnn_blocked_dc_plan(const struct bdnn_conv *c);
+
 #endif

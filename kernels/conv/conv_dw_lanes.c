@@ -33,7 +33,6 @@ typedef struct {
     int64_t B, vlen, nvec;        /* channels per block; channel vectors of vlen */
     int64_t vec_per_chunk, nchunk;
     int64_t taps;
-    const float **rows;           /* per thread: 2 * kd * kh row pointers (inputs, weights) */
     dwl_geom_t geom;
 } dwl_plan_t;
 
@@ -42,7 +41,6 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static void dwl_fini(struct bdnn_conv *c) {
     dwl_plan_t *p = c->plan;
     if (!p) return;
-    free(p->rows);
     free(p);
     c->plan = NULL;
 }
@@ -84,8 +82,6 @@ static int dwl_init(struct bdnn_conv *c) {
     }
     if (p->vec_per_chunk < 1) p->vec_per_chunk = 1;
     p->nchunk = bdnn_div_up(p->nvec, p->vec_per_chunk);
-    p->rows = malloc(sizeof(float *) * (size_t)(2 * d->kd * d->kh * c->nthr + 1));
-    if (!p->rows) return BDNN_STATUS_OUT_OF_MEMORY;
     dwl_geom_t *g = &p->geom;
     *g = (dwl_geom_t){.ow = d->ow, .iw = d->iw, .kw = d->kw, .sw = d->sw, .dw = d->dw + 1,
                       .pw = d->pw, .in_ps = B, .out_ps = B};
@@ -117,69 +113,80 @@ static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void 
             }
 }
 
+/* One output row of chunk `chunk`'s channels: nrows tap rows, row r's pixel 0 of channel
+ * 0 at row0[r] (channel blocks in_blk floats apart) and its first tap row_tap[r]; out:
+ * the output row's pixel 0 of channel 0 (blocks out_blk apart). Bias and the sum in the
+ * row kernel's store, then the eltwise entries on the chunk's row, the padded tail zero. */
+static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrows,
+                          const float *const *row0, const int64_t *row_tap, int64_t in_blk,
+                          const float *wei, const float *bias, float *out0, int64_t out_blk) {
+    const dwl_plan_t *p = c->plan;
+    const conv_dwl_row_fn row_fn = ((const conv_dwl_ker_t *)c->impl->kernel)->fn;
+    const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
+    const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const float *in_row[nrows > 0 ? nrows : 1], *wrow[nrows > 0 ? nrows : 1];
+    float bv[16] __attribute__((aligned(64)));
+    const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
+    for (int64_t v = v0; v < v1; ++v) {
+        const int64_t c0 = v * V, nv = min64(V, C - c0), at = (c0 / B) * in_blk + c0 % B;
+        float *out = out0 + (c0 / B) * out_blk + c0 % B;
+        if (nv <= 0) {   /* a vector of the padded tail */
+            for (int64_t ow = 0; ow < OW; ++ow) memset(out + ow * B, 0, sizeof(float) * (size_t)V);
+            continue;
+        }
+        for (int64_t r = 0; r < nrows; ++r) {
+            in_row[r] = row0[r] + at;
+            wrow[r] = wei + (v * T + row_tap[r]) * V;
+        }
+        for (int64_t l = 0; l < V; ++l) bv[l] = bias && l < nv ? bias[c0 + l] : 0.0f;
+        row_fn(&p->geom, nrows, in_row, wrow, bv, sum_scale, has_sum, out, nv, zero_tail);
+    }
+    const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds a channel */
+    float *row = out0 + (c0 / B) * out_blk + c0 % B;
+    if (c->n_post_ops > (has_sum ? 1 : 0)) bdnn_post_ops_eltwise(c, row, B, OW, nch);
+    if (zero_tail && C % B && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C)
+        for (int64_t ow = 0; ow < OW; ++ow)
+            for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
+}
+
+void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *row0,
+                  const int64_t *row_tap, int64_t in_blk, const float *wei, const float *bias,
+                  float *out0, int64_t out_blk) {
+    for (int64_t chunk = 0; chunk < ((const dwl_plan_t *)c->plan)->nchunk; ++chunk)
+        dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_blk, wei, bias, out0, out_blk);
+}
+
 static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const dwl_plan_t *p = c->plan;
-    const conv_dwl_row_fn row_fn = ((const conv_dwl_ker_t *)c->impl->kernel)->fn;
-    const int64_t C = d->g, B = p->B, V = p->vlen, T = p->taps;
-    const int64_t in_px = d->id * d->ih * d->iw, out_px = d->od * d->oh * d->ow;
-    const int64_t nblk = bdnn_div_up(C, B), in_img = nblk * B * in_px, out_img = nblk * B * out_px;
+    const int64_t B = p->B, in_px = d->id * d->ih * d->iw, out_px = d->od * d->oh * d->ow;
+    const int64_t nblk = bdnn_div_up(d->g, B), in_img = nblk * B * in_px, out_img = nblk * B * out_px;
     const int64_t items = d->mb * p->nchunk * d->od * d->oh, KDH = d->kd * d->kh;
-    const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
-    const int64_t tail = zero_tail ? nblk * B - C : 0;
-    int has_sum;
-    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
-    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
-    const float *src = a->src, *bias = a->bias, *wp = a->wei;
-    float *dst = a->dst;
-#pragma omp parallel num_threads(c->nthr)
-    {
-        const float **in_row = p->rows + 2 * KDH * omp_get_thread_num(), **wrow = in_row + KDH;
-        float bv[16] __attribute__((aligned(64)));
-#pragma omp for schedule(static)
-        for (int64_t item = 0; item < items; ++item) {
-            int64_t rest = item;
-            const int64_t oh = rest % d->oh; rest /= d->oh;
-            const int64_t od = rest % d->od; rest /= d->od;
-            const int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
-            /* the (kd, kh) tap rows inside the input: pixel offsets and first taps */
-            int64_t nrows = 0, row_px[KDH > 0 ? KDH : 1], row_tap[KDH > 0 ? KDH : 1];
-            for (int64_t kd = 0; kd < d->kd; ++kd) {
-                const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
-                if (id < 0 || id >= d->id) continue;
-                for (int64_t kh = 0; kh < d->kh; ++kh) {
-                    const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-                    if (ih < 0 || ih >= d->ih) continue;
-                    row_px[nrows] = (id * d->ih + ih) * d->iw;
-                    row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
-                }
+    const float *src = a->src;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t item = 0; item < items; ++item) {
+        int64_t rest = item;
+        const int64_t oh = rest % d->oh; rest /= d->oh;
+        const int64_t od = rest % d->od; rest /= d->od;
+        const int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
+        /* the (kd, kh) tap rows inside the input: their pixel 0 and first taps */
+        int64_t nrows = 0, row_tap[KDH > 0 ? KDH : 1];
+        const float *row0[KDH > 0 ? KDH : 1];
+        for (int64_t kd = 0; kd < d->kd; ++kd) {
+            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+            if (id < 0 || id >= d->id) continue;
+            for (int64_t kh = 0; kh < d->kh; ++kh) {
+                const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                if (ih < 0 || ih >= d->ih) continue;
+                row0[nrows] = src + n * in_img + (id * d->ih + ih) * d->iw * B;
+                row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
             }
-            const int64_t opx = (od * d->oh + oh) * d->ow;   /* the row's first pixel */
-            const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
-            for (int64_t v = v0; v < v1; ++v) {
-                const int64_t c0 = v * V, nv = min64(V, C - c0);
-                float *out = dst + n * out_img + (c0 / B) * out_px * B + c0 % B + opx * B;
-                if (nv <= 0) {   /* a vector of the padded tail */
-                    for (int64_t ow = 0; ow < d->ow; ++ow)
-                        memset(out + ow * B, 0, sizeof(float) * (size_t)V);
-                    continue;
-                }
-                const int64_t in_at = (c0 / B) * in_px * B + c0 % B;
-                for (int64_t r = 0; r < nrows; ++r) {
-                    in_row[r] = src + n * in_img + in_at + row_px[r] * B;
-                    wrow[r] = wp + (v * T + row_tap[r]) * V;
-                }
-                for (int64_t l = 0; l < V; ++l) bv[l] = bias && l < nv ? bias[c0 + l] : 0.0f;
-                row_fn(&p->geom, nrows, in_row, wrow, bv, sum_scale, has_sum, out, nv, zero_tail);
-            }
-            const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds
-                                                                          a channel */
-            float *row = dst + n * out_img + (c0 / B) * out_px * B + c0 % B + opx * B;
-            if (has_eltwise) bdnn_post_ops_eltwise(c, row, B, d->ow, nch);
-            if (tail && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C)
-                for (int64_t ow = 0; ow < d->ow; ++ow)
-                    for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
         }
+        float *out0 = (float *)a->dst + n * out_img + (od * d->oh + oh) * d->ow * B;
+        dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_px * B, a->wei, a->bias, out0,
+                      out_px * B);
     }
 }
 

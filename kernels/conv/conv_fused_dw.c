@@ -10,7 +10,9 @@
  * stored output would get; then it runs the depthwise step on those planes straight into
  * dst. The 1x1 output never goes to memory beyond that buffer, and one parallel region
  * covers both steps. On channel blocks a block of channels is whole layout blocks, so
- * its planes are one contiguous run of the buffer, of the step's output and of dst.
+ * its planes are one contiguous run of the buffer, of the step's output and of dst; and
+ * where an image's 1x1 output would not stay in L2, channel blocks go by bands of rows
+ * instead (fdw_execute_bands).
  *
  * Both steps are existing implementations, created per thread with one thread each
  * (bdnn_conv_create_single: the first row of the table at this row's ISA or under that
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <omp.h>
 
+#include "conv_dblk.h"
 #include "conv_impl.h"
 #include "dt.h"
 
@@ -41,7 +44,18 @@
  * plain rows measured the other way (1.05x at 512 KiB, 1.09x at 4 MiB). */
 enum { FDW_BUFFER_BYTES = 512 * 1024, FDW_BLOCKED_BUFFER_BYTES = 4 * 1024 * 1024 };
 
+/* Channel blocks by bands of rows (fdw_execute_bands) where an image's 1x1 output would
+ * not stay in a core's L2 (1 MiB here). Fused over separate on MobileNet v1's pairs, two
+ * runs, bands against channel blocks: 112x112 and 56x56 (1.6 to 3.2 MB) 0.83-0.97x
+ * against 0.88-1.01x; 28x28 (0.8 MB) 0.86-1.07x against 0.94-1.05x; 14x14 and 7x7
+ * 1.15-1.65x against 0.96-1.09x (each 1x1 row of 14 or 7 points streams all the weights
+ * once more). */
+enum { FDW_BAND_MIN_BYTES = 1024 * 1024 };
+
 typedef struct {
+    int band;                    /* by bands of rows (see fdw_execute_bands) */
+    int64_t nband, ring_rows;    /* bands per image; 1x1 rows a thread's ring holds */
+    float *bias1;                /* band: the 1x1 bias padded to whole blocks */
     int64_t bs[2];               /* channels per block: full blocks, the last block */
     int64_t nblk;
     bdnn_conv_t **step1, **step2; /* [thread][0 full, 1 last]: 1x1 and depthwise steps */
@@ -64,6 +78,7 @@ static void fdw_fini(struct bdnn_conv *c) {
     free(p->buf);
     free(p->wei_off);
     free(p->dw_off);
+    free(p->bias1);
     free(p);
     c->plan = NULL;
     c->name = NULL;
@@ -150,6 +165,32 @@ static int64_t block_size(const struct bdnn_conv *c, int64_t plane_bytes) {
     return bs;
 }
 
+/* Whether the pair runs by bands of rows: on channel blocks, a 1x1 step the blocked
+ * direct kernel computes point by point (unit stride, no padding: bdnn_dc_flat_points)
+ * and a dw_conv_blocked depthwise step (probed: both created for all channels). */
+static int bands_serve(const struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t out_bytes = bdnn_div_up(d->oc, lay_block(c)) * lay_block(c) * d->oh * d->ow
+                            * (int64_t)bdnn_dt_size(c->attr.dst_dt);
+    if (lay_block(c) == 1 || d->sh != 1 || d->sw != 1 || d->ph != 0 || d->pw != 0
+            || d->oh != d->ih || d->ow != d->iw || out_bytes < FDW_BAND_MIN_BYTES)
+        return 0;
+    bdnn_conv_desc_t d1, d2;
+    bdnn_conv_attr_t a1, a2;
+    step_problems(c, d->oc, &d1, &a1, &d2, &a2);
+    const int inner_fault = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED ? BDNN_FAULT_NONE
+                                                                       : c->fault;
+    bdnn_conv_t *s1 = NULL, *s2 = NULL;
+    int ok = bdnn_conv_create_single(&d1, c->impl->isa, c->with_bias, &a1, inner_fault, &s1)
+                 == BDNN_STATUS_OK
+          && bdnn_conv_create_single(&d2, c->impl->isa, c->with_bias, &a2, inner_fault, &s2)
+                 == BDNN_STATUS_OK
+          && bdnn_dc_is_flat(bdnn_blocked_dc_plan(s1)) && s2->impl->ops == &bdnn_conv_dw_blocked_ops;
+    bdnn_conv_destroy(s1);
+    bdnn_conv_destroy(s2);
+    return ok;
+}
+
 static int fdw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const bdnn_conv_attr_t *a = &c->attr;
@@ -175,7 +216,8 @@ static int fdw_init(struct bdnn_conv *c) {
     fdw_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
-    p->bs[0] = block_size(c, plane);
+    p->band = bands_serve(c);
+    p->bs[0] = p->band ? d->oc : block_size(c, plane);
     p->nblk = bdnn_div_up(d->oc, p->bs[0]);
     p->bs[1] = d->oc - (p->nblk - 1) * p->bs[0];
     p->step1 = calloc(2 * (size_t)c->nthr, sizeof(bdnn_conv_t *));
@@ -199,7 +241,10 @@ static int fdw_init(struct bdnn_conv *c) {
                                              inner_fault, &p->step2[2 * t + k]);
             if (st != BDNN_STATUS_OK) return st;
         }
-        p->buf[t] = bdnn_aligned_alloc((size_t)(bdnn_div_up(p->bs[0], B) * B * plane));
+        /* bands: a ring of dw_k rows of the 1x1 output, every channel */
+        p->buf[t] = bdnn_aligned_alloc(p->band ? (size_t)(dw->dw_k * bdnn_div_up(d->oc, B) * B
+                                                           * d->ow) * mid_sz
+                                               : (size_t)(bdnn_div_up(p->bs[0], B) * B * plane));
         if (!p->buf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
     }
     size_t off = 0;
@@ -212,6 +257,12 @@ static int fdw_init(struct bdnn_conv *c) {
     }
     p->bias_off = off;
     p->total = off + (c->with_bias ? (size_t)d->oc * dwb_sz : 0);
+    if (p->band) {
+        p->ring_rows = dw->dw_k;
+        p->nband = bdnn_div_up(c->nthr, d->mb > 0 ? d->mb : 1);
+        p->bias1 = bdnn_aligned_alloc(sizeof(float) * (size_t)(bdnn_div_up(d->oc, B) * B));
+        if (!p->bias1) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
     snprintf(p->name, sizeof(p->name), "%s(%s+%s)", c->impl->name,
              bdnn_conv_name(p->step1[0]), bdnn_conv_name(p->step2[0]));
     c->name = p->name;
@@ -246,7 +297,68 @@ static void fdw_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
     (void)c, (void)wei, (void)packed;   /* never called: bdnn_conv_pack_weights refuses */
 }
 
+/* By bands of rows (f32, channel blocks; bands_serve): threads split each image's
+ * depthwise output rows into bands, and a thread walks down its band computing each 1x1
+ * output row, every channel, as the depthwise rows come to need it, into a ring of dw_k
+ * rows (row r in slot r % dw_k: the rows a depthwise output row reads are dw_k
+ * consecutive ones, so a new row only overwrites one no longer read). The 1x1 rows stay
+ * in L1/L2 between the two steps, the 1x1 step runs on its widest register tiles (every
+ * output block, not a thread's share), and a band recomputes at most dw_k - dw_s rows of
+ * its neighbour's. */
+static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const fdw_plan_t *p = c->plan;
+    const bdnn_post_op_t *dw = &c->attr.post_ops[bdnn_dw_post_op(&c->attr)];
+    const int64_t B = lay_block(c), OCp = bdnn_div_up(d->oc, B) * B, OW = d->ow;
+    const int64_t K = dw->dw_k, S = dw->dw_s, P = dw->dw_p, R = p->ring_rows;
+    const bdnn_conv_desc_t *d2 = &p->step2[0]->d;
+    const int64_t OH2 = d2->oh, OW2 = d2->ow;
+    const int64_t in_image = bdnn_div_up(d->ic, B) * B * d->ih * d->iw;
+    const int64_t out_image = OCp * OH2 * OW2, items = d->mb * p->nband;
+    const char *packed = a->wei;
+    const float *wei1 = (const float *)(packed + p->wei_off[0]);
+    const float *wei2 = (const float *)(packed + p->dw_off[0]);
+    const float *bias2 = c->with_bias ? (const float *)(packed + p->bias_off) : NULL;
+    if (a->bias) bdnn_dc_pad_bias(bdnn_blocked_dc_plan(p->step1[0]), a->bias, p->bias1);
+    const float *bias1 = a->bias ? p->bias1 : NULL;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int t = omp_get_thread_num();
+        const bdnn_conv_t *s1 = p->step1[2 * t], *s2 = p->step2[2 * t];
+        const void *dc = bdnn_blocked_dc_plan(s1);
+        float *ring = p->buf[t];
+        const float *row0[K > 0 ? K : 1];
+        int64_t row_tap[K > 0 ? K : 1];
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; ++item) {
+            const int64_t n = item / p->nband, b = item % p->nband;
+            const int64_t r0 = b * OH2 / p->nband, r1 = (b + 1) * OH2 / p->nband;
+            const float *src_img = (const float *)a->src + n * in_image;
+            float *dst_img = (float *)a->dst + n * out_image;
+            int64_t next = 0;   /* the next 1x1 row to compute */
+            for (int64_t oh2 = r0; oh2 < r1; ++oh2) {
+                const int64_t lo = oh2 * S - P;   /* the rows [lo, lo + K) it reads */
+                const int64_t clo = lo > 0 ? lo : 0, chi = lo + K < d->oh ? lo + K : d->oh;
+                if (next < clo) next = clo;
+                for (; next < chi; ++next)
+                    bdnn_dc_flat_points(s1, dc, src_img, wei1, bias1,
+                                        ring + (next % R) * OW * B, R * OW * B, next * OW, OW);
+                for (int64_t r = clo; r < chi; ++r) {
+                    row0[r - clo] = ring + (r % R) * OW * B;
+                    row_tap[r - clo] = (r - lo) * K;
+                }
+                bdnn_dwl_row(s2, chi > clo ? chi - clo : 0, row0, row_tap, R * OW * B, wei2,
+                             bias2, dst_img + oh2 * OW2 * B, OH2 * OW2 * B);
+            }
+        }
+    }
+}
+
 static void fdw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+    if (((const fdw_plan_t *)c->plan)->band) {
+        fdw_execute_bands(c, a);
+        return;
+    }
     const bdnn_conv_desc_t *d = &c->d;
     const fdw_plan_t *p = c->plan;
     const bdnn_post_op_t *dw = &c->attr.post_ops[bdnn_dw_post_op(&c->attr)];

@@ -1178,3 +1178,8 @@ const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops = {
 const conv_impl_ops_t bdnn_conv_gemm_blocked_ops = {
     nhwc_init, nhwc_weights_bytes, nhwc_pack_weights, nhwc_execute, nhwc_fini, NULL,
 };
+
+const void *bdnn_blocked_dc_plan(const struct bdnn_conv *c) {
+    if (c->impl->ops != &bdnn_conv_gemm_blocked_ops || c->dir != BDNN_DIR_FWD) return NULL;
+    return ((const nhwc_plan_t *)c->plan)->dc;
+}

@@ -263,6 +263,15 @@ extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
 extern const conv_impl_ops_t bdnn_conv_gemm_blocked_ops;   /* conv_gemm_nhwc.c too */
 extern const conv_impl_ops_t bdnn_conv_dw_nhwc_ops, bdnn_conv_dw_blocked_ops; /* conv_dw_lanes.c */
+/* One output row (od 0, oh) of a dw_conv_nhwc / dw_conv_blocked primitive c, every
+ * channel, from rows the caller lays out (fused_dw's bands: a ring of 1x1 output rows):
+ * nrows tap rows inside the input, row r's pixel 0 of channel 0 at row0[r] (channel
+ * blocks in_blk floats apart) and its first tap row_tap[r] (kh * KW); wei c's packed
+ * weights, bias NULL or c's [C]; out0 the output row's pixel 0 of channel 0 (blocks
+ * out_blk apart). Bias, sum, eltwise entries and the padded tail as execute. */
+void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *row0,
+                  const int64_t *row_tap, int64_t in_blk, const float *wei, const float *bias,
+                  float *out0, int64_t out_blk);
 
 /* Post-ops of the f32 fast path (post_ops.c): a sum, if any, comes first and is folded
  * into the kernels' first write of an output (UKR_SUM); the eltwise entries are applied
