@@ -177,3 +177,23 @@ def test_reorders_are_read_against_the_copies_of_their_run_at_median_bandwidth(t
     path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
     res = run_cli("perf-table", str(path))
     assert res.code == 0 and "reorder bar" in res.out and "ResNet" not in res.out
+
+
+def test_post_op_section_of_its_own_pairs_within_its_network():
+    """perf_conv's post-op section names its layers apart (resnet_50_post_ops), each
+    alone, with relu and with sum back to back: the ratios divide by that section's alone
+    case, and the ResNet-50 rows keep their own cases."""
+    own = 'mb1ic64ih56oc64oh56kh3ph1n"resnet_50_post_ops:a"'
+    records = [record(resnet("a"), median_ms=2.0),
+               record(own, median_ms=1.0),
+               {**record(own, median_ms=1.03),
+                "key": f"--conv --dir=FWD_I --attr-post-ops=relu {own}"},
+               {**record(own, median_ms=0.99),
+                "key": f"--conv --dir=FWD_I --attr-post-ops=sum {own}"}]
+    cases = perf_table.cases_of(records)
+    lines = perf_table.overhead_lines(cases)
+    assert "| ResNet-50 f32 forward + relu, mb1 | 1 | 1.030, 1.030 | geomean <= 1.05: met |" in lines
+    assert "| ResNet-50 f32 forward + sum, mb1 | 1 | 0.990, 0.990 | geomean <= 1.05: met |" in lines
+    rows = {r.target.label: r.cases for r in perf_table.rows_of(cases)}
+    assert [c.layer for c in rows["ResNet-50 f32 forward, mb1"]] == ["a"]
+    assert rows["ResNet-50 f32 forward, mb1"][0].ours["median_ms"] == 2.0
