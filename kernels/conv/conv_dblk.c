@@ -81,6 +81,15 @@ static void w_interior(const bdnn_conv_desc_t *d, int64_t *lo, int64_t *hi) {
 /* Output blocks of group q. */
 static int64_t ocb_of(const dc_plan_t *p, int64_t q) { return min64(p->ocb, p->OCB - q * p->ocb); }
 
+/* The relu of a chain whose one eltwise entry is an unscaled relu (after an optional
+ * sum), which the kernels apply to the values they store; NULL otherwise. */
+static const bdnn_post_op_t *fusable_relu(const struct bdnn_conv *c, int has_sum) {
+    const bdnn_post_op_t *tail = c->n_post_ops ? &c->post_ops[c->n_post_ops - 1] : NULL;
+    return c->n_post_ops == (has_sum ? 2 : 1) && tail->kind == BDNN_POST_ELTWISE
+                   && tail->alg == BDNN_ELT_RELU && tail->scale == 1.0f
+               ? tail : NULL;
+}
+
 int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     const dc_ker_t *ker = NULL;
     for (size_t i = 0; i < sizeof(dc_kers) / sizeof(dc_kers[0]); ++i)
@@ -294,7 +303,9 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
                 p->bias[g * p->OCB * B + oc] = oc < OCG ? bias[g * OCG + oc] : 0.0f;
     int has_sum = 0;
     const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
-    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
+    /* relu in the last chunk's store; not by kw (a point's last tap may come in any pass) */
+    const bdnn_post_op_t *relu = p->kw_split ? NULL : fusable_relu(c, has_sum);
+    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0) && !relu;
     const int64_t tail = p->OCB * B - OCG;   /* padded channels of the last block (G 1) */
     const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
 
@@ -324,6 +335,8 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             a.n_icb = min64(p->icc, p->ICB - c0);
             a.last_ic = c0 + a.n_icb == p->ICB ? d->ic / G - (p->ICB - 1) * B : B;
             a.mode = c0 ? DC_ACC : has_sum ? DC_SUM : DC_BIAS;
+            a.relu = relu && c0 + a.n_icb == p->ICB;
+            a.relu_alpha = relu ? relu->alpha : 0.0f;
             const float *src_c = src + n * in_img + (g * p->ICB + c0) * ISP * B;
             const float *w_c = wq + c0 * a.w_icb;
             for (int64_t r = r0; r < r1; ++r) dc_row(c, p, src_c, w_c, dst_q, r, nq, &a);
@@ -361,7 +374,8 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
     if (!bdnn_dc_is_flat(plan)) return 0;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, ISP = d->id * d->ih * d->iw, OCG = d->oc;
-    const int has_eltwise = c->n_post_ops > 0;   /* (a fused 1x1 step has no sum) */
+    const bdnn_post_op_t *relu = fusable_relu(c, 0);   /* (a fused 1x1 step has no sum) */
+    const int has_eltwise = c->n_post_ops > 0 && !relu;
     const int64_t tail = p->OCB * B - OCG;
     const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     for (int64_t q = 0; q < p->n_ocg; ++q) {
@@ -380,6 +394,8 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
             a.n_icb = min64(p->icc, p->ICB - c0);
             a.last_ic = c0 + a.n_icb == p->ICB ? d->ic - (p->ICB - 1) * B : B;
             a.mode = c0 ? DC_ACC : DC_BIAS;
+            a.relu = relu && c0 + a.n_icb == p->ICB;
+            a.relu_alpha = relu ? relu->alpha : 0.0f;
             const float *src_c = src_img + c0 * ISP * B + p0 * B;
             const float *w_c = wq + c0 * a.w_icb;
             for (int64_t j = 0; j < n; j += ur)

@@ -25,7 +25,9 @@
  * output block 0. s_pt is the distance of consecutive output points' inputs (stride * B).
  * mode DC_ACC: init = dst (a later chunk of input blocks); DC_BIAS: init = bias[o * B ..]
  * (padded to whole blocks; 0 when bias is NULL); DC_SUM: sum_scale * dst + bias (the sum
- * post-op, first chunk). With no tap in range only the init is stored. */
+ * post-op, first chunk). With no tap in range only the init is stored. With relu set,
+ * the stored values are acc > 0 ? acc : relu_alpha * acc (the last chunk of a chain whose
+ * one eltwise entry is an unscaled relu: applied in registers, no pass over dst). */
 enum { DC_ACC = 0, DC_BIAS = 1, DC_SUM = 2 };
 
 typedef struct {
@@ -37,6 +39,8 @@ typedef struct {
     const float *bias;
     float sum_scale;
     int mode;
+    int relu;
+    float relu_alpha;
 } dc_call_t;
 
 typedef void (*dc_ker_fn)(const float *src, const float *wei, float *dst, const dc_call_t *a);

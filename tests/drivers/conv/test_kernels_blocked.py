@@ -177,6 +177,32 @@ def test_sum_and_eltwise_post_ops_leave_the_tail_zero(impl):
     assert np.array_equal(out, ref) and not tail.any()
 
 
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+@pytest.mark.parametrize("text", ["mb2ic20ih6iw30oc18kh3kw3ph1pw1", "mb2ic40ih10oc36kh1",
+                                  "mb1ic16ih7oc16kh3ph1"])
+def test_a_lone_relu_is_applied_in_the_store(impl, text):
+    """sum then relu (its one eltwise entry, unscaled): the direct kernel applies it to the
+    values it stores (conv_dblk.inc), not in a pass after; the 7x7 3x3 case runs by kw
+    taps, where the pass stays."""
+    b = TAKES[impl.isa][0]
+    s = _shape(text)
+    rng = np.random.default_rng(6)
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    prior = _ints(rng, s.dst_shape)
+    for chain, alpha in (((), 0.25), ((core.PostOp(core.PostKind.SUM, scale=0.5),), 0.0)):
+        relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=alpha)
+        with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
+                                attr=_attr(b, post_ops=chain + (relu,))) as prim:
+            dst = _blocked(prior, b, 0.0)
+            prim.bind(_blocked(src, b), prim.pack_weights(wei), bias, dst)()
+        v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
+        if chain:
+            v = v + np.float32(0.5) * prior
+        ref = np.where(v > 0, v, np.float32(alpha) * v)
+        out, tail = _plain(dst, s.oc)
+        assert np.array_equal(out, ref) and not tail.any()
+
+
 def test_the_padding_garbage_defect_writes_the_tail():
     impl = RUNNABLE[0]
     b = TAKES[impl.isa][0]
