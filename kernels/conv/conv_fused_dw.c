@@ -51,10 +51,15 @@ enum { FDW_BUFFER_BYTES = 512 * 1024, FDW_BLOCKED_BUFFER_BYTES = 4 * 1024 * 1024
  * 1.15-1.65x against 0.96-1.09x (each 1x1 row of 14 or 7 points streams all the weights
  * once more). */
 enum { FDW_BAND_MIN_BYTES = 1024 * 1024 };
+/* Bands compute the 1x1 rows in aligned groups of at least this many points (two 56-wide
+ * rows), so that the direct kernel's calls read each weight group for as many points as
+ * the separate convolution's runs do. */
+enum { BAND_CALL_POINTS = 112 };
 
 typedef struct {
     int band;                    /* by bands of rows (see fdw_execute_bands) */
     int64_t nband, ring_rows;    /* bands per image; 1x1 rows a thread's ring holds */
+    int64_t group;               /* 1x1 rows computed per call (aligned groups) */
     float *bias1;                /* band: the 1x1 bias padded to whole blocks */
     int64_t bs[2];               /* channels per block: full blocks, the last block */
     int64_t nblk;
@@ -241,9 +246,11 @@ static int fdw_init(struct bdnn_conv *c) {
                                              inner_fault, &p->step2[2 * t + k]);
             if (st != BDNN_STATUS_OK) return st;
         }
-        /* bands: a ring of dw_k rows of the 1x1 output, every channel */
-        p->buf[t] = bdnn_aligned_alloc(p->band ? (size_t)(dw->dw_k * bdnn_div_up(d->oc, B) * B
-                                                           * d->ow) * mid_sz
+        /* bands: a ring of 1x1 output rows, every channel (fdw_execute_bands) */
+        p->group = bdnn_div_up(BAND_CALL_POINTS, d->ow > 0 ? d->ow : 1);
+        p->ring_rows = bdnn_div_up(dw->dw_k + p->group - 1, p->group) * p->group;
+        p->buf[t] = bdnn_aligned_alloc(p->band ? (size_t)(p->ring_rows * bdnn_div_up(d->oc, B)
+                                                           * B * d->ow) * mid_sz
                                                : (size_t)(bdnn_div_up(p->bs[0], B) * B * plane));
         if (!p->buf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
     }
@@ -258,7 +265,6 @@ static int fdw_init(struct bdnn_conv *c) {
     p->bias_off = off;
     p->total = off + (c->with_bias ? (size_t)d->oc * dwb_sz : 0);
     if (p->band) {
-        p->ring_rows = dw->dw_k;
         p->nband = bdnn_div_up(c->nthr, d->mb > 0 ? d->mb : 1);
         p->bias1 = bdnn_aligned_alloc(sizeof(float) * (size_t)(bdnn_div_up(d->oc, B) * B));
         if (!p->bias1) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -299,9 +305,10 @@ static void fdw_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
 
 /* By bands of rows (f32, channel blocks; bands_serve): threads split each image's
  * depthwise output rows into bands, and a thread walks down its band computing each 1x1
- * output row, every channel, as the depthwise rows come to need it, into a ring of dw_k
- * rows (row r in slot r % dw_k: the rows a depthwise output row reads are dw_k
- * consecutive ones, so a new row only overwrites one no longer read). The 1x1 rows stay
+ * output row, every channel, as the depthwise rows come to need it, into a ring of R
+ * rows: row r in slot r % R, computed in aligned groups of G rows (R a multiple of G, at
+ * least dw_k + G - 1: the rows live at once are the dw_k a depthwise output row reads and
+ * the rest of the last one's group, so a new row only overwrites one no longer read). The 1x1 rows stay
  * in L1/L2 between the two steps, the 1x1 step runs on its widest register tiles (every
  * output block, not a thread's share), and a band recomputes at most dw_k - dw_s rows of
  * its neighbour's. */
@@ -310,7 +317,7 @@ static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t 
     const fdw_plan_t *p = c->plan;
     const bdnn_post_op_t *dw = &c->attr.post_ops[bdnn_dw_post_op(&c->attr)];
     const int64_t B = lay_block(c), OCp = bdnn_div_up(d->oc, B) * B, OW = d->ow;
-    const int64_t K = dw->dw_k, S = dw->dw_s, P = dw->dw_p, R = p->ring_rows;
+    const int64_t K = dw->dw_k, S = dw->dw_s, P = dw->dw_p, R = p->ring_rows, G = p->group;
     const bdnn_conv_desc_t *d2 = &p->step2[0]->d;
     const int64_t OH2 = d2->oh, OW2 = d2->ow;
     const int64_t in_image = bdnn_div_up(d->ic, B) * B * d->ih * d->iw;
@@ -335,14 +342,15 @@ static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t 
             const int64_t r0 = b * OH2 / p->nband, r1 = (b + 1) * OH2 / p->nband;
             const float *src_img = (const float *)a->src + n * in_image;
             float *dst_img = (float *)a->dst + n * out_image;
-            int64_t next = 0;   /* the next 1x1 row to compute */
+            int64_t next = 0;   /* the next 1x1 row to compute (a multiple of G) */
             for (int64_t oh2 = r0; oh2 < r1; ++oh2) {
                 const int64_t lo = oh2 * S - P;   /* the rows [lo, lo + K) it reads */
                 const int64_t clo = lo > 0 ? lo : 0, chi = lo + K < d->oh ? lo + K : d->oh;
-                if (next < clo) next = clo;
-                for (; next < chi; ++next)
+                if (next < clo) next = clo / G * G;
+                for (; next < chi; next += G)   /* slots next % R .. + G - 1: no wrap */
                     bdnn_dc_flat_points(s1, dc, src_img, wei1, bias1,
-                                        ring + (next % R) * OW * B, R * OW * B, next * OW, OW);
+                                        ring + (next % R) * OW * B, R * OW * B, next * OW,
+                                        (next + G < d->oh ? G : d->oh - next) * OW);
                 for (int64_t r = clo; r < chi; ++r) {
                     row0[r - clo] = ring + (r % R) * OW * B;
                     row_tap[r - clo] = (r - lo) * K;

@@ -181,14 +181,15 @@ def test_unsupported_chains_report_unimplemented_through_the_cli():
 ])
 def test_f32_fusion_runs_natively_on_plain_and_channel_blocks(tag, steps):
     """Channel tails (oc 40, 20, 72), a block of channels per thread at mb1 (each block's
-    planes must land at their channels), and on channel blocks a 1x1 output past 1 MiB
-    (oc 72 at 64x64), which runs by bands of rows through a ring of 1x1 rows."""
+    planes must land at their channels), and on channel blocks 1x1 outputs past 1 MiB
+    (oc 72 at 64x64 and at 301x13), which run by bands of rows through a ring of 1x1
+    rows, computed 2 and 9 rows at a time (the last group cut short)."""
     res = run_cli("--conv", "--dir=FWD_B", f"--stag={tag}", f"--dtag={tag}",
                   "--attr-post-ops=relu+dw_k3s2p1+linear:1:2,dw_k3s1p1,dw:k5s1p2",
                   "mb2ic16ih10oc40kh1", "mb1ic24ih30iw9oc20kh1kw1", "mb1ic8ih64oc72kh1",
-                  "-v5")
+                  "mb1ic8ih301iw13oc72kh1kw1", "-v5")
     cases = [l for l in res.lines if l.split(":")[0].isdigit()]
-    assert res.code == 0 and len(cases) == 9, res.out[-2000:]
+    assert res.code == 0 and len(cases) == 12, res.out[-2000:]
     assert all(":PASSED " in l and "+reorder" not in l for l in cases)
     if core.isa_supported(core.Isa.AVX512):
         assert all(f"--impl=fused_dw:avx512{steps}" in l for l in cases), cases
