@@ -307,6 +307,7 @@ def test_a_slowed_gemm_kernel_is_flagged_with_exit_3_naming_the_cases(runs):
     assert all(x.mark == "+" and x.speedup < 0.75 for x in gemm)
     assert any("injected test fault differs: base none, new `slow_gemm`" in w
                for w in c.warnings)
+    assert "top regressions (3 of 3), slowest first:" in res.err, res.err
     top = res.err.split("top regressions (3 of 3), slowest first:")[1]
     for x in gemm:
         assert x.key in top and f"rerun: {x.rerun}" in top
