@@ -94,8 +94,7 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     const dc_ker_t *ker = NULL;
     for (size_t i = 0; i < sizeof(dc_kers) / sizeof(dc_kers[0]); ++i)
         if (dc_kers[i].ukr == ukr) ker = dc_kers[i].ker;
-    const int64_t B = c->attr.layout == BDNN_LAYOUT_BLOCKED16 ? 16
-                    : c->attr.layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 0;
+    const int64_t B = bdnn_layout_block(c->attr.layout);
     const bdnn_conv_desc_t *cd = &c->d;
     const int bwd = c->dir == BDNN_DIR_BWD_DATA;
     if (!ker || B != ker->vlen || !(c->dir == BDNN_DIR_FWD || bwd)

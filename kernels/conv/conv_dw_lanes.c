@@ -60,8 +60,7 @@ static int dwl_init(struct bdnn_conv *c) {
     }
     const int layout = c->attr.layout;
     const int64_t C = d->g;
-    const int64_t B = layout == BDNN_LAYOUT_BLOCKED16 ? 16
-                    : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : (C > 0 ? C : 1);
+    const int64_t B = bdnn_layout_block(layout) ? bdnn_layout_block(layout) : (C > 0 ? C : 1);
     if (layout != BDNN_LAYOUT_NHWC && B % k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
     dwl_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;

@@ -128,8 +128,8 @@ static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_
 /* Channels per layout block: 1 on the plain layouts (channels last is not taken: a block
  * of channels would be a strided slice of dst, which the depthwise step does not write). */
 static int64_t lay_block(const struct bdnn_conv *c) {
-    return c->attr.layout == BDNN_LAYOUT_BLOCKED16 ? 16
-         : c->attr.layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 1;
+    const int64_t b = bdnn_layout_block(c->attr.layout);
+    return b ? b : 1;
 }
 
 /* The GEMM tile's rows of the step the 1x1 convolution runs on (1 if not a GEMM): channel
@@ -234,6 +234,8 @@ static int fdw_init(struct bdnn_conv *c) {
         return BDNN_STATUS_OUT_OF_MEMORY;
     const int inner_fault = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED ? BDNN_FAULT_NONE
                                                                        : c->fault;
+    p->group = bdnn_div_up(BAND_CALL_POINTS, d->ow > 0 ? d->ow : 1);
+    p->ring_rows = bdnn_div_up(dw->dw_k + p->group - 1, p->group) * p->group;
     for (int t = 0; t < c->nthr; ++t) {
         for (int k = 0; k < 2; ++k) {
             bdnn_conv_desc_t d1, d2;
@@ -247,8 +249,6 @@ static int fdw_init(struct bdnn_conv *c) {
             if (st != BDNN_STATUS_OK) return st;
         }
         /* bands: a ring of 1x1 output rows, every channel (fdw_execute_bands) */
-        p->group = bdnn_div_up(BAND_CALL_POINTS, d->ow > 0 ? d->ow : 1);
-        p->ring_rows = bdnn_div_up(dw->dw_k + p->group - 1, p->group) * p->group;
         p->buf[t] = bdnn_aligned_alloc(p->band ? (size_t)(p->ring_rows * bdnn_div_up(d->oc, B)
                                                            * B * d->ow) * mid_sz
                                                : (size_t)(bdnn_div_up(p->bs[0], B) * B * plane));

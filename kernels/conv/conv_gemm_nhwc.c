@@ -94,8 +94,7 @@ typedef struct { int64_t C, points, B, img; } act_t;
 
 static act_t act_of(const struct bdnn_conv *c, int64_t C, int64_t points) {
     const int layout = c->attr.layout;
-    const int64_t B = layout == BDNN_LAYOUT_BLOCKED16 ? 16
-                    : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : (C > 0 ? C : 1);
+    const int64_t B = bdnn_layout_block(layout) ? bdnn_layout_block(layout) : (C > 0 ? C : 1);
     return (act_t){C, points, B, bdnn_div_up(C, B) * B * points};
 }
 /* Channel ch of point pt, from the image's first element. One block (channels last): no

@@ -287,6 +287,10 @@ static inline int64_t bdnn_weights_elems(const bdnn_conv_desc_t *d) {
     return d->oc * (d->ic / d->g) * d->kd * d->kh * d->kw;
 }
 static inline int64_t bdnn_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* Channels per block of a channel-blocked attr.layout (BLOCKED8/16), 0 for the others. */
+static inline int64_t bdnn_layout_block(int layout) {
+    return layout == BDNN_LAYOUT_BLOCKED16 ? 16 : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 0;
+}
 /* floor(a / b) for b > 0 and any sign of a (C division truncates toward zero). */
 static inline int64_t bdnn_floor_div(int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
