@@ -74,6 +74,22 @@ static const int64_t COL_MAX_PRIVATE_FLOATS = (int64_t)16 << 20;
  * (tap, ic) and k blocks inside one tap. A C block is computed on the padded grid, then
  * its valid columns are stored into dst with bias and post-ops. */
 enum { SHIFT_MIN_ICG = 16 };
+
+/* Forward, shift route by space-to-depth (bf16 / int8 first layers: few input channels,
+ * stride S > 1, several taps; ResNet's 7x7 stride-2 conv1 on 3 channels). Neither route
+ * above serves it: the gather route widens, packs and regroups every tap's input per
+ * k block (there it took 7x the time of a 3x3 layer of the same size), and the shift route
+ * needs unit stride. Splitting the input into its S x S phases, phase (py, px) being the
+ * points (S*Y + py - PH, S*X + px - PW), makes it a unit-stride problem on the phase
+ * planes: IC*S*S channels, ceil(KH/S) x ceil(KW/S) taps, no padding, tap (ky', kx') of
+ * phase (py, px) being the original tap (S*ky' + py, S*kx' + px), and zero weights where
+ * that lies past the kernel. The padded copy is then built with the phases as channels
+ * (and the padding in each lane's own bytes, since phases differ in which points exist),
+ * and everything after it is the shift route unchanged. It does up to
+ * (S*ceil(K/S) / K)^2 more multiply-adds (1.3x for 7x7 stride 2) on ic*S*S channels a
+ * multiple of the dot product's group, where the gather route regrouped ic = 3 into a
+ * group of 4 (or 2) per tap. */
+enum { S2D_MAX_ICG = SHIFT_MIN_ICG - 1 };
 static const int64_t SHIFT_MAX_PAD_FLOATS = (int64_t)64 << 20;
 static const int64_t KSPLIT_MAX_PARTIAL_FLOATS = (int64_t)16 << 20;
 
@@ -119,6 +135,10 @@ typedef struct {
                              (forward: + a panel of slack), read in place as a unit-stride
                              problem */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
+    /* shift: the problem the padded planes pose (the descriptor's, or after
+     * space-to-depth): channels per image and per group, taps, dilations */
+    int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;
+    int64_t s2d_h, s2d_w; /* space-to-depth: phases along h and w (the stride), 0 if off */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int op;               /* backward weights on the outer-product route */
     int64_t b_panels;     /* op: NR panels of N */
@@ -311,8 +331,8 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
 
 /* The k block that starts at k0: the whole of K, or on the shift route the rest of k0's
  * tap, at most KC. */
-static int64_t kblock_len(const gemm_plan_t *p, int64_t icg, int64_t k0) {
-    const int64_t end = p->shift ? (k0 / icg + 1) * icg : p->K;
+static int64_t kblock_len(const gemm_plan_t *p, int64_t k0) {
+    const int64_t end = p->shift ? (k0 / p->s_icg + 1) * p->s_icg : p->K;
     return end - k0 < KC ? end - k0 : KC;
 }
 
@@ -323,9 +343,19 @@ static int64_t kblock_len(const gemm_plan_t *p, int64_t icg, int64_t k0) {
  * no regrouping); the padding holds the source zero point (shifted), which the packed
  * weights' compensation removes, and the accumulators go through the low-precision
  * epilogue. */
-static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
+static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u, int s2d) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t hp = d->oh + (d->kh - 1) * (d->dh + 1), wp = d->ow + (d->kw - 1) * (d->dw + 1);
+    if (s2d) {
+        p->s2d_h = d->sh, p->s2d_w = d->sw;
+        p->s_ic = d->ic * d->sh * d->sw, p->s_icg = p->s_ic;   /* one group (see gemm_init) */
+        p->s_kh = bdnn_div_up(d->kh, d->sh), p->s_kw = bdnn_div_up(d->kw, d->sw);
+        p->s_dh = 0, p->s_dw = 0;
+    } else {
+        p->s_ic = d->ic, p->s_icg = d->ic / d->g, p->s_kh = d->kh, p->s_kw = d->kw;
+        p->s_dh = d->dh, p->s_dw = d->dw;
+    }
+    const int64_t hp = d->oh + (p->s_kh - 1) * (p->s_dh + 1);
+    const int64_t wp = d->ow + (p->s_kw - 1) * (p->s_dw + 1);
     const int pack = c->lp ? u->pack : 1;
     /* The gather route's rules for zero points (lp_init), checked before the plan moves. */
     const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
@@ -333,11 +363,11 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
     if (c->attr.src_zp && pack != 4) return BDNN_STATUS_UNIMPLEMENTED;
     if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
     /* planes of f32, or of 32-bit channel-group lanes */
-    const int64_t padded = d->mb * (d->ic / pack) * hp * wp + wp + u->nr;
+    const int64_t padded = d->mb * (p->s_ic / pack) * hp * wp + wp + u->nr;
     if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
     p->shift = 1, p->hp = hp, p->wp = wp;
     p->instances = d->mb * d->g;
-    p->M = d->oc / d->g, p->N = d->oh * wp, p->K = (d->ic / d->g) * taps_of(d);
+    p->M = d->oc / d->g, p->N = d->oh * wp, p->K = p->s_icg * p->s_kh * p->s_kw;
     p->pack = c->lp ? u->pack : 0;
     p->Kp = p->K;   /* k blocks are whole channel groups */
     p->b_shift = shift, p->pad = (float)c->attr.src_zp;
@@ -445,9 +475,19 @@ static int gemm_init(struct bdnn_conv *c) {
     const int grouped = c->lp && u->pack > 0;
     /* ... and a strided one: its planes hold the input points the outputs read. */
     const int unit_stride = d->sh == 1 && d->sw == 1;
+    const int planar = d->kd == 1 && d->id == 1 && d->od == 1;
     if (c->dir == BDNN_DIR_FWD && shift_types && (taps > 1 || grouped) && icg >= SHIFT_MIN_ICG
-            && d->kd == 1 && d->id == 1 && d->od == 1 && (unit_stride || (grouped && taps == 1))) {
-        const int st = shift_init(c, p, u);
+            && planar && (unit_stride || (grouped && taps == 1))) {
+        const int st = shift_init(c, p, u, 0);
+        if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
+    }
+    /* A first layer in bf16 / int8, by space-to-depth (see S2D_MAX_ICG). The fault hooks
+     * that act on B (stride truncation, the right padding's edge) live on the other routes. */
+    if (c->dir == BDNN_DIR_FWD && grouped && d->g == 1 && icg <= S2D_MAX_ICG && taps > 1
+            && planar && !unit_stride && d->dh == 0 && d->dw == 0
+            && (icg * d->sh * d->sw) % u->pack == 0 && c->fault != BDNN_FAULT_STRIDE_TRUNC
+            && c->fault != BDNN_FAULT_RIGHT_PAD_EDGE) {
+        const int st = shift_init(c, p, u, 1);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
     }
     /* (The stride-truncation defect lives in the gather route's divisibility test.) */
@@ -552,6 +592,17 @@ static size_t gemm_weights_bytes(const struct bdnn_conv *c) {
     return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0);
 }
 
+/* Space-to-depth: the original input channel and tap of row k = (tap', phase * IC + ic) of
+ * the phase problem; 0 where that tap lies past the kernel (a zero weight). */
+static int s2d_source(const bdnn_conv_desc_t *d, const gemm_plan_t *p, int64_t k,
+                      int64_t *ic, int64_t *tap) {
+    const int64_t ch = k % p->s_icg, tp = k / p->s_icg;
+    const int64_t phase = ch / d->ic, py = phase / p->s2d_w, px = phase % p->s2d_w;
+    const int64_t ky = (tp / p->s_kw) * p->s2d_h + py, kx = (tp % p->s_kw) * p->s2d_w + px;
+    *ic = ch % d->ic, *tap = ky * d->kw + kx;
+    return ky < d->kh && kx < d->kw;
+}
+
 static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float *packed) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
@@ -562,7 +613,7 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
         const float *wg = wei + g * ocg * icg * taps;
         float *ag = packed + g * p->a_panels * MR * K;
         for (int64_t pc = 0, kc; pc < K; pc += kc) {
-            kc = kblock_len(p, icg, pc);
+            kc = kblock_len(p, pc);
             for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                 float *panel = ag + pc * p->a_panels * MR + ip * kc * MR;
                 for (int64_t kk = 0; kk < kc; ++kk)
@@ -571,10 +622,11 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
                         /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)];
                          * col2im: A[(ic, tap)][oc]; shift: A[oc][(tap, ic)] */
                         const int64_t oc = c->dir == BDNN_DIR_FWD ? m : p->col2im ? k : k / taps;
-                        const int64_t ic = p->shift ? k % icg : c->dir == BDNN_DIR_FWD ? k / taps
-                                         : p->col2im ? m / taps : m;
-                        const int64_t tp = p->shift ? k / icg : p->col2im ? m % taps : tap;
-                        float v = m < M ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
+                        int64_t ic = p->shift ? k % icg : c->dir == BDNN_DIR_FWD ? k / taps
+                                   : p->col2im ? m / taps : m;
+                        int64_t tp = p->shift ? k / icg : p->col2im ? m % taps : tap;
+                        const int real = !p->s2d_h || s2d_source(d, p, k, &ic, &tp);
+                        float v = m < M && real ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
                         if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
                         if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
                         panel[kk * MR + r] = v;
@@ -656,7 +708,7 @@ static void gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *
         const float *fg = panels + g * p->a_panels * MR * K;
         char *qg = (char *)packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
         for (int64_t pc = 0, kc; pc < K; pc += kc) {
-            kc = kblock_len(p, d->ic / d->g, pc);
+            kc = kblock_len(p, pc);
             const int64_t kcp = bdnn_div_up(kc, p->pack) * p->pack;
             for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                 const float *fpanel = fg + pc * p->a_panels * MR + ip * kc * MR;
@@ -1230,6 +1282,24 @@ static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64
             | (uint32_t)b[3 * step + i] << 24) ^ flip;
 }
 
+/* group_lane over a run of n consecutive points from point i, written so that the compiler
+ * vectorizes it (separate restrict-qualified channel rows, no pack test in the loop): the
+ * regrouping is a pass over the whole input inside every execution, and lane by lane it
+ * cost a 1x1 layer more than its dot products did. */
+static void group_lanes_run(uint32_t *restrict out, const void *src, int pack, int64_t step,
+                            int64_t i, int64_t n, uint32_t flip) {
+    if (pack == 2) {
+        const uint16_t *restrict h0 = (const uint16_t *)src + i, *restrict h1 = h0 + step;
+        for (int64_t x = 0; x < n; ++x) out[x] = (uint32_t)h0[x] | (uint32_t)h1[x] << 16;
+        return;
+    }
+    const uint8_t *restrict b0 = (const uint8_t *)src + i, *restrict b1 = b0 + step,
+                            *restrict b2 = b1 + step, *restrict b3 = b2 + step;
+    for (int64_t x = 0; x < n; ++x)
+        out[x] = ((uint32_t)b0[x] | (uint32_t)b1[x] << 8 | (uint32_t)b2[x] << 16
+                  | (uint32_t)b3[x] << 24) ^ flip;
+}
+
 /* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
  * of group plane i holds channels pack*i .. pack*i + pack-1 of input point
  * (y*SH - PH, x*SW - PW); an s8 source flips each byte's sign bit, which is adding 128
@@ -1259,14 +1329,58 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
             if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
             uint32_t *row = out + y * wp;
             if (SW == 1)
-                for (int64_t x = x0; x < x1; ++x)
-                    row[x] = group_lane(in, pack, IH * IW, iy * IW + x - PW, flip);
+                group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 - PW, x1 - x0, flip);
             else
                 for (int64_t x = x0; x < x1; ++x)
                     row[x] = group_lane(in, pack, IH * IW, iy * IW + x * SW - PW, flip);
             if (edge)
                 for (int64_t x = x1; x < wp; ++x)
                     row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
+        }
+    }
+}
+
+/* The padded copy by space-to-depth (see S2D_MAX_ICG): channel c = phase * IC + ic of
+ * the phase planes, phase = py * S_W + px, holds input channel ic at point
+ * (y*S_H + py - PH, x*S_W + px - PW), lanes grouping channels as shift_pad_input_groups
+ * does. Every byte is written each execution: which points exist differs by phase, so a
+ * lane can mix input and padding. */
+static void s2d_pad_input_groups(const exec_t *e, const void *src) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int pack = p->pack;
+    const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw, IC = d->ic;
+    const int64_t SH = p->s2d_h, SW = p->s2d_w, groups = p->s_ic / pack;
+    const uint8_t flip = p->b_shift != 0.0f ? 0x80 : 0;
+    const uint8_t pad_u8 = (uint8_t)(int32_t)(p->pad + p->b_shift);
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
+        const int64_t n = plane / groups, i = plane % groups;
+        uint32_t *lanes = (uint32_t *)p->padded + plane * hp * wp;
+        for (int b = 0; b < pack; ++b) {   /* the lane's b-th channel */
+            const int64_t ch = pack * i + b, phase = ch / IC, ic = ch % IC;
+            const int64_t py = phase / SW, px = phase % SW;
+            /* columns whose input x*SW + px - PW lies in [0, IW) */
+            const int64_t x0 = d->pw > px ? bdnn_div_up(d->pw - px, SW) : 0;
+            const int64_t last = IW - 1 + d->pw - px;   /* x*SW <= last */
+            const int64_t x_end = last < 0 ? 0 : last / SW + 1, x1 = x_end < wp ? x_end : wp;
+            const int bits = 32 / pack * b;
+            const uint32_t pad = pack == 4 ? (uint32_t)pad_u8 << bits : 0;
+            for (int64_t y = 0; y < hp; ++y) {
+                uint32_t *row = lanes + y * wp;
+                const int64_t iy = y * SH + py - d->ph;
+                const int64_t lo = iy >= 0 && iy < IH ? x0 : wp, hi = lo < wp ? x1 : wp;
+                for (int64_t x = 0; x < wp; ++x) {
+                    uint32_t v = pad;
+                    if (x >= lo && x < hi) {
+                        const int64_t at = (n * IC + ic) * IH * IW + iy * IW + x * SW + px - d->pw;
+                        v = pack == 2 ? (uint32_t)((const uint16_t *)src)[at] << bits
+                                      : (uint32_t)(((const uint8_t *)src)[at] ^ flip) << bits;
+                    }
+                    row[x] = b == 0 ? v : row[x] | v;
+                }
+            }
         }
     }
 }
@@ -1347,11 +1461,10 @@ enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64 };
 static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng, int64_t g,
                          int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
     const struct bdnn_conv *c = e->c;
-    const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, pack = p->pack;
-    const int64_t icg = d->ic / d->g, plane = p->hp * p->wp;
+    const int64_t icg = p->s_icg, plane = p->hp * p->wp;
     const size_t elt = pack == 2 ? 2 : 1;
     const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
     const char *a_g = (const char *)e->a_packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
@@ -1361,12 +1474,12 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     for (int64_t pc0 = 0, pc1; pc0 < K; pc0 = pc1) {
         int64_t nb = 0, rows = 0;
         for (pc1 = pc0; pc1 < K && nb < SHIFT_CHAIN_MAX;) {
-            const int64_t kc = kblock_len(p, icg, pc1);
+            const int64_t kc = kblock_len(p, pc1);
             if (nb > 0 && (rows + kc / pack) * NR * 4 > SHIFT_CHAIN_B_BYTES) break;
             const int64_t tap = pc1 / icg, c0 = pc1 % icg;
-            const int64_t kh = tap / d->kw, kw = tap % d->kw;
+            const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
             kcs[nb] = kc, pcs[nb] = pc1;
-            bs[nb] = in_ng + c0 / pack * plane + kh * (d->dh + 1) * p->wp + kw * (d->dw + 1) + j0;
+            bs[nb] = in_ng + c0 / pack * plane + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
             rows += kc / pack, ++nb, pc1 += kc;
         }
         for (int64_t q = 0; q * NR < ncols; ++q)
@@ -1391,8 +1504,9 @@ static void run_shift(const exec_t *e) {
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
-    const int64_t icg = d->ic / G, plane = p->hp * p->wp, pack = p->pack;
-    if (pack) shift_pad_input_groups(e, e->b_src);
+    const int64_t icg = p->s_icg, plane = p->hp * p->wp, pack = p->pack;
+    if (p->s2d_h) s2d_pad_input_groups(e, e->b_src);
+    else if (pack) shift_pad_input_groups(e, e->b_src);
     else shift_pad_input(e);
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -1407,18 +1521,18 @@ static void run_shift(const exec_t *e) {
             const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
             if (m0 >= M) continue;
             /* first element (f32 or 32-bit pair lane) of this image and group's planes */
-            const float *in_ng = p->padded + (n * d->ic + g * icg) / (pack ? pack : 1) * plane;
+            const float *in_ng = p->padded + (n * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
             if (pack && u->dp_chain_fn) {
                 shift_chains(e, s, in_ng, g, j0, ncols, m0, m1);
                 shift_store_lp(e, s, inst, m0, m1, j0, ncols);
                 continue;
             }
             for (int64_t pc = 0, kc; pc < K; pc += kc) {
-                kc = kblock_len(p, icg, pc);
+                kc = kblock_len(p, pc);
                 const int64_t tap = pc / icg, c0 = pc % icg;
-                const int64_t kh = tap / d->kw, kw = tap % d->kw;
+                const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
                 const float *b = in_ng + c0 / (pack ? pack : 1) * plane
-                               + kh * (d->dh + 1) * p->wp + kw * (d->dw + 1) + j0;
+                               + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
                 for (int64_t q = 0; q * NR < ncols; ++q)
                     for (int64_t m = m0; m < m1; m += MR) {
                         const int64_t mr = M - m < MR ? M - m : MR;

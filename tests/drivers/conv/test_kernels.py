@@ -365,6 +365,42 @@ def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught():
         assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
 
 
+# bf16 and int8 first layers (few channels, stride > 1, several taps) take the shift route
+# by space-to-depth: the S x S phases of the input become channels of a unit-stride
+# problem with ceil(K/S) taps. Shapes: ResNet-50's conv1 shrunk, one channel, uneven
+# strides and kernels per axis, a kernel smaller than its stride, a negative right padding
+# (explicit oh), mb > 1. Every shape's IC*SH*SW is a multiple of 4, so both types take it.
+S2D_SHAPES = [
+    "mb2ic3ih30oc16kh7sh2ph3",
+    "mb1ic1ih9oc8kh4sh2ph1",
+    "mb1ic2ih13iw17oc13kh5kw3sh2sw3ph2pw1",
+    "mb1ic4ih10oc6kh2sh3ph0",
+    "mb1ic3ih20oc8oh8kh5sh2ph1",
+]
+
+
+@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_VNNI)
+                    or not core.isa_supported(core.Isa.AVX512_BF16),
+                    reason="no AVX512_VNNI / AVX512_BF16")
+def test_space_to_depth_first_layers_pass_and_their_defects_are_caught():
+    res = run_cli("--conv", "--impl=gemm_conv_bf16:avx512_bf16", "--dir=FWD_B",
+                  "--dt=bf16,bf16:bf16:f32", "--attr-post-ops=,sum:0.5+relu", *S2D_SHAPES)
+    assert res.code == 0, res.out
+    assert sum(":PASSED " in l for l in res.lines) == 4 * len(S2D_SHAPES), res.out
+    res = run_cli("--conv", "--impl=gemm_conv_int8:avx512_vnni", "--dir=FWD_B",
+                  "--dt=u8:s8:u8,s8:s8:f32", "--attr-zero-points=,src:common:3+dst:common:-2",
+                  "--attr-scales=src:common:0.5+wei:per_oc+dst:common:2", *S2D_SHAPES)
+    assert res.code == 0, res.out
+    assert not [l for l in res.lines if l[:1].isdigit() and ":PASSED " not in l
+                and ":MISTRUSTED " not in l], res.out
+    for impl, dt in (("gemm_conv_bf16:avx512_bf16", "bf16"), ("gemm_conv_int8:avx512_vnni", "s8:s8:s8")):
+        for fault in ("skip_last_ic", "skip_last_tap"):
+            res = run_cli("--conv", f"--impl={impl}", f"--dt={dt}", "--attr-zero-points=src:common:3"
+                          if dt.startswith("s8") else "--attr-zero-points=", S2D_SHAPES[0],
+                          env={"BENCHDNN_PY_TEST_FAULT": fault})
+            assert res.code == 1 and ":FAILED (errors:" in res.out, (impl, fault, res.out)
+
+
 # Backward data on the col2im route: strided, multi-tap, grouped, dilated and 3D problems,
 # with few (image, group) slices (threads add into private copies of diff_src) and many
 # (threads own slices); the first layer of ResNet-50 shrunk (3 channels, 7x7, stride 2).
