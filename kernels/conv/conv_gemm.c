@@ -1286,18 +1286,28 @@ static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64
  * vectorizes it (separate restrict-qualified channel rows, no pack test in the loop): the
  * regrouping is a pass over the whole input inside every execution, and lane by lane it
  * cost a 1x1 layer more than its dot products did. */
-static void group_lanes_run(uint32_t *restrict out, const void *src, int pack, int64_t step,
-                            int64_t i, int64_t n, uint32_t flip) {
+static inline void group_lanes_run_s(uint32_t *restrict out, const void *src, int pack,
+                                     int64_t step, int64_t i, int64_t n, uint32_t flip,
+                                     int64_t s) {
     if (pack == 2) {
         const uint16_t *restrict h0 = (const uint16_t *)src + i, *restrict h1 = h0 + step;
-        for (int64_t x = 0; x < n; ++x) out[x] = (uint32_t)h0[x] | (uint32_t)h1[x] << 16;
+        for (int64_t x = 0; x < n; ++x)
+            out[x] = (uint32_t)h0[x * s] | (uint32_t)h1[x * s] << 16;
         return;
     }
     const uint8_t *restrict b0 = (const uint8_t *)src + i, *restrict b1 = b0 + step,
                             *restrict b2 = b1 + step, *restrict b3 = b2 + step;
     for (int64_t x = 0; x < n; ++x)
-        out[x] = ((uint32_t)b0[x] | (uint32_t)b1[x] << 8 | (uint32_t)b2[x] << 16
-                  | (uint32_t)b3[x] << 24) ^ flip;
+        out[x] = ((uint32_t)b0[x * s] | (uint32_t)b1[x * s] << 8 | (uint32_t)b2[x * s] << 16
+                  | (uint32_t)b3[x * s] << 24) ^ flip;
+}
+/* ... points s apart along the input row (a strided 1x1's planes); s = 1 and 2 (ResNet's
+ * downsampling layers) are compiled apart, with the stride a constant to vectorize by. */
+static void group_lanes_run(uint32_t *out, const void *src, int pack, int64_t step, int64_t i,
+                            int64_t n, uint32_t flip, int64_t s) {
+    if (s == 1) group_lanes_run_s(out, src, pack, step, i, n, flip, 1);
+    else if (s == 2) group_lanes_run_s(out, src, pack, step, i, n, flip, 2);
+    else group_lanes_run_s(out, src, pack, step, i, n, flip, s);
 }
 
 /* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
@@ -1319,20 +1329,25 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
     const int64_t x0 = bdnn_div_up(PW, SW);
     const int64_t x_end = (IW - 1 + PW) / SW + 1, x1 = x_end < wp ? x_end : wp;
     uint32_t *padded = (uint32_t *)p->padded;
+    /* Rows as wide in both, unit strides: the rows inside the input are one run (a 1x1's
+     * whole plane), not rows of 7 to 56 points, most of them a vector loop's tail. */
+    const int rows_join = SH == 1 && SW == 1 && PW == 0 && wp == IW && !edge;
+    const int64_t y0 = d->ph > 0 ? d->ph : 0, y1 = IH + d->ph < hp ? IH + d->ph : hp;
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
         const int64_t n = plane / groups, i = plane % groups;
         const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
         uint32_t *out = padded + plane * hp * wp;
+        if (rows_join) {   /* rows [y0, y1) are one run in both */
+            group_lanes_run(out + y0 * wp, in, pack, IH * IW, (y0 - d->ph) * IW,
+                            (y1 - y0) * wp, flip, 1);
+            continue;
+        }
         for (int64_t y = 0; y < hp; ++y) {
             const int64_t iy = y * SH - d->ph;
             if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
             uint32_t *row = out + y * wp;
-            if (SW == 1)
-                group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 - PW, x1 - x0, flip);
-            else
-                for (int64_t x = x0; x < x1; ++x)
-                    row[x] = group_lane(in, pack, IH * IW, iy * IW + x * SW - PW, flip);
+            group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 * SW - PW, x1 - x0, flip, SW);
             if (edge)
                 for (int64_t x = x1; x < wp; ++x)
                     row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
