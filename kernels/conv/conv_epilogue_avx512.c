@@ -8,10 +8,12 @@
 #include <stdint.h>
 
 #include "bdnn.h"
+#include "conv_store_avx512.h"
 
 /* The last stage over a row of cols values (dst scale and zero point, saturation to the
- * type's range with NaN giving 0, rounding to nearest even, as dt.h; masked loads and
- * stores touch exactly cols elements). LOADV(jb, m) gives the row's f32 values at jb. */
+ * type's range with NaN giving 0, rounding to nearest even, as dt.h: conv_store_avx512.h;
+ * masked loads and stores touch exactly cols elements). LOADV(jb, m) gives the row's f32
+ * values at jb. */
 #define EPI_LOOP(LOADV, ...)                                                                \
     for (int64_t jb = 0; jb < cols; jb += 16) {                                             \
         const __mmask16 m = cols - jb >= 16 ? (__mmask16)0xffff                             \
@@ -21,22 +23,7 @@
         else if (dmode == 1) v = _mm512_add_ps(v, vzp);                                     \
         __VA_ARGS__;                                                                        \
     }
-#define EPI_SAT_ROUND                                                                       \
-    _mm512_cvt_roundps_epi32(                                                               \
-        _mm512_min_ps(_mm512_max_ps(_mm512_maskz_mov_ps(                                    \
-                                        _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v), vlo), vhi), \
-        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-/* dt.h's bdnn_f32_to_bf16: NaN quieted, else rounded to nearest even in the integer bits
- * (denormals kept: vcvtneps2bf16 would flush them). */
-static inline __m256i epi_bf16(__m512 v) {
-    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
-    const __m512i rounded = _mm512_srli_epi32(
-        _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-                                             _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
-    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    return _mm512_cvtepi32_epi16(
-        _mm512_mask_or_epi32(rounded, nan, hi, _mm512_set1_epi32(0x40)));
-}
+#define EPI_SAT_ROUND bdnn_epi_sat_round(v, vlo, vhi)
 /* Stores the row as out_dt (u8, s8, s32, bf16, f32); 0: type not handled. */
 #define EPI_STORE_ROW(LOADV)                                                                \
     do {                                                                                    \
@@ -63,7 +50,7 @@ static inline __m256i epi_bf16(__m512 v) {
         }                                                                                   \
         case BDNN_DT_BF16: {                                                                \
             uint16_t *o = out;                                                              \
-            EPI_LOOP(LOADV, _mm256_mask_storeu_epi16(o + jb, m, epi_bf16(v)));              \
+            EPI_LOOP(LOADV, _mm256_mask_storeu_epi16(o + jb, m, bdnn_epi_bf16(v)));              \
             return 1;                                                                       \
         }                                                                                   \
         case BDNN_DT_F32: {                                                                 \

@@ -139,6 +139,7 @@ typedef struct {
      * space-to-depth): channels per image and per group, taps, dilations */
     int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;
     int64_t s2d_h, s2d_w; /* space-to-depth: phases along h and w (the stride), 0 if off */
+    int direct_store;     /* shift, lp: each tile's last chain stored into dst (dp_store_fn) */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int op;               /* backward weights on the outer-product route */
     int64_t b_panels;     /* op: NR panels of N */
@@ -372,6 +373,12 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
     p->Kp = p->K;   /* k blocks are whole channel groups */
     p->b_shift = shift, p->pad = (float)c->attr.src_zp;
     p->a_panels = bdnn_div_up(p->M, u->mr);
+    /* An epilogue of only a bias and the conversion, on a grid without columns to drop
+     * (a 1x1's): the kernel stores each tile's result itself, in registers, in place of
+     * the accumulator block and the epilogue's pass over it (see shift_chains). */
+    p->direct_store = p->pack && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
+        && wp == d->ow && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0
+        && c->n_post_ops == 0 && c->fault == BDNN_FAULT_NONE;
     /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
      * split when there are too few items. */
     const int64_t want = 4 * (int64_t)c->nthr, panels = bdnn_div_up(p->N, u->nr);
@@ -1471,13 +1478,18 @@ static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, in
  * (taps, or KC parts of one) are grouped into chains whose B rows for one micro-panel
  * stay in L1 (at most SHIFT_CHAIN_B_BYTES), and each tile runs a whole chain with its
  * accumulators in registers: C is written once per chain instead of once per k block
- * (3x3 with 64 channels: once instead of nine times). */
-enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64 };
-static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng, int64_t g,
-                         int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
+ * (3x3 with 64 channels: once instead of nine times). With direct_store, a tile's last
+ * chain (reading the earlier chains' sums from C, if any) stores the finished values into
+ * dst itself, and the item has no epilogue pass. */
+enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64, MAX_STORE_MR = 32 };
+static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng, int64_t n,
+                         int64_t g, int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
     const struct bdnn_conv *c = e->c;
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
+    const int32_t *comp = p->pack == 4   /* int8: see shift_store_lp */
+        ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    const size_t osz = bdnn_dt_size(c->out_dt);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, pack = p->pack;
     const int64_t icg = p->s_icg, plane = p->hp * p->wp;
     const size_t elt = pack == 2 ? 2 : 1;
@@ -1507,8 +1519,21 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                     blk[i].a = a_g + elt * (size_t)(pcs[i] * p->a_panels * MR + (m / MR) * kcs[i] * MR);
                     blk[i].b = bs[i] + q * NR;
                 }
-                u->dp_chain_fn(nb, blk, ldb, s->cbuf + (m - m0) * p->nc + q * NR, p->nc, mr,
-                               nr, pc0 > 0);
+                float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
+                if (p->direct_store && pc1 == K) {
+                    const int64_t oc = g * M + m, OP = c->d.oh * c->d.ow;
+                    float bias[MAX_STORE_MR];
+                    for (int64_t r = 0; r < mr && e->bias; ++r)
+                        bias[r] = bdnn_load_f32(e->bias, c->attr.bia_dt, oc + r);
+                    const conv_dp_store_t st = {c->out_dt, e->bias ? bias : NULL,
+                                                comp ? comp + oc : NULL};
+                    u->dp_store_fn(nb, blk, ldb, pc0 > 0 ? cblk : NULL, p->nc,
+                                   (char *)e->out + osz * (size_t)((n * c->d.oc + oc) * OP
+                                                                   + j0 + q * NR),
+                                   OP, mr, nr, &st);
+                } else {
+                    u->dp_chain_fn(nb, blk, ldb, cblk, p->nc, mr, nr, pc0 > 0);
+                }
             }
     }
 }
@@ -1538,8 +1563,8 @@ static void run_shift(const exec_t *e) {
             /* first element (f32 or 32-bit pair lane) of this image and group's planes */
             const float *in_ng = p->padded + (n * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
             if (pack && u->dp_chain_fn) {
-                shift_chains(e, s, in_ng, g, j0, ncols, m0, m1);
-                shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+                shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
+                if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
                 continue;
             }
             for (int64_t pc = 0, kc; pc < K; pc += kc) {

@@ -50,6 +50,25 @@ typedef struct {
 typedef void (*conv_dp_chain_fn)(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                  void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
+/* ... with the chain's result stored straight into the output, converted (no accumulator
+ * buffer, no epilogue pass), for problems whose epilogue is only a bias and the
+ * conversion (no scales, zero points or post-ops). C starts from acc's partial sums (an
+ * earlier chain's, row stride ld_acc, f32 or s32 as C) or from 0; then row r, column j:
+ *   v = C[r][j] (bf16: f32) or (float)(C[r][j] - comp[r]) (int8, exact in s32),
+ *   v = v + bias[r] (if bias),
+ * stored as out_dt at out[r * ld_out + j] exactly as bdnn_conv_epilogue stores it
+ * (saturation and rounding to nearest even for integers, NaN giving 0; bf16 rounded in the
+ * integer bits). out_dt is one of the kernel's store_dts (1 << dt). */
+typedef struct {
+    int out_dt;
+    const float *bias;       /* mr values, or NULL */
+    const int32_t *comp;     /* int8: mr values, or NULL (bf16) */
+} conv_dp_store_t;
+typedef void (*conv_dp_chain_store_fn)(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                                       const void *acc, int64_t ld_acc, void *out,
+                                       int64_t ld_out, int64_t mr, int64_t nr,
+                                       const conv_dp_store_t *st);
+
 /* Transposing copy (backward weights' outer-product packing): for c < cols, r < ldo,
  *   out[c * ldo + r] = r < rows ? in[r * ldi + c] : 0
  * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo; ldo below the
@@ -67,6 +86,8 @@ typedef struct {
     int vlen;                  /* floats per vector (tr_fn's stores) */
     conv_dp_chain_fn dp_chain_fn;   /* dp_fn over a chain of k blocks (NULL: call dp_fn
                                        per block) */
+    conv_dp_chain_store_fn dp_store_fn;   /* the chain stored into the output (NULL: none) */
+    unsigned store_dts;                   /* dp_store_fn's output types, as 1 << dt */
 } conv_gemm_ukr_t;
 
 /* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "conv_impl.h"
+#include "conv_store_avx512.h"
 
 enum { MR = 12, NR = 32 };
 
@@ -12,11 +13,22 @@ enum { MR = 12, NR = 32 };
  * case. */
 static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                    void *c_, int64_t ldc, int64_t mr, int64_t nr,
-                                   int accumulate) {
+                                   int accumulate, const float *acc_in, int64_t ld_acc,
+                                   const conv_dp_store_t *st) {
     float *c = c_;
     __m512 acc[MR][2];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    if (acc_in) {   /* an earlier chain's partial sums (rows past mr, columns past nr: 0) */
+        const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
+        const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; ++r)
+            if (r < mr) {
+                acc[r][0] = _mm512_maskz_loadu_ps(m0, acc_in + r * ld_acc);
+                acc[r][1] = _mm512_maskz_loadu_ps(m1, acc_in + r * ld_acc + 16);
+            }
+    }
     for (int64_t i = 0; i < nblk; ++i) {
         const uint16_t *a = blk[i].a, *b = blk[i].b;
         for (int64_t k = 0; k < blk[i].kcp / 2; ++k) {
@@ -30,6 +42,24 @@ static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int
                 acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
             }
         }
+    }
+    if (st) {   /* conv_dp_chain_store_fn: bias, conversion, masked stores of mr x nr */
+        const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
+        const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
+        const size_t esz = st->out_dt == BDNN_DT_BF16 ? 2 : 4;
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; ++r) {
+            if (r >= mr) break;
+            __m512 v0 = acc[r][0], v1 = acc[r][1];
+            if (st->bias) {
+                const __m512 b = _mm512_set1_ps(st->bias[r]);
+                v0 = _mm512_add_ps(v0, b), v1 = _mm512_add_ps(v1, b);
+            }
+            void *row = (char *)c + esz * (size_t)(r * ldc);
+            bdnn_epi_store16(st->out_dt, v0, row, 0, m0);
+            if (m1) bdnn_epi_store16(st->out_dt, v1, row, 16, m1);
+        }
+        return;
     }
     if (mr == MR && nr == NR) {
 #pragma GCC unroll 12
@@ -57,13 +87,20 @@ static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int
 static void ukr_bf16_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
                            int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
     const conv_dp_block_t blk = {kcp, a, b};
-    tile_bf16_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate);
+    tile_bf16_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate, NULL, 0, NULL);
 }
 
 static void chain_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
                              int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    tile_bf16_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+    tile_bf16_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate, NULL, 0, NULL);
+}
+
+static void store_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                             const void *acc, int64_t ld_acc, void *out, int64_t ld_out,
+                             int64_t mr, int64_t nr, const conv_dp_store_t *st) {
+    tile_bf16_12x32(nblk, blk, ldb, out, ld_out, mr, nr, 0, acc, ld_acc, st);
 }
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {
-    MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, chain_bf16_12x32};
+    MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, chain_bf16_12x32, store_bf16_12x32,
+    (1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32)};

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "conv_impl.h"
+#include "conv_store_avx512.h"
 
 enum { MR = 12, NR = 32 };
 
@@ -37,11 +38,36 @@ enum { MR = 12, NR = 32 };
 
 /* One 12 x 32 tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
  * case. */
+#define ACC_LOAD(r)                                                                         \
+    if (r < mr) {                                                                           \
+        c##r##a = _mm512_maskz_loadu_epi32(m0, acc_in + r * ld_acc);                        \
+        c##r##b = _mm512_maskz_loadu_epi32(m1, acc_in + r * ld_acc + 16);                   \
+    }
+/* conv_dp_chain_store_fn's row r: minus the compensation (exact in s32), to f32, plus the
+ * bias, converted and stored (columns past nr masked off). */
+#define ACC_OUT(r)                                                                          \
+    if (r < mr) {                                                                           \
+        const __m512i k = _mm512_set1_epi32(st->comp ? st->comp[r] : 0);                    \
+        __m512 v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(c##r##a, k));                       \
+        __m512 v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(c##r##b, k));                       \
+        if (st->bias) {                                                                     \
+            const __m512 bv = _mm512_set1_ps(st->bias[r]);                                  \
+            v0 = _mm512_add_ps(v0, bv), v1 = _mm512_add_ps(v1, bv);                         \
+        }                                                                                   \
+        void *row = (char *)c_ + esz * (size_t)(r * ldc);                                   \
+        bdnn_epi_store16(st->out_dt, v0, row, 0, m0);                                       \
+        if (m1) bdnn_epi_store16(st->out_dt, v1, row, 16, m1);                              \
+    }
+
 static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                    void *c_, int64_t ldc, int64_t mr, int64_t nr,
-                                   int accumulate) {
+                                   int accumulate, const int32_t *acc_in, int64_t ld_acc,
+                                   const conv_dp_store_t *st) {
     int32_t *c = c_;
+    const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
+    const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
     ROWS(ACC_ZERO)
+    if (acc_in) { ROWS(ACC_LOAD) }   /* an earlier chain's partial sums */
     for (int64_t i = 0; i < nblk; ++i) {
         const int8_t *a = blk[i].a;
         const uint8_t *b = blk[i].b;
@@ -51,6 +77,12 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
             const int32_t *ak = (const int32_t *)(a + k * MR * 4);
             ROWS(ACC_STEP)
         }
+    }
+    if (st) {
+        const size_t esz = st->out_dt == BDNN_DT_U8 || st->out_dt == BDNN_DT_S8 ? 1
+                         : st->out_dt == BDNN_DT_BF16 ? 2 : 4;
+        ROWS(ACC_OUT)
+        return;
     }
     if (mr == MR && nr == NR) {
         ROWS(ACC_STORE)
@@ -67,13 +99,20 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
 static void ukr_int8_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
                            int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
     const conv_dp_block_t blk = {kcp, a, b};
-    tile_int8_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate);
+    tile_int8_12x32(1, &blk, ldb, c, ldc, mr, nr, accumulate, NULL, 0, NULL);
 }
 
 static void chain_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
                              int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    tile_int8_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+    tile_int8_12x32(nblk, blk, ldb, c, ldc, mr, nr, accumulate, NULL, 0, NULL);
+}
+
+static void store_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                             const void *acc, int64_t ld_acc, void *out, int64_t ld_out,
+                             int64_t mr, int64_t nr, const conv_dp_store_t *st) {
+    tile_int8_12x32(nblk, blk, ldb, out, ld_out, mr, nr, 0, acc, ld_acc, st);
 }
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {
-    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, chain_int8_12x32};
+    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, chain_int8_12x32, store_int8_12x32,
+    BDNN_EPI_STORE_DTS};

@@ -401,6 +401,29 @@ def test_space_to_depth_first_layers_pass_and_their_defects_are_caught():
             assert res.code == 1 and ":FAILED (errors:" in res.out, (impl, fault, res.out)
 
 
+# A 1x1 in bf16 or int8 whose epilogue is only a bias and the conversion: the dot-product
+# kernel stores each tile into dst itself (dp_store_fn). Several chains (the last reads
+# the earlier ones' sums), tile tails, groups, strides; every output type, with and
+# without bias; narrow outputs saturate (the fill's density bump). With a sum post-op the
+# same shapes take the accumulator block and the epilogue, as a control.
+DIRECT_STORE_SHAPES = ["mb2ic800ih5iw3oc30kh1kw1", "g2mb1ic1024ih7oc100kh1",
+                       "mb1ic64ih12iw9oc13kh1kw1", "mb1ic32ih9oc16kh1sh2"]
+
+
+@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_VNNI)
+                    or not core.isa_supported(core.Isa.AVX512_BF16),
+                    reason="no AVX512_VNNI / AVX512_BF16")
+@pytest.mark.parametrize("post_ops", ["", "sum:0.5"], ids=["direct", "epilogue"])
+def test_direct_store_1x1_layers_pass(post_ops):
+    for impl, dts in (("gemm_conv_bf16:avx512_bf16", "bf16,bf16:bf16:f32"),
+                      ("gemm_conv_int8:avx512_vnni", "u8:s8:u8,u8:s8:s8,u8:s8:s32,s8:s8:f32")):
+        res = run_cli("--conv", f"--impl={impl}", "--dir=FWD_B,FWD_I", f"--dt={dts}",
+                      f"--attr-post-ops={post_ops}", *DIRECT_STORE_SHAPES)
+        assert res.code == 0, res.out
+        n = 2 * len(dts.split(",")) * len(DIRECT_STORE_SHAPES)
+        assert sum(":PASSED " in l or ":MISTRUSTED " in l for l in res.lines) == n, res.out
+
+
 # Backward data on the col2im route: strided, multi-tap, grouped, dilated and 3D problems,
 # with few (image, group) slices (threads add into private copies of diff_src) and many
 # (threads own slices); the first layer of ResNet-50 shrunk (3 channels, 7x7, stride 2).

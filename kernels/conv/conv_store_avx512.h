@@ -1,0 +1,62 @@
+/* The AVX-512 output conversions of the low-precision epilogue, shared by the epilogue
+ * (conv_epilogue_avx512.c) and the dot-product micro-kernels that store their last chain
+ * straight into the output (conv_dp_chain_store_fn): one definition, so both give dt.h's
+ * bits. Include after a target pragma with avx512f, avx512vl, avx512bw and avx512dq. */
+#ifndef BDNN_CONV_STORE_AVX512_H
+#define BDNN_CONV_STORE_AVX512_H
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "bdnn.h"
+
+/* Saturation to [lo, hi] with NaN giving 0, then rounding to nearest even (dt.h). */
+static inline __m512i bdnn_epi_sat_round(__m512 v, __m512 lo, __m512 hi) {
+    const __m512 ordered = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
+    return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_max_ps(ordered, lo), hi),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+/* dt.h's bdnn_f32_to_bf16: NaN quieted, else rounded to nearest even in the integer bits
+ * (denormals kept: vcvtneps2bf16 would flush them). */
+static inline __m256i bdnn_epi_bf16(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                                             _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return _mm512_cvtepi32_epi16(
+        _mm512_mask_or_epi32(rounded, nan, hi, _mm512_set1_epi32(0x40)));
+}
+
+/* 16 values (lanes m) stored at element j of an out_dt row; 0: a type not handled. The
+ * limits are the epilogue's (s32: 2147483520, the largest f32 below 2^31). */
+static inline int bdnn_epi_store16(int out_dt, __m512 v, void *row, int64_t j, __mmask16 m) {
+    switch (out_dt) {
+    case BDNN_DT_U8:
+        _mm512_mask_cvtusepi32_storeu_epi8((uint8_t *)row + j, m,
+            bdnn_epi_sat_round(v, _mm512_set1_ps(0.0f), _mm512_set1_ps(255.0f)));
+        return 1;
+    case BDNN_DT_S8:
+        _mm512_mask_cvtsepi32_storeu_epi8((int8_t *)row + j, m,
+            bdnn_epi_sat_round(v, _mm512_set1_ps(-128.0f), _mm512_set1_ps(127.0f)));
+        return 1;
+    case BDNN_DT_S32:
+        _mm512_mask_storeu_epi32((int32_t *)row + j, m,
+            bdnn_epi_sat_round(v, _mm512_set1_ps(-2147483648.0f), _mm512_set1_ps(2147483520.0f)));
+        return 1;
+    case BDNN_DT_BF16:
+        _mm256_mask_storeu_epi16((uint16_t *)row + j, m, bdnn_epi_bf16(v));
+        return 1;
+    case BDNN_DT_F32:
+        _mm512_mask_storeu_ps((float *)row + j, m, v);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The store types of bdnn_epi_store16, as a mask of (1 << dt). */
+#define BDNN_EPI_STORE_DTS                                                                  \
+    ((1u << BDNN_DT_U8) | (1u << BDNN_DT_S8) | (1u << BDNN_DT_S32) | (1u << BDNN_DT_BF16)     \
+     | (1u << BDNN_DT_F32))
+#endif
