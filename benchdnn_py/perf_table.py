@@ -48,6 +48,9 @@ class Case:
     alg: str = ""                           # the --alg text, "" for direct
     # --alg=wino: the same case with the direct algorithm
     direct: dict[str, Any] | None = None
+    # the same case from a run on one thread (a results file whose run had one), when this
+    # one ran on two
+    one_thread: dict[str, Any] | None = None
 
     @property
     def depthwise(self) -> bool:
@@ -75,6 +78,12 @@ class Case:
     def wino_speedup(self) -> float | None:
         """--alg=wino: the direct median over this one (native)."""
         return self.direct["median_ms"] / self.ours["median_ms"] if self.direct else None
+
+    @property
+    def thread_speedup(self) -> float | None:
+        """One thread's median over this (two-thread) one's (native)."""
+        return self.one_thread["median_ms"] / self.ours["median_ms"] if self.one_thread \
+            else None
 
     @property
     def over_separate(self) -> float | None:
@@ -213,6 +222,39 @@ WINO_TARGETS: tuple[WinoTarget, ...] = (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class ThreadsTarget:
+    """Two threads against one (issue 10) on the large layers: those of at least min_ops
+    operations (the convolutions whose work can keep both cores busy). The one-thread
+    medians come from a second results file, a run with OMP_NUM_THREADS=1."""
+
+    label: str
+    network: str
+    mb: int
+    min_ops: float
+    min_ratio: float        # one-thread median / two-thread median: geomean and every layer
+
+    def matches(self, case: Case) -> bool:
+        return (case.network == self.network and case.direction in FORWARD
+                and case.operands == "f32" and case.desc.mb == self.mb and not case.post_ops
+                and not case.alg and case.ours["ops"] >= self.min_ops)
+
+    @staticmethod
+    def ratio(case: Case) -> float | None:
+        return case.thread_speedup
+
+    def judge(self, ratios: list[float]) -> tuple[str, str, bool]:
+        mean, low = geometric_mean(ratios), min(ratios)
+        return (f"{mean:.2f}, {low:.2f}", f"geomean and every layer >= {self.min_ratio:g}",
+                mean >= self.min_ratio and low >= self.min_ratio)
+
+
+THREADS_TARGETS: tuple[ThreadsTarget, ...] = (
+    ThreadsTarget("2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more",
+                  "resnet_50", 1, 150e6, 1.85),
+)
+
+
 _NAME = re.compile(r'n"([^"]*)"')
 _POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
 _ALG = re.compile(r"\s--alg=(\S+)")
@@ -226,8 +268,13 @@ def _operands(record: dict[str, Any]) -> str:
     return OPERAND_CLASS.get(":".join(pair), ":".join(pair))
 
 
-def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
-    """Native cases with timings, each with its torch twin if the run has one."""
+def cases_of(records: Iterable[dict[str, Any]],
+             one_thread: Iterable[dict[str, Any]] = ()) -> list[Case]:
+    """Native cases with timings, each with its torch twin if the run has one, and its
+    one-thread twin from one_thread (the records of one-thread runs)."""
+    single = {pair_key(r["key"]): r for r in one_thread
+              if r.get("driver") == "conv" and r.get("median_ms")
+              and r.get("backend", "native") == "native"}
     by_key: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for record in records:
         if record.get("driver") == "conv" and record.get("median_ms"):
@@ -248,7 +295,8 @@ def cases_of(records: Iterable[dict[str, Any]]) -> list[Case]:
         out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
                         _operands(ours), ours, sides.get("torch"),
                         post_ops.group(1) if post_ops else "", plain,
-                        alg=alg.group(1) if alg else "", direct=direct))
+                        alg=alg.group(1) if alg else "", direct=direct,
+                        one_thread=single.get(key)))
         if name and not post_ops and desc.g > 1 and desc.g == desc.ic == desc.oc:
             depthwise[name.group(1)] = ours
     return [dataclasses.replace(c, separate_dw=depthwise.get(f"{c.network}:{c.layer}"))
@@ -330,6 +378,11 @@ def fusion_lines(cases: list[Case]) -> list[str]:
 def wino_lines(cases: list[Case]) -> list[str]:
     return ratio_lines(cases, "| Winograd target | layers | direct time / wino time "
                        "(geomean, min) | bar |", WINO_TARGETS)
+
+
+def threads_lines(cases: list[Case]) -> list[str]:
+    return ratio_lines(cases, "| threads target | layers | one-thread time / two-thread time "
+                       "(geomean, min) | bar |", THREADS_TARGETS)
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -444,9 +497,20 @@ def reorder_lines(cases: list[ReorderCase]) -> list[str]:
 
 def table(paths: list[str], layers: bool = False) -> list[str]:
     records: list[dict[str, Any]] = []
+    one_thread: list[dict[str, Any]] = []   # runs on one thread: the threads row's baseline
+    all_two = True                          # every other run on two threads
     for path in paths:
-        records += read(path).cases
-    cases = cases_of(records)
+        results = read(path)
+        threads = results.environment.get("threads", {}).get("max")
+        if threads == 1:
+            one_thread += results.cases
+        else:
+            records += results.cases
+            all_two = all_two and threads == 2
+    if one_thread and not records:
+        raise UsageError(f"{', '.join(paths)}: only runs on one thread; the targets are for a "
+                         f"run on two, which a one-thread run joins for the threads row")
+    cases = cases_of(records, one_thread if all_two else ())
     reorders = reorder_cases_of(records)
     if not cases and not reorders:
         raise UsageError(f"{', '.join(paths)}: no timed conv or reorder case (run with "
@@ -454,7 +518,8 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     lines: list[str] = []
     if cases:
         lines = [limits_line(cases), "", *markdown(rows_of(cases)), "",
-                 *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases)]
+                 *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases),
+                 "", *threads_lines(cases)]
         if layers:
             lines += ["", *layer_lines(cases)]
     if reorders:

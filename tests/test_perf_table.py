@@ -197,3 +197,29 @@ def test_post_op_section_of_its_own_pairs_within_its_network():
     rows = {r.target.label: r.cases for r in perf_table.rows_of(cases)}
     assert [c.layer for c in rows["ResNet-50 f32 forward, mb1"]] == ["a"]
     assert rows["ResNet-50 f32 forward, mb1"][0].ours["median_ms"] == 2.0
+
+
+def _results_file(path, threads, records):
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1,
+              "environment": {"threads": {"max": threads}}}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
+    return str(path)
+
+
+def test_threads_row_joins_a_one_thread_run_on_the_large_layers(tmp_path):
+    big, small = resnet("big"), resnet("small")        # same shape, ops set per record
+    two = _results_file(tmp_path / "two.jsonl", 2, [
+        record(big, median_ms=1.0, gops=0.2), record(small, median_ms=1.0, gops=0.1)])
+    one = _results_file(tmp_path / "one.jsonl", 1, [
+        record(big, median_ms=1.8, gops=0.2), record(small, median_ms=1.0, gops=0.1)])
+    lines = perf_table.table([two, one])
+    # only the 200 M op layer counts (150 M or more); 1.8x misses the 1.85x bar
+    assert ("| 2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more | 1 "
+            "| 1.80, 1.80 | geomean and every layer >= 1.85: missed |") in lines
+    # the one-thread run stays out of the other targets: 200 and 100 GFLOPS, not 111
+    assert any(l.startswith("| ResNet-50 f32 forward, mb1 | 2 | 141 |") for l in lines)
+    alone = [l for l in perf_table.table([two]) if l.startswith("| 2 threads")]
+    assert alone == ["| 2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or "
+                     "more | 0 | - | not measured |"]
+    res = run_cli("perf-table", one)
+    assert res.code == 2 and "only runs on one thread" in res.err
