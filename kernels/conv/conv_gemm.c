@@ -373,11 +373,12 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
     p->Kp = p->K;   /* k blocks are whole channel groups */
     p->b_shift = shift, p->pad = (float)c->attr.src_zp;
     p->a_panels = bdnn_div_up(p->M, u->mr);
-    /* An epilogue of only a bias and the conversion, on a grid without columns to drop
-     * (a 1x1's): the kernel stores each tile's result itself, in registers, in place of
-     * the accumulator block and the epilogue's pass over it (see shift_chains). */
+    /* An epilogue of only a bias and the conversion: the kernel stores each tile's result
+     * itself, in place of the accumulator block and the epilogue's pass over it (see
+     * shift_chains); from registers where the grid has no columns to drop (a 1x1's), else
+     * run by run of real outputs from the tile spilled to L1. */
     p->direct_store = p->pack && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
-        && wp == d->ow && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0
+        && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0
         && c->n_post_ops == 0 && c->fault == BDNN_FAULT_NONE;
     /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
      * split when there are too few items. */
@@ -1362,10 +1363,61 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
     }
 }
 
+/* One row of space-to-depth lanes: lane x gets, in its b-th channel slot, src[b][(x -
+ * lo[b]) * s] for x in [lo[b], hi[b]) (src[b]: the input under column lo[b], or NULL for
+ * a row outside the input) and pad[b] elsewhere. The columns inside every channel's range
+ * run branch-free with s a constant (stride 2: ResNet's conv1), so the compiler vectorizes
+ * them; the edges go lane by lane. */
+static inline void s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
+                                 const void *const *src, const int64_t *lo, const int64_t *hi,
+                                 const uint32_t *pad, uint32_t flip, int64_t s) {
+    int64_t in_lo = 0, in_hi = wp;
+    for (int b = 0; b < pack; ++b) {
+        if (!src[b]) in_lo = wp;
+        if (lo[b] > in_lo) in_lo = lo[b];
+        if (hi[b] < in_hi) in_hi = hi[b];
+    }
+    if (in_hi > in_lo) {
+        const int64_t n = in_hi - in_lo;
+        uint32_t *restrict out = row + in_lo;
+        if (pack == 2) {
+            const uint16_t *restrict h0 = (const uint16_t *)src[0] + (in_lo - lo[0]) * s;
+            const uint16_t *restrict h1 = (const uint16_t *)src[1] + (in_lo - lo[1]) * s;
+            for (int64_t t = 0; t < n; ++t)
+                out[t] = (uint32_t)h0[t * s] | (uint32_t)h1[t * s] << 16;
+        } else {
+            const uint8_t *restrict b0 = (const uint8_t *)src[0] + (in_lo - lo[0]) * s;
+            const uint8_t *restrict b1 = (const uint8_t *)src[1] + (in_lo - lo[1]) * s;
+            const uint8_t *restrict b2 = (const uint8_t *)src[2] + (in_lo - lo[2]) * s;
+            const uint8_t *restrict b3 = (const uint8_t *)src[3] + (in_lo - lo[3]) * s;
+            for (int64_t t = 0; t < n; ++t)
+                out[t] = ((uint32_t)b0[t * s] | (uint32_t)b1[t * s] << 8
+                          | (uint32_t)b2[t * s] << 16 | (uint32_t)b3[t * s] << 24) ^ flip;
+        }
+    } else {
+        in_lo = in_hi = wp;
+    }
+    for (int64_t x = 0; x < wp; ++x) {
+        if (x == in_lo) x = in_hi;
+        if (x >= wp) break;
+        uint32_t lane = 0;
+        for (int b = 0; b < pack; ++b) {
+            const int bits = 32 / pack * b;
+            const int inside = src[b] && x >= lo[b] && x < hi[b];
+            const int64_t at = inside ? (x - lo[b]) * s : 0;
+            lane |= inside
+                ? (pack == 2 ? (uint32_t)((const uint16_t *)src[b])[at] << bits
+                             : (uint32_t)(((const uint8_t *)src[b])[at] ^ (flip & 0xffu)) << bits)
+                : pad[b];
+        }
+        row[x] = lane;
+    }
+}
+
 /* The padded copy by space-to-depth (see S2D_MAX_ICG): channel c = phase * IC + ic of
  * the phase planes, phase = py * S_W + px, holds input channel ic at point
  * (y*S_H + py - PH, x*S_W + px - PW), lanes grouping channels as shift_pad_input_groups
- * does. Every byte is written each execution: which points exist differs by phase, so a
+ * does. Every lane is written each execution: which points exist differs by phase, so a
  * lane can mix input and padding. */
 static void s2d_pad_input_groups(const exec_t *e, const void *src) {
     const struct bdnn_conv *c = e->c;
@@ -1374,35 +1426,39 @@ static void s2d_pad_input_groups(const exec_t *e, const void *src) {
     const int pack = p->pack;
     const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw, IC = d->ic;
     const int64_t SH = p->s2d_h, SW = p->s2d_w, groups = p->s_ic / pack;
-    const uint8_t flip = p->b_shift != 0.0f ? 0x80 : 0;
+    const size_t elt = pack == 2 ? 2 : 1;
+    const uint32_t flip = p->b_shift != 0.0f ? 0x80808080u : 0u;
     const uint8_t pad_u8 = (uint8_t)(int32_t)(p->pad + p->b_shift);
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
         const int64_t n = plane / groups, i = plane % groups;
         uint32_t *lanes = (uint32_t *)p->padded + plane * hp * wp;
+        int64_t ic[4], py[4], px[4], lo[4], hi[4];
+        uint32_t pad[4];
         for (int b = 0; b < pack; ++b) {   /* the lane's b-th channel */
-            const int64_t ch = pack * i + b, phase = ch / IC, ic = ch % IC;
-            const int64_t py = phase / SW, px = phase % SW;
+            const int64_t ch = pack * i + b, phase = ch / IC;
+            ic[b] = ch % IC, py[b] = phase / SW, px[b] = phase % SW;
             /* columns whose input x*SW + px - PW lies in [0, IW) */
-            const int64_t x0 = d->pw > px ? bdnn_div_up(d->pw - px, SW) : 0;
-            const int64_t last = IW - 1 + d->pw - px;   /* x*SW <= last */
-            const int64_t x_end = last < 0 ? 0 : last / SW + 1, x1 = x_end < wp ? x_end : wp;
-            const int bits = 32 / pack * b;
-            const uint32_t pad = pack == 4 ? (uint32_t)pad_u8 << bits : 0;
-            for (int64_t y = 0; y < hp; ++y) {
-                uint32_t *row = lanes + y * wp;
-                const int64_t iy = y * SH + py - d->ph;
-                const int64_t lo = iy >= 0 && iy < IH ? x0 : wp, hi = lo < wp ? x1 : wp;
-                for (int64_t x = 0; x < wp; ++x) {
-                    uint32_t v = pad;
-                    if (x >= lo && x < hi) {
-                        const int64_t at = (n * IC + ic) * IH * IW + iy * IW + x * SW + px - d->pw;
-                        v = pack == 2 ? (uint32_t)((const uint16_t *)src)[at] << bits
-                                      : (uint32_t)(((const uint8_t *)src)[at] ^ flip) << bits;
-                    }
-                    row[x] = b == 0 ? v : row[x] | v;
-                }
+            lo[b] = d->pw > px[b] ? bdnn_div_up(d->pw - px[b], SW) : 0;
+            const int64_t last = IW - 1 + d->pw - px[b];   /* x*SW <= last */
+            const int64_t x_end = last < 0 ? 0 : last / SW + 1;
+            hi[b] = x_end < wp ? x_end : wp;
+            if (hi[b] < lo[b]) hi[b] = lo[b];
+            pad[b] = pack == 4 ? (uint32_t)pad_u8 << (8 * b) : 0;
+        }
+        for (int64_t y = 0; y < hp; ++y) {
+            const void *rows[4];
+            for (int b = 0; b < pack; ++b) {
+                const int64_t iy = y * SH + py[b] - d->ph;
+                /* the input under column lo[b] */
+                rows[b] = iy >= 0 && iy < IH && lo[b] < hi[b]
+                    ? (const char *)src + elt * (size_t)((n * IC + ic[b]) * IH * IW + iy * IW
+                                                         + lo[b] * SW + px[b] - d->pw)
+                    : NULL;
             }
+            uint32_t *row = lanes + y * wp;
+            if (SW == 2) s2d_lanes_row(row, wp, pack, rows, lo, hi, pad, flip, 2);
+            else s2d_lanes_row(row, wp, pack, rows, lo, hi, pad, flip, SW);
         }
     }
 }
@@ -1481,7 +1537,24 @@ static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, in
  * (3x3 with 64 channels: once instead of nine times). With direct_store, a tile's last
  * chain (reading the earlier chains' sums from C, if any) stores the finished values into
  * dst itself, and the item has no epilogue pass. */
-enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64, MAX_STORE_MR = 32 };
+enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64, MAX_STORE_MR = 32,
+       MAX_STORE_NR = 32 };
+
+/* The runs of real outputs among padded-grid columns [j, j + n) (rows of wp columns, the
+ * first ow of each real): tile column col, length, and offset in the output plane (oh*ow
+ * + x). At most n runs. */
+static int output_runs(int64_t wp, int64_t ow, int64_t j, int64_t n, conv_dp_seg_t *segs) {
+    int count = 0;
+    for (int64_t t = 0; t < n;) {
+        const int64_t oh = (j + t) / wp, x = (j + t) % wp;
+        const int64_t run = wp - x < n - t ? wp - x : n - t;   /* to the row's end */
+        if (x < ow)
+            segs[count++] = (conv_dp_seg_t){(int32_t)t, (int32_t)((x + run < ow ? x + run : ow) - x),
+                                            oh * ow + x};
+        t += run;
+    }
+    return count;
+}
 static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng, int64_t n,
                          int64_t g, int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
     const struct bdnn_conv *c = e->c;
@@ -1509,10 +1582,19 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
             bs[nb] = in_ng + c0 / pack * plane + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
             rows += kc / pack, ++nb, pc1 += kc;
         }
-        for (int64_t q = 0; q * NR < ncols; ++q)
+        for (int64_t q = 0; q * NR < ncols; ++q) {
+            const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+            /* direct store on the padded grid: the tile's runs of real outputs */
+            conv_dp_seg_t segs[MAX_STORE_NR + 1];
+            int nseg = 0;
+            int64_t q_off = j0 + q * NR;   /* dst offset of column 0 (no columns to drop) */
+            if (p->direct_store && pc1 == K && p->wp != c->d.ow) {
+                nseg = output_runs(p->wp, c->d.ow, j0 + q * NR, nr, segs);
+                q_off = 0;
+                if (nseg == 0) continue;   /* only dropped columns: nothing to store */
+            }
             for (int64_t m = m0; m < m1; m += MR) {
                 const int64_t mr = M - m < MR ? M - m : MR;
-                const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
                 for (int64_t i = 0; i < nb; ++i) {
                     /* grouped weights, as run_gemm addresses them */
                     blk[i].kcp = kcs[i];
@@ -1526,15 +1608,16 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                     for (int64_t r = 0; r < mr && e->bias; ++r)
                         bias[r] = bdnn_load_f32(e->bias, c->attr.bia_dt, oc + r);
                     const conv_dp_store_t st = {c->out_dt, e->bias ? bias : NULL,
-                                                comp ? comp + oc : NULL};
+                                                comp ? comp + oc : NULL, nseg, segs};
                     u->dp_store_fn(nb, blk, ldb, pc0 > 0 ? cblk : NULL, p->nc,
                                    (char *)e->out + osz * (size_t)((n * c->d.oc + oc) * OP
-                                                                   + j0 + q * NR),
+                                                                   + q_off),
                                    OP, mr, nr, &st);
                 } else {
                     u->dp_chain_fn(nb, blk, ldb, cblk, p->nc, mr, nr, pc0 > 0);
                 }
             }
+        }
     }
 }
 

@@ -58,11 +58,20 @@ typedef void (*conv_dp_chain_fn)(int64_t nblk, const conv_dp_block_t *blk, int64
  *   v = v + bias[r] (if bias),
  * stored as out_dt at out[r * ld_out + j] exactly as bdnn_conv_epilogue stores it
  * (saturation and rounding to nearest even for integers, NaN giving 0; bf16 rounded in the
- * integer bits). out_dt is one of the kernel's store_dts (1 << dt). */
+ * integer bits). out_dt is one of the kernel's store_dts (1 << dt). With segments (nseg >
+ * 0), only columns [seg.col, seg.col + seg.len) of each are stored, column seg.col + t at
+ * out[r * ld_out + seg.off + t] (a grid whose columns are not all outputs, such as the
+ * shift route's padded one). */
+typedef struct {
+    int32_t col, len;        /* tile columns [col, col + len) */
+    int64_t off;             /* ... stored from this element of row 0 on */
+} conv_dp_seg_t;
 typedef struct {
     int out_dt;
     const float *bias;       /* mr values, or NULL */
     const int32_t *comp;     /* int8: mr values, or NULL (bf16) */
+    int nseg;                /* 0: columns [0, nr) contiguous from out */
+    const conv_dp_seg_t *seg;
 } conv_dp_store_t;
 typedef void (*conv_dp_chain_store_fn)(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                        const void *acc, int64_t ld_acc, void *out,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "bdnn.h"
+#include "conv_impl.h"
 
 /* Saturation to [lo, hi] with NaN giving 0, then rounding to nearest even (dt.h). */
 static inline __m512i bdnn_epi_sat_round(__m512 v, __m512 lo, __m512 hi) {
@@ -52,6 +53,33 @@ static inline int bdnn_epi_store16(int out_dt, __m512 v, void *row, int64_t j, _
         return 1;
     default:
         return 0;
+    }
+}
+
+/* conv_dp_chain_store_fn with segments: the tile, spilled to tile[MR][ld_tile] (f32, or
+ * s32 with s32 set), stored row by row, segment by segment (contract in conv_impl.h). */
+static inline void bdnn_epi_store_segments(const void *tile, int64_t ld_tile, int s32,
+                                           int64_t mr, const conv_dp_store_t *st,
+                                           void *out, int64_t ld_out) {
+    const size_t esz = st->out_dt == BDNN_DT_U8 || st->out_dt == BDNN_DT_S8 ? 1
+                     : st->out_dt == BDNN_DT_BF16 ? 2 : 4;
+    for (int64_t r = 0; r < mr; ++r) {
+        const __m512i k = _mm512_set1_epi32(s32 && st->comp ? st->comp[r] : 0);
+        const __m512 b = _mm512_set1_ps(st->bias ? st->bias[r] : 0.0f);
+        char *row = (char *)out + esz * (size_t)(r * ld_out);
+        for (int i = 0; i < st->nseg; ++i) {
+            const conv_dp_seg_t *sg = &st->seg[i];
+            for (int32_t t = 0; t < sg->len; t += 16) {
+                const int32_t n = sg->len - t < 16 ? sg->len - t : 16;
+                const __mmask16 m = (__mmask16)((1u << n) - 1u);
+                const int64_t at = r * ld_tile + sg->col + t;
+                __m512 v = s32 ? _mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                     _mm512_maskz_loadu_epi32(m, (const int32_t *)tile + at), k))
+                               : _mm512_maskz_loadu_ps(m, (const float *)tile + at);
+                if (st->bias) v = _mm512_add_ps(v, b);
+                bdnn_epi_store16(st->out_dt, v, row, sg->off + t, m);
+            }
+        }
     }
 }
 

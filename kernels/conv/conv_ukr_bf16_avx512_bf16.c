@@ -43,6 +43,15 @@ static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int
             }
         }
     }
+    if (st && st->nseg) {
+        float tile[MR][NR];
+        for (int r = 0; r < MR; ++r) {
+            _mm512_storeu_ps(tile[r], acc[r][0]);
+            _mm512_storeu_ps(tile[r] + 16, acc[r][1]);
+        }
+        bdnn_epi_store_segments(tile, NR, 0, mr, st, c, ldc);
+        return;
+    }
     if (st) {   /* conv_dp_chain_store_fn: bias, conversion, masked stores of mr x nr */
         const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
         const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);

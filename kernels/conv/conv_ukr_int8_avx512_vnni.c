@@ -78,6 +78,12 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
             ROWS(ACC_STEP)
         }
     }
+    if (st && st->nseg) {
+        int32_t tile[MR][NR];
+        ROWS(ACC_SPILL)
+        bdnn_epi_store_segments(tile, NR, 1, mr, st, c_, ldc);
+        return;
+    }
     if (st) {
         const size_t esz = st->out_dt == BDNN_DT_U8 || st->out_dt == BDNN_DT_S8 ? 1
                          : st->out_dt == BDNN_DT_BF16 ? 2 : 4;
