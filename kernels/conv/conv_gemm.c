@@ -346,17 +346,12 @@ static int64_t kblock_len(const gemm_plan_t *p, int64_t k0) {
  * epilogue. */
 static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u, int s2d) {
     const bdnn_conv_desc_t *d = &c->d;
-    if (s2d) {
-        p->s2d_h = d->sh, p->s2d_w = d->sw;
-        p->s_ic = d->ic * d->sh * d->sw, p->s_icg = p->s_ic;   /* one group (see gemm_init) */
-        p->s_kh = bdnn_div_up(d->kh, d->sh), p->s_kw = bdnn_div_up(d->kw, d->sw);
-        p->s_dh = 0, p->s_dw = 0;
-    } else {
-        p->s_ic = d->ic, p->s_icg = d->ic / d->g, p->s_kh = d->kh, p->s_kw = d->kw;
-        p->s_dh = d->dh, p->s_dw = d->dw;
-    }
-    const int64_t hp = d->oh + (p->s_kh - 1) * (p->s_dh + 1);
-    const int64_t wp = d->ow + (p->s_kw - 1) * (p->s_dw + 1);
+    /* the padded planes' problem: channels per image, taps, dilations (one group by s2d) */
+    const int64_t s_ic = s2d ? d->ic * d->sh * d->sw : d->ic;
+    const int64_t s_kh = s2d ? bdnn_div_up(d->kh, d->sh) : d->kh;
+    const int64_t s_kw = s2d ? bdnn_div_up(d->kw, d->sw) : d->kw;
+    const int64_t s_dh = s2d ? 0 : d->dh, s_dw = s2d ? 0 : d->dw;
+    const int64_t hp = d->oh + (s_kh - 1) * (s_dh + 1), wp = d->ow + (s_kw - 1) * (s_dw + 1);
     const int pack = c->lp ? u->pack : 1;
     /* The gather route's rules for zero points (lp_init), checked before the plan moves. */
     const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
@@ -364,9 +359,12 @@ static int shift_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t
     if (c->attr.src_zp && pack != 4) return BDNN_STATUS_UNIMPLEMENTED;
     if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
     /* planes of f32, or of 32-bit channel-group lanes */
-    const int64_t padded = d->mb * (p->s_ic / pack) * hp * wp + wp + u->nr;
+    const int64_t padded = d->mb * (s_ic / pack) * hp * wp + wp + u->nr;
     if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
     p->shift = 1, p->hp = hp, p->wp = wp;
+    p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
+    p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
+    p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
     p->instances = d->mb * d->g;
     p->M = d->oc / d->g, p->N = d->oh * wp, p->K = p->s_icg * p->s_kh * p->s_kw;
     p->pack = c->lp ? u->pack : 0;
@@ -1355,7 +1353,8 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
             const int64_t iy = y * SH - d->ph;
             if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
             uint32_t *row = out + y * wp;
-            group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 * SW - PW, x1 - x0, flip, SW);
+            group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 * SW - PW, x1 - x0,
+                            flip, SW);
             if (edge)
                 for (int64_t x = x1; x < wp; ++x)
                     row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
@@ -1549,7 +1548,8 @@ static int output_runs(int64_t wp, int64_t ow, int64_t j, int64_t n, conv_dp_seg
         const int64_t oh = (j + t) / wp, x = (j + t) % wp;
         const int64_t run = wp - x < n - t ? wp - x : n - t;   /* to the row's end */
         if (x < ow)
-            segs[count++] = (conv_dp_seg_t){(int32_t)t, (int32_t)((x + run < ow ? x + run : ow) - x),
+            segs[count++] = (conv_dp_seg_t){(int32_t)t,
+                                            (int32_t)((x + run < ow ? x + run : ow) - x),
                                             oh * ow + x};
         t += run;
     }
