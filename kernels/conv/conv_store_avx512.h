@@ -9,6 +9,13 @@
 
 #include "bdnn.h"
 #include "conv_impl.h"
+#include "dt.h"
+
+/* The lane masks of a 32-column tile's two vectors for its first nr columns. */
+static inline void bdnn_tile_masks32(int64_t nr, __mmask16 *m0, __mmask16 *m1) {
+    *m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
+    *m1 = nr >= 32 ? (__mmask16)0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
+}
 
 /* Saturation to [lo, hi] with NaN giving 0, then rounding to nearest even (dt.h). */
 static inline __m512i bdnn_epi_sat_round(__m512 v, __m512 lo, __m512 hi) {
@@ -61,8 +68,7 @@ static inline int bdnn_epi_store16(int out_dt, __m512 v, void *row, int64_t j, _
 static inline void bdnn_epi_store_segments(const void *tile, int64_t ld_tile, int s32,
                                            int64_t mr, const conv_dp_store_t *st,
                                            void *out, int64_t ld_out) {
-    const size_t esz = st->out_dt == BDNN_DT_U8 || st->out_dt == BDNN_DT_S8 ? 1
-                     : st->out_dt == BDNN_DT_BF16 ? 2 : 4;
+    const size_t esz = bdnn_dt_size(st->out_dt);
     for (int64_t r = 0; r < mr; ++r) {
         const __m512i k = _mm512_set1_epi32(s32 && st->comp ? st->comp[r] : 0);
         const __m512 b = _mm512_set1_ps(st->bias ? st->bias[r] : 0.0f);

@@ -20,8 +20,8 @@ static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     if (acc_in) {   /* an earlier chain's partial sums (rows past mr, columns past nr: 0) */
-        const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
-        const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
+        __mmask16 m0, m1;
+        bdnn_tile_masks32(nr, &m0, &m1);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; ++r)
             if (r < mr) {
@@ -53,9 +53,9 @@ static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int
         return;
     }
     if (st) {   /* conv_dp_chain_store_fn: bias, conversion, masked stores of mr x nr */
-        const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
-        const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
-        const size_t esz = st->out_dt == BDNN_DT_BF16 ? 2 : 4;
+        __mmask16 m0, m1;
+        bdnn_tile_masks32(nr, &m0, &m1);
+        const size_t esz = bdnn_dt_size(st->out_dt);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; ++r) {
             if (r >= mr) break;

@@ -64,8 +64,8 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
                                    int accumulate, const int32_t *acc_in, int64_t ld_acc,
                                    const conv_dp_store_t *st) {
     int32_t *c = c_;
-    const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1u);
-    const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1u);
+    __mmask16 m0, m1;
+    bdnn_tile_masks32(nr, &m0, &m1);
     ROWS(ACC_ZERO)
     if (acc_in) { ROWS(ACC_LOAD) }   /* an earlier chain's partial sums */
     for (int64_t i = 0; i < nblk; ++i) {
@@ -85,8 +85,7 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
         return;
     }
     if (st) {
-        const size_t esz = st->out_dt == BDNN_DT_U8 || st->out_dt == BDNN_DT_S8 ? 1
-                         : st->out_dt == BDNN_DT_BF16 ? 2 : 4;
+        const size_t esz = bdnn_dt_size(st->out_dt);
         ROWS(ACC_OUT)
         return;
     }
