@@ -74,8 +74,8 @@ def test_the_file_is_valid_at_every_moment(tmp_path, monkeypatch):
     assert suite_of(path).get("tests") == "0"          # valid before the first case
     monkeypatch.setattr(junit, "FLUSH_EVERY_S", 3600.0)
     record = {"driver": "conv", "repro": "--conv a", "status": "PASSED", "wall_ms": 2.0}
-    writer._last = 0.0
-    writer.add(record, "b")                            # first one flushes (2 s passed)
+    writer._last -= 2 * junit.FLUSH_EVERY_S            # the last flush long ago (not 0.0:
+    writer.add(record, "b")                            # a machine up < 1 h) -> flushes
     writer.add(dict(record, repro="--conv b"), "b")    # held back by the throttle
     assert suite_of(path).get("tests") == "1"
     assert not (tmp_path / "j.xml.tmp").exists()

@@ -49,17 +49,19 @@ static const conv_impl_entry_t impls[] = {
     {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F32},
     {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F32},
     {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F32},
-    /* bf16: vdpbf16ps on bf16 pairs; without it, exact conversion to f32 and f32 FMA. */
+    /* bf16: vdpbf16ps on bf16 pairs; AVX2: the pairs split into f32 in registers, f32 FMA;
+     * AVX-512 without the instruction: exact conversion to an f32 copy, f32 FMA. */
     {"gemm_conv_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_gemm_ops,
      &bdnn_gemm_ukr_bf16_avx512_bf16, BF16},
     {"gemm_conv_bf16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, BF16},
-    {"gemm_conv_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, BF16},
+    {"gemm_conv_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_bf16_avx2, BF16},
     {"gemm_conv_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, BF16},
     /* f16: F16C conversion to f32 (exact), f32 FMA, F16C rounding on the way out. */
     {"gemm_conv_f16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F16},
     {"gemm_conv_f16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F16},
     {"gemm_conv_f16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F16},
-    /* int8: vpdpbusd (u8 x s8 quads into s32); without it, s32 multiply-adds. */
+    /* int8: vpdpbusd (u8 x s8 quads into s32); AVX2: vpmaddwd on the quads' s16 halves;
+     * scalar: s32 multiply-adds. */
     {"gemm_conv_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_gemm_ops,
      &bdnn_gemm_ukr_int8_avx512_vnni, INT8},
     {"gemm_conv_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_avx2, INT8},

@@ -584,11 +584,18 @@ static int gemm_init(struct bdnn_conv *c) {
 /* ---------------------------------------------------------------------------------------
  * Weights reorder (forward and backward data) */
 
+/* Bytes of a grouped A element: bf16 or s8, or for a kernel taking A widened (a_wide)
+ * f32 or s16. */
+static size_t a_esz(const struct bdnn_conv *c) {
+    const gemm_plan_t *p = c->plan;
+    return (p->pack == 2 ? 2 : 1) * (ukr_of(c)->a_wide ? 2 : 1);
+}
+
 /* Bytes of the regrouped weights of all groups (pack > 0), before the int8 compensation. */
 static size_t grouped_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
-    const size_t elt = p->pack == 2 ? 2 : 1;
-    return bdnn_div_up(elt * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->Kp), 64) * 64;
+    return bdnn_div_up(a_esz(c) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->Kp), 64)
+           * 64;
 }
 
 static size_t gemm_weights_bytes(const struct bdnn_conv *c) {
@@ -645,10 +652,25 @@ static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float 
 /* Regroups a panel of kc rows x W f32 values (row stride W) into groups of `pack` rows:
  * element (k, w) to [(k / pack) * W * pack + w * pack + k % pack], zeros for k >= kc up to
  * the next multiple of pack. bf16 (pack 2) values convert exactly (they came from bf16);
- * int8 (pack 4) values are integers, shifted by `shift` (u8 source) or not (s8 weights). */
+ * int8 (pack 4) values are integers, shifted by `shift` (u8 source) or not (s8 weights).
+ * wide (A of an a_wide kernel, conv_impl.h): the same places, as f32 (pack 2) or s16
+ * (pack 4, a group's values in the order k%4 = 0, 2, 1, 3). */
 static void regroup(const float *in, int64_t kc, int64_t W, int pack, float shift,
-                    int as_u8, void *out) {
+                    int as_u8, int wide, void *out) {
     const int64_t kcp = bdnn_div_up(kc, pack) * pack;
+    if (wide) {
+        static const int slot4[4] = {0, 2, 1, 3};
+        for (int64_t k = 0; k < kcp; ++k) {
+            const float *row = in + k * W;
+            const int64_t base = (k / pack) * W * pack + (pack == 4 ? slot4[k % 4] : k % pack);
+            for (int64_t w = 0; w < W; ++w) {
+                const float v = k < kc ? row[w] : 0.0f;
+                if (pack == 2) ((float *)out)[base + w * pack] = v;
+                else ((int16_t *)out)[base + w * pack] = (int16_t)(int32_t)v;
+            }
+        }
+        return;
+    }
     if (pack == 2) {
         /* Exact bf16 values: the high half of each f32 is the bf16, so a pair of rows
          * becomes one 32-bit lane per column, (row k+1 high half) | (row k high half),
@@ -707,7 +729,7 @@ static void gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *
     panels = malloc(f32_bytes > 0 ? f32_bytes : 1);
     if (!panels) { free(wf); return; }
     pack_weights_f32(c, w32, panels);
-    const size_t elt = p->pack == 2 ? 2 : 1;
+    const size_t elt = a_esz(c);
     int32_t *comp = p->pack == 4 ? (int32_t *)((char *)packed + grouped_bytes(c)) : NULL;
     const float zp_shift = p->pad + p->b_shift;
     for (int64_t g = 0; g < d->g; ++g) {
@@ -718,7 +740,7 @@ static void gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *
             const int64_t kcp = bdnn_div_up(kc, p->pack) * p->pack;
             for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                 const float *fpanel = fg + pc * p->a_panels * MR + ip * kc * MR;
-                regroup(fpanel, kc, MR, p->pack, 0.0f, 0,
+                regroup(fpanel, kc, MR, p->pack, 0.0f, 0, ukr_of(c)->a_wide,
                         qg + elt * (size_t)(pc * p->a_panels * MR + ip * kcp * MR));
                 if (!comp) continue;
                 for (int64_t r = 0; r < MR && ip * MR + r < p->M; ++r) {
@@ -954,7 +976,8 @@ static void run_gemm(const exec_t *e) {
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, N = p->N;
     const int64_t G = d->g;
     const int lp = c->lp, pack = p->pack;
-    const size_t elt = pack == 2 ? 2 : 1;   /* bytes of a grouped operand element */
+    const size_t elt = pack == 2 ? 2 : 1;   /* bytes of a grouped B element */
+    const size_t aelt = pack ? a_esz(c) : 0;   /* ... and of A's */
     int has_sum = 0;
     const float sum_scale = lp ? 0.0f : bdnn_post_ops_sum_scale(c, &has_sum);
     const int has_eltwise = !lp && c->n_post_ops > (has_sum ? 1 : 0);
@@ -1014,7 +1037,7 @@ static void run_gemm(const exec_t *e) {
                     else pack_b_bwd_data(e, b_inst, pc, kc, q_packed, npanels, s);
                     if (pack)
                         a_blk = (const char *)e->a_packed
-                              + elt * (size_t)(g * p->a_panels * MR * p->Kp
+                              + aelt * (size_t)(g * p->a_panels * MR * p->Kp
                                                + pc * p->a_panels * MR + (m0 / MR) * kcp * MR);
                     else
                         a_blk = (const float *)e->a_packed + g * p->a_panels * MR * K
@@ -1026,14 +1049,14 @@ static void run_gemm(const exec_t *e) {
                     a_blk = s->ap;
                     if (pack) {
                         for (int64_t m = m0; m < m1; m += MR)
-                            regroup(s->ap + (m - m0) * kc, kc, MR, pack, 0.0f, 0,
-                                    (char *)s->aq + elt * (size_t)((m - m0) * kcp));
+                            regroup(s->ap + (m - m0) * kc, kc, MR, pack, 0.0f, 0, u->a_wide,
+                                    (char *)s->aq + aelt * (size_t)((m - m0) * kcp));
                         a_blk = s->aq;
                     }
                 }
                 if (pack)
                     for (int64_t q = 0; q < npanels; ++q)
-                        regroup(s->bp + q * kc * NR, kc, NR, pack, p->b_shift, 1,
+                        regroup(s->bp + q * kc * NR, kc, NR, pack, p->b_shift, 1, 0,
                                 (char *)s->bq + elt * (size_t)(q * kcp * NR));
                 for (int64_t q = 0; q < npanels; ++q) {
                     const int64_t j = j0 + q * NR, nr = N - j < NR ? N - j : NR;
@@ -1052,7 +1075,7 @@ static void run_gemm(const exec_t *e) {
                         }
                         void *acc = (char *)s->acc + 4 * (size_t)((m - m0) * p->nc + q * NR);
                         if (pack)
-                            u->dp_fn(kcp, (const char *)a_blk + elt * (size_t)((m - m0) * kcp),
+                            u->dp_fn(kcp, (const char *)a_blk + aelt * (size_t)((m - m0) * kcp),
                                      (const char *)s->bq + elt * (size_t)(q * kcp * NR),
                                      NR * pack, acc, p->nc, mr, nr, pc > 0);
                         else
@@ -1567,7 +1590,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     const int64_t icg = p->s_icg, plane = p->hp * p->wp;
     const size_t elt = pack == 2 ? 2 : 1;
     const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
-    const char *a_g = (const char *)e->a_packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
+    const size_t aelt = a_esz(c);
+    const char *a_g = (const char *)e->a_packed + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
     int64_t kcs[SHIFT_CHAIN_MAX], pcs[SHIFT_CHAIN_MAX];
     const float *bs[SHIFT_CHAIN_MAX];
     conv_dp_block_t blk[SHIFT_CHAIN_MAX];
@@ -1598,7 +1622,7 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                 for (int64_t i = 0; i < nb; ++i) {
                     /* grouped weights, as run_gemm addresses them */
                     blk[i].kcp = kcs[i];
-                    blk[i].a = a_g + elt * (size_t)(pcs[i] * p->a_panels * MR + (m / MR) * kcs[i] * MR);
+                    blk[i].a = a_g + aelt * (size_t)(pcs[i] * p->a_panels * MR + (m / MR) * kcs[i] * MR);
                     blk[i].b = bs[i] + q * NR;
                 }
                 float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
@@ -1663,7 +1687,7 @@ static void run_shift(const exec_t *e) {
                         float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
                         if (pack) {   /* grouped weights, as run_gemm addresses them */
                             const size_t elt = pack == 2 ? 2 : 1;
-                            const char *a_blk = (const char *)e->a_packed + elt * (size_t)(
+                            const char *a_blk = (const char *)e->a_packed + a_esz(c) * (size_t)(
                                 g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
                                 + (m / MR) * kc * MR);
                             /* ldb: a lane row in the B operand's elements (bf16 or bytes) */

@@ -35,7 +35,12 @@ typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int
  * larger for a tensor read in place, all NR columns read); k >= kc are zero in both.
  *   PACK 2: bf16 A and B, f32 C.
  *   PACK 4: s8 A (weights), u8 B (shifted source, see conv_gemm.c), s32 C.
- * C has row stride ldc. */
+ * C has row stride ldc. A kernel with a_wide set (conv_gemm_ukr_t) takes A widened, at the
+ * same element positions: f32 values for PACK 2, s16 for PACK 4 with each group's four
+ * values in the order k % 4 = 0, 2, 1, 3 (the pairs (0, 2) and (1, 3) one 32-bit unit
+ * each). A is packed once per problem (the weights) and read by every tile, so a kernel
+ * without the dot-product instruction gets operands it multiplies as they are, instead of
+ * widening A in its inner loop. */
 typedef void (*conv_dp_ukr_fn)(int64_t kcp, const void *a, const void *b, int64_t ldb,
                                void *c, int64_t ldc, int64_t mr, int64_t nr, int accumulate);
 
@@ -97,6 +102,7 @@ typedef struct {
                                        per block) */
     conv_dp_chain_store_fn dp_store_fn;   /* the chain stored into the output (NULL: none) */
     unsigned store_dts;                   /* dp_store_fn's output types, as 1 << dt */
+    int a_wide;                           /* A widened (see conv_dp_ukr_fn) */
 } conv_gemm_ukr_t;
 
 /* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's
@@ -186,7 +192,7 @@ extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_blk_avx2, bdnn_gemm_ukr_blk_avx512;  /* NR 8, 16 */
-extern const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16;
+extern const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16, bdnn_gemm_ukr_bf16_avx2;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_int8_scalar, bdnn_gemm_ukr_int8_avx2,
     bdnn_gemm_ukr_int8_avx512_vnni;
 extern const conv_dw_ker_t bdnn_dw_ker_scalar, bdnn_dw_ker_avx2, bdnn_dw_ker_avx512;

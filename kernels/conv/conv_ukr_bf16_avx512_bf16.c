@@ -111,5 +111,5 @@ static void store_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t l
 }
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_bf16_avx512_bf16 = {
-    MR, NR, NULL, ukr_bf16_12x32, 2, NULL, 0, chain_bf16_12x32, store_bf16_12x32,
-    (1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32)};
+    .mr = MR, .nr = NR, .dp_fn = ukr_bf16_12x32, .pack = 2, .dp_chain_fn = chain_bf16_12x32,
+    .dp_store_fn = store_bf16_12x32, .store_dts = (1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32)};

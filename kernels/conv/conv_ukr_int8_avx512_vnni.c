@@ -119,5 +119,5 @@ static void store_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t l
 }
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx512_vnni = {
-    MR, NR, NULL, ukr_int8_12x32, 4, NULL, 0, chain_int8_12x32, store_int8_12x32,
-    BDNN_EPI_STORE_DTS};
+    .mr = MR, .nr = NR, .dp_fn = ukr_int8_12x32, .pack = 4, .dp_chain_fn = chain_int8_12x32,
+    .dp_store_fn = store_int8_12x32, .store_dts = BDNN_EPI_STORE_DTS};

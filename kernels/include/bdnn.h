@@ -204,7 +204,7 @@ enum {
     BDNN_PEAK_F32 = 0,    /* f32 FMA (avx512, avx2) */
     BDNN_PEAK_BF16 = 1,   /* bf16 pair dot products, vdpbf16ps (avx512_bf16) */
     BDNN_PEAK_INT8 = 2    /* u8 x s8 quad dot products: vpdpbusd (avx512_vnni), or
-                             vpmaddubsw + vpmaddwd + vpaddd (avx2) */
+                             s16 pair products vpmaddwd + vpaddd (avx2) */
 };
 double bdnn_peak_ops(int kind, int isa, double seconds, int repeats);
 double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written bytes */

@@ -329,16 +329,27 @@ def test_shift_route_matches_reference_exactly(impl, text, with_bias):
 # route. Through the driver: bf16 and f32 outputs, bias, a sum and relu chain.
 BF16_ROUTE_SHAPES = SHIFT_SHAPES + ["mb1ic17ih9oc6kh3ph1"]
 
+# The dot-product kernels per instruction set, each tested where the CPU has it: the
+# AVX2 ones take the same routes, with their operands split into halves in registers.
+BF16_DP_IMPLS = [pytest.param("gemm_conv_bf16:avx512_bf16", marks=pytest.mark.skipif(
+                     not core.isa_supported(core.Isa.AVX512_BF16), reason="no AVX512_BF16")),
+                 pytest.param("gemm_conv_bf16:avx2", marks=pytest.mark.skipif(
+                     not core.isa_supported(core.Isa.AVX2), reason="no AVX2"))]
+INT8_DP_IMPLS = [pytest.param("gemm_conv_int8:avx512_vnni", marks=pytest.mark.skipif(
+                     not core.isa_supported(core.Isa.AVX512_VNNI), reason="no AVX512_VNNI")),
+                 pytest.param("gemm_conv_int8:avx2", marks=pytest.mark.skipif(
+                     not core.isa_supported(core.Isa.AVX2), reason="no AVX2"))]
 
-@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_BF16), reason="no AVX512_BF16")
-def test_bf16_shift_route_passes_and_its_defects_are_caught():
-    args = ["--conv", "--impl=gemm_conv_bf16:avx512_bf16", "--dir=FWD_B",
+
+@pytest.mark.parametrize("impl", BF16_DP_IMPLS)
+def test_bf16_shift_route_passes_and_its_defects_are_caught(impl):
+    args = ["--conv", f"--impl={impl}", "--dir=FWD_B",
             "--dt=bf16,bf16:bf16:f32", "--attr-post-ops=,sum:0.5+relu", *BF16_ROUTE_SHAPES]
     res = run_cli(*args)
     assert res.code == 0, res.out
     assert sum(":PASSED " in l for l in res.lines) == 4 * len(BF16_ROUTE_SHAPES)
     for fault in ("right_pad_edge", "skip_last_ic"):
-        res = run_cli("--conv", "--impl=gemm_conv_bf16:avx512_bf16", "--dt=bf16",
+        res = run_cli("--conv", f"--impl={impl}", "--dt=bf16",
                       "mb2ic16ih6oc5kh3ph1", env={"BENCHDNN_PY_TEST_FAULT": fault})
         assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
 
@@ -348,9 +359,9 @@ def test_bf16_shift_route_passes_and_its_defects_are_caught():
 INT8_ROUTE_SHAPES = SHIFT_SHAPES[:3] + ["mb1ic18ih9oc6kh3ph1"]   # the last: IC/G % 4 != 0
 
 
-@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_VNNI), reason="no AVX512_VNNI")
-def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught():
-    res = run_cli("--conv", "--impl=gemm_conv_int8:avx512_vnni", "--dir=FWD_B",
+@pytest.mark.parametrize("impl", INT8_DP_IMPLS)
+def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught(impl):
+    res = run_cli("--conv", f"--impl={impl}", "--dir=FWD_B",
                   "--dt=u8:s8:u8,s8:s8:s8,s8:s8:f32",
                   "--attr-scales=src:common:0.5+wei:per_oc+dst:common:2",
                   "--attr-zero-points=,src:common:3+dst:common:-2",
@@ -359,7 +370,7 @@ def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught():
     assert not [l for l in res.lines if l[:1].isdigit() and ":PASSED " not in l
                 and ":MISTRUSTED " not in l], res.out
     for fault in ("right_pad_edge", "skip_last_ic"):
-        res = run_cli("--conv", "--impl=gemm_conv_int8:avx512_vnni", "--dt=u8:s8:u8",
+        res = run_cli("--conv", f"--impl={impl}", "--dt=u8:s8:u8",
                       "--attr-zero-points=src:common:3", "mb2ic16ih6oc5kh3ph1",
                       env={"BENCHDNN_PY_TEST_FAULT": fault})
         assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
@@ -379,21 +390,25 @@ S2D_SHAPES = [
 ]
 
 
-@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_VNNI)
-                    or not core.isa_supported(core.Isa.AVX512_BF16),
-                    reason="no AVX512_VNNI / AVX512_BF16")
-def test_space_to_depth_first_layers_pass_and_their_defects_are_caught():
-    res = run_cli("--conv", "--impl=gemm_conv_bf16:avx512_bf16", "--dir=FWD_B",
+@pytest.mark.parametrize("bf16_impl,int8_impl", [
+    pytest.param("gemm_conv_bf16:avx512_bf16", "gemm_conv_int8:avx512_vnni",
+                 marks=pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512_VNNI)
+                                          or not core.isa_supported(core.Isa.AVX512_BF16),
+                                          reason="no AVX512_VNNI / AVX512_BF16")),
+    pytest.param("gemm_conv_bf16:avx2", "gemm_conv_int8:avx2", marks=pytest.mark.skipif(
+        not core.isa_supported(core.Isa.AVX2), reason="no AVX2"))])
+def test_space_to_depth_first_layers_pass_and_their_defects_are_caught(bf16_impl, int8_impl):
+    res = run_cli("--conv", f"--impl={bf16_impl}", "--dir=FWD_B",
                   "--dt=bf16,bf16:bf16:f32", "--attr-post-ops=,sum:0.5+relu", *S2D_SHAPES)
     assert res.code == 0, res.out
     assert sum(":PASSED " in l for l in res.lines) == 4 * len(S2D_SHAPES), res.out
-    res = run_cli("--conv", "--impl=gemm_conv_int8:avx512_vnni", "--dir=FWD_B",
+    res = run_cli("--conv", f"--impl={int8_impl}", "--dir=FWD_B",
                   "--dt=u8:s8:u8,s8:s8:f32", "--attr-zero-points=,src:common:3+dst:common:-2",
                   "--attr-scales=src:common:0.5+wei:per_oc+dst:common:2", *S2D_SHAPES)
     assert res.code == 0, res.out
     assert not [l for l in res.lines if l[:1].isdigit() and ":PASSED " not in l
                 and ":MISTRUSTED " not in l], res.out
-    for impl, dt in (("gemm_conv_bf16:avx512_bf16", "bf16"), ("gemm_conv_int8:avx512_vnni", "s8:s8:s8")):
+    for impl, dt in ((bf16_impl, "bf16"), (int8_impl, "s8:s8:s8")):
         for fault in ("skip_last_ic", "skip_last_tap"):
             res = run_cli("--conv", f"--impl={impl}", f"--dt={dt}", "--attr-zero-points=src:common:3"
                           if dt.startswith("s8") else "--attr-zero-points=", S2D_SHAPES[0],

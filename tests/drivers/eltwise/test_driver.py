@@ -3,7 +3,7 @@ batch end to end, perf lines in GB/s, and a broken kernel caught."""
 
 import pytest
 
-from conftest import run_cli
+from conftest import BEST_ISA, run_cli
 
 from benchdnn_py import eltwise
 from benchdnn_py.drivers.eltwise.desc import parse_dims
@@ -29,7 +29,7 @@ def test_dims_round_trip_and_reject_garbage():
 ])
 def test_every_tag_of_layout_py_runs_and_prints_back(tag, dims, runs):
     desc = "x".join(map(str, dims))
-    res = run_cli("--eltwise", "--impl=avx512", f"--tag={tag}", "--dt=f32,bf16,s8",
+    res = run_cli("--eltwise", f"--impl={BEST_ISA}", f"--tag={tag}", "--dt=f32,bf16,s8",
                   "--dir=FWD_D,BWD_D", "--alg=relu,tanh_dst", "--alpha=0.5", desc)
     assert res.code == 0, res.out[-2000:]
     lines = [l for l in res.lines if "__REPRO" in l]
