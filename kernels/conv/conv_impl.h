@@ -83,6 +83,23 @@ typedef void (*conv_dp_chain_store_fn)(int64_t nblk, const conv_dp_block_t *blk,
                                        int64_t ld_out, int64_t mr, int64_t nr,
                                        const conv_dp_store_t *st);
 
+/* A dot-product tile's edge (mr < MR or nr < NR), its accumulators spilled to tile (row
+ * stride ld_tile): C[0:mr, 0:nr] := (accumulate ? C : 0) + tile, s32 sums wrapping as the
+ * instructions' do. */
+static inline void bdnn_dp_edge_s32(const int32_t *tile, int64_t ld_tile, int32_t *c,
+                                    int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    for (int64_t r = 0; r < mr; ++r)
+        for (int64_t j = 0; j < nr; ++j)
+            c[r * ldc + j] = (int32_t)((uint32_t)(accumulate ? c[r * ldc + j] : 0)
+                                       + (uint32_t)tile[r * ld_tile + j]);
+}
+static inline void bdnn_dp_edge_f32(const float *tile, int64_t ld_tile, float *c, int64_t ldc,
+                                    int64_t mr, int64_t nr, int accumulate) {
+    for (int64_t r = 0; r < mr; ++r)
+        for (int64_t j = 0; j < nr; ++j)
+            c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + tile[r * ld_tile + j];
+}
+
 /* Transposing copy (backward weights' outer-product packing): for c < cols, r < ldo,
  *   out[c * ldo + r] = r < rows ? in[r * ldi + c] : 0
  * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo; ldo below the

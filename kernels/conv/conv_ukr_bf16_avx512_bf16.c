@@ -88,9 +88,7 @@ static inline void tile_bf16_12x32(int64_t nblk, const conv_dp_block_t *blk, int
         _mm512_storeu_ps(tile[r], acc[r][0]);
         _mm512_storeu_ps(tile[r] + 16, acc[r][1]);
     }
-    for (int64_t r = 0; r < mr; ++r)
-        for (int64_t j = 0; j < nr; ++j)
-            c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + tile[r][j];
+    bdnn_dp_edge_f32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
 }
 
 static void ukr_bf16_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,

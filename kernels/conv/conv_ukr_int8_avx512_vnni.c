@@ -95,10 +95,7 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
     }
     int32_t tile[MR][NR];
     ROWS(ACC_SPILL)
-    for (int64_t r = 0; r < mr; ++r)
-        for (int64_t j = 0; j < nr; ++j)
-            c[r * ldc + j] = (int32_t)((uint32_t)(accumulate ? c[r * ldc + j] : 0)
-                                       + (uint32_t)tile[r][j]);
+    bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
 }
 
 static void ukr_int8_12x32(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
