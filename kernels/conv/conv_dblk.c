@@ -170,8 +170,11 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     w_interior(d, &lo, &hi);
     p->kw_split = !p->flat && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
     if (p->flat) {
-        p->row_len = min64(max64(OSP, 1), FLAT_RUN_CALLS * ker->ur_max[p->ocb]);
-        p->rows = bdnn_div_up(OSP, p->row_len);
+        /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
+         * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the
+         * FMA rate: too few accumulators to cover the latency) */
+        p->rows = bdnn_div_up(max64(OSP, 1), FLAT_RUN_CALLS * ker->ur_max[p->ocb]);
+        p->row_len = bdnn_div_up(max64(OSP, 1), p->rows);
     } else {
         p->row_len = d->ow;
         p->rows = d->od * d->oh;
@@ -248,7 +251,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
         const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = 0; j < n; j += ur) {
             const int64_t u = min64(ur, n - j);
-            k->fn[nq][u][1](src_img + (p0 + j) * B, wq, dst_q + (p0 + j) * B, a);
+            k->fn[nq][u][DC_ONE_TAP](src_img + (p0 + j) * B, wq, dst_q + (p0 + j) * B, a);
         }
         return;
     }
@@ -436,7 +439,7 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
             const float *src_c = src_img + c0 * ISP * B + p0 * B;
             const float *w_c = wq + c0 * a.w_icb;
             for (int64_t j = 0; j < n; j += ur)
-                k->fn[nq][min64(ur, n - j)][1](src_c + j * B, w_c, dst_q + j * B, &a);
+                k->fn[nq][min64(ur, n - j)][DC_ONE_TAP](src_c + j * B, w_c, dst_q + j * B, &a);
         }
         for (int64_t o = 0; o < nq; ++o) {
             float *blk = dst_q + o * d_ocb;
