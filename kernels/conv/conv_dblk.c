@@ -298,6 +298,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
             a->mode = DC_ACC;
         }
         a->nkw = 1;
+        const int sk = sv == 1 ? DC_ONE_KW : sv;
         for (int64_t kw = 0; kw < d->kw; ++kw) {
             /* points with 0 <= ow * sw - pw + kw * (dw + 1) < iw */
             const int64_t off = kw * (d->dw + 1) - d->pw;
@@ -307,7 +308,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
             if (phi <= plo) continue;
             const int64_t n = phi - plo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
             for (int64_t j = plo; j < phi; j += ur)
-                k->fn[nq][min64(ur, phi - j)][sv](s_row + (j * d->sw + off) * B,
+                k->fn[nq][min64(ur, phi - j)][sk](s_row + (j * d->sw + off) * B,
                                                   w_row + kw * nq * B * B, d_row + j * B, a);
         }
         a->mode = mode;

@@ -51,13 +51,14 @@ enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
  * 1 <= ur <= ur_max[ocb]; s = 1, 2 are specialized for s_pt == s * B (strides 1 and 2:
  * the points' offsets are constants), s = 0 reads s_pt, and s = DC_ONE_TAP assumes
  * s_pt == B and nkd == nkh == nkw == 1 (the flat 1x1 rows: no tap loops, no overhead
- * per input block beyond the channels' own loads and FMAs). */
-enum { DC_ONE_TAP = 3 };
+ * per input block beyond the channels' own loads and FMAs), s = DC_ONE_KW s_pt == B and
+ * nkw == 1 (unit-stride rows run tap by tap). */
+enum { DC_ONE_TAP = 3, DC_ONE_KW = 4 };
 typedef struct {
     int vlen;
     int ocb_pref;                      /* output blocks per call where there are enough */
     int ur_max[DC_OCB_MAX + 1];
-    dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][DC_ONE_TAP + 1];
+    dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][DC_ONE_KW + 1];
 } dc_ker_t;
 
 extern const dc_ker_t bdnn_dc_ker_avx512, bdnn_dc_ker_avx2;
