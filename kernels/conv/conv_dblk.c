@@ -12,7 +12,9 @@
  * call, its kw taps clipped). A 1x1 convolution at unit stride without padding reads
  * input point p for output point p, so its rows are runs of an image's points, not image
  * rows (the late layers' 7x7 images give calls of UR points instead of 7); a strided one
- * without padding runs so too, on a dense copy of the input points it reads.
+ * without padding runs so too, on a dense copy of the input points it reads: made once
+ * per execution, or where that copy would not stay in L2, by each work item for its own
+ * points (see init).
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
@@ -35,6 +37,8 @@ enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024, FLAT_RUN_CALLS = 4 };
 static const int64_t SUB_MAX_FLOATS = (int64_t)16 << 20;
 /* a core's L2, the smallest of the CPUs these kernels target (Zen 3: 512 KiB) */
 static const int64_t L2_BYTES = (int64_t)512 << 10;
+/* a gathering item's copy of its points' input (all input blocks): within L2 */
+static const int64_t GATHER_BYTES = (int64_t)128 << 10;
 
 /* Which direct kernels serve which gemm_conv_blocked row (by its GEMM micro-kernel): the
  * scalar row has none and keeps the GEMM path. */
@@ -68,9 +72,18 @@ typedef struct {
      * thread, ResNet-50's six strided 1x1 layers went from 49-64% of the f32 peak to
      * 60-74% (the copy included); on two, alternating runs measured no change (0.98x to
      * 1.01x): there each core's L2 holds half the weights. */
-    int64_t sub_sd, sub_sh, sub_sw;     /* the strides (when sub) */
+    int subsampled;                     /* a strided 1x1 run on its points (sub or gather) */
+    int64_t sub_sd, sub_sh, sub_sw;     /* the strides (when subsampled) */
     int64_t sub_id, sub_ih, sub_iw;     /* ... and the input's dims */
     float *sub;
+    /* A sub plan whose copy would not stay in L2 and whose weights are light enough
+     * gathers instead (see init): items (n, g, run of rows, range of n_qs output block
+     * groups) copy their own points' input into a per-thread buffer and run every group
+     * of the range on it. */
+    int gather;
+    int64_t n_qs, qs_len;               /* group ranges per run of rows, groups per range */
+    int64_t buf_floats;                 /* per thread */
+    float *bufs;
 } dc_plan_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -133,6 +146,7 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     if (!bwd && cd->kd * cd->kh * cd->kw == 1 && cd->pd == 0 && cd->ph == 0 && cd->pw == 0
             && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && sub_floats <= SUB_MAX_FLOATS) {
         bdnn_conv_desc_t *v = &p->d;
+        p->subsampled = 1;
         p->sub_sd = cd->sd, p->sub_sh = cd->sh, p->sub_sw = cd->sw;
         p->sub_id = cd->id, p->sub_ih = cd->ih, p->sub_iw = cd->iw;
         v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
@@ -206,6 +220,39 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     const int64_t img_bytes = (int64_t)sizeof(float) * G * p->ICB * B * d->id * d->ih * d->iw;
     p->images_inner = d->mb > 1 && wei_bytes > L2_BYTES
                       && wei_bytes > p->n_ocg * img_bytes;
+    /* A strided 1x1 reads its copy (sub) once per output block group: from L3 when the
+     * copy outgrows L2, n_ocg x image bytes per image (ResNet-50's res3a_branch1: 32
+     * groups x 800 KB). Gathering per item instead reads the input once per group range
+     * and the weights once per run of rows: n_rc x W bytes (res3a_branch1: 9 x 512 KB),
+     * and the copy is never written out. Where the copy fits L2 (res4a's 400 KB) its
+     * re-reads are L2 hits and gathering's weight reads are not: res4a_branch2a ran
+     * 1.19x slower gathering. */
+    if (p->sub && img_bytes > L2_BYTES) {
+        const int64_t per = d->mb * G, pt_bytes = p->ICB * B * (int64_t)sizeof(float);
+        int64_t rc = max64(p->rows, 1);
+        while (rc > 1 && (per * bdnn_div_up(p->rows, rc) < 4 * c->nthr
+                          || rc * p->row_len * pt_bytes > GATHER_BYTES))
+            rc = bdnn_div_up(rc, 2);
+        const int64_t n_rc = bdnn_div_up(p->rows, rc);
+        if (n_rc * wei_bytes < p->n_ocg * img_bytes) {
+            /* group ranges: at least four items per thread, and as many per thread */
+            int64_t n_qs = 1;
+            while (n_qs < p->n_ocg && (per * n_rc * n_qs < 4 * c->nthr
+                                       || (per * n_rc * n_qs) % c->nthr))
+                ++n_qs;
+            p->gather = 1;
+            p->rc = rc, p->n_rc = n_rc;
+            p->qs_len = bdnn_div_up(p->n_ocg, n_qs);
+            p->n_qs = bdnn_div_up(p->n_ocg, p->qs_len);
+            p->n_items = per * n_rc * p->n_qs;
+            p->images_inner = 0;
+            p->buf_floats = rc * p->row_len * p->ICB * B;
+            p->bufs = bdnn_aligned_alloc(sizeof(float) * (size_t)(c->nthr * p->buf_floats));
+            if (!p->bufs) return BDNN_STATUS_OUT_OF_MEMORY;
+            free(p->sub);
+            p->sub = NULL;
+        }
+    }
     const int64_t blk_bytes = p->taps * B * p->ocb * B * (int64_t)sizeof(float);
     p->icc = max64(1, min64(p->ICB, WEI_CHUNK / blk_bytes));
     p->bias = bdnn_aligned_alloc(sizeof(float) * (size_t)(G * p->OCB * B));
@@ -218,6 +265,7 @@ void bdnn_dc_fini(void *plan) {
     if (!p) return;
     free(p->bias);
     free(p->sub);
+    free(p->bufs);
     free(p);
 }
 
@@ -256,9 +304,11 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
 }
 
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
- * of group g and output block group q. */
+ * of group g and output block group q. Flat rows read point pt of src_img at
+ * (pt - src_pt0) * B (a gathering item's copy starts at its first point). */
 static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *src_img,
-                   const float *wq, float *dst_q, int64_t row, int64_t nq, dc_call_t *a) {
+                   int64_t src_pt0, const float *wq, float *dst_q, int64_t row, int64_t nq,
+                   dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq];
@@ -268,7 +318,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
         const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = 0; j < n; j += ur) {
             const int64_t u = min64(ur, n - j);
-            k->fn[nq][u][DC_ONE_TAP](src_img + (p0 + j) * B, wq, dst_q + (p0 + j) * B, a);
+            k->fn[nq][u][DC_ONE_TAP](src_img + (p0 - src_pt0 + j) * B, wq,
+                                     dst_q + (p0 + j) * B, a);
         }
         return;
     }
@@ -334,14 +385,100 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
     }
 }
 
+/* What every work item of one execution shares. */
+typedef struct {
+    const float *wei;
+    float *dst;
+    int has_sum, has_eltwise;
+    float sum_scale;
+    const bdnn_post_op_t *relu;
+    int64_t tail;          /* padded channels of the last block (G 1) */
+    float tail_v;
+    int with_bias;
+} dc_exec_t;
+
+/* Output rows [r0, r1) of image n, group g, output block group q: every chunk of input
+ * blocks, then the eltwise entries on the real channels and the padded tail. src_g: the
+ * group's input blocks, s_icb floats apart, flat rows' points from src_pt0 (dc_row). */
+static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
+                          int64_t n, int64_t g, int64_t q, int64_t r0, int64_t r1,
+                          const float *src_g, int64_t s_icb, int64_t src_pt0) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t B = p->B, G = d->g, OSP = d->od * d->oh * d->ow;
+    const int64_t out_img = G * p->OCB * B * OSP, nq = ocb_of(p, q);
+    const int64_t ob0 = g * p->OCB + q * p->ocb;   /* the group's first output block */
+    float *dst_q = x->dst + n * out_img + ob0 * B * OSP;
+    const float *wq = x->wei + ob0 * p->wblk;
+    dc_call_t a = {0};
+    a.s_icb = s_icb;
+    a.s_kd = (d->dd + 1) * d->ih * d->iw * B;
+    a.s_kh = (d->dh + 1) * d->iw * B;
+    a.s_kw = (d->dw + 1) * B;
+    a.s_pt = d->sw * B;
+    a.w_kh = d->kw * nq * B * B;
+    a.w_kd = d->kh * a.w_kh;
+    a.w_icb = p->taps * nq * B * B;
+    a.d_ocb = OSP * B;
+    a.bias = x->with_bias ? p->bias + ob0 * B : NULL;
+    a.sum_scale = x->sum_scale;
+    for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
+        a.n_icb = min64(p->icc, p->ICB - c0);
+        a.last_ic = c0 + a.n_icb == p->ICB ? d->ic / G - (p->ICB - 1) * B : B;
+        a.mode = c0 ? DC_ACC : x->has_sum ? DC_SUM : DC_BIAS;
+        a.relu = x->relu && c0 + a.n_icb == p->ICB;
+        a.relu_alpha = x->relu ? x->relu->alpha : 0.0f;
+        const float *src_c = src_g + c0 * s_icb;
+        const float *w_c = wq + c0 * a.w_icb;
+        for (int64_t r = r0; r < r1; ++r) dc_row(c, p, src_c, src_pt0, w_c, dst_q, r, nq, &a);
+    }
+    const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
+    for (int64_t o = 0; o < nq; ++o) {
+        float *blk = dst_q + o * OSP * B + pt0 * B;
+        const int last = ob0 + o == G * p->OCB - 1;
+        const int64_t cols = last ? B - x->tail : B;
+        if (x->has_eltwise) bdnn_post_ops_eltwise(c, blk, B, pt1 - pt0, cols);
+        if (last && x->tail)
+            for (int64_t pt = 0; pt < pt1 - pt0; ++pt)
+                for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = x->tail_v;
+    }
+}
+
+/* Points [pt0, pt1) of the subsampled problem (image n, group g), every input block, from
+ * the strided input into buf ([icb][pt - pt0][B]): point (z, y, x) is input point
+ * (z*sd, y*sh, x*sw). */
+static void dc_gather_points(const dc_plan_t *p, const float *src, int64_t n, int64_t g,
+                             int64_t pt0, int64_t pt1, float *buf) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t B = p->B, IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
+    const int64_t npt = pt1 - pt0;
+    const float *img = src + (n * d->g + g) * p->ICB * ISP_IN * B;
+    for (int64_t icb = 0; icb < p->ICB; ++icb)
+        for (int64_t pt = pt0; pt < pt1;) {   /* by runs along x */
+            const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
+            const int64_t run = min64(d->iw - xx, pt1 - pt);
+            const float *in = img + (icb * ISP_IN + z * p->sub_sd * IHW + y * p->sub_sh * IW
+                                     + xx * p->sub_sw) * B;
+            float *out = buf + (icb * npt + pt - pt0) * B;
+            const int64_t step = p->sub_sw * B;
+            /* a block per point, in moves of a constant size (a loop over B floats ran
+             * scalar: as long as the convolution it feeds) */
+            if (B == 16)
+                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 16, in + j * step, 64);
+            else if (B == 8)
+                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 8, in + j * step, 32);
+            else
+                for (int64_t j = 0; j < run; ++j) memcpy(out + j * B, in + j * step, 4 * B);
+            pt += run;
+        }
+}
+
 void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *args) {
     dc_plan_t *p = plan;
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OCG = d->oc / G;
     const int64_t ISP = d->id * d->ih * d->iw, OSP = d->od * d->oh * d->ow;
-    const int64_t in_img = G * p->ICB * B * ISP, out_img = G * p->OCB * B * OSP;
+    const int64_t in_img = G * p->ICB * B * ISP;
     const float *src = p->bwd ? args->diff_dst : args->src, *bias = args->bias;
-    float *dst = p->bwd ? args->diff_src : args->dst;
     if (p->sub) {   /* point (z, y, x) of the copy: input point (z*sd, y*sh, x*sw) */
         const int64_t n_rows = d->mb * G * p->ICB * d->id * d->ih, IW = p->sub_iw;
         const int64_t IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
@@ -359,17 +496,32 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         for (int64_t g = 0; g < G; ++g)
             for (int64_t oc = 0; oc < p->OCB * B; ++oc)
                 p->bias[g * p->OCB * B + oc] = oc < OCG ? bias[g * OCG + oc] : 0.0f;
-    int has_sum = 0;
-    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    dc_exec_t x = {0};
+    x.wei = args->wei;
+    x.dst = p->bwd ? args->diff_src : args->dst;
+    x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     /* relu in the last chunk's store; not by kw (a point's last tap may come in any pass) */
-    const bdnn_post_op_t *relu = p->kw_split ? NULL : fusable_relu(c, has_sum);
-    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0) && !relu;
-    const int64_t tail = p->OCB * B - OCG;   /* padded channels of the last block (G 1) */
-    const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+    x.relu = p->kw_split ? NULL : fusable_relu(c, x.has_sum);
+    x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0) && !x.relu;
+    x.tail = p->OCB * B - OCG;
+    x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+    x.with_bias = bias != NULL;
 
 #pragma omp parallel for schedule(static, 1) num_threads(c->nthr)
     for (int64_t item = 0; item < p->n_items; ++item) {
         int64_t rest = item, n, g, q;
+        if (p->gather) {
+            const int64_t qs = rest % p->n_qs; rest /= p->n_qs;
+            const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
+            g = rest % G, n = rest / G;
+            const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows);
+            const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
+            float *buf = p->bufs + omp_get_thread_num() * p->buf_floats;
+            dc_gather_points(p, src, n, g, pt0, pt1, buf);
+            for (q = qs * p->qs_len; q < min64(p->n_ocg, (qs + 1) * p->qs_len); ++q)
+                dc_group_rows(c, p, &x, n, g, q, r0, r1, buf, (pt1 - pt0) * B, pt0);
+            continue;
+        }
         const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
         if (p->images_inner) {
             n = rest % d->mb; rest /= d->mb;
@@ -378,49 +530,15 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             q = rest % p->n_ocg; rest /= p->n_ocg;
             g = rest % G, n = rest / G;
         }
-        const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows), nq = ocb_of(p, q);
-        const int64_t ob0 = g * p->OCB + q * p->ocb;   /* the group's first output block */
-        float *dst_q = dst + n * out_img + ob0 * B * OSP;
-        const float *wq = (const float *)args->wei + ob0 * p->wblk;
-        dc_call_t a = {0};
-        a.s_icb = ISP * B;
-        a.s_kd = (d->dd + 1) * d->ih * d->iw * B;
-        a.s_kh = (d->dh + 1) * d->iw * B;
-        a.s_kw = (d->dw + 1) * B;
-        a.s_pt = d->sw * B;
-        a.w_kh = d->kw * nq * B * B;
-        a.w_kd = d->kh * a.w_kh;
-        a.w_icb = p->taps * nq * B * B;
-        a.d_ocb = OSP * B;
-        a.bias = bias ? p->bias + ob0 * B : NULL;
-        a.sum_scale = sum_scale;
-        for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
-            a.n_icb = min64(p->icc, p->ICB - c0);
-            a.last_ic = c0 + a.n_icb == p->ICB ? d->ic / G - (p->ICB - 1) * B : B;
-            a.mode = c0 ? DC_ACC : has_sum ? DC_SUM : DC_BIAS;
-            a.relu = relu && c0 + a.n_icb == p->ICB;
-            a.relu_alpha = relu ? relu->alpha : 0.0f;
-            const float *src_c = src + n * in_img + (g * p->ICB + c0) * ISP * B;
-            const float *w_c = wq + c0 * a.w_icb;
-            for (int64_t r = r0; r < r1; ++r) dc_row(c, p, src_c, w_c, dst_q, r, nq, &a);
-        }
-        /* the finished rows: eltwise entries on the real channels, then the padded tail */
-        const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
-        for (int64_t o = 0; o < nq; ++o) {
-            float *blk = dst_q + o * OSP * B + pt0 * B;
-            const int last = ob0 + o == G * p->OCB - 1;
-            const int64_t cols = last ? B - tail : B;
-            if (has_eltwise) bdnn_post_ops_eltwise(c, blk, B, pt1 - pt0, cols);
-            if (last && tail)
-                for (int64_t pt = 0; pt < pt1 - pt0; ++pt)
-                    for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = tail_v;
-        }
+        const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows);
+        dc_group_rows(c, p, &x, n, g, q, r0, r1, src + n * in_img + g * p->ICB * ISP * B,
+                      ISP * B, 0);
     }
 }
 
 int bdnn_dc_is_flat(const void *plan) {
     const dc_plan_t *p = plan;
-    return p && p->flat && !p->bwd && !p->sub && p->d.g == 1;
+    return p && p->flat && !p->bwd && !p->subsampled && p->d.g == 1;
 }
 
 void bdnn_dc_pad_bias(const void *plan, const float *bias, float *out) {
