@@ -136,8 +136,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
  * NR-column panels of the group's channels ([phase][panel][point][NR]); tap t's B is that
  * window from point off(t) on, read in place by the micro-kernels (a channels-last 1x1 at
  * stride 1 without padding and with short points reads src itself: its ext points are
- * src's points). kc keeps
- * A and the window within PACK_BYTES (L2). The micro-kernel is the row ISA's full-width
+ * src's points). kc keeps A and the window within PACK_BYTES (L2). The micro-kernel is the row ISA's full-width
  * one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
  *
  * Threads own ranges of C's MR-row panels ((g, oc panel) pairs) and stream every k block
@@ -247,7 +246,8 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
      * 14x14 1.05x; IC 128 at 28x28 0.85x). Up to BWT_IN_PLACE_MAX_ROW bytes per point,
      * a page holds four or more. */
     q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
-        && d->ic * (int64_t)sizeof(float) <= BWT_IN_PLACE_MAX_ROW && q->max_off == 0 && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
+        && d->ic * (int64_t)sizeof(float) <= BWT_IN_PLACE_MAX_ROW && q->max_off == 0
+        && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
         && d->sd == 1 && d->sh == 1 && d->sw == 1 && !d->pd && !d->ph && !d->pw;
     q->panels = G * (q->Mp / MR);
     /* Panel ranges make every thread pack the whole src window; a k split makes each
