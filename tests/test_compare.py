@@ -310,17 +310,26 @@ def test_a_slowed_gemm_kernel_is_flagged_with_exit_3_naming_the_cases(runs):
     assert all(x.mark == "+" and x.speedup < 0.75 for x in gemm)
     assert any("injected test fault differs: base none, new `slow_gemm`" in w
                for w in c.warnings)
-    assert "top regressions (3 of 3), slowest first:" in res.err, res.err
-    top = res.err.split("top regressions (3 of 3), slowest first:")[1]
+    # The gemm cases are named, slowest first, ahead of any control. A control's own mark
+    # is a timing on a shared machine: in one CI run, under contention, an nchw depthwise
+    # control kept a 0.80x [0.64, 0.98] over five alternating rounds. So the test asks
+    # what the tool must get right whatever the noise: the injected 3-5x slowdowns are
+    # flagged, named with their rerun lines and ranked below every control.
+    top_m = re.search(r"top regressions \((\d+) of \1\), slowest first:\n", res.err)
+    assert top_m and int(top_m.group(1)) >= 3, res.err
+    top = res.err[top_m.end():]
+    entries = re.findall(r"^\s+\d+\.\d+x \[[\d.]+, [\d.]+\] (.+)$", top, re.M)
+    assert len(entries) == int(top_m.group(1)), res.err
+    assert set(entries[:3]) == {x.key for x in gemm}, res.err
+    assert set(entries[3:]) <= {x.key for x in dw}, res.err
     for x in gemm:
-        assert x.key in top and f"rerun: {x.rerun}" in top
-    for x in dw:
-        assert x.key not in top
+        assert f"rerun: {x.rerun}" in top
     remeasured = re.search(r"rerun: (\d+) flagged cases remeasured in 5 rounds alternating",
                            res.err)
     assert remeasured and int(remeasured.group(1)) >= 3     # the gemm cases, at least
-    assert res.err.splitlines()[-1] == \
-        "verdict: gated by --fail-on=flip,regression: regression: 3 (exit 3)"
+    verdict = re.fullmatch(r"verdict: gated by --fail-on=flip,regression: regression: (\d+) "
+                           r"\(exit 3\)", res.err.splitlines()[-1])
+    assert verdict and int(verdict.group(1)) == int(top_m.group(1)), res.err
 
 
 def test_rerun_command_reruns_the_same_case(runs, tmp_path):
