@@ -314,7 +314,7 @@ def test_a_slowed_gemm_kernel_is_flagged_with_exit_3_naming_the_cases(runs):
     # is a timing on a shared machine: in one CI run, under contention, an nchw depthwise
     # control kept a 0.80x [0.64, 0.98] over five alternating rounds. So the test asks
     # what the tool must get right whatever the noise: the injected 3-5x slowdowns are
-    # flagged, named with their rerun lines and ranked below every control.
+    # flagged, named with their rerun lines and ranked ahead of every control.
     top_m = re.search(r"top regressions \((\d+) of \1\), slowest first:\n", res.err)
     assert top_m and int(top_m.group(1)) >= 3, res.err
     top = res.err[top_m.end():]
