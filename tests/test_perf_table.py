@@ -103,17 +103,24 @@ def test_post_op_overhead_divides_by_the_plain_case():
 
 
 def test_depthwise_fusion_divides_by_the_two_convolutions_run_separately():
-    def pair(name, fused, pw, dw):
+    def pair(name, fused, pw, dw, mb=1):
         n = f'n"mobilenet_v1_fusion:{name}"'
-        return [{**record(f"mb1ic32ih56oc64oh56kh1ph0{n}", median_ms=fused),
-                 "key": f"--conv --dir=FWD_I --attr-post-ops=dw_k3s1p1 mb1ic32ih56oc64oh56kh1ph0{n}"},
-                record(f"mb1ic32ih56oc64oh56kh1ph0{n}", median_ms=pw),
-                record(f"g64mb1ic64ih56oc64oh56kh3ph1{n}", median_ms=dw)]
-    cases = perf_table.cases_of(pair("a", 1.5, 1.0, 1.0) + pair("b", 2.4, 2.0, 1.0))
-    fused = sorted((c for c in cases if c.post_ops), key=lambda c: c.layer)
-    assert [c.over_separate for c in fused] == pytest.approx([0.75, 0.8])
+        return [{**record(f"mb{mb}ic32ih56oc64oh56kh1ph0{n}", median_ms=fused),
+                 "key": f"--conv --dir=FWD_I --attr-post-ops=dw_k3s1p1 "
+                        f"mb{mb}ic32ih56oc64oh56kh1ph0{n}"},
+                record(f"mb{mb}ic32ih56oc64oh56kh1ph0{n}", median_ms=pw),
+                record(f"g64mb{mb}ic64ih56oc64oh56kh3ph1{n}", median_ms=dw)]
+    # the same pairs at mb16, slower apart: each fused case is divided by its own batch
+    # size's separate cases, not by the last ones of that name
+    cases = perf_table.cases_of(pair("a", 1.5, 1.0, 1.0) + pair("b", 2.4, 2.0, 1.0)
+                                + pair("a", 18.0, 16.0, 14.0, mb=16)
+                                + pair("b", 33.0, 32.0, 16.0, mb=16))
+    fused = sorted((c for c in cases if c.post_ops), key=lambda c: (c.desc.mb, c.layer))
+    assert [c.over_separate for c in fused] == pytest.approx([0.75, 0.8, 0.6, 0.6875])
     lines = perf_table.fusion_lines(cases)
     assert ("| MobileNet v1 f32 1x1 + depthwise fused, mb1 | 2 | 0.775, 0.800 | "
+            "geomean < 1: met |") in lines
+    assert ("| MobileNet v1 f32 1x1 + depthwise fused, mb16 | 2 | 0.642, 0.688 | "
             "geomean < 1: met |") in lines
     # the pairs' plain cases stay out of the MobileNet v1 targets
     rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases)}
