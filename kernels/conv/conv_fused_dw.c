@@ -11,8 +11,8 @@
  * dst. The 1x1 output never goes to memory beyond that buffer, and one parallel region
  * covers both steps. On channel blocks a block of channels is whole layout blocks, so
  * its planes are one contiguous run of the buffer, of the step's output and of dst; and
- * where an image's 1x1 output would not stay in L2, channel blocks go by bands of rows
- * instead (fdw_execute_bands).
+ * where an image's 1x1 output would not stay in L2 and every thread has an image of its
+ * own, channel blocks go row by row instead (fdw_execute_rows).
  *
  * Both steps are existing implementations, created per thread with one thread each
  * (bdnn_conv_create_single: the first row of the table at this row's ISA or under that
@@ -44,23 +44,29 @@
  * plain rows measured the other way (1.05x at 512 KiB, 1.09x at 4 MiB). */
 enum { FDW_BUFFER_BYTES = 512 * 1024, FDW_BLOCKED_BUFFER_BYTES = 4 * 1024 * 1024 };
 
-/* Channel blocks by bands of rows (fdw_execute_bands) where an image's 1x1 output would
- * not stay in a core's L2 (1 MiB here). Fused over separate on MobileNet v1's pairs, two
- * runs, bands against channel blocks: 112x112 and 56x56 (1.6 to 3.2 MB) 0.83-0.97x
- * against 0.88-1.01x; 28x28 (0.8 MB) 0.86-1.07x against 0.94-1.05x; 14x14 and 7x7
- * 1.15-1.65x against 0.96-1.09x (each 1x1 row of 14 or 7 points streams all the weights
- * once more). */
-enum { FDW_BAND_MIN_BYTES = 1024 * 1024 };
-/* Bands compute the 1x1 rows in aligned groups of at least this many points (two 56-wide
- * rows), so that the direct kernel's calls read each weight group for as many points as
- * the separate convolution's runs do. */
+/* Channel blocks row by row (fdw_execute_rows) where an image's 1x1 output would not
+ * stay in a core's L2 (1 MiB here) and there is an image for every thread. Fused over
+ * separate on MobileNet v1's pairs, two runs, rows against channel blocks: 112x112 and
+ * 56x56 (1.6 to 3.2 MB) 0.83-0.97x against 0.88-1.01x; 28x28 (0.8 MB) 0.86-1.07x against
+ * 0.94-1.05x; 14x14 and 7x7 1.15-1.65x against 0.96-1.09x (each 1x1 row of 14 or 7 points
+ * streams all the weights once more). With fewer images than threads the rows were split
+ * into bands, one per thread, each computing the 1x1 rows it shares with the next band
+ * (dw_k - dw_s of them) plus those of a part-used group: 4 to 7% more 1x1 work on the
+ * 56x56 pairs, where a block of channels per thread (half the channels, a whole plane in
+ * L2) took 0.95-0.98x the time (mb1, 2 threads, min of 4 alternating runs; the 112x112
+ * pair even), so such problems take channel blocks. */
+enum { FDW_ROWS_MIN_BYTES = 1024 * 1024 };
+/* The rows route computes the 1x1 rows in aligned groups of at least this many points
+ * (two 56-wide rows), so that the direct kernel's calls read each weight group for as
+ * many points as the separate convolution's runs do (three times as many measured 1.05x
+ * the time on the 56x56 pairs, mb1, 2 threads). */
 enum { BAND_CALL_POINTS = 112 };
 
 typedef struct {
-    int band;                    /* by bands of rows (see fdw_execute_bands) */
-    int64_t nband, ring_rows;    /* bands per image; 1x1 rows a thread's ring holds */
+    int by_rows;                 /* row by row, an image per thread (fdw_execute_rows) */
+    int64_t ring_rows;           /* 1x1 rows a thread's ring holds */
     int64_t group;               /* 1x1 rows computed per call (aligned groups) */
-    float *bias1;                /* band: the 1x1 bias padded to whole blocks */
+    float *bias1;                /* by rows: the 1x1 bias padded to whole blocks */
     int64_t bs[2];               /* channels per block: full blocks, the last block */
     int64_t nblk;
     bdnn_conv_t **step1, **step2; /* [thread][0 full, 1 last]: 1x1 and depthwise steps */
@@ -170,15 +176,16 @@ static int64_t block_size(const struct bdnn_conv *c, int64_t plane_bytes) {
     return bs;
 }
 
-/* Whether the pair runs by bands of rows: on channel blocks, a 1x1 step the blocked
+/* Whether the pair runs row by row: on channel blocks, a 1x1 step the blocked
  * direct kernel computes point by point (unit stride, no padding: bdnn_dc_flat_points)
  * and a dw_conv_blocked depthwise step (probed: both created for all channels). */
-static int bands_serve(const struct bdnn_conv *c) {
+static int rows_serve(const struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t out_bytes = bdnn_div_up(d->oc, lay_block(c)) * lay_block(c) * d->oh * d->ow
                             * (int64_t)bdnn_dt_size(c->attr.dst_dt);
     if (lay_block(c) == 1 || d->sh != 1 || d->sw != 1 || d->ph != 0 || d->pw != 0
-            || d->oh != d->ih || d->ow != d->iw || out_bytes < FDW_BAND_MIN_BYTES)
+            || d->oh != d->ih || d->ow != d->iw || out_bytes < FDW_ROWS_MIN_BYTES
+            || d->mb < c->nthr)
         return 0;
     bdnn_conv_desc_t d1, d2;
     bdnn_conv_attr_t a1, a2;
@@ -221,8 +228,8 @@ static int fdw_init(struct bdnn_conv *c) {
     fdw_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
-    p->band = bands_serve(c);
-    p->bs[0] = p->band ? d->oc : block_size(c, plane);
+    p->by_rows = rows_serve(c);
+    p->bs[0] = p->by_rows ? d->oc : block_size(c, plane);
     p->nblk = bdnn_div_up(d->oc, p->bs[0]);
     p->bs[1] = d->oc - (p->nblk - 1) * p->bs[0];
     p->step1 = calloc(2 * (size_t)c->nthr, sizeof(bdnn_conv_t *));
@@ -248,8 +255,8 @@ static int fdw_init(struct bdnn_conv *c) {
                                              inner_fault, &p->step2[2 * t + k]);
             if (st != BDNN_STATUS_OK) return st;
         }
-        /* bands: a ring of 1x1 output rows, every channel (fdw_execute_bands) */
-        p->buf[t] = bdnn_aligned_alloc(p->band ? (size_t)(p->ring_rows * bdnn_div_up(d->oc, B)
+        /* by rows: a ring of 1x1 output rows, every channel (fdw_execute_rows) */
+        p->buf[t] = bdnn_aligned_alloc(p->by_rows ? (size_t)(p->ring_rows * bdnn_div_up(d->oc, B)
                                                            * B * d->ow) * mid_sz
                                                : (size_t)(bdnn_div_up(p->bs[0], B) * B * plane));
         if (!p->buf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -264,8 +271,7 @@ static int fdw_init(struct bdnn_conv *c) {
     }
     p->bias_off = off;
     p->total = off + (c->with_bias ? (size_t)d->oc * dwb_sz : 0);
-    if (p->band) {
-        p->nband = bdnn_div_up(c->nthr, d->mb > 0 ? d->mb : 1);
+    if (p->by_rows) {
         p->bias1 = bdnn_aligned_alloc(sizeof(float) * (size_t)(bdnn_div_up(d->oc, B) * B));
         if (!p->bias1) return BDNN_STATUS_OUT_OF_MEMORY;
     }
@@ -303,16 +309,15 @@ static void fdw_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
     (void)c, (void)wei, (void)packed;   /* never called: bdnn_conv_pack_weights refuses */
 }
 
-/* By bands of rows (f32, channel blocks; bands_serve): threads split each image's
- * depthwise output rows into bands, and a thread walks down its band computing each 1x1
- * output row, every channel, as the depthwise rows come to need it, into a ring of R
- * rows: row r in slot r % R, computed in aligned groups of G rows (R a multiple of G, at
- * least dw_k + G - 1: the rows live at once are the dw_k a depthwise output row reads and
- * the rest of the last one's group, so a new row only overwrites one no longer read). The 1x1 rows stay
- * in L1/L2 between the two steps, the 1x1 step runs on its widest register tiles (every
- * output block, not a thread's share), and a band recomputes at most dw_k - dw_s rows of
- * its neighbour's. */
-static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+/* Row by row (f32, channel blocks; rows_serve): each thread takes whole images and walks
+ * down an image's depthwise output rows, computing each 1x1 output row, every channel, as
+ * the depthwise rows come to need it, into a ring of R rows: row r in slot r % R, computed
+ * in aligned groups of G rows (R a multiple of G, at least dw_k + G - 1: the rows live at
+ * once are the dw_k a depthwise output row reads and the rest of the last one's group, so
+ * a new row only overwrites one no longer read). The 1x1 rows stay in L1/L2 between the
+ * two steps, the 1x1 step runs on its widest register tiles (every output block), and no
+ * 1x1 row is computed twice. */
+static void fdw_execute_rows(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const fdw_plan_t *p = c->plan;
     const bdnn_post_op_t *dw = &c->attr.post_ops[bdnn_dw_post_op(&c->attr)];
@@ -321,7 +326,7 @@ static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t 
     const bdnn_conv_desc_t *d2 = &p->step2[0]->d;
     const int64_t OH2 = d2->oh, OW2 = d2->ow;
     const int64_t in_image = bdnn_div_up(d->ic, B) * B * d->ih * d->iw;
-    const int64_t out_image = OCp * OH2 * OW2, items = d->mb * p->nband;
+    const int64_t out_image = OCp * OH2 * OW2;
     const char *packed = a->wei;
     const float *wei1 = (const float *)(packed + p->wei_off[0]);
     const float *wei2 = (const float *)(packed + p->dw_off[0]);
@@ -337,16 +342,14 @@ static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t 
         const float *row0[K > 0 ? K : 1];
         int64_t row_tap[K > 0 ? K : 1];
 #pragma omp for schedule(static)
-        for (int64_t item = 0; item < items; ++item) {
-            const int64_t n = item / p->nband, b = item % p->nband;
-            const int64_t r0 = b * OH2 / p->nband, r1 = (b + 1) * OH2 / p->nband;
+        for (int64_t n = 0; n < d->mb; ++n) {
             const float *src_img = (const float *)a->src + n * in_image;
             float *dst_img = (float *)a->dst + n * out_image;
             int64_t next = 0;   /* the next 1x1 row to compute (a multiple of G) */
-            for (int64_t oh2 = r0; oh2 < r1; ++oh2) {
+            for (int64_t oh2 = 0; oh2 < OH2; ++oh2) {
                 const int64_t lo = oh2 * S - P;   /* the rows [lo, lo + K) it reads */
                 const int64_t clo = lo > 0 ? lo : 0, chi = lo + K < d->oh ? lo + K : d->oh;
-                if (next < clo) next = clo / G * G;
+                if (next < clo) next = clo / G * G;   /* rows no output reads (S > K) */
                 for (; next < chi; next += G)   /* slots next % R .. + G - 1: no wrap */
                     bdnn_dc_flat_points(s1, dc, src_img, wei1, bias1,
                                         ring + (next % R) * OW * B, R * OW * B, next * OW,
@@ -363,8 +366,8 @@ static void fdw_execute_bands(const struct bdnn_conv *c, const bdnn_conv_args_t 
 }
 
 static void fdw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
-    if (((const fdw_plan_t *)c->plan)->band) {
-        fdw_execute_bands(c, a);
+    if (((const fdw_plan_t *)c->plan)->by_rows) {
+        fdw_execute_rows(c, a);
         return;
     }
     const bdnn_conv_desc_t *d = &c->d;

@@ -181,15 +181,18 @@ def test_unsupported_chains_report_unimplemented_through_the_cli():
 ])
 def test_f32_fusion_runs_natively_on_plain_and_channel_blocks(tag, steps):
     """Channel tails (oc 40, 20, 72), a block of channels per thread at mb1 (each block's
-    planes must land at their channels), and on channel blocks 1x1 outputs past 1 MiB
-    (oc 72 at 64x64 and at 301x13), which run by bands of rows through a ring of 1x1
-    rows, computed 2 and 9 rows at a time (the last group cut short)."""
+    planes must land at their channels; oc 72 at 64x64 too, a 1x1 output past 1 MiB with
+    fewer images than threads), and on channel blocks 1x1 outputs past 1 MiB with an image
+    per thread (oc 72 at 64x64 and at 301x13, mb2 on 2 threads), which run row by row
+    through a ring of 1x1 rows, computed 2 and 9 rows at a time (the last group cut
+    short)."""
     res = run_cli("--conv", "--dir=FWD_B", f"--stag={tag}", f"--dtag={tag}",
                   "--attr-post-ops=relu+dw_k3s2p1+linear:1:2,dw_k3s1p1,dw:k5s1p2",
                   "mb2ic16ih10oc40kh1", "mb1ic24ih30iw9oc20kh1kw1", "mb1ic8ih64oc72kh1",
-                  "mb1ic8ih301iw13oc72kh1kw1", "-v5")
+                  "mb2ic8ih64oc72kh1", "mb2ic8ih301iw13oc72kh1kw1", "-v5",
+                  env={"OMP_NUM_THREADS": "2"})
     cases = [l for l in res.lines if l.split(":")[0].isdigit()]
-    assert res.code == 0 and len(cases) == 12, res.out[-2000:]
+    assert res.code == 0 and len(cases) == 15, res.out[-2000:]
     assert all(":PASSED " in l and "+reorder" not in l for l in cases)
     if core.isa_supported(core.Isa.AVX512):
         assert all(f"--impl=fused_dw:avx512{steps}" in l for l in cases), cases
