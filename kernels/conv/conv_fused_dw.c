@@ -58,9 +58,8 @@ enum { FDW_BUFFER_BYTES = 512 * 1024, FDW_BLOCKED_BUFFER_BYTES = 4 * 1024 * 1024
 enum { FDW_ROWS_MIN_BYTES = 1024 * 1024 };
 /* The rows route computes the 1x1 rows in aligned groups of at least this many points
  * (two 56-wide rows), so that the direct kernel's calls read each weight group for as
- * many points as the separate convolution's runs do (three times as many measured 1.05x
- * the time on the 56x56 pairs, mb1, 2 threads). */
-enum { BAND_CALL_POINTS = 112 };
+ * many points as the separate convolution's runs do. */
+enum { ROW_CALL_POINTS = 112 };
 
 typedef struct {
     int by_rows;                 /* row by row, an image per thread (fdw_execute_rows) */
@@ -241,7 +240,7 @@ static int fdw_init(struct bdnn_conv *c) {
         return BDNN_STATUS_OUT_OF_MEMORY;
     const int inner_fault = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED ? BDNN_FAULT_NONE
                                                                        : c->fault;
-    p->group = bdnn_div_up(BAND_CALL_POINTS, d->ow > 0 ? d->ow : 1);
+    p->group = bdnn_div_up(ROW_CALL_POINTS, d->ow > 0 ? d->ow : 1);
     p->ring_rows = bdnn_div_up(dw->dw_k + p->group - 1, p->group) * p->group;
     for (int t = 0; t < c->nthr; ++t) {
         for (int k = 0; k < 2; ++k) {
