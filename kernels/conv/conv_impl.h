@@ -18,8 +18,19 @@
  * columns j >= nr only reach C's unwritten columns. C has row stride ldc; only
  * C[0:mr, 0:nr] is read or written. */
 /* mode | UKR_RELU: the stored values then go through relu with relu_alpha (the last k
- * block of a chain whose only eltwise entry is an unscaled relu: fused in registers). */
-enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2, UKR_RELU = 4 };
+ * block of a chain whose only eltwise entry is an unscaled relu: fused in registers).
+ * mode | UKR_STREAM (with UKR_WRITE; C and ldc aligned to the vector): full tiles are
+ * stored past the caches (non-temporal stores, a plain store where the ISA has none); the
+ * caller fences (bdnn_stream_fence) before C is read. For a C written once and far larger
+ * than the caches, this saves reading each line in before it is overwritten. */
+enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2, UKR_RELU = 4, UKR_STREAM = 8 };
+/* Orders a thread's non-temporal stores (UKR_STREAM) before whatever it does next: called
+ * by each thread that streamed, before the barrier after which C is read. */
+static inline void bdnn_stream_fence(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_sfence();
+#endif
+}
 typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                  float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
                                  const float *bias, float sum_scale, float relu_alpha);

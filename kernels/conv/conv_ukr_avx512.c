@@ -1,5 +1,7 @@
 /* AVX-512 instantiation of the GEMM micro-kernel: 12 x 32 tile (24 zmm accumulators). */
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+#include <immintrin.h>
+
 #include "conv_impl.h"
 
 typedef float vf __attribute__((vector_size(64)));
@@ -9,4 +11,5 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define NRV 2
 #define UKR_FN gemm_ukr_avx512_12x32
 #define UKR_OBJ bdnn_gemm_ukr_avx512
+#define UKR_STREAM_STORE(p, v) _mm512_stream_ps((float *)(p), (__m512)(v))
 #include "conv_ukr.inc"
