@@ -61,8 +61,8 @@ static void clip_row(int64_t stride, int64_t offset, int64_t size, int64_t *lo, 
  * worked out once per row. */
 static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *wei,
                     const float *bias, int64_t n, int64_t g, int64_t oc, int64_t od,
-                    int64_t oh, int64_t ow0, int64_t ow1, double *out) {
-    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
+                    int64_t oh, int64_t ow0, int64_t ow1, double *restrict out) {
+    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
     int64_t off[d->kw], lo[d->kw], hi[d->kw];   /* iw = ow * SW + off[kw] */
     for (int64_t kw = 0; kw < d->kw; ++kw) {
         off[kw] = kw * (d->dw + 1) - d->pw;
@@ -82,7 +82,7 @@ static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *we
             const double w = wei_row[kw];
             const float *in = in_row + off[kw];
             for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
-                out[ow - ow0] += (double)in[ow * d->sw] * w;
+                out[ow - ow0] += (double)in[ow * sw] * w;
         }
     }
     if (bias)
@@ -99,8 +99,8 @@ static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *we
  *   0 <= od < OD, and likewise for h and w. */
 static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
                          const float *wei, int64_t n, int64_t g, int64_t ic, int64_t id,
-                         int64_t ih, int64_t iw0, int64_t iw1, double *out) {
-    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
+                         int64_t ih, int64_t iw0, int64_t iw1, double *restrict out) {
+    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
     /* For tap kw, the outputs ow the row [iw0, iw1) reads from: iw = ow * SW + off[kw],
      * the points that are exact multiples away (the remainder test below, for w). The
      * same for every (oc, kd, kh): worked out once per row. */
@@ -127,7 +127,7 @@ static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
             const double w = wei_row[kw];
             double *o = out + off[kw] - iw0;
             for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
-                o[ow * d->sw] += (double)dd_row[ow] * w;
+                o[ow * sw] += (double)dd_row[ow] * w;
         }
     }
 }
@@ -141,8 +141,9 @@ static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
  *   with src = 0 outside the input. */
 static void bwd_weights_row(const bdnn_conv_desc_t *d, const float *src,
                             const float *diff_dst, int64_t g, int64_t oc, int64_t ic,
-                            int64_t kd, int64_t kh, int64_t kw0, int64_t kw1, double *out) {
-    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
+                            int64_t kd, int64_t kh, int64_t kw0, int64_t kw1,
+                            double *restrict out) {
+    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
     /* The outputs ow whose tap kw reads inside the input row (iw = ow * SW + off[kw]):
      * the same for every (n, od, oh), worked out once. */
     int64_t off[kw1 - kw0], lo[kw1 - kw0], hi[kw1 - kw0];
@@ -164,7 +165,7 @@ static void bwd_weights_row(const bdnn_conv_desc_t *d, const float *src,
             const float *in = in_row + off[j];
             double acc = out[j];
             for (int64_t ow = lo[j]; ow < hi[j]; ++ow)
-                acc += (double)dd_row[ow] * (double)in[ow * d->sw];
+                acc += (double)dd_row[ow] * (double)in[ow * sw];
             out[j] = acc;
         }
     }
