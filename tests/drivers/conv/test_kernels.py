@@ -274,7 +274,10 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
     diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
     with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, True) as prim:
         assert prim.weights_bytes == 0    # writes the user layout directly
-        diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
+        # on a cache line, as the driver's buffers are (streaming stores need it)
+        diff_wei = memory.aligned_empty(4 * int(np.prod(shape.wei_shape))).view(np.float32)
+        diff_wei = diff_wei.reshape(shape.wei_shape)
+        diff_wei.fill(np.nan)
         diff_bias = np.full(shape.oc, np.nan, np.float32)
         prim.bind_bwd_weights(src, diff_dst, diff_wei, diff_bias)()
     ref_w, ref_b = core.ref_conv_bwd_weights(shape, src, diff_dst, True)
@@ -292,18 +295,7 @@ STREAMED_SHAPES = ["mb1ic112ih7oc1100kh3ph1", "mb1ic128ih5oc1000kh3ph1"]
 @pytest.mark.parametrize("text", STREAMED_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_streamed_result_matches_reference_exactly(impl, text):
-    shape = _shape(text)
-    rng = np.random.default_rng(len(text) + 2)
-    src = rng.integers(-8, 9, size=shape.src_shape).astype(np.float32)
-    diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
-    # on a cache line, as the driver's buffers are: the streaming stores need it
-    diff_wei = memory.aligned_empty(4 * int(np.prod(shape.wei_shape))).view(np.float32)
-    diff_wei = diff_wei.reshape(shape.wei_shape)
-    diff_wei.fill(np.nan)
-    with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, False) as prim:
-        prim.bind_bwd_weights(src, diff_dst, diff_wei, None)()
-    ref_w, _ = core.ref_conv_bwd_weights(shape, src, diff_dst, False)
-    assert np.array_equal(diff_wei, ref_w.astype(np.float32))
+    test_bwd_weights_matches_reference_exactly(impl, text)
 
 
 # Backward weights with a long reduction (K = mb * output points >= 256) takes the
