@@ -147,6 +147,7 @@ typedef struct {
     int64_t op_rb;        /* op: A panels per row block of a work item */
     float *op_a, *op_b;   /* op: one k block of A and of B, packed, shared by the threads */
     int64_t op_a_ld;      /* op: floats from one packed A panel to the next */
+    int64_t op_kc;        /* op, one result: the k block (KC, or all of K: op_init) */
     int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
@@ -269,7 +270,8 @@ struct krow {
  *   packs all of A for a k block, then B a panel at a time, multiplied by every A panel
  *   while in L1; the partials are added at the end (reduce_partials). No barriers.
  * - Otherwise (short K: ResNet's 14x14 and 7x7 layers at mb1): one result; per k block the
- *   threads pack A and B together into shared buffers, then split C's tiles. */
+ *   threads pack A and B together into shared buffers, then split C's tiles (a large
+ *   result with a K of a few blocks takes all of K as one block: OP_WHOLE_K_MAX_FLOATS). */
 enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays in L2 */
 /* One result written in one k block (K <= KC: mb1's 7x7 layers) goes out by non-temporal
  * stores (UKR_STREAM) from this size on, twice the L2 of both cores here: each line is
@@ -278,12 +280,28 @@ enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays i
  * of diff_weights) 0.93x the time, res5a_branch1 (8 MB) 0.96x, res5a_branch2c (4 MB)
  * 0.97x, res5b_branch2a (4 MB) 1.00x. */
 enum { OP_STREAM_MIN_FLOATS = 1 << 20 };
+/* Such a result with a K of a few k blocks (mb8 and mb16's 7x7 layers: K = 392, 784) is
+ * computed in one k block, all of K packed at once while that fits this many floats, and
+ * each item takes one B panel and every A panel: C is then written once (streamed)
+ * instead of read and written again per k block, and each B panel is read once. ResNet-50
+ * BWD_W, 2 threads, Zen 4, one k block over blocks of KC, min of 3 alternating runs: mb16
+ * res5a_branch2b (9.4 MB of diff_weights, 16 MB packed) 0.875x the time, res5a_branch1
+ * 0.92x, res5a_branch2c 0.975x, res5b_branch2a 0.885x; mb8 res5a_branch2b 0.87x,
+ * res5b_branch2a 0.87x. */
+enum { OP_WHOLE_K_MAX_FLOATS = 6 << 20 };
 
 static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
     const bdnn_conv_desc_t *d = &c->d;
     p->op = 1;
-    const int64_t kc = p->K < KC ? (p->K > 0 ? p->K : 1) : KC;   /* (mb 0: no k block runs) */
     p->b_panels = bdnn_div_up(p->N, u->nr);
+    const int64_t result = p->instances * p->M * p->N;
+    const int k_split = c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
+        && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS;
+    int64_t kc = p->K < KC ? (p->K > 0 ? p->K : 1) : KC;   /* (mb 0: no k block runs) */
+    if (!k_split && p->K > KC && result >= OP_STREAM_MIN_FLOATS
+            && (p->b_panels * u->nr + p->a_panels * u->mr) * p->K <= OP_WHOLE_K_MAX_FLOATS)
+        kc = p->K;
+    p->op_kc = kc;
     /* A 1x1 without padding: B's rows are the src planes, at a stride once subsampled
      * (the input points the outputs read, copied dense per execution, as forward does). */
     p->op_planes = taps_of(d) == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
@@ -294,11 +312,7 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     }
     /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
     p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
-    const int64_t result = p->instances * p->M * p->N;
-    p->k_splits = 1;
-    if (c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
-            && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS)
-        p->k_splits = c->nthr;
+    p->k_splits = k_split ? c->nthr : 1;
     if (p->k_splits > 1) {   /* whole k blocks per split, none empty */
         p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KC) * KC;
         p->k_splits = bdnn_div_up(p->K, p->k_per_split);
@@ -327,7 +341,7 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     }
     /* One result: the threads pack each k block together, then split C's tiles. */
     const int64_t want = 4 * (int64_t)c->nthr;
-    int64_t rb = p->a_panels < OP_RB_MAX ? p->a_panels : OP_RB_MAX;
+    int64_t rb = p->a_panels < OP_RB_MAX || p->op_kc > KC ? p->a_panels : OP_RB_MAX;
     while (rb > 1 && p->b_panels * bdnn_div_up(p->a_panels, rb) < want) rb = bdnn_div_up(rb, 2);
     p->op_rb = rb;
     p->n_row_blocks = bdnn_div_up(p->a_panels, rb);
@@ -1252,13 +1266,13 @@ static void run_op(const exec_t *e) {
             }
         } else {
             /* C written once (one k block) and larger than the caches: past them */
-            const int stream = K <= KC && p->instances * M * N >= OP_STREAM_MIN_FLOATS
+            const int stream = K <= p->op_kc && p->instances * M * N >= OP_STREAM_MIN_FLOATS
                 && (uintptr_t)e->out % (sizeof(float) * (size_t)u->vlen) == 0
                 && N % u->vlen == 0;
             for (int64_t g = 0; g < p->instances; ++g) {
                 float *c_g = (float *)e->out + g * M * N;
-                for (int64_t pc = 0; pc < K; pc += KC) {
-                    const int64_t kc = K - pc < KC ? K - pc : KC;
+                for (int64_t pc = 0; pc < K; pc += p->op_kc) {
+                    const int64_t kc = K - pc < p->op_kc ? K - pc : p->op_kc;
 #pragma omp for schedule(static) nowait
                     for (int64_t ip = 0; ip < p->a_panels; ++ip)
                         op_pack_a(e, g, ip * MR, pc, kc, p->op_a + ip * p->op_a_ld);

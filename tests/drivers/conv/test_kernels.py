@@ -288,8 +288,10 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
 # Backward weights written in one k block into a result of at least 1 M floats goes out by
 # non-temporal stores (conv_gemm.c, OP_STREAM_MIN_FLOATS): full tiles streamed, the edge
 # tiles (oc 1100 and 1000 leave a partial row panel, 1008 columns a partial column panel)
-# stored as usual.
-STREAMED_SHAPES = ["mb1ic112ih7oc1100kh3ph1", "mb1ic128ih5oc1000kh3ph1"]
+# stored as usual. At mb8 K is 392, more than one k block of 256, and such a result takes
+# all of K as one block (OP_WHOLE_K_MAX_FLOATS), with groups too.
+STREAMED_SHAPES = ["mb1ic112ih7oc1100kh3ph1", "mb1ic128ih5oc1000kh3ph1",
+                   "mb8ic112ih7oc1100kh3ph1", "g2mb8ic224ih7oc2200kh3ph1"]
 
 
 @pytest.mark.parametrize("text", STREAMED_SHAPES)
