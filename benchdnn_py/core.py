@@ -126,6 +126,10 @@ class ActLayout(enum.IntEnum):
         return _count((shape[0], -(-shape[1] // b) * b, *shape[2:]))
 
 
+# Bytes of src up to which backward weights on channels last reads a 1x1's src in place.
+BWT_IN_PLACE_MAX_SRC_BYTES = lib.BDNN_BWT_IN_PLACE_MAX_SRC_BYTES
+
+
 @dataclasses.dataclass(frozen=True)
 class ConvAttr:
     """Everything about a primitive beyond shape and direction (bdnn_conv_attr_t). Data

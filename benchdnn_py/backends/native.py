@@ -36,6 +36,7 @@ never goes through a defective reorder.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 import numpy as np
@@ -80,23 +81,18 @@ def _strided_wide(shape: core.ConvShape) -> bool:
     return not _unit_stride(shape) and shape.ic // shape.g >= 16
 
 
-# A 1x1 with few input channels goes to channels last only while src is at most this
-# big (f32 bytes): the size up to which run_bwt reads it in place (conv_gemm_nhwc.c,
-# BWT_IN_PLACE_MAX_SRC).
-BWT_SMALL_SRC_BYTES = 8 << 20
-
-
 def _bwt_pays(shape: core.ConvShape) -> bool:
     """Backward weights by taps on channels last (conv_gemm_nhwc.c, run_bwt) outran the
     plain rows where the output is at least 14 wide (narrower: too few points per k
-    block for its C) and the layer is not a 1x1 with few input channels and a large src
-    (those stream faster through the plain rows' packing). ResNet-50's 64-channel 1x1
+    block for its C) and the layer is not a 1x1 with few input channels and an src larger
+    than run_bwt reads in place (core.BWT_IN_PLACE_MAX_SRC_BYTES: those stream faster
+    through the plain rows' packing). ResNet-50's 64-channel 1x1
     layers at 56x56, channels last over plain, 2 threads, Zen 4, three runs: mb1 (0.8 MB)
     0.92x and 0.87x the time, mb16 (12.8 MB) 1.11x and 1.04x."""
     cig = shape.ic // shape.g
-    src_bytes = 4 * shape.mb * shape.ic * shape.i[0] * shape.i[1] * shape.i[2]
+    src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
     return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1)
-                                               or src_bytes <= BWT_SMALL_SRC_BYTES)
+                                               or src_bytes <= core.BWT_IN_PLACE_MAX_SRC_BYTES)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,7 +39,6 @@
  *     and the zero point is applied exactly, in s32.
  *   - Tiles accumulate in a per-thread buffer (f32, or s32 for int8) across k blocks; the
  *     epilogue (conv_epilogue.c) converts each finished tile into the output tensor. */
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
@@ -148,6 +147,8 @@ typedef struct {
     float *op_a, *op_b;   /* op: one k block of A and of B, packed, shared by the threads */
     int64_t op_a_ld;      /* op: floats from one packed A panel to the next */
     int64_t op_kc;        /* op, one result: the k block (KC, or all of K: op_init) */
+    int op_stream;        /* op, one result in one k block, >= OP_STREAM_MIN_FLOATS: C is
+                             stored by UKR_STREAM where e->out is vector-aligned */
     int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
@@ -298,10 +299,12 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     const int k_split = c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
         && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS;
     int64_t kc = p->K < KC ? (p->K > 0 ? p->K : 1) : KC;   /* (mb 0: no k block runs) */
-    if (!k_split && p->K > KC && result >= OP_STREAM_MIN_FLOATS
+    const int large = !k_split && result >= OP_STREAM_MIN_FLOATS;
+    if (large && p->K > KC
             && (p->b_panels * u->nr + p->a_panels * u->mr) * p->K <= OP_WHOLE_K_MAX_FLOATS)
         kc = p->K;
     p->op_kc = kc;
+    p->op_stream = large && p->K <= kc && p->N % u->vlen == 0;
     /* A 1x1 without padding: B's rows are the src planes, at a stride once subsampled
      * (the input points the outputs read, copied dense per execution, as forward does). */
     p->op_planes = taps_of(d) == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
@@ -1265,10 +1268,8 @@ static void run_op(const exec_t *e) {
                 }
             }
         } else {
-            /* C written once (one k block) and larger than the caches: past them */
-            const int stream = K <= p->op_kc && p->instances * M * N >= OP_STREAM_MIN_FLOATS
-                && (uintptr_t)e->out % (sizeof(float) * (size_t)u->vlen) == 0
-                && N % u->vlen == 0;
+            const int stream = p->op_stream
+                && (uintptr_t)e->out % (sizeof(float) * (size_t)u->vlen) == 0;
             for (int64_t g = 0; g < p->instances; ++g) {
                 float *c_g = (float *)e->out + g * M * N;
                 for (int64_t pc = 0; pc < K; pc += p->op_kc) {

@@ -163,6 +163,10 @@ enum {
     BDNN_LAYOUT_BLOCKED8 = 2,
     BDNN_LAYOUT_BLOCKED16 = 3
 };
+/* Backward weights on channels last (gemm_conv_nhwc) reads a 1x1's src in place, without
+ * a copy, only up to this many bytes of src (8 MiB); the driver's choice of layout for
+ * `any` follows the same bound. */
+enum { BDNN_BWT_IN_PLACE_MAX_SRC_BYTES = 8388608 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {
