@@ -11,19 +11,27 @@
  * the multiply-add cannot change the result.) Shares nothing with the fast kernels; the
  * OpenMP loops only split independent output points between threads.
  *
- * Each direction's formula is written once, as a function of one row of points that
- * share every coordinate but the innermost (*_row below): each point keeps its own double
- * accumulator and sums its terms in the order the formula lists them, so a row only
- * interleaves independent sums (which keeps a point's value independent of the row range
- * it is computed in, and lets the loads of one tap serve the whole row). The
- * whole-tensor entry points walk every row in order; the *_at entry points
- * (--check=sampled) compute one-point rows at a caller's list of points. Both call the
- * same function, so a sampled value is by construction the full reference's value at
- * that point. */
+ * Each direction's formula is written once, as a function of a few points (a *_block
+ * below) that take the same terms in the same pattern: up to 8 points of one output row
+ * (forward), 8 input channels at one input point (backward data), 8 weights at one tap
+ * (backward weights). Each point keeps its own double accumulator, in a register, and
+ * sums its terms in the order the formula lists them, skipping the taps that fall outside
+ * the input: a block only interleaves independent sums, so the loads of one tap serve
+ * several points (and the adds of different points overlap) while a point's value stays
+ * independent of which block computes it. The whole-tensor entry points cover every
+ * point with blocks; the *_at entry points (--check=sampled) compute one-point blocks at
+ * a caller's list of points. Both call the same functions, so a sampled value is by
+ * construction the full reference's value at that point.
+ *
+ * The functions that run the blocks are compiled twice (target_clones): for x86-64-v3
+ * (AVX2 with FMA, scalar instructions: the multiply-add fuses, which cannot change a
+ * result, see above) and for the baseline, chosen when the core loads. Both give the same
+ * bits: the test suite's exact cross-checks run on whichever this CPU takes. */
 #include "bdnn.h"
 
 /* Scalar in the binary as in the source: no auto-vectorization, so each point is computed
- * by the same plain scalar instructions whether it is in a full tensor or sampled. */
+ * by the same plain scalar instructions whether it is in a full tensor or sampled (and
+ * NB sums of a block stay NB scalar registers). */
 #pragma GCC optimize("no-tree-vectorize")
 
 /* Element access in the plain layouts (bdnn.h). */
@@ -38,7 +46,7 @@ static int valid(const bdnn_conv_desc_t *d) {
     return d->g > 0 && d->oc % d->g == 0 && d->ic % d->g == 0;
 }
 
-/* ---- one point of each direction: the formulas ---------------------------------- */
+/* ---- blocks of points of each direction: the formulas ------------------------------ */
 
 /* Index arithmetic for the rows below: floor and ceiling of a / b for b > 0, a of any
  * sign (C's / truncates toward zero). */
@@ -53,37 +61,116 @@ static void clip_row(int64_t stride, int64_t offset, int64_t size, int64_t *lo, 
     if (*hi > last + 1) *hi = last + 1;
 }
 
-/* Forward, the points ow0 <= ow < ow1 of one output row (n, g*OCg + oc, od, oh), into
- * out[ow - ow0]. Each point sums its taps in the formula's order (ic, kd, kh, kw), skipping
- * those that fall outside the input; a row only interleaves the independent sums of its
- * points, so a point's value does not depend on which row range it is computed in. Which
- * points of the row tap kw reaches ([lo, hi)) is the same for every (ic, kd, kh): it is
- * worked out once per row. */
-static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *wei,
-                    const float *bias, int64_t n, int64_t g, int64_t oc, int64_t od,
-                    int64_t oh, int64_t ow0, int64_t ow1, double *restrict out) {
-    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
-    int64_t off[d->kw], lo[d->kw], hi[d->kw];   /* iw = ow * SW + off[kw] */
-    for (int64_t kw = 0; kw < d->kw; ++kw) {
-        off[kw] = kw * (d->dw + 1) - d->pw;
-        lo[kw] = ow0, hi[kw] = ow1;
-        clip_row(d->sw, off[kw], d->iw, &lo[kw], &hi[kw]);
-    }
-    for (int64_t ow = ow0; ow < ow1; ++ow) out[ow - ow0] = 0.0;
-    for (int64_t ic = 0; ic < ICG; ++ic)
+/* Points summed side by side in registers by the *_block functions below: enough
+ * independent sums to hide the add latency. */
+#define REF_BLOCK 8
+
+/* The taps k of a kernel axis that land inside the input for the output coordinate o:
+ * 0 <= o*stride + k*(dil+1) - pad < size holds for k in [*k0, *k1) (a contiguous range, as
+ * the input coordinate grows with k). */
+static void taps_in(int64_t o, int64_t stride, int64_t dil, int64_t pad, int64_t size,
+                    int64_t kernel, int64_t *k0, int64_t *k1) {
+    const int64_t at = o * stride - pad, step = dil + 1;
+    *k0 = at >= 0 ? 0 : div_ceil(-at, step);
+    *k1 = div_floor(size - 1 - at, step) + 1;
+    if (*k1 > kernel) *k1 = kernel;
+    if (*k1 < *k0) *k1 = *k0;
+}
+
+/* The kernel rows (kd, kh) that one row of points reads, in the formula's order: where
+ * each starts in a channel of the tensor read (src forward, diff_dst backward data) and in
+ * a weights (oc, ic) slice. The same for every channel and every point of the row. */
+typedef struct {
+    int64_t n;
+    int64_t *in_off, *wei_off;
+} kernel_rows_t;
+
+/* Forward: the kernel rows that land inside the input for the output row (od, oh). */
+
+static void fwd_kernel_rows(const bdnn_conv_desc_t *d, int64_t od, int64_t oh,
+                            kernel_rows_t *rows) {
+    rows->n = 0;
     for (int64_t kd = 0; kd < d->kd; ++kd)
     for (int64_t kh = 0; kh < d->kh; ++kh) {
         const int64_t id = od * d->sd + kd * (d->dd + 1) - d->pd;
         const int64_t ih = oh * d->sh + kh * (d->dh + 1) - d->ph;
         if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih) continue;
-        const float *in_row = &SRC_AT(n, g * ICG + ic, id, ih, 0);
-        const float *wei_row = &WEI_AT(g, oc, ic, kd, kh, 0);
-        for (int64_t kw = 0; kw < d->kw; ++kw) {
-            const double w = wei_row[kw];
-            const float *in = in_row + off[kw];
-            for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
-                out[ow - ow0] += (double)in[ow * sw] * w;
+        rows->in_off[rows->n] = (id * d->ih + ih) * d->iw;
+        rows->wei_off[rows->n] = (kd * d->kh + kh) * d->kw;
+        ++rows->n;
+    }
+}
+
+/* Forward, NB consecutive points ow, ow+1, ... of one output row (n, g*OCg + oc, od, oh)
+ * that take the same taps kw, [k0, k1): each sums its terms in the formula's order
+ * (ic, kd, kh, kw), skipping the taps that fall outside the input, in a register of its
+ * own. Always inlined with a constant NB (and SW where the caller knows it), so the sums
+ * are NB scalar registers and a point's value is the same whichever block computes it. */
+static inline __attribute__((always_inline)) void fwd_block(
+        const bdnn_conv_desc_t *d, const float *src, const float *wei, int64_t n, int64_t g,
+        int64_t oc, const kernel_rows_t *rows, int64_t ow, const int NB, const int64_t sw,
+        int64_t k0, int64_t k1, double *restrict out) {
+    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, step = d->dw + 1;
+    const int64_t src_chan = d->id * d->ih * d->iw, wei_chan = d->kd * d->kh * d->kw;
+    const int64_t x0 = ow * sw - d->pw;   /* iw of the first point's tap 0 (may be < 0) */
+    const float *src_c = &SRC_AT(n, g * ICG, 0, 0, 0);
+    const float *wei_c = &WEI_AT(g, oc, 0, 0, 0, 0);
+    double acc[REF_BLOCK];
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) acc[j] = 0.0;
+    if (rows->n == 1 && k1 - k0 == 1) {   /* one tap (1x1, or an edge reaching one): ic alone */
+        const float *in = src_c + rows->in_off[0] + x0 + k0 * step;
+        const float *w = wei_c + rows->wei_off[0] + k0;
+        for (int64_t ic = 0; ic < ICG; ++ic, in += src_chan, w += wei_chan) {
+            const double wv = *w;
+#pragma GCC unroll 8
+            for (int j = 0; j < NB; ++j) acc[j] += (double)in[j * sw] * wv;
         }
+    } else
+    for (int64_t ic = 0; ic < ICG; ++ic, src_c += src_chan, wei_c += wei_chan)
+    for (int64_t r = 0; r < rows->n; ++r) {
+        const float *in = src_c + rows->in_off[r], *wei_row = wei_c + rows->wei_off[r];
+        for (int64_t kw = k0; kw < k1; ++kw) {
+            const double w = wei_row[kw];
+#pragma GCC unroll 8
+            for (int j = 0; j < NB; ++j) acc[j] += (double)in[x0 + kw * step + j * sw] * w;
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) out[j] = acc[j];
+}
+
+/* Forward, the points ow0 <= ow < ow1 of one output row, into out[ow - ow0] (bias added
+ * last): runs of points with the same taps kw go through fwd_block together, REF_BLOCK at
+ * a time where the run allows. */
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *wei,
+                    const float *bias, int64_t n, int64_t g, int64_t oc, int64_t od,
+                    int64_t oh, int64_t ow0, int64_t ow1, double *restrict out) {
+    const int64_t OCG = d->oc / d->g, sw = d->sw;
+    int64_t in_off[d->kd * d->kh], wei_off[d->kd * d->kh];
+    kernel_rows_t rows = {0, in_off, wei_off};
+    fwd_kernel_rows(d, od, oh, &rows);
+    for (int64_t ow = ow0; ow < ow1;) {
+        int64_t k0, k1, next_k0, next_k1, run = 1;
+        taps_in(ow, sw, d->dw, d->pw, d->iw, d->kw, &k0, &k1);
+        while (ow + run < ow1 && run < REF_BLOCK) {
+            taps_in(ow + run, sw, d->dw, d->pw, d->iw, d->kw, &next_k0, &next_k1);
+            if (next_k0 != k0 || next_k1 != k1) break;
+            ++run;
+        }
+        double *o = out + (ow - ow0);
+        if (run == REF_BLOCK && sw == 1)
+            fwd_block(d, src, wei, n, g, oc, &rows, ow, REF_BLOCK, 1, k0, k1, o);
+        else if (run == REF_BLOCK)
+            fwd_block(d, src, wei, n, g, oc, &rows, ow, REF_BLOCK, sw, k0, k1, o);
+        else if (run >= 4)
+            run = 4, fwd_block(d, src, wei, n, g, oc, &rows, ow, 4, sw, k0, k1, o);
+        else if (run >= 2)
+            run = 2, fwd_block(d, src, wei, n, g, oc, &rows, ow, 2, sw, k0, k1, o);
+        else
+            run = 1, fwd_block(d, src, wei, n, g, oc, &rows, ow, 1, sw, k0, k1, o);
+        ow += run;
     }
     if (bias)
         for (int64_t ow = ow0; ow < ow1; ++ow) out[ow - ow0] += (double)bias[g * OCG + oc];
@@ -96,24 +183,12 @@ static void fwd_row(const bdnn_conv_desc_t *d, const float *src, const float *we
  *   diff_src(n, g*ICg + ic, id, ih, iw) = sum over oc < OCg, kd, kh, kw of
  *       diff_dst(n, g*OCg + oc, od, oh, ow) * wei(g, oc, ic, kd, kh, kw)
  *   where od = (id + PD - kd*(DD+1)) / SD exactly (the division has no remainder) and
- *   0 <= od < OD, and likewise for h and w. */
-static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
-                         const float *wei, int64_t n, int64_t g, int64_t ic, int64_t id,
-                         int64_t ih, int64_t iw0, int64_t iw1, double *restrict out) {
-    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
-    /* For tap kw, the outputs ow the row [iw0, iw1) reads from: iw = ow * SW + off[kw],
-     * the points that are exact multiples away (the remainder test below, for w). The
-     * same for every (oc, kd, kh): worked out once per row. */
-    int64_t off[d->kw], lo[d->kw], hi[d->kw];
-    for (int64_t kw = 0; kw < d->kw; ++kw) {
-        off[kw] = kw * (d->dw + 1) - d->pw;
-        lo[kw] = div_ceil(iw0 - off[kw], d->sw);
-        hi[kw] = div_floor(iw1 - 1 - off[kw], d->sw) + 1;
-        if (lo[kw] < 0) lo[kw] = 0;
-        if (hi[kw] > d->ow) hi[kw] = d->ow;
-    }
-    for (int64_t iw = iw0; iw < iw1; ++iw) out[iw - iw0] = 0.0;
-    for (int64_t oc = 0; oc < OCG; ++oc)
+ *   0 <= od < OD, and likewise for h and w.
+ *
+ * The kernel rows (kd, kh) that reach the input row (id, ih) from an output row. */
+static void bwd_data_kernel_rows(const bdnn_conv_desc_t *d, int64_t id, int64_t ih,
+                                 kernel_rows_t *rows) {
+    rows->n = 0;
     for (int64_t kd = 0; kd < d->kd; ++kd)
     for (int64_t kh = 0; kh < d->kh; ++kh) {
         const int64_t nd = id + d->pd - kd * (d->dd + 1);
@@ -121,14 +196,76 @@ static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
         if (nd < 0 || nh < 0 || nd % d->sd || nh % d->sh) continue;
         const int64_t od = nd / d->sd, oh = nh / d->sh;
         if (od >= d->od || oh >= d->oh) continue;
-        const float *dd_row = &DST_AT(diff_dst, n, g * OCG + oc, od, oh, 0);
-        const float *wei_row = &WEI_AT(g, oc, ic, kd, kh, 0);
-        for (int64_t kw = 0; kw < d->kw; ++kw) {
-            const double w = wei_row[kw];
-            double *o = out + off[kw] - iw0;
-            for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
-                o[ow * sw] += (double)dd_row[ow] * w;
+        rows->in_off[rows->n] = (od * d->oh + oh) * d->ow;
+        rows->wei_off[rows->n] = (kd * d->kh + kh) * d->kw;
+        ++rows->n;
+    }
+}
+
+/* Backward data, one input point (n, ic0 + j, id, ih, iw) for each j < NB: channels
+ * g*ICg + ic0 + j of one group, which take the same taps. Each sums its terms in the
+ * formula's order (oc, kd, kh, kw) in a register of its own, into out[j * out_stride].
+ * Always inlined with a constant NB. */
+static inline __attribute__((always_inline)) void bwd_data_block(
+        const bdnn_conv_desc_t *d, const float *diff_dst, const float *wei, int64_t n,
+        int64_t g, int64_t ic0, const int NB, const kernel_rows_t *rows, int64_t ntaps,
+        const int64_t *kw, const int64_t *ow, double *restrict out, int64_t out_stride) {
+    const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, wei_ic = d->kd * d->kh * d->kw;
+    const int64_t dst_chan = d->od * d->oh * d->ow, wei_oc = ICG * wei_ic;
+    const float *dd_c = &DST_AT(diff_dst, n, g * OCG, 0, 0, 0);
+    const float *wei_c = &WEI_AT(g, 0, ic0, 0, 0, 0);
+    double acc[REF_BLOCK];
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) acc[j] = 0.0;
+    if (ntaps > 0)
+        for (int64_t oc = 0; oc < OCG; ++oc, dd_c += dst_chan, wei_c += wei_oc)
+        for (int64_t r = 0; r < rows->n; ++r) {
+            const float *dd_row = dd_c + rows->in_off[r], *wei_rows = wei_c + rows->wei_off[r];
+            for (int64_t t = 0; t < ntaps; ++t) {
+                const double dd = dd_row[ow[t]];
+                const float *w = wei_rows + kw[t];
+#pragma GCC unroll 8
+                for (int j = 0; j < NB; ++j) acc[j] += dd * (double)w[j * wei_ic];
+            }
         }
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) out[j * out_stride] = acc[j];
+}
+
+/* Backward data, the points iw0 <= iw < iw1 of the input rows (n, g*ICg + ic, id, ih) for
+ * ic0 <= ic < ic1, into out[(ic - ic0) * out_stride + iw - iw0]: for each point, the taps
+ * kw it takes (where iw + PW - kw*(DW+1) is an exact multiple ow*SW of an output inside
+ * [0, OW)), then the channels REF_BLOCK at a time, the rest 4, 2 and 1. */
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+static void bwd_data_rows(const bdnn_conv_desc_t *d, const float *diff_dst,
+                          const float *wei, int64_t n, int64_t g, int64_t ic0, int64_t ic1,
+                          int64_t id, int64_t ih, int64_t iw0, int64_t iw1, double *out,
+                          int64_t out_stride) {
+    const int64_t step = d->dw + 1;
+    int64_t in_off[d->kd * d->kh], wei_off[d->kd * d->kh], tap_kw[d->kw], tap_ow[d->kw];
+    kernel_rows_t rows = {0, in_off, wei_off};
+    bwd_data_kernel_rows(d, id, ih, &rows);
+    for (int64_t iw = iw0; iw < iw1; ++iw) {
+        int64_t ntaps = 0;
+        for (int64_t kw = 0; kw < d->kw; ++kw) {
+            const int64_t at = iw + d->pw - kw * step;   /* = ow * SW when the tap is taken */
+            if (at < 0 || at % d->sw || at / d->sw >= d->ow) continue;
+            tap_kw[ntaps] = kw, tap_ow[ntaps++] = at / d->sw;
+        }
+        double *o = out + (iw - iw0);
+        int64_t ic = ic0;
+        for (; ic + REF_BLOCK <= ic1; ic += REF_BLOCK)
+            bwd_data_block(d, diff_dst, wei, n, g, ic, REF_BLOCK, &rows, ntaps, tap_kw, tap_ow,
+                           o + (ic - ic0) * out_stride, out_stride);
+        for (; ic + 4 <= ic1; ic += 4)
+            bwd_data_block(d, diff_dst, wei, n, g, ic, 4, &rows, ntaps, tap_kw, tap_ow,
+                           o + (ic - ic0) * out_stride, out_stride);
+        for (; ic + 2 <= ic1; ic += 2)
+            bwd_data_block(d, diff_dst, wei, n, g, ic, 2, &rows, ntaps, tap_kw, tap_ow,
+                           o + (ic - ic0) * out_stride, out_stride);
+        for (; ic < ic1; ++ic)
+            bwd_data_block(d, diff_dst, wei, n, g, ic, 1, &rows, ntaps, tap_kw, tap_ow,
+                           o + (ic - ic0) * out_stride, out_stride);
     }
 }
 
@@ -138,37 +275,64 @@ static void bwd_data_row(const bdnn_conv_desc_t *d, const float *diff_dst,
  *   diff_wei(g, oc, ic, kd, kh, kw) = sum over n, od, oh, ow of
  *       diff_dst(n, g*OCg + oc, od, oh, ow)
  *     * src(n, g*ICg + ic, od*SD + kd*(DD+1) - PD, oh*SH + kh*(DH+1) - PH, ow*SW + kw*(DW+1) - PW)
- *   with src = 0 outside the input. */
-static void bwd_weights_row(const bdnn_conv_desc_t *d, const float *src,
-                            const float *diff_dst, int64_t g, int64_t oc, int64_t ic,
-                            int64_t kd, int64_t kh, int64_t kw0, int64_t kw1,
-                            double *restrict out) {
+ *   with src = 0 outside the input.
+ *
+ * Here for NB weights at one tap (kd, kh, kw) whose channel triples (g, oc, ic) are
+ * consecutive in that order, from the flat index pair = (g*OCg + oc)*ICg + ic: each sums
+ * its products in the formula's order (n, od, oh, ow) in a register of its own. Which
+ * outputs ow the tap reads inside the input ([lo, hi)) and which rows (od, oh) it reads
+ * at all are the same for every triple. Always inlined with a constant NB. */
+static inline __attribute__((always_inline)) void bwd_weights_block(
+        const bdnn_conv_desc_t *d, const float *src, const float *diff_dst, int64_t pair,
+        const int NB, int64_t kd, int64_t kh, int64_t kw, double *restrict out,
+        int64_t out_stride) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
-    /* The outputs ow whose tap kw reads inside the input row (iw = ow * SW + off[kw]):
-     * the same for every (n, od, oh), worked out once. */
-    int64_t off[kw1 - kw0], lo[kw1 - kw0], hi[kw1 - kw0];
-    for (int64_t kw = kw0; kw < kw1; ++kw) {
-        off[kw - kw0] = kw * (d->dw + 1) - d->pw;
-        lo[kw - kw0] = 0, hi[kw - kw0] = d->ow;
-        clip_row(d->sw, off[kw - kw0], d->iw, &lo[kw - kw0], &hi[kw - kw0]);
+    const int64_t src_chan = d->id * d->ih * d->iw, dst_chan = d->od * d->oh * d->ow;
+    const int64_t off = kw * (d->dw + 1) - d->pw;   /* iw = ow * SW + off */
+    int64_t lo = 0, hi = d->ow;
+    clip_row(sw, off, d->iw, &lo, &hi);
+    int64_t src_at[REF_BLOCK], dst_at[REF_BLOCK];   /* each triple's channels, at n = 0 */
+    double acc[REF_BLOCK];
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) {
+        const int64_t ic = (pair + j) % ICG, goc = (pair + j) / ICG;
+        src_at[j] = (goc / OCG * ICG + ic) * src_chan + off;
+        dst_at[j] = goc * dst_chan;
+        acc[j] = 0.0;
     }
-    for (int64_t kw = kw0; kw < kw1; ++kw) out[kw - kw0] = 0.0;
     for (int64_t n = 0; n < d->mb; ++n)
     for (int64_t od = 0; od < d->od; ++od)
     for (int64_t oh = 0; oh < d->oh; ++oh) {
         const int64_t id = od * d->sd + kd * (d->dd + 1) - d->pd;
         const int64_t ih = oh * d->sh + kh * (d->dh + 1) - d->ph;
         if (id < 0 || id >= d->id || ih < 0 || ih >= d->ih) continue;
-        const float *dd_row = &DST_AT(diff_dst, n, g * OCG + oc, od, oh, 0);
-        const float *in_row = &SRC_AT(n, g * ICG + ic, id, ih, 0);
-        for (int64_t j = 0; j < kw1 - kw0; ++j) {
-            const float *in = in_row + off[j];
-            double acc = out[j];
-            for (int64_t ow = lo[j]; ow < hi[j]; ++ow)
-                acc += (double)dd_row[ow] * (double)in[ow * sw];
-            out[j] = acc;
-        }
+        const float *dd_rows = diff_dst + (n * d->oc * d->od + od) * d->oh * d->ow + oh * d->ow;
+        const float *in_rows = src + ((n * d->ic * d->id + id) * d->ih + ih) * d->iw;
+        for (int64_t ow = lo; ow < hi; ++ow)
+#pragma GCC unroll 8
+            for (int j = 0; j < NB; ++j)
+                acc[j] += (double)dd_rows[dst_at[j] + ow] * (double)in_rows[src_at[j] + ow * sw];
     }
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) out[j * out_stride] = acc[j];
+}
+
+/* Backward weights at one tap for the triples [pair, pair + count), into out[i * stride]:
+ * REF_BLOCK at a time, then 4, 2 and 1. */
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+static void bwd_weights_run(const bdnn_conv_desc_t *d, const float *src,
+                            const float *diff_dst, int64_t pair, int64_t count, int64_t kd,
+                            int64_t kh, int64_t kw, double *out, int64_t stride) {
+    int64_t i = 0;
+    for (; i + REF_BLOCK <= count; i += REF_BLOCK)
+        bwd_weights_block(d, src, diff_dst, pair + i, REF_BLOCK, kd, kh, kw,
+                          out + i * stride, stride);
+    for (; i + 4 <= count; i += 4)
+        bwd_weights_block(d, src, diff_dst, pair + i, 4, kd, kh, kw, out + i * stride, stride);
+    for (; i + 2 <= count; i += 2)
+        bwd_weights_block(d, src, diff_dst, pair + i, 2, kd, kh, kw, out + i * stride, stride);
+    for (; i < count; ++i)
+        bwd_weights_block(d, src, diff_dst, pair + i, 1, kd, kh, kw, out + i * stride, stride);
 }
 
 /*   diff_bias(c) = sum over n, od, oh, ow of diff_dst(n, c, od, oh, ow). */
@@ -201,31 +365,34 @@ int bdnn_ref_conv_fwd(const bdnn_conv_desc_t *d, const float *src, const float *
 int bdnn_ref_conv_bwd_data(const bdnn_conv_desc_t *d, const float *diff_dst,
                            const float *wei, double *diff_src) {
     if (!valid(d)) return BDNN_STATUS_INVALID;
-    const int64_t G = d->g, ICG = d->ic / d->g;
+    const int64_t G = d->g, ICG = d->ic / d->g, chan = d->id * d->ih * d->iw;
+    const int64_t blocks = (ICG + REF_BLOCK - 1) / REF_BLOCK;
 #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t n = 0; n < d->mb; ++n)
     for (int64_t g = 0; g < G; ++g)
-    for (int64_t ic = 0; ic < ICG; ++ic)
+    for (int64_t b = 0; b < blocks; ++b)
     for (int64_t id = 0; id < d->id; ++id)
-    for (int64_t ih = 0; ih < d->ih; ++ih)
-        bwd_data_row(d, diff_dst, wei, n, g, ic, id, ih, 0, d->iw,
-                     &diff_src[((((n * d->ic) + g * ICG + ic) * d->id + id) * d->ih + ih) * d->iw]);
+    for (int64_t ih = 0; ih < d->ih; ++ih) {
+        const int64_t ic0 = b * REF_BLOCK, ic1 = ic0 + REF_BLOCK < ICG ? ic0 + REF_BLOCK : ICG;
+        bwd_data_rows(d, diff_dst, wei, n, g, ic0, ic1, id, ih, 0, d->iw,
+                      &diff_src[(((n * d->ic) + g * ICG + ic0) * d->id + id) * d->ih * d->iw
+                                + ih * d->iw], chan);
+    }
     return BDNN_STATUS_OK;
 }
 
 int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
                               const float *diff_dst, double *diff_wei, double *diff_bias) {
     if (!valid(d)) return BDNN_STATUS_INVALID;
-    const int64_t G = d->g, OCG = d->oc / d->g, ICG = d->ic / d->g;
-    double *wei = diff_wei;   /* WEI_AT names the weights tensor `wei` */
-#pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t g = 0; g < G; ++g)
-    for (int64_t oc = 0; oc < OCG; ++oc)
-    for (int64_t ic = 0; ic < ICG; ++ic)
-    for (int64_t kd = 0; kd < d->kd; ++kd)
-    for (int64_t kh = 0; kh < d->kh; ++kh)
-        bwd_weights_row(d, src, diff_dst, g, oc, ic, kd, kh, 0, d->kw,
-                        &WEI_AT(g, oc, ic, kd, kh, 0));
+    const int64_t pairs = d->oc * (d->ic / d->g), taps = d->kd * d->kh * d->kw;
+    const int64_t blocks = (pairs + REF_BLOCK - 1) / REF_BLOCK;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t tap = 0; tap < taps; ++tap)
+    for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t pair = b * REF_BLOCK, count = pairs - pair < REF_BLOCK ? pairs - pair : REF_BLOCK;
+        bwd_weights_run(d, src, diff_dst, pair, count, tap / (d->kh * d->kw),
+                        tap / d->kw % d->kh, tap % d->kw, diff_wei + pair * taps + tap, taps);
+    }
     if (diff_bias) {
 #pragma omp parallel for schedule(static)
         for (int64_t c = 0; c < d->oc; ++c)
@@ -278,7 +445,8 @@ int bdnn_ref_conv_bwd_data_at(const bdnn_conv_desc_t *d, const float *diff_dst,
         const int64_t ih = p % d->ih; p /= d->ih;
         const int64_t id = p % d->id; p /= d->id;
         const int64_t c = p % d->ic, n = p / d->ic;
-        bwd_data_row(d, diff_dst, wei, n, c / ICG, c % ICG, id, ih, iw, iw + 1, &out[i]);
+        bwd_data_rows(d, diff_dst, wei, n, c / ICG, c % ICG, c % ICG + 1, id, ih, iw, iw + 1,
+                      &out[i], 1);
     }
     return BDNN_STATUS_OK;
 }
@@ -295,10 +463,8 @@ int bdnn_ref_conv_bwd_weights_at(const bdnn_conv_desc_t *d, const float *src,
         int64_t p = points[i];
         const int64_t kw = p % d->kw; p /= d->kw;
         const int64_t kh = p % d->kh; p /= d->kh;
-        const int64_t kd = p % d->kd; p /= d->kd;
-        const int64_t ic = p % ICG; p /= ICG;
-        const int64_t oc = p % OCG, g = p / OCG;
-        bwd_weights_row(d, src, diff_dst, g, oc, ic, kd, kh, kw, kw + 1, &out[i]);
+        const int64_t kd = p % d->kd, pair = p / d->kd;
+        bwd_weights_run(d, src, diff_dst, pair, 1, kd, kh, kw, &out[i], 1);
     }
     return BDNN_STATUS_OK;
 }

@@ -101,6 +101,15 @@ DESCRIPTORS = [
     ("ic2id5ih4iw6oc3kd2kh3kw3sd2sh1sw2pd0ph1pw1", "3D non-cubic, mixed pads"),
     ("g2ic4id5oc4kd3sd2pd1dd1", "3D groups, stride, dilation"),
     ("ic3id4oc3kd3pd1_dw", "3D depthwise"),
+    # Long rows and many channels: the C side sums up to 8 points of a row (forward), 8
+    # input channels (backward data) or 8 weights (backward weights) side by side, and
+    # takes the rest 4, 2 or 1 at a time; the edges of a row take fewer taps.
+    ("ic11iw40oc3kw5pw2", "1D long row: blocks of 8 points, edges, 11 = 8+2+1 channels"),
+    ("ic9ih5iw37oc4kh3kw3sw2ph1pw1", "2D long strided row, 36 = 4*8+4 weights"),
+    ("ic13ih6iw21oc5kh1kw1", "2D 1x1 long rows, 65 = 8*8+1 weights"),
+    ("ic9ih4iw40oc3kh1kw1sh2sw2", "2D strided 1x1, long rows"),
+    ("ic10iw30oc2kw3sw3pw2dw1", "1D long row, stride 3 and dilation"),
+    ("g2ic16ih4iw19oc6kh2kw3sh1sw1ph1pw2dw2", "2D groups, long dilated row, wide padding"),
 ]
 DESC_IDS = [d for d, _ in DESCRIPTORS]
 
