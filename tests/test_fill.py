@@ -11,6 +11,68 @@ from benchdnn_py.fill import Kind
 RANGES = [(-32, 32), (-8, 8), (0, 1), (3, 7), (-4, 1), (1, 1)]
 
 
+# ---- the contract in fill.py's docstring, restated in NumPy (the C core computes it) ----
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _stream(kind: int, n: int, stream: int) -> np.ndarray:
+    base = np.uint64((kind * 0x1000003 + n * 0x10001 + stream * 0x7F4A7C15) & (2**64 - 1))
+    with np.errstate(over="ignore"):
+        return _splitmix64(np.arange(n, dtype=np.uint64) ^ _splitmix64(base))
+
+
+def _unit(bits: np.ndarray) -> np.ndarray:
+    return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / 2**53)
+
+
+def numpy_int_fill(n, kind, lo, hi, density):
+    values = lo + (_stream(kind, n, 1) % np.uint64(hi - lo + 1)).astype(np.int64)
+    out = np.where(_unit(_stream(kind, n, 2)) < density, values, 0).astype(np.float32)
+    positive_lo = max(lo, 1)
+    if n and hi >= 1:
+        out[0] = positive_lo + int(_stream(kind, 1, 3)[0] % np.uint64(hi - positive_lo + 1))
+    return out
+
+
+@pytest.mark.parametrize("density", [1.0, 0.5, 0.25, 0.0])
+@pytest.mark.parametrize("lo,hi", RANGES + [(-1, 5), (-127, 128), (0, 255)])
+@pytest.mark.parametrize("kind", list(Kind))
+def test_int_fill_is_the_contract_bit_for_bit(kind, lo, hi, density):
+    # Sizes below and above the C side's threading threshold, and odd ones.
+    for n in (1, 3, 1000, 65535, 65536, 200_003):
+        got = fill.int_fill(n, kind, lo, hi, density)
+        assert got.dtype == np.float32 and got.shape == (n,)
+        np.testing.assert_array_equal(got, numpy_int_fill(n, int(kind), lo, hi, density))
+
+
+@pytest.mark.parametrize("lo,hi", [(-1.0, 1.0), (0.0, 4.0), (-2, 3), (0.25, 0.75)])
+@pytest.mark.parametrize("kind", list(Kind))
+def test_real_fill_is_the_contract_bit_for_bit(kind, lo, hi):
+    for n in (1, 777, 150_001):
+        want = (lo + (hi - lo) * _unit(_stream(int(kind), n, 4))).astype(np.float32)
+        np.testing.assert_array_equal(fill.real_fill(n, kind, lo, hi), want)
+
+
+@pytest.mark.parametrize("values", [(0.5,), (0.25, 0.5, 2.0), (1.0, -3.0, 0.125, 8.0, 5.0)])
+def test_choice_fill_is_the_contract_bit_for_bit(values):
+    for n in (1, 50, 100_000):
+        picks = (_stream(int(Kind.SCALES), n, 5) % np.uint64(len(values))).astype(np.int64)
+        want = np.asarray(values, np.float32)[picks]
+        np.testing.assert_array_equal(fill.choice_fill(n, Kind.SCALES, values), want)
+
+
+def test_fills_refuse_empty_ranges():
+    with pytest.raises(ValueError, match="empty range"):
+        fill.int_fill(4, Kind.SRC, 3, 2)
+    with pytest.raises(ValueError, match="no values"):
+        fill.choice_fill(4, Kind.SCALES, ())
+
+
 @pytest.mark.parametrize("lo,hi", RANGES)
 @pytest.mark.parametrize("kind", list(Kind))
 def test_int_fill_dense_values_are_integers_in_range(kind, lo, hi):

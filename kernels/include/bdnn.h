@@ -213,6 +213,15 @@ enum {
 double bdnn_peak_ops(int kind, int isa, double seconds, int repeats);
 double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written bytes */
 
+/* ---- fills (kernels/common/fill.c; the contract is benchdnn_py/fill.py's) ----
+ * n f32 values of tensor kind `kind`, a pure function of (kind, n, element index):
+ * integers in [lo, hi] kept with probability density, else 0, element 0 strictly positive
+ * when hi >= 1 (bdnn_fill_int); uniform reals in [lo, hi) (bdnn_fill_real); values drawn
+ * uniformly from values[0..count) (bdnn_fill_choice, count >= 1). */
+void bdnn_fill_int(int kind, int64_t n, int64_t lo, int64_t hi, double density, float *out);
+void bdnn_fill_real(int kind, int64_t n, double lo, double hi, float *out);
+void bdnn_fill_choice(int kind, int64_t n, const float *values, int64_t count, float *out);
+
 /* ---- data types ----
  * Converts n values from f32 to to_dt or from from_dt to f32 (one side must be f32):
  * round to nearest even, saturation for integers, NaN quieted. isa BDNN_ISA_SCALAR forces

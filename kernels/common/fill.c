@@ -1,0 +1,67 @@
+/* Deterministic input fills (benchdnn_py/fill.py holds the contract; benchdnn reference
+ * 6.2 to 6.4). Element i of stream (kind, n, stream) is
+ *
+ *   splitmix64(i ^ splitmix64(kind * 0x1000003 + n * 0x10001 + stream * 0x7F4A7C15))
+ *
+ * in wrapping 64-bit arithmetic: a pure function of the triple and the index, so the
+ * values do not depend on threads or chunking, and no state is carried between calls.
+ * A uniform double in [0, 1) is the top 53 bits times 2^-53 (both steps exact).
+ *
+ * The arithmetic on doubles (real fills) is written as the Python side once wrote it with
+ * NumPy, one rounding per operation: this file is built for the baseline ISA, which has no
+ * fused multiply-add for the compiler to contract into. */
+#include "bdnn.h"
+
+enum { STREAM_INT = 1, STREAM_KEEP = 2, STREAM_FIRST = 3, STREAM_REAL = 4, STREAM_CHOICE = 5 };
+
+/* Below this many elements a fill runs on one thread (forking costs more than it saves). */
+#define FILL_PARALLEL_MIN 65536
+
+static uint64_t splitmix64(uint64_t x) {
+    uint64_t z = x + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t stream_key(int kind, int64_t n, int stream) {
+    return splitmix64((uint64_t)kind * 0x1000003ull + (uint64_t)n * 0x10001ull
+                      + (uint64_t)stream * 0x7F4A7C15ull);
+}
+
+static double unit_double(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
+
+void bdnn_fill_int(int kind, int64_t n, int64_t lo, int64_t hi, double density, float *out) {
+    if (n <= 0) return;
+    const uint64_t key_value = stream_key(kind, n, STREAM_INT);
+    const uint64_t key_keep = stream_key(kind, n, STREAM_KEEP);
+    const uint64_t span = (uint64_t)(hi - lo + 1);
+#pragma omp parallel for schedule(static) if (n >= FILL_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t value = lo + (int64_t)(splitmix64((uint64_t)i ^ key_value) % span);
+        const int keep = unit_double(splitmix64((uint64_t)i ^ key_keep)) < density;
+        out[i] = keep ? (float)value : 0.0f;
+    }
+    if (hi >= 1) {   /* element 0 strictly positive: no output is identically zero */
+        const int64_t positive_lo = lo > 1 ? lo : 1;
+        out[0] = (float)(positive_lo + (int64_t)(splitmix64(stream_key(kind, 1, STREAM_FIRST))
+                                                 % (uint64_t)(hi - positive_lo + 1)));
+    }
+}
+
+void bdnn_fill_real(int kind, int64_t n, double lo, double hi, float *out) {
+    const uint64_t key = stream_key(kind, n, STREAM_REAL);
+    const double width = hi - lo;
+#pragma omp parallel for schedule(static) if (n >= FILL_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; ++i) {
+        const double scaled = width * unit_double(splitmix64((uint64_t)i ^ key));
+        out[i] = (float)(lo + scaled);
+    }
+}
+
+void bdnn_fill_choice(int kind, int64_t n, const float *values, int64_t count, float *out) {
+    const uint64_t key = stream_key(kind, n, STREAM_CHOICE);
+#pragma omp parallel for schedule(static) if (n >= FILL_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = values[splitmix64((uint64_t)i ^ key) % (uint64_t)count];
+}
