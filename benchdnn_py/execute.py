@@ -38,6 +38,7 @@ class CaseTask:
     source: str
     batch: str = ""
     given: tuple[str, ...] = ()
+    record: bool = True           # build the results-file record (--results, --resume, --junit)
 
     def planned(self):
         from .drivers import DRIVERS
@@ -55,7 +56,7 @@ class CaseOutcome:
     line: str                     # the result line
     impl: str
     ms: float
-    record: dict[str, Any]        # the results-file record
+    record: dict[str, Any] | None  # the results-file record, when the task asks for it
     log: list[str] = dataclasses.field(default_factory=list)          # stdout, verbose
     diagnostics: list[str] = dataclasses.field(default_factory=list)  # stdout, before line
     errors: list[str] = dataclasses.field(default_factory=list)       # stderr
@@ -95,7 +96,8 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None) -> 
     return CaseOutcome(
         task.seq, task.idx, result.status, result.reason,
         _line(case, task.idx, result, ms, repro), result.impl, ms,
-        case_record(case, prb, result, task.idx, ms), kept_log, list(result.diagnostics),
+        case_record(case, prb, result, task.idx, ms) if task.record else None, kept_log,
+        list(result.diagnostics),
         kept_err, result.perf, dict(result.timers.seconds), core.max_threads())
 
 
@@ -108,7 +110,7 @@ def lost_outcome(task: CaseTask, prb, repro: str, reason: str, ms: float) -> Cas
     result = CaseResult(Status.FAILED, reason)
     return CaseOutcome(task.seq, task.idx, result.status, reason,
                        _line(case, task.idx, result, ms, repro), "", ms,
-                       case_record(case, prb, result, task.idx, ms))
+                       case_record(case, prb, result, task.idx, ms) if task.record else None)
 
 
 def _line(case, idx: int, result: CaseResult, ms: float, repro: str) -> str:

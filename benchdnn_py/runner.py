@@ -117,7 +117,11 @@ class Session:
             self.notes.append(f"benchdnn-py: shard {shard}: {len(cases)} of {total} cases")
         self.settings = s
         head, self.resumed, cases = self._resume(s, cases)
-        self.todo = [dataclasses.replace(p, task=dataclasses.replace(p.task, seq=seq))
+        # A case's results record (a few hundred JSON-ready fields) is built, and sent back
+        # by a worker, only for a run that writes one.
+        records = bool(s.results or s.resume or s.junit)
+        self.todo = [dataclasses.replace(p, task=dataclasses.replace(p.task, seq=seq,
+                                                                     record=records))
                      for seq, p in enumerate(cases)]
         self.jobs, self.threads = 1, core.max_threads()
         if not self.todo:
