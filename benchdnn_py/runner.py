@@ -51,7 +51,8 @@ def prepare(plan: Plan) -> list[Prepared]:
         if match is not None and not match.search(repro):
             continue
         key = case_key(case.driver.name, case.values,
-                       prb.repro(False) if prb is not None else case.unparsed_repro)
+                       case.unparsed_repro if prb is None
+                       else prb.repro(False) if case.settings.canonical else repro)
         task = CaseTask(len(out), len(out), case.driver.name, case.values, case.desc_text,
                         case.settings, case.source, case.batch, case.given)
         out.append(Prepared(task, case, prb, repro, key))

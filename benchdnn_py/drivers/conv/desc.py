@@ -15,6 +15,7 @@ problem back.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Callable
 
@@ -142,6 +143,10 @@ def _lex(text: str) -> tuple[dict[str, int], str, bool]:
     return values, name, depthwise
 
 
+# A batch repeats each descriptor under many option sets (directions, types, formats,
+# instruction sets), and the parent and the worker each parse every case's: the parsed,
+# frozen result is kept (errors are not, so each bad case still reports its own).
+@functools.lru_cache(maxsize=4096)
 def parse_desc(text: str, kind: str = "conv") -> ConvDesc:
     """Parses and deduces one descriptor; raises ProblemError naming what is wrong."""
     if not text:
