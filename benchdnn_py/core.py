@@ -470,10 +470,18 @@ class ConvShape:
         return (self.mb, self.oc, *self.o)
 
     def cdata(self):
-        d = ffi.new("bdnn_conv_desc_t *")
-        d.g, d.mb, d.ic, d.oc = self.g, self.mb, self.ic, self.oc
-        _set_spatial(d, self)
-        return d
+        """The C descriptor, shared and read-only: every C entry point takes it const and
+        bdnn_conv_create copies it, so one per shape serves all (implementation selection
+        builds several primitives per case)."""
+        return _conv_desc(self)
+
+
+@lru_cache(maxsize=256)
+def _conv_desc(shape: ConvShape):
+    d = ffi.new("bdnn_conv_desc_t *")
+    d.g, d.mb, d.ic, d.oc = shape.g, shape.mb, shape.ic, shape.oc
+    _set_spatial(d, shape)
+    return d
 
 
 def _count(shape: tuple[int, ...]) -> int:
