@@ -121,9 +121,10 @@ class Session:
         # A case's results record (a few hundred JSON-ready fields) is built, and sent back
         # by a worker, only for a run that writes one.
         records = bool(s.results or s.resume or s.junit)
-        self.todo = [dataclasses.replace(p, task=dataclasses.replace(p.task, seq=seq,
-                                                                     record=records))
-                     for seq, p in enumerate(cases)]
+        self.todo = []
+        for seq, p in enumerate(cases):
+            task = dataclasses.replace(p.task, seq=seq, record=records)
+            self.todo.append(dataclasses.replace(p, task=task))
         self.jobs, self.threads = 1, core.max_threads()
         if not self.todo:
             self.close_pool()

@@ -7,9 +7,9 @@
  * values do not depend on threads or chunking, and no state is carried between calls.
  * A uniform double in [0, 1) is the top 53 bits times 2^-53 (both steps exact).
  *
- * The arithmetic on doubles (real fills) is written as the Python side once wrote it with
- * NumPy, one rounding per operation: this file is built for the baseline ISA, which has no
- * fused multiply-add for the compiler to contract into. */
+ * Real fills round once per operation, as the contract's NumPy statement does: this file
+ * is built for the baseline ISA, which has no fused multiply-add for the compiler to
+ * contract lo + width * u into. */
 #include "bdnn.h"
 
 enum { STREAM_INT = 1, STREAM_KEEP = 2, STREAM_FIRST = 3, STREAM_REAL = 4, STREAM_CHOICE = 5 };
@@ -29,7 +29,9 @@ static uint64_t stream_key(int kind, int64_t n, int stream) {
                       + (uint64_t)stream * 0x7F4A7C15ull);
 }
 
-static double unit_double(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
+static double unit_double(uint64_t bits) {
+    return (double)(bits >> 11) * (1.0 / 9007199254740992.0);   /* top 53 bits x 2^-53 */
+}
 
 void bdnn_fill_int(int kind, int64_t n, int64_t lo, int64_t hi, double density, float *out) {
     if (n <= 0) return;

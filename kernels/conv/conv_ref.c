@@ -52,6 +52,7 @@ static int valid(const bdnn_conv_desc_t *d) {
  * sign (C's / truncates toward zero). */
 static int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }
+static int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* The points x in [lo, hi) with 0 <= x * stride + offset < size: where a tap at a fixed
  * offset lands inside the tensor. Returns the clipped range through lo and hi. */
@@ -311,7 +312,8 @@ static inline __attribute__((always_inline)) void bwd_weights_block(
         for (int64_t ow = lo; ow < hi; ++ow)
 #pragma GCC unroll 8
             for (int j = 0; j < NB; ++j)
-                acc[j] += (double)dd_rows[dst_at[j] + ow] * (double)in_rows[src_at[j] + ow * sw];
+                acc[j] += (double)dd_rows[dst_at[j] + ow]
+                        * (double)in_rows[src_at[j] + ow * sw];
     }
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) out[j * out_stride] = acc[j];
@@ -373,7 +375,7 @@ int bdnn_ref_conv_bwd_data(const bdnn_conv_desc_t *d, const float *diff_dst,
     for (int64_t b = 0; b < blocks; ++b)
     for (int64_t id = 0; id < d->id; ++id)
     for (int64_t ih = 0; ih < d->ih; ++ih) {
-        const int64_t ic0 = b * REF_BLOCK, ic1 = ic0 + REF_BLOCK < ICG ? ic0 + REF_BLOCK : ICG;
+        const int64_t ic0 = b * REF_BLOCK, ic1 = min_i64(ic0 + REF_BLOCK, ICG);
         bwd_data_rows(d, diff_dst, wei, n, g, ic0, ic1, id, ih, 0, d->iw,
                       &diff_src[(((n * d->ic) + g * ICG + ic0) * d->id + id) * d->ih * d->iw
                                 + ih * d->iw], chan);
@@ -389,9 +391,10 @@ int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t tap = 0; tap < taps; ++tap)
     for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t pair = b * REF_BLOCK, count = pairs - pair < REF_BLOCK ? pairs - pair : REF_BLOCK;
-        bwd_weights_run(d, src, diff_dst, pair, count, tap / (d->kh * d->kw),
-                        tap / d->kw % d->kh, tap % d->kw, diff_wei + pair * taps + tap, taps);
+        const int64_t pair = b * REF_BLOCK;
+        bwd_weights_run(d, src, diff_dst, pair, min_i64(REF_BLOCK, pairs - pair),
+                        tap / (d->kh * d->kw), tap / d->kw % d->kh, tap % d->kw,
+                        diff_wei + pair * taps + tap, taps);
     }
     if (diff_bias) {
 #pragma omp parallel for schedule(static)
