@@ -13,6 +13,11 @@ of each taking all of them (oneDNN issue 2200). The parent keeps a worker one ca
 and watches its process: a worker that dies takes only the case it was running with it
 (FAILED, ``crashed: SIGSEGV``); one that outlives --timeout is killed (``timeout after
 60s``); in both cases a fresh worker takes the cases that were waiting for it, first.
+
+A case is sent as its position in the run: each worker is sent the tasks themselves once,
+in blocks of TABLE_BLOCK pickled together (a block pickles the settings its tasks share
+once), before the first position that needs the block. Pickling a task alone cost more
+than running a small case.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import pickle
+import select
 import signal
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 
 from .errors import BenchError, UsageError
 from .execute import CaseOutcome, CaseTask
@@ -33,6 +40,8 @@ from .settings import DASK_SCHEME
 THREADS_ENV = "OMP_NUM_THREADS"
 # How long a new worker may take to import numpy and the core before the run gives up.
 START_TIMEOUT_S = 120.0
+# Tasks per block of the task table a worker is sent (see the module's docstring).
+TABLE_BLOCK = 512
 
 
 class WorkerError(BenchError):
@@ -103,20 +112,26 @@ def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None
     from .execute import run_task
     # Workers run side by side: each may take only its share of the RAM a case may use.
     memory.RAM_SHARE /= jobs
+    table: dict[int, CaseTask] = {}   # the run's tasks by position, as they are sent
     try:
         conn.send("ready")
         while True:
-            task = conn.recv()
-            if task is None:
+            message = conn.recv()
+            if message is None:
                 return
-            conn.send(run_task(task))
+            if isinstance(message, int):
+                conn.send(run_task(table.pop(message)))
+            else:
+                first, blob = message
+                table.update(enumerate(pickle.loads(blob), start=first))
     except (EOFError, OSError):
         return   # the parent is gone (killed): nobody is left to report to
 
 
 class _Worker:
-    """A spawned worker process and the cases handed to it, in the order it runs them:
-    the first is running (since ``since``), the rest wait in its pipe."""
+    """A spawned worker process and the cases handed to it (positions in the run), in the
+    order it runs them: the first is running (since ``since``), the rest wait in its
+    pipe."""
 
     def __init__(self, ctx, threads: int, jobs: int) -> None:
         self.conn, child = ctx.Pipe()
@@ -139,16 +154,24 @@ class _Worker:
                 os.environ[THREADS_ENV] = saved
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
+        self.fds = (self.conn.fileno(), self.process.sentinel)
         self.ready = False
         self.started = time.monotonic()
-        self.tasks: deque[CaseTask] = deque()
+        self.tasks: deque[int] = deque()
+        self.blocks: set[int] = set()     # the blocks of the task table it has been sent
         self.since = 0.0
 
-    def give(self, task: CaseTask) -> None:
+    def give(self, at: int, block_blob) -> None:
+        """Sends the case at position ``at``, after its block of the task table if this
+        worker does not have it yet (block_blob(block) pickles it)."""
+        block = at // TABLE_BLOCK
+        if block not in self.blocks:
+            self.conn.send((block * TABLE_BLOCK, block_blob(block)))
+            self.blocks.add(block)
         if not self.tasks:
             self.since = time.monotonic()
-        self.tasks.append(task)
-        self.conn.send(task)
+        self.tasks.append(at)
+        self.conn.send(at)
 
     def finished(self) -> None:
         """Its running case reported; the next one in its pipe starts now."""
@@ -185,6 +208,11 @@ class LocalPool:
         self.threads = threads_per_worker(jobs)
         self._ctx = multiprocessing.get_context("spawn")
         self._workers: list[_Worker] = []
+        # One poll set for the run, kept as workers come and go: building one per wait
+        # cost more than the wait's own work.
+        self._poll = select.poll()
+        self._table: list[CaseTask] = []
+        self._blobs: dict[int, bytes] = {}
 
     def describe(self) -> str:
         return (f"{self.jobs} worker process{'es' if self.jobs > 1 else ''} x "
@@ -198,14 +226,17 @@ class LocalPool:
     def close(self) -> None:
         """Kills workers that start() spawned and no run() used."""
         for w in self._workers:
+            self._forget(w)
             w.kill()
         self._workers = []
 
     def run(self, tasks: Iterable[CaseTask]) -> Iterator[CaseOutcome | Lost]:
-        queue = deque(tasks)
+        self._table, self._blobs = list(tasks), {}
+        queue = deque(range(len(self._table)))
         retired: list[_Worker] = []
         try:
             for w in self._workers[len(queue):]:   # started, but more than there are cases
+                self._forget(w)
                 w.kill()
             del self._workers[len(queue):]
             while len(self._workers) < min(self.jobs, len(queue)):
@@ -218,33 +249,54 @@ class LocalPool:
                     if not w.ready:
                         continue
                     while queue and len(w.tasks) < depth:
-                        w.give(queue.popleft())
+                        w.give(queue.popleft(), self._block_blob)
                     if not w.tasks:
                         w.retire()
+                        self._forget(w)
                         self._workers.remove(w)
                         retired.append(w)
                 if self._workers:
                     yield from self._wait(queue)
         finally:
             for w in self._workers:
+                self._forget(w)
                 w.kill()
             for w in retired:
                 w.stop()
             self._workers = []
 
-    def _spawn(self) -> _Worker:
-        return _Worker(self._ctx, self.threads, self.jobs)
+    def _block_blob(self, block: int) -> bytes:
+        """Block ``block`` of the task table, pickled once for every worker."""
+        blob = self._blobs.get(block)
+        if blob is None:
+            rows = self._table[block * TABLE_BLOCK:(block + 1) * TABLE_BLOCK]
+            blob = self._blobs[block] = pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
+        return blob
 
-    def _wait(self, queue: deque[CaseTask]) -> Iterator[CaseOutcome | Lost]:
+    def _spawn(self) -> _Worker:
+        w = _Worker(self._ctx, self.threads, self.jobs)
+        for fd in w.fds:
+            self._poll.register(fd, select.POLLIN)
+        return w
+
+    def _forget(self, w: _Worker) -> None:
+        """Stops watching w (retired or killed); a closed pipe would poll ready forever."""
+        for fd in w.fds:
+            try:
+                self._poll.unregister(fd)
+            except KeyError:
+                pass
+
+    def _wait(self, queue: deque[int]) -> Iterator[CaseOutcome | Lost]:
         """Waits for the first worker event (a message, a death, a deadline)."""
         deadlines = [w.since + self.timeout for w in self._workers
                      if w.tasks and self.timeout]
         deadlines += [w.started + START_TIMEOUT_S for w in self._workers if not w.ready]
-        wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-        ready = set(wait([w.conn for w in self._workers]
-                         + [w.process.sentinel for w in self._workers], wait_s))
+        wait_ms = (max(0.0, min(deadlines) - time.monotonic()) * 1e3 if deadlines
+                   else None)
+        ready = {fd for fd, _ in self._poll.poll(wait_ms)}
         for w in list(self._workers):
-            if w.conn in ready or w.process.sentinel in ready:
+            if not ready.isdisjoint(w.fds):
                 try:
                     message = w.conn.recv() if w.conn.poll() else None
                 except (EOFError, OSError):
@@ -265,10 +317,11 @@ class LocalPool:
                 raise WorkerError(f"a worker process did not start within "
                                   f"{START_TIMEOUT_S:g} s")
 
-    def _replace(self, w: _Worker, reason: str, queue: deque[CaseTask]) -> Iterator[Lost]:
+    def _replace(self, w: _Worker, reason: str, queue: deque[int]) -> Iterator[Lost]:
         """Ends worker w; the case it was running, if any, is lost for ``reason``; the
         cases waiting in its pipe go back to the front of the queue, and a fresh worker
         takes its place while cases remain."""
+        self._forget(w)
         w.kill()
         if not w.ready:
             raise WorkerError(f"a worker process failed to start ({reason}); run without "
@@ -280,7 +333,7 @@ class LocalPool:
         else:
             self._workers.remove(w)
         if lost is not None:
-            yield Lost(lost.seq, reason, (time.monotonic() - w.since) * 1e3)
+            yield Lost(self._table[lost].seq, reason, (time.monotonic() - w.since) * 1e3)
 
 
 # --------------------------------------------------------------------------------------

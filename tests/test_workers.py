@@ -98,6 +98,25 @@ def test_each_worker_gets_its_share_of_the_cores():
     assert {o.threads for o in outcomes} == {pool.threads}
 
 
+def test_the_task_table_reaches_every_worker_in_blocks_also_after_a_crash(monkeypatch):
+    # Blocks of two over six cases, two of which crash: each worker, and each one that
+    # replaces a crashed worker, is sent the blocks it needs, and every outcome is the
+    # case it was sent for.
+    monkeypatch.setattr(workers, "TABLE_BLOCK", 2)
+    monkeypatch.setenv("BENCHDNN_PY_TEST_FAULT", "crash")
+    prepared = runner.prepare(harness.plan(["--conv", *WITH_CRASH]))
+    results = list(workers.LocalPool(2).run(p.task for p in prepared))
+    lost = [r for r in results if isinstance(r, workers.Lost)]
+    assert sorted((r.seq, r.reason) for r in lost) == [(1, "crashed: SIGSEGV"),
+                                                       (4, "crashed: SIGSEGV")]
+    outcomes = sorted((r for r in results if not isinstance(r, workers.Lost)),
+                      key=lambda o: o.seq)
+    assert [o.seq for o in outcomes] == [0, 2, 3, 5]
+    for o in outcomes:
+        assert o.status is Status.PASSED
+        assert o.line.endswith(" " + prepared[o.seq].repro), o.line
+
+
 def test_threads_per_worker(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(workers, "usable_cores", lambda: 8)
