@@ -40,8 +40,13 @@ from .settings import DASK_SCHEME
 THREADS_ENV = "OMP_NUM_THREADS"
 # How long a new worker may take to import numpy and the core before the run gives up.
 START_TIMEOUT_S = 120.0
-# Tasks per block of the task table a worker is sent (see the module's docstring).
-TABLE_BLOCK = 512
+# Tasks per block of the task table a worker is sent (see the module's docstring). A block
+# must fit in the pipe's buffer (about 176 KiB here) with room to spare: the parent sends it
+# while the worker may be running a case and then sending a large outcome, and neither send
+# may wait for the other. 64 tasks pickle to 16 KiB on conv_ci, at most about 90 KiB were
+# every task's settings its own; they cost 3 us to pickle and 7 us to load per task, against
+# 36 and 70 alone (2 and 6 in blocks of 512).
+TABLE_BLOCK = 64
 
 
 class WorkerError(BenchError):
