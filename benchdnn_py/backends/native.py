@@ -113,7 +113,10 @@ class AnyEntry:
 # formats of conv and deconv"). ResNet-50 f32, 2 threads, each layer's layouts run back
 # to back (2026-11-22, time / the plain rows' time):
 #   forward: channel blocks 0.84x geomean (one thread, mb1), so nChw16c where AVX-512 runs,
-#     else nChw8c on AVX2; channels last 1.47x the blocks' time. The plain rows take what
+#     else nChw8c on AVX2; channels last 1.47x the blocks' time. bf16 and u8 x s8 forward take
+#     nChw16c on their direct rows too (gemm_conv_blocked_bf16 / _int8; 2026-11-26, mb1,
+#     2 threads: bf16 83% of its peak geomean against 64.5% on the plain rows' shift
+#     route; int8: see the README's table). The plain rows take what
 #     the blocked ones do not (other types, scales, groups of partial blocks, Winograd).
 #     Depthwise (MobileNet v1's 9 layers, 2026-11-23): dw_conv_blocked 0.55x-0.64x
 #     dw_conv_fwd's time on nchw (geomean of three runs; per layer 0.22x-1.13x); the fused
@@ -126,7 +129,9 @@ class AnyEntry:
 #     mb; 0.70x-1.03x under --isa=avx2), 0.9x-1.4x on the others; channel blocks 1.12x
 #     and 1.19x geomean.
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
-    core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
+    core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
                          AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),
                          AnyEntry(core.ActLayout.PLAIN)),
     core.Direction.BWD_DATA: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512, _unit_stride),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <omp.h>
 
+#include "conv_dblk.h"
 #include "conv_impl.h"
 #include "dt.h"
 
@@ -49,6 +50,10 @@ static const conv_impl_entry_t impls[] = {
     {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F32},
     {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F32},
     {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F32},
+    /* bf16 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vdpbf16ps on
+     * channel pairs (conv_dblk.c); forward, without scales. */
+    {"gemm_conv_blocked_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_dc_lp_ops,
+     &bdnn_dc_ker_bf16_avx512_bf16, BF16},
     /* bf16: vdpbf16ps on bf16 pairs; AVX2: the pairs split into f32 in registers, f32 FMA;
      * AVX-512 without the instruction: exact conversion to an f32 copy, f32 FMA. */
     {"gemm_conv_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_gemm_ops,
@@ -60,6 +65,10 @@ static const conv_impl_entry_t impls[] = {
     {"gemm_conv_f16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F16},
     {"gemm_conv_f16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F16},
     {"gemm_conv_f16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F16},
+    /* int8 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vpdpbusd on
+     * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points. */
+    {"gemm_conv_blocked_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
+     &bdnn_dc_ker_int8_avx512_vnni, INT8},
     /* int8: vpdpbusd (u8 x s8 quads into s32); AVX2: vpmaddwd on the quads' s16 halves;
      * scalar: s32 multiply-adds. */
     {"gemm_conv_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_gemm_ops,
@@ -104,6 +113,7 @@ static const struct {
     {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED16},
     {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED8},
     {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED16},
+    {&bdnn_conv_dc_lp_ops, BDNN_LAYOUT_BLOCKED16},
 };
 
 static int row_takes_layout(int impl, int layout) {

@@ -1,7 +1,9 @@
 /* Direct forward convolution on channel-blocked activations (f32; nChw16c on AVX-512,
  * nChw8c on AVX2, and their 1D/3D forms): the forward direction of the gemm_conv_blocked
  * rows, and their backward data at unit stride as a forward convolution with flipped
- * taps (conv_gemm_nhwc.c hands both over at init). No im2col and no packing of the input:
+ * taps (conv_gemm_nhwc.c hands both over at init); and, on bf16 and u8 nChw16c, the
+ * forward direction of the gemm_conv_blocked_bf16 and _int8 rows (bdnn_conv_dc_lp_ops,
+ * below). No im2col and no packing of the input:
  * a kernel call (conv_dblk.h) reads the src block rows in place, broadcasting one input
  * value per (point, tap, input channel) against the weight vectors of OCB output channel
  * blocks, for UR output points of one row, all accumulators in registers.
@@ -28,12 +30,21 @@
  * The first chunk's calls start from the bias (and the sum post-op's scaled prior), the
  * later ones from dst; after the last chunk the item's rows get the eltwise entries and,
  * on the last output block, the zeroed padded tail. Work items write disjoint parts of
- * dst. */
+ * dst.
+ *
+ * Low-precision operands (lp: the kernel's pack > 1) take the same loops with the item's
+ * sums in a per-thread block ([output block][item point][B], accs) instead of dst. f32
+ * sums (bf16): the first chunk starts from the bias (the sum post-op: from the prior dst,
+ * converted and scaled). s32 sums (int8): the first chunk starts from 0, and after the
+ * last one the sums become f32 plus the bias (dc_ker_t.sums_to_f32), then the sum adds
+ * the scaled prior. Then the block gets the eltwise entries and the padded tail and is
+ * converted into dst once (dc_ker_t.store), saturating for integers. */
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
 #include "conv_dblk.h"
+#include "dt.h"
 
 enum { WEI_CHUNK = 128 * 1024, KW_TAP_CHUNK = 8 * 1024, DST_ITEM = 128 * 1024,
        FLAT_RUN_CALLS = 4 };
@@ -87,6 +98,12 @@ typedef struct {
     int64_t n_qs, qs_len;               /* group ranges per run of rows, groups per range */
     int64_t buf_floats;                 /* per thread */
     float *bufs;
+    /* low-precision operands: elements of the operand type (src, weights) and the
+     * per-thread f32 sums of an item (acc_floats each) */
+    int lp;
+    int64_t esz;
+    int64_t acc_floats;
+    float *accs;
 } dc_plan_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -122,10 +139,7 @@ static const bdnn_post_op_t *fusable_relu(const struct bdnn_conv *c, int has_sum
                ? tail : NULL;
 }
 
-int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
-    const dc_ker_t *ker = NULL;
-    for (size_t i = 0; i < sizeof(dc_kers) / sizeof(dc_kers[0]); ++i)
-        if (dc_kers[i].ukr == ukr) ker = dc_kers[i].ker;
+static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     const int64_t B = bdnn_layout_block(c->attr.layout);
     const bdnn_conv_desc_t *cd = &c->d;
     const int bwd = c->dir == BDNN_DIR_BWD_DATA;
@@ -144,6 +158,8 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
      * (dil + 1). Weights are packed transposed and flipped (bdnn_dc_pack_weights). */
     p->d = *cd;
     p->bwd = bwd;
+    p->lp = ker->pack > 1;
+    p->esz = p->lp ? (int64_t)bdnn_dt_size(c->attr.src_dt) : (int64_t)sizeof(float);
     const int64_t sub_floats = cd->mb * G * bdnn_div_up(cd->ic / G, B) * B * cd->od * cd->oh
                              * cd->ow;
     if (!bwd && cd->kd * cd->kh * cd->kw == 1 && cd->pd == 0 && cd->ph == 0 && cd->pw == 0
@@ -154,7 +170,7 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
         p->sub_id = cd->id, p->sub_ih = cd->ih, p->sub_iw = cd->iw;
         v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
         v->sd = v->sh = v->sw = 1;
-        p->sub = bdnn_aligned_alloc(sizeof(float) * (size_t)sub_floats);
+        p->sub = bdnn_aligned_alloc((size_t)(p->esz * sub_floats));
         if (!p->sub) return BDNN_STATUS_OUT_OF_MEMORY;
     }
     if (bwd) {
@@ -203,7 +219,7 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     /* rows per item: at least four items per thread where rows allow, and an item's dst
      * (the chunks read and write it again) within DST_ITEM */
     const int64_t per_rows = d->mb * G * p->n_ocg;
-    const int64_t row_bytes = p->row_len * p->ocb * B * (int64_t)sizeof(float);
+    const int64_t row_bytes = p->row_len * p->ocb * B * (int64_t)sizeof(float);   /* f32 sums */
     p->rc = max64(p->rows, 1);
     while (p->rc > 1 && (per_rows * bdnn_div_up(p->rows, p->rc) < 4 * c->nthr
                          || p->rc * row_bytes > DST_ITEM))
@@ -219,8 +235,8 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
      * 32 groups of 100 KB images) ran at 42% of the f32 peak, reading 150 MB per
      * execution instead of 61; its 1x1 to 2048 channels (4 MB, 128 groups) is the other
      * way round. */
-    const int64_t wei_bytes = (int64_t)sizeof(float) * G * p->OCB * p->wblk;
-    const int64_t img_bytes = (int64_t)sizeof(float) * G * p->ICB * B * d->id * d->ih * d->iw;
+    const int64_t wei_bytes = p->esz * G * p->OCB * p->wblk;
+    const int64_t img_bytes = p->esz * G * p->ICB * B * d->id * d->ih * d->iw;
     p->images_inner = d->mb > 1 && wei_bytes > L2_BYTES
                       && wei_bytes > p->n_ocg * img_bytes;
     /* A strided 1x1 reads its copy (sub) once per output block group: from L3 when the
@@ -231,7 +247,7 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
      * re-reads are L2 hits and gathering's weight reads are not: res4a_branch2a ran
      * 1.19x slower gathering. */
     if (p->sub && img_bytes > L2_BYTES) {
-        const int64_t per = d->mb * G, pt_bytes = p->ICB * B * (int64_t)sizeof(float);
+        const int64_t per = d->mb * G, pt_bytes = p->ICB * B * p->esz;
         int64_t rc = max64(p->rows, 1);
         while (rc > 1 && (per * bdnn_div_up(p->rows, rc) < 4 * c->nthr
                           || rc * p->row_len * pt_bytes > GATHER_BYTES))
@@ -250,13 +266,13 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
             p->n_items = per * n_rc * p->n_qs;
             p->images_inner = 0;
             p->buf_floats = rc * p->row_len * p->ICB * B;
-            p->bufs = bdnn_aligned_alloc(sizeof(float) * (size_t)(c->nthr * p->buf_floats));
+            p->bufs = bdnn_aligned_alloc((size_t)(p->esz * c->nthr * p->buf_floats));
             if (!p->bufs) return BDNN_STATUS_OUT_OF_MEMORY;
             free(p->sub);
             p->sub = NULL;
         }
     }
-    const int64_t blk_bytes = p->taps * B * p->ocb * B * (int64_t)sizeof(float);
+    const int64_t blk_bytes = p->taps * B * p->ocb * B * p->esz;
     /* Rows run by kw taps loop kw outside the rows (dc_group_rows), so one tap's weights
      * of a chunk serve every row of the item: chunks where those stay in L1. A call reads
      * its tap's weights at a stride of KW taps, and from L2 (every row again, as with
@@ -271,7 +287,18 @@ int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
     p->icc = max64(1, min64(p->ICB, chunk_bytes / blk_bytes));
     p->bias = bdnn_aligned_alloc(sizeof(float) * (size_t)(G * p->OCB * B));
     if (!p->bias) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (p->lp) {
+        p->acc_floats = p->ocb * p->rc * p->row_len * B;
+        p->accs = bdnn_aligned_alloc(sizeof(float) * (size_t)(c->nthr * p->acc_floats));
+        if (!p->accs) return BDNN_STATUS_OUT_OF_MEMORY;
+    }
     return BDNN_STATUS_OK;
+}
+
+int bdnn_dc_init(struct bdnn_conv *c, const conv_gemm_ukr_t *ukr, void **plan) {
+    for (size_t i = 0; i < sizeof(dc_kers) / sizeof(dc_kers[0]); ++i)
+        if (dc_kers[i].ukr == ukr) return dc_init(c, dc_kers[i].ker, plan);
+    return BDNN_STATUS_UNIMPLEMENTED;
 }
 
 void bdnn_dc_fini(void *plan) {
@@ -280,16 +307,30 @@ void bdnn_dc_fini(void *plan) {
     free(p->bias);
     free(p->sub);
     free(p->bufs);
+    free(p->accs);
     free(p);
 }
 
 size_t bdnn_dc_weights_bytes(const struct bdnn_conv *c, const void *plan) {
     const dc_plan_t *p = plan;
-    return sizeof(float) * (size_t)(p->d.g * p->OCB * p->wblk);
+    return (size_t)(p->esz * p->d.g * p->OCB * p->wblk);
+}
+
+/* One element of esz bytes (4, 2 or 1) from from, or +0 (every type's zero bits) for NULL:
+ * memcpy of a constant size, inlined. */
+static inline void put_elem(char *to, const char *from, int64_t esz) {
+    static const char zero[4];
+    if (esz == 4)
+        memcpy(to, from ? from : zero, 4);
+    else if (esz == 2)
+        memcpy(to, from ? from : zero, 2);
+    else
+        *to = from ? *from : 0;
 }
 
 /* Per group g and output block group q (ocb_q blocks, starting at output block q * ocb of
- * the group, at (g * OCB + q * ocb) * wblk): [icb][kd][kh][kw][ic][ocb_q][B], element
+ * the group, at (g * OCB + q * ocb) * wblk): [icb][kd][kh][kw][ic / PACK][ocb_q][B][PACK]
+ * in the operand type, element
  * W[g][oc][ic][tap] (backward data, in the forward convolution's terms: W[g][ic][oc]
  * [taps - 1 - tap]), zeros for channels past ICG / OCG (the blocks' padding). */
 void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const void *wei,
@@ -297,12 +338,13 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
     const dc_plan_t *p = plan;
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, ICG = d->ic / G, OCG = d->oc / G, taps = p->taps;
-    const float *w = wei;
-    float *out = packed;
+    const int64_t P = p->ker->pack, esz = p->esz;
+    const char *w = wei;
+    char *out = packed;
     for (int64_t g = 0; g < G; ++g)
         for (int64_t q = 0; q < p->n_ocg; ++q) {
             const int64_t nq = ocb_of(p, q), oc0 = q * p->ocb * B;
-            float *base = out + (g * p->OCB + q * p->ocb) * p->wblk;
+            char *base = out + esz * (g * p->OCB + q * p->ocb) * p->wblk;
             for (int64_t icb = 0; icb < p->ICB; ++icb)
                 for (int64_t t = 0; t < taps; ++t)
                     for (int64_t i = 0; i < B; ++i)
@@ -311,8 +353,9 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
                             const int64_t at = p->bwd
                                 ? ((g * ICG + ic) * OCG + oc) * taps + taps - 1 - t
                                 : ((g * OCG + oc) * ICG + ic) * taps + t;
-                            base[((icb * taps + t) * B + i) * nq * B + o] =
-                                ic < ICG && oc < OCG ? w[at] : 0.0f;
+                            char *to = base + esz * (((((icb * taps + t) * (B / P) + i / P)
+                                                       * nq * B + o) * P) + i % P);
+                            put_elem(to, ic < ICG && oc < OCG ? w + esz * at : NULL, esz);
                         }
         }
 }
@@ -320,21 +363,23 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
  * of group g and output block group q; on rows run by kw taps, those of tap kw only (kw < 0:
  * the init pass), elsewhere every tap (kw unused). Flat rows read point pt of src_img at
- * (pt - src_pt0) * B (a gathering item's copy starts at its first point). */
-static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *src_img,
-                   int64_t src_pt0, const float *wq, float *dst_q, int64_t row, int64_t nq,
-                   int64_t kw, dc_call_t *a) {
+ * (pt - src_pt0) * B (a gathering item's copy starts at its first point); output point pt
+ * is at dst_q + (pt - dst_pt0) * B (lp: the item's sums start at its first point). src_img
+ * and wq are in elements of esz bytes. */
+static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *src_img,
+                   int64_t src_pt0, const char *wq, float *dst_q, int64_t dst_pt0, int64_t row,
+                   int64_t nq, int64_t kw, dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
-    const int64_t B = p->B, urm = k->ur_max[nq];
+    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
     if (p->flat) {
         const int64_t p0 = row * p->row_len, n = min64(p->row_len, d->ow * d->oh * d->od - p0);
         a->nkd = a->nkh = a->nkw = 1;
         const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = 0; j < n; j += ur) {
             const int64_t u = min64(ur, n - j);
-            k->fn[nq][u][DC_ONE_TAP](src_img + (p0 - src_pt0 + j) * B, wq,
-                                     dst_q + (p0 + j) * B, a);
+            k->fn[nq][u][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
+                                     dst_q + (p0 - dst_pt0 + j) * B, a);
         }
         return;
     }
@@ -345,11 +390,11 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
     tap_range(ih0, d->kh, d->dh, d->ih, &kh_lo, &kh_hi);
     a->nkd = kd_hi - kd_lo;
     a->nkh = kh_hi - kh_lo;
-    const int64_t KWB = d->kw * nq * B * B;   /* packed floats per kh */
-    const float *s_row = src_img + ((id0 + kd_lo * (d->dd + 1)) * d->ih
-                                    + ih0 + kh_lo * (d->dh + 1)) * d->iw * B;
-    const float *w_row = wq + (kd_lo * d->kh + kh_lo) * KWB;
-    float *d_row = dst_q + row * d->ow * B;
+    const int64_t KWB = d->kw * nq * B * B;   /* packed elements per kh */
+    const char *s_row = src_img + esz * ((id0 + kd_lo * (d->dd + 1)) * d->ih
+                                         + ih0 + kh_lo * (d->dh + 1)) * d->iw * B;
+    const char *w_row = wq + esz * (kd_lo * d->kh + kh_lo) * KWB;
+    float *d_row = dst_q + (row * d->ow - dst_pt0) * B;
     int64_t lo, hi;
     w_interior(d, &lo, &hi);
     const int sv = d->sw <= 2 ? (int)d->sw : 0;   /* the stride's instance */
@@ -373,8 +418,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
         if (phi <= plo) return;
         const int64_t n = phi - plo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = plo; j < phi; j += ur)
-            k->fn[nq][min64(ur, phi - j)][sk](s_row + (j * d->sw + off) * B,
-                                              w_row + kw * nq * B * B, d_row + j * B, a);
+            k->fn[nq][min64(ur, phi - j)][sk](s_row + esz * (j * d->sw + off) * B,
+                                              w_row + esz * kw * nq * B * B, d_row + j * B, a);
         return;
     }
     if (hi > lo) {
@@ -382,7 +427,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = lo; j < hi; j += ur) {
             const int64_t u = min64(ur, hi - j);
-            k->fn[nq][u][sv](s_row + (j * d->sw - d->pw) * B, w_row, d_row + j * B, a);
+            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * B, w_row, d_row + j * B, a);
         }
     }
     for (int64_t ow = 0; ow < d->ow; ++ow) {   /* the border points, one per call */
@@ -392,15 +437,16 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const float *s
         int64_t kw_lo, kw_hi;
         tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
         a->nkw = kw_hi - kw_lo;
-        k->fn[nq][1][1](s_row + (iw0 + kw_lo * (d->dw + 1)) * B, w_row + kw_lo * nq * B * B,
-                        d_row + ow * B, a);
+        k->fn[nq][1][1](s_row + esz * (iw0 + kw_lo * (d->dw + 1)) * B,
+                        w_row + esz * kw_lo * nq * B * B, d_row + ow * B, a);
     }
 }
 
 /* What every work item of one execution shares. */
 typedef struct {
-    const float *wei;
-    float *dst;
+    const char *wei;
+    float *dst;            /* f32 dst (lp: NULL) */
+    void *out;             /* lp: dst in out_dt */
     int has_sum, has_eltwise;
     float sum_scale;
     const bdnn_post_op_t *relu;
@@ -409,18 +455,38 @@ typedef struct {
     int with_bias;
 } dc_exec_t;
 
+/* The eltwise entries on the real channels and the padded tail, on npt points of output
+ * block ob (of the G * OCB) whose values are at blk (points B floats apart). */
+static void dc_finish_block(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
+                            int64_t ob, float *blk, int64_t npt) {
+    const int64_t B = p->B;
+    const int last = ob == p->d.g * p->OCB - 1;
+    const int64_t cols = last ? B - x->tail : B;
+    if (x->has_eltwise) bdnn_post_ops_eltwise(c, blk, B, npt, cols);
+    if (last && x->tail)
+        for (int64_t pt = 0; pt < npt; ++pt)
+            for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = x->tail_v;
+}
+
 /* Output rows [r0, r1) of image n, group g, output block group q: every chunk of input
- * blocks, then the eltwise entries on the real channels and the padded tail. src_g: the
- * group's input blocks, s_icb floats apart, flat rows' points from src_pt0 (dc_row). */
+ * blocks, then the eltwise entries on the real channels and the padded tail (lp: into the
+ * thread's sums, then converted into dst). src_g: the group's input blocks, s_icb
+ * elements apart, flat rows' points from src_pt0 (dc_row). */
 static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
                           int64_t n, int64_t g, int64_t q, int64_t r0, int64_t r1,
-                          const float *src_g, int64_t s_icb, int64_t src_pt0) {
+                          const char *src_g, int64_t s_icb, int64_t src_pt0) {
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OSP = d->od * d->oh * d->ow;
     const int64_t out_img = G * p->OCB * B * OSP, nq = ocb_of(p, q);
     const int64_t ob0 = g * p->OCB + q * p->ocb;   /* the group's first output block */
-    float *dst_q = x->dst + n * out_img + ob0 * B * OSP;
-    const float *wq = x->wei + ob0 * p->wblk;
+    const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP), npt = pt1 - pt0;
+    /* where the sums go: dst itself, or (lp) the thread's block of the item's points */
+    const int64_t out_q = n * out_img + ob0 * B * OSP;
+    float *sums = p->lp ? p->accs + omp_get_thread_num() * p->acc_floats : x->dst + out_q;
+    const int64_t s_ocb = p->lp ? npt * B : OSP * B, s_pt0 = p->lp ? pt0 : 0;
+    const char *wq = x->wei + p->esz * ob0 * p->wblk;
+    const int s32 = p->ker->s32;   /* int8: bias, sum and relu after the kernels */
+    const float *bias = x->with_bias ? p->bias + ob0 * B : NULL;
     dc_call_t a = {0};
     a.s_icb = s_icb;
     a.s_kd = (d->dd + 1) * d->ih * d->iw * B;
@@ -430,68 +496,82 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     a.w_kh = d->kw * nq * B * B;
     a.w_kd = d->kh * a.w_kh;
     a.w_icb = p->taps * nq * B * B;
-    a.d_ocb = OSP * B;
-    a.bias = x->with_bias ? p->bias + ob0 * B : NULL;
+    a.d_ocb = s_ocb;
+    a.bias = s32 ? NULL : bias;
     a.sum_scale = x->sum_scale;
+    if (p->lp && !s32 && x->has_sum)   /* the prior dst, for DC_SUM to scale */
+        for (int64_t o = 0; o < nq; ++o)
+            for (int64_t i = 0; i < npt * B; ++i)
+                sums[o * s_ocb + i] = bdnn_load_f32(x->out, c->out_dt,
+                                                    out_q + o * OSP * B + pt0 * B + i);
     for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
         a.n_icb = min64(p->icc, p->ICB - c0);
         a.last_ic = c0 + a.n_icb == p->ICB ? d->ic / G - (p->ICB - 1) * B : B;
-        a.mode = c0 ? DC_ACC : x->has_sum ? DC_SUM : DC_BIAS;
+        a.mode = c0 ? DC_ACC : x->has_sum && !s32 ? DC_SUM : DC_BIAS;
         a.relu = x->relu && c0 + a.n_icb == p->ICB;
         a.relu_alpha = x->relu ? x->relu->alpha : 0.0f;
-        const float *src_c = src_g + c0 * s_icb;
-        const float *w_c = wq + c0 * a.w_icb;
+        const char *src_c = src_g + p->esz * c0 * s_icb;
+        const char *w_c = wq + p->esz * c0 * a.w_icb;
         if (p->kw_split) {
             /* kw outermost: one tap's weights of the chunk (in L1) serve every row */
             if (a.mode != DC_ACC)
                 for (int64_t r = r0; r < r1; ++r)
-                    dc_row(c, p, src_c, src_pt0, w_c, dst_q, r, nq, -1, &a);
+                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, -1, &a);
             a.mode = DC_ACC;
             for (int64_t kw = 0; kw < d->kw; ++kw)
                 for (int64_t r = r0; r < r1; ++r)
-                    dc_row(c, p, src_c, src_pt0, w_c, dst_q, r, nq, kw, &a);
+                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, kw, &a);
         } else {
             for (int64_t r = r0; r < r1; ++r)
-                dc_row(c, p, src_c, src_pt0, w_c, dst_q, r, nq, 0, &a);
+                dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, 0, &a);
         }
     }
-    const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
     for (int64_t o = 0; o < nq; ++o) {
-        float *blk = dst_q + o * OSP * B + pt0 * B;
-        const int last = ob0 + o == G * p->OCB - 1;
-        const int64_t cols = last ? B - x->tail : B;
-        if (x->has_eltwise) bdnn_post_ops_eltwise(c, blk, B, pt1 - pt0, cols);
-        if (last && x->tail)
-            for (int64_t pt = 0; pt < pt1 - pt0; ++pt)
-                for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = x->tail_v;
+        float *blk = sums + o * s_ocb + (pt0 - s_pt0) * B;
+        if (s32) {
+            p->ker->sums_to_f32(blk, bias ? bias + o * B : NULL, npt);
+            if (x->has_sum)   /* scale * prior + v, the epilogue's order */
+                for (int64_t i = 0; i < npt * B; ++i)
+                    blk[i] += x->sum_scale * bdnn_load_f32(x->out, c->out_dt,
+                                                           out_q + o * OSP * B + pt0 * B + i);
+        }
+        dc_finish_block(c, p, x, ob0 + o, blk, npt);
+        if (p->lp)
+            p->ker->store(c->out_dt, blk,
+                          (char *)x->out + bdnn_dt_size(c->out_dt)
+                                               * (size_t)(out_q + o * OSP * B + pt0 * B),
+                          npt * B);
     }
 }
 
 /* Points [pt0, pt1) of the subsampled problem (image n, group g), every input block, from
- * the strided input into buf ([icb][pt - pt0][B]): point (z, y, x) is input point
- * (z*sd, y*sh, x*sw). */
-static void dc_gather_points(const dc_plan_t *p, const float *src, int64_t n, int64_t g,
-                             int64_t pt0, int64_t pt1, float *buf) {
+ * the strided input into buf ([icb][pt - pt0][B], elements of esz bytes): point (z, y, x)
+ * is input point (z*sd, y*sh, x*sw). */
+static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int64_t g,
+                             int64_t pt0, int64_t pt1, char *buf) {
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
-    const int64_t npt = pt1 - pt0;
-    const float *img = src + (n * d->g + g) * p->ICB * ISP_IN * B;
+    const int64_t npt = pt1 - pt0, pt_bytes = B * p->esz;
+    const char *img = src + pt_bytes * (n * d->g + g) * p->ICB * ISP_IN;
     for (int64_t icb = 0; icb < p->ICB; ++icb)
         for (int64_t pt = pt0; pt < pt1;) {   /* by runs along x */
             const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
             const int64_t run = min64(d->iw - xx, pt1 - pt);
-            const float *in = img + (icb * ISP_IN + z * p->sub_sd * IHW + y * p->sub_sh * IW
-                                     + xx * p->sub_sw) * B;
-            float *out = buf + (icb * npt + pt - pt0) * B;
-            const int64_t step = p->sub_sw * B;
+            const char *in = img + pt_bytes * (icb * ISP_IN + z * p->sub_sd * IHW
+                                               + y * p->sub_sh * IW + xx * p->sub_sw);
+            char *out = buf + pt_bytes * (icb * npt + pt - pt0);
+            const int64_t step = p->sub_sw * pt_bytes;
             /* a block per point, in moves of a constant size (a loop over B floats ran
              * scalar: as long as the convolution it feeds) */
-            if (B == 16)
-                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 16, in + j * step, 64);
-            else if (B == 8)
-                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 8, in + j * step, 32);
+            if (pt_bytes == 64)
+                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 64, in + j * step, 64);
+            else if (pt_bytes == 32)
+                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 32, in + j * step, 32);
+            else if (pt_bytes == 16)
+                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 16, in + j * step, 16);
             else
-                for (int64_t j = 0; j < run; ++j) memcpy(out + j * B, in + j * step, 4 * B);
+                for (int64_t j = 0; j < run; ++j)
+                    memcpy(out + j * pt_bytes, in + j * step, (size_t)pt_bytes);
             pt += run;
         }
 }
@@ -499,33 +579,45 @@ static void dc_gather_points(const dc_plan_t *p, const float *src, int64_t n, in
 void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *args) {
     dc_plan_t *p = plan;
     const bdnn_conv_desc_t *d = &p->d;
-    const int64_t B = p->B, G = d->g, OCG = d->oc / G;
+    const int64_t B = p->B, G = d->g, OCG = d->oc / G, esz = p->esz;
     const int64_t ISP = d->id * d->ih * d->iw, OSP = d->od * d->oh * d->ow;
     const int64_t in_img = G * p->ICB * B * ISP;
-    const float *src = p->bwd ? args->diff_dst : args->src, *bias = args->bias;
+    const char *src = p->bwd ? args->diff_dst : args->src;
+    const void *bias = args->bias;
     if (p->sub) {   /* point (z, y, x) of the copy: input point (z*sd, y*sh, x*sw) */
         const int64_t n_rows = d->mb * G * p->ICB * d->id * d->ih, IW = p->sub_iw;
-        const int64_t IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
+        const int64_t IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW, pt_bytes = B * esz;
+        char *sub = (char *)p->sub;
 #pragma omp parallel for num_threads(c->nthr)
         for (int64_t row = 0; row < n_rows; ++row) {
             const int64_t y = row % d->ih, z = (row / d->ih) % d->id, blk = row / (d->ih * d->id);
-            const float *in = src + (blk * ISP_IN + z * p->sub_sd * IHW + y * p->sub_sh * IW) * B;
-            float *out = p->sub + row * d->iw * B;
-            for (int64_t x = 0; x < d->iw; ++x)
-                for (int64_t i = 0; i < B; ++i) out[x * B + i] = in[x * p->sub_sw * B + i];
+            const char *in = src + pt_bytes * (blk * ISP_IN + z * p->sub_sd * IHW
+                                               + y * p->sub_sh * IW);
+            char *out = sub + pt_bytes * row * d->iw;
+            if (esz == 4)   /* (the loop the compiler vectorizes, as it was for f32) */
+                for (int64_t x = 0; x < d->iw; ++x)
+                    for (int64_t i = 0; i < B; ++i)
+                        ((float *)out)[x * B + i] = ((const float *)in)[x * p->sub_sw * B + i];
+            else
+                for (int64_t x = 0; x < d->iw; ++x)
+                    memcpy(out + x * pt_bytes, in + x * p->sub_sw * pt_bytes, (size_t)pt_bytes);
         }
-        src = p->sub;
+        src = sub;
     }
     if (bias)   /* padded to whole blocks: a call reads its blocks' whole vectors */
         for (int64_t g = 0; g < G; ++g)
             for (int64_t oc = 0; oc < p->OCB * B; ++oc)
-                p->bias[g * p->OCB * B + oc] = oc < OCG ? bias[g * OCG + oc] : 0.0f;
+                p->bias[g * p->OCB * B + oc] =
+                    oc < OCG ? bdnn_load_f32(bias, c->attr.bia_dt, g * OCG + oc) : 0.0f;
     dc_exec_t x = {0};
     x.wei = args->wei;
-    x.dst = p->bwd ? args->diff_src : args->dst;
+    if (p->lp)
+        x.out = args->dst;
+    else
+        x.dst = p->bwd ? args->diff_src : args->dst;
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     /* relu in the last chunk's store; not by kw (a point's last tap may come in any pass) */
-    x.relu = p->kw_split ? NULL : fusable_relu(c, x.has_sum);
+    x.relu = p->kw_split || p->ker->s32 ? NULL : fusable_relu(c, x.has_sum);
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0) && !x.relu;
     x.tail = p->OCB * B - OCG;
     x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
@@ -540,7 +632,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             g = rest % G, n = rest / G;
             const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows);
             const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
-            float *buf = p->bufs + omp_get_thread_num() * p->buf_floats;
+            char *buf = (char *)p->bufs + esz * omp_get_thread_num() * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
             for (q = qs * p->qs_len; q < min64(p->n_ocg, (qs + 1) * p->qs_len); ++q)
                 dc_group_rows(c, p, &x, n, g, q, r0, r1, buf, (pt1 - pt0) * B, pt0);
@@ -555,14 +647,14 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             g = rest % G, n = rest / G;
         }
         const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows);
-        dc_group_rows(c, p, &x, n, g, q, r0, r1, src + n * in_img + g * p->ICB * ISP * B,
+        dc_group_rows(c, p, &x, n, g, q, r0, r1, src + esz * (n * in_img + g * p->ICB * ISP * B),
                       ISP * B, 0);
     }
 }
 
 int bdnn_dc_is_flat(const void *plan) {
     const dc_plan_t *p = plan;
-    return p && p->flat && !p->bwd && !p->subsampled && p->d.g == 1;
+    return p && p->flat && !p->bwd && !p->subsampled && p->d.g == 1 && !p->lp;
 }
 
 void bdnn_dc_pad_bias(const void *plan, const float *bias, float *out) {
@@ -618,3 +710,45 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
     }
     return 1;
 }
+
+/* The gemm_conv_blocked_bf16 and _int8 rows: the forward direction on the row's dc_ker_t
+ * (pack > 1),
+ * where the epilogue is the bias, a sum without zero point and eltwise entries (no scales
+ * or zero points), into an output type the kernel stores. */
+static int dc_lp_init(struct bdnn_conv *c) {
+    const dc_ker_t *ker = c->impl->kernel;
+    const bdnn_conv_attr_t *at = &c->attr;
+    if (c->dir != BDNN_DIR_FWD || ker->pack < 2 || !(ker->store_dts & (1u << c->out_dt))
+            || at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    /* an s8 source would need the +128 shift and its compensation (the plain rows') */
+    if (ker->s32 && at->src_dt != BDNN_DT_U8) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
+            && c->fault != BDNN_FAULT_CRASH && c->fault != BDNN_FAULT_PADDING_GARBAGE)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    for (int i = 0; i < c->n_post_ops; ++i) {
+        const bdnn_post_op_t *op = &c->post_ops[i];
+        if (op->kind == BDNN_POST_SUM ? i > 0 || op->zero_point
+                                      : op->kind != BDNN_POST_ELTWISE || op->scale != 1.0f)
+            return BDNN_STATUS_UNIMPLEMENTED;
+    }
+    return dc_init(c, ker, &c->plan);
+}
+
+static size_t dc_lp_weights_bytes(const struct bdnn_conv *c) {
+    return bdnn_dc_weights_bytes(c, c->plan);
+}
+
+static void dc_lp_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {
+    bdnn_dc_pack_weights(c, c->plan, wei, packed);
+}
+
+static void dc_lp_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+    bdnn_dc_execute(c, c->plan, a);
+}
+
+static void dc_lp_fini(struct bdnn_conv *c) { bdnn_dc_fini(c->plan); }
+
+const conv_impl_ops_t bdnn_conv_dc_lp_ops = {
+    dc_lp_init, dc_lp_weights_bytes, dc_lp_pack_weights, dc_lp_execute, dc_lp_fini, NULL,
+};

@@ -8,20 +8,27 @@
 
 /* One kernel call computes UR output points x OCB output channel blocks of one output
  * row, B = the ISA's vector length channels per block (nChw16c on AVX-512, nChw8c on
- * AVX2), all in registers:
+ * AVX2), all in registers. The operands are f32 (PACK 1), bf16 (PACK 2, f32 sums) or u8
+ * src and s8 weights (PACK 4, s32 sums, dc_ker_t.s32: dst and bias are then s32 bits,
+ * and the driver passes neither a bias, DC_SUM nor relu): a lane of PACK channels, the
+ * lowest channel in the lowest bits, is what one broadcast reads and one dot-product
+ * instruction consumes. With I = the input channels of the call's last
+ * block (last_ic) and Q = ic / PACK, r = ic % PACK:
  *
  *   acc[j][o] := init (see mode) + sum over icb < n_icb, taps (kd, kh, kw) in range,
  *                ic < (icb == n_icb - 1 ? last_ic : B) of
  *                src[icb * s_icb + kd * s_kd + kh * s_kh + kw * s_kw + j * s_pt + ic]
  *                * wei[icb * w_icb + kd * w_kd + kh * w_kh + kw * OCB * B * B
- *                      + (ic * OCB + o) * B + (0 .. B-1)]
+ *                      + ((Q * OCB + o) * B + (0 .. B-1)) * PACK + r]
  *   dst[o * d_ocb + j * B + (0 .. B-1)] := acc[j][o]
  *
+ * (strides and offsets in elements of the operand type; dst is f32, or s32). A lane whose
+ * last channels are past last_ic reads those as zero, whatever src holds there.
  * src: the first tap in range of output point 0 (the caller clips the taps, so every read
  * is inside the input: no bounds checks), at input channel block 0 of the chunk; wei: the
- * packed weights of the call's OCB output blocks (for each input channel the OCB weight
- * vectors are adjacent: [icb][kd][kh][kw][ic][OCB][B]) at that tap and
- * block; dst: point 0 at
+ * packed weights of the call's OCB output blocks (for each lane of PACK input channels
+ * the OCB weight vectors are adjacent: [icb][kd][kh][kw][ic / PACK][OCB][B][PACK]) at that
+ * tap and block; dst: point 0 at
  * output block 0. s_pt is the distance of consecutive output points' inputs (stride * B).
  * mode DC_ACC: init = dst (a later chunk of input blocks); DC_BIAS: init = bias[o * B ..]
  * (padded to whole blocks; 0 when bias is NULL); DC_SUM: sum_scale * dst + bias (the sum
@@ -43,7 +50,7 @@ typedef struct {
     float relu_alpha;
 } dc_call_t;
 
-typedef void (*dc_ker_fn)(const float *src, const float *wei, float *dst, const dc_call_t *a);
+typedef void (*dc_ker_fn)(const void *src, const void *wei, float *dst, const dc_call_t *a);
 
 enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
 
@@ -56,12 +63,30 @@ enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
 enum { DC_ONE_TAP = 3, DC_ONE_KW = 4 };
 typedef struct {
     int vlen;
+    int pack;                          /* channels per lane: 1 (f32) or 2 (bf16) */
     int ocb_pref;                      /* output blocks per call where there are enough */
     int ur_max[DC_OCB_MAX + 1];
     dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][DC_ONE_KW + 1];
+    /* Low-precision operands: n f32 values (a multiple of vlen) converted to out_dt at out
+     * exactly as bdnn_conv_epilogue stores them; out_dt one of store_dts (1 << dt). NULL
+     * for f32 kernels, which accumulate in dst itself. */
+    void (*store)(int out_dt, const float *acc, void *out, int64_t n);
+    unsigned store_dts;
+    /* s32 sums (int8): sums_to_f32 turns npt points of B s32 sums at acc into f32 in
+     * place, plus bias[0 .. B-1] when bias is not NULL (the epilogue's (float)acc + bias) */
+    int s32;
+    void (*sums_to_f32)(float *acc, const float *bias, int64_t npt);
 } dc_ker_t;
 
-extern const dc_ker_t bdnn_dc_ker_avx512, bdnn_dc_ker_avx2;
+extern const dc_ker_t bdnn_dc_ker_avx512, bdnn_dc_ker_avx2, bdnn_dc_ker_bf16_avx512_bf16,
+    bdnn_dc_ker_int8_avx512_vnni;
+
+/* The gemm_conv_blocked_bf16 and _int8 rows (conv_api.c, kernel: a dc_ker_t with pack 2
+ * or 4): forward bf16, and u8 x s8, on channel blocks by the driver below, through a
+ * per-thread block of the item's sums converted once into dst. Bias, a sum (no zero
+ * point) and unscaled eltwise entries; no scales or zero points (those problems take the
+ * plain rows). */
+extern const conv_impl_ops_t bdnn_conv_dc_lp_ops;
 
 /* The driver (conv_dblk.c), called by gemm_conv_blocked's ops for the forward direction:
  * init returns BDNN_STATUS_UNIMPLEMENTED when no direct kernel serves the problem (the

@@ -1,0 +1,242 @@
+"""The low-precision channel-blocked rows (gemm_conv_blocked_bf16 and _int8:
+kernels/conv/conv_dblk.c on the PACK 2 and PACK 4 kernels of conv_dblk.inc) against the C
+reference, bit for bit: src and dst are handed over as [mb][c/16][spatial][16] with the
+channels padded up to the block. Small integers are exact in bf16 and u8/s8, and every
+partial sum of their products is exact in f32 and s32, so the kernels' sums equal the
+reference's, and their conversion to the output type (nearest even, saturating for
+integers) must match numpy's. The padded tail of a bf16 src holds NaN, so a kernel that
+reads the channel past an odd last channel (the high half of a pair) fails; outputs start
+as NaN (integers: a value the case never writes), so a point or padded tail left
+unwritten fails."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+from conftest import run_cli
+
+B = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class RowTypes:
+    src: str
+    wei: str
+    dsts: tuple[str, ...]
+    src_range: tuple[int, int]
+    src_tail: float        # what the padded tail of src holds (never read into a sum)
+
+
+TYPES = {
+    "gemm_conv_blocked_bf16:": RowTypes("bf16", "bf16", ("bf16", "f32"), (-8, 8), np.nan),
+    "gemm_conv_blocked_int8:": RowTypes("u8", "s8", ("u8", "s8", "s32", "f32"), (0, 8), 255),
+}
+ROWS = [(i, t) for i in core.conv_impls() for p, t in TYPES.items() if i.name.startswith(p)]
+RUNNABLE = [(i, t) for i, t in ROWS if core.isa_supported(i.isa)]
+IDS = [i.name for i, _ in RUNNABLE]
+INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "s32": (-2**31, 2**31 - 1)}
+# a value no case writes into an integer output (sums of these fills stay far below it)
+UNWRITTEN = {"u8": 251, "s8": -127, "s32": -2**31 + 5}
+
+SHAPES = [
+    "mb1ic3ih10oc5kh3ph1",                        # 3 channels: half a pair, 3/4 of a quad
+    "mb1ic17ih8iw6oc9kh3kw3sh2sw1ph1pw1",         # a block and one channel; stride
+    "ic4iw10oc6kw3sw2pw1",                        # 1D
+    "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
+    "ic6ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
+    "mb1ic32ih7oc48kh3ph1",                       # 7x7 with 3x3: rows run by kw taps
+    "mb1ic160ih6oc64kh3ph1",                      # input blocks in two chunks
+    "mb2ic40ih10oc20kh1",                         # 1x1: runs of points (flat)
+    "mb1ic64ih9oc80kh1sh2",                       # strided 1x1: on a copy of its points
+    "g2ic32ih6oc32kh3ph1",                        # groups of whole blocks
+    "mb1ic5id4oc3kd3pd1",                         # 3D
+    "mb2ic64ih7oc64kh3ph1",                       # mb > 1, whole blocks
+    "mb0ic3ih5oc4kh3",                            # empty minibatch
+]
+
+
+def _shape(text: str) -> core.ConvShape:
+    d = parse_desc(text)
+    return core.ConvShape(d.g, d.mb, d.ic, d.oc, d.i, d.o, d.k, d.s, d.p, d.dil)
+
+
+def _blocked(x: np.ndarray, dt: str, tail: float) -> np.ndarray:
+    """[mb][c][spatial] -> [mb][c/16][spatial][16] of dt, the padded tail set to tail."""
+    mb, c = x.shape[:2]
+    cp = -(-c // B) * B
+    padded = np.full((mb, cp, *x.shape[2:]), tail, np.float64)
+    padded[:, :c] = x
+    blocked = np.moveaxis(padded.reshape(mb, cp // B, B, *x.shape[2:]), 2, -1)
+    return np.ascontiguousarray(blocked.astype(core.numpy_dtype(dt)))
+
+
+def _plain(x: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse of _blocked, as f64: the logical channels, and the padded tail apart."""
+    mb, cb = x.shape[0], x.shape[1]
+    full = np.moveaxis(x.astype(np.float64), -1, 2).reshape(mb, cb * B, *x.shape[2:-1])
+    return np.ascontiguousarray(full[:, :c]), full[:, c:]
+
+
+def _ints(rng, shape, lo: int = -8, hi: int = 8) -> np.ndarray:
+    return rng.integers(lo, hi + 1, size=shape).astype(np.float32)
+
+
+def _converted(v: np.ndarray, dt: str) -> np.ndarray:
+    """f32 values v as the kernels store them in dt, read back as f64."""
+    v = np.asarray(v, np.float32)
+    if dt in INT_RANGE:
+        lo, hi = INT_RANGE[dt]
+        return np.clip(np.rint(v.astype(np.float64)), lo, hi)
+    return v.astype(core.numpy_dtype(dt)).astype(np.float64)
+
+
+def _attr(t: RowTypes, dst_dt: str, **kw) -> core.ConvAttr:
+    return core.ConvAttr(src_dt=t.src, wei_dt=t.wei, dst_dt=dst_dt,
+                         layout=core.ActLayout.BLOCKED16, **kw)
+
+
+def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init, fault=core.Fault.NONE):
+    """dst (blocked, of attr.dst_dt) after one execution from dst_init (plain values; the
+    padded tail starts as the unwritten marker)."""
+    dst_dt = attr.dst_dt
+    dst = _blocked(dst_init, dst_dt, UNWRITTEN.get(dst_dt, np.nan))
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, bias is not None, fault,
+                            attr=attr) as prim:
+        prim.bind(_blocked(src, t.src, t.src_tail),
+                  prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
+                  None if bias is None else bias.astype(core.numpy_dtype(attr.bia_dt)), dst)()
+    return dst
+
+
+def _inputs(t: RowTypes, s, seed: int):
+    rng = np.random.default_rng(seed)
+    return (_ints(rng, s.src_shape, *t.src_range), _ints(rng, s.wei_shape), _ints(rng, s.oc))
+
+
+def _unwritten(dst_dt: str, shape) -> np.ndarray:
+    return np.full(shape, UNWRITTEN.get(dst_dt, np.nan), np.float64)
+
+
+pytestmark = pytest.mark.skipif(not RUNNABLE, reason="no AVX512_BF16 or VNNI on this CPU")
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_the_rows_run_forward_on_16_channel_blocks_only(impl, t):
+    shape = _shape("ic20ih6oc18kh3ph1")
+    core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=_attr(t, t.dsts[0])).close()
+    plain = dataclasses.replace(_attr(t, t.dsts[0]), layout=core.ActLayout.PLAIN)
+    refused = [plain, dataclasses.replace(plain, layout=core.ActLayout.BLOCKED8),
+               dataclasses.replace(plain, layout=core.ActLayout.NHWC),
+               _attr(t, t.dsts[0], scales=core.Scales.OSCALE, wei_scales=(0.5,)),
+               core.ConvAttr(layout=core.ActLayout.BLOCKED16)]                   # f32
+    if t.src == "u8":   # zero points, and an s8 source (its shift and compensation)
+        refused += [_attr(t, "u8", src_zp=3), _attr(t, "u8", dst_zp=1),
+                    dataclasses.replace(_attr(t, "f32"), src_dt="s8")]
+    for attr in refused:
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr)
+    for direction in (core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS):
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, shape, direction, False, attr=_attr(t, t.dsts[0]))
+
+
+CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")
+         for i, t in RUNNABLE for d in t.dsts for text in SHAPES]
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,t,dst_dt,text", CASES)
+def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
+    s = _shape(text)
+    src, wei, bias = _inputs(t, s, len(text))
+    bias = bias if with_bias else None
+    dst = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, _unwritten(dst_dt, s.dst_shape))
+    out, tail = _plain(dst, s.oc)
+    ref = core.ref_conv_fwd(s, src, wei, bias)
+    assert np.array_equal(out, _converted(ref, dst_dt)) and not tail.any()
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_a_bias_of_the_source_type(impl, t):
+    s = _shape("mb1ic20ih6oc18kh3ph1")
+    bia_dt = "bf16" if t.src == "bf16" else "s8"
+    src, wei, bias = _inputs(t, s, 3)
+    dst = _run(impl, t, s, _attr(t, "f32", bia_dt=bia_dt), src, wei, bias,
+               _unwritten("f32", s.dst_shape))
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, _converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
+    assert not tail.any()
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+@pytest.mark.parametrize("text", ["mb2ic20ih6oc18kh3ph1", "mb1ic32ih7oc48kh3ph1",
+                                  "mb2ic40ih10oc36kh1"])
+def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
+    """bias, then the sum (the prior dst, scaled), relu and a shift, all in f32, and one
+    conversion; the shift would make the padded tail nonzero if it reached it. The 7x7
+    3x3 case runs by kw taps, the 1x1 by runs of points."""
+    s = _shape(text)
+    src, wei, bias = _inputs(t, s, 5)
+    prior = _ints(np.random.default_rng(6), s.dst_shape, 0, 8)
+    chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_LINEAR, alpha=1.0,
+                         beta=3.0))
+    for dst_dt in t.dsts:
+        dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=chain), src, wei, bias, prior)
+        v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
+        ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+        out, tail = _plain(dst, s.oc)
+        assert np.array_equal(out, _converted(ref, dst_dt)) and not tail.any(), dst_dt
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_a_lone_relu_after_a_sum(impl, t):
+    s = _shape("mb2ic20ih6iw30oc18kh3kw3ph1pw1")
+    src, wei, bias = _inputs(t, s, 6)
+    prior = _ints(np.random.default_rng(7), s.dst_shape)
+    chain = (core.PostOp(core.PostKind.SUM, scale=2.0),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.0))
+    dst = _run(impl, t, s, _attr(t, "f32", post_ops=chain), src, wei, bias, prior)
+    v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(2.0) * prior
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, np.maximum(v, 0)) and not tail.any()
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_the_padding_garbage_defect_writes_the_tail(impl, t):
+    s = _shape("ic3ih6oc5kh3ph1")
+    src, wei, _ = _inputs(t, s, 8)
+    dst = _run(impl, t, s, _attr(t, t.dsts[0]), src, wei, None,
+               _unwritten(t.dsts[0], s.dst_shape), core.Fault.PADDING_GARBAGE)
+    assert (_plain(dst, s.oc)[1] == 1).all()
+
+
+@pytest.mark.parametrize("dt,row", [("bf16", "gemm_conv_blocked_bf16:avx512_bf16"),
+                                    ("u8:s8:u8", "gemm_conv_blocked_int8:avx512_vnni")])
+def test_cli_any_runs_on_the_blocked_row(dt, row):
+    if not core.isa_supported(core.Isa[row.split(":")[1].upper()]):
+        pytest.skip(f"{row} does not run here")
+    out = run_cli("--conv", f"--dt={dt}", "--dir=FWD_B", "--attr-post-ops=,sum+relu", "-v5",
+                  "mb2ic20ih6oc18kh3ph1").out
+    assert out.count("PASSED") == 2
+    assert out.count(f"implementation: {row}") == 2
+    assert "dst any=aBcd16b" in out and "+reorder" not in out
+
+
+@pytest.mark.parametrize("dt,args,plain", [
+    ("bf16", ("--dir=BWD_D",), "gemm_conv_bf16:"),
+    ("bf16", ("--dir=FWD_B", "--stag=nchw", "--dtag=nchw"), "gemm_conv_bf16:"),
+    ("s8:s8:f32", ("--dir=FWD_B",), "gemm_conv_int8:"),
+    ("u8:s8:u8", ("--dir=FWD_B", "--attr-zero-points=src:common:3"), "gemm_conv_int8:"),
+    ("u8:s8:u8", ("--dir=FWD_B", "--attr-scales=src:common:0.5"), "gemm_conv_int8:"),
+])
+def test_cli_what_the_blocked_rows_refuse_takes_the_plain_rows(dt, args, plain):
+    out = run_cli("--conv", f"--dt={dt}", *args, "-v5", "mb2ic20ih6oc18kh3ph1").out
+    assert "PASSED" in out and f"implementation: {plain}" in out
+    assert "gemm_conv_blocked_" not in out
