@@ -96,7 +96,7 @@ typedef struct {
      * of the range on it. */
     int gather;
     int64_t n_qs, qs_len;               /* group ranges per run of rows, groups per range */
-    int64_t buf_floats;                 /* per thread */
+    int64_t buf_floats;                 /* per thread, in elements of esz bytes */
     float *bufs;
     /* low-precision operands: elements of the operand type (src, weights) and the
      * per-thread f32 sums of an item (acc_floats each) */
@@ -360,6 +360,15 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
         }
 }
 
+/* The sums of a call whose first output point is pt (of the plan's numbering: flat rows
+ * p0 + j, others row * ow + j) in the block that starts at point dst_pt0; with a direct
+ * store, also where the call's output goes (a->out). */
+static inline float *call_at(dc_call_t *a, float *dst_q, int64_t dst_pt0, int64_t pt,
+                             int64_t B) {
+    if (a->out_q) a->out = a->out_q + a->out_esz * pt * B;
+    return dst_q + (pt - dst_pt0) * B;
+}
+
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
  * of group g and output block group q; on rows run by kw taps, those of tap kw only (kw < 0:
  * the init pass), elsewhere every tap (kw unused). Flat rows read point pt of src_img at
@@ -379,7 +388,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         for (int64_t j = 0; j < n; j += ur) {
             const int64_t u = min64(ur, n - j);
             k->fn[nq][u][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
-                                     dst_q + (p0 - dst_pt0 + j) * B, a);
+                                     call_at(a, dst_q, dst_pt0, p0 + j, B), a);
         }
         return;
     }
@@ -394,7 +403,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     const char *s_row = src_img + esz * ((id0 + kd_lo * (d->dd + 1)) * d->ih
                                          + ih0 + kh_lo * (d->dh + 1)) * d->iw * B;
     const char *w_row = wq + esz * (kd_lo * d->kh + kh_lo) * KWB;
-    float *d_row = dst_q + (row * d->ow - dst_pt0) * B;
+    const int64_t pt_row = row * d->ow;
     int64_t lo, hi;
     w_interior(d, &lo, &hi);
     const int sv = d->sw <= 2 ? (int)d->sw : 0;   /* the stride's instance */
@@ -405,7 +414,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         if (kw < 0) {
             a->nkw = 0;
             for (int64_t j = 0; j < d->ow; j += urm)
-                k->fn[nq][min64(urm, d->ow - j)][sv](s_row, w_row, d_row + j * B, a);
+                k->fn[nq][min64(urm, d->ow - j)][sv](s_row, w_row,
+                                                     call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
             return;
         }
         a->nkw = 1;
@@ -419,7 +429,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const int64_t n = phi - plo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = plo; j < phi; j += ur)
             k->fn[nq][min64(ur, phi - j)][sk](s_row + esz * (j * d->sw + off) * B,
-                                              w_row + esz * kw * nq * B * B, d_row + j * B, a);
+                                              w_row + esz * kw * nq * B * B,
+                                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
         return;
     }
     if (hi > lo) {
@@ -427,7 +438,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = lo; j < hi; j += ur) {
             const int64_t u = min64(ur, hi - j);
-            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * B, w_row, d_row + j * B, a);
+            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * B, w_row,
+                             call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
         }
     }
     for (int64_t ow = 0; ow < d->ow; ++ow) {   /* the border points, one per call */
@@ -438,7 +450,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
         a->nkw = kw_hi - kw_lo;
         k->fn[nq][1][1](s_row + esz * (iw0 + kw_lo * (d->dw + 1)) * B,
-                        w_row + esz * kw_lo * nq * B * B, d_row + ow * B, a);
+                        w_row + esz * kw_lo * nq * B * B,
+                        call_at(a, dst_q, dst_pt0, pt_row + ow, B), a);
     }
 }
 
@@ -453,6 +466,10 @@ typedef struct {
     int64_t tail;          /* padded channels of the last block (G 1) */
     float tail_v;
     int with_bias;
+    /* lp: the last chunk stores into dst itself (dc_call_t's direct store): no sum, no
+     * eltwise entry but a lone relu, not by kw taps (a point's last tap may come in any
+     * pass), and a padded tail of zeros (the zero weights and bias give it) */
+    int direct;
 } dc_exec_t;
 
 /* The eltwise entries on the real channels and the padded tail, on npt points of output
@@ -510,6 +527,16 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
         a.mode = c0 ? DC_ACC : x->has_sum && !s32 ? DC_SUM : DC_BIAS;
         a.relu = x->relu && c0 + a.n_icb == p->ICB;
         a.relu_alpha = x->relu ? x->relu->alpha : 0.0f;
+        if (x->direct && c0 + a.n_icb == p->ICB) {
+            a.out_esz = (int64_t)bdnn_dt_size(c->out_dt);
+            a.out_q = (char *)x->out + a.out_esz * out_q;
+            a.o_ocb = OSP * B;
+            a.out_dt = c->out_dt;
+            a.out_bias = s32 ? bias : NULL;
+            a.out_relu = s32 && x->relu;
+            a.relu_alpha = x->relu ? x->relu->alpha : 0.0f;
+            a.relu = !s32 && x->relu;
+        }
         const char *src_c = src_g + p->esz * c0 * s_icb;
         const char *w_c = wq + p->esz * c0 * a.w_icb;
         if (p->kw_split) {
@@ -526,6 +553,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
                 dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, 0, &a);
         }
     }
+    if (x->direct) return;
     for (int64_t o = 0; o < nq; ++o) {
         float *blk = sums + o * s_ocb + (pt0 - s_pt0) * B;
         if (s32) {
@@ -617,7 +645,10 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         x.dst = p->bwd ? args->diff_src : args->dst;
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     /* relu in the last chunk's store; not by kw (a point's last tap may come in any pass) */
-    x.relu = p->kw_split || p->ker->s32 ? NULL : fusable_relu(c, x.has_sum);
+    x.relu = p->kw_split ? NULL : fusable_relu(c, x.has_sum);
+    x.direct = p->lp && !p->kw_split && !x.has_sum && c->n_post_ops == (x.relu ? 1 : 0)
+               && c->fault != BDNN_FAULT_PADDING_GARBAGE;
+    if (p->ker->s32 && !x.direct) x.relu = NULL;   /* s32 sums: relu after the conversion */
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0) && !x.relu;
     x.tail = p->OCB * B - OCG;
     x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;

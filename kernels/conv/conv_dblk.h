@@ -34,7 +34,14 @@
  * (padded to whole blocks; 0 when bias is NULL); DC_SUM: sum_scale * dst + bias (the sum
  * post-op, first chunk). With no tap in range only the init is stored. With relu set,
  * the stored values are acc > 0 ? acc : relu_alpha * acc (the last chunk of a chain whose
- * one eltwise entry is an unscaled relu: applied in registers, no pass over dst). */
+ * one eltwise entry is an unscaled relu: applied in registers, no pass over dst).
+ *
+ * Direct store (low-precision kernels, out not NULL: the last chunk of a problem whose
+ * epilogue is only the bias, the conversion and at most that relu): instead of dst, the
+ * values go to out converted to out_dt as dc_ker_t.store converts them, point j of block
+ * o at element o * o_ocb + j * B of out. f32 sums (bf16) come with the bias and relu
+ * already applied as above; s32 sums become (float)acc + out_bias[o * B ..] (if
+ * out_bias), then relu_alpha's relu if out_relu. */
 enum { DC_ACC = 0, DC_BIAS = 1, DC_SUM = 2 };
 
 typedef struct {
@@ -48,6 +55,15 @@ typedef struct {
     int mode;
     int relu;
     float relu_alpha;
+    void *out;                   /* the direct store's output (NULL: none), see above */
+    int64_t o_ocb;
+    int out_dt;
+    const float *out_bias;
+    int out_relu;
+    /* the driver's (the kernels do not read them): out for point 0 of block 0 of the
+     * group, and its element size */
+    char *out_q;
+    int64_t out_esz;
 } dc_call_t;
 
 typedef void (*dc_ker_fn)(const void *src, const void *wei, float *dst, const dc_call_t *a);

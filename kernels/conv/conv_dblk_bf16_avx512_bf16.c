@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "conv_dblk.h"
 #include "conv_store_avx512.h"
 
 typedef float vf __attribute__((vector_size(64)));
@@ -30,6 +31,8 @@ static void dc_store_lp(int out_dt, const float *acc, void *out, int64_t n) {
     for (int64_t i = 0; i < n; i += VLEN)
         bdnn_epi_store16(out_dt, _mm512_loadu_ps(acc + i), out, i, (__mmask16)0xffff);
 }
+/* the direct store: bias and relu are already in the f32 sums */
+#define DC_OUT(v, a, o, at) bdnn_epi_store16((a)->out_dt, (__m512)(v), (a)->out, (at), 0xffff)
 #define DC_STORE dc_store_lp
 #define DC_STORE_DTS ((1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32))
 

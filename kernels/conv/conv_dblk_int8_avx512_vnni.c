@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "conv_dblk.h"
 #include "conv_store_avx512.h"
 
 typedef float vf __attribute__((vector_size(64)));
@@ -42,6 +43,17 @@ static void dc_sums_to_f32(float *acc, const float *bias, int64_t npt) {
         _mm512_storeu_ps(acc + pt * VLEN, bias ? _mm512_add_ps(v, b) : v);
     }
 }
+/* the direct store of s32 sums: the epilogue's (float)acc + bias, relu, conversion */
+static inline __attribute__((always_inline)) void dc_out(vf acc, const dc_call_t *a, int o,
+                                                         int64_t at) {
+    __m512 v = _mm512_cvtepi32_ps((__m512i)acc);
+    if (a->out_bias) v = _mm512_add_ps(v, _mm512_loadu_ps(a->out_bias + o * VLEN));
+    if (a->out_relu)
+        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LE_OQ), v,
+                               _mm512_set1_ps(a->relu_alpha));
+    bdnn_epi_store16(a->out_dt, v, a->out, at, (__mmask16)0xffff);
+}
+#define DC_OUT(v, a, o, at) dc_out((v), (a), (o), (at))
 #define DC_STORE dc_store_lp
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1

@@ -209,6 +209,25 @@ def test_a_lone_relu_after_a_sum(impl, t):
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+@pytest.mark.parametrize("text", ["mb2ic20ih6iw30oc18kh3kw3ph1pw1", "mb2ic40ih10oc36kh1",
+                                  "mb1ic32ih7oc48kh3ph1", "mb1ic300ih5oc20kh3ph1"])
+def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
+    """bias and relu alone: the last chunk converts its registers straight into dst (the
+    7x7 3x3 case, by kw taps, and the 300-channel one's earlier chunk do not)."""
+    s = _shape(text)
+    src, wei, bias = _inputs(t, s, 9)
+    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25)
+    for dst_dt in t.dsts:
+        dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=(relu,)), src, wei, bias,
+                   _unwritten(dst_dt, s.dst_shape))
+        v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
+        out, tail = _plain(dst, s.oc)
+        assert np.array_equal(out, _converted(np.where(v > 0, v, np.float32(0.25) * v),
+                                              dst_dt)), dst_dt
+        assert not tail.any()
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_the_padding_garbage_defect_writes_the_tail(impl, t):
     s = _shape("ic3ih6oc5kh3ph1")
     src, wei, _ = _inputs(t, s, 8)
