@@ -572,6 +572,21 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     }
 }
 
+/* n points of pt_bytes (a block) from in, step bytes apart, to out, dense: in moves of a
+ * constant size (a loop over B floats ran scalar, as long as the convolution it feeds; a
+ * memcpy of a run-time size is a call per point: on int8's 16-byte blocks that copy took
+ * as long as a strided 1x1's dot products) */
+static void copy_points(char *restrict out, const char *restrict in, int64_t n, int64_t step,
+                        int64_t pt_bytes) {
+    switch (pt_bytes) {
+    case 64: for (int64_t j = 0; j < n; ++j) memcpy(out + j * 64, in + j * step, 64); break;
+    case 32: for (int64_t j = 0; j < n; ++j) memcpy(out + j * 32, in + j * step, 32); break;
+    case 16: for (int64_t j = 0; j < n; ++j) memcpy(out + j * 16, in + j * step, 16); break;
+    default:
+        for (int64_t j = 0; j < n; ++j) memcpy(out + j * pt_bytes, in + j * step, (size_t)pt_bytes);
+    }
+}
+
 /* Points [pt0, pt1) of the subsampled problem (image n, group g), every input block, from
  * the strided input into buf ([icb][pt - pt0][B], elements of esz bytes): point (z, y, x)
  * is input point (z*sd, y*sh, x*sw). */
@@ -588,18 +603,7 @@ static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int
             const char *in = img + pt_bytes * (icb * ISP_IN + z * p->sub_sd * IHW
                                                + y * p->sub_sh * IW + xx * p->sub_sw);
             char *out = buf + pt_bytes * (icb * npt + pt - pt0);
-            const int64_t step = p->sub_sw * pt_bytes;
-            /* a block per point, in moves of a constant size (a loop over B floats ran
-             * scalar: as long as the convolution it feeds) */
-            if (pt_bytes == 64)
-                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 64, in + j * step, 64);
-            else if (pt_bytes == 32)
-                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 32, in + j * step, 32);
-            else if (pt_bytes == 16)
-                for (int64_t j = 0; j < run; ++j) memcpy(out + j * 16, in + j * step, 16);
-            else
-                for (int64_t j = 0; j < run; ++j)
-                    memcpy(out + j * pt_bytes, in + j * step, (size_t)pt_bytes);
+            copy_points(out, in, run, p->sub_sw * pt_bytes, pt_bytes);
             pt += run;
         }
 }
@@ -622,13 +626,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             const char *in = src + pt_bytes * (blk * ISP_IN + z * p->sub_sd * IHW
                                                + y * p->sub_sh * IW);
             char *out = sub + pt_bytes * row * d->iw;
-            if (esz == 4)   /* (the loop the compiler vectorizes, as it was for f32) */
-                for (int64_t x = 0; x < d->iw; ++x)
-                    for (int64_t i = 0; i < B; ++i)
-                        ((float *)out)[x * B + i] = ((const float *)in)[x * p->sub_sw * B + i];
-            else
-                for (int64_t x = 0; x < d->iw; ++x)
-                    memcpy(out + x * pt_bytes, in + x * p->sub_sw * pt_bytes, (size_t)pt_bytes);
+            copy_points(out, in, d->iw, p->sub_sw * pt_bytes, pt_bytes);
         }
         src = sub;
     }
