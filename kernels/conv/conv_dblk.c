@@ -369,20 +369,34 @@ static inline float *call_at(dc_call_t *a, float *dst_q, int64_t dst_pt0, int64_
     return dst_q + (pt - dst_pt0) * B;
 }
 
+/* The output points [*pt0, *pt1) of row range rr (rows [rr * rc, rr * rc + rc)). A flat
+ * plan's rows are only runs of calls, so its ranges split the points evenly instead:
+ * items of equal work, where whole runs left a thread one run more per image than the
+ * other (ResNet-50's 14x14 strided 1x1, 196 points: 110 and 86). */
+static void range_points(const dc_plan_t *p, int64_t rr, int64_t *pt0, int64_t *pt1) {
+    const int64_t OSP = p->d.od * p->d.oh * p->d.ow;
+    if (p->flat) {
+        *pt0 = rr * OSP / p->n_rc, *pt1 = (rr + 1) * OSP / p->n_rc;
+    } else {
+        *pt0 = rr * p->rc * p->row_len;
+        *pt1 = min64((rr * p->rc + p->rc) * p->row_len, OSP);
+    }
+}
+
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
  * of group g and output block group q; on rows run by kw taps, those of tap kw only (kw < 0:
  * the init pass), elsewhere every tap (kw unused). Flat rows read point pt of src_img at
  * (pt - src_pt0) * B (a gathering item's copy starts at its first point); output point pt
  * is at dst_q + (pt - dst_pt0) * B (lp: the item's sums start at its first point). src_img
- * and wq are in elements of esz bytes. */
+ * and wq are in elements of esz bytes. A flat row is the run [row, row + n_flat). */
 static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *src_img,
                    int64_t src_pt0, const char *wq, float *dst_q, int64_t dst_pt0, int64_t row,
-                   int64_t nq, int64_t kw, dc_call_t *a) {
+                   int64_t n_flat, int64_t nq, int64_t kw, dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
     if (p->flat) {
-        const int64_t p0 = row * p->row_len, n = min64(p->row_len, d->ow * d->oh * d->od - p0);
+        const int64_t p0 = row, n = n_flat;
         a->nkd = a->nkh = a->nkw = 1;
         const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = 0; j < n; j += ur) {
@@ -485,18 +499,22 @@ static void dc_finish_block(const struct bdnn_conv *c, const dc_plan_t *p, const
             for (int64_t i = cols; i < B; ++i) blk[pt * B + i] = x->tail_v;
 }
 
-/* Output rows [r0, r1) of image n, group g, output block group q: every chunk of input
+/* Output points [pt0, pt1) of image n, group g, output block group q (whole rows, but for
+ * flat plans: range_points): every chunk of input
  * blocks, then the eltwise entries on the real channels and the padded tail (lp: into the
  * thread's sums, then converted into dst). src_g: the group's input blocks, s_icb
  * elements apart, flat rows' points from src_pt0 (dc_row). */
 static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
-                          int64_t n, int64_t g, int64_t q, int64_t r0, int64_t r1,
+                          int64_t n, int64_t g, int64_t q, int64_t pt0, int64_t pt1,
                           const char *src_g, int64_t s_icb, int64_t src_pt0) {
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OSP = d->od * d->oh * d->ow;
     const int64_t out_img = G * p->OCB * B * OSP, nq = ocb_of(p, q);
     const int64_t ob0 = g * p->OCB + q * p->ocb;   /* the group's first output block */
-    const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP), npt = pt1 - pt0;
+    const int64_t npt = pt1 - pt0, L = p->row_len;
+    /* the item's rows r (flat: runs starting at point r, L apart) */
+    const int64_t r0 = p->flat ? pt0 : pt0 / L, r1 = p->flat ? pt1 : bdnn_div_up(pt1, L);
+    const int64_t r_step = p->flat ? L : 1;
     /* where the sums go: dst itself, or (lp) the thread's block of the item's points */
     const int64_t out_q = n * out_img + ob0 * B * OSP;
     float *sums = p->lp ? p->accs + omp_get_thread_num() * p->acc_floats : x->dst + out_q;
@@ -543,14 +561,14 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
             /* kw outermost: one tap's weights of the chunk (in L1) serve every row */
             if (a.mode != DC_ACC)
                 for (int64_t r = r0; r < r1; ++r)
-                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, -1, &a);
+                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, 0, nq, -1, &a);
             a.mode = DC_ACC;
             for (int64_t kw = 0; kw < d->kw; ++kw)
                 for (int64_t r = r0; r < r1; ++r)
-                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, kw, &a);
+                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, 0, nq, kw, &a);
         } else {
-            for (int64_t r = r0; r < r1; ++r)
-                dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, nq, 0, &a);
+            for (int64_t r = r0; r < r1; r += r_step)
+                dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, min64(L, r1 - r), nq, 0, &a);
         }
     }
     if (x->direct) return;
@@ -612,7 +630,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     dc_plan_t *p = plan;
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OCG = d->oc / G, esz = p->esz;
-    const int64_t ISP = d->id * d->ih * d->iw, OSP = d->od * d->oh * d->ow;
+    const int64_t ISP = d->id * d->ih * d->iw;
     const int64_t in_img = G * p->ICB * B * ISP;
     const char *src = p->bwd ? args->diff_dst : args->src;
     const void *bias = args->bias;
@@ -659,12 +677,12 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             const int64_t qs = rest % p->n_qs; rest /= p->n_qs;
             const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
             g = rest % G, n = rest / G;
-            const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows);
-            const int64_t pt0 = r0 * p->row_len, pt1 = min64(r1 * p->row_len, OSP);
+            int64_t pt0, pt1;
+            range_points(p, rr, &pt0, &pt1);
             char *buf = (char *)p->bufs + esz * omp_get_thread_num() * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
             for (q = qs * p->qs_len; q < min64(p->n_ocg, (qs + 1) * p->qs_len); ++q)
-                dc_group_rows(c, p, &x, n, g, q, r0, r1, buf, (pt1 - pt0) * B, pt0);
+                dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0);
             continue;
         }
         const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
@@ -675,8 +693,9 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             q = rest % p->n_ocg; rest /= p->n_ocg;
             g = rest % G, n = rest / G;
         }
-        const int64_t r0 = rr * p->rc, r1 = min64(r0 + p->rc, p->rows);
-        dc_group_rows(c, p, &x, n, g, q, r0, r1, src + esz * (n * in_img + g * p->ICB * ISP * B),
+        int64_t pt0, pt1;
+        range_points(p, rr, &pt0, &pt1);
+        dc_group_rows(c, p, &x, n, g, q, pt0, pt1, src + esz * (n * in_img + g * p->ICB * ISP * B),
                       ISP * B, 0);
     }
 }
