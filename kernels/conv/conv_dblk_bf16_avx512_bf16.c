@@ -1,39 +1,20 @@
 /* AVX512_BF16 instances of the blocked direct convolution kernels (conv_dblk.inc, PACK 2):
  * bf16 nChw16c, a lane of two channels per broadcast, vdpbf16ps (each pair multiplied
  * exactly and added in f32) into f32 accumulators; the same register blocking as the f32
- * AVX-512 instances (28 x 1, 13 x 2, 8 x 3, 6 x 4 accumulators), each instruction doing
- * twice their work. The driver converts the finished sums with dc_store_lp. */
+ * AVX-512 instances (conv_dblk_lp_avx512.h), each instruction doing twice their work. */
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512bf16,avx2,fma")
-#include <immintrin.h>
-#include <stdint.h>
+#include "conv_dblk_lp_avx512.h"
 
-#include "conv_dblk.h"
-#include "conv_store_avx512.h"
-
-typedef float vf __attribute__((vector_size(64)));
-typedef float vfu __attribute__((vector_size(64), aligned(4)));
-#define VLEN 16
 #define DC_PACK 2
 #define DC_T uint16_t
 #define DC_OBJ bdnn_dc_ker_bf16_avx512_bf16
-#define DC_PREF 4
-#define DC_UR1 28
-#define DC_UR2 13
-#define DC_UR3 8
-#define DC_UR4 6
-#define DC_BCAST(x) ((vf)_mm512_set1_epi32(*(const int32_t *)(x)))
 #define DC_BCAST_PART(x, n) ((vf)_mm512_set1_epi32(*(const uint16_t *)(x)))   /* n is 1 */
 /* one in-place instruction, as the f32 FMA: the accumulators keep their registers */
 #define DC_FMA(A, X, W)                                                                    \
     __asm__("vdpbf16ps %[xv], %[wv], %[av]" : [av] "+v"(A) : [xv] "v"(X), [wv] "v"(W))
 
-static void dc_store_lp(int out_dt, const float *acc, void *out, int64_t n) {
-    for (int64_t i = 0; i < n; i += VLEN)
-        bdnn_epi_store16(out_dt, _mm512_loadu_ps(acc + i), out, i, (__mmask16)0xffff);
-}
 /* the direct store: bias and relu are already in the f32 sums */
 #define DC_OUT(v, a, o, at) bdnn_epi_store16((a)->out_dt, (__m512)(v), (a)->out, (at), 0xffff)
-#define DC_STORE dc_store_lp
 #define DC_STORE_DTS ((1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32))
 
 #include "conv_dblk.inc"

@@ -1,40 +1,22 @@
 /* AVX512_VNNI instances of the blocked direct convolution kernels (conv_dblk.inc, PACK 4):
  * u8 src x s8 weights on nChw16c, a lane of four channels per broadcast, vpdpbusd (four
  * exact products added to an s32 lane) into s32 accumulators; the register blocking of
- * the f32 AVX-512 instances (28 x 1, 13 x 2, 8 x 3, 6 x 4), each instruction doing four
- * times their work. s32 sums wrap as the instruction's do (the plain rows' too); the
+ * the f32 AVX-512 instances (conv_dblk_lp_avx512.h), each instruction doing four times
+ * their work. s32 sums wrap as the instruction's do (the plain rows' too); the
  * driver turns them into f32 (dc_sums_to_f32) before the post-ops and stores with
  * saturation (dc_store_lp). */
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni,avx2,fma")
-#include <immintrin.h>
-#include <stdint.h>
+#include "conv_dblk_lp_avx512.h"
 
-#include "conv_dblk.h"
-#include "conv_store_avx512.h"
-
-typedef float vf __attribute__((vector_size(64)));
-typedef float vfu __attribute__((vector_size(64), aligned(4)));
-#define VLEN 16
 #define DC_PACK 4
 #define DC_T uint8_t
 #define DC_OBJ bdnn_dc_ker_int8_avx512_vnni
-#define DC_PREF 4
-#define DC_UR1 28
-#define DC_UR2 13
-#define DC_UR3 8
-#define DC_UR4 6
-#define DC_BCAST(x) ((vf)_mm512_set1_epi32(*(const int32_t *)(x)))
 /* (reading the whole lane stays inside the 16-channel block) */
 #define DC_BCAST_PART(x, n)                                                                \
     ((vf)_mm512_set1_epi32((int32_t)(*(const uint32_t *)(x) & ((1u << (8 * (n))) - 1u))))
 /* u8 operand (the broadcast) first in Intel order, the s8 weights second */
 #define DC_FMA(A, X, W)                                                                    \
     __asm__("vpdpbusd %[wv], %[xv], %[av]" : [av] "+v"(A) : [xv] "v"(X), [wv] "v"(W))
-
-static void dc_store_lp(int out_dt, const float *acc, void *out, int64_t n) {
-    for (int64_t i = 0; i < n; i += VLEN)
-        bdnn_epi_store16(out_dt, _mm512_loadu_ps(acc + i), out, i, (__mmask16)0xffff);
-}
 
 static void dc_sums_to_f32(float *acc, const float *bias, int64_t npt) {
     const __m512 b = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
@@ -54,7 +36,6 @@ static inline __attribute__((always_inline)) void dc_out(vf acc, const dc_call_t
     bdnn_epi_store16(a->out_dt, v, a->out, at, (__mmask16)0xffff);
 }
 #define DC_OUT(v, a, o, at) dc_out((v), (a), (o), (at))
-#define DC_STORE dc_store_lp
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1
 #define DC_SUMS_TO_F32 dc_sums_to_f32
