@@ -202,10 +202,14 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
               && d->iw == d->ow;
     /* Border points run one per call, with OCB accumulators only (too few to hide the
      * FMA latency): where they are an eighth of a row or more (7x7 and 14x14 images with
-     * 3x3 taps), rows run tap by tap instead (res5's 3x3: 1.3x faster). */
+     * 3x3 taps), f32 rows run tap by tap instead (res5's 3x3: 1.3x faster). Low-precision
+     * rows do not: there each tap's pass goes through the per-thread block of sums and
+     * loses the direct store (mean times, ResNet-50's 14x14 3x3 res4a_branch2b: int8 67%
+     * -> 79-83% of the VNNI peak, bf16 64% -> 84-87%; the 7x7 res5a_branch2b 63% ->
+     * 62-65% and 64% -> 66-73%). */
     int64_t lo, hi;
     w_interior(d, &lo, &hi);
-    p->kw_split = !p->flat && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
+    p->kw_split = !p->flat && !p->lp && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the

@@ -49,7 +49,7 @@ SHAPES = [
     "ic4iw10oc6kw3sw2pw1",                        # 1D
     "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
     "ic6ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
-    "mb1ic32ih7oc48kh3ph1",                       # 7x7 with 3x3: rows run by kw taps
+    "mb1ic32ih7oc48kh3ph1",                       # 7x7 with 3x3: 2 of 7 points border
     "mb1ic160ih6oc64kh3ph1",                      # input blocks in two chunks
     "mb2ic40ih10oc20kh1",                         # 1x1: runs of points (flat)
     "mb1ic64ih9oc80kh1sh2",                       # strided 1x1: on a copy of its points
@@ -179,7 +179,7 @@ def test_a_bias_of_the_source_type(impl, t):
 def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
     """bias, then the sum (the prior dst, scaled), relu and a shift, all in f32, and one
     conversion; the shift would make the padded tail nonzero if it reached it. The 7x7
-    3x3 case runs by kw taps, the 1x1 by runs of points."""
+    3x3 case has a border point per call at either end of a row, the 1x1 runs of points."""
     s = _shape(text)
     src, wei, bias = _inputs(t, s, 5)
     prior = _ints(np.random.default_rng(6), s.dst_shape, 0, 8)
@@ -213,7 +213,7 @@ def test_a_lone_relu_after_a_sum(impl, t):
                                   "mb1ic32ih7oc48kh3ph1", "mb1ic300ih5oc20kh3ph1"])
 def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
     """bias and relu alone: the last chunk converts its registers straight into dst (the
-    7x7 3x3 case, by kw taps, and the 300-channel one's earlier chunk do not)."""
+    300-channel one's earlier chunk does not)."""
     s = _shape(text)
     src, wei, bias = _inputs(t, s, 9)
     relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25)
