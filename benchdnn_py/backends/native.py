@@ -115,9 +115,10 @@ class AnyEntry:
 #   forward: channel blocks 0.84x geomean (one thread, mb1), so nChw16c where AVX-512 runs,
 #     else nChw8c on AVX2; channels last 1.47x the blocks' time. bf16 and u8 x s8 forward take
 #     nChw16c on their direct rows too (gemm_conv_blocked_bf16 / _int8; 2026-11-26, mb1,
-#     2 threads: bf16 83% of its peak geomean against 64.5% on the plain rows' shift
-#     route; int8: see the README's table). The plain rows take what
-#     the blocked ones do not (other types, scales, groups of partial blocks, Winograd).
+#     2 threads, perf_conv's medians: bf16 79-87% of its peak geomean, int8 74-83% of the
+#     VNNI peak, against at most 64% each on the plain rows' shift route). The plain rows
+#     take what the blocked ones do not (other types, scales, zero points, an s8 source,
+#     groups of partial blocks, Winograd).
 #     Depthwise (MobileNet v1's 9 layers, 2026-11-23): dw_conv_blocked 0.55x-0.64x
 #     dw_conv_fwd's time on nchw (geomean of three runs; per layer 0.22x-1.13x); the fused
 #     1x1 + depthwise pairs on channel blocks 0.94x-0.96x the separate blocked layers, on

@@ -79,7 +79,7 @@ enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
 enum { DC_ONE_TAP = 3, DC_ONE_KW = 4 };
 typedef struct {
     int vlen;
-    int pack;                          /* channels per lane: 1 (f32) or 2 (bf16) */
+    int pack;                          /* channels per lane: 1 f32, 2 bf16, 4 u8 */
     int ocb_pref;                      /* output blocks per call where there are enough */
     int ur_max[DC_OCB_MAX + 1];
     dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][DC_ONE_KW + 1];
