@@ -89,7 +89,7 @@ typedef struct {
     int subsampled;                     /* a strided 1x1 run on its points (sub or gather) */
     int64_t sub_sd, sub_sh, sub_sw;     /* the strides (when subsampled) */
     int64_t sub_id, sub_ih, sub_iw;     /* ... and the input's dims */
-    float *sub;
+    char *sub;                          /* (elements of esz bytes) */
     /* A sub plan whose copy would not stay in L2 and whose weights are light enough
      * gathers instead (see init): items (n, g, run of rows, range of n_qs output block
      * groups) copy their own points' input into a per-thread buffer and run every group
@@ -97,7 +97,7 @@ typedef struct {
     int gather;
     int64_t n_qs, qs_len;               /* group ranges per run of rows, groups per range */
     int64_t buf_floats;                 /* per thread, in elements of esz bytes */
-    float *bufs;
+    char *bufs;
     /* low-precision operands: elements of the operand type (src, weights) and the
      * per-thread f32 sums of an item (acc_floats each) */
     int lp;
@@ -485,8 +485,8 @@ typedef struct {
     float tail_v;
     int with_bias;
     /* lp: the last chunk stores into dst itself (dc_call_t's direct store): no sum, no
-     * eltwise entry but a lone relu, not by kw taps (a point's last tap may come in any
-     * pass), and a padded tail of zeros (the zero weights and bias give it) */
+     * eltwise entry but a lone relu, and a padded tail of zeros (the zero weights and bias
+     * give it); lp rows never run by kw taps (init), so every call has all its taps */
     int direct;
 } dc_exec_t;
 
@@ -539,10 +539,11 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     a.bias = s32 ? NULL : bias;
     a.sum_scale = x->sum_scale;
     if (p->lp && !s32 && x->has_sum)   /* the prior dst, for DC_SUM to scale */
-        for (int64_t o = 0; o < nq; ++o)
+        for (int64_t o = 0; o < nq; ++o) {
+            const int64_t at = out_q + o * OSP * B + pt0 * B;   /* the item's first point */
             for (int64_t i = 0; i < npt * B; ++i)
-                sums[o * s_ocb + i] = bdnn_load_f32(x->out, c->out_dt,
-                                                    out_q + o * OSP * B + pt0 * B + i);
+                sums[o * s_ocb + i] = bdnn_load_f32(x->out, c->out_dt, at + i);
+        }
     for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
         a.n_icb = min64(p->icc, p->ICB - c0);
         a.last_ic = c0 + a.n_icb == p->ICB ? d->ic / G - (p->ICB - 1) * B : B;
@@ -556,7 +557,6 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
             a.out_dt = c->out_dt;
             a.out_bias = s32 ? bias : NULL;
             a.out_relu = s32 && x->relu;
-            a.relu_alpha = x->relu ? x->relu->alpha : 0.0f;
             a.relu = !s32 && x->relu;
         }
         const char *src_c = src_g + p->esz * c0 * s_icb;
@@ -578,19 +578,17 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     if (x->direct) return;
     for (int64_t o = 0; o < nq; ++o) {
         float *blk = sums + o * s_ocb + (pt0 - s_pt0) * B;
+        const int64_t at = out_q + o * OSP * B + pt0 * B;   /* lp: its place in dst */
         if (s32) {
             p->ker->sums_to_f32(blk, bias ? bias + o * B : NULL, npt);
             if (x->has_sum)   /* scale * prior + v, the epilogue's order */
                 for (int64_t i = 0; i < npt * B; ++i)
-                    blk[i] += x->sum_scale * bdnn_load_f32(x->out, c->out_dt,
-                                                           out_q + o * OSP * B + pt0 * B + i);
+                    blk[i] += x->sum_scale * bdnn_load_f32(x->out, c->out_dt, at + i);
         }
         dc_finish_block(c, p, x, ob0 + o, blk, npt);
         if (p->lp)
             p->ker->store(c->out_dt, blk,
-                          (char *)x->out + bdnn_dt_size(c->out_dt)
-                                               * (size_t)(out_q + o * OSP * B + pt0 * B),
-                          npt * B);
+                          (char *)x->out + bdnn_dt_size(c->out_dt) * (size_t)at, npt * B);
     }
 }
 
@@ -641,7 +639,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     if (p->sub) {   /* point (z, y, x) of the copy: input point (z*sd, y*sh, x*sw) */
         const int64_t n_rows = d->mb * G * p->ICB * d->id * d->ih, IW = p->sub_iw;
         const int64_t IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW, pt_bytes = B * esz;
-        char *sub = (char *)p->sub;
+        char *sub = p->sub;
 #pragma omp parallel for num_threads(c->nthr)
         for (int64_t row = 0; row < n_rows; ++row) {
             const int64_t y = row % d->ih, z = (row / d->ih) % d->id, blk = row / (d->ih * d->id);
@@ -666,7 +664,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     /* relu in the last chunk's store; not by kw (a point's last tap may come in any pass) */
     x.relu = p->kw_split ? NULL : fusable_relu(c, x.has_sum);
-    x.direct = p->lp && !p->kw_split && !x.has_sum && c->n_post_ops == (x.relu ? 1 : 0)
+    x.direct = p->lp && !x.has_sum && c->n_post_ops == (x.relu ? 1 : 0)
                && c->fault != BDNN_FAULT_PADDING_GARBAGE;
     if (p->ker->s32 && !x.direct) x.relu = NULL;   /* s32 sums: relu after the conversion */
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0) && !x.relu;
@@ -683,7 +681,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             g = rest % G, n = rest / G;
             int64_t pt0, pt1;
             range_points(p, rr, &pt0, &pt1);
-            char *buf = (char *)p->bufs + esz * omp_get_thread_num() * p->buf_floats;
+            char *buf = p->bufs + esz * omp_get_thread_num() * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
             for (q = qs * p->qs_len; q < min64(p->n_ocg, (qs + 1) * p->qs_len); ++q)
                 dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0);

@@ -236,11 +236,9 @@ def test_the_padding_garbage_defect_writes_the_tail(impl, t):
     assert (_plain(dst, s.oc)[1] == 1).all()
 
 
-@pytest.mark.parametrize("dt,row", [("bf16", "gemm_conv_blocked_bf16:avx512_bf16"),
-                                    ("u8:s8:u8", "gemm_conv_blocked_int8:avx512_vnni")])
-def test_cli_any_runs_on_the_blocked_row(dt, row):
-    if not core.isa_supported(core.Isa[row.split(":")[1].upper()]):
-        pytest.skip(f"{row} does not run here")
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_cli_any_runs_on_the_blocked_row(impl, t):
+    row, dt = impl.name, f"{t.src}:{t.wei}:{t.dsts[0]}"
     out = run_cli("--conv", f"--dt={dt}", "--dir=FWD_B", "--attr-post-ops=,sum+relu", "-v5",
                   "mb2ic20ih6oc18kh3ph1").out
     assert out.count("PASSED") == 2
