@@ -444,7 +444,7 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                                 const int64_t oc0 = (pn - g * ppg) * MR;
                                 u->fn(kc, ab + (pn - g0) * MR * kc, bt, ldb,
                                       BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
-                                      direct ? min64(MR, OCG - oc0) : MR,
+                                      min64(MR, OCG - oc0),
                                       direct ? min64(NR, ICG - j) : NR, mode, NULL, 0.0f, 0.0f);
                             }
                         }

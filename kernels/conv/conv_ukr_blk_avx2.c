@@ -9,6 +9,7 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define VLEN 8
 #define MR 12
 #define NRV 1
+#define UKR_ROW_STEP 4
 #define UKR_FN gemm_ukr_blk_avx2_12x8
 #define UKR_OBJ bdnn_gemm_ukr_blk_avx2
 #include "conv_ukr.inc"

@@ -10,6 +10,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define VLEN 16
 #define MR 24
 #define NRV 1
+#define UKR_ROW_STEP 4
 #define UKR_FN gemm_ukr_blk_avx512_24x16
 #define UKR_OBJ bdnn_gemm_ukr_blk_avx512
 #include "conv_ukr.inc"

@@ -285,10 +285,27 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
     assert np.array_equal(diff_bias, ref_b.astype(np.float32))
 
 
+# A short tile (conv_ukr.inc) runs only its rows, rounded up to the kernel's row step, and
+# stores them as vectors: oc 1 to 25 puts every remainder of 12 (AVX-512), 6 (AVX2) and
+# 4 (scalar) on the last row panel of the plain rows' GEMMs, whose rows are OC in forward
+# (with bias) and in backward weights, with 9 and 40 columns (a partial column panel, and
+# one whole AVX-512 panel and a part).
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_every_short_tile_height_matches_reference_exactly(impl):
+    for oc in range(1, 26):
+        for text in (f"mb1ic3ih3iw3oc{oc}kh1kw1", f"mb1ic4ih5iw8oc{oc}kh3kw3ph1pw1"):
+            shape = _shape(text)
+            src, wei, bias = _data(shape, True, seed=oc)
+            dst = _run(impl, shape, src, wei, bias, True)
+            ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
+            assert np.array_equal(dst, ref), f"{impl.name} forward {text}"
+            test_bwd_weights_matches_reference_exactly(impl, text)
+
+
 # Backward weights written in one k block into a result of at least 1 M floats goes out by
-# non-temporal stores (conv_gemm.c, OP_STREAM_MIN_FLOATS): full tiles streamed, the edge
-# tiles (oc 1100 and 1000 leave a partial row panel, 1008 columns a partial column panel)
-# stored as usual. At mb8 K is 392, more than one k block of 256, and such a result takes
+# non-temporal stores (conv_gemm.c, OP_STREAM_MIN_FLOATS): tiles of whole columns streamed
+# (oc 1100 and 1000 leave a partial row panel, streamed row by row), those of a partial
+# column panel (1008 columns) stored as usual. At mb8 K is 392, more than one k block of 256, and such a result takes
 # all of K as one block (OP_WHOLE_K_MAX_FLOATS), with groups too.
 STREAMED_SHAPES = ["mb1ic112ih7oc1100kh3ph1", "mb1ic128ih5oc1000kh3ph1",
                    "mb8ic112ih7oc1100kh3ph1", "g2mb8ic224ih7oc2200kh3ph1"]

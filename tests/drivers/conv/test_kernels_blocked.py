@@ -141,6 +141,16 @@ def test_backward_data_matches_reference_exactly(impl, b, text):
         assert np.array_equal(out, ref) and not tail.any()
 
 
+# Strided backward data runs the blocked GEMM with input points as rows (the one-block
+# kernels: 24 rows on AVX-512, 12 on AVX2): 1 to 25 points put every remainder on the last
+# row panel, so each short tile height (conv_ukr.inc) runs.
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_every_short_tile_height_matches_reference_exactly(impl):
+    for b in TAKES[impl.isa]:
+        for iw in range(1, 26):
+            test_backward_data_matches_reference_exactly(impl, b, f"mb1ic5iw{iw}oc7kw3sw2pw1")
+
+
 @pytest.mark.parametrize("impl,b,text", CASES)
 def test_backward_weights_matches_reference_exactly(impl, b, text):
     s = _shape(text)
