@@ -101,6 +101,14 @@ class PerfRecord:
     # What %eff% measures against: an operand class ("f32", "bf16", "f16", "int8") for a
     # compute-bound case, BANDWIDTH for a memory-bound one.
     limit: str = "f32"
+    # A case of a compute operand class whose speed memory bounds (a depthwise
+    # convolution: 9 multiply-adds per value loaded): its results record carries the copy
+    # bandwidth too, so its bytes per second can be read against it.
+    memory_bound: bool = False
+
+    @property
+    def bandwidth_bound(self) -> bool:
+        return self.memory_bound or self.limit == BANDWIDTH
 
     def time_stat(self, mod: str) -> float:
         if not self.times_ms:

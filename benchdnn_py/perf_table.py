@@ -65,6 +65,18 @@ class Case:
         limit = self.ours.get("limit_g_per_s")
         return 100.0 * self.gflops(self.ours) / limit if limit else None
 
+    @staticmethod
+    def gbps(record: dict[str, Any] | None) -> float | None:
+        """Bytes read and written over the median time (None: a file without bytes)."""
+        return record["bytes"] / record["median_ms"] / 1e6 \
+            if record and record.get("bytes") else None
+
+    @property
+    def copy_pct(self) -> float | None:
+        """GB/s as a share of the copy bandwidth its run measured (memory-bound cases)."""
+        copy, gbps = self.ours.get("copy_g_per_s"), self.gbps(self.ours)
+        return 100.0 * gbps / copy if copy and gbps else None
+
     @property
     def vs_torch(self) -> float | None:
         return self.torch["median_ms"] / self.ours["median_ms"] if self.torch else None
@@ -108,6 +120,8 @@ class Target:
     min_eff_each: float | None = None      # % of the measured peak, every case
     min_vs_torch: float | None = None      # geomean of torch median / ours
     select: Callable[[Case], bool] = lambda case: True
+    # memory-bound cases: also read as GB/s against the copy bandwidth (bandwidth_lines)
+    memory_bound: bool = False
 
     def matches(self, case: Case) -> bool:
         return (case.network == self.network and case.direction in self.directions
@@ -127,7 +141,7 @@ TARGETS: tuple[Target, ...] = (
     Target("MobileNet v1 f32 forward, mb1", "mobilenet_v1", FORWARD, "f32", 1, None, None,
            1.3),
     Target("MobileNet v1 depthwise layers, f32 forward, mb1", "mobilenet_v1", FORWARD, "f32",
-           1, None, None, 2.0, select=lambda case: case.depthwise),
+           1, None, None, 2.0, select=lambda case: case.depthwise, memory_bound=True),
     Target("ResNet-50 bf16 forward, mb1", "resnet_50", FORWARD, "bf16", 1, 75),
     Target("ResNet-50 int8 (u8:s8) forward, mb1", "resnet_50", FORWARD, "int8", 1, 70),
 )
@@ -345,6 +359,23 @@ class Row:
     def vs_torch(self) -> float | None:
         return self._geomean([c.vs_torch for c in self.cases])
 
+    @property
+    def ours_gbps(self) -> float | None:
+        return self._geomean([Case.gbps(c.ours) for c in self.cases])
+
+    @property
+    def torch_gbps(self) -> float | None:
+        return self._geomean([Case.gbps(c.torch) for c in self.cases])
+
+    @property
+    def copy_pct(self) -> float | None:
+        return self._geomean([c.copy_pct for c in self.cases])
+
+    @property
+    def copy_pct_min(self) -> float | None:
+        pcts = [c.copy_pct for c in self.cases]
+        return min(pcts) if pcts and None not in pcts else None  # type: ignore[type-var]
+
     def verdicts(self) -> list[tuple[str, bool | None]]:
         """Each bar of the target with whether it is met (None: not measured)."""
         t = self.target
@@ -420,6 +451,23 @@ def markdown(rows: list[Row]) -> list[str]:
     return lines
 
 
+def bandwidth_lines(rows: list[Row]) -> list[str]:
+    """The memory-bound targets' bytes per second (issue 10: depthwise layers against the
+    machine's measured memory bandwidth): bytes read and written over median times, and
+    their share of the copy bandwidth each run measured (`benchdnn-py info`)."""
+    lines = ["| memory-bound group | cases | ours GB/s | % of copy bandwidth (geomean, min) "
+             "| PyTorch GB/s | copy bandwidth GB/s |", "|---|---|---|---|---|---|"]
+    for row in (r for r in rows if r.target.memory_bound):
+        copies = sorted({c.ours["copy_g_per_s"] for c in row.cases
+                         if c.ours.get("copy_g_per_s")})
+        lines.append(
+            f"| {row.target.label} | {len(row.cases)} | {_num(row.ours_gbps, '.1f')} | "
+            f"{_num(row.copy_pct, '.0f')}, {_num(row.copy_pct_min, '.0f')} | "
+            f"{_num(row.torch_gbps, '.1f')} | "
+            f"{', '.join(f'{c:.1f}' for c in copies) if copies else '-'} |")
+    return lines
+
+
 def layer_lines(cases: list[Case]) -> list[str]:
     lines = ["| network | layer | dir | types | mb | ours GFLOPS | % of peak | PyTorch GFLOPS "
              "| ours / PyTorch | impl |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -427,7 +475,9 @@ def layer_lines(cases: list[Case]) -> list[str]:
         lines.append(
             f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''}"
             f"{' --alg=' + c.alg if c.alg else ''}"
-            f"{f' ({c.wino_speedup:.2f}x direct)' if c.wino_speedup else ''} | "
+            f"{f' ({c.wino_speedup:.2f}x direct)' if c.wino_speedup else ''}"
+            f"{f' ({Case.gbps(c.ours):.1f} GB/s, {c.copy_pct:.0f}% of copy)' if c.copy_pct else ''}"
+            f" | "
             f"{c.direction} | {c.operands} "
             f"| {c.desc.mb} | {Case.gflops(c.ours):.0f} | {_num(c.eff_pct, '.0f')} | "
             f"{_num(Case.gflops(c.torch) if c.torch else None, '.0f')} | "
@@ -529,7 +579,8 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
                          f"--mode=P and --results=FILE)")
     lines: list[str] = []
     if cases:
-        lines = [limits_line(cases), "", *markdown(rows_of(cases)), "",
+        rows = rows_of(cases)
+        lines = [limits_line(cases), "", *markdown(rows), "", *bandwidth_lines(rows), "",
                  *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases),
                  "", *threads_lines(cases)]
         if layers:

@@ -34,6 +34,7 @@ from typing import Any
 
 from . import __version__
 from .errors import BenchError, UsageError
+from .perf_report import BANDWIDTH
 
 SCHEMA = "benchdnn-py-results"
 SCHEMA_VERSION = 1
@@ -287,6 +288,11 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "limit": perf.limit if perf is not None else None,
         "limit_g_per_s": _limit_g(perf.limit) if perf is not None and best else None,
         "eff_pct": float(perf.value("eff", "-", "")) if perf is not None and best else None,
+        # %iobytes%: bytes read and written per run; for a memory-bound case (a bandwidth
+        # limit, or a depthwise convolution) the copy bandwidth this process measured
+        "bytes": perf.ibytes + perf.obytes if perf is not None else None,
+        "copy_g_per_s": _limit_g(BANDWIDTH)
+        if perf is not None and best and perf.bandwidth_bound else None,
         "diagnostics": list(result.diagnostics[:MAX_RECORD_DIAGNOSTICS]),
     }
 

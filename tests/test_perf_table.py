@@ -70,6 +70,35 @@ def test_directions_types_minibatches_and_depthwise_select_their_rows():
     assert rows["ResNet-50 f32 forward, mb1"] == 0
 
 
+def test_depthwise_layers_are_read_in_gb_per_s_against_the_copy_bandwidth(tmp_path):
+    dw = 'mb1g32ic32ih112oc32oh112kh3ph1n"mobilenet_v1:conv2_1_dw"'
+    dw2 = 'mb1g64ic64ih56oc64oh56kh3ph1n"mobilenet_v1:conv3_1_dw"'
+    records = [{**record(dw, median_ms=0.1), "bytes": 4e6, "copy_g_per_s": 20.0},   # 40 GB/s
+               {**record(dw, backend="torch", median_ms=0.4), "bytes": 4e6},        # 10 GB/s
+               {**record(dw2, median_ms=0.4), "bytes": 4e6, "copy_g_per_s": 20.0},  # 10 GB/s
+               {**record(dw2, backend="torch", median_ms=0.4), "bytes": 4e6}]
+    cases = perf_table.cases_of(records)
+    assert [perf_table.Case.gbps(c.ours) for c in cases] == pytest.approx([40.0, 10.0])
+    assert [c.copy_pct for c in cases] == pytest.approx([200.0, 50.0])
+    (row,) = [r for r in perf_table.rows_of(cases) if r.target.memory_bound]
+    assert row.ours_gbps == pytest.approx(20.0) and row.torch_gbps == pytest.approx(10.0)
+    assert row.copy_pct == pytest.approx(100.0) and row.copy_pct_min == pytest.approx(50.0)
+    assert perf_table.bandwidth_lines([row])[2] == (
+        "| MobileNet v1 depthwise layers, f32 forward, mb1 | 2 | 20.0 | 100, 50 | 10.0 | 20.0 |")
+    # files from before bytes were recorded: the row says so rather than guess
+    old = perf_table.cases_of([record(dw), record(dw, backend="torch")])
+    (row,) = [r for r in perf_table.rows_of(old) if r.target.memory_bound]
+    assert perf_table.bandwidth_lines([row])[2].endswith("| 1 | - | -, - | - | - |")
+    # the CLI prints the table under the targets, and the per-layer line names the GB/s
+    path = tmp_path / "perf.jsonl"
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
+    res = run_cli("perf-table", "--layers", str(path))
+    assert res.code == 0, res.err
+    assert "| MobileNet v1 depthwise layers, f32 forward, mb1 | 2 | 20.0 | 100, 50 |" in res.out
+    assert "| mobilenet_v1 | conv2_1_dw (40.0 GB/s, 200% of copy) | FWD_I |" in res.out
+
+
 def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
     path = tmp_path / "perf.jsonl"
     header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}

@@ -56,6 +56,23 @@ def test_a_perf_run_writes_header_cases_and_footer(tmp_path):
     assert f.cases[1]["settings"]["driver"]["dir"] == "BWD_D"
 
 
+def test_cases_record_their_bytes_and_memory_bound_ones_the_copy_bandwidth(tmp_path):
+    """bytes: what each run reads and writes (src, weights, bias, dst in f32, plain
+    layouts); a depthwise convolution, bound by memory, also records the copy bandwidth
+    its process measured (perf-table reads its GB/s against it), a dense one does not."""
+    out = tmp_path / "run.jsonl"
+    res = run_cli("--conv", "--mode=P", "--fix-times-per-prb=2", f"--results={out}",
+                  "--stag=abx", "--wtag=abx", "--dtag=abx", "--dir=FWD_B",
+                  "mb1ic8ih6oc8kh3ph1", "g8mb1ic8ih6oc8kh3ph1")
+    assert res.code == 0, res.err
+    dense, depthwise = read(str(out)).cases
+    assert dense["bytes"] == 4 * (8 * 36 + 8 * 8 * 9 + 8 + 8 * 36)
+    assert depthwise["bytes"] == 4 * (8 * 36 + 8 * 9 + 8 + 8 * 36)
+    assert dense["copy_g_per_s"] is None
+    assert depthwise["copy_g_per_s"] > 0
+    assert depthwise["limit"] == "f32"       # %eff% still against the FMA peak
+
+
 def test_the_key_has_the_impl_filter_but_not_the_chosen_impl_nor_global_options(tmp_path):
     out = tmp_path / "run.jsonl"
     res = run_cli("--conv", "--canonical=true", f"--results={out}", "ic4ih5oc4kh3",

@@ -1084,7 +1084,8 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
     }
     return PerfRecord(text, float(ops), ibytes, size["dst"] * lays["dst"].padded_nelems, times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
-                      limit=operand_class(prb))
+                      limit=operand_class(prb),
+                      memory_bound=shape.g > 1 and shape.g == shape.ic == shape.oc)
 
 
 def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
