@@ -111,13 +111,17 @@ static inline void bdnn_dp_edge_f32(const float *tile, int64_t ld_tile, float *c
             c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + tile[r * ld_tile + j];
 }
 
-/* Transposing copy (backward weights' outer-product packing): for c < cols, r < ldo,
+/* Transposing copy (backward weights' outer-product packing, and its results' rows into
+ * the user's [ic][tap]): for c < cols, r < ldo,
  *   out[c * ldo + r] = r < rows ? in[r * ldi + c] : 0
- * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo; ldo below the
- * ISA's vector length vlen or a multiple of it). With ldo < vlen the kernel stores whole
- * vectors: it may write zeros to the vlen - ldo floats after out's last row. */
+ * reading rows [0, rows) and columns [0, cols) of in only (rows <= ldo, any ldo). The
+ * kernel stores whole vectors: where vlen does not divide ldo it may write zeros to the
+ * bdnn_transpose_spill(vlen, ldo) floats after out's last row (out + cols * ldo). */
 typedef void (*conv_transpose_fn)(const float *in, int64_t ldi, int64_t rows, int64_t cols,
                                   float *out, int64_t ldo);
+static inline int64_t bdnn_transpose_spill(int64_t vlen, int64_t ldo) {
+    return ldo % vlen ? vlen - ldo % vlen : 0;
+}
 
 typedef struct {
     int mr, nr;
