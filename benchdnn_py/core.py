@@ -7,12 +7,13 @@ mode releases the GIL for every call, so kernels run without holding it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import math
 import os
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Iterator
 
 import ml_dtypes
 import numpy as np
@@ -326,6 +327,20 @@ def max_threads() -> int:
     return int(lib.bdnn_max_threads())
 
 
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    """Parallel regions and primitives created inside run on n OpenMP threads (0: the
+    count as it is), restored on leaving. The measured limits are per thread count."""
+    before = max_threads()
+    if n:
+        lib.bdnn_set_threads(n)
+    try:
+        yield
+    finally:
+        if n:
+            lib.bdnn_set_threads(before)
+
+
 def build_info() -> str:
     return ffi.string(lib.bdnn_build_info()).decode()
 
@@ -363,12 +378,12 @@ def measured_peak(operands: str) -> Peak | None:
     """
     for kind, isa in PEAK_ROUTES["f32" if operands == "f16" else operands]:
         if isa_supported(isa):
-            return _peak(kind, isa)
+            return _peak(kind, isa, max_threads())
     return None
 
 
 @lru_cache(maxsize=None)
-def _peak(kind: PeakKind, isa: Isa) -> Peak:
+def _peak(kind: PeakKind, isa: Isa, nthreads: int) -> Peak:   # (measured on nthreads)
     return Peak(kind, isa, float(lib.bdnn_peak_ops(int(kind), int(isa), PEAK_SECONDS,
                                                    PEAK_REPEATS)))
 
@@ -398,9 +413,14 @@ def fill_choice(kind: int, n: int, values: np.ndarray) -> np.ndarray:
 BANDWIDTH_BYTES = 256 << 20
 
 
-@lru_cache(maxsize=None)
 def measured_copy_bandwidth() -> float:
-    """Bytes read plus written per second by a multi-threaded copy, measured once."""
+    """Bytes read plus written per second by a multi-threaded copy, measured once per
+    thread count."""
+    return _copy_bandwidth(max_threads())
+
+
+@lru_cache(maxsize=None)
+def _copy_bandwidth(nthreads: int) -> float:   # (measured on nthreads)
     return float(lib.bdnn_peak_copy_bandwidth(BANDWIDTH_BYTES, PEAK_REPEATS))
 
 

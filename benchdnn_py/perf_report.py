@@ -105,6 +105,9 @@ class PerfRecord:
     # convolution: 9 multiply-adds per value loaded): its results record carries the copy
     # bandwidth too, so its bytes per second can be read against it.
     memory_bound: bool = False
+    # The OpenMP threads the case ran on (--threads; 0: the process's): its limits are
+    # those measured on as many.
+    threads: int = 0
 
     @property
     def bandwidth_bound(self) -> bool:
@@ -128,7 +131,7 @@ class PerfRecord:
             number = self._rate(name, mod)
         elif name == "eff":
             basis = "bw" if self.limit == BANDWIDTH else "flops"
-            limit = machine_limit(self.limit)
+            limit = machine_limit(self.limit, self.threads)
             number = 100.0 * self._rate(basis, mod) / limit if limit else 0.0
         elif name == "ctime":
             number = sum(self.create_ms)
@@ -160,13 +163,15 @@ class PerfRecord:
 BANDWIDTH = "bw"
 
 
-def machine_limit(limit: str) -> float:
-    """Operations (or bytes) per second this machine can do at most, as measured."""
+def machine_limit(limit: str, threads: int = 0) -> float:
+    """Operations (or bytes) per second this machine can do at most on that many threads
+    (0: the process's), as measured."""
     from . import core   # loads the C core only when a template asks for %eff%
 
-    if limit == BANDWIDTH:
-        return core.measured_copy_bandwidth()
-    peak = core.measured_peak(limit)
+    with core.threads(threads):
+        if limit == BANDWIDTH:
+            return core.measured_copy_bandwidth()
+        peak = core.measured_peak(limit)
     return peak.ops_per_s if peak else 0.0
 
 

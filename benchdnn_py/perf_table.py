@@ -48,9 +48,10 @@ class Case:
     alg: str = ""                           # the --alg text, "" for direct
     # --alg=wino: the same case with the direct algorithm
     direct: dict[str, Any] | None = None
-    # the same case from a run on one thread (a results file whose run had one), when this
-    # one ran on two
+    # the same case on one thread: its --threads=1 twin in the same run, or the case from
+    # a run on one thread (a results file whose run had one), when this one ran on two
     one_thread: dict[str, Any] | None = None
+    threads: int = 0                        # --threads as given, 0 for none
 
     @property
     def depthwise(self) -> bool:
@@ -126,7 +127,8 @@ class Target:
     def matches(self, case: Case) -> bool:
         return (case.network == self.network and case.direction in self.directions
                 and case.operands == self.operands and case.desc.mb == self.mb
-                and not case.post_ops and not case.alg and self.select(case))
+                and not case.post_ops and not case.alg and not case.threads
+                and self.select(case))
 
 
 TARGETS: tuple[Target, ...] = (
@@ -252,16 +254,19 @@ WINO_TARGETS: tuple[WinoTarget, ...] = (
 class ThreadsTarget:
     """Two threads against one (issue 10) on the large layers: those of at least min_ops
     operations (the convolutions whose work can keep both cores busy). The one-thread
-    medians come from a second results file, a run with OMP_NUM_THREADS=1."""
+    medians come from each layer's --threads=1 twin in the same run (perf_conv runs
+    `--threads=2,1`: the two back to back), or from a second results file, a run with
+    OMP_NUM_THREADS=1 (minutes apart: the machine's drift between the runs enters the
+    ratio)."""
 
     label: str
-    network: str
+    networks: tuple[str, ...]   # perf_conv's own section, and older files' network
     mb: int
     min_ops: float
     min_ratio: float        # one-thread median / two-thread median: geomean and every layer
 
     def matches(self, case: Case) -> bool:
-        return (case.network == self.network and case.direction in FORWARD
+        return (case.network in self.networks and case.direction in FORWARD
                 and case.operands == "f32" and case.desc.mb == self.mb and not case.post_ops
                 and not case.alg and case.ours["ops"] >= self.min_ops)
 
@@ -275,13 +280,14 @@ class ThreadsTarget:
 
 THREADS_TARGETS: tuple[ThreadsTarget, ...] = (
     ThreadsTarget("2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more",
-                  "resnet_50", 1, 150e6, 1.85),
+                  ("resnet_50_threads", "resnet_50"), 1, 150e6, 1.85),
 )
 
 
 _NAME = re.compile(r'n"([^"]*)"')
 _POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
 _ALG = re.compile(r"\s--alg=(\S+)")
+_THREADS = re.compile(r"\s--threads=(\d+)")
 
 
 def _operands(record: dict[str, Any]) -> str:
@@ -302,7 +308,13 @@ def cases_of(records: Iterable[dict[str, Any]],
     by_key: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for record in records:
         if record.get("driver") == "conv" and record.get("median_ms"):
-            by_key[pair_key(record["key"])][record.get("backend", "native")] = record
+            key, backend = pair_key(record["key"]), record.get("backend", "native")
+            threads = _THREADS.search(key)
+            if threads and threads.group(1) == "1":   # the twin of the case without it
+                if backend == "native":
+                    single[_THREADS.sub("", key)] = record
+                continue
+            by_key[key][backend] = record
     out = []
     # (name, mb) -> its depthwise case, no post-ops (perf_conv runs the pairs at two mb)
     depthwise: dict[tuple[str, int], dict[str, Any]] = {}
@@ -317,11 +329,13 @@ def cases_of(records: Iterable[dict[str, Any]],
         plain = by_key.get(_POST_OPS.sub("", key), {}).get("native") if post_ops else None
         alg = _ALG.search(key)
         direct = by_key.get(_ALG.sub("", key), {}).get("native") if alg else None
+        threads = _THREADS.search(key)
         out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
                         _operands(ours), ours, sides.get("torch"),
                         post_ops.group(1) if post_ops else "", plain,
                         alg=alg.group(1) if alg else "", direct=direct,
-                        one_thread=single.get(key)))
+                        one_thread=single.get(_THREADS.sub("", key)),
+                        threads=int(threads.group(1)) if threads else 0))
         if name and not post_ops and desc.g > 1 and desc.g == desc.ic == desc.oc:
             depthwise[(name.group(1), desc.mb)] = ours
     return [dataclasses.replace(c, separate_dw=depthwise.get((f"{c.network}:{c.layer}",
@@ -476,6 +490,7 @@ def layer_lines(cases: list[Case]) -> list[str]:
             f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''}"
             f"{' --alg=' + c.alg if c.alg else ''}"
             f"{f' ({c.wino_speedup:.2f}x direct)' if c.wino_speedup else ''}"
+            f"{f' ({c.thread_speedup:.2f}x one thread)' if c.thread_speedup else ''}"
             f"{f' ({Case.gbps(c.ours):.1f} GB/s, {c.copy_pct:.0f}% of copy)' if c.copy_pct else ''}"
             f" | "
             f"{c.direction} | {c.operands} "

@@ -286,20 +286,21 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         # %-eff%: the share of the machine's measured limit (perf_report.machine_limit)
         # reached at the best time, and which limit that is.
         "limit": perf.limit if perf is not None else None,
-        "limit_g_per_s": _limit_g(perf.limit) if perf is not None and best else None,
+        "limit_g_per_s": _limit_g(perf.limit, perf.threads)
+        if perf is not None and best else None,
         "eff_pct": float(perf.value("eff", "-", "")) if perf is not None and best else None,
         # %iobytes%: bytes read and written per run; for a memory-bound case (a bandwidth
         # limit, or a depthwise convolution) the copy bandwidth this process measured
         "bytes": perf.ibytes + perf.obytes if perf is not None else None,
-        "copy_g_per_s": _limit_g(BANDWIDTH)
+        "copy_g_per_s": _limit_g(BANDWIDTH, perf.threads)
         if perf is not None and best and perf.bandwidth_bound else None,
         "diagnostics": list(result.diagnostics[:MAX_RECORD_DIAGNOSTICS]),
     }
 
 
-def _limit_g(limit: str) -> float:
+def _limit_g(limit: str, threads: int) -> float:
     from .perf_report import machine_limit
-    return machine_limit(limit) / 1e9
+    return machine_limit(limit, threads) / 1e9
 
 
 # --------------------------------------------------------------------------------------

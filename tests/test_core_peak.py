@@ -31,3 +31,23 @@ def test_no_such_route_is_zero(kind, isa):
 
 def test_copy_bandwidth_is_positive():
     assert lib.bdnn_peak_copy_bandwidth(8 << 20, 1) > 1e8
+
+
+def test_threads_sets_the_count_and_the_limits_are_kept_per_count():
+    """core.threads(n) sets OpenMP's count for what runs inside and restores it; a limit
+    measured inside is another measurement than the process count's, each kept once."""
+    from benchdnn_py import perf_report
+
+    before = core.max_threads()
+    with core.threads(1):
+        assert core.max_threads() == 1
+        one = core.measured_peak("f32")
+        copy_one = core.measured_copy_bandwidth()
+    assert core.max_threads() == before
+    with core.threads(0):            # 0: the count as it is
+        assert core.max_threads() == before
+    assert perf_report.machine_limit("f32", 1) == one.ops_per_s
+    assert perf_report.machine_limit(perf_report.BANDWIDTH, 1) == copy_one
+    if before > 1:
+        assert core.measured_peak("f32") is not one
+        assert perf_report.machine_limit("f32") == core.measured_peak("f32").ops_per_s

@@ -1,5 +1,7 @@
 """Perf templates: header derivation, field rendering, units and modifiers."""
 
+import dataclasses
+
 from benchdnn_py import perf_report
 from benchdnn_py.perf_report import PerfRecord, parse_template
 
@@ -35,15 +37,17 @@ def test_custom_template_keeps_literal_text():
 
 
 def test_eff_is_the_share_of_the_measured_limit(monkeypatch):
-    limits = {"f32": 8e12, perf_report.BANDWIDTH: 3e6}
-    monkeypatch.setattr(perf_report, "machine_limit", limits.__getitem__)
+    limits = {("f32", 0): 8e12, (perf_report.BANDWIDTH, 0): 3e6, ("f32", 1): 4e12}
+    monkeypatch.setattr(perf_report, "machine_limit", lambda *key: limits[key])
     rec = record()                      # 4e9 ops, 1500 bytes; min 1 ms, avg 2 ms
     assert perf_report.render("%-eff%|%0eff%|%eff%", rec) == "50|25|50"
     bw = PerfRecord(rec.text, rec.ops, rec.ibytes, rec.obytes, rec.times_ms, rec.create_ms,
                     rec.idx, rec.mb, limit=perf_report.BANDWIDTH)
     assert perf_report.render("%-eff%", bw) == "50"     # 1.5e6 B/s of 3e6
+    one = dataclasses.replace(rec, threads=1)    # --threads=1: the one-thread limit
+    assert perf_report.render("%-eff%", one) == "100"
 
 
 def test_eff_without_a_limit_is_zero_not_a_division_error(monkeypatch):
-    monkeypatch.setattr(perf_report, "machine_limit", lambda limit: 0.0)
+    monkeypatch.setattr(perf_report, "machine_limit", lambda limit, threads: 0.0)
     assert perf_report.render("%-eff%", record()) == "0"

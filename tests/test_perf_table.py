@@ -259,3 +259,25 @@ def test_threads_row_joins_a_one_thread_run_on_the_large_layers(tmp_path):
                      "more | 0 | - | not measured |"]
     res = run_cli("perf-table", one)
     assert res.code == 2 and "only runs on one thread" in res.err
+
+
+def test_threads_row_pairs_each_layer_with_its_one_thread_twin_in_the_same_run(tmp_path):
+    """perf_conv runs `--threads=2,1`: a layer's --threads=1 case is the one-thread side
+    of its --threads=2 case, and neither joins the other targets."""
+    def layer(name, threads, median_ms):
+        r = record(f'mb1ic64ih56oc64oh56kh3ph1n"resnet_50_threads:{name}"', median_ms=median_ms)
+        return {**r, "key": r["key"].replace("--conv ", f"--conv --threads={threads} ")}
+    records = [layer("a", 2, 1.0), layer("a", 1, 1.9), layer("b", 2, 1.0), layer("b", 1, 2.0),
+               layer("c", 2, 1.0)]                   # c: no twin, so no ratio
+    cases = perf_table.cases_of(records)
+    assert [(c.layer, c.threads, c.thread_speedup) for c in cases] == \
+        [("a", 2, pytest.approx(1.9)), ("b", 2, pytest.approx(2.0)), ("c", 2, None)]
+    lines = perf_table.table([_results_file(tmp_path / "run.jsonl", 2, records)])
+    assert ("| 2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more | 2 "
+            "| 1.95, 1.90 | geomean and every layer >= 1.85: met |") in lines
+    assert "| ResNet-50 f32 forward, mb1 | 0 | - | -, - | - | -x | not measured |" in lines
+    # the same layers on resnet_50 itself, by --threads: still out of the forward target
+    on_resnet = [{**r, "key": r["key"].replace("resnet_50_threads", "resnet_50")}
+                 for r in records]
+    rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(on_resnet))}
+    assert rows["ResNet-50 f32 forward, mb1"].cases == []

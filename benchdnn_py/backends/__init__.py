@@ -41,7 +41,7 @@ Run = Callable[[], None]
 
 class Executor(Protocol):
     name: str
-    info: str            # a note for --verbose=5 (torch: its thread count), or ""
+    info: str            # a note for --verbose=5 (the threads it runs on), or ""
     layouts: dict        # tensor name -> layout.Layout of its memory (src, wei, dst)
 
     def bind(self, inputs: dict[str, "np.ndarray"],

@@ -237,7 +237,8 @@ class _Executor:
 
     def __init__(self, prim: core.ConvPrimitive, prb,
                  kernel_bind: Callable[..., Callable[[], None]]) -> None:
-        self.prim, self.prb, self.kernel_bind, self.info = prim, prb, kernel_bind, ""
+        self.prim, self.prb, self.kernel_bind = prim, prb, kernel_bind
+        self.info = f"threads={core.max_threads()}"   # what the primitive planned for
         kernel = kernel_layouts(prb, prim.attr.layout)
         requested = prb.requested_layouts
         self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]

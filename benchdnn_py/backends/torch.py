@@ -416,6 +416,9 @@ def create(prb, res: CaseResult) -> _Executor | None:
     if torch is None:    # unsupported() has reported it; kept for direct callers
         res.status, res.reason = Status.UNIMPLEMENTED, why
         return None
+    # the threads the case runs on (its --threads, set around it for OpenMP): ours and
+    # torch's stay equal case by case
+    torch.set_num_threads(core.max_threads())
     with res.timers("create_pd"):
         if not prb.impl_filter.allows(_impl_name(torch)):
             res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value

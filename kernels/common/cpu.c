@@ -41,6 +41,8 @@ int bdnn_isa_supported(int isa) {
 
 int bdnn_max_threads(void) { return omp_get_max_threads(); }
 
+void bdnn_set_threads(int n) { omp_set_num_threads(n); }
+
 const char *bdnn_build_info(void) {
 #ifdef __VERSION__
     return "cc " __VERSION__ "; flags: " BDNN_BUILD_FLAGS;

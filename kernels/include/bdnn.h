@@ -199,6 +199,9 @@ enum {
 int bdnn_isa_supported(int isa);     /* CPU and OS can run this level, and it is allowed */
 void bdnn_set_max_isa(int isa);      /* allow no level above isa (every row table follows) */
 int bdnn_max_threads(void);          /* OpenMP threads a parallel region will use */
+/* Sets that count for the calling thread's later parallel regions and primitives
+ * (omp_set_num_threads): a case's --threads. */
+void bdnn_set_threads(int n);
 const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
 
 /* Measured limits (kernels/common/peak.c): the best of `repeats` runs of about `seconds`

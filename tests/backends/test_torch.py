@@ -310,3 +310,14 @@ def test_torch_runs_plain_layouts_only(torch):
         status, why = backends.unsupported(_problem("conv", "ic4ih5oc4kh3", backend="torch",
                                                     **values))
         assert status is Status.UNIMPLEMENTED and "plain layouts only" in why
+
+
+def test_threads_sets_torchs_thread_count_case_by_case(torch):
+    """--threads runs torch's operators on that many threads too (its executor reports the
+    count at -v5), and the next case gets the process's count back."""
+    res = run_cli("--conv", "--backend=torch", "--threads=1,0", "-v5", "mb1ic8ih6oc8kh3ph1")
+    assert res.code == 0, res.err
+    counts = [l.split("(threads=")[1].split(")")[0] for l in res.lines
+              if "implementation: torch:" in l]
+    process = next(l for l in run_cli("info").lines if l.startswith("threads: "))
+    assert counts == ["1", process.split()[1]]

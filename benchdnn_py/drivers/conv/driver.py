@@ -156,6 +156,12 @@ OPTIONS = (
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
+    # Before --backend, so that `--threads=2,1 --backend=native,torch` runs both backends
+    # on each count back to back, and each problem on every count back to back.
+    Option("threads", int_value("threads", 0), 0,
+           "OpenMP threads the case runs on, 1 up to the process's (0: all of them: "
+           "OMP_NUM_THREADS, or the cores over -j); a list runs each count back to back",
+           is_list=True),
     # Last, so that it expands innermost: `--backend=native,torch` runs each problem on
     # both backends one after the other, and their lines sit side by side.
     Option("backend", backends.parse, backends.NATIVE,
@@ -185,6 +191,7 @@ class ConvProblem:
     zero_points: ZeroPoints = ZeroPoints()
     check: Check = FULL
     formats: formats.Formats = formats.Formats()
+    threads: int = 0                     # --threads (0: the process's OpenMP count)
 
     @property
     def desc_text(self) -> str:
@@ -256,6 +263,8 @@ class ConvProblem:
             parts.append(self.attr_text)
         if self.check != FULL:
             parts.append(f"--check={self.check}")
+        if self.threads:
+            parts.append(f"--threads={self.threads}")
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
 
@@ -287,7 +296,7 @@ def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
                 backend=values["backend"], bia_dt_given=values["bia-dt"], alg=alg,
                 oscale=values["attr-oscale"], scales=values["attr-scales"],
                 zero_points=values["attr-zero-points"], check=values["check"],
-                formats=formats.formats_of(values))
+                formats=formats.formats_of(values), threads=values["threads"])
 
 
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:
@@ -308,11 +317,21 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
         return (Status.INVALID_ARGUMENTS,
                 f"ic{d.ic} and oc{d.oc} must both be divisible by g{d.g}")
     return (dtypes.classify(prb.dir, prb.dt, prb.bia_dt_given)
+            or threads_unavailable(prb)
             or attributes_unsupported(prb)
             or prb.kind_unsupported()
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
             or dw_invalid(prb)
             or backends.unsupported(prb))
+
+
+def threads_unavailable(prb) -> tuple[Status, str] | None:
+    """More threads than the process runs would share its cores (a -j worker's one)."""
+    available = core.max_threads()
+    if prb.threads > available:
+        return (Status.SKIPPED, f"--threads={prb.threads}: this process runs {available} "
+                f"OpenMP thread{'s' if available > 1 else ''} (OMP_NUM_THREADS, -j)")
+    return None
 
 
 def attributes_unsupported(prb) -> tuple[Status, str] | None:
@@ -1085,7 +1104,8 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
     return PerfRecord(text, float(ops), ibytes, size["dst"] * lays["dst"].padded_nelems, times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
                       limit=operand_class(prb),
-                      memory_bound=shape.g > 1 and shape.g == shape.ic == shape.oc)
+                      memory_bound=shape.g > 1 and shape.g == shape.ic == shape.oc,
+                      threads=prb.threads)
 
 
 def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
@@ -1125,13 +1145,14 @@ def run_case(prb, ctx: RunContext, steps: CaseSteps) -> CaseResult:
         return res
     if ctx.settings.verbose >= 1:
         ctx.log(f"run: --{steps.driver} {prb.repro(ctx.settings.canonical)}")
-    executor = backends.create(prb, res)
-    if executor is None:
-        return res
-    try:
-        _execute(prb, ctx, steps, shape, executor, res)
-    finally:
-        executor.close()
+    with core.threads(prb.threads):   # creation plans for the threads it runs on
+        executor = backends.create(prb, res)
+        if executor is None:
+            return res
+        try:
+            _execute(prb, ctx, steps, shape, executor, res)
+        finally:
+            executor.close()
     return res
 
 

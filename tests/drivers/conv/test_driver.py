@@ -14,8 +14,10 @@ from benchdnn_py.drivers.conv import cfg, driver
 from benchdnn_py.drivers.deconv import driver as deconv_driver
 from benchdnn_py.drivers.conv.desc import parse_desc
 from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
+from benchdnn_py.results import read
 from benchdnn_py.settings import GlobalSettings
 from benchdnn_py.status import Status
+from conftest import run_cli
 
 
 def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
@@ -297,3 +299,31 @@ def test_check_is_in_the_repro_only_when_sampled():
     assert f"--check=sampled:{driver.check.DEFAULT_SAMPLED_POINTS}" in sampled.split()
     again = harness.plan(["--conv", *sampled.split()]).cases[0]
     assert driver.make_problem(again.values, again.desc_text, again.settings).repro() == sampled
+
+
+def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
+    """--threads=N: the case's primitive, fill and measured limits on N OpenMP threads
+    (the limits per count: a one-thread case's %eff% reads against the one-thread peak);
+    more than the process has is SKIPPED, naming both counts."""
+    out = tmp_path / "run.jsonl"
+    # the CLI process's count (this one's may differ: an in-process torch test sets it)
+    have = int(next(l for l in run_cli("info").lines if l.startswith("threads: ")).split()[1])
+    res = run_cli("--conv", "--mode=CP", "--fix-times-per-prb=2", f"--results={out}", "-v5",
+                  f"--threads=1,{have},{have + 1}", "mb1ic8ih6oc8kh3ph1")
+    assert res.code == 0, res.err
+    planned = [l.split("(threads=")[1].split(")")[0] for l in res.lines
+               if l.startswith("implementation: ")]
+    assert planned == ["1", str(have)]
+    one, full, over = read(str(out)).cases
+    assert one["key"] == "--conv --threads=1 mb1ic8ih6oc8oh6kh3ph1"
+    assert one["repro"].endswith(one["key"]) and one["status"] == "PASSED"
+    assert full["status"] == "PASSED"
+    assert over["status"] == "SKIPPED" and over["reason"] == (
+        f"--threads={have + 1}: this process runs {have} OpenMP "
+        f"thread{'s' if have > 1 else ''} (OMP_NUM_THREADS, -j)")
+    if have > 1:   # the per-count limits: one thread's f32 FMA peak, measured apart
+        assert one["limit_g_per_s"] != full["limit_g_per_s"]
+    for text, message in (("-1", "expected an integer >= 0"), ("two", "expected an integer")):
+        res = run_cli("--conv", f"--threads={text}", "mb1ic8ih6oc8kh3ph1")
+        assert res.code == 2 and f"--threads={text}: {message}" in res.err
+
