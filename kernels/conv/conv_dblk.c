@@ -256,7 +256,12 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         while (rc > 1 && (per * bdnn_div_up(p->rows, rc) < 4 * c->nthr
                           || rc * p->row_len * pt_bytes > GATHER_BYTES))
             rc = bdnn_div_up(rc, 2);
-        const int64_t n_rc = bdnn_div_up(p->rows, rc);
+        int64_t n_rc = bdnn_div_up(p->rows, rc);
+        /* Flat ranges split the points evenly, so any count of them works: one the threads
+         * divide gathers each point once, where group ranges (below) would gather it once
+         * per range (res3a_branch1 on two threads: 9 row runs made 2 group ranges, and two
+         * threads ran 1.85x one). */
+        while (p->flat && (per * n_rc) % c->nthr) ++n_rc;
         if (n_rc * wei_bytes < p->n_ocg * img_bytes) {
             /* group ranges: at least four items per thread, and as many per thread */
             int64_t n_qs = 1;
