@@ -364,10 +364,13 @@ class Row:
     def eff(self) -> float | None:
         return self._geomean([c.eff_pct for c in self.cases])
 
+    @staticmethod
+    def _lowest(values: list[float | None]) -> float | None:
+        return min(values) if values and None not in values else None  # type: ignore[type-var]
+
     @property
     def eff_min(self) -> float | None:
-        effs = [c.eff_pct for c in self.cases]
-        return min(effs) if effs and None not in effs else None  # type: ignore[type-var]
+        return self._lowest([c.eff_pct for c in self.cases])
 
     @property
     def vs_torch(self) -> float | None:
@@ -387,8 +390,7 @@ class Row:
 
     @property
     def copy_pct_min(self) -> float | None:
-        pcts = [c.copy_pct for c in self.cases]
-        return min(pcts) if pcts and None not in pcts else None  # type: ignore[type-var]
+        return self._lowest([c.copy_pct for c in self.cases])
 
     def verdicts(self) -> list[tuple[str, bool | None]]:
         """Each bar of the target with whether it is met (None: not measured)."""
