@@ -290,6 +290,16 @@ enum { OP_STREAM_MIN_FLOATS = 1 << 20 };
  * 0.92x, res5a_branch2c 0.975x, res5b_branch2a 0.885x; mb8 res5a_branch2b 0.87x,
  * res5b_branch2a 0.87x. */
 enum { OP_WHOLE_K_MAX_FLOATS = 6 << 20 };
+/* A k split packs its operands per k block of up to this many points (twice KC) while all
+ * of A's panels for one block stay within OP_SPLIT_A_MAX_FLOATS (1 MiB: L2), and K gives
+ * each thread two such blocks: each operand's rows (channel planes of diff_dst and src)
+ * are then read 2 KiB at a time instead of 1, and a thread's packing and products
+ * alternate half as often. ResNet-50 BWD_W on plain layouts, 2 threads, Zen 4, per-case
+ * alternating runs against blocks of KC, min of 3: mb16 conv1 1.085x, res2a_branch2a
+ * 1.047x, res2a_branch1 1.026x, mb1 conv1 1.04x; blocks of 1024 gained nothing more
+ * (0.99x-1.01x) and with A's panels past L2 (OC 512: 1.1 MB per block of 512) they
+ * cost 0.92x. */
+enum { OP_SPLIT_KC = 2 * KC, OP_SPLIT_A_MAX_FLOATS = 1 << 18 };
 
 static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
     const bdnn_conv_desc_t *d = &c->d;
@@ -299,6 +309,9 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     const int k_split = c->nthr > 1 && p->K >= (int64_t)c->nthr * KC * 2
         && result * c->nthr <= KSPLIT_MAX_PARTIAL_FLOATS;
     int64_t kc = p->K < KC ? (p->K > 0 ? p->K : 1) : KC;   /* (mb 0: no k block runs) */
+    if (k_split && p->K >= (int64_t)c->nthr * OP_SPLIT_KC * 2
+            && p->a_panels * u->mr * OP_SPLIT_KC <= OP_SPLIT_A_MAX_FLOATS)
+        kc = OP_SPLIT_KC;
     const int large = !k_split && result >= OP_STREAM_MIN_FLOATS;
     if (large && p->K > KC
             && (p->b_panels * u->nr + p->a_panels * u->mr) * p->K <= OP_WHOLE_K_MAX_FLOATS)
@@ -316,10 +329,9 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
     p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
     p->k_splits = k_split ? c->nthr : 1;
-    if (p->k_splits > 1) {   /* whole k blocks per split, none empty */
-        p->k_per_split = bdnn_div_up(bdnn_div_up(p->K, p->k_splits), KC) * KC;
-        p->k_splits = bdnn_div_up(p->K, p->k_per_split);
-    }
+    /* Equal ranges, each in equal blocks of at most kc (below, in run_op): ranges of whole
+     * blocks gave the threads unequal shares (K = 3136 in blocks of 512: 2048 and 1088). */
+    if (p->k_splits > 1) p->k_per_split = bdnn_div_up(p->K, p->k_splits);
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
@@ -1245,12 +1257,14 @@ static void run_op(const exec_t *e) {
         const int tid = omp_get_thread_num();
         scratch_t *s = &p->scratch[tid];
         if (p->k_splits > 1) {
-            const int64_t k_lo = tid * p->k_per_split;
+            const int64_t k_lo = tid * p->k_per_split < K ? tid * p->k_per_split : K;
             const int64_t k_hi = k_lo + p->k_per_split < K ? k_lo + p->k_per_split : K;
+            const int64_t step = k_hi > k_lo   /* the range in equal blocks */
+                ? bdnn_div_up(k_hi - k_lo, bdnn_div_up(k_hi - k_lo, p->op_kc)) : 1;
             for (int64_t g = 0; g < p->instances && tid < p->k_splits; ++g) {
                 float *c_g = p->partials + (tid * p->instances + g) * M * N;
-                for (int64_t pc = k_lo; pc < k_hi; pc += KC) {
-                    const int64_t kc = k_hi - pc < KC ? k_hi - pc : KC;
+                for (int64_t pc = k_lo; pc < k_hi; pc += step) {
+                    const int64_t kc = k_hi - pc < step ? k_hi - pc : step;
                     const int mode = pc > k_lo ? UKR_ACCUMULATE : UKR_WRITE;
                     for (int64_t ip = 0; ip < p->a_panels; ++ip)
                         op_pack_a(e, g, ip * MR, pc, kc, s->ap + ip * p->op_a_ld);

@@ -311,6 +311,19 @@ STREAMED_SHAPES = ["mb1ic112ih7oc1100kh3ph1", "mb1ic128ih5oc1000kh3ph1",
                    "mb8ic112ih7oc1100kh3ph1", "g2mb8ic224ih7oc2200kh3ph1"]
 
 
+# Backward weights whose K (mb x output points) is long enough for a k split in blocks of
+# 512 points (conv_gemm.c, OP_SPLIT_KC; from 2048 points on two threads): K = 2700 on
+# im2col rows (3x3, padding) and 3200 on the src planes (1x1), neither a multiple of 512;
+# one with A's panels past OP_SPLIT_A_MAX_FLOATS keeps blocks of 256.
+K_SPLIT_SHAPES = ["mb3ic5ih30oc13kh3ph1", "mb2ic20ih40oc14kh1ph0", "mb2ic8ih40oc600kh1ph0"]
+
+
+@pytest.mark.parametrize("text", K_SPLIT_SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_weights_k_split_matches_reference_exactly(impl, text):
+    test_bwd_weights_matches_reference_exactly(impl, text)
+
+
 @pytest.mark.parametrize("text", STREAMED_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_streamed_result_matches_reference_exactly(impl, text):
