@@ -308,13 +308,17 @@ def cases_of(records: Iterable[dict[str, Any]],
     by_key: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for record in records:
         if record.get("driver") == "conv" and record.get("median_ms"):
-            key, backend = pair_key(record["key"]), record.get("backend", "native")
-            threads = _THREADS.search(key)
-            if threads and threads.group(1) == "1":   # the twin of the case without it
-                if backend == "native":
-                    single[_THREADS.sub("", key)] = record
-                continue
-            by_key[key][backend] = record
+            by_key[pair_key(record["key"])][record.get("backend", "native")] = record
+    # A --threads=1 case whose problem also ran on another count (or with none) in this run
+    # is that case's one-thread twin, not a case of its own.
+    counts: dict[str, int] = defaultdict(int)
+    for key in by_key:
+        counts[_THREADS.sub("", key)] += 1
+    for key in [k for k in by_key if (t := _THREADS.search(k)) and t.group(1) == "1"]:
+        if counts[_THREADS.sub("", key)] > 1:
+            sides = by_key.pop(key)
+            if "native" in sides:
+                single[_THREADS.sub("", key)] = sides["native"]
     out = []
     # (name, mb) -> its depthwise case, no post-ops (perf_conv runs the pairs at two mb)
     depthwise: dict[tuple[str, int], dict[str, Any]] = {}

@@ -281,3 +281,7 @@ def test_threads_row_pairs_each_layer_with_its_one_thread_twin_in_the_same_run(t
                  for r in records]
     rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(on_resnet))}
     assert rows["ResNet-50 f32 forward, mb1"].cases == []
+    # a run on one thread only (`--threads=1` alone): its cases are cases, with no ratio
+    alone = perf_table.cases_of([layer("a", 1, 1.9), layer("b", 1, 2.0)])
+    assert [(c.layer, c.threads, c.thread_speedup) for c in alone] == \
+        [("a", 1, None), ("b", 1, None)]
