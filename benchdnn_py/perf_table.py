@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
 from .compare import pair_key
@@ -311,14 +311,13 @@ def cases_of(records: Iterable[dict[str, Any]],
             by_key[pair_key(record["key"])][record.get("backend", "native")] = record
     # A --threads=1 case whose problem also ran on another count (or with none) in this run
     # is that case's one-thread twin, not a case of its own.
-    counts: dict[str, int] = defaultdict(int)
-    for key in by_key:
-        counts[_THREADS.sub("", key)] += 1
+    problem = {key: _THREADS.sub("", key) for key in by_key}
+    counts = Counter(problem.values())
     for key in [k for k in by_key if (t := _THREADS.search(k)) and t.group(1) == "1"]:
-        if counts[_THREADS.sub("", key)] > 1:
+        if counts[problem[key]] > 1:
             sides = by_key.pop(key)
             if "native" in sides:
-                single[_THREADS.sub("", key)] = sides["native"]
+                single[problem[key]] = sides["native"]
     out = []
     # (name, mb) -> its depthwise case, no post-ops (perf_conv runs the pairs at two mb)
     depthwise: dict[tuple[str, int], dict[str, Any]] = {}

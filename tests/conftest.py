@@ -54,3 +54,9 @@ def run_cli(*args: str, env: dict[str, str] | None = None, module: bool = True,
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def cli_threads() -> int:
+    """The OpenMP threads a CLI process runs (this one's may differ: an in-process torch
+    test sets it)."""
+    return int(next(l for l in run_cli("info").lines if l.startswith("threads: ")).split()[1])

@@ -17,7 +17,7 @@ from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
 from benchdnn_py.results import read
 from benchdnn_py.settings import GlobalSettings
 from benchdnn_py.status import Status
-from conftest import run_cli
+from conftest import cli_threads, run_cli
 
 
 def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
@@ -306,8 +306,7 @@ def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
     (the limits per count: a one-thread case's %eff% reads against the one-thread peak);
     more than the process has is SKIPPED, naming both counts."""
     out = tmp_path / "run.jsonl"
-    # the CLI process's count (this one's may differ: an in-process torch test sets it)
-    have = int(next(l for l in run_cli("info").lines if l.startswith("threads: ")).split()[1])
+    have = cli_threads()
     res = run_cli("--conv", "--mode=CP", "--fix-times-per-prb=2", f"--results={out}", "-v5",
                   f"--threads=1,{have},{have + 1}", "mb1ic8ih6oc8kh3ph1")
     assert res.code == 0, res.err
