@@ -170,13 +170,19 @@ class _Worker:
         """Sends the case at position ``at``, after its block of the task table if this
         worker does not have it yet (block_blob(block) pickles it)."""
         block = at // TABLE_BLOCK
-        if block not in self.blocks:
-            self.conn.send((block * TABLE_BLOCK, block_blob(block)))
-            self.blocks.add(block)
         if not self.tasks:
             self.since = time.monotonic()
         self.tasks.append(at)
-        self.conn.send(at)
+        try:
+            if block not in self.blocks:
+                self.conn.send((block * TABLE_BLOCK, block_blob(block)))
+                self.blocks.add(block)
+            self.conn.send(at)
+        except OSError:
+            # It died after its last report (the case it runs now crashed it) and the
+            # parent has not seen its death yet: the next wait does, and the case sent
+            # here goes back to the queue with the others that were waiting for it.
+            pass
 
     def finished(self) -> None:
         """Its running case reported; the next one in its pipe starts now."""
