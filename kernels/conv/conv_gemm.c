@@ -1149,6 +1149,17 @@ static int64_t krows_of(const bdnn_conv_desc_t *d, int64_t pc, int64_t kc, struc
     return nrows;
 }
 
+/* The run [*lo, *hi) of a row's len points u (a B row's k positions, a C
+ * row's columns) whose input column x0 + u * sw lies in [0, IW). */
+static void col_run(int64_t x0, int64_t sw, int64_t IW, int64_t len, int64_t *lo,
+                    int64_t *hi) {
+    *lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
+    *hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
+    if (*lo > len) *lo = len;
+    if (*hi > len) *hi = len;
+    if (*hi < *lo) *hi = *lo;
+}
+
 /* B rows: for each column (ic, tap) of the block, src(n, g*ICg + ic, o*s + tap offset)
  * along the block's k positions, 0 outside the input (with the test faults' defects). */
 static void im2col_rows(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, int64_t kc,
@@ -1177,11 +1188,8 @@ static void im2col_rows(const exec_t *e, int64_t g, int64_t j0, int64_t ncols, i
             const float *line = e->b_src
                 + ((kr->n * d->ic + g * icg + w->ic) * ID + iz) * IH * IW + iy * IW;
             const int64_t sw = d->sw, x0 = kr->ow0 * sw + w->dx;   /* ix of t = 0 */
-            int64_t t_lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
-            int64_t t_hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
-            if (t_lo > kr->len) t_lo = kr->len;
-            if (t_hi > kr->len) t_hi = kr->len;
-            if (t_hi < t_lo) t_hi = t_lo;
+            int64_t t_lo, t_hi;
+            col_run(x0, sw, IW, kr->len, &t_lo, &t_hi);
             for (int64_t t = 0; t < t_lo; ++t) out[t] = 0.0f;
             if (sw == 1) memcpy(out + t_lo, line + x0 + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
             else if (sw == 2) {   /* a constant stride: the compiler vectorizes it */
@@ -1767,17 +1775,6 @@ static void col_pack_b(const exec_t *e, const float *ddst_ng, int64_t pc, int64_
             for (int64_t j = len; j < NR; ++j) row[j] = 0.0f;
         }
     }
-}
-
-/* The run [*lo, *hi) of a C row's len points whose input column x0 + u * sw lies in
- * [0, IW). */
-static void col_run(int64_t x0, int64_t sw, int64_t IW, int64_t len, int64_t *lo,
-                    int64_t *hi) {
-    *lo = x0 >= 0 ? 0 : bdnn_div_up(-x0, sw);
-    *hi = IW - 1 - x0 < 0 ? 0 : (IW - 1 - x0) / sw + 1;
-    if (*lo > len) *lo = len;
-    if (*hi > len) *hi = len;
-    if (*hi < *lo) *hi = *lo;
 }
 
 static void col_add(float *line, int64_t x0, int64_t sw, const float *in, int64_t lo,
