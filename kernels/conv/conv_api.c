@@ -43,7 +43,12 @@ static const conv_impl_entry_t impls[] = {
     {"dw_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_scalar,
      F32},
     /* Winograd F(4x4, 3x3): only where the caller asks for it (--alg=wino, or auto's
-     * rule); the Python side filters these rows out for direct. */
+     * rule); the Python side filters these rows out for direct. The blocked rows take few
+     * input channels on channel blocks (conv_wino_blk.c), the others plain layouts. */
+    {"wino_f43_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_blk_ops,
+     &bdnn_wino_blk_ker_avx512, F32},
+    {"wino_f43_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_wino_blk_ops, &bdnn_wino_blk_ker_avx2,
+     F32},
     {"wino_f43:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx512, F32},
     {"wino_f43:avx2", BDNN_ISA_AVX2, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx2, F32},
     {"wino_f43:scalar", BDNN_ISA_SCALAR, &bdnn_conv_wino_ops, &bdnn_wino_ker_scalar, F32},
@@ -111,6 +116,8 @@ static const struct {
     {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_PLAIN},
     {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED8},
     {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED16},
+    {&bdnn_conv_wino_blk_ops, BDNN_LAYOUT_BLOCKED8},
+    {&bdnn_conv_wino_blk_ops, BDNN_LAYOUT_BLOCKED16},
     {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED8},
     {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED16},
     {&bdnn_conv_dc_lp_ops, BDNN_LAYOUT_BLOCKED16},
@@ -256,6 +263,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
     for (int i = 0; i < N_IMPLS; ++i) {
         /* (never Winograd: fused_dw's steps are direct convolutions) */
         if (impls[i].ops == &bdnn_conv_fused_dw_ops || impls[i].ops == &bdnn_conv_wino_ops
+                || impls[i].ops == &bdnn_conv_wino_blk_ops
                 || impls[i].isa > max_isa)
             continue;
         st = conv_create(i, d, BDNN_DIR_FWD, with_bias, attr, fault, 1, out);

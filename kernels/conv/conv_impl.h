@@ -221,6 +221,32 @@ typedef struct {
 } conv_wino_ker_t;
 extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino_ker_avx512;
 
+/* Winograd F(4x4, 3x3) on channel blocks for few input channels (conv_wino_blk.c has the
+ * algorithm and the loops; conv_wino_blk.inc the kernel, per ISA). chunk computes the
+ * chunk's nt horizontally adjacent tiles of one tile row of one image, every output block:
+ *   src: the image's one input block ([ih][iw][vlen], channels 0 .. icg-1 in the lanes; the
+ *     lanes past them are never read), the tiles' 6x6 patches at rows y0 .. y0+5 and
+ *     columns x0 + 4q .. +5 (zeros outside the input; rows_inside: all six rows are in);
+ *   u: the packed U, [ocb][36][icg][vlen] (output channels in the lanes, zeros past oc);
+ *   dst: the image's output blocks, dst_ob floats apart ([oh][ow][vlen]); the tiles'
+ *     points at rows oy .. oy+rows-1, columns ox0 + 4q .. (those inside ow) get
+ *     A^T M A + bias (NULL: none), + sum_scale * dst (has_sum), the eltwise entries
+ *     (has_eltwise), and tail_v on the lanes past oc;
+ *     stream: whole vectors may be stored past the cache (dst is vector-aligned);
+ *   v, t: the thread's buffers, 36 and 24 vectors per tile of the chunk. */
+typedef struct {
+    const float *src, *u, *bias;
+    float *dst, *v, *t;
+    int64_t ih, iw, y0, x0, nt, icg, ocb, oc, dst_ob, ow, oy, ox0, rows;
+    int rows_inside, has_sum, has_eltwise, stream;
+    float sum_scale, tail_v;
+} wino_blk_chunk_t;
+typedef struct {
+    void (*chunk)(const struct bdnn_conv *c, const wino_blk_chunk_t *a);
+    int vlen;   /* floats per vector: the channel block of the layout it runs on */
+} conv_wino_blk_ker_t;
+extern const conv_wino_blk_ker_t bdnn_wino_blk_ker_avx2, bdnn_wino_blk_ker_avx512;
+
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_blk_avx2, bdnn_gemm_ukr_blk_avx512;  /* NR 8, 16 */
@@ -329,6 +355,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
 extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
+extern const conv_impl_ops_t bdnn_conv_wino_blk_ops;    /* conv_wino_blk.c */
 extern const conv_impl_ops_t bdnn_conv_gemm_blocked_ops;   /* conv_gemm_nhwc.c too */
 extern const conv_impl_ops_t bdnn_conv_dw_nhwc_ops, bdnn_conv_dw_blocked_ops; /* conv_dw_lanes.c */
 /* One output row (od 0, oh) of a dw_conv_nhwc / dw_conv_blocked primitive c, every

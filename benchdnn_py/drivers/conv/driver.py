@@ -401,6 +401,26 @@ def wino_unmet(prb) -> str | None:
 AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
+# Fewer input channels are Winograd's too where the wino_f43_blocked rows take them: one
+# group of at most a channel block of input channels, activations `any` (which resolve to
+# the blocks of the widest ISA here), any output channel count. Against the blocked direct
+# kernel (2026-11-26, 2 threads): VGG-19 conv1_1 (3 -> 64) 1.58x-1.62x at mb16, 1.26x-1.58x
+# at mb1; 3 -> 16 at 56x56 2.7x, 8 -> 32 at 28x28 1.5x, 16 -> 32 at 14x14 1.0x-1.09x.
+# Under --isa=avx2 (nChw8c): conv1_1 1.76x at mb16, 1.16x-1.35x at mb1; 8 -> 32 1.28x,
+# 3 -> 16 1.26x-1.29x.
+# Each ISA with its block, widest first.
+AUTO_WINO_BLOCKED_ICS: tuple[tuple[core.Isa, int], ...] = ((core.Isa.AVX512, 16),
+                                                           (core.Isa.AVX2, 8))
+
+
+def wino_blocked_takes(prb) -> bool:
+    """Whether the wino_f43_blocked rows would run this case (given the Winograd domain):
+    one group, src and dst `any`, the input channels within the widest ISA's block."""
+    d = prb.desc
+    if d.g != 1 or any(prb.requested_layouts[n] is not None for n in ("src", "dst")):
+        return False
+    block = next((b for isa, b in AUTO_WINO_BLOCKED_ICS if core.isa_supported(isa)), 0)
+    return d.ic <= block
 
 
 def resolved_alg(prb) -> str:
@@ -410,9 +430,10 @@ def resolved_alg(prb) -> str:
         return prb.alg
     d = prb.desc
     tiles = d.mb * -(-d.o[1] // 4) * -(-d.o[2] // 4)
-    if (wino_unmet(prb) is None and d.ic // d.g >= AUTO_WINO_MIN_CHANNELS
-            and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS and tiles >= AUTO_WINO_MIN_TILES
-            and min(d.o[1], d.o[2]) >= AUTO_WINO_MIN_OUTPUT):
+    if (wino_unmet(prb) is None and tiles >= AUTO_WINO_MIN_TILES
+            and min(d.o[1], d.o[2]) >= AUTO_WINO_MIN_OUTPUT
+            and (d.ic // d.g >= AUTO_WINO_MIN_CHANNELS and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS
+                 or wino_blocked_takes(prb))):
         return "wino"
     return "direct"
 

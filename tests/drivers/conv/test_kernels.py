@@ -33,7 +33,7 @@ FWD = core.Direction.FWD
 IMPLS = [i for i in core.conv_impls()
          if core.isa_supported(i.isa) and i.operands is core.Operands.F32
          and not i.name.startswith(("gemm_conv_nhwc:", "gemm_conv_blocked:", "fused_dw",
-                                    "wino_f43:", "dw_conv_nhwc:", "dw_conv_blocked:"))]
+                                    "wino_f43", "dw_conv_nhwc:", "dw_conv_blocked:"))]
 IMPL_IDS = [i.name for i in IMPLS]
 
 SHAPES = [

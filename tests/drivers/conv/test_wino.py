@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from benchdnn_py import core, harness
+from benchdnn_py import core, harness, memory
 from benchdnn_py.drivers.conv import cfg
 from benchdnn_py.drivers.conv import driver as conv
 
@@ -89,6 +89,53 @@ def test_kernel_on_small_tiles_matches_the_direct_formula(impl, mb, ic, oc, ih, 
     np.testing.assert_allclose(dst[:, :, 0], ref, rtol=0, atol=1e-5 * np.abs(ref).max())
 
 
+BLOCKED_ROWS = [i for i in core.conv_impls() if i.name.startswith("wino_f43_blocked:")]
+
+
+def test_the_blocked_rows_are_avx512_and_avx2_before_the_plain_ones():
+    names = [i.name for i in core.conv_impls() if i.name.startswith("wino_")]
+    assert names[:2] == ["wino_f43_blocked:avx512", "wino_f43_blocked:avx2"]
+
+
+@pytest.mark.parametrize("impl", [i for i in BLOCKED_ROWS if core.isa_supported(i.isa)],
+                         ids=lambda i: i.name)
+@pytest.mark.parametrize("mb,ic,oc,ih,iw,p", [
+    (1, 1, 1, 6, 6, 0),        # one tile, one channel: the transforms alone
+    (2, 3, 21, 7, 9, 1),       # ragged tiles, an output channel tail, padding
+    (1, 5, 8, 11, 43, 2),      # rows of several chunks (11 tiles), padding 2
+    (1, 8, 33, 4, 4, 1),       # a full AVX2 block; output inside one tile
+    (1, 1, 16, 1024, 1024, 1),  # a 64 MiB output: stored past the cache (streaming)
+])
+def test_blocked_kernel_matches_the_direct_formula(impl, mb, ic, oc, ih, iw, p):
+    """On nChw{B}c buffers made here (the output cache-line aligned, as the driver's):
+    the real channels against NumPy's correlation in double, and the padded output lanes
+    zero (the input's padded lanes hold NaN: the kernel must not read them)."""
+    block = 16 if impl.isa is core.Isa.AVX512 else 8
+    oh, ow = ih + 2 * p - 2, iw + 2 * p - 2
+    shape = core.ConvShape(1, mb, ic, oc, (1, ih, iw), (1, oh, ow), (1, 3, 3), (1, 1, 1),
+                           (0, p, p), (0, 0, 0))
+    rng = np.random.default_rng(11)
+    src = rng.standard_normal((mb, ic, ih, iw)).astype(np.float32)
+    wei = rng.standard_normal((oc, ic, 3, 3)).astype(np.float32)
+    bias = rng.standard_normal(oc).astype(np.float32)
+    pad = np.pad(src.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    windows = np.lib.stride_tricks.sliding_window_view(pad, (3, 3), axis=(2, 3))
+    ref = np.einsum("nchwij,ocij->nohw", windows, wei.astype(np.float64)) + bias[:, None, None]
+    ocb = -(-oc // block)
+    src_blk = np.full((mb, 1, ih, iw, block), np.nan, np.float32)
+    src_blk[:, 0, :, :, :ic] = src.transpose(0, 2, 3, 1)
+    dst_blk = memory.aligned_empty(mb * ocb * oh * ow * block * 4).view(np.float32)
+    dst_blk = dst_blk.reshape(mb, ocb, oh, ow, block)
+    dst_blk.fill(np.nan)
+    attr = core.ConvAttr(layout=core.ActLayout.BLOCKED16 if block == 16
+                         else core.ActLayout.BLOCKED8)
+    with core.ConvPrimitive(impl, shape, core.Direction.FWD, True, attr=attr) as prim:
+        prim.bind(src_blk, prim.pack_weights(wei.reshape(shape.wei_shape)), bias, dst_blk)()
+    got = dst_blk.transpose(0, 1, 4, 2, 3).reshape(mb, ocb * block, oh, ow)
+    np.testing.assert_allclose(got[:, :oc], ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+    assert not got[:, oc:].any()
+
+
 def test_threshold_and_fill_come_from_the_type_table():
     f32 = cfg.CFG["f32"]
     assert f32.wino_trh == 2e-5 and f32.trh == 0.0
@@ -104,13 +151,32 @@ def test_threshold_and_fill_come_from_the_type_table():
     (("--mb=16", "ic64ih56oc64oh56kh3ph1"), "wino"),
     (("--mb=1", "ic64ih7oc64oh7kh3ph1"), "direct"),       # 4 tiles: too few
     (("--mb=16", "ic512ih7oc512oh7kh3ph1"), "direct"),    # 64 tiles, but a 7x7 output
-    (("--mb=16", "ic16ih56oc64oh56kh3ph1"), "direct"),    # too few input channels
+    (("--mb=16", "ic24ih56oc64oh56kh3ph1"), "direct"),    # too few channels, past a block
+    (("--mb=16", "--stag=nchw", "ic16ih56oc64oh56kh3ph1"), "direct"),  # too few, plain
+    (("--mb=1", "ic3ih224oc64oh224kh3ph1"), "wino"),      # few: the blocked rows take it
+    (("--mb=1", "g2ic6ih56oc64oh56kh3ph1"), "direct"),    # few, but groups
+    (("--mb=1", "ic3ih7oc64oh7kh3ph1"), "direct"),        # few, but a 7x7 output
     (("--mb=1", "ic32ih14oc32oh14kh3ph1"), "wino"),       # the smallest it takes
     (("--mb=16", "ic64ih56oc64oh28kh3sh2ph1"), "direct"),  # outside the domain
     (("--mb=16", "--dir=BWD_D", "ic64ih56oc64oh56kh3ph1"), "direct"),
 ])
 def test_auto_rule(args, wanted):
+    if "ic3ih224" in args[-1] and not core.isa_supported(core.Isa.AVX2):
+        wanted = "direct"   # no blocked Winograd row on this CPU
     assert conv.resolved_alg(_problem("--alg=auto", *args)) == wanted
+
+
+@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512), reason="needs AVX-512")
+def test_auto_rule_follows_the_block_of_the_isa_cap():
+    sixteen = _problem("--alg=auto", "--mb=16", "ic16ih56oc64oh56kh3ph1")
+    eight = _problem("--alg=auto", "--mb=16", "ic8ih56oc64oh56kh3ph1")
+    assert conv.resolved_alg(sixteen) == conv.resolved_alg(eight) == "wino"
+    try:
+        core.cap_isa("avx2")   # nChw8c: 16 channels are two blocks
+        assert conv.resolved_alg(sixteen) == "direct"
+        assert conv.resolved_alg(eight) == "wino"
+    finally:
+        core.cap_isa("")
 
 
 def test_wino_passes_on_the_tail_grid_with_bias_and_post_ops():
@@ -119,7 +185,30 @@ def test_wino_passes_on_the_tail_grid_with_bias_and_post_ops():
     assert res.code == 0, res.out
     summary = res.summary()
     assert summary["passed"] == summary["tests"] == 2 * 2 * 3 * 7
-    assert all("wino_f43:" in l for l in res.lines if ":PASSED" in l)
+    assert all("--impl=wino_f43" in l for l in res.lines if ":PASSED" in l)
+
+
+@pytest.mark.parametrize("isa", [i.isa.name.lower() for i in BLOCKED_ROWS
+                                 if core.isa_supported(i.isa)])
+def test_blocked_rows_pass_their_grid_with_post_ops_and_catch_their_defects(isa):
+    args = ("--conv", f"--isa={isa}", "--alg=wino", "--dir=FWD_B",
+            "--batch=problems/shapes_wino_blocked")
+    res = run_cli(*args[:2], "-j", "2", "--mb=0,2", *args[2:3],
+                  "--attr-post-ops=,sum:0.5+relu,linear:0.5:-1", *args[3:])
+    assert res.code == 0, res.out
+    assert res.summary()["passed"] == res.summary()["tests"] == 2 * 3 * 7
+    rows = {l.split("--impl=")[1].split(" ")[0] for l in res.lines if ":PASSED" in l}
+    # 16 input channels are two AVX2 blocks: the plain row takes that shape there
+    assert rows == ({f"wino_f43_blocked:{isa}"} if isa == "avx512"
+                    else {"wino_f43_blocked:avx2", "wino_f43:avx2"})
+    coef = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "wino_coef"})
+    assert coef.summary()["failed"] == 7
+    # the padded output lanes: the shapes whose output channels end in a partial block
+    garbage = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "padding_garbage"})
+    caught = [l for l in _case_lines(garbage, "FAILED") if "padded tail not zero" in l]
+    # oc 1, 21, 40, 35, 17 in blocks of 16; oc 1, 21, 17 in blocks of 8 (16 input channels
+    # there: the plain row, which has no such defect)
+    assert len(caught) == (5 if isa == "avx512" else 3), garbage.out
 
 
 def test_wrong_transform_coefficient_is_caught():

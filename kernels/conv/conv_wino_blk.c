@@ -1,0 +1,157 @@
+/* wino_f43_blocked: forward f32 convolution by Winograd's F(4x4, 3x3) on channel blocks,
+ * for few input channels (a network's first layer: VGG-19's conv1_1 has 3).
+ *
+ * Domain: forward, f32 (the fast path), 2D, 3x3 kernel, unit stride, no dilation, one
+ * group, at most WB_MAX_IC input channels, activations in the channel blocks of the
+ * row's vector width (nChw16c for AVX-512, nChw8c for AVX2); any padding, bias, a sum
+ * (first) and eltwise post-ops. Anything else: UNIMPLEMENTED (the wino_f43 rows take it).
+ *
+ * Why a second Winograd. wino_f43 (conv_wino.c) sums over the input channels with 36
+ * GEMMs of K = IC; with 3 channels those are all overhead (loading and storing M), and it
+ * ran at 0.5x-0.65x the direct kernel on conv1_1. Here each output block's M never leaves
+ * registers: per tile and 6-wide row of the 6x6, 6 x IC multiply-adds (a broadcast V value
+ * against U's vector of output channels) then the output transform along the row. Per
+ * 16 outputs and output channel vector that is 36 x IC multiply-adds and about 100 vector
+ * adds (most on the adder ports, beside the multiply-adds), against 16 x 9 x IC for the
+ * direct convolution.
+ *
+ * The matrices are wino_f43's (conv_wino.c derives them; the WINO_COEF defect perturbs G
+ * the same way); U = G g G^T is packed in double and rounded once, [ob][p][ic][vlen].
+ *
+ * Loops, outermost first:
+ *   work item  (image, tile row)  -- split across threads (dynamic)
+ *     chunk of WB_TB tiles: V of each (36 vectors over the input channels, from the
+ *       patch's pixel vectors)
+ *       output block: per row i of the 6x6, per tile: M's row in registers, A^T along
+ *         it (t buffer); per tile: A^T down the columns, epilogue, store.
+ * Work items write disjoint output rows; each thread owns its v and t buffers. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+
+#include "conv_impl.h"
+
+/* Input channels the row takes. The products cost 36 x IC multiply-adds per tile and
+ * output vector whatever IC is, the input transform about 150 vector operations per tile
+ * (over a block's lanes, so nearly the same for 3 channels as for 16). */
+enum { WB_MAX_IC = 16 };
+/* Tiles per chunk: their V (36 vectors each) and t (24) stay in L1 (8 tiles: 30 KiB at
+ * 16 floats, beside U's 36 x IC vectors). */
+enum { WB_TB = 8 };
+
+/* An output this large is stored past the cache (non-temporal stores): it cannot stay
+ * there for a next reader anyway, and a normal store first reads each line it writes.
+ * VGG-19 conv1_1 at mb16 writes 205 MB. */
+static const size_t WB_STREAM_MIN_BYTES = (size_t)64 << 20;
+
+typedef struct {
+    const conv_wino_blk_ker_t *k;
+    int64_t th, tw, ocb, thr_floats;
+    float *scratch;   /* per thread: v, t */
+} wino_blk_plan_t;
+
+static int wino_blk_init(struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_wino_blk_ker_t *k = c->impl->kernel;
+    if (c->dir != BDNN_DIR_FWD || c->lp) return BDNN_STATUS_UNIMPLEMENTED;
+    if (bdnn_layout_block(c->attr.layout) != k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->g != 1 || d->ic > WB_MAX_IC || d->ic > k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->kd != 1 || d->id != 1 || d->od != 1 || d->kh != 3 || d->kw != 3) return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->sh != 1 || d->sw != 1 || d->dh != 0 || d->dw != 0) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_WINO_COEF
+            && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED && c->fault != BDNN_FAULT_CRASH
+            && c->fault != BDNN_FAULT_PADDING_GARBAGE)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    wino_blk_plan_t *p = calloc(1, sizeof(*p));
+    if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
+    c->plan = p;
+    p->k = k;
+    p->th = bdnn_div_up(d->oh, 4), p->tw = bdnn_div_up(d->ow, 4);
+    p->ocb = bdnn_div_up(d->oc, k->vlen);
+    p->thr_floats = WB_TB * (36 + 24) * k->vlen;
+    p->scratch = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->thr_floats * c->nthr));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    return BDNN_STATUS_OK;
+}
+
+static void wino_blk_fini(struct bdnn_conv *c) {
+    wino_blk_plan_t *p = c->plan;
+    if (!p) return;
+    free(p->scratch);
+    free(p);
+    c->plan = NULL;
+}
+
+static size_t wino_blk_weights_bytes(const struct bdnn_conv *c) {
+    const wino_blk_plan_t *p = c->plan;
+    return sizeof(float) * (size_t)(p->ocb * 36 * c->d.ic * p->k->vlen);
+}
+
+static void wino_blk_pack_weights(const struct bdnn_conv *c, const void *wei_, void *packed) {
+    const wino_blk_plan_t *p = c->plan;
+    const float *wei = wei_;
+    float *u = packed;
+    const int64_t vl = p->k->vlen, ic_n = c->d.ic;
+    double bt[36], g[18], at[24];
+    bdnn_wino_f43_matrices(bt, g, at);
+    if (c->fault == BDNN_FAULT_WINO_COEF) g[3 * 3 + 0] = 1.0 / 25;
+    memset(u, 0, wino_blk_weights_bytes(c));
+    for (int64_t oc = 0; oc < c->d.oc; ++oc)
+        for (int64_t ic = 0; ic < ic_n; ++ic) {
+            const float *w = wei + (oc * ic_n + ic) * 9;
+            double t[18];   /* G g: 6x3 */
+            for (int i = 0; i < 6; ++i)
+                for (int j = 0; j < 3; ++j)
+                    t[i * 3 + j] = g[i * 3] * w[j] + g[i * 3 + 1] * w[3 + j]
+                                 + g[i * 3 + 2] * w[6 + j];
+            for (int i = 0; i < 6; ++i)
+                for (int j = 0; j < 6; ++j)
+                    u[((oc / vl * 36 + i * 6 + j) * ic_n + ic) * vl + oc % vl] =
+                        (float)(t[i * 3] * g[j * 3] + t[i * 3 + 1] * g[j * 3 + 1]
+                                + t[i * 3 + 2] * g[j * 3 + 2]);
+        }
+}
+
+static void wino_blk_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *args) {
+    const wino_blk_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t vl = p->k->vlen, items = d->mb * p->th;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = c->n_post_ops > has_sum;
+    const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
+    const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * p->ocb * d->oh * d->ow * vl);
+    const int stream = dst_bytes >= WB_STREAM_MIN_BYTES
+                    && (uintptr_t)args->dst % (sizeof(float) * (size_t)vl) == 0;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        float *v = p->scratch + p->thr_floats * omp_get_thread_num();
+        wino_blk_chunk_t a = {
+            .u = args->wei, .bias = args->bias, .v = v, .t = v + WB_TB * 36 * vl,
+            .ih = d->ih, .iw = d->iw, .icg = d->ic, .ocb = p->ocb, .oc = d->oc,
+            .dst_ob = d->oh * d->ow * vl, .ow = d->ow, .has_sum = has_sum,
+            .has_eltwise = has_eltwise, .stream = stream, .sum_scale = sum_scale,
+            .tail_v = tail_v,
+        };
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t item = 0; item < items; ++item) {
+            const int64_t n = item / p->th, ty = item % p->th;
+            a.src = (const float *)args->src + n * d->ih * d->iw * vl;
+            a.dst = (float *)args->dst + n * p->ocb * a.dst_ob;
+            a.oy = 4 * ty, a.y0 = a.oy - d->ph;
+            a.rows = d->oh - a.oy < 4 ? d->oh - a.oy : 4;
+            a.rows_inside = a.y0 >= 0 && a.y0 + 6 <= d->ih;
+            for (int64_t tx0 = 0; tx0 < p->tw; tx0 += WB_TB) {
+                a.nt = p->tw - tx0 < WB_TB ? p->tw - tx0 : WB_TB;
+                a.ox0 = 4 * tx0, a.x0 = a.ox0 - d->pw;
+                p->k->chunk(c, &a);
+            }
+        }
+    }
+}
+
+const conv_impl_ops_t bdnn_conv_wino_blk_ops = {
+    wino_blk_init, wino_blk_weights_bytes, wino_blk_pack_weights, wino_blk_execute,
+    wino_blk_fini, NULL,
+};
