@@ -246,6 +246,14 @@ typedef struct {
     int vlen;   /* floats per vector: the channel block of the layout it runs on */
 } conv_wino_blk_ker_t;
 extern const conv_wino_blk_ker_t bdnn_wino_blk_ker_avx2, bdnn_wino_blk_ker_avx512;
+/* What both Winograd families share (conv_wino.c): whether a problem is in F(4x4, 3x3)'s
+ * domain (forward f32 fast path, 2D 3x3, unit stride, no dilation) with a test defect the
+ * families carry (none, WINO_COEF, SUM_SCALE_DROPPED, CRASH) or the caller's own_fault;
+ * and one (oc, ic) pair's U = G g G^T in double from its 3x3 weights w, u[6 * i + j]
+ * (WINO_COEF perturbs one coefficient of G, 1/24 -> 1/25: a transform error the
+ * correctness checks must catch). */
+int bdnn_wino_f43_takes(const struct bdnn_conv *c, int own_fault);
+void bdnn_wino_f43_weights(const struct bdnn_conv *c, const float *w, double *u);
 
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;

@@ -102,15 +102,33 @@ typedef struct {
     float *scratch;   /* per thread: V, M, patch, out */
 } wino_plan_t;
 
+int bdnn_wino_f43_takes(const struct bdnn_conv *c, int own_fault) {
+    const bdnn_conv_desc_t *d = &c->d;
+    if (c->dir != BDNN_DIR_FWD || c->lp) return 0;
+    if (d->kd != 1 || d->id != 1 || d->od != 1 || d->kh != 3 || d->kw != 3) return 0;
+    if (d->sh != 1 || d->sw != 1 || d->dh != 0 || d->dw != 0) return 0;
+    return c->fault == BDNN_FAULT_NONE || c->fault == BDNN_FAULT_WINO_COEF
+        || c->fault == BDNN_FAULT_SUM_SCALE_DROPPED || c->fault == BDNN_FAULT_CRASH
+        || c->fault == own_fault;
+}
+
+void bdnn_wino_f43_weights(const struct bdnn_conv *c, const float *w, double *u) {
+    double bt[36], g[18], at[24];
+    wino_f43_matrices(bt, g, at);
+    if (c->fault == BDNN_FAULT_WINO_COEF) g[3 * 3 + 0] = 1.0 / 25;
+    double t[18];   /* G g: 6x3 */
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 3; ++j)
+            t[i * 3 + j] = g[i * 3] * w[j] + g[i * 3 + 1] * w[3 + j] + g[i * 3 + 2] * w[6 + j];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j)
+            u[i * 6 + j] = t[i * 3] * g[j * 3] + t[i * 3 + 1] * g[j * 3 + 1]
+                         + t[i * 3 + 2] * g[j * 3 + 2];
+}
+
 static int wino_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
-    if (c->dir != BDNN_DIR_FWD || c->lp) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->kd != 1 || d->id != 1 || d->od != 1 || d->kh != 3 || d->kw != 3) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->sh != 1 || d->sw != 1 || d->dh != 0 || d->dw != 0) return BDNN_STATUS_UNIMPLEMENTED;
-    /* The defects this family carries; the others are UNIMPLEMENTED here. */
-    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_WINO_COEF
-            && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED && c->fault != BDNN_FAULT_CRASH)
-        return BDNN_STATUS_UNIMPLEMENTED;
+    if (!bdnn_wino_f43_takes(c, BDNN_FAULT_NONE)) return BDNN_STATUS_UNIMPLEMENTED;
     const conv_wino_ker_t *k = c->impl->kernel;
     wino_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -168,34 +186,23 @@ static size_t wino_weights_bytes(const struct bdnn_conv *c) {
     return sizeof(float) * (size_t)(c->d.g * 36 * p->npan_oc * p->k->ukr->nr * p->icg);
 }
 
-/* U = G g G^T in double, rounded once to f32. The WINO_COEF defect perturbs one
- * coefficient of G (1/24 -> 1/25): a transform error the correctness checks must catch. */
+/* U = G g G^T (bdnn_wino_f43_weights) rounded once to f32, into the micro-kernel's
+ * B panels. */
 static void wino_pack_weights(const struct bdnn_conv *c, const void *wei_, void *packed) {
     const wino_plan_t *p = c->plan;
     const float *wei = wei_;
     float *u = packed;
     const int64_t nr = p->k->ukr->nr, icg = p->icg, ocg = p->ocg;
-    double bt[36], g[18], at[24];
-    wino_f43_matrices(bt, g, at);
-    if (c->fault == BDNN_FAULT_WINO_COEF) g[3 * 3 + 0] = 1.0 / 25;
     memset(u, 0, wino_weights_bytes(c));
 #pragma omp parallel for collapse(2) schedule(static) num_threads(c->nthr)
     for (int64_t gr = 0; gr < c->d.g; ++gr)
         for (int64_t oc = 0; oc < ocg; ++oc)
             for (int64_t ic = 0; ic < icg; ++ic) {
-                const float *w = wei + ((gr * ocg + oc) * icg + ic) * 9;
-                double t[18];   /* G g: 6x3 */
-                for (int i = 0; i < 6; ++i)
-                    for (int j = 0; j < 3; ++j)
-                        t[i * 3 + j] = g[i * 3] * w[j] + g[i * 3 + 1] * w[3 + j]
-                                     + g[i * 3 + 2] * w[6 + j];
-                for (int i = 0; i < 6; ++i)
-                    for (int j = 0; j < 6; ++j) {
-                        const double v = t[i * 3] * g[j * 3] + t[i * 3 + 1] * g[j * 3 + 1]
-                                       + t[i * 3 + 2] * g[j * 3 + 2];
-                        u[(((gr * 36 + i * 6 + j) * p->npan_oc + oc / nr) * icg + ic) * nr
-                          + oc % nr] = (float)v;
-                    }
+                double uw[36];
+                bdnn_wino_f43_weights(c, wei + ((gr * ocg + oc) * icg + ic) * 9, uw);
+                for (int pos = 0; pos < 36; ++pos)
+                    u[(((gr * 36 + pos) * p->npan_oc + oc / nr) * icg + ic) * nr + oc % nr] =
+                        (float)uw[pos];
             }
 }
 

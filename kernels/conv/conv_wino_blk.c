@@ -15,8 +15,8 @@
  * adds (most on the adder ports, beside the multiply-adds), against 16 x 9 x IC for the
  * direct convolution.
  *
- * The matrices are wino_f43's (conv_wino.c derives them; the WINO_COEF defect perturbs G
- * the same way); U = G g G^T is packed in double and rounded once, [ob][p][ic][vlen].
+ * Shared with wino_f43 (conv_wino.c): the domain test and U = G g G^T per (oc, ic), in
+ * double, with its defects; packed here rounded once, [ob][p][ic][vlen].
  *
  * Loops, outermost first:
  *   work item  (image, tile row)  -- split across threads (dynamic)
@@ -54,15 +54,9 @@ typedef struct {
 static int wino_blk_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_wino_blk_ker_t *k = c->impl->kernel;
-    if (c->dir != BDNN_DIR_FWD || c->lp) return BDNN_STATUS_UNIMPLEMENTED;
+    if (!bdnn_wino_f43_takes(c, BDNN_FAULT_PADDING_GARBAGE)) return BDNN_STATUS_UNIMPLEMENTED;
     if (bdnn_layout_block(c->attr.layout) != k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
     if (d->g != 1 || d->ic > WB_MAX_IC || d->ic > k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->kd != 1 || d->id != 1 || d->od != 1 || d->kh != 3 || d->kw != 3) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->sh != 1 || d->sw != 1 || d->dh != 0 || d->dw != 0) return BDNN_STATUS_UNIMPLEMENTED;
-    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_WINO_COEF
-            && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED && c->fault != BDNN_FAULT_CRASH
-            && c->fault != BDNN_FAULT_PADDING_GARBAGE)
-        return BDNN_STATUS_UNIMPLEMENTED;
     wino_blk_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
@@ -93,23 +87,13 @@ static void wino_blk_pack_weights(const struct bdnn_conv *c, const void *wei_, v
     const float *wei = wei_;
     float *u = packed;
     const int64_t vl = p->k->vlen, ic_n = c->d.ic;
-    double bt[36], g[18], at[24];
-    bdnn_wino_f43_matrices(bt, g, at);
-    if (c->fault == BDNN_FAULT_WINO_COEF) g[3 * 3 + 0] = 1.0 / 25;
     memset(u, 0, wino_blk_weights_bytes(c));
     for (int64_t oc = 0; oc < c->d.oc; ++oc)
         for (int64_t ic = 0; ic < ic_n; ++ic) {
-            const float *w = wei + (oc * ic_n + ic) * 9;
-            double t[18];   /* G g: 6x3 */
-            for (int i = 0; i < 6; ++i)
-                for (int j = 0; j < 3; ++j)
-                    t[i * 3 + j] = g[i * 3] * w[j] + g[i * 3 + 1] * w[3 + j]
-                                 + g[i * 3 + 2] * w[6 + j];
-            for (int i = 0; i < 6; ++i)
-                for (int j = 0; j < 6; ++j)
-                    u[((oc / vl * 36 + i * 6 + j) * ic_n + ic) * vl + oc % vl] =
-                        (float)(t[i * 3] * g[j * 3] + t[i * 3 + 1] * g[j * 3 + 1]
-                                + t[i * 3 + 2] * g[j * 3 + 2]);
+            double uw[36];
+            bdnn_wino_f43_weights(c, wei + (oc * ic_n + ic) * 9, uw);
+            for (int pos = 0; pos < 36; ++pos)
+                u[((oc / vl * 36 + pos) * ic_n + ic) * vl + oc % vl] = (float)uw[pos];
         }
 }
 
