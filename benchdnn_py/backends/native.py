@@ -118,7 +118,7 @@ class AnyEntry:
 #     2 threads, perf_conv's medians: bf16 79-87% of its peak geomean, int8 74-83% of the
 #     VNNI peak, against at most 64% each on the plain rows' shift route). The plain rows
 #     take what the blocked ones do not (other types, scales, zero points, an s8 source,
-#     groups of partial blocks, Winograd).
+#     groups of partial blocks, Winograd outside the wino_f43_blocked rows' domain).
 #     Depthwise (MobileNet v1's 9 layers, 2026-11-23): dw_conv_blocked 0.55x-0.64x
 #     dw_conv_fwd's time on nchw (geomean of three runs; per layer 0.22x-1.13x); the fused
 #     1x1 + depthwise pairs on channel blocks 0.94x-0.96x the separate blocked layers, on

@@ -221,23 +221,24 @@ typedef struct {
 } conv_wino_ker_t;
 extern const conv_wino_ker_t bdnn_wino_ker_scalar, bdnn_wino_ker_avx2, bdnn_wino_ker_avx512;
 
-/* Winograd F(4x4, 3x3) on channel blocks for few input channels (conv_wino_blk.c has the
- * algorithm and the loops; conv_wino_blk.inc the kernel, per ISA). chunk computes the
- * chunk's nt horizontally adjacent tiles of one tile row of one image, every output block:
- *   src: the image's one input block ([ih][iw][vlen], channels 0 .. icg-1 in the lanes; the
- *     lanes past them are never read), the tiles' 6x6 patches at rows y0 .. y0+5 and
- *     columns x0 + 4q .. +5 (zeros outside the input; rows_inside: all six rows are in);
+/* Winograd F(4x4, 3x3) on channel blocks (conv_wino_blk.c has the algorithm and the
+ * loops; conv_wino_blk.inc the kernel, per ISA). chunk computes the chunk's nt (at most
+ * WB_TB) horizontally adjacent tiles of one tile row of one image, every output block:
+ *   src: the image's input blocks, src_cb floats apart ([ih][iw][vlen]; input channel ic
+ *     in lane ic % vlen of block ic / vlen; the lanes past icg are never read), the
+ *     tiles' 6x6 patches at rows y0 .. y0+5 and columns x0 + 4q .. +5 (zeros outside
+ *     the input; rows_inside: all six rows are in);
  *   u: the packed U, [ocb][36][icg][vlen] (output channels in the lanes, zeros past oc);
  *   dst: the image's output blocks, dst_ob floats apart ([oh][ow][vlen]); the tiles'
  *     points at rows oy .. oy+rows-1, columns ox0 + 4q .. (those inside ow) get
  *     A^T M A + bias (NULL: none), + sum_scale * dst (has_sum), the eltwise entries
  *     (has_eltwise), and tail_v on the lanes past oc;
  *     stream: whole vectors may be stored past the cache (dst is vector-aligned);
- *   v, t: the thread's buffers, 36 and 24 vectors per tile of the chunk. */
+ *   v, t: the thread's buffers, 36 vectors per tile and input block, 24 per tile. */
 typedef struct {
     const float *src, *u, *bias;
     float *dst, *v, *t;
-    int64_t ih, iw, y0, x0, nt, icg, ocb, oc, dst_ob, ow, oy, ox0, rows;
+    int64_t ih, iw, src_cb, y0, x0, nt, icg, ocb, oc, dst_ob, ow, oy, ox0, rows;
     int rows_inside, has_sum, has_eltwise, stream;
     float sum_scale, tail_v;
 } wino_blk_chunk_t;

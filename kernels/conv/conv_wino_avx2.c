@@ -15,6 +15,7 @@
 /* and of the channel-block kernel for few input channels (conv_wino_blk.inc): vectors of
  * 8 floats, the nChw8c block */
 #define WB_VL 8
+#define WB_QS 2
 #define WB_OBJ bdnn_wino_blk_ker_avx2
 #define WB_CHUNK_FN wino_blk_chunk_avx2
 #define WB_STREAM(p, x) _mm256_stream_ps((p), (__m256)(x))

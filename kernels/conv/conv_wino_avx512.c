@@ -15,6 +15,7 @@
 /* and of the channel-block kernel for few input channels (conv_wino_blk.inc): vectors of
  * 16 floats, the nChw16c block */
 #define WB_VL 16
+#define WB_QS 4
 #define WB_OBJ bdnn_wino_blk_ker_avx512
 #define WB_CHUNK_FN wino_blk_chunk_avx512
 #define WB_STREAM(p, x) _mm512_stream_ps((p), (__m512)(x))

@@ -1,29 +1,31 @@
 /* wino_f43_blocked: forward f32 convolution by Winograd's F(4x4, 3x3) on channel blocks,
- * for few input channels (a network's first layer: VGG-19's conv1_1 has 3).
+ * where the transformed weights fit the caches.
  *
  * Domain: forward, f32 (the fast path), 2D, 3x3 kernel, unit stride, no dilation, one
- * group, at most WB_MAX_IC input channels, activations in the channel blocks of the
- * row's vector width (nChw16c for AVX-512, nChw8c for AVX2); any padding, bias, a sum
- * (first) and eltwise post-ops. Anything else: UNIMPLEMENTED (the wino_f43 rows take it).
+ * group, U (36 x IC x OC floats) at most WB_MAX_U_BYTES, activations in the channel
+ * blocks of the row's vector width (nChw16c for AVX-512, nChw8c for AVX2); any padding,
+ * bias, a sum (first) and eltwise post-ops. Anything else: UNIMPLEMENTED (the wino_f43
+ * rows take it, on plain layouts).
  *
  * Why a second Winograd. wino_f43 (conv_wino.c) sums over the input channels with 36
- * GEMMs of K = IC; with 3 channels those are all overhead (loading and storing M), and it
- * ran at 0.5x-0.65x the direct kernel on conv1_1. Here each output block's M never leaves
- * registers: per tile and 6-wide row of the 6x6, 6 x IC multiply-adds (a broadcast V value
- * against U's vector of output channels) then the output transform along the row. Per
- * 16 outputs and output channel vector that is 36 x IC multiply-adds and about 100 vector
- * adds (most on the adder ports, beside the multiply-adds), against 16 x 9 x IC for the
- * direct convolution.
+ * GEMMs whose C, M, goes through memory between them and the output transform; its
+ * input side gathers each tile's 6x6 patch channel by channel from a plain layout. With
+ * 3 input channels the GEMMs are all overhead (0.5x-0.65x the direct kernel on VGG-19's
+ * conv1_1). On channel blocks a patch pixel is one vector of input channels, and here M
+ * never leaves registers: per 6-wide row of the 6x6 and a few tiles, the row's sums over
+ * all the input channels (a broadcast V value against U's vector of output channels),
+ * then the output transform along the row at once. With few input channels (at most 4)
+ * U's row stays in registers across the tiles instead.
  *
  * Shared with wino_f43 (conv_wino.c): the domain test and U = G g G^T per (oc, ic), in
  * double, with its defects; packed here rounded once, [ob][p][ic][vlen].
  *
  * Loops, outermost first:
  *   work item  (image, tile row)  -- split across threads (dynamic)
- *     chunk of WB_TB tiles: V of each (36 vectors over the input channels, from the
- *       patch's pixel vectors)
- *       output block: per row i of the 6x6, per tile: M's row in registers, A^T along
- *         it (t buffer); per tile: A^T down the columns, epilogue, store.
+ *     chunk of WB_TB tiles: V of each (36 vectors per input block, from the patch's
+ *       pixel vectors)
+ *       output block: per row i of the 6x6, per WB_QS tiles: M's row in registers, A^T
+ *         along it (t buffer); per tile: A^T down the columns, epilogue, store.
  * Work items write disjoint output rows; each thread owns its v and t buffers. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,12 +34,13 @@
 
 #include "conv_impl.h"
 
-/* Input channels the row takes. The products cost 36 x IC multiply-adds per tile and
- * output vector whatever IC is, the input transform about 150 vector operations per tile
- * (over a block's lanes, so nearly the same for 3 channels as for 16). */
-enum { WB_MAX_IC = 16 };
-/* Tiles per chunk: their V (36 vectors each) and t (24) stay in L1 (8 tiles: 30 KiB at
- * 16 floats, beside U's 36 x IC vectors). */
+/* The largest U the row takes. Each chunk of tiles reads all of U once, so U must come
+ * from the caches. Measured at mb16 against wino_f43 (2026-11-26, 2 threads, AVX-512):
+ * U of 9 MiB (256 -> 256 channels) 0.67x its time at 14x14 and 0.88x at 56x56; 18 MiB
+ * (256 -> 512) 1.37x, 36 MiB (512 -> 512) 1.41x-1.52x. */
+static const int64_t WB_MAX_U_BYTES = (int64_t)10 << 20;
+/* Tiles per chunk (at most: a tile row is a work item): their t (24 vectors each) stays
+ * in L1, their V (36 per input block) in L2. */
 enum { WB_TB = 8 };
 
 /* An output this large is stored past the cache (non-temporal stores): it cannot stay
@@ -47,7 +50,7 @@ static const size_t WB_STREAM_MIN_BYTES = (size_t)64 << 20;
 
 typedef struct {
     const conv_wino_blk_ker_t *k;
-    int64_t th, tw, ocb, thr_floats;
+    int64_t th, tw, icb, ocb, thr_floats;
     float *scratch;   /* per thread: v, t */
 } wino_blk_plan_t;
 
@@ -56,14 +59,16 @@ static int wino_blk_init(struct bdnn_conv *c) {
     const conv_wino_blk_ker_t *k = c->impl->kernel;
     if (!bdnn_wino_f43_takes(c, BDNN_FAULT_PADDING_GARBAGE)) return BDNN_STATUS_UNIMPLEMENTED;
     if (bdnn_layout_block(c->attr.layout) != k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->g != 1 || d->ic > WB_MAX_IC || d->ic > k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->g != 1 || 36 * 4 * d->ic * bdnn_div_up(d->oc, k->vlen) * k->vlen > WB_MAX_U_BYTES)
+        return BDNN_STATUS_UNIMPLEMENTED;
     wino_blk_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
     p->k = k;
     p->th = bdnn_div_up(d->oh, 4), p->tw = bdnn_div_up(d->ow, 4);
     p->ocb = bdnn_div_up(d->oc, k->vlen);
-    p->thr_floats = WB_TB * (36 + 24) * k->vlen;
+    p->icb = bdnn_div_up(d->ic, k->vlen);
+    p->thr_floats = WB_TB * (36 * p->icb + 24) * k->vlen;
     p->scratch = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->thr_floats * c->nthr));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
@@ -112,8 +117,8 @@ static void wino_blk_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *
     {
         float *v = p->scratch + p->thr_floats * omp_get_thread_num();
         wino_blk_chunk_t a = {
-            .u = args->wei, .bias = args->bias, .v = v, .t = v + WB_TB * 36 * vl,
-            .ih = d->ih, .iw = d->iw, .icg = d->ic, .ocb = p->ocb, .oc = d->oc,
+            .u = args->wei, .bias = args->bias, .v = v, .t = v + WB_TB * 36 * p->icb * vl,
+            .ih = d->ih, .iw = d->iw, .src_cb = d->ih * d->iw * vl, .icg = d->ic, .ocb = p->ocb, .oc = d->oc,
             .dst_ob = d->oh * d->ow * vl, .ow = d->ow, .has_sum = has_sum,
             .has_eltwise = has_eltwise, .stream = stream, .sum_scale = sum_scale,
             .tail_v = tail_v,
@@ -121,7 +126,7 @@ static void wino_blk_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *
 #pragma omp for schedule(dynamic, 1)
         for (int64_t item = 0; item < items; ++item) {
             const int64_t n = item / p->th, ty = item % p->th;
-            a.src = (const float *)args->src + n * d->ih * d->iw * vl;
+            a.src = (const float *)args->src + n * p->icb * a.src_cb;
             a.dst = (float *)args->dst + n * p->ocb * a.dst_ob;
             a.oy = 4 * ty, a.y0 = a.oy - d->ph;
             a.rows = d->oh - a.oy < 4 ? d->oh - a.oy : 4;

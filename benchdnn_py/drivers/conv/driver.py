@@ -402,25 +402,19 @@ AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
 # Fewer input channels are Winograd's too where the wino_f43_blocked rows take them: one
-# group of at most a channel block of input channels, activations `any` (which resolve to
-# the blocks of the widest ISA here), any output channel count. Against the blocked direct
-# kernel (2026-11-26, 2 threads): VGG-19 conv1_1 (3 -> 64) 1.58x-1.62x at mb16, 1.26x-1.58x
-# at mb1; 3 -> 16 at 56x56 2.7x, 8 -> 32 at 28x28 1.5x, 16 -> 32 at 14x14 1.0x-1.09x.
+# group, src and dst `any` (which resolve to channel blocks wherever AVX2 runs), any
+# output channel count (up to 2275, where their U would pass 10 MiB and wino_f43 would
+# take the case). Against the blocked direct kernel (2026-11-26, 2 threads): VGG-19
+# conv1_1 (3 -> 64) 1.58x-1.96x at mb16, 1.26x-1.58x at mb1; 3 -> 16 at 56x56 2.7x,
+# 8 -> 32 at 28x28 1.5x, 16 -> 32 at 14x14 1.0x-1.09x, 16 -> 64 at 112x112 1.24x-1.38x.
 # Under --isa=avx2 (nChw8c): conv1_1 1.76x at mb16, 1.16x-1.35x at mb1; 8 -> 32 1.28x,
 # 3 -> 16 1.26x-1.29x.
-# Each ISA with its block, widest first.
-AUTO_WINO_BLOCKED_ICS: tuple[tuple[core.Isa, int], ...] = ((core.Isa.AVX512, 16),
-                                                           (core.Isa.AVX2, 8))
-
-
 def wino_blocked_takes(prb) -> bool:
-    """Whether the wino_f43_blocked rows would run this case (given the Winograd domain):
-    one group, src and dst `any`, the input channels within the widest ISA's block."""
+    """Whether auto's few-channel rule applies: the wino_f43_blocked rows run the case
+    (given the Winograd domain) with fewer than AUTO_WINO_MIN_CHANNELS input channels."""
     d = prb.desc
-    if d.g != 1 or any(prb.requested_layouts[n] is not None for n in ("src", "dst")):
-        return False
-    block = next((b for isa, b in AUTO_WINO_BLOCKED_ICS if core.isa_supported(isa)), 0)
-    return d.ic <= block
+    return (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS and core.isa_supported(core.Isa.AVX2)
+            and all(prb.requested_layouts[n] is None for n in ("src", "dst")))
 
 
 def resolved_alg(prb) -> str:

@@ -105,6 +105,8 @@ def test_the_blocked_rows_are_avx512_and_avx2_before_the_plain_ones():
     (1, 5, 8, 11, 43, 2),      # rows of several chunks (11 tiles), padding 2
     (1, 8, 33, 4, 4, 1),       # a full AVX2 block; output inside one tile
     (1, 1, 16, 1024, 1024, 1),  # a 64 MiB output: stored past the cache (streaming)
+    (2, 40, 19, 9, 27, 1),     # input blocks with a partial last; 7 tiles a row (steps + 3)
+    (1, 64, 32, 14, 14, 1),    # whole input blocks; 4 tiles a row
 ])
 def test_blocked_kernel_matches_the_direct_formula(impl, mb, ic, oc, ih, iw, p):
     """On nChw{B}c buffers made here (the output cache-line aligned, as the driver's):
@@ -121,9 +123,11 @@ def test_blocked_kernel_matches_the_direct_formula(impl, mb, ic, oc, ih, iw, p):
     pad = np.pad(src.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
     windows = np.lib.stride_tricks.sliding_window_view(pad, (3, 3), axis=(2, 3))
     ref = np.einsum("nchwij,ocij->nohw", windows, wei.astype(np.float64)) + bias[:, None, None]
-    ocb = -(-oc // block)
-    src_blk = np.full((mb, 1, ih, iw, block), np.nan, np.float32)
-    src_blk[:, 0, :, :, :ic] = src.transpose(0, 2, 3, 1)
+    ocb, icb = -(-oc // block), -(-ic // block)
+    src_blk = np.full((mb, icb * block, ih, iw), np.nan, np.float32)
+    src_blk[:, :ic] = src
+    src_blk = np.ascontiguousarray(src_blk.reshape(mb, icb, block, ih, iw)
+                                   .transpose(0, 1, 3, 4, 2))
     dst_blk = memory.aligned_empty(mb * ocb * oh * ow * block * 4).view(np.float32)
     dst_blk = dst_blk.reshape(mb, ocb, oh, ow, block)
     dst_blk.fill(np.nan)
@@ -151,7 +155,7 @@ def test_threshold_and_fill_come_from_the_type_table():
     (("--mb=16", "ic64ih56oc64oh56kh3ph1"), "wino"),
     (("--mb=1", "ic64ih7oc64oh7kh3ph1"), "direct"),       # 4 tiles: too few
     (("--mb=16", "ic512ih7oc512oh7kh3ph1"), "direct"),    # 64 tiles, but a 7x7 output
-    (("--mb=16", "ic24ih56oc64oh56kh3ph1"), "direct"),    # too few channels, past a block
+    (("--mb=16", "ic24ih56oc64oh56kh3ph1"), "wino"),      # few: the blocked rows take it
     (("--mb=16", "--stag=nchw", "ic16ih56oc64oh56kh3ph1"), "direct"),  # too few, plain
     (("--mb=1", "ic3ih224oc64oh224kh3ph1"), "wino"),      # few: the blocked rows take it
     (("--mb=1", "g2ic6ih56oc64oh56kh3ph1"), "direct"),    # few, but groups
@@ -166,15 +170,15 @@ def test_auto_rule(args, wanted):
     assert conv.resolved_alg(_problem("--alg=auto", *args)) == wanted
 
 
-@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX512), reason="needs AVX-512")
-def test_auto_rule_follows_the_block_of_the_isa_cap():
-    sixteen = _problem("--alg=auto", "--mb=16", "ic16ih56oc64oh56kh3ph1")
-    eight = _problem("--alg=auto", "--mb=16", "ic8ih56oc64oh56kh3ph1")
-    assert conv.resolved_alg(sixteen) == conv.resolved_alg(eight) == "wino"
+@pytest.mark.skipif(not core.isa_supported(core.Isa.AVX2), reason="needs AVX2")
+def test_auto_rule_for_few_channels_needs_the_blocked_rows():
+    few = _problem("--alg=auto", "--mb=16", "ic16ih56oc64oh56kh3ph1")
+    assert conv.resolved_alg(few) == "wino"
     try:
-        core.cap_isa("avx2")   # nChw8c: 16 channels are two blocks
-        assert conv.resolved_alg(sixteen) == "direct"
-        assert conv.resolved_alg(eight) == "wino"
+        core.cap_isa("avx2")
+        assert conv.resolved_alg(few) == "wino"
+        core.cap_isa("scalar")   # no blocked row: plain rows, where direct is faster
+        assert conv.resolved_alg(few) == "direct"
     finally:
         core.cap_isa("")
 
@@ -196,19 +200,16 @@ def test_blocked_rows_pass_their_grid_with_post_ops_and_catch_their_defects(isa)
     res = run_cli(*args[:2], "-j", "2", "--mb=0,2", *args[2:3],
                   "--attr-post-ops=,sum:0.5+relu,linear:0.5:-1", *args[3:])
     assert res.code == 0, res.out
-    assert res.summary()["passed"] == res.summary()["tests"] == 2 * 3 * 7
+    assert res.summary()["passed"] == res.summary()["tests"] == 2 * 3 * 9
     rows = {l.split("--impl=")[1].split(" ")[0] for l in res.lines if ":PASSED" in l}
-    # 16 input channels are two AVX2 blocks: the plain row takes that shape there
-    assert rows == ({f"wino_f43_blocked:{isa}"} if isa == "avx512"
-                    else {"wino_f43_blocked:avx2", "wino_f43:avx2"})
+    assert rows == {f"wino_f43_blocked:{isa}"}
     coef = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "wino_coef"})
-    assert coef.summary()["failed"] == 7
+    assert coef.summary()["failed"] == 9
     # the padded output lanes: the shapes whose output channels end in a partial block
     garbage = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "padding_garbage"})
     caught = [l for l in _case_lines(garbage, "FAILED") if "padded tail not zero" in l]
-    # oc 1, 21, 40, 35, 17 in blocks of 16; oc 1, 21, 17 in blocks of 8 (16 input channels
-    # there: the plain row, which has no such defect)
-    assert len(caught) == (5 if isa == "avx512" else 3), garbage.out
+    # oc 1, 21, 40, 35, 17, 21 in blocks of 16; oc 1, 21, 35, 17, 21 in blocks of 8
+    assert len(caught) == (6 if isa == "avx512" else 5), garbage.out
 
 
 def test_wrong_transform_coefficient_is_caught():
@@ -239,4 +240,4 @@ def test_direct_never_and_auto_names_what_ran():
     (d_line,) = [l for l in direct.lines if ":PASSED" in l]
     (a_line,) = [l for l in auto.lines if ":PASSED" in l]
     assert "wino" not in d_line and "--impl=gemm_conv" in d_line
-    assert "--impl=wino_f43:" in a_line and "--alg=auto" in a_line
+    assert "--impl=wino_f43" in a_line and "--alg=auto" in a_line
