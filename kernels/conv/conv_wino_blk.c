@@ -54,13 +54,17 @@ typedef struct {
     float *scratch;   /* per thread: v, t */
 } wino_blk_plan_t;
 
+/* The packed U: [ceil(OC/vlen)][36][IC][vlen] floats. */
+static size_t u_bytes(const bdnn_conv_desc_t *d, int64_t vlen) {
+    return sizeof(float) * (size_t)(bdnn_div_up(d->oc, vlen) * 36 * d->ic * vlen);
+}
+
 static int wino_blk_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_wino_blk_ker_t *k = c->impl->kernel;
     if (!bdnn_wino_f43_takes(c, BDNN_FAULT_PADDING_GARBAGE)) return BDNN_STATUS_UNIMPLEMENTED;
     if (bdnn_layout_block(c->attr.layout) != k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->g != 1 || 36 * 4 * d->ic * bdnn_div_up(d->oc, k->vlen) * k->vlen > WB_MAX_U_BYTES)
-        return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->g != 1 || u_bytes(d, k->vlen) > (size_t)WB_MAX_U_BYTES) return BDNN_STATUS_UNIMPLEMENTED;
     wino_blk_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
@@ -83,8 +87,7 @@ static void wino_blk_fini(struct bdnn_conv *c) {
 }
 
 static size_t wino_blk_weights_bytes(const struct bdnn_conv *c) {
-    const wino_blk_plan_t *p = c->plan;
-    return sizeof(float) * (size_t)(p->ocb * 36 * c->d.ic * p->k->vlen);
+    return u_bytes(&c->d, ((const wino_blk_plan_t *)c->plan)->k->vlen);
 }
 
 static void wino_blk_pack_weights(const struct bdnn_conv *c, const void *wei_, void *packed) {
