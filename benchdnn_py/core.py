@@ -388,6 +388,20 @@ def _peak(kind: PeakKind, isa: Isa, nthreads: int) -> Peak:   # (measured on nth
                                                    PEAK_REPEATS)))
 
 
+# The perf guard's probe (timing.MachineGuard): the f32 route's loop, short, best of two.
+PROBE_SECONDS, PROBE_REPEATS = 0.002, 2
+
+
+def probe_peak() -> float:
+    """The f32 FMA rate this machine gives right now on the current threads (ops/s;
+    0 without a vector route), against measured_peak("f32"): whether the cores a case
+    was timed on were all there."""
+    for kind, isa in PEAK_ROUTES["f32"]:
+        if isa_supported(isa):
+            return float(lib.bdnn_peak_ops(int(kind), int(isa), PROBE_SECONDS, PROBE_REPEATS))
+    return 0.0
+
+
 def fill_int(kind: int, n: int, lo: int, hi: int, density: float) -> np.ndarray:
     """n f32 integers of the fill contract in fill.py (C: bdnn_fill_int)."""
     out = np.empty(n, np.float32)

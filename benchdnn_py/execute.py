@@ -21,6 +21,7 @@ from .errors import BenchError, ProblemError
 from .perf_report import PerfRecord
 from .settings import GlobalSettings
 from .status import Reason, Status
+from .timing import MachineCheck
 
 DEBUG_ENV = "BENCHDNN_PY_DEBUG"
 
@@ -63,6 +64,7 @@ class CaseOutcome:
     perf: PerfRecord | None = None
     timers: dict[str, float] = dataclasses.field(default_factory=dict)
     threads: int = 0              # OpenMP threads of the process that ran it
+    machine: MachineCheck | None = None   # the perf guard's probes around its timing
 
 
 def repro_of(case) -> tuple[Any, str, ProblemError | None]:
@@ -98,7 +100,8 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None) -> 
         _line(case, task.idx, result, ms, repro), result.impl, ms,
         case_record(case, prb, result, task.idx, ms) if task.record else None, kept_log,
         list(result.diagnostics),
-        kept_err, result.perf, dict(result.timers.seconds), core.max_threads())
+        kept_err, result.perf, dict(result.timers.seconds), core.max_threads(),
+        result.machine)
 
 
 def lost_outcome(task: CaseTask, prb, repro: str, reason: str, ms: float) -> CaseOutcome:

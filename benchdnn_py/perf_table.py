@@ -22,6 +22,7 @@ from .drivers.conv.desc import ConvDesc, parse_desc
 from .errors import UsageError
 from .results import read
 from .stats import geometric_mean
+from .timing import GUARD_SHARE
 
 FORWARD = frozenset({"FWD_B", "FWD_D", "FWD_I"})
 BWD_DATA = frozenset({"BWD_D"})
@@ -510,6 +511,21 @@ def limits_line(cases: list[Case]) -> str:
     return "measured limits: " + ", ".join(f"{k} {v:.0f} G/s" for k, v in sorted(seen.items()))
 
 
+def guard_line(records: list[dict[str, Any]]) -> str:
+    """What the perf guard (timing.MachineGuard) saw over the timed cases: how many it
+    timed again, and which stayed degraded (their times are the machine's)."""
+    checks = [r["machine"] for r in records if r.get("median_ms") and r.get("machine")]
+    if not checks:
+        return "perf guard: none (runs without --perf-guard, or older files)"
+    degraded = [c for c in checks if c["share"] < GUARD_SHARE]
+    text = (f"perf guard: {len(checks)} cases timed between compute probes, "
+            f"{sum(c['attempts'] > 1 for c in checks)} timed again after a degraded probe, "
+            f"{len(degraded)} still degraded")
+    if degraded:
+        text += f" (lowest probe {min(c['share'] for c in degraded):.0%} of the peak)"
+    return text
+
+
 # Issue 5: a reorder takes at most this many times what a memory copy of the same bytes
 # takes (memcpy bandwidth is the physical limit).
 REORDER_MAX_OVER_COPY = 1.5
@@ -600,7 +616,8 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     lines: list[str] = []
     if cases:
         rows = rows_of(cases)
-        lines = [limits_line(cases), "", *markdown(rows), "", *bandwidth_lines(rows), "",
+        lines = [limits_line(cases), guard_line(records), "", *markdown(rows), "",
+                 *bandwidth_lines(rows), "",
                  *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases),
                  "", *threads_lines(cases)]
         if layers:

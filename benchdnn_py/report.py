@@ -12,7 +12,7 @@ from rich.table import Table
 from .perf_report import PerfRecord
 from .settings import GlobalSettings, Summary
 from .status import SUMMARY_FIELDS, Counts, Status
-from .timing import TIMERS, Stopwatch
+from .timing import TIMERS, MachineCheck, Stopwatch
 
 MAX_LISTED_FAILURES = 10
 
@@ -30,6 +30,24 @@ def result_line(idx: int, status: Status, reason: str, errors: int, total: int, 
 
 
 @dataclasses.dataclass
+class GuardTally:
+    """The perf guard over a run (timing.MachineGuard): cases timed between probes, those
+    timed again after a degraded probe, those still degraded when kept."""
+
+    cases: int = 0
+    retimed: int = 0
+    degraded: int = 0
+
+    def add(self, check: MachineCheck) -> None:
+        self.cases += 1
+        self.retimed += check.attempts > 1
+        self.degraded += check.degraded
+
+    def line(self) -> str:
+        return f"perf guard: cases:{self.cases} retimed:{self.retimed} degraded:{self.degraded}"
+
+
+@dataclasses.dataclass
 class RunSummary:
     """Everything the end of a run reports."""
 
@@ -38,6 +56,7 @@ class RunSummary:
     impl_hits: Counter = dataclasses.field(default_factory=Counter)
     failed_lines: list[str] = dataclasses.field(default_factory=list)
     perf: list[tuple[str, PerfRecord]] = dataclasses.field(default_factory=list)
+    guard: GuardTally = dataclasses.field(default_factory=GuardTally)
     wall_seconds: float = 0.0
     interrupted: bool = False
     error: str = ""          # why the run stopped early (its workers failed), if it did
@@ -92,6 +111,8 @@ def end_of_run(run: RunSummary, settings: GlobalSettings) -> list[str]:
         mins = sum(r.time_stat("-") for _, r in run.perf)
         avgs = sum(r.time_stat("0") for _, r in run.perf)
         lines.append(f"total perf: min(ms):{mins:g} avg(ms):{avgs:g}")
+        if run.guard.cases:
+            lines.append(run.guard.line())
     total = run.wall_seconds
     timer_text = "".join(
         f" {name}: {run.timers.seconds[name]:.2f}s "

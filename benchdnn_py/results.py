@@ -295,6 +295,10 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "copy_g_per_s": _limit_g(BANDWIDTH, perf.threads)
         if perf is not None and best and perf.bandwidth_bound else None,
         "diagnostics": list(result.diagnostics[:MAX_RECORD_DIAGNOSTICS]),
+        # the perf guard (timing.MachineGuard): the lower compute probe around the kept
+        # timing over the peak, and how many timings were made
+        "machine": {"share": round(result.machine.share, 3),
+                    "attempts": result.machine.attempts} if result.machine else None,
     }
 
 

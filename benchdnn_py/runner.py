@@ -281,6 +281,8 @@ class _Emitter:
                 self.printed_template = template
             self.out(perf_report.render(template, o.perf))
             self.summary.perf.append((p.repro, o.perf))
+        if o.machine is not None:
+            self.summary.guard.add(o.machine)
         for name, seconds in o.timers.items():
             self.summary.timers.seconds[name] += seconds
         if self.s.writer is not None:

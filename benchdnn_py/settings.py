@@ -172,6 +172,7 @@ class GlobalSettings:
     junit: str = ""
     resume: str = ""
     executor: str = "local"
+    perf_guard: bool = True    # time perf cases between compute probes (timing.py)
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -223,8 +224,12 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                      "skip the cases already in results FILE, append the others to it"),
     "executor": Option("executor", parse_executor, "local",
                        "local (worker processes here) or dask://HOST:PORT"),
+    "perf_guard": Option("perf-guard", bool_value("perf-guard"), True,
+                         "in perf modes, probe the machine's compute peak around each "
+                         "case and retime a case the probe finds degraded"),
 }
 
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.
-RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor"})
+RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor",
+                        "perf_guard"})

@@ -90,6 +90,19 @@ def test_many_cases_moving_both_ways_is_reported_as_drift():
     assert not fixture_comparison().warnings
 
 
+def test_cases_timed_on_a_degraded_machine_are_warned_about_per_side(tmp_path):
+    records = [json.loads(line) for line in open(NEW)]
+    cases = [r for r in records if r.get("type") == "case"]
+    cases[0]["machine"] = {"share": 0.5, "attempts": 3}
+    cases[1]["machine"] = {"share": 0.84, "attempts": 1}
+    cases[2]["machine"] = {"share": 0.9, "attempts": 2}
+    new = tmp_path / "new.jsonl"
+    new.write_text("".join(json.dumps(r) + "\n" for r in records))
+    warned = [w for w in cmp.compare(BASE, str(new)).warnings if "degraded machine" in w]
+    assert warned == ["new: 2 cases timed on a degraded machine (the perf guard's compute "
+                      "probe read under 85% of the peak); their times are the machine's"]
+
+
 def test_different_machines_are_refused_with_the_reason():
     c = cmp.compare(BASE, str(DATA / "other_machine.jsonl"))
     assert c.refusals == ["CPU model differs: base `Example CPU 8000`, new `Other CPU 100`",

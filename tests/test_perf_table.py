@@ -108,10 +108,21 @@ def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
     assert res.code == 0, res.err
     assert "| ResNet-50 f32 forward, mb1 | 1 | 200 | 50, 50 | 67 | 3.00x |" in res.out
     assert "| resnet_50 | a | FWD_I | f32 | 1 | 200 | 50 | 67 | 3.00 | native:x |" in res.out
+    assert "perf guard: none (runs without --perf-guard, or older files)" in res.lines
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps(header) + "\n")
     res = run_cli("perf-table", str(empty))
     assert res.code == 2 and "no timed conv or reorder case" in res.err
+
+
+def test_the_guard_line_counts_retimed_and_still_degraded_cases():
+    rec = [record(resnet(layer)) for layer in "abcd"]
+    for r, (share, attempts) in zip(rec, [(0.97, 1), (0.93, 2), (0.51, 3), (0.6, 1)]):
+        r["machine"] = {"share": share, "attempts": attempts}
+    assert perf_table.guard_line(rec) == (
+        "perf guard: 4 cases timed between compute probes, 2 timed again after a degraded "
+        "probe, 2 still degraded (lowest probe 51% of the peak)")
+    assert perf_table.guard_line(rec[:2]).endswith(", 0 still degraded")
 
 
 def test_post_op_overhead_divides_by_the_plain_case():

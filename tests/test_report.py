@@ -9,6 +9,7 @@ from benchdnn_py import report
 from benchdnn_py.perf_report import PerfRecord
 from benchdnn_py.settings import MODES, GlobalSettings, Summary
 from benchdnn_py.status import Status
+from benchdnn_py.timing import MachineCheck
 
 
 def make_run():
@@ -54,6 +55,18 @@ def test_perf_mode_has_no_failure_list_and_a_total_perf_line():
     assert not any("Failed cases" in l for l in lines)
     assert "total perf: min(ms):1 avg(ms):2" in lines
     assert "compute_ref" not in lines[-1]
+    assert not any(l.startswith("perf guard:") for l in lines)   # no case was guarded
+
+
+def test_the_perf_guard_line_counts_retimed_and_degraded_cases():
+    run = make_run()
+    run.perf.append(("x", PerfRecord({"impl": "i"}, 1e9, 0, 0, [1.0], (0.0, 0.0), 0, 0)))
+    for check in (MachineCheck(0.97, 1), MachineCheck(0.91, 2), MachineCheck(0.5, 3),
+                  MachineCheck(0.52, 1)):
+        run.guard.add(check)
+    lines = report.end_of_run(run, GlobalSettings(mode=MODES["P"]))
+    at = lines.index("total perf: min(ms):1 avg(ms):1")
+    assert lines[at + 1] == "perf guard: cases:4 retimed:2 degraded:2"
 
 
 def test_rich_tables_for_a_terminal():

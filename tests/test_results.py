@@ -56,6 +56,38 @@ def test_a_perf_run_writes_header_cases_and_footer(tmp_path):
     assert f.cases[1]["settings"]["driver"]["dir"] == "BWD_D"
 
 
+def test_perf_cases_record_the_guard_probes_and_the_run_counts_them(tmp_path):
+    out = tmp_path / "run.jsonl"
+    res = run_cli("--conv", "--mode=P", "--fix-times-per-prb=3", f"--results={out}",
+                  "--dir=FWD_B,BWD_W", "mb1ic8ih6oc8kh3ph1", "mb2ic16ih12oc16kh3ph1")
+    assert res.code == 0, res.err
+    f = read(str(out))
+    assert f.header["run"]["perf_guard"] is True
+    checks = [c["machine"] for c in f.cases]
+    assert len(checks) == 4
+    for check in checks:
+        assert 0 < check["share"] < 1.3 and 1 <= check["attempts"] <= 3
+    retimed = sum(c["attempts"] > 1 for c in checks)
+    degraded = sum(c["share"] < 0.85 for c in checks)
+    assert f"perf guard: cases:4 retimed:{retimed} degraded:{degraded}" in res.lines
+    # a degraded case says so before its perf line, and its record keeps the line
+    for case in f.cases:
+        flagged = [d for d in case["diagnostics"] if d.startswith("perf guard:")]
+        assert bool(flagged) == (case["machine"]["share"] < 0.85)
+
+    off = tmp_path / "off.jsonl"
+    res = run_cli("--conv", "--mode=P", "--fix-times-per-prb=3", "--perf-guard=false",
+                  f"--results={off}", "mb1ic8ih6oc8kh3ph1")
+    assert res.code == 0, res.err
+    f = read(str(off))
+    assert f.header["run"]["perf_guard"] is False
+    assert f.cases[0]["machine"] is None and len(f.cases[0]["samples_ms"]) == 3
+    assert not any(l.startswith("perf guard:") for l in res.lines)
+    # a correctness run times nothing, so nothing is guarded
+    res = run_cli("--conv", "mb1ic8ih6oc8kh3ph1")
+    assert res.code == 0 and not any(l.startswith("perf guard:") for l in res.lines)
+
+
 def test_cases_record_their_bytes_and_memory_bound_ones_the_copy_bandwidth(tmp_path):
     """bytes: what each run reads and writes (src, weights, bias, dst in f32, plain
     layouts); a depthwise convolution, bound by memory, also records the copy bandwidth

@@ -14,7 +14,7 @@ from ..options import Option
 from ..perf_report import DEFAULT_TEMPLATE, PerfRecord
 from ..settings import GlobalSettings
 from ..status import Status
-from ..timing import Stopwatch
+from ..timing import MachineCheck, Stopwatch
 
 
 class Problem(Protocol):
@@ -36,6 +36,7 @@ class CaseResult:
     diagnostics: list[str] = dataclasses.field(default_factory=list)
     perf: PerfRecord | None = None
     timers: Stopwatch = dataclasses.field(default_factory=Stopwatch)
+    machine: MachineCheck | None = None   # the perf guard's probes around the timing
 
 
 @dataclasses.dataclass(frozen=True)

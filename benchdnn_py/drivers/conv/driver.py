@@ -34,7 +34,7 @@ from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import PerfRecord
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ...timing import measure
+from ...timing import MachineGuard, measure
 from ..base import CaseResult, RunContext, first_accepting
 from ...backends import Executor
 from . import cfg
@@ -1124,10 +1124,30 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
 
 
 def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
+    """The case's timed runs; with --perf-guard (default), between compute probes, and
+    what they read in res.machine (a degraded machine also as a diagnostic line)."""
+    settings = ctx.settings
     start = time.perf_counter()
-    times = measure(run_once, ctx.settings.max_ms_per_prb, ctx.settings.fix_times_per_prb)
+    if settings.perf_guard:
+        times, res.machine = machine_guard().measure(run_once, settings.max_ms_per_prb,
+                                                     settings.fix_times_per_prb)
+        if res.machine.degraded:
+            res.diagnostics.append(res.machine.diagnostic())
+    else:
+        times = measure(run_once, settings.max_ms_per_prb, settings.fix_times_per_prb)
     res.timers.seconds["execute"] += time.perf_counter() - start
     return times
+
+
+@functools.cache
+def machine_guard() -> MachineGuard:
+    """One per process: it remembers whether the machine stayed degraded."""
+    return MachineGuard(core.probe_peak, _f32_peak, core.max_threads)
+
+
+def _f32_peak() -> float:
+    peak = core.measured_peak("f32")
+    return peak.ops_per_s if peak else 0.0
 
 
 @dataclasses.dataclass(frozen=True)
