@@ -127,7 +127,30 @@ def fill_ranges(dt: tuple[str, str, str], bia_dt: str, out_dt: str, n_acc: int,
     if wei_t in ONE_BYTE and out_dt != "s32":
         density = min(1.0, 3 * density)   # bump to hit saturation of narrow outputs
     bia = CFG[bia_dt].bia if bia_dt in CFG else (0, 0)
-    return FillRanges(src, wei, bia, CFG[dst_t].dst, wei_mult, density)
+    dst = CFG[dst_t].dst
+    if wino and CFG[src_t].wino_src is not None:
+        dst = wino_addend_range(src, wei, n_acc)
+        bia = dst if bia_dt in CFG else bia
+    return FillRanges(src, wei, bia, dst, wei_mult, density)
+
+
+# The largest addend range on a Winograd case: integers of f32 stay exact to 2**24.
+WINO_ADDEND_MAX = 2**22
+
+
+def wino_addend_range(src: tuple[int, int], wei: tuple[int, int],
+                      n_acc: int) -> tuple[int, int]:
+    """The bias and prior-dst range of a Winograd case: +-1/16 of its mean output (a
+    power of two, at least benchdnn's 8). Winograd's fill makes outputs large (n_acc x
+    mean src x mean wei: 1.3e5 at 8 input channels, 1e6 at 64), and its threshold is
+    relative, so an addend of +-8 is lost under it (8e-6 of an output at 64 channels
+    against 2e-5): a dropped bias or sum scale passed. At 1/16 the addend moves every
+    output by far more than the threshold, and keeps it far from zero."""
+    mean = n_acc * (src[0] + src[1]) / 2 * (wei[0] + wei[1]) / 2
+    r = 8
+    while r * 2 <= min(mean / 16, WINO_ADDEND_MAX):
+        r *= 2
+    return (-r, r)
 
 
 def eps(dt: str) -> float:

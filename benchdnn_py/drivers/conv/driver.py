@@ -734,11 +734,15 @@ def tensor_dts(prb) -> dict[str, str]:
 
 
 def fill_prior_dst(prb, t: dict[str, Tensor], perf: bool) -> np.ndarray:
-    """The destination's contents before a sum post-op reads them (reference 6.4)."""
+    """The destination's contents before a sum post-op reads them (reference 6.4), in the
+    case's dst range (cfg.fill_ranges: wider on Winograd cases, so the sum shows)."""
     n = math.prod(t["dst"].shape)
     if perf:
         return fill.real_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].perf)
-    return fill.int_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].dst)
+    _, sparse, other, n_acc = direction_chain(prb.dir, prb.shape)
+    r = cfg.fill_ranges(prb.dt, tensor_dts(prb)["bia"], out_dt(prb), n_acc, (sparse, other),
+                        wino=prb.alg == "wino")
+    return fill.int_fill(n, fill.Kind.DST, *r.dst)
 
 
 def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:
@@ -1220,7 +1224,7 @@ def _execute(prb, ctx: RunContext, steps: CaseSteps, shape: core.ConvShape,
     if mode.correctness:
         with res.timers("fill"):
             inputs = steps.fill(filled, t, False, q)
-            prior = fill_prior_dst(prb, t, perf=False) if has_sum else None
+            prior = fill_prior_dst(filled, t, perf=False) if has_sum else None
             if prior is not None:   # the sum reads it; the execution overwrites it
                 formats.place_into(prior.astype(dst_dtype), layout_of(t, lays, "dst"), dst_dt,
                                    outs["dst"].array)

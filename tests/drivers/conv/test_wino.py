@@ -151,6 +151,37 @@ def test_threshold_and_fill_come_from_the_type_table():
     assert direct["dst"].trh == 0.0 and not direct["dst"].norm_fallback
 
 
+@pytest.mark.parametrize("icg", [1, 8, 64, 2048, 1 << 20])
+def test_bias_and_prior_dst_scale_with_the_winograd_output(icg):
+    """+-8 (the direct cases' bias and prior dst) is lost under the relative threshold on
+    Winograd's large outputs; the addends are a power of two near 1/16 of the mean output,
+    so dropping one moves outputs by far more than wino_trh."""
+    n_acc = 9 * icg
+    r = cfg.fill_ranges(("f32",) * 3, "f32", "f32", n_acc, ("src", "wei"), wino=True)
+    mean = n_acc * 56 * 33          # n_acc x mean src (-16..128) x mean weight (2..64)
+    lo, hi = r.dst
+    assert r.bia == r.dst and lo == -hi and hi & (hi - 1) == 0 and hi >= 8
+    capped = hi == cfg.WINO_ADDEND_MAX      # (past 4000 input channels: still > wino_trh)
+    if capped:
+        assert mean / 16 >= hi
+    elif hi > 8:
+        assert mean / 32 < hi <= mean / 16
+    assert hi / 2 / mean > (1 if capped else 100) * cfg.CFG["f32"].wino_trh
+    direct = cfg.fill_ranges(("f32",) * 3, "f32", "f32", n_acc, ("src", "wei"))
+    assert (direct.bia, direct.dst) == ((-8, 8), (-8, 8))
+    no_bias = cfg.fill_ranges(("f32",) * 3, "undef", "f32", n_acc, ("src", "wei"), wino=True)
+    assert no_bias.dst == r.dst and no_bias.bia == (0, 0)
+
+
+def test_a_dropped_sum_scale_fails_every_winograd_sum_case():
+    """Before the addends scaled, 18 of these 54 cases passed (8 input channels and more)."""
+    res = run_cli("--conv", "--alg=wino", "--mb=1,2",
+                  "--attr-post-ops=sum:0.5,sum:2,sum:0.25+relu",
+                  "--batch=problems/shapes_wino_blocked",
+                  env={"BENCHDNN_PY_TEST_FAULT": "sum_scale_dropped"})
+    assert res.code == 1 and res.summary()["failed"] == res.summary()["tests"] == 54
+
+
 # Few input channels are Winograd's where a blocked Winograd row runs (AVX2 or better),
 # else direct.
 FEW = "wino" if core.isa_supported(core.Isa.AVX2) else "direct"
