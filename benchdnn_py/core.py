@@ -129,6 +129,8 @@ class ActLayout(enum.IntEnum):
 
 # Bytes of src up to which backward weights on channels last reads a 1x1's src in place.
 BWT_IN_PLACE_MAX_SRC_BYTES = lib.BDNN_BWT_IN_PLACE_MAX_SRC_BYTES
+# Bytes of transformed weights up to which the wino_f43_blocked rows take a case.
+WINO_BLOCKED_MAX_U_BYTES = lib.BDNN_WINO_BLOCKED_MAX_U_BYTES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,11 +34,11 @@
 
 #include "conv_impl.h"
 
-/* The largest U the row takes. Each chunk of tiles reads all of U once, so U must come
- * from the caches. Measured at mb16 against wino_f43 (2026-11-26, 2 threads, AVX-512):
- * U of 9 MiB (256 -> 256 channels) 0.67x its time at 14x14 and 0.88x at 56x56; 18 MiB
- * (256 -> 512) 1.37x, 36 MiB (512 -> 512) 1.41x-1.52x. */
-static const int64_t WB_MAX_U_BYTES = (int64_t)10 << 20;
+/* The largest U the row takes (BDNN_WINO_BLOCKED_MAX_U_BYTES). Each chunk of tiles reads
+ * all of U once, so U must come from the caches. Measured at mb16 against wino_f43
+ * (2026-11-26, 2 threads, AVX-512): U of 9 MiB (256 -> 256 channels) 0.67x its time at
+ * 14x14 and 0.88x at 56x56; 18 MiB (256 -> 512) 1.37x, 36 MiB (512 -> 512) 1.41x-1.52x. */
+static const int64_t WB_MAX_U_BYTES = BDNN_WINO_BLOCKED_MAX_U_BYTES;
 /* Tiles per chunk (at most: a tile row is a work item): their t (24 vectors each) stays
  * in L1, their V (36 per input block) in L2. */
 enum { WB_TB = 8 };

@@ -167,6 +167,10 @@ enum {
  * a copy, only up to this many bytes of src (8 MiB); the driver's choice of layout for
  * `any` follows the same bound. */
 enum { BDNN_BWT_IN_PLACE_MAX_SRC_BYTES = 8388608 };
+/* The wino_f43_blocked rows take transformed weights U (36 x IC x OC rounded up to the
+ * channel block, f32) of at most this many bytes (10 MiB; why: conv_wino_blk.c); the
+ * driver's --alg=auto few-channel rule follows the same bound. */
+enum { BDNN_WINO_BLOCKED_MAX_U_BYTES = 10485760 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {

@@ -402,9 +402,10 @@ AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
 # Fewer input channels are Winograd's too where the wino_f43_blocked rows take them: one
-# group, src and dst `any` (which resolve to channel blocks wherever AVX2 runs), any
-# output channel count (up to 2275, where their U would pass 10 MiB and wino_f43 would
-# take the case). Against the blocked direct kernel (2026-11-26, 2 threads): VGG-19
+# group, src and dst `any` (which resolve to channel blocks wherever AVX2 runs), and
+# transformed weights U within the rows' bound (core.WINO_BLOCKED_MAX_U_BYTES: past it
+# wino_f43 would take the case, 0.49x-0.66x direct on conv1_1; at 31 input channels, past
+# 2336 output channels). Against the blocked direct kernel (2026-11-26, 2 threads): VGG-19
 # conv1_1 (3 -> 64) 1.58x-1.96x at mb16, 1.26x-1.58x at mb1; 3 -> 16 at 56x56 2.7x,
 # 8 -> 32 at 28x28 1.5x, 16 -> 32 at 14x14 1.0x-1.09x, 16 -> 64 at 112x112 1.24x-1.38x.
 # Under --isa=avx2 (nChw8c): conv1_1 1.76x at mb16, 1.16x-1.35x at mb1; 8 -> 32 1.28x,
@@ -413,8 +414,12 @@ def wino_blocked_takes(prb) -> bool:
     """Whether auto's few-channel rule applies: the wino_f43_blocked rows run the case
     (given the Winograd domain) with fewer than AUTO_WINO_MIN_CHANNELS input channels."""
     d = prb.desc
-    return (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS and core.isa_supported(core.Isa.AVX2)
-            and all(prb.requested_layouts[n] is None for n in ("src", "dst")))
+    if not (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS and core.isa_supported(core.Isa.AVX2)
+            and all(prb.requested_layouts[n] is None for n in ("src", "dst"))):
+        return False
+    block = 16 if core.isa_supported(core.Isa.AVX512) else 8   # what `any` resolves to
+    u_bytes = 4 * 36 * d.ic * -(-d.oc // block) * block
+    return u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES
 
 
 def resolved_alg(prb) -> str:

@@ -194,6 +194,8 @@ FEW = "wino" if core.isa_supported(core.Isa.AVX2) else "direct"
     (("--mb=16", "ic24ih56oc64oh56kh3ph1"), FEW),         # few: the blocked rows take it
     (("--mb=16", "--stag=nchw", "ic16ih56oc64oh56kh3ph1"), "direct"),  # too few, plain
     (("--mb=1", "ic3ih224oc64oh224kh3ph1"), FEW),         # few: the blocked rows take it
+    (("--mb=1", "ic31ih28oc2336oh28kh3ph1"), FEW),        # U: 10,427,904 bytes, taken
+    (("--mb=1", "ic31ih28oc2352oh28kh3ph1"), "direct"),   # U past 10 MiB: not the blocked rows
     (("--mb=1", "g2ic6ih56oc64oh56kh3ph1"), "direct"),    # few, but groups
     (("--mb=1", "ic3ih7oc64oh7kh3ph1"), "direct"),        # few, but a 7x7 output
     (("--mb=1", "ic32ih14oc32oh14kh3ph1"), "wino"),       # the smallest it takes
