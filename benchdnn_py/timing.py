@@ -40,18 +40,22 @@ def measure(run: Callable[[], None], max_ms: float, fix_times: int) -> list[floa
 # 2-thread f32 FMA probe of 2 ms every 0.1 s for a minute read exactly half the peak (117
 # of 233 GFLOPS) in spells of seconds, 10-30% of the probes in two such minutes, and a
 # case timed in such a spell ran at 0.6-0.75x its own speed with every sample equally slow
-# (its median cannot tell).
-# So a case is timed between two short probes of the very loop %eff% divides by, on the
-# case's threads. When the lower probe reads under GUARD_SHARE of the peak, the machine
-# was not all there: the case is timed again after a wait (windows last seconds), up to
-# GUARD_ATTEMPTS timings, and the one with the healthiest probes is kept. A case still
-# degraded after them is reported as such (its record and a diagnostic line); until a
-# later case finds the machine whole, cases are timed once, so a machine that stays
-# degraded does not triple the run. Healthy probes read 0.9-1.0 of the peak, with rare
-# single dips to 0.7-0.85 that only cost a retiming.
+# (its median cannot tell). So a case is timed between two short probes of the very loop
+# %eff% divides by, on the case's threads, and a probe under GUARD_SHARE of the peak means
+# the machine was not all there:
+# - before a timing, a degraded probe is followed by more, GUARD_POLL_S apart, until one
+#   is healthy or GUARD_SETTLE_S have passed (the spell is waited out);
+# - a timing whose probe after it reads degraded is made again, up to GUARD_ATTEMPTS
+#   timings, and the one with the healthiest probes is kept;
+# - a case still degraded after them is reported as such (its record and a diagnostic
+#   line), and until a later probe finds the machine whole, cases neither wait nor retry:
+#   a machine that stays degraded does not multiply the run's time.
+# Healthy probes read 0.9-1.0 of the peak, with rare single dips to 0.7-0.85 that only
+# cost a probe or a retiming.
 GUARD_SHARE = 0.85
 GUARD_ATTEMPTS = 3
-GUARD_WAITS_S = (0.25, 0.5)   # before the second and third timings
+GUARD_POLL_S = 0.1
+GUARD_SETTLE_S = 2.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,21 +89,32 @@ class MachineGuard:
         self._best_probe: dict[int, float] = {}
         self._stays_degraded = False
 
+    def _share(self) -> float:
+        """One probe, as a share of the reference peak of the current thread count."""
+        reading, n = self._probe(), self._threads()
+        self._best_probe[n] = max(self._best_probe.get(n, 0.0), reading)
+        reference = max(self._peak(), self._best_probe[n])
+        return reading / reference if reference > 0 else 1.0
+
+    def _settle(self) -> float:
+        """Probes until one is healthy or GUARD_SETTLE_S have passed (not at all once
+        the machine stays degraded); the last probe's share."""
+        share, waited = self._share(), 0.0
+        while share < GUARD_SHARE and not self._stays_degraded and waited < GUARD_SETTLE_S:
+            self._sleep(GUARD_POLL_S)
+            waited += GUARD_POLL_S
+            share = self._share()
+        return share
+
     def measure(self, run: Callable[[], None], max_ms: float,
                 fix_times: int) -> tuple[list[float], MachineCheck]:
         attempts = 1 if self._stays_degraded else GUARD_ATTEMPTS
         kept: tuple[list[float], float] | None = None
         made = 0
         for made in range(1, attempts + 1):
-            if made > 1:
-                self._sleep(GUARD_WAITS_S[made - 2])
-            before = self._probe()
+            before = self._settle()
             samples = measure(run, max_ms, fix_times)
-            after = self._probe()
-            n = self._threads()
-            self._best_probe[n] = max(self._best_probe.get(n, 0.0), before, after)
-            reference = max(self._peak(), self._best_probe[n])
-            share = min(before, after) / reference if reference > 0 else 1.0
+            share = min(before, self._share())
             if kept is None or share > kept[1]:
                 kept = (samples, share)
             if share >= GUARD_SHARE:

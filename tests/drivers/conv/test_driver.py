@@ -328,19 +328,20 @@ def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
 
 
 
-@pytest.mark.parametrize("readings,degraded", [([190.0, 195.0], False),
-                                               ([90.0, 95.0] * 3, True)])
+@pytest.mark.parametrize("reading,degraded", [(190.0, False), (90.0, True)])
 def test_measure_into_times_between_probes_and_says_when_the_machine_was_degraded(
-        monkeypatch, readings, degraded):
+        monkeypatch, reading, degraded):
     from benchdnn_py.drivers.base import CaseResult
     from benchdnn_py.timing import MachineGuard
-    guard = MachineGuard(lambda: readings.pop(0), lambda: 200.0, lambda: 2, lambda s: None)
+    probes = []
+    guard = MachineGuard(lambda: probes.append(reading) or reading, lambda: 200.0,
+                         lambda: 2, lambda s: None)
     monkeypatch.setattr(driver, "machine_guard", lambda: guard)
     calls = []
     res = CaseResult(Status.EXECUTED)
     ctx = RunContext(GlobalSettings(fix_times_per_prb=2), 0, lambda line: None)
     times = driver.measure_into(res, lambda: calls.append(1), ctx)
-    assert len(times) == 2 and readings == []
+    assert len(times) == 2 and len(probes) >= 2
     assert res.machine.degraded is degraded and res.machine.attempts == (3 if degraded else 1)
     assert len(calls) == 3 * res.machine.attempts
     assert [d.startswith("perf guard: ") for d in res.diagnostics] == ([True] if degraded else [])
