@@ -226,7 +226,7 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                        "local (worker processes here) or dask://HOST:PORT"),
     "perf_guard": Option("perf-guard", bool_value("perf-guard"), True,
                          "in perf modes, probe the machine's compute peak around each "
-                         "case and retime a case the probe finds degraded"),
+                         "case; wait out and retime what the probes find degraded"),
 }
 
 # Fields that describe how a run is carried out, not what a case is: results files keep
