@@ -35,7 +35,7 @@ from typing import Any
 from . import stats
 from .results import ResultsFile, read
 from .status import EXIT_FAILURES, EXIT_OK, Status
-from .timing import GUARD_SHARE, MachineCheck
+from .timing import GUARD_SHARE, GuardTally
 
 EXIT_REGRESSION = 3
 
@@ -268,8 +268,7 @@ def comparability(base: ResultsFile, new: ResultsFile) -> tuple[list[str], list[
             cpus = _env_get(f.environment, "cpu", "logical_cpus") or "?"
             warnings.append(f"{side}: other processes kept {busy:.2f} of {cpus} CPUs busy "
                             f"during the run; its times may be inflated")
-        degraded = sum(1 for r in f.cases
-                       if r.get("machine") and MachineCheck(**r["machine"]).degraded)
+        degraded = GuardTally.of_records(f.cases).degraded
         if degraded:
             warnings.append(f"{side}: {degraded} case{'s' if degraded > 1 else ''} timed on a "
                             f"degraded machine (the perf guard's compute probe read under "

@@ -398,10 +398,10 @@ def probe_peak() -> float:
     """The f32 FMA rate this machine gives right now on the current threads (ops/s;
     0 without a vector route), against measured_peak("f32"): whether the cores a case
     was timed on were all there."""
-    for kind, isa in PEAK_ROUTES["f32"]:
-        if isa_supported(isa):
-            return float(lib.bdnn_peak_ops(int(kind), int(isa), PROBE_SECONDS, PROBE_REPEATS))
-    return 0.0
+    peak = measured_peak("f32")
+    if peak is None:
+        return 0.0
+    return float(lib.bdnn_peak_ops(int(peak.kind), int(peak.isa), PROBE_SECONDS, PROBE_REPEATS))
 
 
 def fill_int(kind: int, n: int, lo: int, hi: int, density: float) -> np.ndarray:

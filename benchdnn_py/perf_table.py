@@ -22,7 +22,7 @@ from .drivers.conv.desc import ConvDesc, parse_desc
 from .errors import UsageError
 from .results import read
 from .stats import geometric_mean
-from .timing import MachineCheck
+from .timing import GuardTally
 
 FORWARD = frozenset({"FWD_B", "FWD_D", "FWD_I"})
 BWD_DATA = frozenset({"BWD_D"})
@@ -514,16 +514,14 @@ def limits_line(cases: list[Case]) -> str:
 def guard_line(records: list[dict[str, Any]]) -> str:
     """What the perf guard (timing.MachineGuard) saw over the timed cases: how many it
     timed again, and which stayed degraded (their times are the machine's)."""
-    checks = [MachineCheck(**r["machine"]) for r in records
-              if r.get("median_ms") and r.get("machine")]
-    if not checks:
+    tally = GuardTally.of_records(records)
+    if not tally.cases:
         return "perf guard: none (runs without --perf-guard, or older files)"
-    degraded = [c for c in checks if c.degraded]
-    text = (f"perf guard: {len(checks)} cases timed between compute probes, "
-            f"{sum(c.attempts > 1 for c in checks)} timed again after a degraded probe, "
-            f"{len(degraded)} still degraded")
-    if degraded:
-        text += f" (lowest probe {min(c.share for c in degraded):.0%} of the peak)"
+    text = (f"perf guard: {tally.cases} cases timed between compute probes, "
+            f"{tally.retimed} timed again after a degraded probe, {tally.degraded} still "
+            f"degraded")
+    if tally.degraded:
+        text += f" (lowest probe {tally.lowest:.0%} of the peak)"
     return text
 
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from .perf_report import PerfRecord
 from .settings import GlobalSettings, Summary
 from .status import SUMMARY_FIELDS, Counts, Status
-from .timing import TIMERS, MachineCheck, Stopwatch
+from .timing import TIMERS, GuardTally, Stopwatch
 
 MAX_LISTED_FAILURES = 10
 
@@ -27,24 +27,6 @@ def result_line(idx: int, status: Status, reason: str, errors: int, total: int, 
     parts.append(f"({int(ms)} ms)")
     impl_part = f"--impl={impl} " if impl else ""
     return " ".join(parts) + f" __REPRO: {prefix}--{driver} {impl_part}{repro}"
-
-
-@dataclasses.dataclass
-class GuardTally:
-    """The perf guard over a run (timing.MachineGuard): cases timed between probes, those
-    timed again after a degraded probe, those still degraded when kept."""
-
-    cases: int = 0
-    retimed: int = 0
-    degraded: int = 0
-
-    def add(self, check: MachineCheck) -> None:
-        self.cases += 1
-        self.retimed += check.attempts > 1
-        self.degraded += check.degraded
-
-    def line(self) -> str:
-        return f"perf guard: cases:{self.cases} retimed:{self.retimed} degraded:{self.degraded}"
 
 
 @dataclasses.dataclass

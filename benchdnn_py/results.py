@@ -297,8 +297,7 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "diagnostics": list(result.diagnostics[:MAX_RECORD_DIAGNOSTICS]),
         # the perf guard (timing.MachineGuard): the lower compute probe around the kept
         # timing over the peak, and how many timings were made
-        "machine": {"share": round(result.machine.share, 3),
-                    "attempts": result.machine.attempts} if result.machine else None,
+        "machine": result.machine.record() if result.machine else None,
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 MIN_TIMES_PER_PRB = 5
 
@@ -74,6 +74,39 @@ class MachineCheck:
                 f"around this case's timing ({self.attempts} timing"
                 f"{'s' if self.attempts > 1 else ''}): its times are the machine's, not "
                 f"the kernel's")
+
+    def record(self) -> dict[str, float | int]:
+        """As a results record keeps it (`machine`)."""
+        return {"share": round(self.share, 3), "attempts": self.attempts}
+
+
+@dataclasses.dataclass
+class GuardTally:
+    """The perf guard over a run (or a results file's records): cases timed between probes,
+    those timed again after a degraded probe, those still degraded when kept, and the
+    lowest kept share."""
+
+    cases: int = 0
+    retimed: int = 0
+    degraded: int = 0
+    lowest: float = 1.0
+
+    def add(self, check: MachineCheck) -> None:
+        self.cases += 1
+        self.retimed += check.attempts > 1
+        self.degraded += check.degraded
+        self.lowest = min(self.lowest, check.share)
+
+    @classmethod
+    def of_records(cls, records: Iterable[dict[str, Any]]) -> "GuardTally":
+        tally = cls()
+        for r in records:
+            if r.get("machine"):
+                tally.add(MachineCheck(**r["machine"]))
+        return tally
+
+    def line(self) -> str:
+        return f"perf guard: cases:{self.cases} retimed:{self.retimed} degraded:{self.degraded}"
 
 
 class MachineGuard:

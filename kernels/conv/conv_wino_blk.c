@@ -2,9 +2,9 @@
  * where the transformed weights fit the caches.
  *
  * Domain: forward, f32 (the fast path), 2D, 3x3 kernel, unit stride, no dilation, one
- * group, U (36 x IC x OC floats) at most WB_MAX_U_BYTES, activations in the channel
- * blocks of the row's vector width (nChw16c for AVX-512, nChw8c for AVX2); any padding,
- * bias, a sum (first) and eltwise post-ops. Anything else: UNIMPLEMENTED (the wino_f43
+ * group, U (36 x IC x OC floats) at most BDNN_WINO_BLOCKED_MAX_U_BYTES, activations in
+ * the channel blocks of the row's vector width (nChw16c for AVX-512, nChw8c for AVX2);
+ * any padding, bias, a sum (first) and eltwise post-ops. Anything else: UNIMPLEMENTED (the wino_f43
  * rows take it, on plain layouts).
  *
  * Why a second Winograd. wino_f43 (conv_wino.c) sums over the input channels with 36
@@ -34,11 +34,11 @@
 
 #include "conv_impl.h"
 
-/* The largest U the row takes (BDNN_WINO_BLOCKED_MAX_U_BYTES). Each chunk of tiles reads
- * all of U once, so U must come from the caches. Measured at mb16 against wino_f43
- * (2026-11-26, 2 threads, AVX-512): U of 9 MiB (256 -> 256 channels) 0.67x its time at
- * 14x14 and 0.88x at 56x56; 18 MiB (256 -> 512) 1.37x, 36 MiB (512 -> 512) 1.41x-1.52x. */
-static const int64_t WB_MAX_U_BYTES = BDNN_WINO_BLOCKED_MAX_U_BYTES;
+/* The largest U the row takes is BDNN_WINO_BLOCKED_MAX_U_BYTES (bdnn.h). Each chunk of
+ * tiles reads all of U once, so U must come from the caches. Measured at mb16 against
+ * wino_f43 (2026-11-26, 2 threads, AVX-512): U of 9 MiB (256 -> 256 channels) 0.67x its
+ * time at 14x14 and 0.88x at 56x56; 18 MiB (256 -> 512) 1.37x, 36 MiB (512 -> 512)
+ * 1.41x-1.52x. */
 /* Tiles per chunk (at most: a tile row is a work item): their t (24 vectors each) stays
  * in L1, their V (36 per input block) in L2. */
 enum { WB_TB = 8 };
@@ -64,7 +64,8 @@ static int wino_blk_init(struct bdnn_conv *c) {
     const conv_wino_blk_ker_t *k = c->impl->kernel;
     if (!bdnn_wino_f43_takes(c, BDNN_FAULT_PADDING_GARBAGE)) return BDNN_STATUS_UNIMPLEMENTED;
     if (bdnn_layout_block(c->attr.layout) != k->vlen) return BDNN_STATUS_UNIMPLEMENTED;
-    if (d->g != 1 || u_bytes(d, k->vlen) > (size_t)WB_MAX_U_BYTES) return BDNN_STATUS_UNIMPLEMENTED;
+    if (d->g != 1 || u_bytes(d, k->vlen) > (size_t)BDNN_WINO_BLOCKED_MAX_U_BYTES)
+        return BDNN_STATUS_UNIMPLEMENTED;
     wino_blk_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;

@@ -31,7 +31,7 @@ from ...check import FULL, Check, CompareSetup, compare, diagnostics, draw_point
 from ...errors import UsageError
 from ...memory import Guarded, fits_in_ram
 from ...options import Option, enum_value, int_value, regex_value
-from ...perf_report import PerfRecord
+from ...perf_report import PerfRecord, machine_limit
 from ...settings import GlobalSettings
 from ...status import Reason, Status
 from ...timing import MachineGuard, measure
@@ -402,7 +402,7 @@ AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
 # Fewer input channels are Winograd's too where the wino_f43_blocked rows take them: one
-# group, src and dst `any` (which resolve to channel blocks wherever AVX2 runs), and
+# group, src and dst `any` where it resolves to channel blocks (wherever AVX2 runs), and
 # transformed weights U within the rows' bound (core.WINO_BLOCKED_MAX_U_BYTES: past it
 # wino_f43 would take the case, 0.49x-0.66x direct on conv1_1; at 31 input channels, past
 # 2336 output channels). Against the blocked direct kernel (2026-11-26, 2 threads): VGG-19
@@ -413,13 +413,14 @@ AUTO_WINO_MIN_OUTPUT = 8
 def wino_blocked_takes(prb) -> bool:
     """Whether auto's few-channel rule applies: the wino_f43_blocked rows run the case
     (given the Winograd domain) with fewer than AUTO_WINO_MIN_CHANNELS input channels."""
+    from ...backends.native import any_layouts   # (it imports this module)
     d = prb.desc
-    if not (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS and core.isa_supported(core.Isa.AVX2)
+    if not (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS
             and all(prb.requested_layouts[n] is None for n in ("src", "dst"))):
         return False
-    block = 16 if core.isa_supported(core.Isa.AVX512) else 8   # what `any` resolves to
-    u_bytes = 4 * 36 * d.ic * -(-d.oc // block) * block
-    return u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES
+    block = any_layouts(core.Direction.FWD, prb.shape)[0].act.block   # what `any` takes
+    u_bytes = 4 * 36 * d.ic * -(-d.oc // block) * block    # as conv_wino_blk.c's u_bytes
+    return block > 1 and u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES
 
 
 def resolved_alg(prb) -> str:
@@ -745,9 +746,13 @@ def fill_prior_dst(prb, t: dict[str, Tensor], perf: bool) -> np.ndarray:
     if perf:
         return fill.real_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].perf)
     _, sparse, other, n_acc = direction_chain(prb.dir, prb.shape)
-    r = cfg.fill_ranges(prb.dt, tensor_dts(prb)["bia"], out_dt(prb), n_acc, (sparse, other),
-                        wino=prb.alg == "wino")
-    return fill.int_fill(n, fill.Kind.DST, *r.dst)
+    return fill.int_fill(n, fill.Kind.DST, *case_fill_ranges(prb, sparse, other, n_acc).dst)
+
+
+def case_fill_ranges(prb, sparse: str, other: str, n_acc: int) -> cfg.FillRanges:
+    """cfg.fill_ranges for a case: its types, and Winograd's ranges on a Winograd case."""
+    return cfg.fill_ranges(prb.dt, tensor_dts(prb)["bia"], out_dt(prb), n_acc, (sparse, other),
+                           wino=prb.alg == "wino")
 
 
 def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:
@@ -768,8 +773,7 @@ def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other
     """The inputs as f32 arrays of values every type of the case holds exactly (reference
     6.2 to 6.4); the library's buffers are converted from them."""
     dts = tensor_dts(prb)
-    r = cfg.fill_ranges(prb.dt, dts["bia"], out_dt(prb), n_acc, (sparse, other),
-                        wino=prb.alg == "wino")
+    r = case_fill_ranges(prb, sparse, other, n_acc)
     ranges = {"src": r.src, "wei": r.wei, "bia": r.bia, "dst": r.dst}
     out = {}
     for name in names:
@@ -1151,12 +1155,8 @@ def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
 @functools.cache
 def machine_guard() -> MachineGuard:
     """One per process: it remembers whether the machine stayed degraded."""
-    return MachineGuard(core.probe_peak, _f32_peak, core.max_threads)
-
-
-def _f32_peak() -> float:
-    peak = core.measured_peak("f32")
-    return peak.ops_per_s if peak else 0.0
+    return MachineGuard(core.probe_peak, functools.partial(machine_limit, "f32"),
+                        core.max_threads)
 
 
 @dataclasses.dataclass(frozen=True)
