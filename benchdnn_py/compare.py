@@ -284,6 +284,8 @@ def _timing_settings(f: ResultsFile) -> str:
         text = (f"--mode={g.get('mode')} --max-ms-per-prb={g.get('max_ms_per_prb'):g} "
                 f"--fix-times-per-prb={g.get('fix_times_per_prb')}"
                 if isinstance(g.get("max_ms_per_prb"), (int, float)) else str(g.get("mode")))
+        if g.get("perf_interleave"):   # (records before it have no such setting: false)
+            text += " --perf-interleave=true"
         if text not in seen:
             seen.append(text)
     return "; ".join(seen)

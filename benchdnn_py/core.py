@@ -329,6 +329,12 @@ def max_threads() -> int:
     return int(lib.bdnn_max_threads())
 
 
+def set_threads(n: int) -> None:
+    """Parallel regions and primitives created from now on run on n OpenMP threads (this
+    OS thread's count; threads() is the scoped form)."""
+    lib.bdnn_set_threads(n)
+
+
 @contextlib.contextmanager
 def threads(n: int) -> Iterator[None]:
     """Parallel regions and primitives created inside run on n OpenMP threads (0: the

@@ -21,7 +21,7 @@ from .errors import BenchError, ProblemError
 from .perf_report import PerfRecord
 from .settings import GlobalSettings
 from .status import Reason, Status
-from .timing import MachineCheck
+from .timing import MachineCheck, TimingGroup
 
 DEBUG_ENV = "BENCHDNN_PY_DEBUG"
 
@@ -76,9 +76,11 @@ def repro_of(case) -> tuple[Any, str, ProblemError | None]:
     return prb, prb.repro(case.settings.canonical), None
 
 
-def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None) -> CaseOutcome:
+def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None,
+             group: tuple[TimingGroup, int] | None = None) -> CaseOutcome:
     """Runs one case. log/err: print the verbose and error lines as they come (the serial
-    path); without them, the lines are kept in the outcome for the parent to print."""
+    path); without them, the lines are kept in the outcome for the parent to print.
+    group: time it with the other cases of that group (RunContext.group)."""
     from . import core
     from .results import case_record
     start = time.perf_counter()
@@ -93,7 +95,8 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None) -> 
         err(f"ERROR: {error} ({case.source})")
         result = CaseResult(Status.INVALID_ARGUMENTS, str(error))
     else:
-        result = _run_case(case.driver.run, prb, RunContext(case.settings, task.idx, log), err)
+        result = _run_case(case.driver.run, prb, RunContext(case.settings, task.idx, log, group),
+                           err)
     ms = (time.perf_counter() - start) * 1e3
     return CaseOutcome(
         task.seq, task.idx, result.status, result.reason,

@@ -41,6 +41,9 @@ class PlannedCase:
     # The problem's options as the user typed them (`--dir=BWD_D`), in the driver's order:
     # the repro of a case whose descriptor does not parse, so it still reruns the case.
     given: tuple[str, ...] = ()
+    # The descriptor this case was expanded from, numbered through the run: the cases
+    # of one descriptor (its list options' combinations) share it (--perf-interleave).
+    group: int = 0
 
     @property
     def unparsed_repro(self) -> str:
@@ -78,6 +81,7 @@ class _Walker:
         self.batch_depth = 0
         self.last_was_option = False
         self.top_batch = ""
+        self.descriptors = 0
 
     # -- options --------------------------------------------------------------------
     def _global(self, name: str, value: str) -> bool:
@@ -174,12 +178,14 @@ class _Walker:
         scalars = {o.slot: self.values[o.slot] for o in self.driver.options if not o.is_list}
         where = str(source) if source else "command line"
         settings = _driver_settings(self.settings, self.driver)
+        self.descriptors += 1
         for combo in itertools.product(*(range(len(vals)) for _, vals in lists)):
             values = dict(scalars)
             values.update({name: vals[i] for (name, vals), i in zip(lists, combo)})
             picked = dict(zip((name for name, _ in lists), combo))
             self.cases.append(PlannedCase(self.driver, values, text, settings, where,
-                                          self.top_batch, self._given(picked)))
+                                          self.top_batch, self._given(picked),
+                                          self.descriptors))
 
     def _given(self, picked: dict[str, int]) -> tuple[str, ...]:
         """The options a case was given, as typed: one item of each list option."""

@@ -26,6 +26,7 @@ from .report import RunSummary, result_line
 from .results import ResultsError, ResultsWriter, case_key, read, run_json
 from .settings import DASK_SCHEME, GlobalSettings
 from .status import Status
+from .timing import TimingGroup
 from .workers import DaskPool, LocalPool, Lost, WorkerError
 
 
@@ -133,6 +134,9 @@ class Session:
         elif s.mode.execute and s.executor.startswith(DASK_SCHEME):
             self.pool = DaskPool(s.executor)
             self.jobs = 0
+        if self.pool is not None and any(interleaved(p) for p in self.todo):
+            raise UsageError("--perf-interleave=true: its cases are timed together in this "
+                             "process; leave --jobs and --timeout out")
         if self.pool is not None:
             self.notes.append(f"benchdnn-py: running on {self.pool.describe()}")
         self.writer: ResultsWriter | None = None
@@ -201,8 +205,13 @@ class Session:
         pending: dict[int, CaseOutcome] = {}
         try:
             if self.pool is None:
-                for p in self.todo:
-                    emit.case(p, run_task(p.task, log=emit.out, err=emit.err))
+                for members in timing_groups(self.todo):
+                    if len(members) == 1:
+                        emit.case(members[0], run_task(members[0].task, log=emit.out,
+                                                       err=emit.err))
+                    else:
+                        for p, outcome in zip(members, _run_group(members, emit)):
+                            emit.case(p, outcome)
             else:
                 self._run_pool(emit, pending)
         except KeyboardInterrupt:
@@ -238,6 +247,40 @@ class Session:
                     next_seq += 1
         finally:
             results.close()   # stops the workers (kills those still running a case)
+
+
+def interleaved(p: Prepared) -> bool:
+    s = p.case.settings
+    return s.perf_interleave and s.mode.performance
+
+
+def timing_groups(todo: list[Prepared]) -> Iterator[list[Prepared]]:
+    """The cases in order, in runs to time together: consecutive --perf-interleave cases of
+    one descriptor (PlannedCase.group); every other case alone."""
+    run: list[Prepared] = []
+    for p in todo:
+        if run and not (interleaved(p) and p.case.group == run[0].case.group):
+            yield run
+            run = []
+        if not run and not interleaved(p):
+            yield [p]
+            continue
+        run.append(p)
+    if run:
+        yield run
+
+
+def _run_group(members: list[Prepared], emit: "_Emitter") -> list[CaseOutcome]:
+    """The cases of one timing group, each up to its timing, then timed together
+    (TimingGroup), then each to its end."""
+    from .drivers.conv.driver import group_timing   # (the drivers import this package)
+    group = TimingGroup(core.max_threads, core.set_threads)
+
+    def work(i: int, p: Prepared):
+        return lambda: run_task(p.task, log=emit.out, err=emit.err, group=(group, i))
+
+    return group.run([work(i, p) for i, p in enumerate(members)],
+                     group_timing(members[0].case.settings))
 
 
 class _Emitter:

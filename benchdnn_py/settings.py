@@ -164,6 +164,8 @@ class GlobalSettings:
     summary: Summary = Summary()
     perf_template: PerfTemplate = parse_template("def")
     isa: str = ""       # --isa: the highest instruction set rows may use; "": the CPU's
+    # time the cases of one descriptor together, in turns (timing.TimingGroup)
+    perf_interleave: bool = False
     results: str = ""   # where the run's records go; not part of any repro line
     # How the run is spread out and reported (RUN_FIELDS): never part of a case.
     jobs: int = 0              # 0: not given (cases run in this process)
@@ -227,6 +229,10 @@ GLOBAL_OPTIONS: dict[str, Option] = {
     "perf_guard": Option("perf-guard", bool_value("perf-guard"), True,
                          "in perf modes, probe the machine's compute peak around each "
                          "case; wait out and retime what the probes find degraded"),
+    "perf_interleave": Option("perf-interleave", bool_value("perf-interleave"), False,
+                              "in perf modes, time the cases one descriptor expands to "
+                              "(--threads=2,1, --alg=direct,wino) together, a run of each "
+                              "in turn, so their medians come from the same moments"),
 }
 
 # Fields that describe how a run is carried out, not what a case is: results files keep

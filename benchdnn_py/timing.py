@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
+
+import greenlet
+
+T = TypeVar("T")
 
 MIN_TIMES_PER_PRB = 5
 
@@ -33,6 +37,50 @@ def measure(run: Callable[[], None], max_ms: float, fix_times: int) -> list[floa
                 return samples
         elif total >= max_ms and len(samples) >= MIN_TIMES_PER_PRB:
             return samples
+
+
+def measure_turns(runs: list[Callable[[], None]], max_ms: float,
+                  fix_times: int) -> list[list[float] | BaseException]:
+    """``measure`` for several cases at once, in turns: rounds of one turn of each case,
+    in order, until ``fix_times`` rounds are done (when > 0) or, after MIN_TIMES_PER_PRB
+    rounds, the cases' timed runs add up to the time budget of each (the group takes as
+    long as its cases one by one, each with as many samples as the others). A turn is an
+    untimed run, then a timed one: the timed run finds the
+    caches and the OpenMP team as its own run left them, not as the other case's did (timed
+    without it, a 2-thread 1x1 of 0.13 ms ran 0.21 ms on average between 1-thread runs of
+    another primitive: its team's second thread had gone to sleep). Each case's samples
+    then span the same moments as the others' (see TimingGroup). A run that raises gets
+    its exception instead of samples and is left out of later rounds."""
+    out: list[list[float] | BaseException] = [[] for _ in runs]
+    clock = time.perf_counter_ns
+
+    def turn(i: int) -> float:
+        try:
+            runs[i]()   # untimed: back in the state its own previous run leaves
+            start = clock()
+            runs[i]()
+            return (clock() - start) / 1e6
+        except Exception as exc:   # that case's failure, reported by it; the others go on
+            out[i] = exc
+            return 0.0
+
+    totals = [0.0] * len(runs)
+    rounds = 0
+    while True:
+        live = [i for i, o in enumerate(out) if isinstance(o, list)]
+        if not live:
+            return out
+        for i in live:
+            ms = turn(i)
+            if isinstance(out[i], list):
+                out[i].append(ms)
+                totals[i] += ms
+        rounds += 1
+        if fix_times > 0:
+            if rounds >= fix_times:
+                return out
+        elif rounds >= MIN_TIMES_PER_PRB and sum(totals[i] for i in live) >= max_ms * len(live):
+            return out
 
 
 # The machine check around each timed case (perf modes; --perf-guard). On a shared virtual
@@ -141,12 +189,17 @@ class MachineGuard:
 
     def measure(self, run: Callable[[], None], max_ms: float,
                 fix_times: int) -> tuple[list[float], MachineCheck]:
+        return self.guarded(lambda: measure(run, max_ms, fix_times))
+
+    def guarded(self, timing: Callable[[], T]) -> tuple[T, MachineCheck]:
+        """timing() between probes, as measure() describes; what it returned for the
+        kept attempt."""
         attempts = 1 if self._stays_degraded else GUARD_ATTEMPTS
-        kept: tuple[list[float], float] | None = None
+        kept: tuple[T, float] | None = None
         made = 0
         for made in range(1, attempts + 1):
             before = self._settle()
-            samples = measure(run, max_ms, fix_times)
+            samples = timing()
             share = min(before, self._share())
             if kept is None or share > kept[1]:
                 kept = (samples, share)
@@ -156,6 +209,75 @@ class MachineGuard:
         check = MachineCheck(kept[1], made)
         self._stays_degraded = check.degraded
         return kept[0], check
+
+
+class TimingGroup:
+    """Cases whose timings are made together, in turns (--perf-interleave): the cases one
+    descriptor expands to (`--threads=2,1`, `--alg=direct,wino`, `--attr-post-ops=,relu`).
+    Timed one after the other, each median is taken in its own stretch of a fraction of a
+    second, and on a shared machine the stretches differ: on this project's 2-core
+    machines a 2-thread res4a_branch2b (ResNet-50, 3x3, 14x14) sampled every 0.12 s for 40
+    s ran 1.09-1.15 ms in half the samples and up to 1.5 ms in spells of 0.3-0.6 s (lag-1
+    autocorrelation 0.6, lag-5 0.12) with the compute probe healthy, and its two thread
+    counts timed back to back read 1.53x to 2.06x apart in eight runs of one hour. In
+    turns, both medians come from the same moments.
+
+    run() runs each case's work in a greenlet of its own, one after the other, up to its
+    timing, where the case offers its run (offer: the greenlet waits there); then times the
+    offered runs together and resumes each case with its samples. Greenlets, not threads:
+    all of it stays on this OS thread, so OpenMP keeps one thread pool (a pool per Python
+    thread made libgomp count more threads than cores and put its workers to sleep
+    between runs: +70 us per run of a 0.13 ms case). The OpenMP thread count is per OS
+    thread, so run() gives each case its own again whenever it resumes one."""
+
+    def __init__(self, threads: Callable[[], int], set_threads: Callable[[int], None]) -> None:
+        self._threads, self._set_threads = threads, set_threads
+        self._offers: dict[int, tuple[Callable[[], None], int]] = {}
+        self._coordinator: greenlet.greenlet | None = None
+        self.seconds = 0.0   # each timed member's share of the group's timing (wall clock)
+
+    def offer(self, member: int, run: Callable[[], None]) -> tuple[list[float],
+                                                                   MachineCheck | None]:
+        """From member's work: its run, timed with the others'; returns its samples and
+        the machine check (raises what the run raised while timed)."""
+        assert self._coordinator is not None, "offer() outside TimingGroup.run()"
+        self._offers[member] = (run, self._threads())
+        got, check = self._coordinator.switch()
+        if isinstance(got, BaseException):
+            raise got
+        return got, check
+
+    def run(self, work: list[Callable[[], T]],
+            timing: Callable[[list[Callable[[], None]], int],
+                             tuple[list[list[float] | BaseException], MachineCheck | None]]
+            ) -> list[T]:
+        """Each work item (member i calls offer(i, ...) at most once), with the offered runs
+        timed by timing(runs, most threads of them) -> (each run's samples or exception,
+        the machine check); what each item returned, in order."""
+        self._coordinator = greenlet.getcurrent()
+        outer = self._threads()
+        members = [greenlet.greenlet(w) for w in work]
+        done: dict[int, T] = {}
+        try:
+            for i, g in enumerate(members):
+                self._set_threads(outer)
+                got = g.switch()
+                if g.dead:
+                    done[i] = got
+            offered = sorted(self._offers)
+            if offered:
+                start = time.perf_counter()
+                self._set_threads(outer)
+                samples, check = timing([self._offers[i][0] for i in offered],
+                                        max(self._offers[i][1] for i in offered))
+                self.seconds = (time.perf_counter() - start) / len(offered)
+                for i, got in zip(offered, samples):
+                    self._set_threads(self._offers[i][1])
+                    done[i] = members[i].switch((got, check))
+        finally:
+            self._set_threads(outer)
+            self._coordinator = None
+        return [done[i] for i in range(len(work))]
 
 
 class Stopwatch:

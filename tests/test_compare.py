@@ -103,6 +103,19 @@ def test_cases_timed_on_a_degraded_machine_are_warned_about_per_side(tmp_path):
                       "probe read under 85% of the peak); their times are the machine's"]
 
 
+def test_cases_timed_in_turns_on_one_side_only_are_warned_about(tmp_path):
+    records = [json.loads(line) for line in open(NEW)]
+    for r in records:
+        if r.get("type") == "case":
+            r["settings"]["global"]["perf_interleave"] = True
+    new = tmp_path / "new.jsonl"
+    new.write_text("".join(json.dumps(r) + "\n" for r in records))
+    warned = [w for w in cmp.compare(BASE, str(new)).warnings if "timing settings" in w]
+    assert len(warned) == 1 and "--perf-interleave=true" in warned[0].split(", new ")[1]
+    assert "--perf-interleave" not in warned[0].split(", new ")[0]
+    assert not [w for w in cmp.compare(BASE, BASE).warnings if "timing settings" in w]
+
+
 def test_different_machines_are_refused_with_the_reason():
     c = cmp.compare(BASE, str(DATA / "other_machine.jsonl"))
     assert c.refusals == ["CPU model differs: base `Example CPU 8000`, new `Other CPU 100`",

@@ -27,6 +27,14 @@ def test_lists_expand_as_cartesian_product_dir_outermost():
         ("FWD_B", 1), ("FWD_B", 3), ("FWD_I", 1), ("FWD_I", 3)]
 
 
+def test_the_cases_of_one_descriptor_share_its_group_and_the_next_descriptor_starts_one():
+    got = cases("--conv", "--threads=2,1", "ic3ih5oc3kh3", "--alg=direct,wino",
+                "ic4ih5oc4kh3", "ic5ih5oc5kh3")
+    groups = [c.group for c in got]
+    assert groups[0:2] == [groups[0]] * 2 and groups[2:6] == [groups[2]] * 4
+    assert groups[6:8] == [groups[6]] * 2 and len(set(groups)) == 3
+
+
 def test_empty_value_restores_default():
     got = cases("--conv", "--dir=FWD_I", "--dir=", "ic3ih5oc3kh3")
     assert got[0].values["dir"] is Dir.FWD_B

@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import ROOT, Result, run_cli
+from conftest import ROOT, Result, cli_threads, run_cli
 
 from benchdnn_py.results import read
 
@@ -196,3 +196,51 @@ def test_resume_refuses_a_file_of_another_run(tmp_path):
     res = run_cli("--deconv", f"--resume={path}", "ic8ih8oc8kh3")
     assert res.code == 2 and "a --conv run, this is --deconv" in res.err
     assert json.loads(path.read_text().splitlines()[1])["type"] == "case"   # untouched
+
+
+# -- --perf-interleave: the cases of one descriptor timed together, in turns ------------
+
+def test_timing_groups_join_the_interleaved_perf_cases_of_one_descriptor_only():
+    from benchdnn_py import harness
+    from benchdnn_py.runner import prepare, timing_groups
+
+    def groups(*args):
+        todo = prepare(harness.plan(list(args)))
+        return [[p.task.idx for p in g] for g in timing_groups(todo)]
+
+    shapes = ("--threads=2,1", "ic3ih5oc3kh3", "ic4ih5oc4kh3")
+    assert groups("--mode=P", "--perf-interleave=true", "--conv", *shapes) == [[0, 1], [2, 3]]
+    assert groups("--mode=P", "--conv", *shapes) == [[0], [1], [2], [3]]
+    # correctness only: nothing is timed, nothing to interleave
+    assert groups("--perf-interleave=true", "--conv", *shapes) == [[0], [1], [2], [3]]
+    # the option, like any global one, applies from where it stands
+    assert groups("--mode=P", "--conv", "ic3ih5oc3kh3", "--perf-interleave=true",
+                  *shapes) == [[0], [1, 2], [3, 4]]
+
+
+def test_interleaved_cases_are_timed_together_and_reported_in_order(tmp_path):
+    results = tmp_path / "r.jsonl"
+    most = cli_threads()
+    res = run_cli("--mode=CP", "--fix-times-per-prb=4", "--perf-interleave=true",
+                  f"--results={results}", "--conv", f"--threads={most},1", "--mb=1",
+                  "ic16ih10oc16oh10kh3ph1", "--impl=no_such_row", "ic8ih6oc8oh6kh1ph0")
+    assert res.code == 0, res.err
+    assert res.summary()["passed"] == 2 and res.summary()["skipped"] == 2
+    idx = [int(l.split(":")[0]) for l in res.lines if l[:1].isdigit()]
+    assert idx == [0, 1, 2, 3]
+    cases = read(results).cases
+    timed = [c for c in cases if c.get("samples_ms")]
+    assert [c["settings"]["driver"]["threads"] for c in timed] == [most, 1]
+    assert all(len(c["samples_ms"]) == 4 and c["settings"]["global"]["perf_interleave"]
+               and c["machine"]["attempts"] >= 1 for c in timed)
+    # one group, one machine check
+    assert timed[0]["machine"] == timed[1]["machine"]
+
+
+def test_interleaving_refuses_worker_processes_in_one_line():
+    res = run_cli("--mode=P", "--perf-interleave=true", "--timeout=60", "--conv",
+                  "ic8ih6oc8oh6kh1ph0")
+    assert res.code == 2
+    assert res.err.strip().splitlines() == [
+        "benchdnn-py: error: --perf-interleave=true: its cases are timed together in this "
+        "process; leave --jobs and --timeout out"]

@@ -4,7 +4,7 @@ probes (a real probe's reading depends on the machine's moment)."""
 import pytest
 
 from benchdnn_py.timing import GUARD_ATTEMPTS, GUARD_POLL_S, GUARD_SETTLE_S, GUARD_SHARE, \
-    MachineCheck, MachineGuard, measure
+    MIN_TIMES_PER_PRB, MachineCheck, MachineGuard, TimingGroup, measure, measure_turns
 
 PEAK = 200.0
 POLLS = round(GUARD_SETTLE_S / GUARD_POLL_S)   # the probes a settle makes after its first
@@ -104,3 +104,116 @@ def test_a_probe_above_the_measured_peak_raises_the_reference_for_its_thread_cou
     s.n_threads, s.readings, s.rest = 1, [95.0, 96.0], None
     check = g.measure(s.run, 10.0, 1)[1]
     assert check.share == pytest.approx(0.95) and check.attempts == 1
+
+
+# -- in turns (--perf-interleave) ----------------------------------------------------------
+
+def test_turns_time_each_case_once_per_round_after_an_untimed_run_in_order():
+    calls = []
+    runs = [lambda: calls.append("a"), lambda: calls.append("b")]
+    out = measure_turns(runs, 10.0, 3)
+    assert [len(o) for o in out] == [3, 3]
+    assert calls == ["a", "a", "b", "b"] * 3   # each turn: untimed, then timed
+
+
+def test_turns_without_a_fixed_count_stop_when_the_group_has_spent_each_cases_budget():
+    import time
+    slow = lambda: time.sleep(0.002)   # noqa: E731
+    out = measure_turns([slow, lambda: None], 6.0, 0)
+    # 12 ms in all (6 per case), never under the minimum rounds, and no round past it
+    assert len(out[0]) == len(out[1]) >= MIN_TIMES_PER_PRB
+    total = sum(out[0]) + sum(out[1])
+    assert total >= 12.0
+    assert len(out[0]) == MIN_TIMES_PER_PRB or total - out[0][-1] - out[1][-1] < 12.0
+
+
+def test_a_run_that_raises_gets_its_error_and_the_others_go_on():
+    state = {"n": 0}
+
+    def flaky():
+        state["n"] += 1
+        if state["n"] == 3:
+            raise RuntimeError("boom")
+
+    out = measure_turns([flaky, lambda: None], 10.0, 4)
+    assert isinstance(out[0], RuntimeError) and state["n"] == 3
+    assert len(out[1]) == 4
+
+
+class Threads:
+    """An OS thread's OpenMP thread count, as core.max_threads / set_threads keep it."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def get(self):
+        return self.n
+
+    def set(self, n):
+        self.n = n
+
+
+def test_a_group_runs_each_case_up_to_its_timing_times_them_together_then_resumes_each():
+    threads = Threads(2)
+    group = TimingGroup(threads.get, threads.set)
+    trace, timed = [], []
+
+    def case(i, n):
+        def work():
+            threads.set(n)                     # the case's own count, as core.threads sets it
+            trace.append(f"up to timing {i}")
+            samples, check = group.offer(i, lambda: None)
+            trace.append(f"resumed {i} on {threads.get()}")
+            return i, samples, check
+        return work
+
+    def timing(runs, most):
+        trace.append("timing")
+        timed.append((len(runs), most, threads.get()))
+        return [[1.0 * k] for k in range(len(runs))], MachineCheck(0.97, 1)
+
+    got = group.run([case(0, 2), case(1, 1)], timing)
+    assert trace == ["up to timing 0", "up to timing 1", "timing", "resumed 0 on 2",
+                     "resumed 1 on 1"]
+    assert timed == [(2, 2, 2)]   # both runs; the most threads; the outer count restored
+    assert got == [(0, [0.0], MachineCheck(0.97, 1)), (1, [1.0], MachineCheck(0.97, 1))]
+    assert threads.n == 2 and group.seconds >= 0.0
+
+
+def test_a_case_that_ends_before_its_timing_is_left_out_of_it():
+    threads = Threads(2)
+    group = TimingGroup(threads.get, threads.set)
+    seen = []
+
+    def timing(runs, most):
+        seen.append(len(runs))
+        return [[5.0]], None
+
+    got = group.run([lambda: "skipped", lambda: group.offer(1, lambda: None)], timing)
+    assert seen == [1] and got == ["skipped", ([5.0], None)]
+
+
+def test_no_case_reaching_its_timing_times_nothing():
+    threads = Threads(1)
+    group = TimingGroup(threads.get, threads.set)
+    got = group.run([lambda: "a", lambda: "b"],
+                    lambda runs, most: pytest.fail("timed with no run offered"))
+    assert got == ["a", "b"]
+
+
+def test_an_error_of_a_timed_run_is_raised_in_its_own_case():
+    threads = Threads(1)
+    group = TimingGroup(threads.get, threads.set)
+
+    def work(i):
+        def body():
+            try:
+                group.offer(i, lambda: None)
+            except RuntimeError as exc:
+                return f"{i}: {exc}"
+            return f"{i}: timed"
+        return body
+
+    got = group.run([work(0), work(1)],
+                    lambda runs, most: ([RuntimeError("bad run"), [1.0]], None))
+    assert got == ["0: bad run", "1: timed"]

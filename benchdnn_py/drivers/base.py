@@ -14,7 +14,7 @@ from ..options import Option
 from ..perf_report import DEFAULT_TEMPLATE, PerfRecord
 from ..settings import GlobalSettings
 from ..status import Status
-from ..timing import MachineCheck, Stopwatch
+from ..timing import MachineCheck, Stopwatch, TimingGroup
 
 
 class Problem(Protocol):
@@ -44,6 +44,8 @@ class RunContext:
     settings: GlobalSettings
     idx: int
     log: Callable[[str], None]   # verbose lines, printed to stdout in order
+    # --perf-interleave: the group this case is timed with, and its place in it
+    group: tuple[TimingGroup, int] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

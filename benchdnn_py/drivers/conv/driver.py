@@ -34,7 +34,7 @@ from ...options import Option, enum_value, int_value, regex_value
 from ...perf_report import PerfRecord, machine_limit
 from ...settings import GlobalSettings
 from ...status import Reason, Status
-from ...timing import MachineGuard, measure
+from ...timing import MachineGuard, TimingGroup, measure, measure_turns
 from ..base import CaseResult, RunContext, first_accepting
 from ...backends import Executor
 from . import cfg
@@ -1141,6 +1141,13 @@ def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
     what they read in res.machine (a degraded machine also as a diagnostic line)."""
     settings = ctx.settings
     start = time.perf_counter()
+    if ctx.group is not None:
+        group, member = ctx.group
+        times, res.machine = group.offer(member, run_once)
+        if res.machine is not None and res.machine.degraded:
+            res.diagnostics.append(res.machine.diagnostic())
+        res.timers.seconds["execute"] += group.seconds
+        return times
     if settings.perf_guard:
         times, res.machine = machine_guard().measure(run_once, settings.max_ms_per_prb,
                                                      settings.fix_times_per_prb)
@@ -1150,6 +1157,18 @@ def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
         times = measure(run_once, settings.max_ms_per_prb, settings.fix_times_per_prb)
     res.timers.seconds["execute"] += time.perf_counter() - start
     return times
+
+
+def group_timing(settings: GlobalSettings):
+    """How a --perf-interleave group (its members' shared settings) is timed
+    (TimingGroup.run's timing): in turns, between the perf guard's probes on the most
+    threads of its cases (the compute a probe reads is all the cores the group uses)."""
+    def timing(runs, threads):
+        def turns():
+            return measure_turns(runs, settings.max_ms_per_prb, settings.fix_times_per_prb)
+        with core.threads(threads):
+            return machine_guard().guarded(turns) if settings.perf_guard else (turns(), None)
+    return timing
 
 
 @functools.cache
