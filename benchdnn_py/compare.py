@@ -35,7 +35,7 @@ from typing import Any
 from . import stats
 from .results import ResultsFile, read
 from .status import EXIT_FAILURES, EXIT_OK, Status
-from .timing import GUARD_SHARE, GuardTally
+from .timing import GUARD_CACHE_SHARE, GUARD_SHARE, GuardTally
 
 EXIT_REGRESSION = 3
 
@@ -272,7 +272,9 @@ def comparability(base: ResultsFile, new: ResultsFile) -> tuple[list[str], list[
         if degraded:
             warnings.append(f"{side}: {degraded} case{'s' if degraded > 1 else ''} timed on a "
                             f"degraded machine (the perf guard's compute probe read under "
-                            f"{GUARD_SHARE:.0%} of the peak); their times are the machine's")
+                            f"{GUARD_SHARE:.0%} of the peak, or its cache probe under "
+                            f"{GUARD_CACHE_SHARE:.0%} of its best); their times are the "
+                            f"machine's")
         warnings += f.warnings
     return refusals, warnings
 

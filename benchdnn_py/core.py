@@ -410,6 +410,18 @@ def probe_peak() -> float:
     return float(lib.bdnn_peak_ops(int(peak.kind), int(peak.isa), PROBE_SECONDS, PROBE_REPEATS))
 
 
+# The perf guard's cache probe (kernels/common/peak.c): per thread, a buffer within the L2
+# of every core these kernels target (Zen 3 and 4: 512 KiB and 1 MiB), read 20 times
+# (10 MiB per thread: about 0.1 ms at Zen 4's L2 rate, 0.3-0.5 ms with the buffers' setup).
+CACHE_PROBE_BYTES, CACHE_PROBE_PASSES = 512 << 10, 20
+
+
+def probe_cache() -> float:
+    """The read rate (bytes/s) the slowest of the current threads gets from its own L2
+    right now: whether a neighbour is taking one of our cores' caches."""
+    return float(lib.bdnn_probe_cache(CACHE_PROBE_BYTES, CACHE_PROBE_PASSES))
+
+
 def fill_int(kind: int, n: int, lo: int, hi: int, density: float) -> np.ndarray:
     """n f32 integers of the fill contract in fill.py (C: bdnn_fill_int)."""
     out = np.empty(n, np.float32)

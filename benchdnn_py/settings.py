@@ -227,8 +227,9 @@ GLOBAL_OPTIONS: dict[str, Option] = {
     "executor": Option("executor", parse_executor, "local",
                        "local (worker processes here) or dask://HOST:PORT"),
     "perf_guard": Option("perf-guard", bool_value("perf-guard"), True,
-                         "in perf modes, probe the machine's compute peak around each "
-                         "case; wait out and retime what the probes find degraded"),
+                         "in perf modes, probe the machine's compute peak and caches "
+                         "around each case; wait out and retime what the probes find "
+                         "degraded"),
     "perf_interleave": Option("perf-interleave", bool_value("perf-interleave"), False,
                               "in perf modes, time the cases one descriptor expands to "
                               "(--threads=2,1, --alg=direct,wino) together, a run of each "

@@ -100,7 +100,8 @@ def test_cases_timed_on_a_degraded_machine_are_warned_about_per_side(tmp_path):
     new.write_text("".join(json.dumps(r) + "\n" for r in records))
     warned = [w for w in cmp.compare(BASE, str(new)).warnings if "degraded machine" in w]
     assert warned == ["new: 2 cases timed on a degraded machine (the perf guard's compute "
-                      "probe read under 85% of the peak); their times are the machine's"]
+                      "probe read under 85% of the peak, or its cache probe under 90% of its "
+                      "best); their times are the machine's"]
 
 
 def test_cases_timed_in_turns_on_one_side_only_are_warned_about(tmp_path):

@@ -75,3 +75,19 @@ def test_threads_sets_the_count_and_the_limits_are_kept_per_count():
     if before > 1:
         assert core.measured_peak("f32") is not one
         assert perf_report.machine_limit("f32") == core.measured_peak("f32").ops_per_s
+
+
+def test_the_cache_probe_reads_a_rate_from_cache_and_zero_for_nothing_to_read():
+    """The slowest thread's rate over a buffer within L2: above what memory gives (at
+    least the copy bandwidth, which crosses memory), on every instruction set."""
+    copy = lib.bdnn_peak_copy_bandwidth(64 << 20, 1)
+    for level in ("scalar", "avx2", ""):
+        core.cap_isa(level)
+        try:
+            rate = max(core.probe_cache() for _ in range(3))
+        finally:
+            core.cap_isa("")
+        assert rate > 1e9
+        if level != "scalar":   # (the scalar loop is bound by its adds, not the cache)
+            assert rate > copy / 2
+    assert lib.bdnn_probe_cache(0, 20) == 0.0 and lib.bdnn_probe_cache(1 << 16, 0) == 0.0

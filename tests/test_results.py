@@ -66,14 +66,16 @@ def test_perf_cases_record_the_guard_probes_and_the_run_counts_them(tmp_path):
     checks = [c["machine"] for c in f.cases]
     assert len(checks) == 4
     for check in checks:
-        assert 0 < check["share"] < 1.3 and 1 <= check["attempts"] <= 3
+        assert 0 < check["share"] < 1.3 and 0 < check["cache"] <= 1.0
+        assert 1 <= check["attempts"] <= 3
     retimed = sum(c["attempts"] > 1 for c in checks)
-    degraded = sum(c["share"] < 0.85 for c in checks)
+    degraded = sum(c["share"] < 0.85 or c["cache"] < 0.9 for c in checks)
     assert f"perf guard: cases:4 retimed:{retimed} degraded:{degraded}" in res.lines
     # a degraded case says so before its perf line, and its record keeps the line
     for case in f.cases:
         flagged = [d for d in case["diagnostics"] if d.startswith("perf guard:")]
-        assert bool(flagged) == (case["machine"]["share"] < 0.85)
+        check = case["machine"]
+        assert bool(flagged) == (check["share"] < 0.85 or check["cache"] < 0.9)
 
     off = tmp_path / "off.jsonl"
     res = run_cli("--conv", "--mode=P", "--fix-times-per-prb=3", "--perf-guard=false",

@@ -3,8 +3,8 @@ probes (a real probe's reading depends on the machine's moment)."""
 
 import pytest
 
-from benchdnn_py.timing import GUARD_ATTEMPTS, GUARD_POLL_S, GUARD_SETTLE_S, GUARD_SHARE, \
-    MIN_TIMES_PER_PRB, MachineCheck, MachineGuard, TimingGroup, measure, measure_turns
+from benchdnn_py.timing import GUARD_ATTEMPTS, GUARD_CACHE_FIRST, GUARD_CACHE_SHARE, \
+    GUARD_POLL_S, GUARD_SETTLE_S, GUARD_SHARE, MIN_TIMES_PER_PRB, MachineCheck, MachineGuard, TimingGroup, measure, measure_turns
 
 PEAK = 200.0
 POLLS = round(GUARD_SETTLE_S / GUARD_POLL_S)   # the probes a settle makes after its first
@@ -104,6 +104,75 @@ def test_a_probe_above_the_measured_peak_raises_the_reference_for_its_thread_cou
     s.n_threads, s.readings, s.rest = 1, [95.0, 96.0], None
     check = g.measure(s.run, 10.0, 1)[1]
     assert check.share == pytest.approx(0.95) and check.attempts == 1
+
+
+# -- the cache probe ------------------------------------------------------------------------
+
+class Cache:
+    """Cache probe readings in order, then `rest` for ever."""
+
+    def __init__(self, readings, rest=100.0):
+        self.readings, self.rest = list(readings), rest
+
+    def probe(self):
+        return self.readings.pop(0) if self.readings else self.rest
+
+
+def test_a_starved_cache_with_healthy_compute_is_waited_out_then_timed():
+    # the first probe takes GUARD_CACHE_FIRST readings for its reference (best: 100)
+    cache = Cache([100.0] * GUARD_CACHE_FIRST + [60.0, 70.0, 95.0, 97.0])
+    s = Script([], rest=198.0)
+    guard = MachineGuard(s.probe, lambda: PEAK, lambda: 2, s.waits.append, cache.probe)
+    _, check = guard.measure(s.run, 10.0, 2)
+    assert s.waits == [GUARD_POLL_S] * 2 and check.attempts == 1 and not check.degraded
+    assert check.cache == pytest.approx(0.95) and check.share == pytest.approx(198.0 / PEAK)
+
+
+def test_a_timing_with_a_starved_cache_after_it_is_made_again():
+    cache = Cache([100.0] * GUARD_CACHE_FIRST + [99.0, 50.0, 98.0, 96.0])
+    s = Script([], rest=198.0)
+    guard = MachineGuard(s.probe, lambda: PEAK, lambda: 2, s.waits.append, cache.probe)
+    _, check = guard.measure(s.run, 10.0, 2)
+    assert check.attempts == 2 and check.cache == pytest.approx(0.96)
+    assert s.runs == 2 * 3 and not check.degraded
+
+
+def test_a_cache_under_its_threshold_through_every_attempt_is_reported_as_such():
+    cache = Cache([100.0] * GUARD_CACHE_FIRST, rest=80.0)
+    s = Script([], rest=198.0)
+    guard = MachineGuard(s.probe, lambda: PEAK, lambda: 2, s.waits.append, cache.probe)
+    _, check = guard.measure(s.run, 10.0, 2)
+    assert check.degraded and check.attempts == GUARD_ATTEMPTS and check.cache == 0.8
+    assert check.share >= GUARD_SHARE and check.cache < GUARD_CACHE_SHARE
+    assert check.diagnostic().startswith("perf guard: the machine's cache probe read 80% "
+                                         "of its best around this case's timing (3 timings)")
+    assert check.record() == {"share": round(198.0 / PEAK, 3), "cache": 0.8, "attempts": 3}
+
+
+def test_both_probes_low_name_both_and_a_record_without_cache_reads_healthy():
+    both = MachineCheck(share=0.5, attempts=1, cache=0.7)
+    assert both.diagnostic().startswith("perf guard: the machine's compute probe read 50% of "
+                                        "its peak and its cache probe 70% of its best")
+    # results files from before the cache probe: their checks have share and attempts
+    assert not MachineCheck(**{"share": 0.9, "attempts": 1}).degraded
+
+
+def test_the_cache_reference_is_per_thread_count_and_rises_with_better_readings():
+    cache = Cache([80.0] * GUARD_CACHE_FIRST + [80.0, 100.0] + [50.0] * GUARD_CACHE_FIRST
+                  + [50.0], rest=100.0)
+    threads = {"n": 2}
+    s = Script([], rest=198.0)
+    guard = MachineGuard(s.probe, lambda: PEAK, lambda: threads["n"], s.waits.append,
+                         cache.probe)
+    _, first = guard.measure(s.run, 10.0, 1)    # reference 80: both probes whole
+    assert first.cache == 1.0
+    threads["n"] = 1                           # its own reference: 50, read 50
+    _, other = guard.measure(s.run, 10.0, 1)
+    assert other.cache == 1.0 and not other.degraded
+    threads["n"] = 2      # back on 2: the reference is 100 now, so 85 is degraded
+    cache.readings += [85.0, 99.0, 99.0]
+    _, again = guard.measure(s.run, 10.0, 1)
+    assert s.waits == [GUARD_POLL_S] and again.cache == pytest.approx(0.99)
 
 
 # -- in turns (--perf-interleave) ----------------------------------------------------------

@@ -219,6 +219,10 @@ enum {
 };
 double bdnn_peak_ops(int kind, int isa, double seconds, int repeats);
 double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written bytes */
+/* The perf guard's cache probe: every OpenMP thread reads a buffer of its own of `bytes`
+ * (within its core's L2) `passes` times, FMAs fed by the loads; the rate of the slowest
+ * thread, in bytes read per second (0 if a buffer cannot be had). */
+double bdnn_probe_cache(int64_t bytes, int passes);
 
 /* ---- fills (kernels/common/fill.c; the contract is benchdnn_py/fill.py's) ----
  * n f32 values of tensor kind `kind`, a pure function of (kind, n, element index):

@@ -1175,7 +1175,7 @@ def group_timing(settings: GlobalSettings):
 def machine_guard() -> MachineGuard:
     """One per process: it remembers whether the machine stayed degraded."""
     return MachineGuard(core.probe_peak, functools.partial(machine_limit, "f32"),
-                        core.max_threads)
+                        core.max_threads, cache_probe=core.probe_cache)
 
 
 @dataclasses.dataclass(frozen=True)
