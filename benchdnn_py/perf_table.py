@@ -517,11 +517,12 @@ def guard_line(records: list[dict[str, Any]]) -> str:
     tally = GuardTally.of_records(records)
     if not tally.cases:
         return "perf guard: none (runs without --perf-guard, or older files)"
-    text = (f"perf guard: {tally.cases} cases timed between compute probes, "
+    text = (f"perf guard: {tally.cases} cases timed between probes, "
             f"{tally.retimed} timed again after a degraded probe, {tally.degraded} still "
             f"degraded")
     if tally.degraded:
-        text += f" (lowest probe {tally.lowest:.0%} of the peak)"
+        text += (f" (lowest compute probe {tally.lowest:.0%} of the peak, lowest cache "
+                 f"probe {tally.lowest_cache:.0%} of its best)")
     return text
 
 

@@ -45,12 +45,12 @@ def measure_turns(runs: list[Callable[[], None]], max_ms: float,
     in order, until ``fix_times`` rounds are done (when > 0) or, after MIN_TIMES_PER_PRB
     rounds, the cases' timed runs add up to the time budget of each (the group takes as
     long as its cases one by one, each with as many samples as the others). A turn is an
-    untimed run, then a timed one: the timed run finds the
-    caches and the OpenMP team as its own run left them, not as the other case's did (timed
-    without it, a 2-thread 1x1 of 0.13 ms ran 0.21 ms on average between 1-thread runs of
-    another primitive: its team's second thread had gone to sleep). Each case's samples
-    then span the same moments as the others' (see TimingGroup). A run that raises gets
-    its exception instead of samples and is left out of later rounds."""
+    untimed run, then a timed one: the timed run finds the caches and the OpenMP team as
+    its own run left them, not as the other case's did (timed without it, a 2-thread 1x1
+    of 0.13 ms ran 0.21 ms on average between 1-thread runs of another primitive: its
+    team's second thread had gone to sleep). Each case's samples then span the same
+    moments as the others' (see TimingGroup). A run that raises gets its exception
+    instead of samples and is left out of later rounds."""
     out: list[list[float] | BaseException] = [[] for _ in runs]
     clock = time.perf_counter_ns
 
@@ -79,7 +79,8 @@ def measure_turns(runs: list[Callable[[], None]], max_ms: float,
         if fix_times > 0:
             if rounds >= fix_times:
                 return out
-        elif rounds >= MIN_TIMES_PER_PRB and sum(totals[i] for i in live) >= max_ms * len(live):
+        elif (rounds >= MIN_TIMES_PER_PRB
+              and sum(totals[i] for i in live) >= max_ms * len(live)):
             return out
 
 
@@ -120,7 +121,7 @@ GUARD_SETTLE_S = 2.0
 class MachineCheck:
     """What the probes around a case's kept timing read."""
 
-    share: float     # the lower compute probe over the peak (the higher of measured, probed)
+    share: float     # the lower compute probe over the peak (higher of measured and probed)
     attempts: int    # timings made; the kept one had the healthiest probes
     cache: float = 1.0   # the lower cache probe over its best (1: none; records before it)
 
@@ -135,9 +136,10 @@ class MachineCheck:
 
     def diagnostic(self) -> str:
         probes = f"compute probe read {self.share:.0%} of its peak"
-        if self.cache < GUARD_CACHE_SHARE:
-            probes = (f"cache probe read {self.cache:.0%} of its best" if self.share >= GUARD_SHARE
-                      else f"{probes} and its cache probe {self.cache:.0%} of its best")
+        if self.cache < GUARD_CACHE_SHARE and self.share >= GUARD_SHARE:
+            probes = f"cache probe read {self.cache:.0%} of its best"
+        elif self.cache < GUARD_CACHE_SHARE:
+            probes += f" and its cache probe {self.cache:.0%} of its best"
         return (f"perf guard: the machine's {probes} around this case's timing "
                 f"({self.attempts} timing{'s' if self.attempts > 1 else ''}): its times "
                 f"are the machine's, not the kernel's")
@@ -152,18 +154,20 @@ class MachineCheck:
 class GuardTally:
     """The perf guard over a run (or a results file's records): cases timed between probes,
     those timed again after a degraded probe, those still degraded when kept, and the
-    lowest kept share."""
+    lowest kept shares of the two probes."""
 
     cases: int = 0
     retimed: int = 0
     degraded: int = 0
-    lowest: float = 1.0
+    lowest: float = 1.0          # compute probe, over the peak
+    lowest_cache: float = 1.0    # cache probe, over its best
 
     def add(self, check: MachineCheck) -> None:
         self.cases += 1
         self.retimed += check.attempts > 1
         self.degraded += check.degraded
         self.lowest = min(self.lowest, check.share)
+        self.lowest_cache = min(self.lowest_cache, check.cache)
 
     @classmethod
     def of_records(cls, records: Iterable[dict[str, Any]]) -> "GuardTally":
@@ -263,7 +267,8 @@ class TimingGroup:
     between runs: +70 us per run of a 0.13 ms case). The OpenMP thread count is per OS
     thread, so run() gives each case its own again whenever it resumes one."""
 
-    def __init__(self, threads: Callable[[], int], set_threads: Callable[[int], None]) -> None:
+    def __init__(self, threads: Callable[[], int],
+                 set_threads: Callable[[int], None]) -> None:
         self._threads, self._set_threads = threads, set_threads
         self._offers: dict[int, tuple[Callable[[], None], int]] = {}
         self._coordinator: greenlet.greenlet | None = None

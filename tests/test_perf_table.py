@@ -118,11 +118,17 @@ def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
 def test_the_guard_line_counts_retimed_and_still_degraded_cases():
     rec = [record(resnet(layer)) for layer in "abcd"]
     for r, (share, attempts) in zip(rec, [(0.97, 1), (0.93, 2), (0.51, 3), (0.6, 1)]):
-        r["machine"] = {"share": share, "attempts": attempts}
+        r["machine"] = {"share": share, "attempts": attempts}   # (before the cache probe)
     assert perf_table.guard_line(rec) == (
-        "perf guard: 4 cases timed between compute probes, 2 timed again after a degraded "
-        "probe, 2 still degraded (lowest probe 51% of the peak)")
+        "perf guard: 4 cases timed between probes, 2 timed again after a degraded "
+        "probe, 2 still degraded (lowest compute probe 51% of the peak, lowest cache probe "
+        "100% of its best)")
     assert perf_table.guard_line(rec[:2]).endswith(", 0 still degraded")
+    rec[1]["machine"]["cache"] = 0.8      # degraded by its cache probe alone
+    assert perf_table.guard_line(rec[:2]) == (
+        "perf guard: 2 cases timed between probes, 1 timed again after a degraded probe, "
+        "1 still degraded (lowest compute probe 93% of the peak, lowest cache probe 80% of "
+        "its best)")
 
 
 def test_post_op_overhead_divides_by_the_plain_case():
