@@ -11,6 +11,7 @@ run keeps everything it already reported.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -257,17 +258,9 @@ def interleaved(p: Prepared) -> bool:
 def timing_groups(todo: list[Prepared]) -> Iterator[list[Prepared]]:
     """The cases in order, in runs to time together: consecutive --perf-interleave cases of
     one descriptor (PlannedCase.group); every other case alone."""
-    run: list[Prepared] = []
-    for p in todo:
-        if run and not (interleaved(p) and p.case.group == run[0].case.group):
-            yield run
-            run = []
-        if not run and not interleaved(p):
-            yield [p]
-            continue
-        run.append(p)
-    if run:
-        yield run
+    for _, run in itertools.groupby(todo, key=lambda p: p.case.group if interleaved(p)
+                                    else ("alone", p.task.seq)):
+        yield list(run)
 
 
 def _run_group(members: list[Prepared], emit: "_Emitter") -> list[CaseOutcome]:

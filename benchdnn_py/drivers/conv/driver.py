@@ -1140,14 +1140,14 @@ def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
     """The case's timed runs; with --perf-guard (default), between compute probes, and
     what they read in res.machine (a degraded machine also as a diagnostic line)."""
     settings = ctx.settings
-    start = time.perf_counter()
-    if ctx.group is not None:
+    if ctx.group is not None:   # timed with its group: the execute timer takes its share
         group, member = ctx.group
         times, res.machine = group.offer(member, run_once)
         if res.machine is not None and res.machine.degraded:
             res.diagnostics.append(res.machine.diagnostic())
         res.timers.seconds["execute"] += group.seconds
         return times
+    start = time.perf_counter()
     if settings.perf_guard:
         times, res.machine = machine_guard().measure(run_once, settings.max_ms_per_prb,
                                                      settings.fix_times_per_prb)
