@@ -35,7 +35,15 @@
  *     oc block of ocb channels (M of the block, 36 x tb x ocb)
  *       p (36) / k blocks of KC / NR panels of U_p / MR panels of V_p: the micro-kernel
  *       output transform per tile, with bias; the sum post-op, eltwise entries; store.
- * Work items write disjoint output tiles; each thread owns its V, M and tile buffers. */
+ * Work items write disjoint output tiles; each thread owns its V, M and tile buffers.
+ *
+ * Team mode (U too large to stay in L3, and too few tiles for two blocks per thread: deep
+ * layers at small batches). Blocks of one panel each made that many passes over U from
+ * memory (ResNet-50's res5a 3x3 at mb16: 64 tiles, 38 MB of U, six passes; Winograd ran
+ * at 0.92x direct). Instead all threads work each block together: they split its input
+ * transform by panels into one shared V, then its oc blocks (dynamic). U then streams
+ * once per block; the barrier after each phase keeps V whole while it is read. Each thread
+ * still owns its M and tile buffers. */
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
@@ -54,6 +62,9 @@ enum { KC = 256 };
  * 128-channel ones lost with them. */
 static const int64_t U_SMALL_BYTES = 4 << 20, V_L2_BYTES = 512 << 10, M_L2_BYTES = 512 << 10;
 static const int64_t VP_BYTES = 256 << 10, V_BYTES = 4 << 20, M_BYTES = 1 << 20;
+/* Team mode's shared V, read by every thread from L3: res5a's 3x3 at mb16 (all 64 tiles,
+ * one block) takes 5.3 MB. */
+static const int64_t TEAM_V_BYTES = 8 << 20;
 enum { TB_PANELS_MAX = 16 };
 
 static const double POINTS[5] = {0, 1, -1, 2, -2};
@@ -97,9 +108,11 @@ int bdnn_wino_f43_matrices(double *bt, double *g, double *at) {
 typedef struct {
     const conv_wino_ker_t *k;
     int64_t icg, ocg, th, tw, tiles, tb, nblk, ocb, npan_oc;
+    int team;          /* the threads work each block together (see the file comment) */
     int64_t vstride;   /* floats between the 36 positions' parts of V */
     int64_t v_floats, m_floats, patch_floats, out_floats, thr_floats;
-    float *scratch;   /* per thread: V, M, patch, out */
+    int64_t v_slot;    /* floats of V's slot: per thread, or in team mode once, first */
+    float *scratch;   /* per thread: V, M, patch, out (team mode: V, then per thread the rest) */
 } wino_plan_t;
 
 int bdnn_wino_f43_takes(const struct bdnn_conv *c, int own_fault) {
@@ -139,7 +152,7 @@ static int wino_init(struct bdnn_conv *c) {
     p->th = bdnn_div_up(d->oh, 4), p->tw = bdnn_div_up(d->ow, 4);
     p->tiles = d->mb * p->th * p->tw;
     /* Tiles per block (see VP_BYTES), at least one MR panel; fewer when that leaves
-     * threads without two blocks each. */
+     * threads without two blocks each, except in team mode; then split evenly. */
     const int small_u = 36 * 4 * p->icg * p->ocg <= U_SMALL_BYTES;
     int64_t panels = V_L2_BYTES / (36 * 4 * p->icg * mr);
     if (!small_u) {
@@ -149,12 +162,21 @@ static int wino_init(struct bdnn_conv *c) {
     panels = panels < 1 ? 1 : panels > TB_PANELS_MAX ? TB_PANELS_MAX : panels;
     const int64_t tile_panels = bdnn_div_up(p->tiles, mr);
     if (panels > tile_panels) panels = tile_panels;
-    while (panels > 1 && d->g * bdnn_div_up(tile_panels, panels) < 2 * c->nthr) --panels;
+    p->team = !small_u && c->nthr > 1 && d->g * bdnn_div_up(tile_panels, panels) < 2 * c->nthr;
+    if (p->team) {
+        panels = TEAM_V_BYTES / (36 * 4 * p->icg * mr);
+        panels = panels < 1 ? 1 : panels > tile_panels ? tile_panels : panels;
+    }
+    while (!p->team && panels > 1 && d->g * bdnn_div_up(tile_panels, panels) < 2 * c->nthr)
+        --panels;
+    panels = bdnn_div_up(tile_panels, bdnn_div_up(tile_panels, panels));
     p->tb = panels * mr;
     p->nblk = bdnn_div_up(p->tiles, p->tb);
     p->npan_oc = bdnn_div_up(p->ocg, nr);
     int64_t ocp = (small_u ? M_L2_BYTES : M_BYTES) / (36 * 4 * p->tb * nr);
     ocp = ocp < 1 ? 1 : ocp > p->npan_oc ? p->npan_oc : ocp;
+    /* team mode: equal oc blocks, as many per thread, where some split gives them */
+    while (p->team && ocp > 1 && (p->npan_oc % ocp || p->npan_oc / ocp % c->nthr)) --ocp;
     p->ocb = ocp * nr;
     /* The input transform writes the 36 parts of V together: a cache line of slack
      * between them keeps their distance off multiples of 4 KiB, where every store would
@@ -166,9 +188,11 @@ static int wino_init(struct bdnn_conv *c) {
     p->patch_floats = 36 * mr;
     p->out_floats = 16 * p->ocb;
     /* each part a whole number of cache lines */
-    p->thr_floats = bdnn_div_up(p->v_floats, 16) * 16 + bdnn_div_up(p->m_floats, 16) * 16
+    p->v_slot = bdnn_div_up(p->v_floats, 16) * 16;
+    p->thr_floats = (p->team ? 0 : p->v_slot) + bdnn_div_up(p->m_floats, 16) * 16
                   + bdnn_div_up(p->patch_floats, 16) * 16 + p->out_floats;
-    p->scratch = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->thr_floats * c->nthr));
+    p->scratch = bdnn_aligned_alloc(
+        sizeof(float) * (size_t)(p->thr_floats * c->nthr + (p->team ? p->v_slot : 0)));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
@@ -256,72 +280,95 @@ static void transform_src(const struct bdnn_conv *c, const wino_plan_t *p, const
     }
 }
 
-static void wino_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *args) {
-    const wino_plan_t *p = c->plan;
+/* Oc block [oc0, oc0 + ocb) of the block of nt tiles from t0 (its V in v): the 36 GEMMs
+ * into m, then per tile the output transform, bias, post-ops and the store. */
+static void oc_block(const struct bdnn_conv *c, const wino_plan_t *p,
+                     const bdnn_conv_args_t *args, int64_t gr, int64_t t0, int64_t nt,
+                     int64_t oc0, const float *v, float *m, float *out) {
     const bdnn_conv_desc_t *d = &c->d;
-    const float *src = args->src, *u = args->wei, *bias = args->bias;
+    const float *u = args->wei, *bias = args->bias;
     float *dst = args->dst;
     const conv_gemm_ukr_t *ukr = p->k->ukr;
-    const int64_t mr = p->k->mr, nr = ukr->nr, icg = p->icg, ocg = p->ocg, tb = p->tb;
-    const int64_t per_img = p->th * p->tw, oh = d->oh, ow = d->ow;
+    const int64_t mr = p->k->mr, nr = ukr->nr, icg = p->icg, ocg = p->ocg;
+    const int64_t per_img = p->th * p->tw, oh = d->oh, ow = d->ow, panels = bdnn_div_up(nt, mr);
     int has_sum;
     const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
     const int has_eltwise = c->n_post_ops > has_sum;
-    const int64_t items = d->g * p->nblk;
+    const int64_t nc = ocg - oc0 < p->ocb ? ocg - oc0 : p->ocb;
+    const int64_t jpan = bdnn_div_up(nc, nr);
+    for (int64_t pos = 0; pos < 36; ++pos)
+        for (int64_t k0 = 0; k0 < icg; k0 += KC) {
+            const int64_t kc = icg - k0 < KC ? icg - k0 : KC;
+            const int mode = k0 == 0 ? UKR_WRITE : UKR_ACCUMULATE;
+            for (int64_t j = 0; j < jpan; ++j) {
+                const float *b = u + (((gr * 36 + pos) * p->npan_oc + oc0 / nr + j)
+                                      * icg + k0) * nr;
+                const int64_t ncj = nc - j * nr < nr ? nc - j * nr : nr;
+                for (int64_t i = 0; i < panels; ++i) {
+                    const int64_t mri = nt - i * mr < mr ? nt - i * mr : mr;
+                    ukr->fn(kc, v + pos * p->vstride + (i * icg + k0) * mr, b, nr,
+                            m + (i * mr * 36 + pos) * p->ocb + j * nr, 36 * p->ocb,
+                            mri, ncj, mode, NULL, 0.0f, 0.0f);
+                }
+            }
+        }
+    for (int64_t t = 0; t < nt; ++t) {
+        const int64_t tg = t0 + t, n = tg / per_img;
+        const int64_t oy = tg % per_img / p->tw * 4, ox = tg % p->tw * 4;
+        const int64_t rows = oh - oy < 4 ? oh - oy : 4, cols = ow - ox < 4 ? ow - ox : 4;
+        p->k->dst_tf(m + t * 36 * p->ocb, p->ocb, nc, out, p->ocb);
+        float *dbase = dst + ((n * d->oc + gr * ocg + oc0) * oh + oy) * ow + ox;
+        const float *bch = bias ? bias + gr * ocg + oc0 : NULL;
+        if (bch || has_sum)
+            for (int64_t ch = 0; ch < nc; ++ch) {
+                const float b = bch ? bch[ch] : 0.0f;
+                for (int64_t i = 0; i < rows; ++i)
+                    for (int64_t jj = 0; jj < cols; ++jj) {
+                        float *o = &out[(i * 4 + jj) * p->ocb + ch];
+                        *o += b;
+                        if (has_sum) *o += sum_scale * dbase[ch * oh * ow + i * ow + jj];
+                    }
+            }
+        if (has_eltwise) bdnn_post_ops_eltwise(c, out, p->ocb, 16, nc);
+        for (int64_t ch = 0; ch < nc; ++ch)
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t jj = 0; jj < cols; ++jj)
+                    dbase[ch * oh * ow + i * ow + jj] = out[(i * 4 + jj) * p->ocb + ch];
+    }
+}
+
+static void wino_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *args) {
+    const wino_plan_t *p = c->plan;
+    const float *src = args->src;
+    const int64_t mr = p->k->mr, tb = p->tb, n_ocb = bdnn_div_up(p->ocg, p->ocb);
+    const int64_t items = c->d.g * p->nblk;
 #pragma omp parallel num_threads(c->nthr)
     {
-        float *v = p->scratch + p->thr_floats * omp_get_thread_num();
-        float *m = v + bdnn_div_up(p->v_floats, 16) * 16;
+        float *own = p->scratch + (p->team ? p->v_slot : 0) + p->thr_floats * omp_get_thread_num();
+        float *v = p->team ? p->scratch : own;
+        float *m = p->team ? own : own + p->v_slot;
         float *patch = m + bdnn_div_up(p->m_floats, 16) * 16;
         float *out = patch + bdnn_div_up(p->patch_floats, 16) * 16;
+        if (p->team) {
+            for (int64_t item = 0; item < items; ++item) {   /* every thread, together */
+                const int64_t gr = item / p->nblk, t0 = item % p->nblk * tb;
+                const int64_t nt = p->tiles - t0 < tb ? p->tiles - t0 : tb;
+#pragma omp for schedule(static)
+                for (int64_t pn = 0; pn < bdnn_div_up(nt, mr); ++pn)
+                    transform_src(c, p, src, gr, t0, pn, v, patch);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t item = 0; item < items; ++item) {
-            const int64_t gr = item / p->nblk, t0 = item % p->nblk * tb;
-            const int64_t nt = p->tiles - t0 < tb ? p->tiles - t0 : tb;
-            const int64_t panels = bdnn_div_up(nt, mr);
-            for (int64_t pn = 0; pn < panels; ++pn) transform_src(c, p, src, gr, t0, pn, v, patch);
-            for (int64_t oc0 = 0; oc0 < ocg; oc0 += p->ocb) {
-                const int64_t nc = ocg - oc0 < p->ocb ? ocg - oc0 : p->ocb;
-                const int64_t jpan = bdnn_div_up(nc, nr);
-                for (int64_t pos = 0; pos < 36; ++pos)
-                    for (int64_t k0 = 0; k0 < icg; k0 += KC) {
-                        const int64_t kc = icg - k0 < KC ? icg - k0 : KC;
-                        const int mode = k0 == 0 ? UKR_WRITE : UKR_ACCUMULATE;
-                        for (int64_t j = 0; j < jpan; ++j) {
-                            const float *b = u + (((gr * 36 + pos) * p->npan_oc + oc0 / nr + j)
-                                                  * icg + k0) * nr;
-                            const int64_t ncj = nc - j * nr < nr ? nc - j * nr : nr;
-                            for (int64_t i = 0; i < panels; ++i) {
-                                const int64_t mri = nt - i * mr < mr ? nt - i * mr : mr;
-                                ukr->fn(kc, v + pos * p->vstride + (i * icg + k0) * mr, b, nr,
-                                        m + (i * mr * 36 + pos) * p->ocb + j * nr, 36 * p->ocb,
-                                        mri, ncj, mode, NULL, 0.0f, 0.0f);
-                            }
-                        }
-                    }
-                for (int64_t t = 0; t < nt; ++t) {
-                    const int64_t tg = t0 + t, n = tg / per_img;
-                    const int64_t oy = tg % per_img / p->tw * 4, ox = tg % p->tw * 4;
-                    const int64_t rows = oh - oy < 4 ? oh - oy : 4, cols = ow - ox < 4 ? ow - ox : 4;
-                    p->k->dst_tf(m + t * 36 * p->ocb, p->ocb, nc, out, p->ocb);
-                    float *dbase = dst + ((n * d->oc + gr * ocg + oc0) * oh + oy) * ow + ox;
-                    const float *bch = bias ? bias + gr * ocg + oc0 : NULL;
-                    if (bch || has_sum)
-                        for (int64_t ch = 0; ch < nc; ++ch) {
-                            const float b = bch ? bch[ch] : 0.0f;
-                            for (int64_t i = 0; i < rows; ++i)
-                                for (int64_t jj = 0; jj < cols; ++jj) {
-                                    float *o = &out[(i * 4 + jj) * p->ocb + ch];
-                                    *o += b;
-                                    if (has_sum) *o += sum_scale * dbase[ch * oh * ow + i * ow + jj];
-                                }
-                        }
-                    if (has_eltwise) bdnn_post_ops_eltwise(c, out, p->ocb, 16, nc);
-                    for (int64_t ch = 0; ch < nc; ++ch)
-                        for (int64_t i = 0; i < rows; ++i)
-                            for (int64_t jj = 0; jj < cols; ++jj)
-                                dbase[ch * oh * ow + i * ow + jj] = out[(i * 4 + jj) * p->ocb + ch];
-                }
+                for (int64_t ob = 0; ob < n_ocb; ++ob)
+                    oc_block(c, p, args, gr, t0, nt, ob * p->ocb, v, m, out);
+            }
+        } else {
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t item = 0; item < items; ++item) {
+                const int64_t gr = item / p->nblk, t0 = item % p->nblk * tb;
+                const int64_t nt = p->tiles - t0 < tb ? p->tiles - t0 : tb;
+                for (int64_t pn = 0; pn < bdnn_div_up(nt, mr); ++pn)
+                    transform_src(c, p, src, gr, t0, pn, v, patch);
+                for (int64_t ob = 0; ob < n_ocb; ++ob)
+                    oc_block(c, p, args, gr, t0, nt, ob * p->ocb, v, m, out);
             }
         }
     }

@@ -398,9 +398,16 @@ def wino_unmet(prb) -> str | None:
 # the 36 transformed weight matrices are streamed for too few tiles), and an output of at
 # least AUTO_WINO_MIN_OUTPUT points each way (a 7x7 output fills 49 of its four tiles' 64
 # points: ResNet-50's res5a_branch2b at mb16 took 1.19x the blocked direct kernel's time).
+# Smaller outputs go to Winograd only where the plain rows take them (transformed weights
+# past core.WINO_BLOCKED_MAX_U_BYTES: their team mode, conv_wino.c) with at least
+# AUTO_WINO_SMALL_MIN_TILES tiles. res5a_branch2b (512 channels, U 38 MB) on Zen 5
+# (2026-11-26), direct time over Winograd's: mb4 1.19x, mb8 1.61x, mb16 1.90x on two
+# threads, mb4 0.93x, mb8 1.14x, mb16 1.65x on one; the blocked rows on 7x7 outputs (U
+# within their bound) 0.70x at 128 channels and 0.73x at 256.
 AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
+AUTO_WINO_SMALL_MIN_TILES = 32
 # Fewer input channels are Winograd's too where the wino_f43_blocked rows take them: one
 # group, src and dst `any` where it resolves to channel blocks (wherever AVX2 runs), and
 # transformed weights U within the rows' bound (core.WINO_BLOCKED_MAX_U_BYTES: past it
@@ -430,8 +437,11 @@ def resolved_alg(prb) -> str:
         return prb.alg
     d = prb.desc
     tiles = d.mb * -(-d.o[1] // 4) * -(-d.o[2] // 4)
+    plain_u_bytes = 4 * 36 * (d.ic // d.g) * (d.oc // d.g)
     if (wino_unmet(prb) is None and tiles >= AUTO_WINO_MIN_TILES
-            and min(d.o[1], d.o[2]) >= AUTO_WINO_MIN_OUTPUT
+            and (min(d.o[1], d.o[2]) >= AUTO_WINO_MIN_OUTPUT
+                 or plain_u_bytes > core.WINO_BLOCKED_MAX_U_BYTES
+                 and tiles >= AUTO_WINO_SMALL_MIN_TILES)
             and (d.ic // d.g >= AUTO_WINO_MIN_CHANNELS and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS
                  or wino_blocked_takes(prb))):
         return "wino"

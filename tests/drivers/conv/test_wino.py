@@ -61,6 +61,7 @@ def test_every_isa_has_a_row_and_the_table_prefers_the_widest():
     (1, 3, 2, 7, 9, 0, 1),       # ragged tiles (5x7 outputs)
     (2, 5, 7, 6, 6, 1, 1),       # padding: every patch touches the border
     (1, 4, 6, 8, 8, 1, 2),       # groups
+    (1, 200, 200, 9, 9, 1, 1),   # U over 4 MiB, 9 tiles: team mode on two threads or more
 ])
 def test_kernel_on_small_tiles_matches_the_direct_formula(impl, mb, ic, oc, ih, iw, p, g):
     oh, ow = ih + 2 * p - 2, iw + 2 * p - 2
@@ -190,7 +191,9 @@ FEW = "wino" if core.isa_supported(core.Isa.AVX2) else "direct"
 @pytest.mark.parametrize("args,wanted", [
     (("--mb=16", "ic64ih56oc64oh56kh3ph1"), "wino"),
     (("--mb=1", "ic64ih7oc64oh7kh3ph1"), "direct"),       # 4 tiles: too few
-    (("--mb=16", "ic512ih7oc512oh7kh3ph1"), "direct"),    # 64 tiles, but a 7x7 output
+    (("--mb=16", "ic256ih7oc256oh7kh3ph1"), "direct"),    # 64 tiles, but a 7x7 output
+    (("--mb=16", "ic512ih7oc512oh7kh3ph1"), "wino"),      # 7x7, but U past the blocked rows'
+    (("--mb=4", "ic512ih7oc512oh7kh3ph1"), "direct"),     # ... with too few tiles (16)
     (("--mb=16", "ic24ih56oc64oh56kh3ph1"), FEW),         # few: the blocked rows take it
     (("--mb=16", "--stag=nchw", "ic16ih56oc64oh56kh3ph1"), "direct"),  # too few, plain
     (("--mb=1", "ic3ih224oc64oh224kh3ph1"), FEW),         # few: the blocked rows take it
@@ -223,8 +226,20 @@ def test_wino_passes_on_the_tail_grid_with_bias_and_post_ops():
                   "--attr-post-ops=,relu,sum:0.5+relu", "--batch=problems/shapes_wino_tails")
     assert res.code == 0, res.out
     summary = res.summary()
-    assert summary["passed"] == summary["tests"] == 2 * 2 * 3 * 7
+    assert summary["passed"] == summary["tests"] == 2 * 2 * 3 * 10
     assert all("--impl=wino_f43" in l for l in res.lines if ":PASSED" in l)
+
+
+@pytest.mark.skipif(core.max_threads() < 2, reason="team mode needs two threads")
+@pytest.mark.parametrize("impl", [i.name for i in RUNNABLE])
+def test_team_mode_passes_on_two_threads_with_post_ops(impl):
+    """The plain rows' team mode (all threads on one block: the tails' team shapes) runs
+    only on two threads or more, which the -j workers above never have."""
+    res = run_cli("--conv", "--threads=2", f"--impl={impl}", "--alg=wino", "--dir=FWD_B",
+                  "--attr-post-ops=,sum:0.5+relu", "--match=team",
+                  "--batch=problems/shapes_wino_tails")
+    assert res.code == 0, res.out
+    assert res.summary()["passed"] == res.summary()["tests"] == 2 * 3
 
 
 @pytest.mark.parametrize("isa", [i.isa.name.lower() for i in BLOCKED_ROWS
@@ -252,7 +267,7 @@ def test_wrong_transform_coefficient_is_caught():
                   env={"BENCHDNN_PY_TEST_FAULT": "wino_coef"})
     assert res.code == 1
     failed = _case_lines(res, "FAILED")
-    assert len(failed) == 7 and all("+fault:wino_coef" in l for l in failed)
+    assert len(failed) == 10 and all("+fault:wino_coef" in l for l in failed)
 
 
 def test_outside_the_domain_is_one_unimplemented_line_naming_the_need():
