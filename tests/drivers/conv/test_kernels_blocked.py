@@ -41,6 +41,7 @@ SHAPES = [
     "mb2ic40ih10oc20kh1",                         # 1x1 at stride 1: A read in place
     "g2mb2ic32ih7oc64kh1",                        # (direct_fn), tails, groups, edge rows
     "mb1ic256ih46oc40oh23kh1sh2ph0",              # strided 1x1 past L2: items gather points
+    "mb1ic192ih10oc250kh3ph1",                    # weights past L2: whole groups per thread
     # backward weights by taps (run_bwt): diff_dst gathered per point across blocks
     "mb3ic48ih9oc20kh3sh2ph1dh1",                 # stride phases, dilation, oc tail
     "mb2ic32id3ih5iw5oc40kd3kh3kw3ph1pw1",        # 3D, one output plane, depth taps
