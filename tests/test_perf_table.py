@@ -38,6 +38,28 @@ def test_pairs_backends_and_computes_medians_ratios_and_efficiency():
     assert case.vs_torch == pytest.approx(2.0)
 
 
+def test_cases_are_judged_against_the_highest_limit_any_run_read():
+    """A run that measured its limit in a slow spell (300 against 400) would put its cases
+    over their real share; each class and thread count takes the highest reading."""
+    dw = 'mb1g32ic32ih112oc32oh112kh3ph1n"mobilenet_v1:conv2_1_dw"'
+    low = {**record(resnet("a"), median_ms=1.0), "limit_g_per_s": 300.0,   # 200 GFLOPS
+           "bytes": 4e6}
+    one = {**record(resnet("b"), median_ms=1.0), "limit_g_per_s": 150.0}
+    one["settings"] = {"driver": {**one["settings"]["driver"], "threads": 1}}
+    cases = {c.layer: c for c in perf_table.cases_of([
+        low, record(resnet("c"), median_ms=2.0), one,
+        {**record(dw), "bytes": 4e6, "copy_g_per_s": 20.0},
+        {**record(dw.replace("2_1", "3_1")), "bytes": 4e6, "copy_g_per_s": 40.0}])}
+    assert cases["a"].eff_pct == pytest.approx(50.0)        # 200 of 400, not of 300
+    assert cases["c"].eff_pct == pytest.approx(25.0)
+    assert cases["b"].eff_pct == pytest.approx(200 / 1.5)   # one thread: its own limit
+    assert cases["conv2_1_dw"].copy_pct == pytest.approx(10.0)   # 4 GB/s of 40
+    assert cases["a"].copy_pct is None                            # not memory-bound
+    line = perf_table.limits_line(list(cases.values()))
+    assert line == "measured limits: f32 400 G/s (each the highest any run read; a run read f32 at 300)"
+    assert perf_table.limits_line([cases["c"]]) == "measured limits: f32 400 G/s"
+
+
 def test_groups_use_geomeans_and_each_bar_can_fail():
     records = [record(resnet("a"), median_ms=0.5),            # 400 GFLOPS, 100%
                record(resnet("a"), backend="torch", median_ms=1.0),
