@@ -251,8 +251,8 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * alternating runs of ResNet-50 at mb1: res4a_branch2b (14x14 3x3, 2.36 MB in 4
      * groups of 2 row runs) 1.06x faster forward and 1.04x backward data; the other
      * layers the rule takes (res3a_branch2b, res4b_branch2a; at mb16 res3a_branch2b)
-     * 0.98x-1.02x. res4a_branch2b's two threads over one read 1.68 in the run where L3
-     * was slow and 1.96-1.99 in the others; 1.93-2.00 in all four this way. */
+     * 0.98x-1.02x. res4a_branch2b's two threads over one, timed in turns: 1.68 in one
+     * of the four runs and 1.96-1.99 in the others; 1.93-2.00 in all four this way. */
     p->whole_groups = !p->images_inner && p->n_rc > 1 && wei_bytes > L2_BYTES
                       && per_rows % c->nthr == 0;
     /* A strided 1x1 reads its copy (sub) once per output block group: from L3 when the

@@ -403,7 +403,7 @@ def wino_unmet(prb) -> str | None:
 # AUTO_WINO_SMALL_MIN_TILES tiles. res5a_branch2b (512 channels, U 38 MB) on Zen 5
 # (2026-11-26), direct time over Winograd's: mb4 1.19x, mb8 1.61x, mb16 1.90x on two
 # threads, mb4 0.93x, mb8 1.14x, mb16 1.65x on one; the blocked rows on 7x7 outputs (U
-# within their bound) 0.70x at 128 channels and 0.73x at 256.
+# within their bound) 0.70x at 128 channels (mb16) and 0.73x at 256 (mb32).
 AUTO_WINO_MIN_CHANNELS = 32
 AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
