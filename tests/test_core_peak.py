@@ -42,6 +42,46 @@ def test_the_guard_probe_runs_the_f32_peaks_loop_briefly(monkeypatch):
     assert probe > 1e9
 
 
+def test_limits_measured_again_keep_the_higher_reading(monkeypatch):
+    """remeasure_limits: the current thread count's limits are measured again at their
+    next use (the copy bandwidth too), each keeping the higher of the two readings; other
+    counts' are left alone. Checked on recorded C calls with scripted rates."""
+    if core.measured_peak("f32") is None or core.max_threads() < 2:
+        pytest.skip("needs an f32 vector route and two threads")
+    rates = {"peak": [300e9, 150e9, 520e9, 400e9], "copy": [20e9, 40e9]}
+    calls = []
+
+    class Scripted:
+        def __getattr__(self, name):
+            return getattr(lib, name)
+
+        def bdnn_peak_ops(self, kind, isa, seconds, repeats):
+            calls.append("peak")
+            return rates["peak"].pop(0)
+
+        def bdnn_peak_copy_bandwidth(self, nbytes, repeats):
+            calls.append("copy")
+            return rates["copy"].pop(0)
+
+    monkeypatch.setattr(core, "_PEAKS", {})
+    monkeypatch.setattr(core, "_COPY", {})
+    monkeypatch.setattr(core, "_STALE", set())
+    monkeypatch.setattr(core, "lib", Scripted())
+    f32 = lambda: core.measured_peak("f32").ops_per_s
+    assert f32() == 300e9 and core.measured_copy_bandwidth() == 20e9
+    with core.threads(1):
+        assert f32() == 150e9
+    assert f32() == 300e9 and calls == ["peak", "copy", "peak"]    # each measured once
+    core.remeasure_limits()
+    assert f32() == 520e9 and core.measured_copy_bandwidth() == 40e9
+    with core.threads(1):
+        assert f32() == 150e9                                     # not measured again
+    assert f32() == 520e9 and calls == ["peak", "copy", "peak", "peak", "copy"]
+    core.remeasure_limits()
+    assert f32() == 520e9                                # 400 read: the higher kept
+    assert rates == {"peak": [], "copy": []}
+
+
 def test_f16_shares_the_f32_measurement():
     assert core.measured_peak("f16") is core.measured_peak("f32")
 

@@ -4,7 +4,8 @@ probes (a real probe's reading depends on the machine's moment)."""
 import pytest
 
 from benchdnn_py.timing import GUARD_ATTEMPTS, GUARD_CACHE_FIRST, GUARD_CACHE_SHARE, \
-    GUARD_POLL_S, GUARD_SETTLE_S, GUARD_SHARE, MIN_TIMES_PER_PRB, MachineCheck, MachineGuard, TimingGroup, measure, measure_turns
+    GUARD_POLL_S, GUARD_REMEASURE_MAX, GUARD_REMEASURE_OVER, GUARD_SETTLE_S, GUARD_SHARE, \
+    MIN_TIMES_PER_PRB, MachineCheck, MachineGuard, TimingGroup, measure, measure_turns
 
 PEAK = 200.0
 POLLS = round(GUARD_SETTLE_S / GUARD_POLL_S)   # the probes a settle makes after its first
@@ -104,6 +105,33 @@ def test_a_probe_above_the_measured_peak_raises_the_reference_for_its_thread_cou
     s.n_threads, s.readings, s.rest = 1, [95.0, 96.0], None
     check = g.measure(s.run, 10.0, 1)[1]
     assert check.share == pytest.approx(0.95) and check.attempts == 1
+
+
+def test_a_probe_far_above_the_peak_has_the_limits_measured_again_at_most_twice():
+    """The run's limits (what %eff% divides by) were measured in a slow spell: a probe
+    over GUARD_REMEASURE_OVER times the peak has them measured again, up to
+    GUARD_REMEASURE_MAX times per thread count; within that margin, never."""
+    peak = {"v": 100.0}
+    calls = []
+
+    def remeasure():   # on two threads measured again still in the spell, on one out of it
+        calls.append(threads["n"])
+        peak["v"] = 105.0 if threads["n"] == 2 else 200.0
+
+    threads = {"n": 2}
+    s = Script([], rest=GUARD_REMEASURE_OVER * 100.0 - 1.0)   # just within the margin
+    guard = MachineGuard(s.probe, lambda: peak["v"], lambda: threads["n"], s.waits.append,
+                         remeasure=remeasure)
+    guard.measure(s.run, 10.0, 1)
+    assert calls == []
+    s.rest = 200.0
+    for _ in range(3):
+        guard.measure(s.run, 10.0, 1)
+    assert calls == [2] * GUARD_REMEASURE_MAX     # bounded, whatever the readings
+    threads["n"] = 1                              # another count: its own allowance
+    peak["v"] = 100.0
+    _, check = guard.measure(s.run, 10.0, 1)
+    assert calls == [2] * GUARD_REMEASURE_MAX + [1] and check.share == 1.0
 
 
 # -- the cache probe ------------------------------------------------------------------------

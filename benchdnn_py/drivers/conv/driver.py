@@ -1185,7 +1185,8 @@ def group_timing(settings: GlobalSettings):
 def machine_guard() -> MachineGuard:
     """One per process: it remembers whether the machine stayed degraded."""
     return MachineGuard(core.probe_peak, functools.partial(machine_limit, "f32"),
-                        core.max_threads, cache_probe=core.probe_cache)
+                        core.max_threads, cache_probe=core.probe_cache,
+                        remeasure=core.remeasure_limits)
 
 
 @dataclasses.dataclass(frozen=True)
