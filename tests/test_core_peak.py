@@ -117,6 +117,23 @@ def test_threads_sets_the_count_and_the_limits_are_kept_per_count():
         assert perf_report.machine_limit("f32") == core.measured_peak("f32").ops_per_s
 
 
+def test_the_cache_probe_is_the_best_of_its_readings(monkeypatch):
+    readings = [3e11, 5e11, 4e11]
+    calls = []
+
+    class Scripted:
+        def __getattr__(self, name):
+            return getattr(lib, name)
+
+        def bdnn_probe_cache(self, nbytes, passes):
+            calls.append((nbytes, passes))
+            return readings.pop(0)
+
+    monkeypatch.setattr(core, "lib", Scripted())
+    assert core.probe_cache() == 5e11
+    assert calls == [(core.CACHE_PROBE_BYTES, core.CACHE_PROBE_PASSES)] * core.CACHE_PROBE_REPEATS
+
+
 def test_the_cache_probe_reads_a_rate_from_cache_and_zero_for_nothing_to_read():
     """The slowest thread's rate over a buffer within L2: above what memory gives (at
     least the copy bandwidth, which crosses memory), on every instruction set."""

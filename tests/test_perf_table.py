@@ -56,7 +56,8 @@ def test_cases_are_judged_against_the_highest_limit_any_run_read():
     assert cases["conv2_1_dw"].copy_pct == pytest.approx(10.0)   # 4 GB/s of 40
     assert cases["a"].copy_pct is None                            # not memory-bound
     line = perf_table.limits_line(list(cases.values()))
-    assert line == "measured limits: f32 400 G/s (each the highest any run read; a run read f32 at 300)"
+    assert line == ("measured limits: f32 400 G/s "
+                    "(each the highest any run read; a run read f32 at 300)")
     assert perf_table.limits_line([cases["c"]]) == "measured limits: f32 400 G/s"
 
 
