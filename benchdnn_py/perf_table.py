@@ -304,9 +304,14 @@ def _operands(record: dict[str, Any]) -> str:
     return OPERAND_CLASS.get(":".join(pair), ":".join(pair))
 
 
+def _threads(record: dict[str, Any]) -> int:
+    """The record's --threads (0: the run's own count)."""
+    return record["settings"]["driver"].get("threads") or 0
+
+
 def _limit_key(record: dict[str, Any], limit: str) -> tuple[str, int]:
-    """A limit of a record's run, told apart by class and thread count (0: the run's)."""
-    return limit, record["settings"]["driver"].get("threads") or 0
+    """A limit of a record's run, told apart by class and thread count."""
+    return limit, _threads(record)
 
 
 def best_limits(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], float]:
@@ -541,7 +546,7 @@ def layer_lines(cases: list[Case]) -> list[str]:
 def limits_line(cases: list[Case]) -> str:
     """The limits the cases are judged against (on the runs' threads), and any run's lower
     reading of one, which that run's own %eff% figures divide by."""
-    runs = [c for c in cases if c.ours.get("limit") and not _limit_key(c.ours, "")[1]]
+    runs = [c for c in cases if c.ours.get("limit") and not _threads(c.ours)]
     judged = {c.ours["limit"]: c.limit_g or c.ours["limit_g_per_s"] for c in runs}
     low: dict[str, float] = {}
     for c in runs:

@@ -211,13 +211,14 @@ class MachineGuard:
 
     def _check(self) -> MachineCheck:
         """One probe of each kind, as shares of their references (attempts unset: 0)."""
-        reading, n = self._probe(), self._threads()
-        if (self._remeasure is not None and reading > GUARD_REMEASURE_OVER * self._peak()
+        reading, n, peak = self._probe(), self._threads(), self._peak()
+        if (self._remeasure is not None and reading > GUARD_REMEASURE_OVER * peak
                 and self._remeasured.get(n, 0) < GUARD_REMEASURE_MAX):
             self._remeasured[n] = self._remeasured.get(n, 0) + 1
             self._remeasure()
+            peak = self._peak()
         self._best_probe[n] = max(self._best_probe.get(n, 0.0), reading)
-        reference = max(self._peak(), self._best_probe[n])
+        reference = max(peak, self._best_probe[n])
         cache = 1.0
         if self._cache_probe is not None:
             if n not in self._best_cache:
