@@ -84,15 +84,19 @@ def _strided_wide(shape: core.ConvShape) -> bool:
 def _bwt_pays(shape: core.ConvShape) -> bool:
     """Backward weights by taps on channels last (conv_gemm_nhwc.c, run_bwt) outran the
     plain rows where the output is at least 14 wide (narrower: too few points per k
-    block for its C) and the layer is not a 1x1 with few input channels and an src larger
-    than run_bwt reads in place (core.BWT_IN_PLACE_MAX_SRC_BYTES: those stream faster
-    through the plain rows' packing). ResNet-50's 64-channel 1x1
-    layers at 56x56, channels last over plain, 2 threads, Zen 4, three runs: mb1 (0.8 MB)
-    0.92x and 0.87x the time, mb16 (12.8 MB) 1.11x and 1.04x."""
-    cig = shape.ic // shape.g
+    block for its C) and the layer is not a 1x1 with few channels and an src larger than
+    run_bwt reads in place (core.BWT_IN_PLACE_MAX_SRC_BYTES): there every element run_bwt
+    packs comes from memory and feeds too few multiply-adds (OCG * ICG / (OCG + ICG),
+    under 48) to hide it, and the plain rows' packing streams faster. ResNet-50's 1x1
+    layers with 64 input channels at 56x56, channels last over plain, 2 threads: Zen 4,
+    three runs, mb1 (0.8 MB) 0.92x and 0.87x the time, mb16 (12.8 MB) 1.11x and 1.04x
+    (OC 64 and 256, before run_bwt read ahead); Zen 5 at mb16, reading ahead, three
+    alternating runs: OC 64 (32 per element) 1.48x, OC 256 (51) 0.80x-0.98x."""
+    cig, cog = shape.ic // shape.g, shape.oc // shape.g
     src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
     return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1)
-                                               or src_bytes <= core.BWT_IN_PLACE_MAX_SRC_BYTES)
+                                               or src_bytes <= core.BWT_IN_PLACE_MAX_SRC_BYTES
+                                               or cog * cig >= 48 * (cog + cig))
 
 
 @dataclasses.dataclass(frozen=True)

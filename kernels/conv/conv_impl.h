@@ -34,6 +34,13 @@ static inline void bdnn_stream_fence(void) {
 typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                  float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
                                  const float *bias, float sum_scale, float relu_alpha);
+/* The same (no bias, sum or relu: mode UKR_WRITE or UKR_ACCUMULATE), also asking the
+ * caches for the pf_lines 64-byte lines from pf on, one per k step (those past kc are not
+ * asked for): a caller whose next operands stream from memory has them fetched while
+ * this tile computes. The lines are only read ahead, never relied on. */
+typedef void (*conv_gemm_ukr_pf_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                    float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
+                                    const char *pf, int64_t pf_lines);
 
 /* Dot-product micro-kernel (low-precision operands, conv_ukr_bf16.c / conv_ukr_int8*.c):
  *
@@ -126,6 +133,7 @@ static inline int64_t bdnn_transpose_spill(int64_t vlen, int64_t ldo) {
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
+    conv_gemm_ukr_pf_fn pf_fn; /* fn reading ahead (f32; NULL: none) */
     conv_dp_ukr_fn dp_fn;      /* grouped operands */
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
     conv_transpose_fn tr_fn;   /* f32 backward weights' packing (NULL: none) */
