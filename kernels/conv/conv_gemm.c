@@ -150,6 +150,7 @@ typedef struct {
     int op_stream;        /* op, one result in one k block, >= OP_STREAM_MIN_FLOATS: C is
                              stored by UKR_STREAM where e->out is vector-aligned */
     int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
+    int op_ahead;         /* op, k split: each k block's tiles fetch the next (op_ahead) */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
@@ -214,6 +215,14 @@ static void gemm_fini(struct bdnn_conv *c) {
     free(p->op_b);
     free(p);
     c->plan = NULL;
+}
+
+/* The input point nearest to (z, y, x), clamped into the input. */
+static int64_t clamped_in(const bdnn_conv_desc_t *d, int64_t z, int64_t y, int64_t x) {
+    z = z < 0 ? 0 : z >= d->id ? d->id - 1 : z;
+    y = y < 0 ? 0 : y >= d->ih ? d->ih - 1 : y;
+    x = x < 0 ? 0 : x >= d->iw ? d->iw - 1 : x;
+    return (z * d->ih + y) * d->iw + x;
 }
 
 static int64_t src_elems(const bdnn_conv_desc_t *d) { return d->mb * d->ic * in_points(d); }
@@ -329,6 +338,11 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
     p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
     p->k_splits = k_split ? c->nthr : 1;
+    /* A k split reads ahead where its operands come from memory on every run (past the
+     * bound that keeps a tensor in cache, BDNN_BWT_IN_PLACE_MAX_SRC_BYTES; see op_ahead) */
+    p->op_ahead = k_split && u->pf_fn
+        && (src_elems(d) + dst_elems(d)) * (int64_t)sizeof(float)
+               > BDNN_BWT_IN_PLACE_MAX_SRC_BYTES;
     /* Equal ranges, each in equal blocks of at most kc (below, in run_op): ranges of whole
      * blocks gave the threads unequal shares (K = 3136 in blocks of 512: 2048 and 1088). */
     if (p->k_splits > 1) p->k_per_split = bdnn_div_up(p->K, p->k_splits);
@@ -1254,6 +1268,46 @@ static void op_prefetch_c(const float *c, int64_t ldc, int64_t m, int64_t M, int
         for (int64_t x = 0; x < nr; x += 16) __builtin_prefetch(c + r * ldc + j + x, 1, 3);
 }
 
+/* The next k block [pc, pc + kc) of group g, read ahead while this one computes: per
+ * image it spans, diff_dst's rows (A) and the src points its B rows read, one run per
+ * channel. ResNet-50 at mb16, 2 threads, Zen 5: res2a_branch2a (1x1, 64 channels at
+ * 56x56) spent 42% of its time in the transposing copies from memory, conv1 37% in its
+ * packing. */
+static bdnn_ahead_t op_ahead(const exec_t *e, int64_t g, int64_t pc, int64_t kc,
+                             int64_t tiles) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t OP = out_points(d), IP = in_points(d), fsz = (int64_t)sizeof(float);
+    const int64_t ICg = d->ic / d->g;
+    bdnn_ahead_t h = {0};
+    for (int64_t k = pc; k < pc + kc;) {
+        const int64_t n = k / OP, o = k % OP, len = OP - o < pc + kc - k ? OP - o : pc + kc - k;
+        bdnn_ahead_add(&h, e->a_src + (n * d->oc + g * (d->oc / d->g)) * OP + o, len * fsz,
+                       OP * fsz, p->M);
+        if (p->op_planes) {
+            bdnn_ahead_add(&h, e->b_src + (n * d->ic + g * ICg) * OP + o, len * fsz, OP * fsz,
+                           ICg);
+        } else {
+            /* the input points between the first output's first tap and the last one's
+             * last, clamped into the input */
+            const int64_t last = o + len - 1;
+            const int64_t z0 = o / (d->oh * d->ow), y0 = o / d->ow % d->oh, x0 = o % d->ow;
+            const int64_t z1 = last / (d->oh * d->ow), y1 = last / d->ow % d->oh;
+            const int64_t x1 = last % d->ow;
+            const int64_t i0 = clamped_in(d, z0 * d->sd - d->pd, y0 * d->sh - d->ph,
+                                          x0 * d->sw - d->pw);
+            const int64_t i1 = clamped_in(d, z1 * d->sd - d->pd + (d->kd - 1) * (d->dd + 1),
+                                          y1 * d->sh - d->ph + (d->kh - 1) * (d->dh + 1),
+                                          x1 * d->sw - d->pw + (d->kw - 1) * (d->dw + 1));
+            bdnn_ahead_add(&h, e->b_src + (n * d->ic + g * ICg) * IP + i0, (i1 + 1 - i0) * fsz,
+                           IP * fsz, ICg);
+        }
+        k += len;
+    }
+    bdnn_ahead_share(&h, tiles);
+    return h;
+}
+
 static void run_op(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
@@ -1274,6 +1328,15 @@ static void run_op(const exec_t *e) {
                 for (int64_t pc = k_lo; pc < k_hi; pc += step) {
                     const int64_t kc = k_hi - pc < step ? k_hi - pc : step;
                     const int mode = pc > k_lo ? UKR_ACCUMULATE : UKR_WRITE;
+                    /* the next block: this group's next, or the next group's first */
+                    const int64_t next_g = pc + step < k_hi ? g : g + 1;
+                    const int64_t next_pc = pc + step < k_hi ? pc + step : k_lo;
+                    const int ahead = p->op_ahead && next_g < p->instances;
+                    bdnn_ahead_t next = {0};
+                    if (ahead)
+                        next = op_ahead(e, next_g, next_pc,
+                                        k_hi - next_pc < step ? k_hi - next_pc : step,
+                                        p->a_panels * p->b_panels);
                     for (int64_t ip = 0; ip < p->a_panels; ++ip)
                         op_pack_a(e, g, ip * MR, pc, kc, s->ap + ip * p->op_a_ld);
                     const int64_t nrows = p->op_planes ? 0 : krows_of(d, pc, kc, s->krows);
@@ -1283,8 +1346,13 @@ static void run_op(const exec_t *e) {
                         for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                             const int64_t m = ip * MR;
                             if (mode == UKR_ACCUMULATE) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
-                            u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j, N,
-                                  M - m < MR ? M - m : MR, nr, mode, NULL, 0.0f, 0.0f);
+                            bdnn_pf_slice_t pf;
+                            if (ahead && bdnn_ahead_slice(&next, &pf))
+                                u->pf_fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j,
+                                         N, M - m < MR ? M - m : MR, nr, mode, &pf);
+                            else
+                                u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j,
+                                      N, M - m < MR ? M - m : MR, nr, mode, NULL, 0.0f, 0.0f);
                         }
                     }
                 }

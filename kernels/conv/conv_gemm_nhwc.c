@@ -175,7 +175,7 @@ typedef struct {
     int src_in_place;           /* B read from src itself: channels last, the ext points
                                    are src's points (1x1, stride 1, no padding), whole
                                    NR panels per group */
-    int read_ahead;             /* each k block's tiles fetch the next block (bwt_ahead_t) */
+    int read_ahead;             /* each k block's tiles fetch the next block (bwt_ahead) */
 } bwt_plan_t;
 
 static void bwt_fini(bwt_plan_t *q, int nthr) {
@@ -417,16 +417,11 @@ static void bwt_store_row(const conv_gemm_ukr_t *u, float *const *parts, int n_p
 
 /* Read-ahead of a thread's next k block while it computes this one (channels last, where
  * both tensors' points are contiguous runs of bytes): its src window's input points and
- * its diff_dst points as two ranges of lines, a slice asked for by each tile's
- * micro-kernel (pf_fn), so that the packing copies from the caches instead of waiting on
- * memory. ResNet-50 res2b_branch2a (IC 256, 56x56) at mb16, 2 threads, Zen 5: the
- * copies from memory were 48% of the time, the products 52%; reading ahead, 1.65x
- * faster (the 20 layers at mb16: 1.10x geomean, three alternating runs). */
-typedef struct {
-    const char *at[2];   /* src window, diff_dst points: first line */
-    int64_t lines[2];
-    int64_t cursor, per_tile;   /* lines handed out; lines per tile */
-} bwt_ahead_t;
+ * its diff_dst points, one run each, a slice asked for by each tile's micro-kernel
+ * (pf_fn), so that the packing copies from the caches instead of waiting on memory.
+ * ResNet-50 res2b_branch2a (IC 256, 56x56) at mb16, 2 threads, Zen 5: the copies from
+ * memory were 48% of the time, the products 52%; reading ahead, 1.65x faster (the 20
+ * layers at mb16: 1.10x geomean, three alternating runs). */
 
 /* The point of an (od, oh, ow) or (id, ih, iw) grid nearest to (z, y, x), clamped in. */
 static int64_t clamped_point(int64_t z, int64_t y, int64_t x, int64_t D, int64_t H,
@@ -444,46 +439,31 @@ static void ext_coords(const bwt_plan_t *q, int64_t k, int64_t e[3]) {
     e[2] = k % q->X;
 }
 
-static const char *line_of(const float *p) {
-    return (const char *)((uintptr_t)p & ~(uintptr_t)63);
-}
-
-/* The ranges of block (n, k0, kc) for `tiles` micro-kernel calls. */
-static bwt_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
-                             const float *src, const float *diff_dst, int64_t n, int64_t k0,
-                             int64_t kc, int64_t tiles) {
+/* The runs of block (n, k0, kc), spread over `tiles` micro-kernel calls. */
+static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
+                              const float *src, const float *diff_dst, int64_t n, int64_t k0,
+                              int64_t kc, int64_t tiles) {
     const bdnn_conv_desc_t *d = &c->d;
     int64_t a[3], b[3], rmax[3] = {0, 0, 0};
     for (int64_t ph = 0; ph < q->n_phase; ++ph)
         for (int i = 0; i < 3; ++i) rmax[i] = q->phase[ph][i] > rmax[i] ? q->phase[ph][i] : rmax[i];
     ext_coords(q, k0, a);
     ext_coords(q, k0 + kc + q->max_off - 1, b);
-    const float *img = src + n * in_points(d) * d->ic;
-    const float *s0 = img + d->ic * clamped_point(a[0] * d->sd - d->pd, a[1] * d->sh - d->ph,
-                                                  a[2] * d->sw - d->pw, d->id, d->ih, d->iw);
-    const float *s1 = img + d->ic * (clamped_point(b[0] * d->sd + rmax[0] - d->pd,
-                                                   b[1] * d->sh + rmax[1] - d->ph,
-                                                   b[2] * d->sw + rmax[2] - d->pw, d->id,
-                                                   d->ih, d->iw) + 1);
+    const int64_t s0 = clamped_point(a[0] * d->sd - d->pd, a[1] * d->sh - d->ph,
+                                     a[2] * d->sw - d->pw, d->id, d->ih, d->iw);
+    const int64_t s1 = clamped_point(b[0] * d->sd + rmax[0] - d->pd,
+                                     b[1] * d->sh + rmax[1] - d->ph,
+                                     b[2] * d->sw + rmax[2] - d->pw, d->id, d->ih, d->iw);
     ext_coords(q, k0 + kc - 1, b);
-    const float *dimg = diff_dst + n * out_points(d) * d->oc;
-    const float *d0 = dimg + d->oc * clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
-    const float *d1 = dimg + d->oc * (clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow) + 1);
-    bwt_ahead_t r = {{line_of(s0), line_of(d0)}, {0, 0}, 0, 0};
-    r.lines[0] = ((const char *)s1 - r.at[0] + 63) / 64;
-    r.lines[1] = ((const char *)d1 - r.at[1] + 63) / 64;
-    r.per_tile = bdnn_div_up(r.lines[0] + r.lines[1], tiles > 0 ? tiles : 1);
-    return r;
-}
-
-/* The next slice of h: its first line (*lines of them; 0 once all are handed out). */
-static const char *bwt_ahead_slice(bwt_ahead_t *h, int64_t *lines) {
-    const int in_dd = h->cursor >= h->lines[0];
-    const int64_t at = in_dd ? h->cursor - h->lines[0] : h->cursor;
-    *lines = min64(h->per_tile, h->lines[in_dd] - at);
-    if (*lines < 0) *lines = 0;
-    h->cursor += *lines;
-    return h->at[in_dd] + 64 * at;
+    const int64_t d0 = clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
+    const int64_t d1 = clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
+    const int64_t fsz = (int64_t)sizeof(float);
+    bdnn_ahead_t h = {0};
+    bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz, 0, 1);
+    bdnn_ahead_add(&h, diff_dst + (n * out_points(d) + d0) * d->oc,
+                   (d1 + 1 - d0) * d->oc * fsz, 0, 1);
+    bdnn_ahead_share(&h, tiles);
+    return h;
 }
 
 static void bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias);
@@ -524,7 +504,7 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                 const int64_t kc = min64(q->kc, q->kext - k0);
                 const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
                 const int ahead = q->read_ahead && blk + 1 < be;
-                bwt_ahead_t next = {{NULL, NULL}, {0, 0}, 0, 0};
+                bdnn_ahead_t next = {0};
                 if (ahead) {
                     const int64_t nn = (blk + 1) / q->kblocks;
                     const int64_t nk0 = (blk + 1) % q->kblocks * q->kc;
@@ -547,15 +527,13 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                             const int64_t ldb = q->src_in_place ? ts.B : NR;
                             for (int64_t pn = g0; pn < g1; ++pn) {
                                 const int64_t oc0 = (pn - g * ppg) * MR;
-                                int64_t pf_lines = 0;
-                                const char *pf = ahead ? bwt_ahead_slice(&next, &pf_lines)
-                                                       : NULL;
+                                bdnn_pf_slice_t pf;
                                 float *ct = BWT_C(pn, 0) + (direct ? j : tap * Np + j);
                                 const int64_t mr = min64(MR, OCG - oc0);
                                 const int64_t nr = direct ? min64(NR, ICG - j) : NR;
-                                if (pf_lines)
+                                if (ahead && bdnn_ahead_slice(&next, &pf))
                                     u->pf_fn(kc, ab + (pn - g0) * MR * kc, bt, ldb, ct, ldc,
-                                             mr, nr, mode, pf, pf_lines);
+                                             mr, nr, mode, &pf);
                                 else
                                     u->fn(kc, ab + (pn - g0) * MR * kc, bt, ldb, ct, ldc, mr,
                                           nr, mode, NULL, 0.0f, 0.0f);
