@@ -81,22 +81,29 @@ def _strided_wide(shape: core.ConvShape) -> bool:
     return not _unit_stride(shape) and shape.ic // shape.g >= 16
 
 
-def _bwt_pays(shape: core.ConvShape) -> bool:
+def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
     """Backward weights by taps on channels last (conv_gemm_nhwc.c, run_bwt) outran the
     plain rows where the output is at least 14 wide (narrower: too few points per k
-    block for its C) and the layer is not a 1x1 with few channels and an src larger than
-    run_bwt reads in place (core.BWT_IN_PLACE_MAX_SRC_BYTES): there every element run_bwt
-    packs comes from memory and feeds too few multiply-adds (OCG * ICG / (OCG + ICG),
-    under 48) to hide it, and the plain rows' packing streams faster. ResNet-50's 1x1
-    layers with 64 input channels at 56x56, channels last over plain, 2 threads: Zen 4,
-    three runs, mb1 (0.8 MB) 0.92x and 0.87x the time, mb16 (12.8 MB) 1.11x and 1.04x
-    (OC 64 and 256, before run_bwt read ahead); Zen 5 at mb16, reading ahead, three
-    alternating runs: OC 64 (32 per element) 1.48x, OC 256 (51) 0.80x-0.98x."""
+    block for its C) and the layer is not a 1x1 with few input channels and an src larger
+    than run_bwt reads in place (core.BWT_IN_PLACE_MAX_SRC_BYTES): there every element
+    run_bwt packs comes from memory, and the plain rows' packing streams faster, unless
+    each element feeds at least `hiding_macs` multiply-adds (OCG * ICG / (OCG + ICG)),
+    which hide the copy behind the products. ResNet-50's 1x1 layers with 64 input
+    channels at 56x56, channels last over plain, 2 threads: Zen 4, three runs, mb1
+    (0.8 MB) 0.92x and 0.87x the time, mb16 (12.8 MB) 1.11x and 1.04x (OC 64 and 256,
+    before run_bwt read ahead); Zen 5 at mb16, reading ahead, alternating runs: OC 64 (32
+    multiply-adds per element) 1.48x, OC 256 (51) 0.80x-0.98x on AVX-512 (so 48 there),
+    1.05x-1.08x on AVX2 (no such bound)."""
     cig, cog = shape.ic // shape.g, shape.oc // shape.g
     src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
+    hides = hiding_macs is not None and cog * cig >= hiding_macs * (cog + cig)
     return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1)
                                                or src_bytes <= core.BWT_IN_PLACE_MAX_SRC_BYTES
-                                               or cog * cig >= 48 * (cog + cig))
+                                               or hides)
+
+
+def _bwt_pays_avx512(shape: core.ConvShape) -> bool:
+    return _bwt_pays(shape, hiding_macs=48)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,7 +151,8 @@ ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
                               AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _strided_wide),
                               AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _strided_wide),
                               AnyEntry(core.ActLayout.PLAIN)),
-    core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _bwt_pays),
+    core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512,
+                                          _bwt_pays_avx512),
                                  AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _bwt_pays),
                                  AnyEntry(core.ActLayout.PLAIN)),
 }
