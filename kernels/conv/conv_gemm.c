@@ -1281,7 +1281,8 @@ static bdnn_ahead_t op_ahead(const exec_t *e, int64_t g, int64_t pc, int64_t kc,
     const int64_t ICg = d->ic / d->g;
     bdnn_ahead_t h = {0};
     for (int64_t k = pc; k < pc + kc;) {
-        const int64_t n = k / OP, o = k % OP, len = OP - o < pc + kc - k ? OP - o : pc + kc - k;
+        const int64_t n = k / OP, o = k % OP;
+        const int64_t len = OP - o < pc + kc - k ? OP - o : pc + kc - k;
         bdnn_ahead_add(&h, e->a_src + (n * d->oc + g * (d->oc / d->g)) * OP + o, len * fsz,
                        OP * fsz, p->M);
         if (p->op_planes) {
@@ -1347,12 +1348,14 @@ static void run_op(const exec_t *e) {
                             const int64_t m = ip * MR;
                             if (mode == UKR_ACCUMULATE) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
                             bdnn_pf_slice_t pf;
+                            float *ct = c_g + m * N + j;
+                            const int64_t mr = M - m < MR ? M - m : MR;
                             if (ahead && bdnn_ahead_slice(&next, &pf))
-                                u->pf_fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j,
-                                         N, M - m < MR ? M - m : MR, nr, mode, &pf);
+                                u->pf_fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, ct, N, mr, nr,
+                                         mode, &pf);
                             else
-                                u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, c_g + m * N + j,
-                                      N, M - m < MR ? M - m : MR, nr, mode, NULL, 0.0f, 0.0f);
+                                u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, ct, N, mr, nr,
+                                      mode, NULL, 0.0f, 0.0f);
                         }
                     }
                 }

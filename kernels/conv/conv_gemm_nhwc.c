@@ -446,7 +446,8 @@ static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
     const bdnn_conv_desc_t *d = &c->d;
     int64_t a[3], b[3], rmax[3] = {0, 0, 0};
     for (int64_t ph = 0; ph < q->n_phase; ++ph)
-        for (int i = 0; i < 3; ++i) rmax[i] = q->phase[ph][i] > rmax[i] ? q->phase[ph][i] : rmax[i];
+        for (int i = 0; i < 3; ++i)
+            rmax[i] = q->phase[ph][i] > rmax[i] ? q->phase[ph][i] : rmax[i];
     ext_coords(q, k0, a);
     ext_coords(q, k0 + kc + q->max_off - 1, b);
     const int64_t s0 = clamped_point(a[0] * d->sd - d->pd, a[1] * d->sh - d->ph,
@@ -459,7 +460,8 @@ static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
     const int64_t d1 = clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
     const int64_t fsz = (int64_t)sizeof(float);
     bdnn_ahead_t h = {0};
-    bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz, 0, 1);
+    bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz, 0,
+                   1);
     bdnn_ahead_add(&h, diff_dst + (n * out_points(d) + d0) * d->oc,
                    (d1 + 1 - d0) * d->oc * fsz, 0, 1);
     bdnn_ahead_share(&h, tiles);
