@@ -217,14 +217,6 @@ static void gemm_fini(struct bdnn_conv *c) {
     c->plan = NULL;
 }
 
-/* The input point nearest to (z, y, x), clamped into the input. */
-static int64_t clamped_in(const bdnn_conv_desc_t *d, int64_t z, int64_t y, int64_t x) {
-    z = z < 0 ? 0 : z >= d->id ? d->id - 1 : z;
-    y = y < 0 ? 0 : y >= d->ih ? d->ih - 1 : y;
-    x = x < 0 ? 0 : x >= d->iw ? d->iw - 1 : x;
-    return (z * d->ih + y) * d->iw + x;
-}
-
 static int64_t src_elems(const bdnn_conv_desc_t *d) { return d->mb * d->ic * in_points(d); }
 static int64_t dst_elems(const bdnn_conv_desc_t *d) { return d->mb * d->oc * out_points(d); }
 
@@ -338,11 +330,8 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
     p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
     p->k_splits = k_split ? c->nthr : 1;
-    /* A k split reads ahead where its operands come from memory on every run (past the
-     * bound that keeps a tensor in cache, BDNN_BWT_IN_PLACE_MAX_SRC_BYTES; see op_ahead) */
-    p->op_ahead = k_split && u->pf_fn
-        && (src_elems(d) + dst_elems(d)) * (int64_t)sizeof(float)
-               > BDNN_BWT_IN_PLACE_MAX_SRC_BYTES;
+    /* A k split reads ahead where its operands come from memory on every run (op_ahead) */
+    p->op_ahead = k_split && u->pf_fn && bdnn_bwt_from_memory(d);
     /* Equal ranges, each in equal blocks of at most kc (below, in run_op): ranges of whole
      * blocks gave the threads unequal shares (K = 3136 in blocks of 512: 2048 and 1088). */
     if (p->k_splits > 1) p->k_per_split = bdnn_div_up(p->K, p->k_splits);
@@ -1295,11 +1284,12 @@ static bdnn_ahead_t op_ahead(const exec_t *e, int64_t g, int64_t pc, int64_t kc,
             const int64_t z0 = o / (d->oh * d->ow), y0 = o / d->ow % d->oh, x0 = o % d->ow;
             const int64_t z1 = last / (d->oh * d->ow), y1 = last / d->ow % d->oh;
             const int64_t x1 = last % d->ow;
-            const int64_t i0 = clamped_in(d, z0 * d->sd - d->pd, y0 * d->sh - d->ph,
-                                          x0 * d->sw - d->pw);
-            const int64_t i1 = clamped_in(d, z1 * d->sd - d->pd + (d->kd - 1) * (d->dd + 1),
-                                          y1 * d->sh - d->ph + (d->kh - 1) * (d->dh + 1),
-                                          x1 * d->sw - d->pw + (d->kw - 1) * (d->dw + 1));
+            const int64_t i0 = bdnn_clamped_point(z0 * d->sd - d->pd, y0 * d->sh - d->ph,
+                                                  x0 * d->sw - d->pw, d->id, d->ih, d->iw);
+            const int64_t i1 = bdnn_clamped_point(
+                z1 * d->sd - d->pd + (d->kd - 1) * (d->dd + 1),
+                y1 * d->sh - d->ph + (d->kh - 1) * (d->dh + 1),
+                x1 * d->sw - d->pw + (d->kw - 1) * (d->dw + 1), d->id, d->ih, d->iw);
             bdnn_ahead_add(&h, e->b_src + (n * d->ic + g * ICg) * IP + i0, (i1 + 1 - i0) * fsz,
                            IP * fsz, ICg);
         }

@@ -263,11 +263,8 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
                <= BDNN_BWT_IN_PLACE_MAX_SRC_BYTES
         && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
         && d->sd == 1 && d->sh == 1 && d->sw == 1 && !d->pd && !d->ph && !d->pw;
-    /* Read ahead where the tensors come from memory on every run: past the bound that
-     * keeps src in cache for the in-place walk (held to src and diff_dst together). */
-    q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC
-        && d->mb * (in_points(d) * d->ic + out_points(d) * d->oc) * (int64_t)sizeof(float)
-               > BDNN_BWT_IN_PLACE_MAX_SRC_BYTES;
+    /* Read ahead where the tensors come from memory on every run (bwt_ahead). */
+    q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC && bdnn_bwt_from_memory(d);
     q->panels = G * (q->Mp / MR);
     /* Panel ranges make every thread pack the whole src window; a k split makes each
      * pack its share of both tensors but sum nthr partial C at the end. Measured on
@@ -423,15 +420,6 @@ static void bwt_store_row(const conv_gemm_ukr_t *u, float *const *parts, int n_p
  * memory were 48% of the time, the products 52%; reading ahead, 1.65x faster (the 20
  * layers at mb16: 1.10x geomean, three alternating runs). */
 
-/* The point of an (od, oh, ow) or (id, ih, iw) grid nearest to (z, y, x), clamped in. */
-static int64_t clamped_point(int64_t z, int64_t y, int64_t x, int64_t D, int64_t H,
-                             int64_t W) {
-    z = z < 0 ? 0 : z >= D ? D - 1 : z;
-    y = y < 0 ? 0 : y >= H ? H - 1 : y;
-    x = x < 0 ? 0 : x >= W ? W - 1 : x;
-    return (z * H + y) * W + x;
-}
-
 /* Ext point k's (z, y, x) (as bwt_pack_src walks them). */
 static void ext_coords(const bwt_plan_t *q, int64_t k, int64_t e[3]) {
     if (q->rows == INT64_MAX) e[0] = 0, e[1] = k / q->X;
@@ -450,14 +438,14 @@ static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
             rmax[i] = q->phase[ph][i] > rmax[i] ? q->phase[ph][i] : rmax[i];
     ext_coords(q, k0, a);
     ext_coords(q, k0 + kc + q->max_off - 1, b);
-    const int64_t s0 = clamped_point(a[0] * d->sd - d->pd, a[1] * d->sh - d->ph,
-                                     a[2] * d->sw - d->pw, d->id, d->ih, d->iw);
-    const int64_t s1 = clamped_point(b[0] * d->sd + rmax[0] - d->pd,
-                                     b[1] * d->sh + rmax[1] - d->ph,
-                                     b[2] * d->sw + rmax[2] - d->pw, d->id, d->ih, d->iw);
+    const int64_t s0 = bdnn_clamped_point(a[0] * d->sd - d->pd, a[1] * d->sh - d->ph,
+                                          a[2] * d->sw - d->pw, d->id, d->ih, d->iw);
+    const int64_t s1 = bdnn_clamped_point(b[0] * d->sd + rmax[0] - d->pd,
+                                          b[1] * d->sh + rmax[1] - d->ph,
+                                          b[2] * d->sw + rmax[2] - d->pw, d->id, d->ih, d->iw);
     ext_coords(q, k0 + kc - 1, b);
-    const int64_t d0 = clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
-    const int64_t d1 = clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
+    const int64_t d0 = bdnn_clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
+    const int64_t d1 = bdnn_clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
     const int64_t fsz = (int64_t)sizeof(float);
     bdnn_ahead_t h = {0};
     bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz, 0,

@@ -76,7 +76,26 @@ static inline void bdnn_ahead_add(bdnn_ahead_t *h, const void *first, int64_t by
 static inline void bdnn_ahead_share(bdnn_ahead_t *h, int64_t tiles) {
     int64_t total = 0;
     for (int i = 0; i < h->n; ++i) total += h->p[i].lines;
-    h->per_tile = (total + (tiles > 0 ? tiles : 1) - 1) / (tiles > 0 ? tiles : 1);
+    if (tiles < 1) tiles = 1;
+    h->per_tile = (total + tiles - 1) / tiles;
+}
+
+/* Backward weights' f32 operands come from memory on every run: src and diff_dst together
+ * pass BDNN_BWT_IN_PLACE_MAX_SRC_BYTES, the bound that keeps a tensor in cache between
+ * runs. Where they do, both routes read each next k block ahead. */
+static inline int bdnn_bwt_from_memory(const bdnn_conv_desc_t *d) {
+    return d->mb * (d->id * d->ih * d->iw * d->ic + d->od * d->oh * d->ow * d->oc)
+               * (int64_t)sizeof(float)
+           > BDNN_BWT_IN_PLACE_MAX_SRC_BYTES;
+}
+
+/* The point of a D x H x W grid nearest to (z, y, x): each coordinate clamped into it. */
+static inline int64_t bdnn_clamped_point(int64_t z, int64_t y, int64_t x, int64_t D,
+                                         int64_t H, int64_t W) {
+    z = z < 0 ? 0 : z >= D ? D - 1 : z;
+    y = y < 0 ? 0 : y >= H ? H - 1 : y;
+    x = x < 0 ? 0 : x >= W ? W - 1 : x;
+    return (z * H + y) * W + x;
 }
 
 /* The next tile's slice into *s; 0 once every line is handed out. */
