@@ -105,6 +105,12 @@ typedef struct {
     int64_t ic, dz, dy, dx;
 } wcol_t;
 
+/* Columns [col, col + len) of a panel: one (ic, kd, kh)'s taps from offset dx, whose input
+ * points for any output lie side by side (dw = 0). */
+typedef struct {
+    int64_t ic, dz, dy, dx, col, len;
+} wrun_t;
+
 typedef struct {
     float *bp;            /* KC x nc packed B block (64-byte aligned) */
     void *bq;             /* lp, pack > 0: the B block regrouped for the dot products */
@@ -118,6 +124,8 @@ typedef struct {
     float *brows;         /* op route: one B panel's im2col rows (NR x kc) */
     float *cbuf;          /* col2im route: m_rows x nc block of C */
     struct krow *krows;   /* op route, col2im route: the output rows a k block crosses */
+    wrun_t *wruns;        /* op_runs: the current panel's column runs */
+    conv_run_t *runs;     /* op_runs: ... their source for one output row */
     int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
 
@@ -150,6 +158,7 @@ typedef struct {
     int op_stream;        /* op, one result in one k block, >= OP_STREAM_MIN_FLOATS: C is
                              stored by UKR_STREAM where e->out is vector-aligned */
     int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
+    int op_runs;          /* op: B's panels copied from src as runs of kw taps (op_runs) */
     int op_ahead;         /* op, k split: each k block's tiles fetch the next (op_ahead) */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
@@ -202,6 +211,8 @@ static void gemm_fini(struct bdnn_conv *c) {
             free(p->scratch[t].tmp);
             free(p->scratch[t].brows);
             free(p->scratch[t].krows);
+            free(p->scratch[t].wruns);
+            free(p->scratch[t].runs);
             free(p->scratch[t].cbuf);
         }
     free(p->scratch);
@@ -275,6 +286,14 @@ struct krow {
  *   threads pack A and B together into shared buffers, then split C's tiles (a large
  *   result with a K of a few blocks takes all of K as one block: OP_WHOLE_K_MAX_FLOATS). */
 enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays in L2 */
+/* B's panels are gathered straight from src as runs of kw taps (op_pack_b_runs) at a
+ * stride above 1 with runs of at least this many taps; otherwise im2col rows are built and
+ * transposed. At stride 1 those rows are plain copies, at a stride an element gather.
+ * BWD_W on plain layouts, 2 threads, Zen 5, alternating runs against im2col rows, min of
+ * 2-3: ResNet-50 conv1 (7x7/2) mb1 1.15x, mb16 1.16x (AVX2 mb1 1.07x), a 5x5/2 on 3
+ * channels at 224 1.25x, a 7x7/2 at 7x7 outputs 1.22x (at 14x14 0.99x); runs of 3 (3x3/2,
+ * 64 channels at 56) 0.80x; at stride 1 a 5x5 0.90x, a 7x7 0.98x. */
+enum { OP_RUNS_MIN_KW = 5 };
 /* One result written in one k block (K <= KC: mb1's 7x7 layers) goes out by non-temporal
  * stores (UKR_STREAM) from this size on, twice the L2 of both cores here: each line is
  * written once, and reading it in first only doubles the traffic. ResNet-50 at mb1, 2
@@ -323,6 +342,8 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
      * (the input points the outputs read, copied dense per execution, as forward does). */
     p->op_planes = taps_of(d) == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
         && c->fault == BDNN_FAULT_NONE;
+    p->op_runs = !p->op_planes && u->runs_fn && d->kw >= OP_RUNS_MIN_KW && d->sw > 1
+        && d->dw == 0 && c->fault == BDNN_FAULT_NONE;
     if (p->op_planes && in_points(d) != out_points(d)) {
         p->subsampled = bdnn_aligned_alloc(sizeof(float) * (size_t)(d->mb * d->ic * out_points(d)));
         if (!p->subsampled) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -343,6 +364,11 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
         s->krows = malloc(sizeof(struct krow) * (size_t)(kc + 2));
         s->wcols = malloc(sizeof(wcol_t) * (size_t)u->nr);
         if (!s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (p->op_runs) {   /* runs of at least one column each */
+            s->wruns = malloc(sizeof(wrun_t) * (size_t)u->nr);
+            s->runs = malloc(sizeof(conv_run_t) * (size_t)u->nr);
+            if (!s->wruns || !s->runs) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
     }
     if (p->k_splits > 1) {
         /* Each thread packs its own k range: all of A per k block, then B a panel at a
@@ -1222,9 +1248,73 @@ static void op_pack_a(const exec_t *e, int64_t g, int64_t m0, int64_t pc, int64_
     }
 }
 
+/* A panel's columns as runs of consecutive input points (wrun_t), each within one vector
+ * of the panel's row; returns their count. */
+static int64_t wruns_build(const wcol_t *w, int64_t ncols, int64_t vlen, wrun_t *runs) {
+    int64_t n = 0;
+    for (int64_t j = 0; j < ncols; ++j) {
+        wrun_t *last = n > 0 ? &runs[n - 1] : NULL;
+        if (last && last->ic == w[j].ic && last->dz == w[j].dz && last->dy == w[j].dy
+                && last->dx + last->len == w[j].dx && j % vlen != 0)
+            ++last->len;
+        else
+            runs[n++] = (wrun_t){w[j].ic, w[j].dz, w[j].dy, w[j].dx, j, 1};
+    }
+    return n;
+}
+
+/* The runs of output point ow0 + t of output row kr, each column run clipped to the
+ * input's row; a run whose row lies outside the input, or whose taps all lie in the
+ * padding, is left out (conv_runs_fn writes zeros there). */
+static int64_t op_point_runs(const bdnn_conv_desc_t *d, const wrun_t *wruns, int64_t nw,
+                             const struct krow *kr, const float *src_n, int64_t t,
+                             conv_run_t *runs) {
+    const int64_t ID = d->id, IH = d->ih, IW = d->iw, bx = (kr->ow0 + t) * d->sw;
+    int64_t nruns = 0;
+    for (int64_t w = 0; w < nw; ++w) {
+        const wrun_t *wr = &wruns[w];
+        const int64_t iz = kr->od * d->sd + wr->dz, iy = kr->oh * d->sh + wr->dy;
+        const int64_t x0 = bx + wr->dx;
+        const int64_t l0 = x0 < 0 ? -x0 : 0, l1 = IW - x0 < wr->len ? IW - x0 : wr->len;
+        if (iz < 0 || iz >= ID || iy < 0 || iy >= IH || l1 <= l0) continue;
+        runs[nruns++] = (conv_run_t){src_n + (wr->ic * ID + iz) * IH * IW + iy * IW + x0 + l0,
+                                     wr->col + l0, l1 - l0};
+    }
+    return nruns;
+}
+
+/* One NR panel of B built from src's rows as runs (op_runs): per output row the block
+ * crosses, one call of conv_runs_fn for the points whose taps all lie inside the input,
+ * and one per point at the row's ends, its runs clipped to the input. Columns past ncols
+ * are zeros. */
+static void op_pack_b_runs(const exec_t *e, int64_t g, int64_t j0, int64_t ncols,
+                           const scratch_t *s, int64_t nrows, float *panel) {
+    const bdnn_conv_desc_t *d = &e->c->d;
+    const conv_gemm_ukr_t *u = ukr_of(e->c);
+    const int64_t NR = u->nr, icg = d->ic / d->g;
+    const int64_t span = (d->kw - 1) * (d->dw + 1);   /* from the first tap's x to the last's */
+    wcols_build(d, j0, ncols, s->wcols);
+    const int64_t nw = wruns_build(s->wcols, ncols, u->vlen, s->wruns);
+    for (int64_t r = 0; r < nrows; ++r) {
+        const struct krow *kr = &s->krows[r];
+        const float *src_n = e->b_src + (kr->n * d->ic + g * icg) * in_points(d);
+        float *rows = panel + kr->kk * NR;
+        int64_t lo, hi;   /* the points whose taps all lie inside the input's row */
+        col_run(kr->ow0 * d->sw - d->pw, d->sw, d->iw - span, kr->len, &lo, &hi);
+        if (hi > lo)
+            u->runs_fn(s->runs, op_point_runs(d, s->wruns, nw, kr, src_n, lo, s->runs), d->sw,
+                       hi - lo, rows + lo * NR, NR, NR);
+        const int64_t edges[2][2] = {{0, lo}, {hi, kr->len}};
+        for (int side = 0; side < 2; ++side)
+            for (int64_t t = edges[side][0]; t < edges[side][1]; ++t)
+                u->runs_fn(s->runs, op_point_runs(d, s->wruns, nw, kr, src_n, t, s->runs), 0,
+                           1, rows + t * NR, NR, NR);
+    }
+}
+
 /* One NR panel of B: element (kk, j) = src at column j0 + j's (ic, tap) for k = pc + kk.
  * A 1x1 without padding reads the channels' planes as they lie (at a stride, the dense
- * subsampled copy); otherwise
+ * subsampled copy); long runs of kw taps at a stride are gathered (op_runs); otherwise
  * the panel's im2col rows are built (NR x kc), then transposed. */
 static void op_pack_b(const exec_t *e, int64_t g, int64_t q, int64_t pc, int64_t kc,
                       const scratch_t *s, int64_t nrows, float *panel) {
@@ -1241,6 +1331,10 @@ static void op_pack_b(const exec_t *e, int64_t g, int64_t q, int64_t pc, int64_t
                      panel + kk * NR, NR);
             kk += len;
         }
+        return;
+    }
+    if (e->p->op_runs) {
+        op_pack_b_runs(e, g, j0, ncols, s, nrows, panel);
         return;
     }
     wcols_build(d, j0, ncols, s->wcols);

@@ -198,6 +198,20 @@ static inline int64_t bdnn_transpose_spill(int64_t vlen, int64_t ldo) {
     return ldo % vlen ? vlen - ldo % vlen : 0;
 }
 
+/* Rows gathered from runs (backward weights' outer-product packing of B straight from src
+ * where each (ic, kd, kh)'s kw taps are consecutive input points): for i < count, the
+ * first `width` floats of row i (out + i * ldo, width a multiple of vlen) are zero but for
+ *   out[i * ldo + runs[r].col + t] = runs[r].in[i * step + t], t < runs[r].len,
+ * each run within one vector of the row (col / vlen == (col + len - 1) / vlen), the runs in
+ * order of col. Masked loads: no float of `in` outside the runs is read, so a run may end
+ * at a buffer's last float. */
+typedef struct {
+    const float *in;
+    int64_t col, len;
+} conv_run_t;
+typedef void (*conv_runs_fn)(const conv_run_t *runs, int64_t nruns, int64_t step,
+                             int64_t count, float *out, int64_t ldo, int64_t width);
+
 typedef struct {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
@@ -205,7 +219,8 @@ typedef struct {
     conv_dp_ukr_fn dp_fn;      /* grouped operands */
     int pack;                  /* 0: f32; 2: bf16 pairs; 4: u8 x s8 quads */
     conv_transpose_fn tr_fn;   /* f32 backward weights' packing (NULL: none) */
-    int vlen;                  /* floats per vector (tr_fn's stores) */
+    conv_runs_fn runs_fn;      /* f32 backward weights' packing of runs (NULL: none) */
+    int vlen;                  /* floats per vector (tr_fn's stores, runs_fn's rows) */
     conv_dp_chain_fn dp_chain_fn;   /* dp_fn over a chain of k blocks (NULL: call dp_fn
                                        per block) */
     conv_dp_chain_store_fn dp_store_fn;   /* the chain stored into the output (NULL: none) */

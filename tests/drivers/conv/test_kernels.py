@@ -329,6 +329,31 @@ def test_bwd_weights_k_split_matches_reference_exactly(impl, text):
     test_bwd_weights_matches_reference_exactly(impl, text)
 
 
+# Backward weights whose kw taps are runs of at least 5 consecutive input points, at a
+# stride (conv_gemm.c, op_runs): B's panels are gathered straight from src by masked vector
+# loads (conv_runs_fn), a row's end points clipped to the input one by one. Runs split at a
+# vector's end (a 7-column run across 16, kw 9 and 17 past AVX2's and AVX-512's vectors);
+# points with taps on both sides of the input (iw below the kernel's reach), wholly in the
+# padding (pw >= kw), rows outside it (ph, dilation along h), groups, 3D, a negative right
+# padding (explicit ow), and conv1 shrunk on one result (the k split's is in K_SPLIT_SHAPES).
+RUNS_SHAPES = [
+    "mb2ic3ih30oc16kh7sh2ph3",
+    "mb1ic5ih7iw41oc7kh3kw9sh1sw3ph1pw4",
+    "mb1ic1ih3iw60oc4kh1kw17sw2pw8",
+    "mb2ic4ih12iw40oc9kh5kw5sh2sw2ph2pw2dh1",
+    "mb1ic2ih4iw4oc3kh1kw7sw2pw3",
+    "g2mb2ic6ih9iw33oc6kh2kw6sw2ph0pw6",
+    "mb1ic2id4ih5iw30oc3kd2kh2kw5sd1sw2pd1pw2",
+    "mb1ic3ih6iw31oc5kh1kw5sw2pw2ow14",
+]
+
+
+@pytest.mark.parametrize("text", RUNS_SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_weights_runs_match_reference_exactly(impl, text):
+    test_bwd_weights_matches_reference_exactly(impl, text)
+
+
 @pytest.mark.parametrize("text", STREAMED_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_streamed_result_matches_reference_exactly(impl, text):
