@@ -127,8 +127,9 @@ class ActLayout(enum.IntEnum):
         return _count((shape[0], -(-shape[1] // b) * b, *shape[2:]))
 
 
-# Bytes of src up to which backward weights on channels last reads a 1x1's src in place.
-BWT_IN_PLACE_MAX_SRC_BYTES = lib.BDNN_BWT_IN_PLACE_MAX_SRC_BYTES
+# Bytes of backward weights' operands that stay in cache between runs (bdnn.h): up to this
+# much src, backward weights on channels last reads a 1x1's src in place.
+BWT_CACHED_MAX_BYTES = lib.BDNN_BWT_CACHED_MAX_BYTES
 # Bytes of transformed weights up to which the wino_f43_blocked rows take a case.
 WINO_BLOCKED_MAX_U_BYTES = lib.BDNN_WINO_BLOCKED_MAX_U_BYTES
 

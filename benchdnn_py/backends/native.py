@@ -85,7 +85,7 @@ def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
     """Backward weights by taps on channels last (conv_gemm_nhwc.c, run_bwt) outran the
     plain rows where the output is at least 14 wide (narrower: too few points per k
     block for its C) and the layer is not a 1x1 with few input channels and an src larger
-    than run_bwt reads in place (core.BWT_IN_PLACE_MAX_SRC_BYTES): there every element
+    than run_bwt reads in place (core.BWT_CACHED_MAX_BYTES): there every element
     run_bwt packs comes from memory, and the plain rows' packing streams faster, unless
     each element feeds at least `hiding_macs` multiply-adds (OCG * ICG / (OCG + ICG)),
     which hide the copy behind the products. ResNet-50's 1x1 layers with 64 input
@@ -98,7 +98,7 @@ def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
     src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
     hides = hiding_macs is not None and cog * cig >= hiding_macs * (cog + cig)
     return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1)
-                                               or src_bytes <= core.BWT_IN_PLACE_MAX_SRC_BYTES
+                                               or src_bytes <= core.BWT_CACHED_MAX_BYTES
                                                or hides)
 
 

@@ -157,7 +157,7 @@ enum {
  * (IC 256, 56x56) channels last, 2 threads, Zen 4 (32 MB L3), copied over in place, min
  * of 3 alternating runs, by the size of src: mb1 3.2 MB 1.14x, mb2 6.4 MB 1.12x, mb4
  * 12.8 MB 0.93x, mb8 0.81x, mb16 51 MB 0.82x; res3a_branch2c (IC 128, 28x28) at mb16,
- * 6.4 MB, 1.03x. The bound is BDNN_BWT_IN_PLACE_MAX_SRC_BYTES (bdnn.h), which the driver's
+ * 6.4 MB, 1.03x. The bound is BDNN_BWT_CACHED_MAX_BYTES (bdnn.h), which the driver's
  * choice of layout for `any` reads too. */
 
 typedef struct {
@@ -260,7 +260,7 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
     q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
         && d->ic * (int64_t)sizeof(float) <= BWT_IN_PLACE_MAX_ROW && q->max_off == 0
         && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
-               <= BDNN_BWT_IN_PLACE_MAX_SRC_BYTES
+               <= BDNN_BWT_CACHED_MAX_BYTES
         && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
         && d->sd == 1 && d->sh == 1 && d->sw == 1 && !d->pd && !d->ph && !d->pw;
     /* Read ahead where the tensors come from memory on every run (bwt_ahead). */

@@ -81,12 +81,12 @@ static inline void bdnn_ahead_share(bdnn_ahead_t *h, int64_t tiles) {
 }
 
 /* Backward weights' f32 operands come from memory on every run: src and diff_dst together
- * pass BDNN_BWT_IN_PLACE_MAX_SRC_BYTES, the bound that keeps a tensor in cache between
- * runs. Where they do, both routes read each next k block ahead. */
+ * pass BDNN_BWT_CACHED_MAX_BYTES. Where they do, both routes read each next k block
+ * ahead. */
 static inline int bdnn_bwt_from_memory(const bdnn_conv_desc_t *d) {
     return d->mb * (d->id * d->ih * d->iw * d->ic + d->od * d->oh * d->ow * d->oc)
                * (int64_t)sizeof(float)
-           > BDNN_BWT_IN_PLACE_MAX_SRC_BYTES;
+           > BDNN_BWT_CACHED_MAX_BYTES;
 }
 
 /* The point of a D x H x W grid nearest to (z, y, x): each coordinate clamped into it. */

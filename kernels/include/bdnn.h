@@ -163,10 +163,12 @@ enum {
     BDNN_LAYOUT_BLOCKED8 = 2,
     BDNN_LAYOUT_BLOCKED16 = 3
 };
-/* Backward weights on channels last (gemm_conv_nhwc) reads a 1x1's src in place, without
- * a copy, only up to this many bytes of src (8 MiB); the driver's choice of layout for
- * `any` follows the same bound. */
-enum { BDNN_BWT_IN_PLACE_MAX_SRC_BYTES = 8388608 };
+/* Backward weights' f32 operands up to this many bytes (8 MiB) stay in the caches from one
+ * run to the next; past it they come from memory on every run. Channels last
+ * (gemm_conv_nhwc) reads a 1x1's src in place, without a copy, only up to this much src;
+ * both routes read each next k block ahead past this much src and diff_dst together; the
+ * driver's choice of layout for `any` follows the same bound on src. */
+enum { BDNN_BWT_CACHED_MAX_BYTES = 8388608 };
 /* The wino_f43_blocked rows take transformed weights U (36 x IC x OC rounded up to the
  * channel block, f32) of at most this many bytes (10 MiB; why: conv_wino_blk.c); the
  * driver's --alg=auto few-channel rule follows the same bound. */

@@ -315,7 +315,7 @@ STREAMED_SHAPES = ["mb1ic112ih7oc1100kh3ph1", "mb1ic128ih5oc1000kh3ph1",
 # 512 points (conv_gemm.c, OP_SPLIT_KC; from 2048 points on two threads): K = 2700 on
 # im2col rows (3x3, padding) and 3200 on the src planes (1x1), neither a multiple of 512;
 # one with A's panels past OP_SPLIT_A_MAX_FLOATS keeps blocks of 256. Past 8 MiB of src and
-# diff_dst (BDNN_BWT_IN_PLACE_MAX_SRC_BYTES) each block's tiles read the next one ahead
+# diff_dst (BDNN_BWT_CACHED_MAX_BYTES) each block's tiles read the next one ahead
 # (op_ahead): on the src planes, on im2col rows (a 7x7 at stride 2, input rows clamped),
 # and in groups (the last block of one group reads the next group's first).
 K_SPLIT_SHAPES = ["mb3ic5ih30oc13kh3ph1", "mb2ic20ih40oc14kh1ph0", "mb2ic8ih40oc600kh1ph0",

@@ -42,7 +42,7 @@ SHAPES = [
     "mb1ic32id1ih6iw6oc16kd3kh3kw3pd1ph1pw1",     # 3D, only the middle depth tap live
     "g2mb2ic64ih8oc40kh3ph1",                     # groups: panel ranges across groups
     "mb1ic96ih5oc200kh3ph1",                      # many panels, k not split
-    # ... past BWT_IN_PLACE_MAX_SRC_BYTES (src and diff_dst together): each k block's
+    # ... past BWT_CACHED_MAX_BYTES (src and diff_dst together): each k block's
     # tiles read the next block ahead, whose ranges clamp to the tensors' edges
     "mb8ic256ih32oc64kh1",                        # 1x1, src (8 MiB) still read in place
     "mb8ic128ih48oc64kh3sh2ph1",                  # padded, strided: clamped windows
