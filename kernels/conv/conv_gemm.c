@@ -121,12 +121,12 @@ typedef struct {
     segment_t *segs;      /* forward / backward data: runs of the current column block */
     int64_t *seg_start;   /* first run of each micro-panel (+1 sentinel) */
     wcol_t *wcols;        /* backward weights: the current column block's columns */
+    int64_t wcol0;        /* ... and the index of its first column */
     float *brows;         /* op route: one B panel's im2col rows (NR x kc) */
     float *cbuf;          /* col2im route: m_rows x nc block of C */
     struct krow *krows;   /* op route, col2im route: the output rows a k block crosses */
     wrun_t *wruns;        /* op_runs: the current panel's column runs */
     conv_run_t *runs;     /* op_runs: ... their source for one output row */
-    int64_t wcol0;        /* ... and the index of its first column */
 } scratch_t;
 
 typedef struct {
@@ -158,8 +158,11 @@ typedef struct {
     int op_stream;        /* op, one result in one k block, >= OP_STREAM_MIN_FLOATS: C is
                              stored by UKR_STREAM where e->out is vector-aligned */
     int op_planes;        /* op: 1x1 without padding: B's rows are (subsampled) src planes */
-    int op_runs;          /* op: B's panels copied from src as runs of kw taps (op_runs) */
+    int op_runs;          /* op: B's panels gathered from src as runs of kw taps
+                             (op_pack_b_runs) */
     int op_ahead;         /* op, k split: each k block's tiles fetch the next (op_ahead) */
+    int op_b_private;     /* op, one result: each thread packs the B panels it multiplies,
+                             one at a time (OP_PRIVATE_B_MAX_A_BYTES) */
     float *partials;      /* k_splits > 1: k_splits results of instances x M x N */
     scratch_t *scratch;   /* one per thread */
     /* lp */
@@ -283,9 +286,23 @@ struct krow {
  *   packs all of A for a k block, then B a panel at a time, multiplied by every A panel
  *   while in L1; the partials are added at the end (reduce_partials). No barriers.
  * - Otherwise (short K: ResNet's 14x14 and 7x7 layers at mb1): one result; per k block the
- *   threads pack A and B together into shared buffers, then split C's tiles (a large
- *   result with a K of a few blocks takes all of K as one block: OP_WHOLE_K_MAX_FLOATS). */
+ *   threads pack A together into a shared buffer, then split C's tiles, each item's B
+ *   panel packed by its thread where A is small (OP_PRIVATE_B_MAX_A_BYTES), else all of B
+ *   packed together first, shared (a large result with a K of a few blocks takes all of K
+ *   as one block: OP_WHOLE_K_MAX_FLOATS). */
 enum { OP_RB_MAX = 16 };   /* A panels per work item: the item's A block stays in L2 */
+/* One result whose packed A for a k block stays within this many bytes (half of L2 here),
+ * or that takes all of K as one block (each item already one B panel and every A panel),
+ * with at least OP_PRIVATE_B_MIN_PANELS B panels per thread (a panel per item: the split
+ * within an eighth of even): items are B panels, each packed by the thread that
+ * multiplies it, into its own buffer (L1), right before its products. No shared B (at
+ * ResNet's 14x14 3x3, 3.6-4.7 MB of it crossed L3 between the threads) and no barrier
+ * between B's packing and the products. BWD_W on plain layouts, 2 threads, Zen 5,
+ * alternating runs against shared B: mb1 res5a_branch2b 1.12x, res5a_branch2a 1.13x,
+ * res5b_branch2a 1.14x, res5a_branch1 1.03x, res5a_branch2c 1.02x; mb16 (all of K)
+ * 1.01x-1.05x; 3x3 256 -> 256 at 14x14 mb1 1.41x, mb2 1.58x. An A of 1 MB per block
+ * (1x1 256 -> 1024 at 14x14, mb2), read from L3 once per B panel, read 0.90x: shared. */
+enum { OP_PRIVATE_B_MAX_A_BYTES = 512 << 10, OP_PRIVATE_B_MIN_PANELS = 8 };
 /* B's panels are gathered straight from src as runs of kw taps (op_pack_b_runs) at a
  * stride above 1 with runs of at least this many taps; otherwise im2col rows are built and
  * transposed. At stride 1 those rows are plain copies, at a stride an element gather.
@@ -383,16 +400,31 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
         }
         return BDNN_STATUS_OK;
     }
-    /* One result: the threads pack each k block together, then split C's tiles. */
+    /* One result: per k block the threads pack A together, then B: each its items' panels
+     * (op_b_private), or all together into a shared buffer; then they split C's tiles. */
+    p->op_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
+    if (!p->op_a) return BDNN_STATUS_OUT_OF_MEMORY;
+    p->op_b_private = (p->op_kc > KC
+                       || p->a_panels * p->op_a_ld * (int64_t)sizeof(float)
+                              <= OP_PRIVATE_B_MAX_A_BYTES)
+        && p->b_panels >= OP_PRIVATE_B_MIN_PANELS * (int64_t)c->nthr;
+    if (p->op_b_private) {   /* an item: one B panel and every A panel */
+        p->op_rb = p->a_panels, p->n_row_blocks = 1, p->n_items = p->b_panels;
+        for (int t = 0; t < c->nthr; ++t) {
+            scratch_t *s = &p->scratch[t];
+            s->bp = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
+            if (!s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        return BDNN_STATUS_OK;
+    }
     const int64_t want = 4 * (int64_t)c->nthr;
     int64_t rb = p->a_panels < OP_RB_MAX || p->op_kc > KC ? p->a_panels : OP_RB_MAX;
     while (rb > 1 && p->b_panels * bdnn_div_up(p->a_panels, rb) < want) rb = bdnn_div_up(rb, 2);
     p->op_rb = rb;
     p->n_row_blocks = bdnn_div_up(p->a_panels, rb);
     p->n_items = p->n_row_blocks * p->b_panels;
-    p->op_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
     p->op_b = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->b_panels * u->nr * kc));
-    if (!p->op_a || !p->op_b) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (!p->op_b) return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
 
@@ -1455,19 +1487,25 @@ static void run_op(const exec_t *e) {
                     for (int64_t ip = 0; ip < p->a_panels; ++ip)
                         op_pack_a(e, g, ip * MR, pc, kc, p->op_a + ip * p->op_a_ld);
                     const int64_t nrows = p->op_planes ? 0 : krows_of(d, pc, kc, s->krows);
+                    if (p->op_b_private) {
+#pragma omp barrier   /* every A panel packed (the loop above: nowait) */
+                    } else {
 #pragma omp for schedule(static)
-                    for (int64_t q = 0; q < p->b_panels; ++q)
-                        op_pack_b(e, g, q, pc, kc, s, nrows, p->op_b + q * NR * kc);
+                        for (int64_t q = 0; q < p->b_panels; ++q)
+                            op_pack_b(e, g, q, pc, kc, s, nrows, p->op_b + q * NR * kc);
+                    }
 #pragma omp for schedule(static)
                     for (int64_t item = 0; item < p->n_items; ++item) {
                         const int64_t rb = item / p->b_panels, q = item % p->b_panels;
                         const int64_t j = q * NR, nr = N - j < NR ? N - j : NR;
                         const int64_t ip1 = (rb + 1) * p->op_rb < p->a_panels
                             ? (rb + 1) * p->op_rb : p->a_panels;
+                        float *b = p->op_b_private ? s->bp : p->op_b + q * NR * kc;
+                        if (p->op_b_private) op_pack_b(e, g, q, pc, kc, s, nrows, b);
                         for (int64_t ip = rb * p->op_rb; ip < ip1; ++ip) {
                             const int64_t m = ip * MR;
                             if (pc > 0 && ip + 1 < ip1) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
-                            u->fn(kc, p->op_a + ip * p->op_a_ld, p->op_b + q * NR * kc, NR,
+                            u->fn(kc, p->op_a + ip * p->op_a_ld, b, NR,
                                   c_g + m * N + j, N, M - m < MR ? M - m : MR, nr,
                                   pc > 0 ? UKR_ACCUMULATE : stream ? UKR_WRITE | UKR_STREAM
                                                                    : UKR_WRITE,

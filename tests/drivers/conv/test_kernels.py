@@ -354,6 +354,19 @@ def test_bwd_weights_runs_match_reference_exactly(impl, text):
     test_bwd_weights_matches_reference_exactly(impl, text)
 
 
+# Backward weights on one result with A's packed block small (conv_gemm.c,
+# OP_PRIVATE_B_MAX_A_BYTES) and at least 8 B panels per thread: each thread packs its
+# items' B panels itself. Over two k blocks (K = 392, blocks of 256: the second
+# accumulates), with groups, and (in STREAMED_SHAPES) in one streamed block.
+PRIVATE_B_SHAPES = ["mb2ic56ih14oc20kh3ph1", "g2mb2ic112ih14oc40kh3ph1"]
+
+
+@pytest.mark.parametrize("text", PRIVATE_B_SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_weights_private_b_matches_reference_exactly(impl, text):
+    test_bwd_weights_matches_reference_exactly(impl, text)
+
+
 @pytest.mark.parametrize("text", STREAMED_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_streamed_result_matches_reference_exactly(impl, text):
