@@ -1309,7 +1309,7 @@ static int64_t op_point_runs(const bdnn_conv_desc_t *d, const wrun_t *wruns, int
         const int64_t x0 = bx + wr->dx;
         const int64_t l0 = x0 < 0 ? -x0 : 0, l1 = IW - x0 < wr->len ? IW - x0 : wr->len;
         if (iz < 0 || iz >= ID || iy < 0 || iy >= IH || l1 <= l0) continue;
-        runs[nruns++] = (conv_run_t){src_n + (wr->ic * ID + iz) * IH * IW + iy * IW + x0 + l0,
+        runs[nruns++] = (conv_run_t){src_n + ((wr->ic * ID + iz) * IH * IW + iy * IW + x0 + l0),
                                      wr->col + l0, l1 - l0};
     }
     return nruns;
