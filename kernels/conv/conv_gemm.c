@@ -1404,18 +1404,13 @@ static bdnn_ahead_t op_ahead(const exec_t *e, int64_t g, int64_t pc, int64_t kc,
             bdnn_ahead_add(&h, e->b_src + (n * d->ic + g * ICg) * OP + o, len * fsz, OP * fsz,
                            ICg);
         } else {
-            /* the input points between the first output's first tap and the last one's
-             * last, clamped into the input */
-            const int64_t last = o + len - 1;
-            const int64_t z0 = o / (d->oh * d->ow), y0 = o / d->ow % d->oh, x0 = o % d->ow;
-            const int64_t z1 = last / (d->oh * d->ow), y1 = last / d->ow % d->oh;
-            const int64_t x1 = last % d->ow;
-            const int64_t i0 = bdnn_clamped_point(z0 * d->sd - d->pd, y0 * d->sh - d->ph,
-                                                  x0 * d->sw - d->pw, d->id, d->ih, d->iw);
-            const int64_t i1 = bdnn_clamped_point(
-                z1 * d->sd - d->pd + (d->kd - 1) * (d->dd + 1),
-                y1 * d->sh - d->ph + (d->kh - 1) * (d->dh + 1),
-                x1 * d->sw - d->pw + (d->kw - 1) * (d->dw + 1), d->id, d->ih, d->iw);
+            const int64_t last = o + len - 1, plane = d->oh * d->ow;
+            const int64_t first_o[3] = {o / plane, o / d->ow % d->oh, o % d->ow};
+            const int64_t last_o[3] = {last / plane, last / d->ow % d->oh, last % d->ow};
+            const int64_t reach[3] = {(d->kd - 1) * (d->dd + 1), (d->kh - 1) * (d->dh + 1),
+                                      (d->kw - 1) * (d->dw + 1)};
+            int64_t i0, i1;
+            bdnn_input_window(d, first_o, last_o, reach, &i0, &i1);
             bdnn_ahead_add(&h, e->b_src + (n * d->ic + g * ICg) * IP + i0, (i1 + 1 - i0) * fsz,
                            IP * fsz, ICg);
         }
@@ -1448,12 +1443,13 @@ static void run_op(const exec_t *e) {
                     /* the next block: this group's next, or the next group's first */
                     const int64_t next_g = pc + step < k_hi ? g : g + 1;
                     const int64_t next_pc = pc + step < k_hi ? pc + step : k_lo;
-                    const int ahead = p->op_ahead && next_g < p->instances;
-                    bdnn_ahead_t next = {0};
-                    if (ahead)
+                    bdnn_ahead_t next = {0}, *reading = NULL;
+                    if (p->op_ahead && next_g < p->instances) {
                         next = op_ahead(e, next_g, next_pc,
                                         k_hi - next_pc < step ? k_hi - next_pc : step,
                                         p->a_panels * p->b_panels);
+                        reading = &next;
+                    }
                     for (int64_t ip = 0; ip < p->a_panels; ++ip)
                         op_pack_a(e, g, ip * MR, pc, kc, s->ap + ip * p->op_a_ld);
                     const int64_t nrows = p->op_planes ? 0 : krows_of(d, pc, kc, s->krows);
@@ -1463,15 +1459,9 @@ static void run_op(const exec_t *e) {
                         for (int64_t ip = 0; ip < p->a_panels; ++ip) {
                             const int64_t m = ip * MR;
                             if (mode == UKR_ACCUMULATE) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
-                            bdnn_pf_slice_t pf;
-                            float *ct = c_g + m * N + j;
-                            const int64_t mr = M - m < MR ? M - m : MR;
-                            if (ahead && bdnn_ahead_slice(&next, &pf))
-                                u->pf_fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, ct, N, mr, nr,
-                                         mode, &pf);
-                            else
-                                u->fn(kc, s->ap + ip * p->op_a_ld, s->bp, NR, ct, N, mr, nr,
-                                      mode, NULL, 0.0f, 0.0f);
+                            bdnn_ukr_reading_ahead(u, reading, kc, s->ap + ip * p->op_a_ld,
+                                                   s->bp, NR, c_g + m * N + j, N,
+                                                   M - m < MR ? M - m : MR, nr, mode);
                         }
                     }
                 }

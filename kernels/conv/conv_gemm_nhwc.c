@@ -166,6 +166,7 @@ typedef struct {
     int64_t kext, kc, kblocks;  /* ext points per image; k block; k blocks per image */
     int64_t n_phase, max_off, span;   /* span: window points per k block, kc + max_off */
     int64_t (*phase)[3];        /* the phases some tap reads: (r_d, r_h, r_w) */
+    int64_t phase_max[3];       /* the largest phase per axis (bwt_ahead's window end) */
     int64_t *tap_phase, *tap_off;
     const conv_gemm_ukr_t *u;   /* the micro-kernel (bwt_ukr) */
     int64_t Mp, Np;             /* OC/G up to whole MR panels, IC/G up to whole NR panels */
@@ -245,6 +246,8 @@ static int bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **
         int64_t ph = 0;
         while (ph < q->n_phase && memcmp(q->phase[ph], r, sizeof(r))) ++ph;
         if (ph == q->n_phase) memcpy(q->phase[q->n_phase++], r, sizeof(r));
+        for (int i = 0; i < 3; ++i)
+            if (r[i] > q->phase_max[i]) q->phase_max[i] = r[i];
         q->tap_phase[t] = ph;
         q->tap_off[t] = e[0] / s[0] * q->plane + e[1] / s[1] * q->X + e[2] / s[2];
         if (q->tap_off[t] > q->max_off) q->max_off = q->tap_off[t];
@@ -432,17 +435,10 @@ static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
                               const float *src, const float *diff_dst, int64_t n, int64_t k0,
                               int64_t kc, int64_t tiles) {
     const bdnn_conv_desc_t *d = &c->d;
-    int64_t a[3], b[3], rmax[3] = {0, 0, 0};
-    for (int64_t ph = 0; ph < q->n_phase; ++ph)
-        for (int i = 0; i < 3; ++i)
-            rmax[i] = q->phase[ph][i] > rmax[i] ? q->phase[ph][i] : rmax[i];
+    int64_t a[3], b[3], s0, s1;
     ext_coords(q, k0, a);
-    ext_coords(q, k0 + kc + q->max_off - 1, b);
-    const int64_t s0 = bdnn_clamped_point(a[0] * d->sd - d->pd, a[1] * d->sh - d->ph,
-                                          a[2] * d->sw - d->pw, d->id, d->ih, d->iw);
-    const int64_t s1 = bdnn_clamped_point(b[0] * d->sd + rmax[0] - d->pd,
-                                          b[1] * d->sh + rmax[1] - d->ph,
-                                          b[2] * d->sw + rmax[2] - d->pw, d->id, d->ih, d->iw);
+    ext_coords(q, k0 + kc + q->max_off - 1, b);   /* the window's last ext point */
+    bdnn_input_window(d, a, b, q->phase_max, &s0, &s1);
     ext_coords(q, k0 + kc - 1, b);
     const int64_t d0 = bdnn_clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
     const int64_t d1 = bdnn_clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
@@ -493,13 +489,13 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                 const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
                 const int64_t kc = min64(q->kc, q->kext - k0);
                 const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
-                const int ahead = q->read_ahead && blk + 1 < be;
-                bdnn_ahead_t next = {0};
-                if (ahead) {
+                bdnn_ahead_t next = {0}, *reading = NULL;
+                if (q->read_ahead && blk + 1 < be) {
                     const int64_t nn = (blk + 1) / q->kblocks;
                     const int64_t nk0 = (blk + 1) % q->kblocks * q->kc;
                     next = bwt_ahead(c, q, src, diff_dst, nn, nk0, min64(q->kc, q->kext - nk0),
                                      (p1 - p0) * taps * (Np / NR));
+                    reading = &next;
                 }
                 for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
                     const int64_t g0 = g * ppg > p0 ? g * ppg : p0;
@@ -517,16 +513,11 @@ static void run_bwt(const struct bdnn_conv *c, const float *src, const float *di
                             const int64_t ldb = q->src_in_place ? ts.B : NR;
                             for (int64_t pn = g0; pn < g1; ++pn) {
                                 const int64_t oc0 = (pn - g * ppg) * MR;
-                                bdnn_pf_slice_t pf;
-                                float *ct = BWT_C(pn, 0) + (direct ? j : tap * Np + j);
-                                const int64_t mr = min64(MR, OCG - oc0);
-                                const int64_t nr = direct ? min64(NR, ICG - j) : NR;
-                                if (ahead && bdnn_ahead_slice(&next, &pf))
-                                    u->pf_fn(kc, ab + (pn - g0) * MR * kc, bt, ldb, ct, ldc,
-                                             mr, nr, mode, &pf);
-                                else
-                                    u->fn(kc, ab + (pn - g0) * MR * kc, bt, ldb, ct, ldc, mr,
-                                          nr, mode, NULL, 0.0f, 0.0f);
+                                bdnn_ukr_reading_ahead(
+                                    u, reading, kc, ab + (pn - g0) * MR * kc, bt, ldb,
+                                    BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
+                                    min64(MR, OCG - oc0), direct ? min64(NR, ICG - j) : NR,
+                                    mode);
                             }
                         }
                 }

@@ -80,6 +80,18 @@ static inline void bdnn_ahead_share(bdnn_ahead_t *h, int64_t tiles) {
     h->per_tile = (total + tiles - 1) / tiles;
 }
 
+/* The next tile's slice into *s; 0 once every line is handed out. */
+static inline int bdnn_ahead_slice(bdnn_ahead_t *h, bdnn_pf_slice_t *s) {
+    while (h->i < h->n && h->done >= h->p[h->i].lines) ++h->i, h->done = 0;
+    if (h->i == h->n || h->per_tile <= 0) return 0;
+    const int64_t run = h->p[h->i].run, left = h->p[h->i].lines - h->done;
+    s->row = h->p[h->i].at + h->done / run * h->p[h->i].stride;
+    s->col = h->done % run, s->run = run, s->stride = h->p[h->i].stride;
+    s->lines = h->per_tile < left ? h->per_tile : left;
+    h->done += s->lines;
+    return 1;
+}
+
 /* Backward weights' f32 operands come from memory on every run: src and diff_dst together
  * pass BDNN_BWT_CACHED_MAX_BYTES. Where they do, both routes read each next k block
  * ahead. */
@@ -98,16 +110,18 @@ static inline int64_t bdnn_clamped_point(int64_t z, int64_t y, int64_t x, int64_
     return (z * H + y) * W + x;
 }
 
-/* The next tile's slice into *s; 0 once every line is handed out. */
-static inline int bdnn_ahead_slice(bdnn_ahead_t *h, bdnn_pf_slice_t *s) {
-    while (h->i < h->n && h->done >= h->p[h->i].lines) ++h->i, h->done = 0;
-    if (h->i == h->n || h->per_tile <= 0) return 0;
-    const int64_t run = h->p[h->i].run, left = h->p[h->i].lines - h->done;
-    s->row = h->p[h->i].at + h->done / run * h->p[h->i].stride;
-    s->col = h->done % run, s->run = run, s->stride = h->p[h->i].stride;
-    s->lines = h->per_tile < left ? h->per_tile : left;
-    h->done += s->lines;
-    return 1;
+/* The input points a block of outputs reads, as one range [*i0, *i1] of the input grid's
+ * points: from the first output's first tap (first * stride - padding) to the last one's
+ * last (last * stride - padding + reach, reach the taps' extent), each end clamped into
+ * the input. Output coordinates and reach are (d, h, w). */
+static inline void bdnn_input_window(const bdnn_conv_desc_t *d, const int64_t first[3],
+                                     const int64_t last[3], const int64_t reach[3],
+                                     int64_t *i0, int64_t *i1) {
+    *i0 = bdnn_clamped_point(first[0] * d->sd - d->pd, first[1] * d->sh - d->ph,
+                             first[2] * d->sw - d->pw, d->id, d->ih, d->iw);
+    *i1 = bdnn_clamped_point(last[0] * d->sd - d->pd + reach[0],
+                             last[1] * d->sh - d->ph + reach[1],
+                             last[2] * d->sw - d->pw + reach[2], d->id, d->ih, d->iw);
 }
 
 /* Dot-product micro-kernel (low-precision operands, conv_ukr_bf16.c / conv_ukr_int8*.c):
@@ -227,6 +241,17 @@ typedef struct {
     unsigned store_dts;                   /* dp_store_fn's output types, as 1 << dt */
     int a_wide;                           /* A widened (see conv_dp_ukr_fn) */
 } conv_gemm_ukr_t;
+
+/* u's f32 tile (mode UKR_WRITE or UKR_ACCUMULATE), reading the next tile's slice of `next`
+ * ahead while one is left (pf_fn), else plain (fn); next NULL: no read-ahead. */
+static inline void bdnn_ukr_reading_ahead(const conv_gemm_ukr_t *u, bdnn_ahead_t *next,
+                                          int64_t kc, const float *a, const float *b,
+                                          int64_t ldb, float *c, int64_t ldc, int64_t mr,
+                                          int64_t nr, int mode) {
+    bdnn_pf_slice_t pf;
+    if (next && bdnn_ahead_slice(next, &pf)) u->pf_fn(kc, a, b, ldb, c, ldc, mr, nr, mode, &pf);
+    else u->fn(kc, a, b, ldb, c, ldc, mr, nr, mode, NULL, 0.0f, 0.0f);
+}
 
 /* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's
  * zero-padded copy, so the inner loop has no bounds checks and, split by the stride's
