@@ -132,6 +132,8 @@ class ActLayout(enum.IntEnum):
 BWT_CACHED_MAX_BYTES = lib.BDNN_BWT_CACHED_MAX_BYTES
 # Bytes of transformed weights up to which the wino_f43_blocked rows take a case.
 WINO_BLOCKED_MAX_U_BYTES = lib.BDNN_WINO_BLOCKED_MAX_U_BYTES
+# Bytes of output from which the kernels that can store it past the caches do (bdnn.h).
+STREAM_MIN_BYTES = lib.BDNN_STREAM_MIN_BYTES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -506,6 +506,9 @@ typedef struct {
      * eltwise entry but a lone relu, and a padded tail of zeros (the zero weights and bias
      * give it); lp rows never run by kw taps (init), so every call has all its taps */
     int direct;
+    /* f32: every store final (one chunk, not by kw taps, no sum, nothing after the kernels)
+     * into a dst of at least BDNN_STREAM_MIN_BYTES, vector-aligned: stored past the caches */
+    int stream;
 } dc_exec_t;
 
 /* The eltwise entries on the real channels and the padded tail, on npt points of output
@@ -556,6 +559,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     a.d_ocb = s_ocb;
     a.bias = s32 ? NULL : bias;
     a.sum_scale = x->sum_scale;
+    a.stream = x->stream;
     if (p->lp && !s32 && x->has_sum)   /* the prior dst, for DC_SUM to scale */
         for (int64_t o = 0; o < nq; ++o) {
             const int64_t at = out_q + o * OSP * B + pt0 * B;   /* the item's first point */
@@ -689,6 +693,10 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     x.tail = p->OCB * B - OCG;
     x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     x.with_bias = bias != NULL;
+    const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * G * p->OCB * B * d->od * d->oh * d->ow);
+    x.stream = !p->lp && !p->kw_split && p->icc >= p->ICB && !x.has_sum && !x.has_eltwise
+               && x.tail == 0 && dst_bytes >= (size_t)BDNN_STREAM_MIN_BYTES
+               && (uintptr_t)x.dst % (sizeof(float) * (size_t)B) == 0;
 
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -722,6 +730,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         dc_group_rows(c, p, &x, n, g, q, pt0, pt1, src + esz * (n * in_img + g * p->ICB * ISP * B),
                       ISP * B, 0);
     }
+    if (x.stream) bdnn_stream_fence();
     }
 }
 

@@ -41,7 +41,12 @@
  * values go to out converted to out_dt as dc_ker_t.store converts them, point j of block
  * o at element o * o_ocb + j * B of out. f32 sums (bf16) come with the bias and relu
  * already applied as above; s32 sums become (float)acc + out_bias[o * B ..] (if
- * out_bias), then relu_alpha's relu if out_relu. */
+ * out_bias), then relu_alpha's relu if out_relu.
+ *
+ * stream (f32 kernels whose ISA has the instruction, DC_STREAM): dst's stores are
+ * non-temporal, so dst and d_ocb must be vector-aligned; the driver sets it only on a
+ * call whose values are final (one chunk, no sum, nothing written after) and fences
+ * (bdnn_stream_fence) before the barrier after which dst is read. */
 enum { DC_ACC = 0, DC_BIAS = 1, DC_SUM = 2 };
 
 typedef struct {
@@ -53,6 +58,7 @@ typedef struct {
     const float *bias;
     float sum_scale;
     int mode;
+    int stream;
     int relu;
     float relu_alpha;
     void *out;                   /* the direct store's output (NULL: none), see above */

@@ -13,4 +13,5 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define DC_UR4 2
 #include <immintrin.h>
 #define DC_BCAST(x) _mm256_set1_ps(*(x))
+#define DC_STREAM(p, v) _mm256_stream_ps((p), (__m256)(v))
 #include "conv_dblk.inc"

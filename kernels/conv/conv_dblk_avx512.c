@@ -15,4 +15,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DC_BCAST(x) _mm512_set1_ps(*(x))
 #define DC_FMA(A, X, W)                                                                    \
     __asm__("vfmadd231ps %[xv], %[wv], %[av]" : [av] "+v"(A) : [xv] "v"(X), [wv] "v"(W))
+#define DC_FMA_BCAST(A, P, W)                                                              \
+    __asm__("vfmadd231ps %[x]%{1to16%}, %[wv], %[av]" : [av] "+v"(A) : [x] "m"(*(P)), [wv] "v"(W))
+#define DC_STREAM(p, v) _mm512_stream_ps((p), (__m512)(v))
 #include "conv_dblk.inc"

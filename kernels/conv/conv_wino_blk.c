@@ -43,11 +43,6 @@
  * in L1, their V (36 per input block) in L2. */
 enum { WB_TB = 8 };
 
-/* An output this large is stored past the cache (non-temporal stores): it cannot stay
- * there for a next reader anyway, and a normal store first reads each line it writes.
- * VGG-19 conv1_1 at mb16 writes 205 MB. */
-static const size_t WB_STREAM_MIN_BYTES = (size_t)64 << 20;
-
 typedef struct {
     const conv_wino_blk_ker_t *k;
     int64_t th, tw, icb, ocb, thr_floats;
@@ -115,7 +110,7 @@ static void wino_blk_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *
     const int has_eltwise = c->n_post_ops > has_sum;
     const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * p->ocb * d->oh * d->ow * vl);
-    const int stream = dst_bytes >= WB_STREAM_MIN_BYTES
+    const int stream = dst_bytes >= (size_t)BDNN_STREAM_MIN_BYTES
                     && (uintptr_t)args->dst % (sizeof(float) * (size_t)vl) == 0;
 #pragma omp parallel num_threads(c->nthr)
     {

@@ -173,6 +173,13 @@ enum { BDNN_BWT_CACHED_MAX_BYTES = 8388608 };
  * channel block, f32) of at most this many bytes (10 MiB; why: conv_wino_blk.c); the
  * driver's --alg=auto few-channel rule follows the same bound. */
 enum { BDNN_WINO_BLOCKED_MAX_U_BYTES = 10485760 };
+/* A forward output (or unit-stride backward data's diff_src) written once and of at least
+ * this many bytes (64 MiB) goes past the caches, by non-temporal stores, in the kernels
+ * that can (wino_f43_blocked, gemm_conv_blocked's direct kernels): twice L3 here, it
+ * cannot stay there for a next reader anyway, and a normal store first reads each line
+ * it writes. VGG-19 conv1_1 at mb16 writes 205 MB: its direct kernel took 8.0 ms so
+ * against 11.2 with normal stores (2026-11-27, Zen 5, 2 threads). */
+enum { BDNN_STREAM_MIN_BYTES = 67108864 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchdnn_py import core
+from benchdnn_py import core, memory
 from benchdnn_py.drivers.conv.desc import parse_desc
 from conftest import run_cli
 
@@ -213,6 +213,33 @@ def test_a_lone_relu_is_applied_in_the_store(impl, text):
         ref = np.where(v > 0, v, np.float32(alpha) * v)
         out, tail = _plain(dst, s.oc)
         assert np.array_equal(out, ref) and not tail.any()
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_an_output_past_the_caches_is_exact(impl):
+    """A 64 MiB output (core.STREAM_MIN_BYTES, bdnn.h) that the direct kernels store
+    past the caches (non-temporal stores), with a lone relu applied before them: 3 input
+    channels into one output block (AVX-512: the one-block instances' embedded-broadcast
+    multiply-adds on a partial input block). Against NumPy, tap by tap: integer data keeps
+    every sum exact in f32."""
+    b = TAKES[impl.isa][0]
+    s = _shape("mb1ic3ih1024oc16kh3ph1")
+    rng = np.random.default_rng(8)
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25)
+    dst = memory.aligned_empty(4 * int(np.prod(s.dst_shape))).view(np.float32)
+    dst = dst.reshape(1, 16 // b, 1024, 1024, b)
+    assert dst.nbytes >= core.STREAM_MIN_BYTES
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
+                            attr=_attr(b, post_ops=(relu,))) as prim:
+        prim.bind(_blocked(src, b), prim.pack_weights(wei), bias, dst)()
+    padded = np.pad(src[0, :, 0], ((0, 0), (1, 1), (1, 1)))
+    v = np.broadcast_to(bias[:, None, None], (16, 1024, 1024)).copy()
+    for kh in range(3):
+        for kw in range(3):
+            v += np.tensordot(wei[0, :, :, 0, kh, kw], padded[:, kh:kh + 1024, kw:kw + 1024], 1)
+    ref = np.where(v > 0, v, np.float32(0.25) * v)
+    assert np.array_equal(_plain(dst, 16)[0][0], ref)
 
 
 def test_the_padding_garbage_defect_writes_the_tail():
