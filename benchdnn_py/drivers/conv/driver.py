@@ -409,17 +409,27 @@ AUTO_WINO_MIN_TILES = 16
 AUTO_WINO_MIN_OUTPUT = 8
 AUTO_WINO_SMALL_MIN_TILES = 32
 # Fewer input channels are Winograd's too where the wino_f43_blocked rows take them: one
-# group, src and dst `any` where it resolves to channel blocks (wherever AVX2 runs), and
-# transformed weights U within the rows' bound (core.WINO_BLOCKED_MAX_U_BYTES: past it
-# wino_f43 would take the case, 0.49x-0.66x direct on conv1_1; at 31 input channels, past
-# 2336 output channels). Against the blocked direct kernel (2026-11-26, 2 threads): VGG-19
-# conv1_1 (3 -> 64) 1.58x-1.96x at mb16, 1.26x-1.58x at mb1; 3 -> 16 at 56x56 2.7x,
-# 8 -> 32 at 28x28 1.5x, 16 -> 32 at 14x14 1.0x-1.09x, 16 -> 64 at 112x112 1.24x-1.38x.
-# Under --isa=avx2 (nChw8c): conv1_1 1.76x at mb16, 1.16x-1.35x at mb1; 8 -> 32 1.28x,
-# 3 -> 16 1.26x-1.29x.
+# group, src and dst `any` where it resolves to channel blocks (wherever AVX2 runs), at
+# least AUTO_WINO_FEW_MIN_IC[block] input channels, and transformed weights U within the
+# rows' bound (core.WINO_BLOCKED_MAX_U_BYTES: past it wino_f43 would take the case,
+# 0.49x-0.66x direct on conv1_1; at 31 input channels, past 2336 output channels).
+# The bound by block, from direct's time over Winograd's (2026-11-27, Zen 5, 2 threads,
+# the two timed in turns; ic 3, 8, 16 into oc 16, 32, 64 at 56x56 and 224x224, mb1 and
+# mb16), after the direct kernels began storing outputs past 64 MiB by non-temporal stores
+# and multiply-adding one output block with embedded broadcasts (VGG-19 conv1_1 at mb16:
+# 11.2 ms before, 8.0 after; 3 -> 16 at 224x224: 2.1x faster):
+AUTO_WINO_FEW_MIN_IC: dict[int, int] = {
+    # AVX-512: ic 3 0.40x-0.97x, ic 8 0.76x-1.06x, ic 16 1.07x-1.21x (mb1), 0.93x-1.68x
+    16: 16,
+    # AVX2: 1.0x-1.7x from ic 3 on (one exception: 3 -> 16 at 224x224, mb16, 0.72x)
+    8: 1,
+}
+
+
 def wino_blocked_takes(prb) -> bool:
     """Whether auto's few-channel rule applies: the wino_f43_blocked rows run the case
-    (given the Winograd domain) with fewer than AUTO_WINO_MIN_CHANNELS input channels."""
+    (given the Winograd domain) with fewer than AUTO_WINO_MIN_CHANNELS input channels, and
+    at least those AUTO_WINO_FEW_MIN_IC asks of the block `any` takes."""
     from ...backends.native import any_layouts   # (it imports this module)
     d = prb.desc
     if not (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS
@@ -427,7 +437,8 @@ def wino_blocked_takes(prb) -> bool:
         return False
     block = any_layouts(core.Direction.FWD, prb.shape)[0].act.block   # what `any` takes
     u_bytes = 4 * 36 * d.ic * -(-d.oc // block) * block    # as conv_wino_blk.c's u_bytes
-    return block > 1 and u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES
+    return (block in AUTO_WINO_FEW_MIN_IC and d.ic >= AUTO_WINO_FEW_MIN_IC[block]
+            and u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES)
 
 
 def resolved_alg(prb) -> str:

@@ -184,8 +184,9 @@ def test_a_dropped_sum_scale_fails_every_winograd_sum_case():
 
 
 # Few input channels are Winograd's where a blocked Winograd row runs (AVX2 or better),
-# else direct.
+# else direct; below 16 input channels only on AVX2's 8-wide blocks.
 FEW = "wino" if core.isa_supported(core.Isa.AVX2) else "direct"
+FEWER = "wino" if FEW == "wino" and not core.isa_supported(core.Isa.AVX512) else "direct"
 
 
 @pytest.mark.parametrize("args,wanted", [
@@ -196,7 +197,8 @@ FEW = "wino" if core.isa_supported(core.Isa.AVX2) else "direct"
     (("--mb=4", "ic512ih7oc512oh7kh3ph1"), "direct"),     # ... with too few tiles (16)
     (("--mb=16", "ic24ih56oc64oh56kh3ph1"), FEW),         # few: the blocked rows take it
     (("--mb=16", "--stag=nchw", "ic16ih56oc64oh56kh3ph1"), "direct"),  # too few, plain
-    (("--mb=1", "ic3ih224oc64oh224kh3ph1"), FEW),         # few: the blocked rows take it
+    (("--mb=1", "ic3ih224oc64oh224kh3ph1"), FEWER),       # 3: on 8-wide blocks only
+    (("--mb=16", "ic8ih56oc32oh56kh3ph1"), FEWER),        # 8: likewise
     (("--mb=1", "ic31ih28oc2336oh28kh3ph1"), FEW),        # U: 10,427,904 bytes, taken
     (("--mb=1", "ic31ih28oc2352oh28kh3ph1"), "direct"),   # U past 10 MiB: not the blocked rows
     (("--mb=1", "g2ic6ih56oc64oh56kh3ph1"), "direct"),    # few, but groups
@@ -215,6 +217,8 @@ def test_auto_rule_for_few_channels_needs_the_blocked_rows():
     try:
         core.cap_isa("avx2")   # (on a CPU without AVX2 the cap changes nothing)
         assert conv.resolved_alg(few) == FEW
+        # 8-wide blocks: from 3 input channels on
+        assert conv.resolved_alg(_problem("--alg=auto", "ic3ih224oc64oh224kh3ph1")) == FEW
         core.cap_isa("scalar")   # no blocked row: plain rows, where direct is faster
         assert conv.resolved_alg(few) == "direct"
     finally:
