@@ -177,8 +177,8 @@ enum { BDNN_WINO_BLOCKED_MAX_U_BYTES = 10485760 };
  * this many bytes (64 MiB) goes past the caches, by non-temporal stores, in the kernels
  * that can (wino_f43_blocked, gemm_conv_blocked's direct kernels): twice L3 here, it
  * cannot stay there for a next reader anyway, and a normal store first reads each line
- * it writes. VGG-19 conv1_1 at mb16 writes 205 MB: its direct kernel took 8.0 ms so
- * against 11.2 with normal stores (2026-11-27, Zen 5, 2 threads). */
+ * it writes. VGG-19 conv1_1 at mb16 writes 205 MB: its direct kernel took 8.0 ms with
+ * these stores, 11.2 with normal ones (2026-11-27, Zen 5, 2 threads). */
 enum { BDNN_STREAM_MIN_BYTES = 67108864 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */

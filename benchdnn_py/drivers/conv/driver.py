@@ -419,7 +419,7 @@ AUTO_WINO_SMALL_MIN_TILES = 32
 # and multiply-adding one output block with embedded broadcasts (VGG-19 conv1_1 at mb16:
 # 11.2 ms before, 8.0 after; 3 -> 16 at 224x224: 2.1x faster):
 AUTO_WINO_FEW_MIN_IC: dict[int, int] = {
-    # AVX-512: ic 3 0.40x-0.97x, ic 8 0.76x-1.06x, ic 16 1.07x-1.21x (mb1), 0.93x-1.68x
+    # AVX-512: ic 3 0.40x-0.97x, ic 8 0.76x-1.06x, ic 16 1.07x-1.21x (mb1), 0.93x-1.68x (mb16)
     16: 16,
     # AVX2: 1.0x-1.7x from ic 3 on (one exception: 3 -> 16 at 224x224, mb16, 0.72x)
     8: 1,
