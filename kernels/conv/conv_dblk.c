@@ -695,8 +695,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     x.with_bias = bias != NULL;
     const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * G * p->OCB * B * d->od * d->oh * d->ow);
     x.stream = !p->lp && !p->kw_split && p->icc >= p->ICB && !x.has_sum && !x.has_eltwise
-               && x.tail == 0 && dst_bytes >= (size_t)BDNN_STREAM_MIN_BYTES
-               && (uintptr_t)x.dst % (sizeof(float) * (size_t)B) == 0;
+               && x.tail == 0 && bdnn_streams_output(x.dst, dst_bytes, sizeof(float) * (size_t)B);
 
 #pragma omp parallel num_threads(c->nthr)
     {

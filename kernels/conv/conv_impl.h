@@ -31,6 +31,12 @@ static inline void bdnn_stream_fence(void) {
     __builtin_ia32_sfence();
 #endif
 }
+/* Whether a forward output of `bytes` at dst, written once, goes past the caches: at
+ * least BDNN_STREAM_MIN_BYTES (bdnn.h, why there), and dst aligned to the vector of
+ * vec_bytes that each non-temporal store writes whole. */
+static inline int bdnn_streams_output(const void *dst, size_t bytes, size_t vec_bytes) {
+    return bytes >= (size_t)BDNN_STREAM_MIN_BYTES && (uintptr_t)dst % vec_bytes == 0;
+}
 typedef void (*conv_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                  float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
                                  const float *bias, float sum_scale, float relu_alpha);

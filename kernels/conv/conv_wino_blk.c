@@ -110,8 +110,7 @@ static void wino_blk_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *
     const int has_eltwise = c->n_post_ops > has_sum;
     const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * p->ocb * d->oh * d->ow * vl);
-    const int stream = dst_bytes >= (size_t)BDNN_STREAM_MIN_BYTES
-                    && (uintptr_t)args->dst % (sizeof(float) * (size_t)vl) == 0;
+    const int stream = bdnn_streams_output(args->dst, dst_bytes, sizeof(float) * (size_t)vl);
 #pragma omp parallel num_threads(c->nthr)
     {
         float *v = p->scratch + p->thr_floats * omp_get_thread_num();
