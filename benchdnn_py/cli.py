@@ -15,8 +15,21 @@ import sys
 import click
 from rich.console import Console
 
-from . import __version__
+from . import __version__, core
+from .drivers import DRIVERS
+from .engine import harness, progress, runner
+from .engine.settings import GLOBAL_OPTIONS
+from .engine.workers import WorkerError
 from .errors import UsageError
+from .reports import compare as cmp
+from .reports import compare_report
+from .reports import rerun as rerun_cases
+from .reports import text as report
+from .reports.compare import FAIL_CONDITIONS, parse_threshold
+from .reports.merge import MergeError
+from .reports.merge import merge as merge_files
+from .reports.perf_table import table
+from .reports.results import ResultsError, cpu_model_and_flags
 from .status import EXIT_USAGE
 
 EXIT_INTERRUPTED = 130
@@ -47,8 +60,6 @@ def cli() -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(args: tuple[str, ...]) -> None:
     """Run a benchdnn argument stream: --DRIVER, options, problems, --batch=FILE."""
-    from . import harness, progress, report, runner
-    from .workers import WorkerError
 
     err_console = Console(stderr=True)
     try:
@@ -131,7 +142,6 @@ class _OneLineErrors(click.Command):
 
 
 def _threshold(ctx, param, value: str) -> float:
-    from .compare import parse_threshold
     try:
         return parse_threshold(value)
     except ValueError:
@@ -139,7 +149,6 @@ def _threshold(ctx, param, value: str) -> float:
 
 
 def _fail_on(ctx, param, value: str) -> tuple[str, ...]:
-    from .compare import FAIL_CONDITIONS
     items = tuple(v.strip() for v in value.split(",") if v.strip())
     if items == ("none",):
         return ()
@@ -194,9 +203,6 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
     Exit status: 0 nothing gated, 1 correctness (flip, failure, missing),
     2 usage error or runs not comparable, 3 performance (regression, ...).
     """
-    from . import compare as cmp
-    from . import compare_report
-    from .results import ResultsError
 
     def fail(message: str) -> None:
         click.echo(f"benchdnn-py compare: error: {message}", err=True)
@@ -212,16 +218,16 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
     opt = cmp.Options(threshold=threshold, floor_us=floor_us, alpha=alpha,
                       min_samples=min_samples, fail_on=fail_on, force=force, top=top)
     try:
-        pythons = [cmp.check_python(p or sys.executable, name) for p, name in
+        pythons = [rerun_cases.check_python(p or sys.executable, name) for p, name in
                    ((base_python, "--base-python"), (new_python, "--new-python"))]
         result = cmp.compare(base, new, opt)
         if result.refusals and not force:
             fail("the runs are not comparable (--force compares them anyway): "
                  + "; ".join(result.refusals))
         if rerun:
-            result = cmp.rerun(result, *pythons, rounds=rerun_rounds,
-                               log=lambda line: click.echo(line, err=True))
-    except (ResultsError, cmp.RerunError) as exc:
+            result = rerun_cases.rerun(result, *pythons, rounds=rerun_rounds,
+                                      log=lambda line: click.echo(line, err=True))
+    except (ResultsError, rerun_cases.RerunError) as exc:
         fail(str(exc))
     if fmt == "table":
         compare_report.render_terminal(err_console, result, only_changed)
@@ -252,9 +258,6 @@ def merge(out: str, inputs: tuple[str, ...]) -> None:
     benchdnn-py merge all.xml shard0.xml shard1.xml
     Prints one summary; exit status 0 no failures, 1 failures, 2 usage error.
     """
-    from . import report
-    from .merge import MergeError
-    from .merge import merge as merge_files
 
     if out in inputs:
         click.echo(f"benchdnn-py merge: error: OUT `{out}` is also an input; name a new "
@@ -287,8 +290,6 @@ def perf_table(results: tuple[str, ...], layers: bool) -> None:
     benchdnn-py --reorder --mode=P --results=reo.jsonl --batch=batches/perf_reorder
     benchdnn-py perf-table reo.jsonl
     """
-    from .perf_table import table
-    from .results import ResultsError
 
     try:
         lines = table(list(results), layers)
@@ -302,7 +303,6 @@ def perf_table(results: tuple[str, ...], layers: bool) -> None:
 @cli.command()
 def info() -> None:
     """The CPU, the instruction sets the kernels can use, threads, and the kernel table."""
-    from . import core
 
     click.echo(f"benchdnn-py {__version__}")
     click.echo(f"cpu: {_cpu_model()}")
@@ -335,13 +335,10 @@ def _peak_text(operands: str, peak) -> str:
 
 
 def _cpu_model() -> str:
-    from .results import cpu_model_and_flags
     return cpu_model_and_flags()[0]
 
 
 def _driver_help(driver) -> str:
-    from .drivers import DRIVERS
-    from .settings import GLOBAL_OPTIONS
 
     lines = ["usage: benchdnn-py [global options] --DRIVER [options] PROBLEM... "
              "[--batch=FILE]...", "", "drivers:"]

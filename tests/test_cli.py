@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from conftest import ROOT, run_cli
 
-from benchdnn_py import results
+from benchdnn_py.reports import results
 
 SUMMARY_RE = re.compile(r"^tests:\d+ passed:\d+ skipped:\d+ mistrusted:\d+ unimplemented:\d+ "
                         r"invalid_arguments:\d+ failed:\d+ listed:\d+$")

@@ -1,11 +1,17 @@
 """Execution backends: what runs the timed operation of a --conv or --deconv case.
 
-The drivers own everything else (problem, fill, reference, compare, timing loop); a
-backend turns a problem into an Executor, the one object the case flow talks to:
+A backend is a name here (--backend=NAME), a library loader (backends/torch.py for the
+optional PyTorch; the native C kernels are the core package) and, in each driver that
+runs on it, an executor module (drivers/conv/backend_native.py, backend_torch.py, and
+deconv's own native one). The drivers own everything else (problem, fill, reference,
+compare, timing loop); an executor module provides
 
-    unsupported(prb)        why this backend cannot run the problem, or None (may import
+    unsupported(prb)        why this backend cannot run the problem, or None (may load
                             the backend's library; never raises for a missing one)
     create(prb, res)        an Executor, or None with res.status/res.reason set
+
+and the Executor is the one object the case flow talks to:
+
     Executor.name           the implementation name (result line, perf line, statistics)
     Executor.info           a note for --verbose=5, or ""
     Executor.layouts        the layout (layout.Layout) of the primitive's src, wei and dst
@@ -15,26 +21,20 @@ backend turns a problem into an Executor, the one object the case flow talks to:
                             run: the timed callable, nothing else in it; collect: untimed,
                             after a run, puts the results into the drivers' output buffers
     Executor.close()
-
-The registry below is the only place a backend is named. Each backend module is imported
-on first use, so a backend whose library is absent (torch) costs nothing until asked for.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..errors import UsageError
-from ..status import Status
+from . import torch as torch_loader
 
 if TYPE_CHECKING:   # pragma: no cover
     import numpy as np
 
-    from ..drivers.base import CaseResult
-    from ..memory import Guarded
+    from ..engine.memory import Guarded
 
 Run = Callable[[], None]
 
@@ -50,19 +50,23 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+def _nothing_to_describe() -> dict[str, Any]:
+    """The native kernels: the results file's environment block already describes them."""
+    return {}
+
+
 @dataclasses.dataclass(frozen=True)
 class Backend:
     name: str
-    module: str          # implements unsupported(prb) and create(prb, res)
-    description: str     # for --help
+    description: str                          # for --help
+    describe: Callable[[], dict[str, Any]]    # what a results file records (version...)
 
 
 NATIVE = "native"
 BACKENDS: dict[str, Backend] = {
-    NATIVE: Backend(NATIVE, "benchdnn_py.backends.native", "this project's C kernels"),
-    "torch": Backend("torch", "benchdnn_py.backends.torch",
-                     "PyTorch's CPU operators, an optional extra: "
-                     "pip install \"benchdnn-py[torch]\""),
+    NATIVE: Backend(NATIVE, "this project's C kernels", _nothing_to_describe),
+    "torch": Backend("torch", "PyTorch's CPU operators, an optional extra: "
+                     f"{torch_loader.INSTALL_HINT}", torch_loader.describe),
 }
 
 
@@ -75,24 +79,9 @@ def parse(text: str) -> str:
     return name
 
 
-def _module(name: str) -> ModuleType:
-    return importlib.import_module(BACKENDS[name].module)
-
-
-def unsupported(prb) -> tuple[Status, str] | None:
-    """Why prb.backend cannot run this problem (its own limits, or its library missing)."""
-    return _module(prb.backend).unsupported(prb)
-
-
-def create(prb, res: "CaseResult") -> Executor | None:
-    return _module(prb.backend).create(prb, res)
-
-
 def describe(name: str) -> dict:
-    """What a results file records about a backend (version, threads); {} for native,
-    whose build the environment block already describes."""
-    describe_fn = getattr(_module(name), "describe", None)
-    return describe_fn() if describe_fn else {}
+    """What a results file records about a backend (version, threads)."""
+    return BACKENDS[name].describe()
 
 
 def used_by(cases) -> list[str]:

@@ -1,20 +1,32 @@
-"""What every driver provides, and what a case hands back to the harness.
+"""What every driver provides: the one contract between a driver and the case engine.
 
 A driver declares its options (in the order their lists expand), turns option values plus
-a descriptor into a problem, and runs a problem in a mode. Everything else (argument
-stream, batch files, counting, printing) is shared and lives outside the driver.
+a descriptor into a problem, and supplies the steps of a case (CaseSteps) that the engine
+(engine.case.run) runs in one order for every driver. Everything else (argument stream,
+batch files, counting, printing, timing) is shared and lives outside the drivers.
+
+Each driver is a folder with the same file roles: ``desc.py`` (descriptor grammar and
+canonical printing), ``cfg.py`` (per-data-type numbers: fill ranges, thresholds, each with
+its reason), ``ref.py`` (the scalar reference and the op count), ``driver.py`` (options,
+problem and the steps); extra roles use the same names wherever they occur (``problem.py``,
+``attrs.py``, ``prim.py``, ``formats.py``, ``dt.py``). A driver's ``__init__`` names a role
+it does not have.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from typing import Any, Callable, Mapping, Protocol
 
-from ..options import Option
-from ..perf_report import DEFAULT_TEMPLATE, PerfRecord
-from ..settings import GlobalSettings
+from ..engine.case import CaseResult, RunContext
+from ..engine.memory import Guarded
+from ..engine.options import Option
+from ..engine.settings import GlobalSettings
+from ..reports.perf_report import DEFAULT_TEMPLATE, PerfRecord
 from ..status import Status
-from ..timing import MachineCheck, Stopwatch, TimingGroup
+
+__all__ = ["Bound", "CaseResult", "CaseSteps", "Created", "Driver", "Problem", "RunContext"]
 
 
 class Problem(Protocol):
@@ -25,27 +37,95 @@ class Problem(Protocol):
     def desc_text(self) -> str: ...
 
 
+class Primitive(Protocol):
+    """What create returns: the implementation as results name it, a -v5 note, close()."""
+
+    name: str
+    info: str
+
+    def close(self) -> None: ...
+
+
 @dataclasses.dataclass
-class CaseResult:
-    status: Status
-    reason: str = ""
-    errors: int = 0
-    total: int = 0                 # points compared
-    outputs: int = 0               # points the compared tensors hold (> total: sampled)
-    impl: str = ""
-    diagnostics: list[str] = dataclasses.field(default_factory=list)
-    perf: PerfRecord | None = None
-    timers: Stopwatch = dataclasses.field(default_factory=Stopwatch)
-    machine: MachineCheck | None = None   # the perf guard's probes around the timing
+class Created:
+    """A created kernel primitive with the reorder route (if any) that serves its layouts."""
+
+    prim: Any
+    route: Any = None
+    info: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.route.name(self.prim.name) if self.route is not None else self.prim.name
+
+    def close(self) -> None:
+        """Kernel primitives free their C state when collected; nothing to do now."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RunContext:
-    settings: GlobalSettings
-    idx: int
-    log: Callable[[str], None]   # verbose lines, printed to stdout in order
-    # --perf-interleave: the group this case is timed with, and its place in it
-    group: tuple[TimingGroup, int] | None = None
+def _nothing() -> None:
+    """collect() of an execution that writes straight into the driver's buffers."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class Bound:
+    """A case's buffers bound to the primitive: ``run`` is the timed callable and nothing
+    else; ``collect`` (untimed, after a run) moves results into the guarded outputs."""
+
+    run: Callable[[], None]
+    outs: tuple[Guarded, ...]
+    collect: Callable[[], None] = _nothing
+    # what a write outside an output's guard bands is reported as
+    breach_reason: str = "wrote outside an output buffer"
+
+    def breach(self) -> str | None:
+        return None if all(out.intact() for out in self.outs) else self.breach_reason
+
+
+class CaseSteps(abc.ABC):
+    """The steps of one case, in the order engine.case.run calls them."""
+
+    driver: str   # the driver's name (--NAME)
+
+    @abc.abstractmethod
+    def unsupported(self, prb) -> tuple[Status, str] | None:
+        """(status, reason) when the case cannot run here, decided before allocating."""
+
+    def skip_note(self, prb) -> str | None:
+        """The -v1 detail of a SKIPPED blocker."""
+        return None
+
+    @abc.abstractmethod
+    def footprint(self, prb) -> int:
+        """Bytes a correctness case allocates (the memory guard)."""
+
+    def threads(self, prb) -> int:
+        """OpenMP threads to create and run on (0: the process's count)."""
+        return 0
+
+    @abc.abstractmethod
+    def create(self, prb, res: CaseResult) -> Primitive | None:
+        """The primitive, or None with res.status and res.reason set."""
+
+    @abc.abstractmethod
+    def layouts(self, prb, prim) -> str:
+        """-v5 text after the implementation name: the layouts the case runs on."""
+
+    @abc.abstractmethod
+    def prepare(self, prb, prim, perf: bool) -> Bound:
+        """Fill the inputs (perf: the performance fill) and bind the execution."""
+
+    @abc.abstractmethod
+    def reference(self, prb, bound: Bound) -> Any:
+        """The expected outputs, from the scalar reference."""
+
+    @abc.abstractmethod
+    def judge(self, prb, bound: Bound, expected: Any, res: CaseResult, verbose: int) -> None:
+        """Compare and check memory; sets res's status, counts and diagnostics."""
+
+    @abc.abstractmethod
+    def perf_record(self, prb, ctx: RunContext, impl: str, times: list[float],
+                    create_s: tuple[float, float], bound: Bound) -> PerfRecord:
+        """The perf line's fields."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,102 +148,3 @@ class Driver:
             if opt.name == name:
                 return opt
         return None
-
-
-def first_accepting(table, allow, build: Callable[[Any], Any], res: "CaseResult") -> Any:
-    """The primitive of the first implementation, in ``table``'s order of preference, that
-    the filter ``allow`` lets through and ``build`` accepts (it raises core.Unimplemented
-    otherwise); None with res SKIPPED (the filter left some out) or UNIMPLEMENTED."""
-    from ..core import Unimplemented   # here: the harness imports this module without the core
-    from ..status import Reason
-
-    with res.timers("create_pd"):
-        candidates = [i for i in table if allow.allows(i.name)]
-    with res.timers("create_prim"):
-        for impl in candidates:
-            try:
-                return build(impl)
-            except Unimplemented:
-                continue
-    if len(candidates) < len(table):
-        res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-    else:
-        res.status, res.reason = Status.UNIMPLEMENTED, "no implementation accepts this problem"
-    return None
-
-
-@dataclasses.dataclass(frozen=True)
-class OpSteps:
-    """What a single-primitive driver (eltwise, pool) supplies to run_op_case, which owns
-    their common case flow. ``prb`` is the driver's problem; buffers are what ``prepare``
-    returns: they carry ``out`` (a memory.Guarded output) and ``run`` (the bound execution).
-    """
-
-    driver: str
-    unsupported: Callable[[Any], "tuple[Status, str] | None"]   # a blocker with its reason
-    skip_note: Callable[[Any], "str | None"]       # -v1 detail of a SKIPPED blocker
-    footprint: Callable[[Any], int]                # bytes a correctness case allocates
-    create: Callable[[Any, CaseResult], Any]       # (primitive, route), or None with res set
-    layouts: Callable[[Any], str]                  # -v5 text after the implementation name
-    prepare: Callable[[Any, Any, Any, bool], Any]  # (prb, primitive, route, perf) -> buffers
-    reference: Callable[[Any, Any], Any]           # (prb, buffers) -> the expected output
-    judge: Callable[[Any, Any, Any, CaseResult, int], None]   # (prb, buffers, exp, res, -v)
-    # (prb, ctx, implementation, times, (create_pd, create_prim) seconds, buffers)
-    perf_record: Callable[[Any, RunContext, str, list, tuple, Any], PerfRecord]
-
-
-def run_op_case(prb: Any, ctx: RunContext, steps: OpSteps) -> CaseResult:
-    """One case of a single-primitive driver, in benchdnn's order: the blockers, the
-    memory guard, create (and the reorder route), then in correctness modes fill, execute,
-    the guard bands, the reference and the compare, and in performance modes the timing
-    loop."""
-    from ..drivers.conv.driver import measure_into   # (the harness imports this module
-    from ..memory import fits_in_ram                 # without the core)
-    from ..status import Reason
-
-    res = CaseResult(Status.UNTESTED)
-    mode, verbose = ctx.settings.mode, ctx.settings.verbose
-    if mode.list_only:
-        res.status = Status.LISTED
-        return res
-    blocker = steps.unsupported(prb)
-    if blocker:
-        res.status, res.reason = blocker
-        note = steps.skip_note(prb) if res.status is Status.SKIPPED else None
-        if verbose >= 1 and note:
-            ctx.log(f"skipped: {note}")
-        return res
-    if not fits_in_ram(steps.footprint(prb)):
-        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
-        return res
-    if verbose >= 1:
-        ctx.log(f"run: --{steps.driver} {prb.repro(ctx.settings.canonical)}")
-    created = steps.create(prb, res)
-    if created is None:
-        return res
-    prim, route = created
-    res.impl = route.name(prim.name)
-    if verbose >= 5:
-        ctx.log(f"implementation: {res.impl}; {steps.layouts(prb)}")
-    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-    bufs = None
-    if mode.correctness:
-        with res.timers("fill"):
-            bufs = steps.prepare(prb, prim, route, False)
-        with res.timers("execute"):
-            bufs.run()
-        if not bufs.out.intact():
-            res.status, res.reason = Status.FAILED, "wrote outside an output buffer"
-            return res
-        with res.timers("compute_ref"):
-            exp = steps.reference(prb, bufs)
-        with res.timers("compare"):
-            steps.judge(prb, bufs, exp, res, verbose)
-    if mode.performance:
-        if bufs is None:
-            with res.timers("fill"):
-                bufs = steps.prepare(prb, prim, route, True)
-            res.status = Status.EXECUTED
-        times = measure_into(res, bufs.run, ctx)
-        res.perf = steps.perf_record(prb, ctx, res.impl, times, create_s, bufs)
-    return res

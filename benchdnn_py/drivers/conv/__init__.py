@@ -1,16 +1,20 @@
-"""--conv: convolution (files: desc.py grammar, cfg.py per-type numbers, ref.py reference
-and op count, driver.py options and case flow)."""
+"""--conv: convolution (files by role: desc.py grammar; cfg.py per-type numbers; ref.py
+reference, epilogue and op count; driver.py the case's steps; problem.py options and the
+problem; attrs.py post-ops, scales and zero points; prim.py the C primitive's tensors,
+creation and binding; policy.py what auto and any resolve to; formats.py memory-format
+options; dt.py data-type options; backend_native.py and backend_torch.py the executors
+of each --backend)."""
 
-from ...perf_report import COMMON_FIELDS
+from ...reports.perf_report import COMMON_FIELDS
 from ..base import Driver
-from . import driver
+from . import driver, problem
 
 DRIVER = Driver(
     name="conv",
-    options=driver.OPTIONS,
-    make_problem=driver.make_problem,
+    options=problem.OPTIONS,
+    make_problem=problem.make_problem,
     run=driver.run,
-    csv_perf_fields=driver.CSV_PERF_FIELDS,
-    perf_fields=frozenset(COMMON_FIELDS | driver.PERF_FIELDS),
+    csv_perf_fields=problem.CSV_PERF_FIELDS,
+    perf_fields=frozenset(COMMON_FIELDS | problem.PERF_FIELDS),
     description="convolution, all directions, f32, 1D/2D/3D",
 )

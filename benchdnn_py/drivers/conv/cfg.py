@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
     digits: int                    # significand bits: integers up to 2**digits are exact

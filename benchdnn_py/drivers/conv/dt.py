@@ -216,7 +216,7 @@ def classify(direction: Any, dt: tuple[str, str, str],
 def attr_unsupported(direction: Any, dt: tuple[str, str, str], *, oscale: Any = None,
                      scales: Any = None,
                      zero_points: Any = None) -> tuple[Status, str] | None:
-    """Attributes (benchdnn_py.attr objects; falsy = not given) this case cannot take.
+    """Attributes (benchdnn_py.common.attr objects; falsy = not given) this case cannot take.
 
     The spec allows the output scale on int8 forward convolutions only; scales and zero
     points, which quantize the same int8 path, get the same rule. Then benchdnn's known

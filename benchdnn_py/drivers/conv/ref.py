@@ -1,4 +1,5 @@
-"""The convolution reference and operation count.
+"""The convolution reference, its epilogue (bias, quantization, post-ops, the fused
+depthwise step) and the operation count.
 
 The reference itself is C (kernels/conv/conv_ref.c): the spec's formula as plain loops in
 double, sharing no code with the fast kernels, computing every output point or
@@ -8,9 +9,15 @@ it against an independent NumPy formulation (tests/drivers/conv/test_ref.py).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import core
+from ...common import check
+from ...common.attr import PostOps
+from ...common.direction import Dir
+from .attrs import Quant, quantize_reference, split_at_dw
 from .desc import ConvDesc
 
 
@@ -48,3 +55,59 @@ def count_ops(desc: ConvDesc) -> int:
         for axis in zip(desc.o, desc.i, desc.k, desc.s, desc.p, desc.dil):
             sp_ops *= _taps_in_bounds(*axis)
     return 2 * desc.mb * desc.oc * (desc.ic // desc.g) * sp_ops
+
+
+def forward_epilogue(acc: np.ndarray, bias: np.ndarray | None, q: Quant, post_ops: PostOps,
+                     prior: np.ndarray | None, points: np.ndarray | None,
+                     dst_shape: tuple[int, ...]) -> np.ndarray:
+    """quantize_reference on the whole dst, or on the sums at points (offsets into a dst
+    of dst_shape [mb][oc][...]) with their channels and prior values."""
+    if points is None:
+        return quantize_reference(acc, bias, q, post_ops, prior)
+    channels = (points // math.prod(dst_shape[2:])) % dst_shape[1]
+    return quantize_reference(acc, bias, q, post_ops,
+                              None if prior is None else prior.reshape(-1)[points], channels)
+
+
+def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
+                 points: np.ndarray | None) -> np.ndarray:
+    """Depthwise fusion as separate plain steps: the 1x1 convolution with its epilogue
+    (bias, scales, the entries before dw), rounded to the convolution's dst type as a
+    stored output; the depthwise convolution of that (the same C reference); its bias and
+    the entries after dw. With points, the whole 1x1 output is computed, then the
+    depthwise output at the points only."""
+    pre, post = split_at_dw(prb.post_ops)
+    acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
+    mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None),
+                            prb.dt[2])
+    dw = prb.dw_shape
+    acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
+    return forward_epilogue(acc, inputs.get("dw_bia"), Quant(), post, None, points,
+                            dw.dst_shape)
+
+
+def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | None,
+              points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """The spec's formulas in double on the f32 values (C, conv_ref.c), then the scales,
+    zero points and post-ops of the forward pass (quantize_reference). With points
+    (sample_points), each output holds the values at its points only, in their order."""
+    prb_dir, shape = prb.dir, prb.shape
+    at = (points or {}).get
+    if prb_dir.forward and prb.dw is not None:
+        return {"dst": dw_reference(prb, inputs, q, at("dst"))}
+    if prb_dir.forward:
+        src = inputs["src"] - np.float32(q.src_zp) if q.src_zp else inputs["src"]
+        acc = compute_ref(shape, src, inputs["wei"], None, at("dst"))
+        return {"dst": forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
+                                        at("dst"), shape.dst_shape)}
+    if prb_dir is Dir.BWD_D:
+        return {"src": core.ref_conv_bwd_data(shape, inputs["dst"], inputs["wei"], at("src"))}
+    if points is None:
+        wei, bia = core.ref_conv_bwd_weights(shape, inputs["src"], inputs["dst"],
+                                             prb_dir.with_bias)
+        return {"wei": wei, "bia": bia} if prb_dir.with_bias else {"wei": wei}
+    out = {"wei": core.ref_conv_bwd_weights_at(shape, inputs["src"], inputs["dst"],
+                                               points["wei"])}
+    if prb_dir.with_bias:
+        out["bia"] = core.ref_conv_bwd_bias_at(shape, inputs["dst"], points["bia"])
+    return out

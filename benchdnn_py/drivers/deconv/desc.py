@@ -4,7 +4,7 @@ deconvolution's output-size and padding formulas (reference 2.3):
 
 from __future__ import annotations
 
-from ..conv.desc import ConvDesc, parse_desc
+from ...common.window import ConvDesc, parse_desc
 
 
 def parse_deconv(text: str) -> ConvDesc:

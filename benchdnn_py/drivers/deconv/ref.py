@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ... import core
-from ..conv.desc import ConvDesc
+from ...common.window import ConvDesc
 from ..conv.ref import _taps_in_bounds
 
 

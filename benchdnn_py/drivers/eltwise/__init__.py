@@ -2,7 +2,7 @@
 cfg.py per-type numbers and fill, ref.py reference and cancellation check, driver.py
 options and case flow)."""
 
-from ...perf_report import BANDWIDTH_TEMPLATE, COMMON_FIELDS
+from ...reports.perf_report import BANDWIDTH_TEMPLATE, COMMON_FIELDS
 from ..base import Driver
 from . import driver
 

@@ -12,7 +12,7 @@ Memory formats (--tag, one for every tensor, as benchdnn's): any tag of layout.p
 are filled plain and placed into the tag's layout by the reorder kernels, outside the
 timed region (conv/formats.py). The kernels work element by element on a flat buffer, so
 a dense layout without padding (nhwc, acdb, ...) is run on directly; a blocked layout is
-served by the reorder route (formats.Route, `<impl>+reorder`: reorders to plain scratch,
+served by the reorder route (reorders.Route, `<impl>+reorder`: reorders to plain scratch,
 kernel, reorder back, all timed), since running on it would write f(0) into the padded
 tail. The output is read back through its layout's offsets and its padded tail must be
 zero (check.memory_faults).
@@ -27,17 +27,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, eltwise, fill, layout
-from ...check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
-from ...errors import ProblemError, UsageError
-from ...memory import Guarded
-from ...options import Option, bool_value, enum_value, float_value, int_value, regex_value
-from ...perf_report import BANDWIDTH, PerfRecord
-from ...settings import GlobalSettings
+from ... import core
+from ...common import eltwise, fill, layout, reorders
+from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
+from ...common.layout import tensor_layout
+from ...engine import case
+from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
+from ...engine.memory import Guarded
+from ...engine.options import Option, bool_value, enum_value, float_value, int_value, regex_value
+from ...engine.settings import GlobalSettings
+from ...errors import UsageError
+from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
-from ..base import CaseResult, OpSteps, RunContext, first_accepting, run_op_case
-from ..conv import formats
-from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter
+from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
 from . import cfg, ref
 from .desc import Dims, parse_dims
 
@@ -143,7 +145,7 @@ class EltwiseProblem:
         lay = self.layout
         if lay.padded_dims == lay.dims and lay.size == lay.nelems:
             return lay
-        return formats.plain(lay.dims)
+        return layout.plain(lay.dims)
 
     @property
     def backward(self) -> bool:
@@ -152,17 +154,6 @@ class EltwiseProblem:
     @property
     def from_dst(self) -> bool:
         return eltwise.ALGS[self.alg].bwd_from_dst
-
-
-def tensor_layout(tag: layout.Tag, dims: tuple[int, ...]) -> layout.Layout:
-    """tag's layout over dims; ProblemError, one line naming the token, when the tag does
-    not fit the rank. Shared with pooling (src and dst of one tag)."""
-    if tag.is_any:
-        return formats.plain(dims)
-    try:
-        return tag.layout(dims)
-    except ProblemError as exc:
-        raise ProblemError(f"--tag={tag}: {exc} (dims: mb, channels, spatial)") from None
 
 
 def make_problem(values: Mapping[str, Any], text: str,
@@ -209,32 +200,31 @@ def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None
     code = eltwise.ALGS[prb.alg].code
     with res.timers("create_pd"):
         routed = not prb.layout.same_memory(prb.kernel_layout)
-    allow = formats.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+    allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
     return first_accepting(
         core.eltwise_impls(), allow,
         lambda impl: core.EltwisePrimitive(impl, code, prb.alpha, prb.beta, prb.backward,
                                            fault, prb.dt), res)
 
 
-@dataclasses.dataclass
-class Buffers:
+@dataclasses.dataclass(kw_only=True)
+class Buffers(Bound):
     """A case's tensors: logical-order inputs, widened exactly to f32 (for the reference),
     and the memory-order buffers of the case's type the kernel runs on."""
 
     src: np.ndarray                      # logical
     out: Guarded                         # dst (forward) or diff_src (backward), memory order
-    run: Any = None                      # the bound execution
     dst: np.ndarray | None = None        # logical forward result (backward _dst forms)
     diff_dst: np.ndarray | None = None   # logical
 
 
-def make_route(prb: EltwiseProblem, res: CaseResult) -> formats.Route | None:
+def make_route(prb: EltwiseProblem, res: CaseResult) -> reorders.Route | None:
     """The reorder route between the tag's layout and where the kernel runs (empty when
     they are the same memory); None, UNIMPLEMENTED, when a layout cannot be reordered."""
     names = ("src", "dst") if prb.dir.forward else ("x", "diff_dst", "diff_src")
     try:
         with res.timers("create_prim"):
-            return formats.Route({n: prb.layout for n in names},
+            return reorders.Route({n: prb.layout for n in names},
                                  {n: prb.kernel_layout for n in names},
                                  {n: prb.dt for n in names}, names[:-1], names[-1:],
                                  fault=core.active_op_fault())
@@ -243,7 +233,7 @@ def make_route(prb: EltwiseProblem, res: CaseResult) -> formats.Route | None:
         return None
 
 
-def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: formats.Route,
+def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Route,
             perf: bool) -> Buffers:
     """Fills the inputs (plain) and places them into the case's layout, runs the service
     forward when backward needs dst, and binds the execution (through the route). In
@@ -256,17 +246,19 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: formats.Rou
                 else cfg.fill_values(n, kind, prb.alg, prb.alpha, prb.beta))
         typed = np.ascontiguousarray(cfg.to_dt(data, prb.dt).reshape(-1))
         return (typed.reshape(shape).astype(np.float32), typed,
-                formats.place(typed, lay, prb.dt))
+                reorders.place(typed, lay, prb.dt))
 
     src, src_plain, src_mem = values(fill.Kind.SRC)
     if prb.dir.forward:
-        out = formats.output_buffer(lay, prb.dt)
+        out = reorders.output_buffer(lay, prb.dt)
         if prb.inplace:
             out.array[:] = src_mem
             src_mem = out.array
         k_in, k_out, wrap = route.bind({"src": src_mem}, {"dst": out.array})
-        return Buffers(src, out, wrap(prim.bind_fwd(k_in["src"], k_out["dst"])))
-    bufs = Buffers(src, formats.output_buffer(lay, prb.dt))
+        return Buffers(src=src, out=out, outs=(out,),
+                       run=wrap(prim.bind_fwd(k_in["src"], k_out["dst"])))
+    out = reorders.output_buffer(lay, prb.dt)
+    bufs = Buffers(src=src, out=out, outs=(out,), run=None)
     x_mem = src_mem
     if prb.from_dst:
         # the service forward runs on the plain values; its dst is placed like an input
@@ -275,7 +267,7 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: formats.Rou
         dst_plain = np.empty(n, dtype)
         fwd.bind_fwd(src_plain, dst_plain)()
         bufs.dst = dst_plain.reshape(shape).astype(np.float32)
-        x_mem = formats.place(dst_plain, lay, prb.dt)
+        x_mem = reorders.place(dst_plain, lay, prb.dt)
     bufs.diff_dst, _, dd_mem = values(fill.Kind.DST)
     if prb.inplace:
         bufs.out.array[:] = dd_mem
@@ -329,7 +321,7 @@ def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> V
 
 def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
-    got = formats.read(bufs.out.array, prb.layout).reshape(prb.desc.dims)
+    got = reorders.read(bufs.out.array, prb.layout).reshape(prb.desc.dims)
     verdict = compare(exp, got, compare_setup(prb))
     verdict = with_cancellation_check(verdict, prb, bufs)
     res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
@@ -363,22 +355,50 @@ def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[flo
                       limit=BANDWIDTH)
 
 
-def create_with_route(prb: EltwiseProblem, res: CaseResult):
-    """(primitive, reorder route), or None with res set."""
+def create_with_route(prb: EltwiseProblem, res: CaseResult) -> Created | None:
+    """The primitive with its reorder route, or None with res set."""
     prim = create(prb, res)
     route = make_route(prb, res) if prim is not None else None
-    return None if route is None else (prim, route)
+    return None if route is None else Created(prim, route)
 
 
-STEPS = OpSteps(
-    "eltwise", unsupported,
-    skip_note=lambda prb: invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward),
-    # inputs, output, the f64 reference and compare temporaries
-    footprint=lambda prb: prb.nelems * (4 * 4 + 8 * 6),
-    create=create_with_route,
-    layouts=lambda prb: f"layout {prb.tag}={prb.layout.describe()}",
-    prepare=prepare, reference=reference, judge=judge, perf_record=perf_record)
+class Steps(CaseSteps):
+    driver = "eltwise"
+
+    def unsupported(self, prb: EltwiseProblem) -> tuple[Status, str] | None:
+        return unsupported(prb)
+
+    def skip_note(self, prb: EltwiseProblem) -> str | None:
+        return invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward)
+
+    def footprint(self, prb: EltwiseProblem) -> int:
+        # inputs, output, the f64 reference and compare temporaries
+        return prb.nelems * (4 * 4 + 8 * 6)
+
+    def create(self, prb: EltwiseProblem, res: CaseResult) -> Created | None:
+        return create_with_route(prb, res)
+
+    def layouts(self, prb: EltwiseProblem, prim: Created) -> str:
+        return f"layout {prb.tag}={prb.layout.describe()}"
+
+    def prepare(self, prb: EltwiseProblem, prim: Created, perf: bool) -> Buffers:
+        return prepare(prb, prim.prim, prim.route, perf)
+
+    def reference(self, prb: EltwiseProblem, bound: Buffers) -> np.ndarray:
+        return reference(prb, bound)
+
+    def judge(self, prb: EltwiseProblem, bound: Buffers, expected: np.ndarray,
+              res: CaseResult, verbose: int) -> None:
+        judge(prb, bound, expected, res, verbose)
+
+    def perf_record(self, prb: EltwiseProblem, ctx: RunContext, impl: str,
+                    times: list[float], create_s: tuple[float, float],
+                    bound: Buffers) -> PerfRecord:
+        return perf_record(prb, ctx, impl, times, create_s, bound)
+
+
+STEPS = Steps()
 
 
 def run(prb: EltwiseProblem, ctx: RunContext) -> CaseResult:
-    return run_op_case(prb, ctx, STEPS)
+    return case.run(prb, ctx, STEPS)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import eltwise
-from ...check import FLT_EPSILON
+from ...common import eltwise
+from ...common.check import FLT_EPSILON
 
 
 def forward(name: str, src: np.ndarray, alpha: float, beta: float) -> np.ndarray:

@@ -30,11 +30,12 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from ...attr import Eltwise, PostOps
-from ...batch import PROJECT_ROOT
+from ...common.attr import Eltwise, PostOps
+from ...common.direction import Dir
+from ...common.window import ConvDesc
+from ...engine.batch import PROJECT_ROOT
 from ...errors import ProblemError
-from ..conv.desc import ConvDesc
-from ..conv.driver import Dir
+from .ops import Op, Tensor, agree, check_rank, known, shape_attr_or_output, shape_text, show
 
 GRAPH_DIR = PROJECT_ROOT / "problems" / "graph"
 
@@ -47,14 +48,14 @@ CONV_KINDS = {
 BIAS_ADD = "BiasAdd"
 
 
-def _gelu(op: "_Op") -> Eltwise:
+def _gelu(op: "Op") -> Eltwise:
     mode = op.choice("mode", ("gelu_erf", "gelu_tanh"), "gelu_erf")
     return Eltwise(mode)
 
 
 # The graph API's element-wise ops and the eltwise post-op each fuses into after a
 # convolution (graph attribute names -> alpha, beta).
-ACTIVATIONS: dict[str, Callable[["_Op"], Eltwise]] = {
+ACTIVATIONS: dict[str, Callable[["Op"], Eltwise]] = {
     "Abs": lambda op: Eltwise("abs"),
     "Clamp": lambda op: Eltwise("clip", op.attr("min", "f32", required=True),
                                 op.attr("max", "f32", required=True)),
@@ -95,7 +96,6 @@ ATTRS = {
     "ConvolutionBackwardData": _CONV_ATTRS | {"output_padding", "dst_shape"},
     "ConvolutionBackwardWeights": _CONV_ATTRS | {"weights_shape"},
 }
-UNKNOWN = -1   # a dimension the file leaves to inference (allowed in output shapes only)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,168 +211,7 @@ def load(text: str) -> tuple[Path, GraphCase]:
     return path, parse_graph(doc)
 
 
-# -- JSON values ------------------------------------------------------------------------
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _shape_text(shape: tuple[int, ...]) -> str:
-    return "[" + ", ".join(map(str, shape)) + "]"
-
-
-@dataclasses.dataclass(frozen=True)
-class _Tensor:
-    id: int
-    dtype: str
-    shape: tuple[int, ...] | None   # None: not given (empty); UNKNOWN marks unknown dims
-
-
-def _tensor(obj: Any, where: str) -> _Tensor:
-    if not isinstance(obj, dict):
-        raise ProblemError(f"{where}: expected a logical tensor object, got {_show(obj)}")
-    tid = obj.get("id")
-    if not _is_int(tid):
-        raise ProblemError(f"{where}: expected an integer `id`, got {_show(tid)}")
-    where = f"{where} (tensor {tid})"
-    dtype = obj.get("dtype")
-    if not isinstance(dtype, str):
-        raise ProblemError(f"{where}: expected a string `dtype`, got {_show(dtype)}")
-    shape = obj.get("shape", [])
-    if not isinstance(shape, list) or not all(_is_int(d) for d in shape):
-        raise ProblemError(f"{where}: expected `shape` to be a list of integers, got "
-                           f"{_show(shape)}")
-    if any(d < 1 and d != UNKNOWN for d in shape):
-        raise ProblemError(f"{where}: shape {_show(shape)} has a dimension below 1 "
-                           f"(-1 marks an unknown one)")
-    return _Tensor(tid, dtype, tuple(shape) if shape else None)
-
-
-class _Op:
-    """One op of the graph, with the error prefix that names it."""
-
-    def __init__(self, obj: Any, index: int) -> None:
-        if not isinstance(obj, dict):
-            raise ProblemError(f"graph entry {index}: expected an op object, got {_show(obj)}")
-        self.id = obj.get("id")
-        if not _is_int(self.id):
-            raise ProblemError(f"graph entry {index}: expected an integer op `id`, got "
-                               f"{_show(self.id)}")
-        self.kind = obj.get("kind")
-        if not isinstance(self.kind, str):
-            raise ProblemError(f"op {self.id}: expected a string `kind`, got {_show(self.kind)}")
-        self.where = f"op {self.id} ({self.kind})"
-        attrs = obj.get("attrs", {})
-        if not isinstance(attrs, dict):
-            raise self.error(f"expected `attrs` to be an object, got {_show(attrs)}")
-        self.attrs = attrs
-        self.inputs = self._tensors(obj, "inputs")
-        self.outputs = self._tensors(obj, "outputs")
-
-    def error(self, message: str) -> ProblemError:
-        return ProblemError(f"{self.where}: {message}")
-
-    def _tensors(self, obj: dict, key: str) -> list[_Tensor]:
-        items = obj.get(key, [])
-        if not isinstance(items, list):
-            raise self.error(f"expected `{key}` to be a list of logical tensors, got "
-                             f"{_show(items)}")
-        return [_tensor(t, f"{self.where} {key}[{n}]") for n, t in enumerate(items)]
-
-    def check_arity(self, n_inputs: tuple[int, ...], n_outputs: int) -> None:
-        if len(self.inputs) not in n_inputs:
-            raise self.error(f"has {len(self.inputs)} inputs; expected "
-                             f"{' or '.join(map(str, n_inputs))}")
-        if len(self.outputs) != n_outputs:
-            raise self.error(f"has {len(self.outputs)} outputs; expected {n_outputs}")
-
-    def attr(self, name: str, kind: str, default: Any = None, required: bool = False) -> Any:
-        """The value of attribute ``name`` of graph type ``kind`` (s64, s64[], string)."""
-        if name not in self.attrs:
-            if required:
-                raise self.error(f"missing required attribute `{name}` ({kind})")
-            return default
-        entry = self.attrs[name]
-        if not isinstance(entry, dict) or "value" not in entry:
-            raise self.error(f"attribute `{name}`: expected {{\"type\": \"{kind}\", "
-                             f"\"value\": ...}}, got {_show(entry)}")
-        declared = entry.get("type", kind)
-        if declared != kind:
-            raise self.error(f"attribute `{name}` has type `{declared}`; expected `{kind}`")
-        value = entry["value"]
-        ok = (_is_int(value) if kind == "s64" else isinstance(value, str) if kind == "string"
-              else _is_number(value) if kind == "f32"
-              else isinstance(value, list) and all(_is_int(v) for v in value))
-        if not ok:
-            raise self.error(f"attribute `{name}` = {_show(value)}: expected a {kind} value")
-        return value
-
-    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
-        """A string attribute from a fixed set, spelled in any case (dumps write "None")."""
-        value = self.attr(name, "string", default)
-        for choice in choices:
-            if value.lower() == choice.lower():
-                return choice
-        raise self.error(f"attribute `{name}` = \"{value}\": expected one of "
-                         f"{', '.join(choices)}")
-
-    def spatial(self, name: str, rank: int, minimum: int, rule: str,
-                required: bool = True, default: list[int] | None = None) -> tuple[int, ...]:
-        """An s64[] attribute with one value per spatial axis, each >= ``minimum``."""
-        value = self.attr(name, "s64[]", default, required)
-        if len(value) != rank or any(v < minimum for v in value):
-            raise self.error(f"attribute `{name}` = {_show(value)}: expected {rank} "
-                             f"{rule}, one per spatial axis")
-        return tuple(value)
-
-
-# -- one convolution op ----------------------------------------------------------------
-def _known(op: _Op, t: _Tensor, role: str) -> tuple[int, ...]:
-    if t.shape is None or UNKNOWN in t.shape:
-        raise op.error(f"`{role}` (tensor {t.id}) needs a fully known shape, got "
-                       f"{_show(list(t.shape or []))}")
-    return t.shape
-
-
-def _check_rank(op: _Op, shape: tuple[int, ...], rank: int, role: str, tid: int | str) -> None:
-    if len(shape) != rank:
-        raise op.error(f"`{role}` ({tid}) has shape {_shape_text(shape)} of rank {len(shape)}; "
-                       f"expected rank {rank} like the other tensors")
-
-
-def _agree(given: tuple[int, ...] | None, expected: tuple[int, ...]) -> bool:
-    return given is None or (len(given) == len(expected) and all(
-        g in (UNKNOWN, e) for g, e in zip(given, expected)))
-
-
-def _shape_attr_or_output(op: _Op, attr: str, out: _Tensor, role: str) -> tuple[int, ...]:
-    """A shape the op gives by its output tensor, by an attribute, or both (then equal)."""
-    from_attr = op.attr(attr, "s64[]")
-    if from_attr is not None:
-        from_attr = tuple(from_attr)
-        if not from_attr or any(d < 1 for d in from_attr):
-            raise op.error(f"attribute `{attr}` = {_show(list(from_attr))}: expected "
-                           f"positive sizes")
-        if not _agree(out.shape, from_attr):
-            raise op.error(f"`{role}` (tensor {out.id}) has shape "
-                           f"{_shape_text(out.shape or ())}, but attribute `{attr}` says "
-                           f"{_shape_text(from_attr)}")
-        return from_attr
-    if out.shape is None or UNKNOWN in out.shape:
-        raise op.error(f"the `{role}` shape is unknown: give it in the output tensor "
-                       f"{out.id} or in attribute `{attr}`")
-    return out.shape
-
-
-def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
+def _conv(op: Op) -> tuple[GraphConv, tuple[int, ...], str]:
     """The conv problem of one op, its dst shape and its data_format (the last two are
     what a BiasAdd after it must match)."""
     unknown = sorted(set(op.attrs) - ATTRS[op.kind])
@@ -395,23 +234,23 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
     if op.kind == "Convolution":
         src_t, wei_t, dst_t = op.inputs[0], op.inputs[1], op.outputs[0]
         bias = op.inputs[2] if len(op.inputs) == 3 else None
-        src = _known(op, src_t, "src")
-        wei = _known(op, wei_t, "weights")
+        src = known(op, src_t, "src")
+        wei = known(op, wei_t, "weights")
         dst = dst_t.shape
         dst_role, dst_id = "dst", dst_t.id
         tensors = {"src": src_t, "weights": wei_t, "dst": dst_t}
     elif op.kind == "ConvolutionBackwardData":
         ddst_t, wei_t, dsrc_t = op.inputs[0], op.inputs[1], op.outputs[0]
-        dst = _known(op, ddst_t, "diff_dst")
-        wei = _known(op, wei_t, "weights")
-        src = _shape_attr_or_output(op, "dst_shape", dsrc_t, "diff_src")
+        dst = known(op, ddst_t, "diff_dst")
+        wei = known(op, wei_t, "weights")
+        src = shape_attr_or_output(op, "dst_shape", dsrc_t, "diff_src")
         dst_role, dst_id = "diff_dst", ddst_t.id
         tensors = {"diff_src": dsrc_t, "weights": wei_t, "diff_dst": ddst_t}
     else:
         src_t, ddst_t, dwei_t = op.inputs[0], op.inputs[1], op.outputs[0]
-        src = _known(op, src_t, "src")
-        dst = _known(op, ddst_t, "diff_dst")
-        wei = _shape_attr_or_output(op, "weights_shape", dwei_t, "diff_weights")
+        src = known(op, src_t, "src")
+        dst = known(op, ddst_t, "diff_dst")
+        wei = shape_attr_or_output(op, "weights_shape", dwei_t, "diff_weights")
         dst_role, dst_id = "diff_dst", ddst_t.id
         tensors = {"src": src_t, "diff_weights": dwei_t, "diff_dst": ddst_t}
 
@@ -419,11 +258,11 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
     wei_role = "diff_weights" if op.kind == "ConvolutionBackwardWeights" else "weights"
     rank = len(src)
     if not 3 <= rank <= 5:
-        raise op.error(f"`{src_role}` has shape {_shape_text(src)} of rank {rank}; expected "
+        raise op.error(f"`{src_role}` has shape {shape_text(src)} of rank {rank}; expected "
                        f"rank 3, 4 or 5 (1D, 2D or 3D convolution)")
-    _check_rank(op, wei, rank, wei_role, wf)
+    check_rank(op, wei, rank, wei_role, wf)
     if dst is not None:
-        _check_rank(op, dst, rank, dst_role, f"tensor {dst_id}")
+        check_rank(op, dst, rank, dst_role, f"tensor {dst_id}")
     sp = rank - 2
 
     dtypes = {role: t.dtype for role, t in tensors.items()}
@@ -440,11 +279,11 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
     oc, ic_per_g, k_sp = weights_to_logical(wei, wf)
     if ic % g or oc % g:
         raise op.error(f"groups = {g} does not divide the channels: {ic} input, {oc} output "
-                       f"({wei_role} {_shape_text(wei)} {wf}, {src_role} {_shape_text(src)} "
+                       f"({wei_role} {shape_text(wei)} {wf}, {src_role} {shape_text(src)} "
                        f"{df})")
     if ic_per_g * g != ic:
-        raise op.error(f"`{wei_role}` {_shape_text(wei)} ({wf}) has {ic_per_g} input channels "
-                       f"per group; `{src_role}` {_shape_text(src)} ({df}) has {ic} channels in "
+        raise op.error(f"`{wei_role}` {shape_text(wei)} ({wf}) has {ic_per_g} input channels "
+                       f"per group; `{src_role}` {shape_text(src)} ({df}) has {ic} channels in "
                        f"{g} group(s): expected {ic // g}")
 
     strides = op.spatial("strides", sp, 1, "positive integers")
@@ -463,10 +302,10 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
                 f"{src_role} size {i_sp[a]} plus pads {pads[a][0]}+{pads[a][1]}")
 
     expected_dst = data_from_logical(n, oc, o_sp, df)
-    if not _agree(dst, expected_dst):
-        raise op.error(f"`{dst_role}` (tensor {dst_id}) has shape {_shape_text(dst or ())} "
+    if not agree(dst, expected_dst):
+        raise op.error(f"`{dst_role}` (tensor {dst_id}) has shape {shape_text(dst or ())} "
                        f"({df}), but the attributes and other shapes give "
-                       f"{_shape_text(expected_dst)}")
+                       f"{shape_text(expected_dst)}")
     if op.kind == "ConvolutionBackwardData":
         # diff_src's size is always given, so output_padding (which only picks among the
         # sizes the floor maps to one diff_dst size) is checked when it says something.
@@ -476,7 +315,7 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
             size = ((o_sp[a] - 1) * strides[a] + dilated_kernel(k_sp[a], dilations[a])
                     - sum(pads[a]) + out_pad[a])
             if size != i_sp[a]:
-                raise op.error(f"attribute `output_padding` = {_show(list(out_pad))}: on "
+                raise op.error(f"attribute `output_padding` = {show(list(out_pad))}: on "
                                f"spatial axis {a} it gives a diff_src size of {size}, but "
                                f"diff_src has {i_sp[a]}")
 
@@ -484,7 +323,7 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
     if bias is not None:
         if bias.shape is None or tuple(bias.shape) != (oc,):
             raise op.error(f"`bias` (tensor {bias.id}) has shape "
-                           f"{_shape_text(bias.shape or ())}; expected [{oc}] (one value per "
+                           f"{shape_text(bias.shape or ())}; expected [{oc}] (one value per "
                            f"output channel)")
         direction = Dir.FWD_B
     desc = ConvDesc(
@@ -495,7 +334,7 @@ def _conv(op: _Op) -> tuple[GraphConv, tuple[int, ...], str]:
 
 
 # -- the graph --------------------------------------------------------------------------
-def _bias_add(op: _Op, conv: GraphConv, conv_dst: tuple[int, ...], df: str) -> None:
+def _bias_add(op: Op, conv: GraphConv, conv_dst: tuple[int, ...], df: str) -> None:
     """Checks a BiasAdd that consumes a Convolution's result (input 0)."""
     op.check_arity((2,), 1)
     unknown = sorted(set(op.attrs) - {"data_format"})
@@ -507,22 +346,22 @@ def _bias_add(op: _Op, conv: GraphConv, conv_dst: tuple[int, ...], df: str) -> N
                        f"{conv.op_id}: the bias would land on another axis")
     bias, out = op.inputs[1], op.outputs[0]
     if bias.shape != (conv.desc.oc,):
-        raise op.error(f"`bias` (tensor {bias.id}) has shape {_shape_text(bias.shape or ())}; "
+        raise op.error(f"`bias` (tensor {bias.id}) has shape {shape_text(bias.shape or ())}; "
                        f"expected [{conv.desc.oc}] (one value per output channel)")
     for role, t in (("bias", bias), ("dst", out)):
         if t.dtype != conv.dt[0]:
             raise op.error(f"`{role}` (tensor {t.id}) is {t.dtype}; expected {conv.dt[0]} "
                            f"like Convolution op {conv.op_id}")
     for role, t in (("src", op.inputs[0]), ("dst", out)):
-        if not _agree(t.shape, conv_dst):
-            raise op.error(f"`{role}` (tensor {t.id}) has shape {_shape_text(t.shape or ())}, "
-                           f"but Convolution op {conv.op_id} gives {_shape_text(conv_dst)}")
+        if not agree(t.shape, conv_dst):
+            raise op.error(f"`{role}` (tensor {t.id}) has shape {shape_text(t.shape or ())}, "
+                           f"but Convolution op {conv.op_id} gives {shape_text(conv_dst)}")
 
 
-def _check_tensor_ids(ops: list[_Op]) -> None:
+def _check_tensor_ids(ops: list[Op]) -> None:
     """A tensor id names one tensor: one producer, and one shape and type wherever it is
     written."""
-    seen: dict[int, tuple[_Tensor, str]] = {}
+    seen: dict[int, tuple[Tensor, str]] = {}
     producer: dict[int, int] = {}
     for op in ops:
         for t in op.outputs:
@@ -535,10 +374,10 @@ def _check_tensor_ids(ops: list[_Op]) -> None:
                 continue
             first, where = seen[t.id]
             same_shape = (first.shape is None or t.shape is None
-                          or _agree(first.shape, t.shape) or _agree(t.shape, first.shape))
+                          or agree(first.shape, t.shape) or agree(t.shape, first.shape))
             if first.dtype != t.dtype or not same_shape:
-                raise op.error(f"tensor {t.id} is {t.dtype} {_shape_text(t.shape or ())} here "
-                               f"but {first.dtype} {_shape_text(first.shape or ())} in {where}")
+                raise op.error(f"tensor {t.id} is {t.dtype} {shape_text(t.shape or ())} here "
+                               f"but {first.dtype} {shape_text(first.shape or ())} in {where}")
 
 
 def parse_graph(doc: Any) -> GraphCase:
@@ -546,7 +385,7 @@ def parse_graph(doc: Any) -> GraphCase:
     if not isinstance(doc, dict) or not isinstance(doc.get("graph"), list):
         raise ProblemError("expected a JSON object with a `graph` list of ops (oneDNN Graph "
                            "JSON: version, engine_kind, fpmath_mode, graph)")
-    ops = [_Op(obj, n) for n, obj in enumerate(doc["graph"])]
+    ops = [Op(obj, n) for n, obj in enumerate(doc["graph"])]
     ids = [op.id for op in ops]
     duplicate = next((i for i in ids if ids.count(i) > 1), None)
     if duplicate is not None:

@@ -12,20 +12,17 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...engine.impl_filter import ImplFilter
+from ...engine.settings import GlobalSettings
 from ...errors import ProblemError
-from ...perf_report import PerfRecord
-from ...settings import GlobalSettings
+from ...reports.perf_report import PerfRecord
 from ...status import Status
-from ..base import CaseResult, RunContext
-from ..conv import driver as conv_driver
-from ..conv.driver import ConvProblem, ImplFilter
+from ..base import CaseResult, Driver, RunContext
 from . import desc
 
 CASE_OPTION = "case"
 # The conv driver's options that mean the same here; --dir and --dt come from the file.
-OPTIONS = tuple(o for o in conv_driver.OPTIONS if o.name in ("mb", "match", "impl", "skip-impl"))
-PERF_FIELDS = conv_driver.PERF_FIELDS
-CSV_PERF_FIELDS = conv_driver.CSV_PERF_FIELDS
+CONV_OPTIONS = ("mb", "match", "impl", "skip-impl")
 CONV_REPRO_TAG = "[CONV_REPRO]"
 
 # Worst first: a graph's verdict is the worst of its convolutions' verdicts.
@@ -40,6 +37,7 @@ class GraphProblem:
     error: str                      # why, then
     impl_filter: ImplFilter
     user_mb: int
+    convs: tuple[Any, ...] = ()     # the conv driver's problems, one per convolution
 
     @property
     def desc_text(self) -> str:
@@ -49,14 +47,22 @@ class GraphProblem:
         mb = f"--mb={self.user_mb} " if self.user_mb else ""
         return f"{mb}--{CASE_OPTION}={self.path}"
 
-    def conv_problems(self) -> list[ConvProblem]:
-        assert self.case is not None
-        return [ConvProblem(c.desc.with_mb(self.user_mb) if self.user_mb else c.desc, c.dir,
-                            c.dt, self.impl_filter, self.user_mb, c.post_ops)
-                for c in self.case.convs]
+
+def conv_problems(conv: Driver, case: desc.GraphCase, values: Mapping[str, Any],
+                  settings: GlobalSettings) -> tuple[Any, ...]:
+    """Each convolution of the graph as the conv driver's problem, made through its own
+    make_problem from the options a conv command line would give (the descriptor's text
+    parses back to the same descriptor)."""
+    defaults = {o.slot: o.default for o in conv.options}
+    return tuple(conv.make_problem({**defaults, "dir": c.dir, "dt": c.dt,
+                                    "attr-post-ops": c.post_ops,
+                                    "impl_filter": values["impl_filter"], "mb": values["mb"]},
+                                   c.desc.format(), settings)
+                 for c in case.convs)
 
 
-def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> GraphProblem:
+def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings, *,
+                 conv: Driver) -> GraphProblem:
     # A bad file is reported by run(), not raised: its line then carries the reason and
     # the `--case=FILE` repro like every other graph case.
     try:
@@ -64,31 +70,32 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
         shown, error = desc.display_path(path), ""
     except ProblemError as exc:
         shown, case, error = text, None, str(exc)
-    return GraphProblem(shown, case, error, values["impl_filter"], values["mb"])
+    convs = conv_problems(conv, case, values, settings) if case is not None else ()
+    return GraphProblem(shown, case, error, values["impl_filter"], values["mb"], convs)
 
 
-def conv_repro_line(prb: ConvProblem, settings: GlobalSettings) -> str:
+def conv_repro_line(prb, settings: GlobalSettings) -> str:
     """The conv command that runs the same problem (the text after the tag is a complete
     benchdnn-py argument list)."""
     return f"{CONV_REPRO_TAG} {settings.repro_prefix()}--conv {prb.repro(settings.canonical)}"
 
 
-def run(prb: GraphProblem, ctx: RunContext) -> CaseResult:
+def run(prb: GraphProblem, ctx: RunContext, *, conv: Driver) -> CaseResult:
     if prb.case is None:
         return CaseResult(Status.INVALID_ARGUMENTS, prb.error)
     if ctx.settings.mode.list_only:
         if not prb.case.unimplemented:
-            for conv_prb in prb.conv_problems():
+            for conv_prb in prb.convs:
                 ctx.log(conv_repro_line(conv_prb, ctx.settings))
         return CaseResult(Status.LISTED)
     if prb.case.unimplemented:
         return CaseResult(Status.UNIMPLEMENTED, prb.case.unimplemented)
     results = []
-    for conv_prb in prb.conv_problems():
+    for conv_prb in prb.convs:
         # Printed before running, so it is there even if the run dies; its failing points
         # follow it, each convolution's under its own line.
         ctx.log(conv_repro_line(conv_prb, ctx.settings))
-        result = conv_driver.run(conv_prb, ctx)
+        result = conv.run(conv_prb, ctx)
         for line in result.diagnostics:
             ctx.log(line)
         results.append(result)

@@ -2,7 +2,7 @@
 max-pooling workspace (files: desc.py grammar, cfg.py per-type numbers, ref.py reference
 and op count, driver.py options and case flow)."""
 
-from ...perf_report import BANDWIDTH_TEMPLATE, COMMON_FIELDS
+from ...reports.perf_report import BANDWIDTH_TEMPLATE, COMMON_FIELDS
 from ..base import Driver
 from . import driver
 

@@ -1,14 +1,14 @@
 """Pooling problem descriptors: the convolution grammar without g and oc (benchdnn
-reference 9.3), parsed and deduced by the conv parser (benchdnn_py/drivers/conv/desc.py),
+reference 9.3), parsed and deduced by the window grammar (common/window.py),
 printed here without the fields pooling does not have."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from ...common import window
+from ...common.window import AXES, DEFAULT_MB, ConvDesc
 from ...errors import ProblemError
-from ..conv import desc as conv_desc
-from ..conv.desc import AXES, DEFAULT_MB, ConvDesc
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,7 +23,7 @@ class PoolDesc:
 
     def format(self, canonical: bool = False) -> str:
         d = self.conv
-        axes = conv_desc._printed_axes(d, canonical)
+        axes = window.printed_axes(d, canonical)
 
         def group(prefix: str, values: tuple[int, int, int]) -> str:
             return "".join(f"{prefix}{AXES[a]}{values[a]}" for a in axes)
@@ -47,7 +47,7 @@ def parse_pool(text: str) -> PoolDesc:
     count of the conv problem's output is pooling's ic."""
     if not text:
         raise ProblemError("empty problem descriptor")
-    values, name, depthwise = conv_desc._lex(text)
+    values, name, depthwise = window.lex(text)
     for key in ("g", "oc"):
         if key in values:
             raise ProblemError(f"`{key}{values[key]}` in `{text}`: pooling descriptors have "
@@ -59,7 +59,7 @@ def parse_pool(text: str) -> PoolDesc:
     if name:
         rebuilt += "n" + name
     try:
-        conv = conv_desc.parse_desc(rebuilt, "conv")
+        conv = window.parse_desc(rebuilt, "conv")
     except ProblemError as exc:
         raise ProblemError(str(exc).replace(f"`{rebuilt}`", f"`{text}`")
                            .replace(f" {rebuilt}", f" {text}")) from None

@@ -15,7 +15,7 @@ are filled plain and placed into the tag's layout by the reorder kernels outside
 timed region. When the tag's memory is one the kernels run on (KERNEL_LAYOUTS: plain,
 channels last, blocked by 8 or 16), the rows of that layout run on it directly
 (`pool_nhwc:avx512`, `pool_blocked:avx2`, ...); any other layout, or a case whose native
-rows are all filtered out, is served by the reorder route (formats.Route,
+rows are all filtered out, is served by the reorder route (reorders.Route,
 `<impl>+reorder`: the input reordered to plain scratch, a plain kernel, the output
 reordered back with its padded tail zeroed, all timed). The workspace is internal to the
 primitive (its size from the chosen row's query, its order the row's own), so it is only
@@ -34,19 +34,20 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core, fill, layout
-from ...check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
+from ... import core
+from ...common import fill, layout, reorders
+from ...common.check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
+from ...common.layout import tensor_layout
 from ...core import PoolAlg, PoolLayout, PoolShape, Prop
+from ...engine import case
+from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
+from ...engine.memory import Guarded
+from ...engine.options import Option, enum_value, int_value, regex_value
+from ...engine.settings import GlobalSettings
 from ...errors import UsageError
-from ...memory import Guarded
-from ...options import Option, enum_value, int_value, regex_value
-from ...perf_report import BANDWIDTH, PerfRecord
-from ...settings import GlobalSettings
+from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
-from ..base import CaseResult, OpSteps, RunContext, first_accepting, run_op_case
-from ..conv import formats
-from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter
-from ..eltwise.driver import tensor_layout
+from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
 from . import cfg, ref
 from .desc import PoolDesc, parse_pool
 
@@ -201,7 +202,7 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        return self.impl.name + (formats.ROUTE_SUFFIX if self.routed else "")
+        return self.impl.name + (reorders.ROUTE_SUFFIX if self.routed else "")
 
 
 def candidates(prb: PoolProblem) -> list[Candidate]:
@@ -231,15 +232,14 @@ def create(prb: PoolProblem, prop: Prop,
     return first_accepting(table, prb.impl_filter, build, res)
 
 
-@dataclasses.dataclass
-class Buffers:
+@dataclasses.dataclass(kw_only=True)
+class Buffers(Bound):
     """Tensors of the case's type (plain layout: logical order is memory order)."""
 
     src: np.ndarray
     out: Guarded                          # dst (forward) or diff_src (backward)
     ws: np.ndarray | None = None          # the workspace, as the primitive sized it
     diff_dst: np.ndarray | None = None
-    run: Any = None
 
 
 # The route's tensor names per direction: (input, output) and the logical tensor of each.
@@ -247,7 +247,7 @@ _ROUTE = {True: (("diff_dst", "dst"), ("diff_src", "src")),
           False: (("src", "src"), ("dst", "dst"))}
 
 
-def make_route(prb: PoolProblem, res: CaseResult, routed: bool = True) -> formats.Route | None:
+def make_route(prb: PoolProblem, res: CaseResult, routed: bool = True) -> reorders.Route | None:
     """The reorder route between the tag's layouts and the kernels' plain ones (empty for
     plain, and for a native primitive: routed False); None, UNIMPLEMENTED, when a layout
     cannot be reordered."""
@@ -255,10 +255,10 @@ def make_route(prb: PoolProblem, res: CaseResult, routed: bool = True) -> format
     tensors = {src_n: src_t, out_n: out_t}
 
     def kernel(t: str) -> layout.Layout:
-        return formats.plain(prb.dims(t)) if routed else prb.layout(t)
+        return layout.plain(prb.dims(t)) if routed else prb.layout(t)
     try:
         with res.timers("create_prim"):
-            return formats.Route({n: prb.layout(t) for n, t in tensors.items()},
+            return reorders.Route({n: prb.layout(t) for n, t in tensors.items()},
                                  {n: kernel(t) for n, t in tensors.items()},
                                  {n: prb.dt[0] for n in tensors}, (src_n,), (out_n,),
                                  fault=core.active_op_fault())
@@ -267,7 +267,7 @@ def make_route(prb: PoolProblem, res: CaseResult, routed: bool = True) -> format
         return None
 
 
-def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: formats.Route,
+def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
             perf: bool) -> Buffers:
     """Fills the inputs (plain), places them into the case's layout, allocates the queried
     workspace (poisoned), runs the service forward-training step for backward (the same
@@ -283,11 +283,12 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: formats.Route,
         return round_to_dt(data, dt).astype(dtype).reshape(shape)
 
     def placed(values: np.ndarray, name: str) -> np.ndarray:
-        return formats.place(values.reshape(-1), prb.layout(name), dt)
+        return reorders.place(values.reshape(-1), prb.layout(name), dt)
 
     src = values(fill.Kind.SRC, s.src_shape)
     if prb.dir is not Dir.BWD_D:
-        bufs = Buffers(src, formats.output_buffer(prb.layout("dst"), dt))
+        out = reorders.output_buffer(prb.layout("dst"), dt)
+        bufs = Buffers(src=src, out=out, outs=(out,), run=None)
         if prim.workspace.nbytes:
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
         k_in, k_out, wrap = route.bind({"src": placed(src, "src")}, {"dst": bufs.out.array})
@@ -295,7 +296,8 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: formats.Route,
         return bufs
     ks = prim.shape             # the kernel's shape: the case's, in the kernel's layout
     service = core.PoolPrimitive(prim.impl, ks, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
-    bufs = Buffers(src, formats.output_buffer(prb.layout("src"), dt))
+    out = reorders.output_buffer(prb.layout("src"), dt)
+    bufs = Buffers(src=src, out=out, outs=(out,), run=None)
     if service.workspace.nbytes:
         bufs.ws = service.workspace.allocate(cfg.WORKSPACE_POISON)
     service_src = src.reshape(-1) if ks.layout is PoolLayout.NCX else placed(src, "src")
@@ -330,7 +332,7 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
                          cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT,
                          integral=dtc.integral, allow_nans=dt == "f16", eps=dtc.eps, dt=dt)
     lay = prb.layout("src" if backward else "dst")
-    verdict = compare(exp, formats.read(bufs.out.array, lay).reshape(exp.shape), setup)
+    verdict = compare(exp, reorders.read(bufs.out.array, lay).reshape(exp.shape), setup)
     axes = prb.desc.spatial_axes
     sizes = prb.desc.i if backward else prb.desc.o
     logical = (prb.desc.mb, prb.desc.ic) + tuple(sizes[a] for a in axes)
@@ -377,14 +379,15 @@ def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, times: list[float]
                       limit=BANDWIDTH)
 
 
-def create_with_route(prb: PoolProblem, res: CaseResult):
-    """(primitive, reorder route: empty for a native row), or None with res set."""
+def create_with_route(prb: PoolProblem, res: CaseResult) -> Created | None:
+    """The primitive with its reorder route (empty for a native row), or None with res
+    set."""
     created = create(prb, prb.dir.prop, res)
     if created is None:
         return None
     prim, routed = created
     route = make_route(prb, res, routed)
-    return None if route is None else (prim, route)
+    return None if route is None else Created(prim, route)
 
 
 def _footprint(prb: PoolProblem) -> int:
@@ -393,13 +396,41 @@ def _footprint(prb: PoolProblem) -> int:
     return 8 * 6 * (math.prod(s.src_shape) + math.prod(s.dst_shape))
 
 
-STEPS = OpSteps(
-    "pool", unsupported,
-    skip_note=lambda prb: cfg.not_supported(prb.types, prb.dir is Dir.BWD_D),
-    footprint=_footprint, create=create_with_route,
-    layouts=lambda prb: f"layout {prb.tag}={prb.layout('src').describe()}",
-    prepare=prepare, reference=reference, judge=judge, perf_record=perf_record)
+class Steps(CaseSteps):
+    driver = "pool"
+
+    def unsupported(self, prb: PoolProblem) -> tuple[Status, str] | None:
+        return unsupported(prb)
+
+    def skip_note(self, prb: PoolProblem) -> str | None:
+        return cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)
+
+    def footprint(self, prb: PoolProblem) -> int:
+        return _footprint(prb)
+
+    def create(self, prb: PoolProblem, res: CaseResult) -> Created | None:
+        return create_with_route(prb, res)
+
+    def layouts(self, prb: PoolProblem, prim: Created) -> str:
+        return f"layout {prb.tag}={prb.layout('src').describe()}"
+
+    def prepare(self, prb: PoolProblem, prim: Created, perf: bool) -> Buffers:
+        return prepare(prb, prim.prim, prim.route, perf)
+
+    def reference(self, prb: PoolProblem, bound: Buffers) -> np.ndarray:
+        return reference(prb, bound)
+
+    def judge(self, prb: PoolProblem, bound: Buffers, expected: np.ndarray, res: CaseResult,
+              verbose: int) -> None:
+        judge(prb, bound, expected, res, verbose)
+
+    def perf_record(self, prb: PoolProblem, ctx: RunContext, impl: str, times: list[float],
+                    create_s: tuple[float, float], bound: Buffers) -> PerfRecord:
+        return perf_record(prb, ctx, impl, times, create_s, bound)
+
+
+STEPS = Steps()
 
 
 def run(prb: PoolProblem, ctx: RunContext) -> CaseResult:
-    return run_op_case(prb, ctx, STEPS)
+    return case.run(prb, ctx, STEPS)

@@ -13,8 +13,8 @@ import dataclasses
 
 import numpy as np
 
-from ... import fill
-from ...check import round_to_dt
+from ...common import fill
+from ...common.check import round_to_dt
 
 
 @dataclasses.dataclass(frozen=True)

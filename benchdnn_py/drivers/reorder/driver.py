@@ -16,20 +16,22 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import attr as attrs
-from ... import core, fill, layout
-from ...check import CompareSetup, compare, diagnostics, memory_faults
+from ... import core
+from ...common import attr as attrs
+from ...common import fill, layout
+from ...common.check import CompareSetup, compare, diagnostics, memory_faults
+from ...engine import case
+from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
+from ...engine.memory import Guarded, aligned_zeros, poison
+from ...engine.options import Option, regex_value
+from ...engine.settings import GlobalSettings
 from ...errors import ProblemError, UsageError
-from ...memory import Guarded, aligned_zeros, fits_in_ram, poison
-from ...options import Option, regex_value
-from ...perf_report import BANDWIDTH, PerfRecord
-from ...settings import GlobalSettings
-from ...status import Reason, Status
-from ..base import CaseResult, RunContext, first_accepting
-from ..conv.driver import IMPL_FILTER_OPTIONS, ImplFilter, measure_into
+from ...reports.perf_report import BANDWIDTH, PerfRecord
+from ...status import Status
+from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
 from . import cfg, ref
-from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims,
-                   parse_strides_option, tag_option, tensor_layout)
+from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims, parse_strides_option,
+                   tag_option, tensor_layout)
 
 
 def _dt_option(name: str):
@@ -132,16 +134,16 @@ def make_problem(values: Mapping[str, Any], text: str,
                           src, dst)
 
 
-def unsupported(prb: ReorderProblem) -> str | None:
+def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     """What this driver does not implement yet (UNIMPLEMENTED), or None."""
     for entry in prb.scales.entries:
         if not entry.is_common or entry.dt != "f32" or entry.groups:
-            return f"--attr-scales={entry}: only common f32 scales"
+            return Status.UNIMPLEMENTED, f"--attr-scales={entry}: only common f32 scales"
     entries = prb.post_ops.entries
     if any(not isinstance(e, attrs.Sum) or e.zero_point or e.dt for e in entries):
-        return f"--attr-post-ops={prb.post_ops}: only sum[:SCALE]"
+        return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: only sum[:SCALE]"
     if len(entries) > 1:
-        return f"--attr-post-ops={prb.post_ops}: one sum at most"
+        return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: one sum at most"
     return None
 
 
@@ -161,8 +163,8 @@ def create(prb: ReorderProblem, res: CaseResult) -> core.ReorderPrimitive | None
                            lambda impl: core.ReorderPrimitive(impl, attr, jobs, fault), res)
 
 
-@dataclasses.dataclass
-class Buffers:
+@dataclasses.dataclass(kw_only=True)
+class Buffers(Bound):
     src: np.ndarray                  # the src buffer (physical, sdt)
     dst: Guarded                     # the dst buffer (physical, ddt)
     src_vals: np.ndarray | None = None   # logical f32 values (correctness)
@@ -170,17 +172,20 @@ class Buffers:
     before: np.ndarray | None = None     # dst before the run (for the untouched check)
 
 
-def prepare(prb: ReorderProblem, perf: bool) -> Buffers:
+def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buffers:
     sdt_np, ddt_np = core.numpy_dtype(prb.sdt), core.numpy_dtype(prb.ddt)
     src_buf = aligned_zeros(prb.src.size, sdt_np)
     dst = Guarded(prb.dst.size, poison(ddt_np), ddt_np)
+    bound = {"run": prim.bind(src_buf, dst.array), "outs": (dst,),
+             "breach_reason": "wrote outside the dst buffer"}
     if perf:
         src_buf[:] = cfg.perf_values(src_buf.size, fill.Kind.SRC, prb.sdt).astype(sdt_np)
         if prb.sum_scale is not None:
             dst.array[:] = cfg.perf_values(dst.array.size, fill.Kind.DST, prb.ddt).astype(ddt_np)
-        return Buffers(src_buf, dst)
+        return Buffers(src=src_buf, dst=dst, **bound)
     n, shape = prb.src.nelems, prb.desc.dims
-    bufs = Buffers(src_buf, dst, cfg.fill_src(n, prb.sdt).reshape(shape))
+    bufs = Buffers(src=src_buf, dst=dst, src_vals=cfg.fill_src(n, prb.sdt).reshape(shape),
+                   **bound)
     src_buf[prb.src.offset_table()] = bufs.src_vals.astype(sdt_np)
     if prb.sum_scale is not None:
         bufs.prior = cfg.fill_dst(n, prb.ddt).reshape(shape)
@@ -189,12 +194,16 @@ def prepare(prb: ReorderProblem, perf: bool) -> Buffers:
     return bufs
 
 
-def judge(prb: ReorderProblem, bufs: Buffers, res: CaseResult, verbose: int) -> None:
+def reference(prb: ReorderProblem, bufs: Buffers) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return ref.reorder(bufs.src_vals, prb.scale("src"), prb.scale("dst"), prb.sum_scale,
+                           bufs.prior)
+
+
+def judge(prb: ReorderProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
+          verbose: int) -> None:
     """The three checks of the module docstring; the first that fails names the verdict."""
     out = bufs.dst.array
-    with np.errstate(all="ignore"):
-        exp = ref.reorder(bufs.src_vals, prb.scale("src"), prb.scale("dst"), prb.sum_scale,
-                          bufs.prior)
     got = out[prb.dst.offset_table()]
     setup = CompareSetup("DST", cfg.TRH, cfg.ZERO_TRUST_PERCENT,
                          integral=prb.ddt in ("s32", "s8", "u8"),
@@ -241,46 +250,41 @@ def _shown(prb: ReorderProblem, k: int) -> str:
     return f"{tag}={chosen.canonical(lay.ndims)} {lay.padded_dims}"
 
 
+class Steps(CaseSteps):
+    driver = "reorder"
+
+    def unsupported(self, prb: ReorderProblem) -> tuple[Status, str] | None:
+        return unsupported(prb)
+
+    def footprint(self, prb: ReorderProblem) -> int:
+        # buffers, offset tables (int64) and compare temporaries, per element
+        return prb.src.size * 8 + prb.dst.size * 8 + prb.src.nelems * 64
+
+    def create(self, prb: ReorderProblem, res: CaseResult) -> Created | None:
+        prim = create(prb, res)
+        return None if prim is None else Created(prim)
+
+    def layouts(self, prb: ReorderProblem, prim: Created) -> str:
+        return f"src {_shown(prb, 0)} dst {_shown(prb, 1)}"
+
+    def prepare(self, prb: ReorderProblem, prim: Created, perf: bool) -> Buffers:
+        return prepare(prb, prim.prim, perf)
+
+    def reference(self, prb: ReorderProblem, bound: Buffers) -> np.ndarray:
+        return reference(prb, bound)
+
+    def judge(self, prb: ReorderProblem, bound: Buffers, expected: np.ndarray,
+              res: CaseResult, verbose: int) -> None:
+        judge(prb, bound, expected, res, verbose)
+
+    def perf_record(self, prb: ReorderProblem, ctx: RunContext, impl: str,
+                    times: list[float], create_s: tuple[float, float],
+                    bound: Buffers) -> PerfRecord:
+        return perf_record(prb, ctx, impl, times, create_s)
+
+
+STEPS = Steps()
+
+
 def run(prb: ReorderProblem, ctx: RunContext) -> CaseResult:
-    res = CaseResult(Status.UNTESTED)
-    mode = ctx.settings.mode
-    if mode.list_only:
-        res.status = Status.LISTED
-        return res
-    why = unsupported(prb)
-    if why:
-        res.status, res.reason = Status.UNIMPLEMENTED, why
-        return res
-    # buffers, offset tables (int64) and compare temporaries, per element
-    if not fits_in_ram(prb.src.size * 8 + prb.dst.size * 8 + prb.src.nelems * 64):
-        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
-        return res
-    if ctx.settings.verbose >= 1:
-        ctx.log(f"run: --reorder {prb.repro(ctx.settings.canonical)}")
-    prim = create(prb, res)
-    if prim is None:
-        return res
-    res.impl = prim.name
-    if ctx.settings.verbose >= 5:
-        ctx.log(f"implementation: {prim.name}; src {_shown(prb, 0)} dst {_shown(prb, 1)}")
-    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
-    bufs = None
-    if mode.correctness:
-        with res.timers("fill"):
-            bufs = prepare(prb, perf=False)
-            execute = prim.bind(bufs.src, bufs.dst.array)
-        with res.timers("execute"):
-            execute()
-        if not bufs.dst.intact():
-            res.status, res.reason = Status.FAILED, "wrote outside the dst buffer"
-            return res
-        with res.timers("compare"):
-            judge(prb, bufs, res, ctx.settings.verbose)
-    if mode.performance:
-        if bufs is None:
-            with res.timers("fill"):
-                bufs = prepare(prb, perf=True)
-            res.status = Status.EXECUTED
-        times = measure_into(res, prim.bind(bufs.src, bufs.dst.array), ctx)
-        res.perf = perf_record(prb, ctx, prim.name, times, create_s)
-    return res
+    return case.run(prb, ctx, STEPS)

@@ -20,7 +20,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from benchdnn_py.results import SCHEMA, SCHEMA_VERSION, write
+from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, write
 
 ENV = {
     "cpu": {"model": "Example CPU 8000", "flags": ["avx2", "avx512f", "fma", "sse4_2"],

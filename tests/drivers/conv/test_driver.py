@@ -6,34 +6,37 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import cli_threads, run_cli
 
-from benchdnn_py import backends, core, harness
-from benchdnn_py.attr import PostOps
+from benchdnn_py import core
+from benchdnn_py.common.attr import PostOps
+from benchdnn_py.common.direction import Dir
 from benchdnn_py.drivers.base import RunContext
 from benchdnn_py.drivers.conv import cfg, driver
+from benchdnn_py.drivers.conv import prim as conv_prim
+from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.deconv import driver as deconv_driver
-from benchdnn_py.drivers.conv.desc import parse_desc
-from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
-from benchdnn_py.results import read
-from benchdnn_py.settings import GlobalSettings
+from benchdnn_py.engine import case, harness
+from benchdnn_py.engine.impl_filter import ImplFilter
+from benchdnn_py.engine.settings import GlobalSettings
+from benchdnn_py.reports.results import read
 from benchdnn_py.status import Status
-from conftest import cli_threads, run_cli
 
 
 def _outputs_of(text: str, direction: Dir) -> dict[str, np.ndarray]:
-    prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
+    prb = conv_problem.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
                                "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings())
     shape = prb.shape
     t = driver.tensors(prb.desc, shape)
     res = driver.CaseResult(driver.Status.UNTESTED)
-    prim = driver.create(shape, driver.KERNEL_DIR[direction], direction.with_bias,
+    prim = conv_prim.create(shape, conv_prim.KERNEL_DIR[direction], direction.with_bias,
                          ImplFilter(), res)
     assert prim is not None
     with prim:
         inputs = driver.fill_inputs(prb, t, perf=False)
         outs = driver.outputs(prb, t)
         packed = prim.pack_weights(inputs["wei"]) if "wei" in inputs else None
-        driver.bind(prim, direction, inputs, packed, outs)()
+        conv_prim.bind(prim, direction, inputs, packed, outs)()
     return {**{k: v.array.copy() for k, v in outs.items()}, **{"in_" + k: v for k, v in inputs.items()}}
 
 
@@ -45,14 +48,14 @@ def test_forward_inference_equals_forward_training(text):
     assert np.array_equal(training["dst"], inference["dst"])
     with_bias = _outputs_of(text, Dir.FWD_B)
     bias = with_bias["in_bia"].reshape(1, -1, 1, 1, 1)
-    shape = driver.make_problem({"dir": Dir.FWD_B, "dt": ("f32",) * 3, "mb": 0,
+    shape = conv_problem.make_problem({"dir": Dir.FWD_B, "dt": ("f32",) * 3, "mb": 0,
                                  "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings()).shape
     assert np.array_equal(with_bias["dst"].reshape(shape.dst_shape) - bias,
                           training["dst"].reshape(shape.dst_shape))
 
 
 def _inputs(text: str, direction: Dir) -> dict[str, np.ndarray]:
-    prb = driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
+    prb = conv_problem.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
                                "impl_filter": ImplFilter(), "attr-post-ops": PostOps(), "backend": "native"}, text, GlobalSettings())
     return driver.fill_inputs(prb, driver.tensors(prb.desc, prb.shape), perf=False)
 
@@ -118,12 +121,12 @@ def test_zero_trust_numbers():
 
 
 def test_directions_route_to_kernels():
-    assert {d: driver.KERNEL_DIR[d] for d in (Dir.FWD_I, Dir.BWD_D, Dir.BWD_WB)} == {
+    assert {d: conv_prim.KERNEL_DIR[d] for d in (Dir.FWD_I, Dir.BWD_D, Dir.BWD_WB)} == {
         Dir.FWD_I: core.Direction.FWD, Dir.BWD_D: core.Direction.BWD_DATA,
         Dir.BWD_WB: core.Direction.BWD_WEIGHTS}
 
 
-# ---- --check=sampled through the case flow (run_case is shared by conv and deconv) -------
+# ---- --check=sampled through the case flow (engine.case.run, conv's and deconv's steps) -------
 
 DRIVER_MODULES = {"conv": driver, "deconv": deconv_driver}
 
@@ -169,8 +172,8 @@ def test_sampled_reference_is_the_full_reference_at_the_drawn_points(drv, option
     assert driver.unsupported(prb) is None
     steps, t, q, inputs, prior = _reference_inputs(prb, drv)
     points = driver.sample_points(prb, drv, t)
-    full = steps.reference(prb, inputs, q, prior, None)
-    sampled = steps.reference(prb, inputs, q, prior, points)
+    full = steps.compute(prb, inputs, q, prior, None)
+    sampled = steps.compute(prb, inputs, q, prior, points)
     assert set(points) == set(full) == set(sampled) == set(driver.output_names(prb.dir))
     assert any(points[n].size < full[n].size for n in full)   # some tensor really sampled
     for name, whole in full.items():
@@ -180,8 +183,8 @@ def test_sampled_reference_is_the_full_reference_at_the_drawn_points(drv, option
 
 
 def _run(prb, drv: str):
-    return driver.run_case(prb, RunContext(GlobalSettings(), 0, lambda _: None),
-                           DRIVER_MODULES[drv].STEPS)
+    return case.run(prb, RunContext(GlobalSettings(), 0, lambda _: None),
+                    DRIVER_MODULES[drv].STEPS)
 
 
 class _Spy:
@@ -223,12 +226,16 @@ def test_sampling_every_point_is_the_full_check(monkeypatch, drv, options, desc,
         assert np.array_equal(got_f, got_s, equal_nan=True)
 
 
-_REAL_CREATE = backends.create
+
+
+def _real_create(prb, res):
+    steps = driver.STEPS if prb.desc.kind == "conv" else deconv_driver.STEPS
+    return steps.backends[prb.backend].create(prb, res)
 
 
 def _corrupting_backend(monkeypatch, name: str, offset: int):
     """The real executor, whose collected output `name` is then wrong at one offset."""
-    real_create = _REAL_CREATE
+    real_create = _real_create
 
     def create(prb, res):
         executor = real_create(prb, res)
@@ -249,7 +256,8 @@ def _corrupting_backend(monkeypatch, name: str, offset: int):
             def close(self):
                 executor.close()
         return Corrupted()
-    monkeypatch.setattr(backends, "create", create)
+    for steps in (driver.STEPS, deconv_driver.STEPS):
+        monkeypatch.setattr(steps, "create", create)
 
 
 @pytest.mark.parametrize("drv,options,desc,name", [
@@ -298,7 +306,7 @@ def test_check_is_in_the_repro_only_when_sampled():
     sampled = _planned("conv", "--dir=BWD_D", "ic4ih5oc4kh3", "sampled").repro()
     assert f"--check=sampled:{driver.check.DEFAULT_SAMPLED_POINTS}" in sampled.split()
     again = harness.plan(["--conv", *sampled.split()]).cases[0]
-    assert driver.make_problem(again.values, again.desc_text, again.settings).repro() == sampled
+    assert conv_problem.make_problem(again.values, again.desc_text, again.settings).repro() == sampled
 
 
 def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
@@ -328,25 +336,3 @@ def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
 
 
 
-@pytest.mark.parametrize("reading,degraded", [(190.0, False), (90.0, True)])
-def test_measure_into_times_between_probes_and_says_when_the_machine_was_degraded(
-        monkeypatch, reading, degraded):
-    from benchdnn_py.drivers.base import CaseResult
-    from benchdnn_py.timing import MachineGuard
-    probes = []
-    guard = MachineGuard(lambda: probes.append(reading) or reading, lambda: 200.0,
-                         lambda: 2, lambda s: None)
-    monkeypatch.setattr(driver, "machine_guard", lambda: guard)
-    calls = []
-    res = CaseResult(Status.EXECUTED)
-    ctx = RunContext(GlobalSettings(fix_times_per_prb=2), 0, lambda line: None)
-    times = driver.measure_into(res, lambda: calls.append(1), ctx)
-    assert len(times) == 2 and len(probes) >= 2
-    assert res.machine.degraded is degraded and res.machine.attempts == (3 if degraded else 1)
-    assert len(calls) == 3 * res.machine.attempts
-    assert [d.startswith("perf guard: ") for d in res.diagnostics] == ([True] if degraded else [])
-    # --perf-guard=false: the plain loop, no probes
-    res = CaseResult(Status.EXECUTED)
-    ctx = RunContext(GlobalSettings(fix_times_per_prb=2, perf_guard=False), 0, lambda l: None)
-    driver.measure_into(res, lambda: calls.append(1), ctx)
-    assert res.machine is None and res.diagnostics == []

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import benchdnn_py
-from benchdnn_py.attr import parse_oscale, parse_scales, parse_zero_points
+from benchdnn_py.common.attr import parse_oscale, parse_scales, parse_zero_points
 from benchdnn_py.errors import UsageError
 from benchdnn_py.status import Status
 

@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from benchdnn_py import core, eltwise
-from benchdnn_py.attr import Depthwise, parse_post_ops
-from benchdnn_py.drivers.conv import driver
-from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
-from benchdnn_py.settings import GlobalSettings
-from benchdnn_py.status import Status
-
 from conftest import run_cli
+
+from benchdnn_py import core
+from benchdnn_py.common import eltwise
+from benchdnn_py.common.attr import Depthwise, parse_post_ops
+from benchdnn_py.common.direction import Dir
+from benchdnn_py.drivers.conv import driver
+from benchdnn_py.drivers.conv import prim as conv_prim
+from benchdnn_py.drivers.conv import problem as conv_problem
+from benchdnn_py.drivers.conv import ref as conv_ref
+from benchdnn_py.engine.impl_filter import ImplFilter
+from benchdnn_py.engine.settings import GlobalSettings
+from benchdnn_py.status import Status
 
 
 def _problem(text, post_ops, direction=Dir.FWD_B, dt=("f32",) * 3, **extra):
     values = {"dir": direction, "dt": dt, "mb": 0, "impl_filter": ImplFilter(),
               "attr-post-ops": parse_post_ops(post_ops), "backend": "native", **extra}
-    return driver.make_problem(values, text, GlobalSettings())
+    return conv_problem.make_problem(values, text, GlobalSettings())
 
 
 def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
@@ -63,7 +67,7 @@ def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
 ])
 def test_reference_matches_an_independent_numpy_computation(text, chain, direction):
     prb = _problem(text, chain, direction)
-    t = driver.case_tensors(prb)
+    t = conv_prim.case_tensors(prb)
     q = driver.quant_of(prb, prb.shape.oc)
     inputs = driver.fill_inputs(prb, t, False, q)
     got = driver.reference(prb, inputs, q, None)["dst"]
@@ -81,7 +85,7 @@ def test_output_size_ops_and_bytes_count_both_steps():
     prb = _problem("mb1ic32ih112oc64kh1", "dw_k3s2p1")
     assert prb.dw_o == (1, 56, 56)
     one_by_one = 2 * 1 * 64 * 32 * 112 * 112
-    assert prb.ops == one_by_one + driver.count_ops(_problem(
+    assert prb.ops == one_by_one + conv_ref.count_ops(_problem(
         "mb1ic64ih112oc64oh56kh3sh2ph1_dw", "").desc)
     assert driver.tensor_dts(_problem("ic8ih6oc8kh1", "dw:k3s1p1:f32",
                                       dt=("bf16",) * 3))["dst"] == "f32"

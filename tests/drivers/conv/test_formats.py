@@ -8,10 +8,11 @@ import re
 import numpy as np
 import pytest
 
-from benchdnn_py import harness, layout
+from benchdnn_py.common import layout, reorders
 from benchdnn_py.drivers.conv import formats
+from benchdnn_py.engine import harness
+from benchdnn_py.engine.memory import poison
 from benchdnn_py.errors import ProblemError, UsageError
-from benchdnn_py.memory import poison
 
 
 def _problem(*args: str, driver: str = "conv"):
@@ -105,17 +106,17 @@ def test_an_unknown_tag_or_strides_spelling_is_a_usage_error(arg, message):
 def test_values_placed_into_a_layout_read_back_in_logical_order(tag, dims):
     lay = layout.parse_tag(tag).layout(dims)
     values = np.arange(np.prod(dims), dtype=np.float32).reshape(dims) + 1
-    buf = formats.place(values, lay, "f32")
+    buf = reorders.place(values, lay, "f32")
     assert buf.size == lay.size
-    assert np.array_equal(formats.read(buf, lay), values.ravel())
+    assert np.array_equal(reorders.read(buf, lay), values.ravel())
     assert not buf[lay.padding_offsets()].any()          # the padded tail is zero
     points = np.array([0, 7, values.size - 1])
-    assert np.array_equal(formats.read(buf, lay, points), values.ravel()[points])
+    assert np.array_equal(reorders.read(buf, lay, points), values.ravel()[points])
 
 
 def test_placing_into_strides_leaves_the_gaps_poisoned():
     lay = layout.strided_layout((2, 3), (8, 2), offset0=5)
-    buf = formats.place(np.arange(6, dtype=np.int8).reshape(2, 3), lay, "s8")
+    buf = reorders.place(np.arange(6, dtype=np.int8).reshape(2, 3), lay, "s8")
     owned = lay.offset_table().ravel()
     assert buf[owned].tolist() == list(range(6))
     gaps = np.setdiff1d(np.arange(buf.size), owned)
@@ -124,4 +125,4 @@ def test_placing_into_strides_leaves_the_gaps_poisoned():
 
 def test_the_users_layout_is_given_as_is():
     values = np.ones((2, 3, 1, 4, 4), np.float32)
-    assert formats.place(values, formats.plain((2, 3, 4, 4)), "f32") is values
+    assert reorders.place(values, layout.plain((2, 3, 4, 4)), "f32") is values

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from benchdnn_py import core, memory
-from benchdnn_py.drivers.conv.desc import parse_desc
 from conftest import run_cli
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+from benchdnn_py.engine import memory
 
 
 def _shape(text: str) -> core.ConvShape:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from benchdnn_py import core, memory
-from benchdnn_py.drivers.conv.desc import parse_desc
 from conftest import run_cli
+
+from benchdnn_py import core
+from benchdnn_py.drivers.conv.desc import parse_desc
+from benchdnn_py.engine import memory
 
 ROWS = [i for i in core.conv_impls() if i.name.startswith("gemm_conv_blocked:")]
 RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
@@ -176,8 +177,8 @@ def test_sum_and_eltwise_post_ops_leave_the_tail_zero(impl):
     src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
     prior = _ints(rng, s.dst_shape)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_LINEAR, alpha=1.0,
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
                          beta=3.0))
     with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
                             attr=_attr(b, post_ops=chain)) as prim:
@@ -202,7 +203,7 @@ def test_a_lone_relu_is_applied_in_the_store(impl, text):
     src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
     prior = _ints(rng, s.dst_shape)
     for chain, alpha in (((), 0.25), ((core.PostOp(core.PostKind.SUM, scale=0.5),), 0.0)):
-        relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=alpha)
+        relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=alpha)
         with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
                                 attr=_attr(b, post_ops=chain + (relu,))) as prim:
             dst = _blocked(prior, b, 0.0)
@@ -226,7 +227,7 @@ def test_an_output_past_the_caches_is_exact(impl):
     s = _shape("mb1ic3ih1024oc16kh3ph1")
     rng = np.random.default_rng(8)
     src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
-    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25)
+    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25)
     dst = memory.aligned_empty(4 * int(np.prod(s.dst_shape))).view(np.float32)
     dst = dst.reshape(1, 16 // b, 1024, 1024, b)
     assert dst.nbytes >= core.STREAM_MIN_BYTES

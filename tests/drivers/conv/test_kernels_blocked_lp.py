@@ -15,10 +15,10 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
-from conftest import run_cli
 
 B = 16
 
@@ -184,8 +184,8 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
     src, wei, bias = _inputs(t, s, 5)
     prior = _ints(np.random.default_rng(6), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_LINEAR, alpha=1.0,
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
                          beta=3.0))
     for dst_dt in t.dsts:
         dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=chain), src, wei, bias, prior)
@@ -201,7 +201,7 @@ def test_a_lone_relu_after_a_sum(impl, t):
     src, wei, bias = _inputs(t, s, 6)
     prior = _ints(np.random.default_rng(7), s.dst_shape)
     chain = (core.PostOp(core.PostKind.SUM, scale=2.0),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.0))
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.0))
     dst = _run(impl, t, s, _attr(t, "f32", post_ops=chain), src, wei, bias, prior)
     v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(2.0) * prior
     out, tail = _plain(dst, s.oc)
@@ -216,7 +216,7 @@ def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
     300-channel one's earlier chunk does not)."""
     s = _shape(text)
     src, wei, bias = _inputs(t, s, 9)
-    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25)
+    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25)
     for dst_dt in t.dsts:
         dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=(relu,)), src, wei, bias,
                    _unwritten(dst_dt, s.dst_shape))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
-from conftest import run_cli
 
 from .test_kernels_blocked import _blocked, _empty, _plain
 
@@ -126,8 +126,8 @@ def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
     src, wei, bias, prior = (_ints(rng, s.src_shape), _ints(rng, s.wei_shape),
                              _ints(rng, s.oc), _ints(rng, s.dst_shape))
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_LINEAR, alpha=1.0,
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
                          beta=3.0))
     out, tail = _run(impl, lay, s, src, wei, bias, prior, chain)
     v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
-from conftest import run_cli
 
 NHWC = core.ConvAttr(layout=core.ActLayout.NHWC)
 ROWS = [i for i in core.conv_impls() if i.name.startswith("gemm_conv_nhwc:")]
@@ -144,7 +144,7 @@ def test_sum_and_eltwise_post_ops(impl):
     src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
     prior = _ints(rng, s.dst_shape)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
-             core.PostOp(core.PostKind.ELTWISE, alg=core.lib.BDNN_ELT_RELU, alpha=0.25))
+             core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25))
     attr = core.ConvAttr(post_ops=chain, layout=core.ActLayout.NHWC)
     with core.ConvPrimitive(impl, s, core.Direction.FWD, True, attr=attr) as prim:
         dst = _nhwc(prior)

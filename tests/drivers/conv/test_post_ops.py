@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from benchdnn_py import core
-from benchdnn_py.attr import parse_post_ops
+from benchdnn_py.common.attr import parse_post_ops
+from benchdnn_py.common.direction import Dir
+from benchdnn_py.drivers.conv import attrs as conv_attrs
 from benchdnn_py.drivers.conv import cfg, driver
+from benchdnn_py.drivers.conv import prim as conv_prim
+from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.conv.desc import parse_desc
-from benchdnn_py.drivers.conv.driver import Dir, ImplFilter
-from benchdnn_py.settings import GlobalSettings
+from benchdnn_py.engine.impl_filter import ImplFilter
+from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.status import Status
-
-from conftest import run_cli
 
 
 def _problem(text, post_ops, direction=Dir.FWD_B):
-    return driver.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
+    return conv_problem.make_problem({"dir": direction, "dt": ("f32",) * 3, "mb": 0,
                                 "impl_filter": ImplFilter(),
                                 "attr-post-ops": parse_post_ops(post_ops), "backend": "native"}, text,
                                GlobalSettings())
@@ -33,7 +36,7 @@ def _run_kernel(prb, impl_filter=ImplFilter(), post_ops=None, prior_seed=1):
     dst = prior.copy()
     ops = prb.post_ops if post_ops is None else parse_post_ops(post_ops)
     res = driver.CaseResult(Status.UNTESTED)
-    prim = driver.create(shape, core.Direction.FWD, prb.dir.with_bias, impl_filter, res, ops)
+    prim = conv_prim.create(shape, core.Direction.FWD, prb.dir.with_bias, impl_filter, res, ops)
     assert prim is not None, res.reason
     with prim:
         prim.bind(inputs["src"], prim.pack_weights(inputs["wei"]), inputs.get("bia"), dst)()
@@ -60,7 +63,7 @@ def test_spec_example_2_relu_then_sum_formula_and_f32_support():
     assert driver.unsupported(prb)[0] is Status.UNIMPLEMENTED
     rng = np.random.default_rng(0)
     conv, prior = rng.normal(size=(2, 8, 1, 7, 7)), rng.normal(size=(2, 8, 1, 7, 7))
-    got = driver.apply_post_ops(conv, prb.post_ops, prior.astype(np.float32))
+    got = conv_attrs.apply_post_ops(conv, prb.post_ops, prior.astype(np.float32))
     expected = 0.5 * prior.astype(np.float32) + np.where(conv > 0, conv, 0.25 * conv)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
@@ -77,7 +80,7 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     prb = _problem("mb2ic16ih9oc24kh3ph1", "sum:0.5+relu")
     inputs, prior, dst = _run_kernel(prb, post_ops="relu")     # no sum: prior ignored
     t = driver.tensors(prb.desc, prb.shape)
-    ref = driver.apply_post_ops(
+    ref = conv_attrs.apply_post_ops(
         core.ref_conv_fwd(prb.shape, inputs["src"], inputs["wei"], inputs["bia"]),
         prb.post_ops, prior)
     res = driver.CaseResult(Status.UNTESTED)

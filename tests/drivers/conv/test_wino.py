@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from benchdnn_py import core, harness, memory
+from benchdnn_py import core
 from benchdnn_py.drivers.conv import cfg
 from benchdnn_py.drivers.conv import driver as conv
+from benchdnn_py.drivers.conv import policy as conv_policy
+from benchdnn_py.engine import harness, memory
 
 WINO_ROWS = [i for i in core.conv_impls() if i.name.startswith("wino_f43:")]
 RUNNABLE = [i for i in WINO_ROWS if core.isa_supported(i.isa)]
@@ -208,19 +210,19 @@ FEWER = "wino" if FEW == "wino" and not core.isa_supported(core.Isa.AVX512) else
     (("--mb=16", "--dir=BWD_D", "ic64ih56oc64oh56kh3ph1"), "direct"),
 ])
 def test_auto_rule(args, wanted):
-    assert conv.resolved_alg(_problem("--alg=auto", *args)) == wanted
+    assert conv_policy.resolved_alg(_problem("--alg=auto", *args)) == wanted
 
 
 def test_auto_rule_for_few_channels_needs_the_blocked_rows():
     few = _problem("--alg=auto", "--mb=16", "ic16ih56oc64oh56kh3ph1")
-    assert conv.resolved_alg(few) == FEW
+    assert conv_policy.resolved_alg(few) == FEW
     try:
         core.cap_isa("avx2")   # (on a CPU without AVX2 the cap changes nothing)
-        assert conv.resolved_alg(few) == FEW
+        assert conv_policy.resolved_alg(few) == FEW
         # 8-wide blocks: from 3 input channels on
-        assert conv.resolved_alg(_problem("--alg=auto", "ic3ih224oc64oh224kh3ph1")) == FEW
+        assert conv_policy.resolved_alg(_problem("--alg=auto", "ic3ih224oc64oh224kh3ph1")) == FEW
         core.cap_isa("scalar")   # no blocked row: plain rows, where direct is faster
-        assert conv.resolved_alg(few) == "direct"
+        assert conv_policy.resolved_alg(few) == "direct"
     finally:
         core.cap_isa("")
 

@@ -2,10 +2,9 @@
 batch end to end, perf lines in GB/s, and a broken kernel caught."""
 
 import pytest
-
 from conftest import BEST_ISA, run_cli
 
-from benchdnn_py import eltwise
+from benchdnn_py.common import eltwise
 from benchdnn_py.drivers.eltwise.desc import parse_dims
 from benchdnn_py.errors import ProblemError, UsageError
 

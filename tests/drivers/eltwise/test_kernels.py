@@ -5,13 +5,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from benchdnn_py import core, eltwise, fill
-from benchdnn_py.check import compare
+from benchdnn_py import core
+from benchdnn_py.common import eltwise, fill
+from benchdnn_py.common.check import compare
+from benchdnn_py.common.layout import parse_tag
 from benchdnn_py.drivers.base import CaseResult
-from benchdnn_py.drivers.conv.driver import ImplFilter
 from benchdnn_py.drivers.eltwise import cfg, driver
 from benchdnn_py.drivers.eltwise.desc import parse_dims
-from benchdnn_py.layout import parse_tag
+from benchdnn_py.engine.impl_filter import ImplFilter
 from benchdnn_py.status import Status
 
 

@@ -4,7 +4,7 @@ a numerical derivative of the forward one, and the _dst forms against their src 
 import numpy as np
 import pytest
 
-from benchdnn_py import eltwise
+from benchdnn_py.common import eltwise
 
 PARAMS = {"clip": (-1.0, 3.0), "clip_v2": (-1.0, 3.0), "clip_v2_dst": (-1.0, 3.0),
           "soft_relu": (1.5, 0.0), "pow": (1.5, 3.0), "hardsigmoid": (0.25, 0.5),

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT, run_cli
 
-from benchdnn_py import harness
+from benchdnn_py.common.direction import Dir
 from benchdnn_py.drivers.base import CaseResult, RunContext
 from benchdnn_py.drivers.conv.desc import parse_desc
-from benchdnn_py.drivers.conv.driver import Dir
 from benchdnn_py.drivers.conv.ref import count_ops
 from benchdnn_py.drivers.graph import desc as gdesc
 from benchdnn_py.drivers.graph import driver as gdriver
+from benchdnn_py.engine import harness
+from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.errors import ProblemError, UsageError
-from benchdnn_py.settings import GlobalSettings
 from benchdnn_py.status import Status
-from conftest import ROOT, run_cli
 
 GRAPH_DIR = ROOT / "problems" / "graph"
 DATA = ROOT / "tests" / "data" / "graph"

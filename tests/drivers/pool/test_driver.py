@@ -2,7 +2,6 @@
 to end, GB/s perf lines, and the workspace defects caught."""
 
 import pytest
-
 from conftest import BEST_ISA, VECTOR_ISAS, run_cli
 
 from benchdnn_py.drivers.pool.desc import parse_pool

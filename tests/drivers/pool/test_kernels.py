@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 
 from benchdnn_py import core
+from benchdnn_py.common import reorders
+from benchdnn_py.common.layout import parse_tag
 from benchdnn_py.core import PoolAlg, PoolLayout, Prop
 from benchdnn_py.drivers.base import CaseResult
-from benchdnn_py.drivers.conv.driver import ImplFilter
-from benchdnn_py.drivers.conv import formats
 from benchdnn_py.drivers.pool import cfg, driver
 from benchdnn_py.drivers.pool.desc import parse_pool
-from benchdnn_py.layout import parse_tag
+from benchdnn_py.engine.impl_filter import ImplFilter
 from benchdnn_py.status import Status
-
 
 RUNNABLE = [i for i in core.pool_impls() if core.isa_supported(i.isa)]
 IMPLS = [i for i in RUNNABLE if i.operands is core.Operands.F32]
@@ -105,7 +104,7 @@ def test_a_blocked_outputs_padded_tail_is_zero_whatever_the_inputs_tail(tag, dir
         assert pad.size
         # rebind on inputs whose padded tail is garbage
         values = bufs.diff_dst if direction is driver.Dir.BWD_D else bufs.src
-        placed = formats.place(values.reshape(-1), lay, "f32").copy()
+        placed = reorders.place(values.reshape(-1), lay, "f32").copy()
         placed[pad[0::2]] = np.nan
         placed[pad[1::2]] = 3e38
         bufs.out.array[:] = 7.0

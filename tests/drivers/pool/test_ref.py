@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from benchdnn_py import fill
+from benchdnn_py.common import fill
 from benchdnn_py.core import PoolShape
 from benchdnn_py.drivers.pool import ref
-from benchdnn_py.drivers.pool.driver import ALGS
 from benchdnn_py.drivers.pool.desc import parse_pool
+from benchdnn_py.drivers.pool.driver import ALGS
 
 SHAPES = ["mb2ic3iw9kw3sw2pw1", "mb1ic2iw7ow7kw3pw1dw1", "mb2ic3ih7kh3ph1",
           "mb1ic2ih8iw6oh3ow3kh3kw2sh3sw2ph1pw0", "mb1ic2ih9kh3sh2dh1ph2",

@@ -1,15 +1,13 @@
 """The reorder driver as a user sees it: the CI batch end to end, repro lines that rerun,
 bad inputs as one line each, perf lines in GB/s, and broken kernels caught."""
 
+import numpy as np
 import pytest
-
 from conftest import VECTOR_ISAS, run_cli
 
 from benchdnn_py.drivers.reorder import cfg, ref
 from benchdnn_py.drivers.reorder.desc import parse_dims, parse_strides_option
 from benchdnn_py.errors import ProblemError, UsageError
-
-import numpy as np
 
 
 def test_fill_table_rounds_and_saturates_per_type():

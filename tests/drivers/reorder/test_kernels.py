@@ -6,10 +6,11 @@ stores, so a few cases are that large."""
 import numpy as np
 import pytest
 
-from benchdnn_py import core, layout
-from benchdnn_py.check import round_to_dt
-from benchdnn_py.memory import aligned_zeros
+from benchdnn_py import core
+from benchdnn_py.common import layout
+from benchdnn_py.common.check import round_to_dt
 from benchdnn_py.drivers.reorder import ref
+from benchdnn_py.engine.memory import aligned_zeros
 
 IMPLS = [i for i in core.reorder_impls() if core.isa_supported(i.isa)]
 

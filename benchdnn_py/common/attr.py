@@ -1,0 +1,477 @@
+"""Primitive attributes shared by the drivers (benchdnn reference 3.2): --attr-post-ops,
+--attr-scales and --attr-zero-points (oneDNN 3.x), --attr-oscale (DNNL 1.x).
+
+Grammar of one post-op chain (entries joined by `+`, applied in that order):
+    sum[:SCALE[:ZERO_POINT[:DT]]]
+    NAME[:ALPHA[:BETA[:SCALE]]]        eltwise; SCALE is the DNNL 1.x eltwise scale
+    dw:kKsSpP[:DST_DT]                 depthwise fusion; DNNL 1.x spells dw_k3s1p1, dw_k3s2p1
+A comma list gives one case per chain; an empty item means no post-ops. Every entry prints
+back in the form it was given (benchdnn's short forms, numbers as %g).
+
+Scales, zero points and the output scale: see the grammar comments further down, above
+ScaleEntry and above OScale. Every parse_* function takes one item of its option's comma
+list (the harness splits the list, options.parse_list) and returns one object; the empty
+item means "none", and that object is falsy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any, Callable
+
+from ..errors import UsageError
+from . import eltwise
+
+DTS = ("f32", "bf16", "f16", "s32", "s8", "u8")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sum:
+    scale: float = 1.0
+    zero_point: int = 0
+    dt: str = ""
+
+    def __str__(self) -> str:
+        if self.dt:
+            return f"sum:{self.scale:g}:{self.zero_point}:{self.dt}"
+        if self.zero_point:
+            return f"sum:{self.scale:g}:{self.zero_point}"
+        return f"sum:{self.scale:g}" if self.scale != 1.0 else "sum"
+
+
+@dataclasses.dataclass(frozen=True)
+class Eltwise:
+    name: str
+    alpha: float = 0.0
+    beta: float = 0.0
+    scale: float = 1.0       # DNNL 1.x eltwise scale (int8 only, per the spec)
+
+    def __str__(self) -> str:
+        if self.scale != 1.0:
+            return f"{self.name}:{self.alpha:g}:{self.beta:g}:{self.scale:g}"
+        if self.beta != 0.0:
+            return f"{self.name}:{self.alpha:g}:{self.beta:g}"
+        if self.alpha != 0.0:
+            return f"{self.name}:{self.alpha:g}"
+        return self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Depthwise:
+    k: int
+    s: int
+    p: int
+    dst_dt: str = ""
+    legacy: bool = False     # spelled dw_kKsSpP (DNNL 1.x)
+
+    def __str__(self) -> str:
+        if self.legacy:
+            return f"dw_k{self.k}s{self.s}p{self.p}"
+        return f"dw:k{self.k}s{self.s}p{self.p}" + (f":{self.dst_dt}" if self.dst_dt else "")
+
+
+Entry = Sum | Eltwise | Depthwise
+
+
+@dataclasses.dataclass(frozen=True)
+class PostOps:
+    entries: tuple[Entry, ...] = ()
+
+    def __str__(self) -> str:
+        return "+".join(str(e) for e in self.entries)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    @property
+    def eltwise(self) -> tuple[Eltwise, ...]:
+        return tuple(e for e in self.entries if isinstance(e, Eltwise))
+
+
+def _number(text: str, entry: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"--attr-post-ops: `{text}` in `{entry}` is not a number "
+                         f"(expected the {what})") from None
+
+
+_DW = re.compile(r"k(\d+)s(\d+)p(\d+)$")
+
+
+def _entry(text: str) -> Entry:
+    if text.endswith(":"):
+        raise UsageError(f"--attr-post-ops: dangling `:` at the end of `{text}`")
+    head, *fields = text.split(":")
+    if head == "sum":
+        if len(fields) > 3:
+            raise UsageError(f"--attr-post-ops: `{text}` has too many fields; expected "
+                             f"sum[:SCALE[:ZERO_POINT[:DT]]]")
+        scale = _number(fields[0], text, "sum scale") if fields else 1.0
+        zp = fields[1] if len(fields) > 1 else "0"
+        if not re.fullmatch(r"[+-]?\d+", zp):
+            raise UsageError(f"--attr-post-ops: zero point `{zp}` in `{text}` must be an "
+                             f"integer")
+        dt = fields[2] if len(fields) > 2 else ""
+        if dt and dt not in DTS:
+            raise UsageError(f"--attr-post-ops: data type `{dt}` in `{text}`; expected one "
+                             f"of {', '.join(DTS)}")
+        return Sum(scale, int(zp), dt)
+    legacy = re.fullmatch(r"dw_k(\d+)s(\d+)p(\d+)", text)
+    if legacy:
+        return Depthwise(*map(int, legacy.groups()), legacy=True)
+    if head == "dw":
+        m = _DW.match(fields[0]) if fields else None
+        if not m or len(fields) > 2 or (len(fields) == 2 and fields[1] not in DTS):
+            raise UsageError(f"--attr-post-ops: `{text}`: expected dw:kKsSpP[:DST_DT], "
+                             f"for example dw:k3s1p1")
+        return Depthwise(*map(int, m.groups()), dst_dt=fields[1] if len(fields) == 2 else "")
+
+    found = eltwise.lookup(head)
+    if found is None:
+        raise UsageError(f"--attr-post-ops: unknown post-op `{head}` in `{text}`; expected "
+                         f"sum, dw:kKsSpP, or an eltwise algorithm: "
+                         f"{', '.join(sorted(eltwise.ALGS))}")
+    if len(fields) > 3:
+        raise UsageError(f"--attr-post-ops: `{text}` has too many fields; expected "
+                         f"NAME[:ALPHA[:BETA[:SCALE]]]")
+    what = ("alpha", "beta", "scale")
+    values = [_number(f, text, w) for f, w in zip(fields, what)]
+    name = found[0]
+    return Eltwise(name, *values)
+
+
+def parse_post_ops(text: str) -> PostOps:
+    """One chain (no commas); the empty string is no post-ops."""
+    if text == "":
+        return PostOps()
+    return PostOps(tuple(_entry(part) for part in text.split("+")))
+
+
+# --- Scales and zero points (oneDNN 3.x) -------------------------------------------------
+#
+#   --attr-scales=ARG:POLICY[:SCALE][:DT[:GROUPS]][+...]       DT f32 by default
+#   --attr-zero-points=ARG:POLICY[:ZP][:DT[:GROUPS]][+...]     DT s32 by default
+#
+# ARG is src (alias src0), wei or dst: the arguments a convolution has. POLICY is a name
+# below or an integer mask. Exactly the common policy takes a value (SCALE >= 0, or an
+# integer ZP); giving one to another policy is an error. DT prints only when it is not the
+# default or GROUPS (AxB) follow. Entries print in benchdnn's order, which is its map order
+# by DNNL_ARG_* id (SRC 1, DST 17, WEIGHTS 33): src, dst, wei. Each ARG appears at most once.
+
+QUANT_ARGS = ("src", "dst", "wei")                     # print order
+_ARG_SPELLINGS = {"src": "src", "src0": "src", "wei": "wei", "dst": "dst"}
+MAX_NDIMS = 12                                         # DNNL_MAX_NDIMS
+
+# Policy -> mask of a conv argument without groups (benchdnn get_default_mask/policy2mask).
+# per_oc and per_tensor depend on the argument and the tensor: see _Quant.mask_for.
+POLICY_MASKS = {
+    "common": 0,              # one value for the whole tensor
+    "per_oc": 2,              # channels: dim 1 of src/dst; wei: dim 0 (0 and 1 with groups)
+    "per_tensor": (1 << MAX_NDIMS) - 1,   # a value per element: every dimension
+    "per_dim_0": 1 << 0,
+    "per_dim_1": 1 << 1,
+    "per_dim_01": (1 << 0) | (1 << 1),
+    "per_dim_2": 1 << 2,
+    "per_dim_3": 1 << 3,
+}
+SCALE_DTS = ("f32", "f16", "bf16", "e8m0", "f8_e5m2", "f8_e4m3")
+ZP_DTS = ("s32", "s8", "u8", "s4", "u4")
+
+
+def _g(value: float) -> str:
+    """%g like benchdnn, unless six digits would not read back as the same number: a
+    repro line must reproduce the case, so then the shortest exact form."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
+
+
+class _Quant:
+    """What scale and zero-point entries share: the argument, the policy, its mask."""
+
+    arg: str
+    policy: str               # a POLICY_MASKS name, or a decimal integer mask
+    dt: str
+    groups: tuple[int, ...]
+
+    @property
+    def is_common(self) -> bool:
+        return self.policy == "common"
+
+    @property
+    def mask(self) -> int:
+        """The mask for an argument of a convolution without groups; per_tensor sets every
+        dimension's bit (mask_for trims it to a tensor)."""
+        return self.mask_for(MAX_NDIMS)
+
+    def mask_for(self, ndims: int, grouped: bool = False) -> int:
+        """The mask oneDNN gets for a tensor of `ndims` dimensions; `grouped`: the
+        weights carry a groups dimension first (benchdnn policy2mask for conv)."""
+        if self.policy.isdigit():
+            return int(self.policy)
+        if self.policy == "per_tensor":
+            return (1 << ndims) - 1
+        if self.policy == "per_oc" and self.arg == "wei":
+            return POLICY_MASKS["per_dim_01"] if grouped else POLICY_MASKS["per_dim_0"]
+        return POLICY_MASKS[self.policy]
+
+    def _tail(self, value: str, default_dt: str) -> str:
+        text = f"{self.arg}:{self.policy}" + (f":{value}" if value else "")
+        if self.dt != default_dt or self.groups:
+            text += f":{self.dt}"
+        if self.groups:
+            text += ":" + "x".join(map(str, self.groups))
+        return text
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleEntry(_Quant):
+    arg: str
+    policy: str
+    scale: float | None = None     # common only
+    dt: str = "f32"
+    groups: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return self._tail("" if self.scale is None else _g(self.scale), "f32")
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroPointEntry(_Quant):
+    arg: str
+    policy: str
+    zp: int | None = None          # common only
+    dt: str = "s32"
+    groups: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return self._tail("" if self.zp is None else str(self.zp), "s32")
+
+
+def _canonical_order(entries: tuple) -> tuple:
+    args = [e.arg for e in entries]
+    if len(set(args)) != len(args):
+        raise ValueError(f"one entry per argument, got {args}")
+    return tuple(sorted(entries, key=lambda e: QUANT_ARGS.index(e.arg)))
+
+
+@dataclasses.dataclass(frozen=True)
+class _QuantEntries:
+    """Entries of one quantization attribute, one per argument, in canonical order."""
+
+    entries: tuple = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entries", _canonical_order(self.entries))
+
+    def __str__(self) -> str:
+        return "+".join(str(e) for e in self.entries)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def get(self, arg: str):
+        """The entry for arg (any of its spellings), or None."""
+        arg = _ARG_SPELLINGS.get(arg, arg)
+        return next((e for e in self.entries if e.arg == arg), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scales(_QuantEntries):
+    entries: tuple[ScaleEntry, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroPoints(_QuantEntries):
+    entries: tuple[ZeroPointEntry, ...] = ()
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _scale_value(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"--attr-scales: scale `{text}` in `{where}` must be a finite "
+                         f"number >= 0")
+    return value
+
+
+def _zp_value(text: str, where: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value == int(value)):
+        raise UsageError(f"--attr-zero-points: zero point `{text}` in `{where}` must be an "
+                         f"integer")
+    return int(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class _QuantGrammar:
+    option: str                     # --attr-scales
+    value_name: str                 # SCALE
+    parse_value: Callable[[str, str], Any]
+    dts: tuple[str, ...]            # the first is the default
+    entry: type
+
+    @property
+    def usage(self) -> str:
+        return f"ARG:POLICY[:{self.value_name}][:DT[:GROUPS]]"
+
+
+_SCALES = _QuantGrammar("--attr-scales", "SCALE", _scale_value, SCALE_DTS, ScaleEntry)
+_ZERO_POINTS = _QuantGrammar("--attr-zero-points", "ZP", _zp_value, ZP_DTS, ZeroPointEntry)
+
+# `+` joins entries, but %g prints big and small numbers as 1e+10: a `+` right after an
+# exponent's `e` is a sign (benchdnn glues such pieces back together the same way).
+_ENTRY_SEPARATOR = re.compile(r"(?<![eE])\+")
+
+
+def _policy(text: str, item: str, opt: str) -> str:
+    low = text.lower()
+    if low in POLICY_MASKS:
+        return low
+    if low.isdigit() and int(low) < 1 << MAX_NDIMS:
+        return str(int(low))
+    raise UsageError(f"{opt}: policy `{text}` in `{item}`; expected one of "
+                     f"{', '.join(POLICY_MASKS)}, or an integer mask below {1 << MAX_NDIMS}")
+
+
+def _groups(text: str, item: str, opt: str) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d+)x(\d+)", text)
+    if not m or 0 in (int(m[1]), int(m[2])):
+        raise UsageError(f"{opt}: groups `{text}` in `{item}`; expected AxB, two positive "
+                         f"integers (for example 1x128)")
+    return int(m[1]), int(m[2])
+
+
+def _quant_entry(item: str, g: _QuantGrammar) -> _Quant:
+    opt = g.option
+    if item.endswith(":"):
+        raise UsageError(f"{opt}: dangling symbol at the end of input `{item}`")
+    arg_text, *fields = item.split(":")
+    arg = _ARG_SPELLINGS.get(arg_text)
+    if arg is None:
+        raise UsageError(f"{opt}: argument `{arg_text}` in `{item}` is not one a "
+                         f"convolution has; expected src (or src0), wei or dst")
+    if not fields:
+        raise UsageError(f"{opt}: `{item}` has no policy; expected {g.usage}")
+    policy = _policy(fields.pop(0), item, opt)
+    value = None
+    if policy == "common":
+        if not fields:
+            raise UsageError(f"{opt}: the common policy in `{item}` needs a "
+                             f"{g.value_name}: {arg}:common:{g.value_name}")
+        value = g.parse_value(fields.pop(0), item)
+    elif fields and _is_number(fields[0]):
+        raise UsageError(f"{opt}: `{fields[0]}` in `{item}`: only the common policy takes a "
+                         f"{g.value_name}, {policy} takes none")
+    if len(fields) > 2:
+        raise UsageError(f"{opt}: `{item}` has too many fields; expected {g.usage}")
+    dt = g.dts[0]
+    if fields:
+        dt = fields[0].removeprefix("dnnl_")
+        if dt not in g.dts:
+            raise UsageError(f"{opt}: data type `{fields[0]}` in `{item}`; expected one of "
+                             f"{', '.join(g.dts)}")
+    groups = _groups(fields[1], item, opt) if len(fields) == 2 else ()
+    return g.entry(arg, policy, value, dt, groups)
+
+
+def _parse_quant(text: str, g: _QuantGrammar) -> tuple:
+    entries: list[_Quant] = []
+    for item in _ENTRY_SEPARATOR.split(text):
+        if not item:
+            raise UsageError(f"{g.option}={text}: empty entry; expected {g.usage} entries "
+                             f"joined by +")
+        entry = _quant_entry(item, g)
+        if any(e.arg == entry.arg for e in entries):
+            raise UsageError(f"{g.option}={text}: argument `{entry.arg}` is given twice "
+                             f"(`{item}`); one entry per argument")
+        entries.append(entry)
+    return tuple(entries)
+
+
+def parse_scales(text: str) -> Scales:
+    """One item of --attr-scales (no commas); the empty string is no scales."""
+    return Scales(_parse_quant(text, _SCALES)) if text else Scales()
+
+
+def parse_zero_points(text: str) -> ZeroPoints:
+    """One item of --attr-zero-points (no commas); the empty string is no zero points."""
+    return ZeroPoints(_parse_quant(text, _ZERO_POINTS)) if text else ZeroPoints()
+
+
+# --- Output scale (DNNL 1.x) -------------------------------------------------------------
+#
+#   --attr-oscale=POLICY[:SCALE]     POLICY common (SCALE required) or per_oc (SCALE optional)
+#
+# The spec allows it on int8 forward convolutions only (dt.attr_unsupported checks that).
+# For per_oc, SCALE is the starting value of the per-channel scales, as benchdnn 1.x
+# documents it; without one the driver chooses them. Prints back as given.
+
+OSCALE_POLICIES = ("common", "per_oc")
+
+
+@dataclasses.dataclass(frozen=True)
+class OScale:
+    policy: str = ""               # "" = no output scale
+    scale: float | None = None
+
+    def __str__(self) -> str:
+        if not self.policy:
+            return ""
+        return self.policy if self.scale is None else f"{self.policy}:{_g(self.scale)}"
+
+    def __bool__(self) -> bool:
+        return bool(self.policy)
+
+    @property
+    def is_common(self) -> bool:
+        return self.policy == "common"
+
+    @property
+    def mask(self) -> int:
+        """common: 0; per_oc: the dst's channel dimension (1 << 1)."""
+        return 0 if self.policy == "common" else 1 << 1
+
+
+def parse_oscale(text: str) -> OScale:
+    """One item of --attr-oscale (no commas); the empty string is no output scale."""
+    if not text:
+        return OScale()
+    if text.endswith(":"):
+        raise UsageError(f"--attr-oscale: dangling symbol at the end of input `{text}`")
+    policy_text, *fields = text.split(":")
+    policy = policy_text.lower()
+    if policy not in OSCALE_POLICIES:
+        raise UsageError(f"--attr-oscale: policy `{policy_text}` in `{text}`; expected "
+                         f"common:SCALE or per_oc[:SCALE]")
+    if len(fields) > 1:
+        raise UsageError(f"--attr-oscale: `{text}` has too many fields; expected "
+                         f"POLICY[:SCALE]")
+    if policy == "common" and not fields:
+        raise UsageError(f"--attr-oscale: the common policy in `{text}` needs a SCALE: "
+                         f"common:SCALE")
+    scale = None
+    if fields:
+        try:
+            scale = float(fields[0])
+        except ValueError:
+            scale = math.nan
+        if not (math.isfinite(scale) and scale >= 0):
+            raise UsageError(f"--attr-oscale: scale `{fields[0]}` in `{text}` must be a "
+                             f"finite number >= 0")
+    return OScale(policy, scale)

@@ -1,0 +1,28 @@
+"""The C boundary: the only package that talks to the C kernel core (benchdnn_py._core).
+
+Modules by role: ``capi`` loads the library and marshals arrays, statuses, data types,
+instruction sets and threads; one module per primitive family (``conv``, ``eltwise``,
+``pool``, ``reorder``); ``probes`` measures the machine; ``faults`` holds the test-only
+kernel defects; ``fill`` the C fill generators. Callers use the names below (``core.X``);
+no C enum or pointer leaves this package.
+"""
+
+from .capi import (DATA_TYPES, ImplInfo, InvalidProblem, Isa, Operands, Unimplemented, build_info,
+                   cap_isa, dt_convert, isa_supported, max_threads, numpy_dtype, set_threads,
+                   threads)
+from .conv import (BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
+                   ConvAttr, ConvPrimitive, ConvShape, Direction, PostKind, PostOp, Scales,
+                   bias_grad, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at, ref_conv_bwd_data,
+                   ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, wino_f43_matrices)
+from .eltwise import EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported
+from .faults import FAULT_ENV, Fault, OpFault, active_fault, active_op_fault, conv_fault
+from .fill import fill_choice, fill_int, fill_real
+from .pool import (PoolAlg, PoolLayout, PoolPrimitive, PoolShape, Prop, Workspace,
+                   pool_impl_layouts, pool_impls, pool_workspace, ref_pool_bwd, ref_pool_fwd)
+from .probes import (BANDWIDTH_BYTES, CACHE_PROBE_BYTES, CACHE_PROBE_PASSES, CACHE_PROBE_REPEATS,
+                     PEAK_REPEATS, PEAK_ROUTES, PEAK_SECONDS, PROBE_REPEATS, PROBE_SECONDS, Peak,
+                     PeakKind, measured_copy_bandwidth, measured_peak, parallel_memcpy, probe_cache,
+                     probe_peak, remeasure_limits)
+from .reorder import ReorderAttr, ReorderPrimitive, reorder_impls
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,238 @@
+"""The one module that loads the C kernel core (benchdnn_py._core), and the marshalling
+every family module shares: numpy arrays to C pointers (zero copy, after checking dtype,
+contiguity and size), C status codes to exceptions, the implementation tables' rows, the
+data types and the instruction sets. cffi's API mode releases the GIL for every call, so
+kernels run without holding it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import math
+from functools import lru_cache
+from typing import Callable, Iterator
+
+import ml_dtypes
+import numpy as np
+
+from ..errors import BenchError
+
+try:
+    from .._core import ffi, lib
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "benchdnn_py's C core is not built; install the package with "
+        "`python -m pip install -e .` from the source tree") from exc
+
+
+class Isa(enum.IntEnum):
+    SCALAR = lib.BDNN_ISA_SCALAR
+    AVX2 = lib.BDNN_ISA_AVX2
+    AVX512 = lib.BDNN_ISA_AVX512
+    AVX512_VNNI = lib.BDNN_ISA_AVX512_VNNI
+    AVX512_BF16 = lib.BDNN_ISA_AVX512_BF16
+
+
+# Data types the kernels take: benchdnn's name -> (C code, numpy dtype of its buffers).
+DATA_TYPES: dict[str, tuple[int, np.dtype]] = {
+    "f32": (lib.BDNN_DT_F32, np.dtype(np.float32)),
+    "bf16": (lib.BDNN_DT_BF16, np.dtype(ml_dtypes.bfloat16)),
+    "f16": (lib.BDNN_DT_F16, np.dtype(np.float16)),
+    "s32": (lib.BDNN_DT_S32, np.dtype(np.int32)),
+    "s8": (lib.BDNN_DT_S8, np.dtype(np.int8)),
+    "u8": (lib.BDNN_DT_U8, np.dtype(np.uint8)),
+}
+
+
+def numpy_dtype(dt: str) -> np.dtype:
+    return DATA_TYPES[dt][1]
+
+
+def dt_convert(x: np.ndarray, to_dt: str, *, from_dt: str = "f32", portable: bool = False
+               ) -> np.ndarray:
+    """The kernels' own conversion (f32 <-> any type), for tests that hold it to numpy's
+    and ml_dtypes' bits. portable: the scalar code instead of the best instructions."""
+    x = np.ascontiguousarray(x, numpy_dtype(from_dt))
+    out = np.empty(x.shape, numpy_dtype(to_dt))
+    _check(lib.bdnn_dt_convert(DATA_TYPES[from_dt][0], DATA_TYPES[to_dt][0], _bytes(x),
+                               _bytes(out), x.size, int(Isa.SCALAR if portable else Isa.AVX512)),
+           f"conversion {from_dt} -> {to_dt}")
+    return out
+
+
+class Unimplemented(BenchError):
+    """The implementation does not handle this problem."""
+
+
+class InvalidProblem(BenchError):
+    """The C core rejected the problem as inconsistent."""
+
+
+def _check(status: int, what: str) -> None:
+    if status == lib.BDNN_STATUS_OK:
+        return
+    if status == lib.BDNN_STATUS_UNIMPLEMENTED:
+        raise Unimplemented(what)
+    if status == lib.BDNN_STATUS_INVALID:
+        raise InvalidProblem(what)
+    if status == lib.BDNN_STATUS_OUT_OF_MEMORY:
+        raise MemoryError(what)
+    raise BenchError(f"{what}: unexpected status {status}")
+
+
+def _ptr(array: np.ndarray | None, ctype: str, dtype: type, count: int | None = None):
+    if array is None:
+        return ffi.NULL
+    if array.dtype != dtype or not array.flags.c_contiguous:
+        raise TypeError(f"expected a C-contiguous {np.dtype(dtype)} array, got "
+                        f"{array.dtype} (contiguous={array.flags.c_contiguous})")
+    if count is not None and array.size != count:
+        raise ValueError(f"expected {count} elements, got {array.size}")
+    return ffi.from_buffer(ctype, array, require_writable=False)
+
+
+def _bytes(array: np.ndarray, dt: str | None = None, count: int | None = None):
+    """A C-contiguous array of the data type dt (any, when None) as a void* argument."""
+    if array is None:
+        return ffi.NULL
+    if dt is not None and array.dtype != numpy_dtype(dt):
+        raise TypeError(f"expected a {dt} ({numpy_dtype(dt)}) array, got {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise TypeError("expected a C-contiguous array")
+    if count is not None and array.size != count:
+        raise ValueError(f"expected {count} elements, got {array.size}")
+    # A byte view: the buffer protocol does not know custom dtypes such as bfloat16.
+    return ffi.from_buffer("char[]", array.reshape(-1).view(np.uint8), require_writable=False)
+
+
+@lru_cache(maxsize=None)
+def isa_supported(isa: Isa) -> bool:
+    """The CPU runs this level and --isa allows it."""
+    return bool(lib.bdnn_isa_supported(int(isa)))
+
+
+_isa_cap = max(Isa)
+
+
+def cap_isa(level: str) -> None:
+    """--isa: no instruction set above level ("": none above what the CPU has). Every row
+    table, `any`'s layout choice and the measured peaks go through isa_supported."""
+    global _isa_cap
+    cap = Isa[level.upper()] if level else max(Isa)
+    if cap != _isa_cap:
+        lib.bdnn_set_max_isa(int(cap))
+        _isa_cap = cap
+        isa_supported.cache_clear()
+
+
+def max_threads() -> int:
+    return int(lib.bdnn_max_threads())
+
+
+def set_threads(n: int) -> None:
+    """Parallel regions and primitives created from now on run on n OpenMP threads (this
+    OS thread's count; threads() is the scoped form)."""
+    lib.bdnn_set_threads(n)
+
+
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    """Parallel regions and primitives created inside run on n OpenMP threads (0: the
+    count as it is), restored on leaving. The measured limits are per thread count."""
+    before = max_threads()
+    if n:
+        lib.bdnn_set_threads(n)
+    try:
+        yield
+    finally:
+        if n:
+            lib.bdnn_set_threads(before)
+
+
+def build_info() -> str:
+    return ffi.string(lib.bdnn_build_info()).decode()
+
+
+class Operands(enum.IntEnum):
+    """The operand class an implementation computes (BDNN_OPERANDS_*)."""
+
+    F32 = lib.BDNN_OPERANDS_F32
+    F16 = lib.BDNN_OPERANDS_F16
+    BF16 = lib.BDNN_OPERANDS_BF16
+    INT8 = lib.BDNN_OPERANDS_INT8
+
+
+@dataclasses.dataclass(frozen=True)
+class ImplInfo:
+    index: int
+    name: str
+    isa: Isa
+    operands: Operands = Operands.F32
+
+
+def _table(count, name, isa, operands) -> tuple[ImplInfo, ...]:
+    """An operation's C implementation table (its count/name/isa/operands functions)."""
+    return tuple(ImplInfo(i, ffi.string(name(i)).decode(), Isa(isa(i)), Operands(operands(i)))
+                 for i in range(count()))
+
+
+@lru_cache(maxsize=None)
+def conv_impls() -> tuple[ImplInfo, ...]:
+    """The C implementation table, in order of preference."""
+    return _table(lib.bdnn_conv_impl_count, lib.bdnn_conv_impl_name, lib.bdnn_conv_impl_isa,
+                  lib.bdnn_conv_impl_operands)
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
+def _points(points: np.ndarray) -> tuple:
+    """(pointer, count) of a list of linear offsets, as the *_at references take them."""
+    points = np.ascontiguousarray(points, np.int64)
+    return ffi.from_buffer("int64_t[]", points), points.size
+
+
+def _runner(fn, args, name: str) -> Callable[[], None]:
+    """A no-argument callable that executes fn(*args) and raises on a failing status."""
+    def run() -> None:
+        status = fn(*args)
+        if status:
+            _check(status, f"{name} execution")
+    return run
+
+
+def _out_ptr(array: np.ndarray, count: int):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return _ptr(array, "float[]", np.float32, count)
+
+
+def _out_bytes(array: np.ndarray, dt: str, count: int):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return _bytes(array, dt, count)
+
+
+def _typed_row(impl: ImplInfo, dt: str, backward: bool) -> None:
+    """Raises Unimplemented unless the eltwise/pooling row runs here and takes dt in that
+    direction (the C core's rule: its ISA, its operand class, no integer backward)."""
+    _check(lib.bdnn_typed_row_status(int(impl.isa), int(impl.operands), DATA_TYPES[dt][0],
+                                     int(backward)),
+           f"{impl.name} with {dt}{' backward' if backward else ''}")
+
+
+def _writable(array: np.ndarray, dt: str):
+    if not array.flags.writeable:
+        raise ValueError("output buffers must be writable")
+    return _bytes(array, dt)
+
+
+def _set_spatial(d, shape) -> None:
+    """The 3D sizes of a ConvShape or PoolShape into its C descriptor (same field names)."""
+    for axes, values in (("id ih iw", shape.i), ("od oh ow", shape.o), ("kd kh kw", shape.k),
+                         ("sd sh sw", shape.s), ("pd ph pw", shape.p), ("dd dh dw", shape.dil)):
+        for axis, value in zip(axes.split(), values):
+            setattr(d, axis, value)

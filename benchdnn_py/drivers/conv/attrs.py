@@ -1,0 +1,227 @@
+"""Convolution attributes: which post-op chains, scales and zero points are valid and
+which the kernels take, the kernels' post-op entries, and the quantization (scales, zero
+points) the reference applies."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ... import core
+from ...common import eltwise, fill
+from ...common.attr import Depthwise, Eltwise, PostOps, Sum
+from ...common.direction import Dir
+from ...status import Status
+from . import dt as dtypes
+
+
+def post_ops_invalid(post_ops: PostOps, direction: Dir,
+                     dt: tuple[str, str, str] = ("f32", "f32", "f32")) -> tuple[Status, str] | None:
+    """What the spec rules out whatever runs it: post-ops on a backward pass, and the
+    int8-only parameters on other types."""
+    if not post_ops:
+        return None
+    if not direction.forward:
+        return (Status.UNIMPLEMENTED, "post-ops apply to forward propagation only: the "
+                "fused result keeps no intermediate for the backward pass")
+    int8 = dtypes.is_int8(dt)
+    for e in post_ops.entries:
+        if isinstance(e, Eltwise) and e.scale != 1.0 and not int8:
+            return Status.UNIMPLEMENTED, f"`{e}`: the eltwise scale is for int8 convolutions only"
+        if isinstance(e, Sum) and e.zero_point and not int8:
+            return Status.UNIMPLEMENTED, f"`{e}`: a sum zero point is for int8 convolutions only"
+        if isinstance(e, Sum) and e.dt and e.dt != dt[2]:
+            return (Status.UNIMPLEMENTED, f"`{e}`: a sum data type other than the "
+                    f"destination's ({dt[2]}) is not implemented")
+    return None
+
+
+def dw_entry(post_ops: PostOps) -> Depthwise | None:
+    return next((e for e in post_ops.entries if isinstance(e, Depthwise)), None)
+
+
+def dw_invalid(prb) -> tuple[Status, str] | None:
+    """The spec's rules for depthwise fusion, whatever runs it: one dw entry, after a 2D
+    1x1 convolution (forward: post_ops_invalid has run), only eltwise entries beside it,
+    the types of the spec's table, an output of at least one point."""
+    dw = prb.dw
+    if dw is None:
+        return None
+    d, chain = prb.desc, prb.post_ops
+    if sum(isinstance(e, Depthwise) for e in chain.entries) > 1:
+        return Status.UNIMPLEMENTED, f"`{chain}`: at most one depthwise (dw) post-op"
+    if d.kind != "conv":
+        return (Status.UNIMPLEMENTED, f"`{dw}`: the depthwise post-op follows a 1x1 "
+                f"convolution only, not a {d.kind}olution")
+    if d.ndims != 4 or d.k[1:] != (1, 1):
+        return (Status.UNIMPLEMENTED, f"`{dw}`: the depthwise post-op follows a 2D 1x1 "
+                f"convolution only (kh = kw = 1); this is a {d.ndims - 2}D "
+                f"{'x'.join(str(k) for k in d.k[3 - (d.ndims - 2):])} convolution")
+    if not all(isinstance(e, (Eltwise, Depthwise)) for e in chain.entries):
+        return (Status.UNIMPLEMENTED, f"`{chain}`: only eltwise post-ops may sit beside the "
+                "depthwise post-op (the spec: sum is not supported with it)")
+    if dtypes.dw_types(prb.dt[2], dw.dst_dt) is None:
+        row = dtypes.DW_TYPES.get(prb.dt[2])
+        allowed = ", ".join(row[1]) if row else "none"
+        return (Status.UNIMPLEMENTED, f"`{dw}`: after a convolution writing {prb.dt[2]}, the "
+                f"depthwise output is one of: {allowed}")
+    if dw.k < 1 or dw.s < 1 or min(prb.dw_o[1:]) < 1:
+        return (Status.INVALID_ARGUMENTS, f"`{dw}`: the depthwise step of a {d.o[1]}x{d.o[2]}"
+                " input has no output point")
+    if dw.p >= dw.k:
+        return (Status.INVALID_ARGUMENTS, f"`{dw}`: the depthwise padding must be smaller "
+                "than its kernel (outputs would read padding only)")
+    if prb.zero_points:
+        return (Status.UNIMPLEMENTED, f"`{dw}`: zero points with depthwise fusion are not "
+                "implemented")
+    return None
+
+
+def split_at_dw(post_ops: PostOps) -> tuple[PostOps, PostOps]:
+    """The entries before the dw entry (on the 1x1 output) and after it (on the
+    depthwise output)."""
+    entries = post_ops.entries
+    i = next(i for i, e in enumerate(entries) if isinstance(e, Depthwise))
+    return (dataclasses.replace(post_ops, entries=entries[:i]),
+            dataclasses.replace(post_ops, entries=entries[i + 1:]))
+
+
+# The chains of the spec's support matrix: f32 and bf16 (and f16) take eltwise, sum, or
+# sum then eltwise; int8 also eltwise then sum.
+CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
+
+
+INT8_CHAINS = CHAINS + ((Eltwise, Sum),)
+
+
+def native_post_ops_unsupported(post_ops: PostOps,
+                                dt: tuple[str, str, str] = ("f32", "f32", "f32")
+                                ) -> tuple[Status, str] | None:
+    """What the C kernels do not fuse: chains outside the spec's support matrix
+    (post_ops_invalid, and dw_invalid for depthwise fusion, have already run)."""
+    if not post_ops or dw_entry(post_ops) is not None:
+        return None
+    shape = tuple(type(e) for e in post_ops.entries)
+    if dtypes.is_int8(dt):
+        if shape not in INT8_CHAINS:
+            return (Status.UNIMPLEMENTED, f"int8 convolutions take eltwise, sum, sum then "
+                    f"eltwise, or eltwise then sum; `{post_ops}` is none of them")
+    elif shape not in CHAINS:
+        return (Status.UNIMPLEMENTED, f"{dt[0]} convolutions take eltwise, sum, or sum then "
+                f"eltwise; `{post_ops}` is none of them")
+    return None
+
+
+def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32") -> tuple[core.PostOp, ...]:
+    """The chain in the C core's terms (dst_dt: the convolution's, for a dw entry)."""
+    ops = []
+    for e in post_ops.entries:
+        if isinstance(e, Depthwise):
+            wei, bia, out = dtypes.dw_types(dst_dt, e.dst_dt)
+            ops.append(core.PostOp(core.PostKind.DW, dw_k=e.k, dw_s=e.s, dw_p=e.p,
+                                   dw_wei_dt=wei, dw_bia_dt=bia, dw_dst_dt=out))
+        elif isinstance(e, Sum):
+            ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point))
+        else:
+            ops.append(core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
+                                   e.alpha, e.beta))
+    return tuple(ops)
+
+
+def apply_post_ops(ref: np.ndarray, post_ops: PostOps, prior: np.ndarray | None) -> np.ndarray:
+    """The reference's post-ops, in double, as the spec writes them: sum
+    dst = scale * (dst_prior - zero_point) + ref; eltwise dst = scale * f(dst)."""
+    out = ref
+    for e in post_ops.entries:
+        if isinstance(e, Sum):
+            out = out + e.scale * (prior.astype(np.float64).reshape(out.shape) - e.zero_point)
+        else:
+            out = e.scale * eltwise.apply(e.name, out, e.alpha, e.beta)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Quant:
+    """A case's scales and zero points, with the non-common values drawn (reference 6.4):
+    what the kernels are given and what the reference applies."""
+
+    kind: core.Scales = core.Scales.NONE
+    src_scale: float = 1.0
+    dst_scale: float = 1.0
+    wei_scales: np.ndarray = dataclasses.field(default_factory=lambda: np.ones(1, np.float32))
+    src_zp: int = 0
+    dst_zp: int = 0
+
+    def per_oc(self, oc: int) -> np.ndarray:
+        return np.broadcast_to(self.wei_scales, (oc,)).astype(np.float64)
+
+
+# Non-common scales are drawn from these powers of two (reference 6.4), so that scaling
+# integer data stays exact in f32 and the threshold can stay 0.
+SCALE_VALUES = (0.0625, 0.125, 0.25)
+
+
+def quant_of(prb, oc: int) -> Quant:
+    zp = lambda arg: (prb.zero_points.get(arg).zp if prb.zero_points   # noqa: E731
+                      and prb.zero_points.get(arg) else 0)
+    src_zp, dst_zp = zp("src"), zp("dst")
+    if prb.oscale:
+        if prb.oscale.is_common:
+            wei = np.array([prb.oscale.scale], np.float32)
+        else:   # per_oc draws 6.4's values; per_oc:BASE scales them by BASE
+            base = prb.oscale.scale if prb.oscale.scale is not None else 1.0
+            wei = base * fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
+        return Quant(core.Scales.OSCALE, wei_scales=wei.astype(np.float32), src_zp=src_zp,
+                     dst_zp=dst_zp)
+    if prb.scales:
+        common = lambda arg: (prb.scales.get(arg).scale if prb.scales.get(arg)  # noqa: E731
+                              else 1.0)
+        entry = prb.scales.get("wei")
+        if entry is not None and not entry.is_common:
+            wei = fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
+        else:
+            wei = np.array([common("wei")], np.float32)
+        return Quant(core.Scales.ARGS, common("src"), common("dst"), wei, src_zp, dst_zp)
+    return Quant(src_zp=src_zp, dst_zp=dst_zp)
+
+
+def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
+                       post_ops: PostOps, prior: np.ndarray | None,
+                       channels: np.ndarray | None = None) -> np.ndarray:
+    """Forward dst from the exact sums acc (double; src zero point already subtracted).
+    The spec does the attribute and post-op math in single precision, so this does it
+    in f32, in the formula's order (bdnn.h, BDNN_SCALES_*): scales and bias, the
+    post-ops (eltwise through the double formulas, rounded to f32), then the dst scale
+    and zero point. Without scales or an inexact sum scale it equals the double
+    computation: the data are small integers.
+
+    acc is the whole dst [mb][oc][...], or (--check=sampled) the sums at some points,
+    with channels their output channels and prior their prior values: the math below is
+    element-wise, so it is the same on both."""
+    f32 = np.float32
+    if channels is None:
+        per_oc = (1, acc.shape[1]) + (1,) * (acc.ndim - 2)
+        per_channel = lambda v: v.reshape(per_oc)  # noqa: E731
+    else:
+        per_channel = lambda v: v[channels]  # noqa: E731
+    out = acc.astype(f32)
+    b = f32(0) if bias is None else per_channel(bias.astype(f32))
+    ws = q.wei_scales.astype(f32)
+    w = ws if ws.size == 1 else per_channel(ws)
+    if q.kind is core.Scales.OSCALE:
+        out = (out + b) * w
+    elif q.kind is core.Scales.ARGS:
+        out = out * (f32(q.src_scale) * w) + b
+    elif bias is not None:
+        out = out + b
+    for e in post_ops.entries:
+        if isinstance(e, Sum):
+            out = out + f32(e.scale) * (prior.astype(f32).reshape(out.shape) - f32(e.zero_point))
+        else:
+            with np.errstate(over="ignore"):   # exp and friends may leave f32's range
+                out = (e.scale * eltwise.apply(e.name, out.astype(np.float64), e.alpha,
+                                               e.beta)).astype(f32)
+    if q.kind is core.Scales.ARGS:
+        out = out * (f32(1) / f32(q.dst_scale))
+    return out + f32(q.dst_zp) if q.dst_zp else out

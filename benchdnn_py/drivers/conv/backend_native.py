@@ -1,0 +1,203 @@
+"""The native backend of the conv and deconv drivers: this project's C kernels (through
+the core package, the only one that calls C). Implementation selection and weight
+packing are prim.py's, the layouts `any` takes policy.py's; this module turns a created
+kernel primitive into the Executor of backends/__init__.py and gives the kernels the
+memory formats they lack.
+
+Layouts. The C kernels run on their own dense layouts only (kernels/conv/README.md):
+src and dst in logical order (abx) or, on the f32 gemm_conv_nhwc and dw_conv_nhwc rows,
+channels last (axb: nwc, nhwc, ndhwc), or, on the f32 gemm_conv_blocked, dw_conv_blocked
+and fused_dw rows, channel-blocked (aBx8b, aBx16b: nChw8c, nChw16c, padded); weights [g][oc/g][ic/g][spatial] for convolution and,
+for deconvolution (the swapped convolution), transposed per group ([g][ic/g][oc/g]...:
+iohw, giohw). A case whose src/dst ask for channels last or for one channel block (and
+nothing else) can run on those rows directly, its `any` activations resolved to the
+same layout; NATIVE_FIRST says, per direction, whether they come before the plain rows
+behind the route below (where they measured faster) or after them (then they run when
+the route is filtered out, --skip-impl=+reorder, or they are named, --impl). Otherwise
+`any` resolves by ANY_LAYOUTS, per direction and shape: forward to channel blocks;
+backward data to channel blocks at unit stride and to channels last strided; backward
+weights to channels last where run_bwt pays; else plain. Any other layout
+the user asks for (--stag/--wtag/--dtag/--strides) is served by the reorder route: the
+primitive reorders each input from its layout into a plain scratch buffer, runs the
+kernel, and reorders each output from plain scratch into its layout (padded tail zeroed),
+all inside the timed callable, with the reorder kernels (kernels/reorder): reorders.Route,
+shared with the eltwise and pooling drivers. The implementation name then ends in
+`+reorder`. A sum post-op reads the prior dst through
+its layout (reordered into the scratch first). Weights given in another layout are
+re-packed on every execution too (the primitive cannot know they did not change); with
+the kernels' own layout they are packed once, at bind, as before.
+
+A deliberate reorder defect ($BENCHDNN_PY_TEST_FAULT=reorder_padding_garbage,
+reorder_dense_dst; core.OpFault) applies to the route's reorders: they are part of
+the primitive. The data the harness places into the primitive's layouts (conv/formats.py)
+never goes through a defective reorder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from ... import core
+from ...common import reorders
+from ...common.attr import Sum
+from ...engine.memory import Guarded
+from ...status import Status
+from ..base import CaseResult
+from . import attrs, policy
+from . import prim as conv_prim
+from .policy import AnyEntry, act_layouts, kernel_layouts
+
+ROUTE_SUFFIX = reorders.ROUTE_SUFFIX
+
+
+class _IsaFilter:
+    """An impl filter that also keeps only the rows of one instruction set."""
+
+    def __init__(self, inner, isa: core.Isa) -> None:
+        self.inner, self.isa = inner, isa
+        self.rows = {i.name for i in core.conv_impls() if i.isa is isa}
+
+    def allows(self, impl_name: str) -> bool:
+        return impl_name in self.rows and self.inner.allows(impl_name)
+
+
+def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
+    """Whether the case asks for a layout the act rows do not run on (the reorder route)."""
+    kernel = kernel_layouts(prb, act)
+    return any(lay is not None and not lay.same_memory(kernel[name])
+               for name, lay in prb.requested_layouts.items())
+
+
+def _impl_filter(prb, entry: AnyEntry):
+    filt = (reorders.RouteFilter(prb.impl_filter) if routed(prb, entry.act)
+            else prb.impl_filter)
+    return _IsaFilter(filt, entry.isa) if entry.isa is not None else filt
+
+
+class _Executor:
+    """One created kernel, with the route its layouts need (built here, at creation)."""
+
+    def __init__(self, prim: core.ConvPrimitive, prb,
+                 kernel_bind: Callable[..., Callable[[], None]]) -> None:
+        self.prim, self.prb, self.kernel_bind = prim, prb, kernel_bind
+        self.info = f"threads={core.max_threads()}"   # what the primitive planned for
+        kernel = kernel_layouts(prb, prim.attr.layout)
+        requested = prb.requested_layouts
+        self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
+                        for n in kernel}
+        self.kernel = kernel
+        self.shapes = {n: t.shape for n, t in conv_prim.tensors(
+            prb.desc, prb.shape, conv_prim.dw_shape_of(prb)).items()}
+        dts = conv_prim.tensor_dts(prb)
+        ins = conv_prim.direction_chain(prb.dir, prb.shape)[0]
+        outs = conv_prim.output_names(prb.dir)
+        has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
+        self.route = reorders.Route(self.layouts, kernel, dts, ins, outs,
+                                   ("dst",) if has_sum else (), core.active_op_fault())
+        self.to_kernel, self.to_memory = self.route.to_kernel, self.route.to_memory
+        self.name = self.route.name(prim.name)
+
+    def _view(self, name: str, array: np.ndarray) -> np.ndarray:
+        """A kernel-layout buffer as the kernels take it: exactly its points, src and
+        dst in the C core's 5D shape (a memory in the kernels' own layout may be longer:
+        outer strides of size-1 dims)."""
+        lay = self.kernel[name]
+        if not lay.is_plain:   # blocked: the padded points, flat (core counts them)
+            return array.reshape(-1)[:lay.padded_nelems]
+        flat = array.reshape(-1)[:lay.nelems]
+        return flat.reshape(self.shapes[name]) if name != "wei" else flat
+
+    def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
+        """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
+        output buffers in self.layouts. Returns (run, collect); run is the primitive:
+        route reorders, weights re-packing, kernel. A dw post-op's weights and bias (plain; a
+        case with one is never routed) are packed with the weights."""
+        inputs = dict(inputs)
+        dw = [inputs.pop(n, None) for n in ("dw_wei", "dw_bia")]
+        k_in, k_out, wrap = self.route.bind(
+            inputs,
+            {n: o.array for n, o in outs.items()})
+        k_in = {n: a if n == "bia" else self._view(n, a) for n, a in k_in.items()}
+        k_out = {n: a if n == "bia" else self._view(n, a) for n, a in k_out.items()}
+        packed, pre = None, ()
+        if "wei" in k_in:
+            if "wei" in self.to_kernel:
+                packed = np.empty(self.prim.weights_bytes, np.uint8)
+                pre = (self.prim.bind_pack_weights(k_in["wei"], packed, *dw),)
+            else:   # the kernels' own layout: packed once, as oneDNN's `any` weights
+                packed = self.prim.pack_weights(k_in["wei"], *dw)
+        return wrap(self.kernel_bind(self.prim, self.prb, k_in, packed, k_out), pre), _nothing
+
+    def close(self) -> None:
+        self.prim.close()
+
+
+def _nothing() -> None:
+    pass
+
+
+def _conv_bind(prim, prb, inputs, packed, outs):
+    return conv_prim.bind(prim, prb.dir, inputs, packed, outs)
+
+
+def _executor(prim, prb, kernel_bind, res: CaseResult):
+    """The executor, or None (UNIMPLEMENTED) when the route cannot reorder a layout."""
+    if prim is None:
+        return None
+    try:
+        with res.timers("create_prim"):
+            return _Executor(prim, prb, kernel_bind)
+    except core.Unimplemented as exc:
+        prim.close()
+        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
+        return None
+
+
+def create_on(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.ConvShape,
+            create_one, kernel_bind):
+    """The executor of the first activation layout (act_layouts) whose rows accept the
+    case; create_one(act, filter) creates the kernel primitive or sets res. The
+    deconvolution's native backend creates through this too, on its swapped problem."""
+    before = (res.status, res.reason)
+    for entry in act_layouts(prb, kernel_dir, shape):
+        if prb.dw is not None and routed(prb, entry.act):
+            continue   # the route does not carry the dw post-op's tensors (unsupported)
+        res.status, res.reason = before
+        prim = create_one(entry.act, _impl_filter(prb, entry))
+        if prim is not None:
+            return _executor(prim, prb, kernel_bind, res)
+    return None
+
+
+def _create_conv(prb, res: CaseResult):
+    attr = conv_prim.kernel_attr(prb, attrs.quant_of(prb, prb.shape.oc))
+    kernel_dir = conv_prim.KERNEL_DIR[prb.dir]
+    return create_on(prb, res, kernel_dir, prb.shape, lambda act, impl_filter: conv_prim.create(
+        prb.shape, kernel_dir, prb.dir.with_bias, impl_filter, res,
+        prb.post_ops, attr=dataclasses.replace(attr, layout=act),
+        alg=policy.resolved_alg(prb)), _conv_bind)
+
+
+# The activation layouts fused_dw runs on (kernels/conv/conv_fused_dw.c: a block of
+# channels must be a contiguous run of dst, which channels last's is not).
+FUSED_DW_LAYOUTS = (core.ActLayout.PLAIN, core.ActLayout.BLOCKED16, core.ActLayout.BLOCKED8)
+
+def unsupported(prb) -> tuple[Status, str] | None:
+    """The kernels' post-op support: the spec's chains per type; depthwise fusion
+    (fused_dw) without groups, on the layouts it runs on natively."""
+    if prb.dw is not None:
+        if prb.desc.g != 1:
+            return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion after a grouped "
+                    "convolution is not implemented")
+        if all(routed(prb, act) for act in FUSED_DW_LAYOUTS):
+            return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion runs on the plain "
+                    "and channel-blocked layouts only, src and dst alike (--stag/--dtag "
+                    "any, nchw, nChw16c or nChw8c; --wtag any or oihw)")
+    return attrs.native_post_ops_unsupported(prb.post_ops, prb.dt)
+
+
+def create(prb, res: CaseResult):
+    return _create_conv(prb, res)

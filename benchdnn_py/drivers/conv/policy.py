@@ -1,0 +1,249 @@
+"""What `auto` and `any` resolve to: the one place on the Python side that decides which
+algorithm --alg=auto runs (Winograd's domain and the shapes where it pays) and which
+activation layouts, and so which kernel rows, an `any` case or a channels-last or
+channel-blocked case tries, in order. Every rule takes a layout or an algorithm only
+where its rows ran faster than the alternative in alternating runs through the tool
+(the figures live in the commits that set each rule)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+from ... import core
+from ...common import layout
+from . import prim
+from .prim import is_wino_row
+
+# --alg=wino's domain: the wino_f43 rows' (kernels/conv/conv_wino.c), each requirement
+# with its test; the first unmet one names the UNIMPLEMENTED reason.
+WINO_DOMAIN: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+    ("a convolution (deconvolution has no Winograd rows)", lambda prb: prb.desc.kind == "conv"),
+    ("f32 data", lambda prb: tuple(prb.dt) == ("f32", "f32", "f32")
+     and prb.bia_dt in ("f32", "undef")),
+    ("a forward direction", lambda prb: prb.dir.forward),
+    ("a 2D problem", lambda prb: prb.desc.ndims == 4),
+    ("a 3x3 kernel", lambda prb: prb.desc.k[1:] == (3, 3)),
+    ("stride 1", lambda prb: prb.desc.s[1:] == (1, 1)),
+    ("no dilation", lambda prb: prb.desc.dil[1:] == (0, 0)),
+    ("no scales or zero points", lambda prb: not (prb.oscale or prb.scales
+                                                  or prb.zero_points)),
+    ("no depthwise post-op", lambda prb: prb.dw is None),
+)
+
+
+WINO_NEEDS = "f32, forward, 2D, kh3 kw3, stride 1, no dilation"
+
+
+def wino_unmet(prb) -> str | None:
+    """The first requirement of the Winograd rows this problem does not meet, or None."""
+    return next((need for need, ok in WINO_DOMAIN if not ok(prb)), None)
+
+
+# --alg=auto takes Winograd within its domain where it ran faster than direct:
+# Both channel counts per group at least this: below it the transforms cost as much as
+# the multiplies they save.
+AUTO_WINO_MIN_CHANNELS = 32
+# At least this many 4x4 output tiles over the minibatch: with fewer, the 36 transformed
+# weight matrices are streamed for too few tiles.
+AUTO_WINO_MIN_TILES = 16
+# An output at least this wide each way: a 7x7 output fills 49 of its four tiles' 64
+# points.
+AUTO_WINO_MIN_OUTPUT = 8
+# Smaller outputs only where the plain Winograd rows take the case (transformed weights
+# past core.WINO_BLOCKED_MAX_U_BYTES, their team mode) with at least this many tiles:
+# there the weights are large enough that team mode streams them once per block.
+AUTO_WINO_SMALL_MIN_TILES = 32
+# Fewer input channels go to the wino_f43_blocked rows (one group, src and dst `any`
+# resolving to channel blocks, transformed weights within core.WINO_BLOCKED_MAX_U_BYTES)
+# from this many input channels, by the block `any` takes: on AVX-512's 16-wide blocks
+# the output transform outweighs the direct kernel's few multiply-adds below 16 input
+# channels; on AVX2's 8-wide blocks Winograd ran faster from 1.
+AUTO_WINO_FEW_MIN_IC: dict[int, int] = {16: 16, 8: 1}
+
+
+def wino_blocked_takes(prb) -> bool:
+    """Whether auto's few-channel rule applies: the wino_f43_blocked rows run the case
+    (given the Winograd domain) with fewer than AUTO_WINO_MIN_CHANNELS input channels, and
+    at least those AUTO_WINO_FEW_MIN_IC asks of the block `any` takes."""
+    d = prb.desc
+    if not (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS
+            and all(prb.requested_layouts[n] is None for n in ("src", "dst"))):
+        return False
+    block = any_layouts(core.Direction.FWD, prb.shape)[0].act.block   # what `any` takes
+    u_bytes = 4 * 36 * d.ic * -(-d.oc // block) * block    # as conv_wino_blk.c's u_bytes
+    return (block in AUTO_WINO_FEW_MIN_IC and d.ic >= AUTO_WINO_FEW_MIN_IC[block]
+            and u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES)
+
+
+def resolved_alg(prb) -> str:
+    """The algorithm whose rows a case may use: wino or direct (auto decides by the rule
+    above; within the wino domain only)."""
+    if prb.alg != "auto":
+        return prb.alg
+    d = prb.desc
+    tiles = d.mb * -(-d.o[1] // 4) * -(-d.o[2] // 4)
+    plain_u_bytes = 4 * 36 * (d.ic // d.g) * (d.oc // d.g)
+    if (wino_unmet(prb) is None and tiles >= AUTO_WINO_MIN_TILES
+            and (min(d.o[1], d.o[2]) >= AUTO_WINO_MIN_OUTPUT
+                 or plain_u_bytes > core.WINO_BLOCKED_MAX_U_BYTES
+                 and tiles >= AUTO_WINO_SMALL_MIN_TILES)
+            and (d.ic // d.g >= AUTO_WINO_MIN_CHANNELS and d.oc // d.g >= AUTO_WINO_MIN_CHANNELS
+                 or wino_blocked_takes(prb))):
+        return "wino"
+    return "direct"
+
+
+def ran_alg(impl_name: str) -> str:
+    """The algorithm an implementation (by the name a case reports) computes."""
+    return "wino" if is_wino_row(impl_name) else "direct"
+
+
+# The activations' layout of each kind of kernel row (core.ActLayout: the attr a
+# primitive is created with; kernels/conv/README.md): plain rows run on abx, the
+# gemm_conv_nhwc and dw_conv_nhwc rows on axb (nwc, nhwc, ndhwc), the gemm_conv_blocked
+# and dw_conv_blocked rows on aBx8b and aBx16b (nChw8c, nChw16c and their 1D/3D forms),
+# fused_dw on abx and the blocked ones.
+ACT_TAGS = {core.ActLayout.PLAIN: "abx", core.ActLayout.NHWC: "axb",
+            core.ActLayout.BLOCKED8: "aBx8b", core.ActLayout.BLOCKED16: "aBx16b"}
+
+
+# Shape rules of the layout tables below, on the problem the kernel computes (a
+# deconvolution's: the swapped convolution).
+def _always(shape: core.ConvShape) -> bool:
+    return True
+
+
+def _never(shape: core.ConvShape) -> bool:
+    return False
+
+
+def _unit_stride(shape: core.ConvShape) -> bool:
+    return shape.s == (1, 1, 1)
+
+
+def _strided_wide(shape: core.ConvShape) -> bool:
+    """Strided, with channels enough per group to fill a vector (not ResNet's first
+    layer, whose 3 input channels the plain rows' col2im serves better)."""
+    return not _unit_stride(shape) and shape.ic // shape.g >= 16
+
+
+def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
+    """Whether backward weights by taps on channels last (run_bwt) outruns the plain rows:
+    an output at least 14 wide (narrower: too few points per k block for its C), at
+    least 16 input channels per group, and not a 1x1 with few input channels whose src
+    is larger than run_bwt reads in place (core.BWT_CACHED_MAX_BYTES), where every
+    element it packs comes from memory and the plain rows' packing streams faster,
+    unless each element feeds at least `hiding_macs` multiply-adds (OCG * ICG / (OCG +
+    ICG)), which hide the copy behind the products (AVX-512 only: on AVX2 the products
+    take long enough to hide it anyway)."""
+    cig, cog = shape.ic // shape.g, shape.oc // shape.g
+    src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
+    hides = hiding_macs is not None and cog * cig >= hiding_macs * (cog + cig)
+    return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1)
+                                               or src_bytes <= core.BWT_CACHED_MAX_BYTES
+                                               or hides)
+
+
+def _bwt_pays_avx512(shape: core.ConvShape) -> bool:
+    return _bwt_pays(shape, hiding_macs=48)
+
+
+@dataclasses.dataclass(frozen=True)
+class AnyEntry:
+    """One layout an all-`any` case tries: its rows of one instruction set (None: any
+    row) where the shape rule holds."""
+
+    act: core.ActLayout
+    isa: core.Isa | None = None
+    when: Callable[[core.ConvShape], bool] = _always
+
+
+# `any` activations (src and dst both `any`): the layouts whose rows are tried, in order,
+# by the direction the kernel computes (a deconvolution's forward runs the backward-data
+# kernels), each with the instruction set of the rows that run it fast (with --impl=scalar,
+# say, those entries find no row and the plain layout serves the case).
+#   forward: channel blocks, 16 wide where AVX-512 runs, else 8; their direct kernels keep
+#     an output block in registers across all taps (channels last ran slower than them).
+#     The plain rows take what the blocked ones do not (other types, scales, zero points,
+#     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain).
+#   backward data: channel blocks at unit stride (strided, they ran slower than plain);
+#     channels last when strided with a vector's worth of channels.
+#   backward weights: channels last where _bwt_pays says run_bwt outruns the plain rows'
+#     packing; channel blocks never (they ran slower than plain).
+ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
+    core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
+                         AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),
+                         AnyEntry(core.ActLayout.PLAIN)),
+    core.Direction.BWD_DATA: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512, _unit_stride),
+                              AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2, _unit_stride),
+                              AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _strided_wide),
+                              AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _strided_wide),
+                              AnyEntry(core.ActLayout.PLAIN)),
+    core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512,
+                                          _bwt_pays_avx512),
+                                 AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _bwt_pays),
+                                 AnyEntry(core.ActLayout.PLAIN)),
+}
+
+
+def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape) -> tuple[AnyEntry, ...]:
+    """The entries an all-`any` case tries (ANY_LAYOUTS), on this CPU, for this shape."""
+    return tuple(e for e in ANY_LAYOUTS[kernel_dir]
+                 if (e.isa is None or core.isa_supported(e.isa)) and e.when(shape))
+
+
+# A case asking for exactly channels-last or one channel-block activations: whether that
+# layout's own rows come before the plain rows' reorder route (else after it: they run
+# when the route is filtered out or they are named), by the kernel's direction: first
+# wherever they ran faster than reorder, plain kernel and reorder back, which for channel
+# blocks in backward data is at unit stride only, and in backward weights never.
+NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape], bool]]] = {
+    core.Direction.FWD: {core.ActLayout.NHWC: _always, core.ActLayout.BLOCKED16: _always,
+                         core.ActLayout.BLOCKED8: _always},
+    core.Direction.BWD_DATA: {core.ActLayout.NHWC: _always,
+                              core.ActLayout.BLOCKED16: _unit_stride,
+                              core.ActLayout.BLOCKED8: _unit_stride},
+    core.Direction.BWD_WEIGHTS: {core.ActLayout.NHWC: _always,
+                                 core.ActLayout.BLOCKED16: _never,
+                                 core.ActLayout.BLOCKED8: _never},
+}
+
+
+def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str, layout.Layout]:
+    """The kernels' own layout of src, wei and dst, over the user's logical dims, for the
+    rows that run on activations in act."""
+    t = prim.tensors(prb.desc, prb.shape, prim.dw_shape_of(prb))
+    wei_tag = "abx"
+    if prb.desc.kind == "deconv":
+        wei_tag = "acbx" if prb.desc.has_groups else "bax"
+    return {"src": layout.plain(t["src"].logical, ACT_TAGS[act]),
+            "dst": layout.plain(t["dst"].logical, ACT_TAGS[act]),
+            "wei": layout.plain(t["wei"].logical, wei_tag)}
+
+
+def act_layouts(prb, kernel_dir: core.Direction,
+                shape: core.ConvShape) -> tuple[AnyEntry, ...]:
+    """The activation layouts whose rows the backend tries, in order. Both src and dst
+    `any`: ANY_LAYOUTS of the kernel's direction and shape. A case asking for
+    channels-last or channel-blocked activations (a src or dst in axb, aBx8b or aBx16b
+    that is not also the plain layout, and no other activation layout) can run on that
+    layout's rows; NATIVE_FIRST says whether before the plain rows behind the reorder
+    route (those that come second run when asked for: --impl=gemm_conv_nhwc... /
+    gemm_conv_blocked..., or --skip-impl=+reorder). Otherwise plain rows only."""
+    requested = prb.requested_layouts
+    plain = kernel_layouts(prb)
+    asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
+    if not asked:
+        return any_layouts(kernel_dir, shape)
+    route = AnyEntry(core.ActLayout.PLAIN)
+    if not any(not lay.same_memory(plain[n]) for lay, n in asked):
+        return (route,)
+    for act, first in NATIVE_FIRST[kernel_dir].items():
+        native = kernel_layouts(prb, act)
+        if all(lay.same_memory(native[n]) for lay, n in asked):
+            return (AnyEntry(act), route) if first(shape) else (route, AnyEntry(act))
+    return (route,)

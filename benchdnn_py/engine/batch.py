@@ -1,0 +1,65 @@
+"""Batch files: tokenizing and finding them (benchdnn reference section 4).
+
+A batch file is whitespace-separated tokens fed to the same argument loop as the command
+line. ``#`` at the start of a token comments out the rest of its line; a token ending in
+``\\`` is glued to the next token with no space (a lone ``\\`` glues its neighbours), which
+is how long option lists are split over lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UsageError
+
+# Where `--batch=NAME` is also looked up, after the paths benchdnn tries: the project's own
+# batch and problem directories, so `--batch=shapes_resnet_50` works from anywhere in a
+# source checkout or editable install.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_DIRS = (PROJECT_ROOT / "batches", PROJECT_ROOT / "problems")
+
+
+def tokenize(text: str) -> list[str]:
+    tokens: list[str] = []
+    glue = False
+    for line in text.splitlines():
+        for token in line.split():
+            if token.startswith("#"):
+                break
+            continues = token.endswith("\\")
+            if continues:
+                token = token[:-1]
+            if glue and tokens:
+                tokens[-1] += token
+            elif token:
+                tokens.append(token)
+            glue = continues
+    return tokens
+
+
+def find(name: str, including_dir: Path | None, seen_dirs: list[Path]) -> Path:
+    """Resolves ``--batch=NAME``: next to the including file, as given (relative to the
+    working directory), beside any batch file opened before, then the project's
+    batches/ and problems/ directories."""
+    given = Path(name)
+    candidates: list[Path] = []
+    if including_dir is not None and not given.is_absolute():
+        candidates.append(including_dir / given)
+    candidates.append(given)
+    if not given.is_absolute():
+        candidates += [d / given for d in seen_dirs]
+        candidates += [d / given for d in PROJECT_DIRS]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise UsageError(f"--batch={name}: cannot open batch file `{name}` (looked in: "
+                     f"{', '.join(str(p) for p in dict.fromkeys(candidates))})")
+
+
+def read(path: Path) -> list[str]:
+    try:
+        return tokenize(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"--batch={path}: cannot read batch file ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--batch={path}: not a text file") from None

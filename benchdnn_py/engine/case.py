@@ -1,0 +1,161 @@
+"""The case engine: the one flow every driver's case runs, in benchdnn's order.
+
+    list only            -> LISTED
+    steps.unsupported    -> its (status, reason): a limit of the problem, the kernels or
+                            the backend, decided before anything is allocated
+    memory guard         -> SKIPPED when steps.footprint would not fit in RAM
+    steps.create         -> the primitive (or res set: SKIPPED by --impl, UNIMPLEMENTED)
+    correctness modes:   steps.prepare (fill, bind) -> execute -> collect -> the guard
+                         bands -> steps.reference -> steps.judge (compare, memory checks)
+    performance modes:   steps.prepare (perf fill, when not done) -> the timing loop
+                         (measure_into) -> steps.perf_record
+
+A driver supplies the steps (drivers.base.CaseSteps); everything else, including the
+service timers each step is counted under, lives here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from typing import TYPE_CHECKING, Callable
+
+from .. import core
+from ..reports.perf_report import PerfRecord, machine_limit
+from ..status import Reason, Status
+from .memory import fits_in_ram
+from .settings import GlobalSettings
+from .timing import MachineCheck, MachineGuard, Stopwatch, TimingGroup, measure, measure_turns
+
+if TYPE_CHECKING:   # pragma: no cover
+    from ..drivers.base import CaseSteps
+
+
+@dataclasses.dataclass
+class CaseResult:
+    status: Status
+    reason: str = ""
+    errors: int = 0
+    total: int = 0                 # points compared
+    outputs: int = 0               # points the compared tensors hold (> total: sampled)
+    impl: str = ""
+    diagnostics: list[str] = dataclasses.field(default_factory=list)
+    perf: PerfRecord | None = None
+    timers: Stopwatch = dataclasses.field(default_factory=Stopwatch)
+    machine: MachineCheck | None = None   # the perf guard's probes around the timing
+
+
+@dataclasses.dataclass(frozen=True)
+class RunContext:
+    settings: GlobalSettings
+    idx: int
+    log: Callable[[str], None]   # verbose lines, printed to stdout in order
+    # --perf-interleave: the group this case is timed with, and its place in it
+    group: tuple[TimingGroup, int] | None = None
+
+
+def run(prb, ctx: RunContext, steps: "CaseSteps") -> CaseResult:
+    """One case of a driver, from its blockers to its verdict and timings."""
+    res = CaseResult(Status.UNTESTED)
+    settings = ctx.settings
+    if settings.mode.list_only:
+        res.status = Status.LISTED
+        return res
+    blocker = steps.unsupported(prb)
+    if blocker:
+        res.status, res.reason = blocker
+        note = steps.skip_note(prb) if res.status is Status.SKIPPED else None
+        if settings.verbose >= 1 and note:
+            ctx.log(f"skipped: {note}")
+        return res
+    if not fits_in_ram(steps.footprint(prb)):
+        res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
+        return res
+    if settings.verbose >= 1:
+        ctx.log(f"run: --{steps.driver} {prb.repro(settings.canonical)}")
+    with core.threads(steps.threads(prb)):   # creation plans for the threads it runs on
+        prim = steps.create(prb, res)
+        if prim is None:
+            return res
+        try:
+            _execute(prb, ctx, steps, prim, res)
+        finally:
+            prim.close()
+    return res
+
+
+def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) -> None:
+    mode, verbose = ctx.settings.mode, ctx.settings.verbose
+    res.impl = prim.name
+    if verbose >= 5:
+        info = f" ({prim.info})" if prim.info else ""
+        ctx.log(f"implementation: {prim.name}{info}; {steps.layouts(prb, prim)}")
+    create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
+    bound = None
+    if mode.correctness:
+        with res.timers("fill"):
+            bound = steps.prepare(prb, prim, False)
+        with res.timers("execute"):
+            bound.run()
+        bound.collect()
+        breach = bound.breach()
+        if breach:
+            res.status, res.reason = Status.FAILED, breach
+            return
+        with res.timers("compute_ref"):
+            expected = steps.reference(prb, bound)
+        with res.timers("compare"):
+            steps.judge(prb, bound, expected, res, verbose)
+    if mode.performance:
+        if bound is None:
+            with res.timers("fill"):
+                bound = steps.prepare(prb, prim, True)
+            res.status = Status.EXECUTED
+        times = measure_into(res, bound.run, ctx)
+        res.perf = steps.perf_record(prb, ctx, res.impl, times, create_s, bound)
+
+
+# -- timing ------------------------------------------------------------------------------
+
+def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
+    """The case's timed runs; with --perf-guard (default), between compute probes, and
+    what they read in res.machine (a degraded machine also as a diagnostic line)."""
+    settings = ctx.settings
+    if ctx.group is not None:   # timed with its group: the execute timer takes its share
+        group, member = ctx.group
+        times, res.machine = group.offer(member, run_once)
+        if res.machine is not None and res.machine.degraded:
+            res.diagnostics.append(res.machine.diagnostic())
+        res.timers.seconds["execute"] += group.seconds
+        return times
+    start = time.perf_counter()
+    if settings.perf_guard:
+        times, res.machine = machine_guard().measure(run_once, settings.max_ms_per_prb,
+                                                     settings.fix_times_per_prb)
+        if res.machine.degraded:
+            res.diagnostics.append(res.machine.diagnostic())
+    else:
+        times = measure(run_once, settings.max_ms_per_prb, settings.fix_times_per_prb)
+    res.timers.seconds["execute"] += time.perf_counter() - start
+    return times
+
+
+def group_timing(settings: GlobalSettings):
+    """How a --perf-interleave group (its members' shared settings) is timed
+    (TimingGroup.run's timing): in turns, between the perf guard's probes on the most
+    threads of its cases (the compute a probe reads is all the cores the group uses)."""
+    def timing(runs, threads):
+        def turns():
+            return measure_turns(runs, settings.max_ms_per_prb, settings.fix_times_per_prb)
+        with core.threads(threads):
+            return machine_guard().guarded(turns) if settings.perf_guard else (turns(), None)
+    return timing
+
+
+@functools.cache
+def machine_guard() -> MachineGuard:
+    """One per process: it remembers whether the machine stayed degraded."""
+    return MachineGuard(core.probe_peak, functools.partial(machine_limit, "f32"),
+                        core.max_threads, cache_probe=core.probe_cache,
+                        remeasure=core.remeasure_limits)

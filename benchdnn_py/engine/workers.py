@@ -1,0 +1,441 @@
+"""Where cases run when they do not run in this process: local worker processes, or the
+workers of a Dask distributed cluster.
+
+Both take CaseTasks and yield, as cases finish and in any order, either a CaseOutcome
+(execute.run_task ran) or a :class:`Lost` (the case killed its worker, or ran out of
+time). The runner puts them back in submission order; nothing here prints.
+
+Local workers are spawned, never forked: the parent has loaded the C core and OpenMP, and a
+fork of a process whose OpenMP runtime has started threads can hang. Each worker sets
+OMP_NUM_THREADS before it loads the core, so N workers share the machine's cores instead
+of each taking all of them (oneDNN issue 2200). The parent keeps a worker one case ahead
+(the next case waits in its pipe while it runs one: it never idles while the parent prints)
+and watches its process: a worker that dies takes only the case it was running with it
+(FAILED, ``crashed: SIGSEGV``); one that outlives --timeout is killed (``timeout after
+60s``); in both cases a fresh worker takes the cases that were waiting for it, first.
+
+A case is sent as its position in the run: each worker is sent the tasks themselves once,
+in blocks of TABLE_BLOCK pickled together (a block pickles the settings its tasks share
+once), before the first position that needs the block. Pickling a task alone cost more
+than running a small case.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import logging
+import multiprocessing
+import os
+import pickle
+import select
+import signal
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from multiprocessing.connection import Connection
+
+from .. import __version__, core
+from ..errors import BenchError, UsageError
+from . import memory
+from .execute import CaseOutcome, CaseTask, run_task
+from .settings import DASK_SCHEME
+
+THREADS_ENV = "OMP_NUM_THREADS"
+# How long a new worker may take to import numpy and the core before the run gives up.
+START_TIMEOUT_S = 120.0
+# Tasks per block of the task table a worker is sent (see the module's docstring). A block
+# must fit in the pipe's buffer with room to spare: the parent sends it while the worker
+# may be running a case and then sending a large outcome, and neither send may wait for
+# the other. A task carries its problem and settings, so 64 of them stay at a fraction of
+# a Linux pipe's buffer while sparing most of the per-task pickling cost.
+TABLE_BLOCK = 64
+
+
+class WorkerError(BenchError):
+    """The workers cannot run cases at all (they fail to start, the cluster is gone)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Lost:
+    """A case that produced no outcome: its worker died, or it ran out of time."""
+
+    seq: int
+    reason: str
+    ms: float
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def threads_per_worker(jobs: int) -> int:
+    """OpenMP threads for each of ``jobs`` workers: an OMP_NUM_THREADS the user set wins;
+    otherwise the cores this process may use, shared out (at least one each)."""
+    given = os.environ.get(THREADS_ENV, "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    return max(1, usable_cores() // jobs)
+
+
+def signal_name(exitcode: int | None) -> str:
+    """``SIGSEGV`` for a process killed by signal 11; ``exit status 3`` otherwise."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return signal.Signals(-exitcode).name
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
+# --------------------------------------------------------------------------------------
+# Local worker processes
+# --------------------------------------------------------------------------------------
+
+def _die_with_parent(parent: int) -> None:
+    """Asks Linux to SIGKILL this process when its parent dies (a killed run must not
+    leave workers computing a case nobody will read); elsewhere, a no-op."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:   # it died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None:
+    """A worker: set the thread count, load the core, then run the cases it is sent until
+    it is sent None. Ctrl-C is the parent's business (it stops the run and kills the
+    workers), so a worker ignores SIGINT; the parent also blocked it while spawning."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    # Workers run side by side: each may take only its share of the RAM a case may use.
+    memory.RAM_SHARE /= jobs
+    table: dict[int, CaseTask] = {}   # the run's tasks by position, as they are sent
+    try:
+        conn.send("ready")
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            if isinstance(message, int):
+                conn.send(run_task(table.pop(message)))
+            else:
+                first, blob = message
+                table.update(enumerate(pickle.loads(blob), start=first))
+    except (EOFError, OSError):
+        return   # the parent is gone (killed): nobody is left to report to
+
+
+class _Worker:
+    """A spawned worker process and the cases handed to it (positions in the run), in the
+    order it runs them: the first is running (since ``since``), the rest wait in its
+    pipe."""
+
+    def __init__(self, ctx, threads: int, jobs: int) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main,
+                                   args=(child, threads, jobs, os.getpid()),
+                                   daemon=True, name="benchdnn-py worker")
+        # The environment and the blocked SIGINT are inherited through the spawn: OpenMP
+        # reads its thread count when the core is loaded, which unpickling the worker's
+        # arguments may already do; and a Ctrl-C at the terminal (sent to the whole process
+        # group) never reaches a starting worker.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        saved = os.environ.get(THREADS_ENV)
+        os.environ[THREADS_ENV] = str(threads)
+        try:
+            self.process.start()
+        finally:
+            if saved is None:
+                del os.environ[THREADS_ENV]
+            else:
+                os.environ[THREADS_ENV] = saved
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        child.close()
+        self.fds = (self.conn.fileno(), self.process.sentinel)
+        self.ready = False
+        self.started = time.monotonic()
+        self.tasks: deque[int] = deque()
+        self.blocks: set[int] = set()     # the blocks of the task table it has been sent
+        self.since = 0.0
+
+    def give(self, at: int, block_blob) -> None:
+        """Sends the case at position ``at``, after its block of the task table if this
+        worker does not have it yet (block_blob(block) pickles it)."""
+        block = at // TABLE_BLOCK
+        if not self.tasks:
+            self.since = time.monotonic()
+        self.tasks.append(at)
+        try:
+            if block not in self.blocks:
+                self.conn.send((block * TABLE_BLOCK, block_blob(block)))
+                self.blocks.add(block)
+            self.conn.send(at)
+        except OSError:
+            # It died after its last report (the case it runs now crashed it) and the
+            # parent has not seen its death yet: the next wait does, and the case sent
+            # here goes back to the queue with the others that were waiting for it.
+            pass
+
+    def finished(self) -> None:
+        """Its running case reported; the next one in its pipe starts now."""
+        self.tasks.popleft()
+        self.since = time.monotonic()
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+    def retire(self) -> None:
+        """Asks the worker to exit (it finishes nothing: it is idle)."""
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+
+    def stop(self) -> None:
+        self.process.join(timeout=5)
+        self.kill()
+
+
+class LocalPool:
+    """``jobs`` spawned worker processes, each running one case at a time with up to
+    ``AHEAD`` more waiting in its pipe. start() spawns them early, so that they import
+    numpy and the core while the parent is still planning."""
+
+    AHEAD = 1
+
+    def __init__(self, jobs: int, timeout: float = 0.0) -> None:
+        self.jobs, self.timeout = jobs, timeout
+        self.threads = threads_per_worker(jobs)
+        self._ctx = multiprocessing.get_context("spawn")
+        self._workers: list[_Worker] = []
+        # One poll set for the run, kept as workers come and go: building one per wait
+        # cost more than the wait's own work.
+        self._poll = select.poll()
+        self._table: list[CaseTask] = []
+        self._blobs: dict[int, bytes] = {}
+
+    def describe(self) -> str:
+        return (f"{self.jobs} worker process{'es' if self.jobs > 1 else ''} x "
+                f"{self.threads} OpenMP thread{'s' if self.threads > 1 else ''}")
+
+    def start(self) -> None:
+        """Spawns the workers now (run() spawns those not started yet)."""
+        while len(self._workers) < self.jobs:
+            self._workers.append(self._spawn())
+
+    def close(self) -> None:
+        """Kills workers that start() spawned and no run() used."""
+        for w in self._workers:
+            self._forget(w)
+            w.kill()
+        self._workers = []
+
+    def run(self, tasks: Iterable[CaseTask]) -> Iterator[CaseOutcome | Lost]:
+        self._table, self._blobs = list(tasks), {}
+        queue = deque(range(len(self._table)))
+        retired: list[_Worker] = []
+        try:
+            for w in self._workers[len(queue):]:   # started, but more than there are cases
+                self._forget(w)
+                w.kill()
+            del self._workers[len(queue):]
+            while len(self._workers) < min(self.jobs, len(queue)):
+                self._workers.append(self._spawn())
+            while self._workers:
+                # Ahead only while every worker has a case to come: the last cases go to
+                # whichever worker is free first.
+                depth = 1 + (self.AHEAD if len(queue) > len(self._workers) else 0)
+                for w in list(self._workers):
+                    if not w.ready:
+                        continue
+                    while queue and len(w.tasks) < depth:
+                        w.give(queue.popleft(), self._block_blob)
+                    if not w.tasks:
+                        w.retire()
+                        self._forget(w)
+                        self._workers.remove(w)
+                        retired.append(w)
+                if self._workers:
+                    yield from self._wait(queue)
+        finally:
+            for w in self._workers:
+                self._forget(w)
+                w.kill()
+            for w in retired:
+                w.stop()
+            self._workers = []
+
+    def _block_blob(self, block: int) -> bytes:
+        """Block ``block`` of the task table, pickled once for every worker."""
+        blob = self._blobs.get(block)
+        if blob is None:
+            rows = self._table[block * TABLE_BLOCK:(block + 1) * TABLE_BLOCK]
+            blob = self._blobs[block] = pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
+        return blob
+
+    def _spawn(self) -> _Worker:
+        w = _Worker(self._ctx, self.threads, self.jobs)
+        for fd in w.fds:
+            self._poll.register(fd, select.POLLIN)
+        return w
+
+    def _forget(self, w: _Worker) -> None:
+        """Stops watching w (retired or killed); a closed pipe would poll ready forever."""
+        for fd in w.fds:
+            try:
+                self._poll.unregister(fd)
+            except KeyError:
+                pass
+
+    def _wait(self, queue: deque[int]) -> Iterator[CaseOutcome | Lost]:
+        """Waits for the first worker event (a message, a death, a deadline)."""
+        deadlines = [w.since + self.timeout for w in self._workers
+                     if w.tasks and self.timeout]
+        deadlines += [w.started + START_TIMEOUT_S for w in self._workers if not w.ready]
+        wait_ms = (max(0.0, min(deadlines) - time.monotonic()) * 1e3 if deadlines
+                   else None)
+        ready = {fd for fd, _ in self._poll.poll(wait_ms)}
+        for w in list(self._workers):
+            if not ready.isdisjoint(w.fds):
+                try:
+                    message = w.conn.recv() if w.conn.poll() else None
+                except (EOFError, OSError):
+                    message = None
+                if message is None:    # the worker died; its exit status names the signal
+                    w.process.join(timeout=5)
+                    yield from self._replace(w, f"crashed: {signal_name(w.process.exitcode)}",
+                                             queue)
+                elif message == "ready":
+                    w.ready = True
+                else:
+                    w.finished()
+                    yield message
+            elif (w.tasks and self.timeout
+                  and time.monotonic() - w.since >= self.timeout):
+                yield from self._replace(w, f"timeout after {self.timeout:g}s", queue)
+            elif not w.ready and time.monotonic() - w.started >= START_TIMEOUT_S:
+                raise WorkerError(f"a worker process did not start within "
+                                  f"{START_TIMEOUT_S:g} s")
+
+    def _replace(self, w: _Worker, reason: str, queue: deque[int]) -> Iterator[Lost]:
+        """Ends worker w; the case it was running, if any, is lost for ``reason``; the
+        cases waiting in its pipe go back to the front of the queue, and a fresh worker
+        takes its place while cases remain."""
+        self._forget(w)
+        w.kill()
+        if not w.ready:
+            raise WorkerError(f"a worker process failed to start ({reason}); run without "
+                              f"--jobs and --timeout to see why")
+        lost = w.tasks.popleft() if w.tasks else None
+        queue.extendleft(reversed(w.tasks))
+        if queue:
+            self._workers[self._workers.index(w)] = self._spawn()
+        else:
+            self._workers.remove(w)
+        if lost is not None:
+            yield Lost(self._table[lost].seq, reason, (time.monotonic() - w.since) * 1e3)
+
+
+# --------------------------------------------------------------------------------------
+# A Dask distributed cluster
+# --------------------------------------------------------------------------------------
+
+CONNECT_TIMEOUT_S = 10
+INSTALL_HINT = "python -m pip install 'benchdnn-py[dask]'"
+
+
+def _probe() -> tuple[str, str]:
+    """Runs on a Dask worker: the benchdnn-py version and core build it would use."""
+    return __version__, core.build_info()
+
+
+class DaskPool:
+    """Sends every case to an existing Dask distributed scheduler (``dask://HOST:PORT``)
+    as one task running execute.run_task, and yields the outcomes as they come back.
+
+    The workers must have the same benchdnn-py installed (checked by a probe task before
+    the cases are sent). A case that kills its worker comes back as KilledWorker once the
+    scheduler gives up on it (after ``distributed.scheduler.allowed-failures`` retries, each
+    on a fresh worker). The scheduler charges a death to every case the worker held, so
+    such cases run again one at a time at the end: a case that kills its worker alone is
+    FAILED, ``crashed: its Dask worker died``.
+    """
+
+    def __init__(self, url: str) -> None:
+        try:
+            import distributed
+        except ImportError:
+            raise UsageError(f"--executor={url}: needs the `distributed` package, which is "
+                             f"not installed; install it with: {INSTALL_HINT}") from None
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        self.url = url
+        self.address = "tcp://" + url[len(DASK_SCHEME):]
+        try:
+            self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT_S,
+                                             set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise WorkerError(f"--executor={url}: cannot reach a Dask scheduler at "
+                              f"{self.address} ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else 'no answer'})") from None
+        try:
+            theirs = self.client.submit(_probe, pure=False).result(timeout=120)
+        except Exception as exc:  # noqa: BLE001 - any failure means the workers are unusable
+            self.close()
+            raise WorkerError(f"--executor={url}: the Dask workers cannot run benchdnn-py "
+                              f"({type(exc).__name__}: {exc}); install it there") from None
+        ours = (__version__, core.build_info())
+        if theirs != ours:
+            self.close()
+            raise WorkerError(f"--executor={url}: the Dask workers run benchdnn-py "
+                              f"{theirs[0]} ({theirs[1]}), this is {ours[0]} ({ours[1]})")
+
+    def describe(self) -> str:
+        workers = len(self.client.scheduler_info().get("workers", {}))
+        return f"Dask cluster at {self.address} ({workers} workers)"
+
+    def run(self, tasks: Iterable[CaseTask]) -> Iterator[CaseOutcome | Lost]:
+        from distributed import as_completed
+
+        tasks = list(tasks)
+        if not tasks:
+            return
+        futures = self.client.map(run_task, tasks, pure=False)
+        task_of = {f.key: t for f, t in zip(futures, tasks)}
+        suspects: list[CaseTask] = []
+        try:
+            for future in as_completed(futures, loop=self.client.loop):
+                task = task_of[future.key]
+                try:
+                    yield future.result()
+                except Exception as exc:  # noqa: BLE001 - the case's verdict, not the run's
+                    if type(exc).__name__ == "KilledWorker":
+                        suspects.append(task)
+                    else:
+                        yield Lost(task.seq, f"Dask task failed: {type(exc).__name__}", 0.0)
+            # A worker's death is charged to every case it held, so run each suspect again
+            # alone: one that kills its worker on its own is the culprit; the others pass.
+            for task in suspects:
+                future = self.client.submit(run_task, task, pure=False)
+                futures.append(future)
+                try:
+                    yield future.result()
+                except Exception as exc:  # noqa: BLE001
+                    reason = ("crashed: its Dask worker died"
+                              if type(exc).__name__ == "KilledWorker"
+                              else f"Dask task failed: {type(exc).__name__}")
+                    yield Lost(task.seq, reason, 0.0)
+        finally:
+            self.client.cancel(futures)
+
+    def close(self) -> None:
+        self.client.close()

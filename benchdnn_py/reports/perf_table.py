@@ -1,0 +1,413 @@
+"""Ours against PyTorch and against the machine's measured peak, from results files.
+
+`benchdnn-py perf-table RESULTS...` reads the records of a perf run over both backends
+(batches/perf_conv runs every case on `--backend=native,torch`) and checks them against
+the performance targets, one row per target. Reorder records (batches/perf_reorder) get
+their own table: each case against the same-layout copies of the same run. Every figure comes from medians: a case's
+speed is its op count over its median time, its efficiency that speed over the limit
+measured (the highest ``limit_g_per_s`` any of the files' runs measured for that class and
+thread count: see best_limits), its speedup the torch median over ours.
+Groups summarise by geometric means, the mean that fits ratios.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from ..common.window import parse_desc
+from ..engine.timing import GuardTally
+from ..errors import UsageError
+from .compare import pair_key
+from .perf_targets import (BWD_DATA, BWD_WEIGHTS, FUSION_TARGETS, OPERAND_CLASS, OVERHEAD_TARGETS,
+                           TARGETS, THREADS_TARGETS, WINO_TARGETS, Case, Target)
+from .results import read
+from .stats import geometric_mean
+
+_NAME = re.compile(r'n"([^"]*)"')
+_POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
+_ALG = re.compile(r"\s--alg=(\S+)")
+_THREADS = re.compile(r"\s--threads=(\d+)")
+
+
+def _operands(record: dict[str, Any]) -> str:
+    src, wei, dst = record["settings"]["driver"]["dt"]
+    direction = record["settings"]["driver"]["dir"]
+    pair = (dst, wei) if direction in BWD_DATA else (src, dst) if direction in BWD_WEIGHTS \
+        else (src, wei)
+    return OPERAND_CLASS.get(":".join(pair), ":".join(pair))
+
+
+def _threads(record: dict[str, Any]) -> int:
+    """The record's --threads (0: the run's own count)."""
+    return record["settings"]["driver"].get("threads") or 0
+
+
+def _limit_key(record: dict[str, Any], limit: str) -> tuple[str, int]:
+    """A limit of a record's run, told apart by class and thread count."""
+    return limit, _threads(record)
+
+
+def best_limits(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], float]:
+    """The highest each limit read in any of the records' runs, per class ("f32", "bf16",
+    "int8"; "bw": the copy bandwidth) and thread count. A run measures its limits once,
+    best of a few repeats of a register loop (or a copy), so another job can only make
+    them read low: a run whose first perf case fell in a spell of half the FMA rate
+    measured f32 at 303 G/s against 505-541 in the runs around it, and its cases read up
+    to 144% of that. The highest reading is the machine's."""
+    best: dict[tuple[str, int], float] = {}
+    for record in records:
+        for limit, rate in ((record.get("limit"), record.get("limit_g_per_s")),
+                            ("bw", record.get("copy_g_per_s"))):
+            if limit and rate:
+                key = _limit_key(record, limit)
+                best[key] = max(best.get(key, 0.0), rate)
+    return best
+
+
+def cases_of(records: Iterable[dict[str, Any]],
+             one_thread: Iterable[dict[str, Any]] = ()) -> list[Case]:
+    """Native cases with timings, each with its torch twin if the run has one, and its
+    one-thread twin from one_thread (the records of one-thread runs)."""
+    records, one_thread = list(records), list(one_thread)
+    best = best_limits(records + one_thread)
+    single = {pair_key(r["key"]): r for r in one_thread
+              if r.get("driver") == "conv" and r.get("median_ms")
+              and r.get("backend", "native") == "native"}
+    by_key: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for record in records:
+        if record.get("driver") == "conv" and record.get("median_ms"):
+            by_key[pair_key(record["key"])][record.get("backend", "native")] = record
+    # A --threads=1 case whose problem also ran on another count (or with none) in this run
+    # is that case's one-thread twin, not a case of its own.
+    problem = {key: _THREADS.sub("", key) for key in by_key}
+    counts = Counter(problem.values())
+    for key in [k for k in by_key if (t := _THREADS.search(k)) and t.group(1) == "1"]:
+        if counts[problem[key]] > 1:
+            sides = by_key.pop(key)
+            if "native" in sides:
+                single[problem[key]] = sides["native"]
+    out = []
+    # (name, mb) -> its depthwise case, no post-ops (perf_conv runs the pairs at two mb)
+    depthwise: dict[tuple[str, int], dict[str, Any]] = {}
+    for key, sides in by_key.items():
+        ours = sides.get("native")
+        if ours is None:
+            continue
+        name = _NAME.search(key)
+        desc = parse_desc(_NAME.sub("", key).rsplit(" ", 1)[-1])
+        network, _, layer = name.group(1).partition(":") if name else ("", "", "")
+        post_ops = _POST_OPS.search(key)
+        plain = by_key.get(_POST_OPS.sub("", key), {}).get("native") if post_ops else None
+        alg = _ALG.search(key)
+        direct = by_key.get(_ALG.sub("", key), {}).get("native") if alg else None
+        threads = _THREADS.search(key)
+        out.append(Case(desc, network, layer, ours["settings"]["driver"]["dir"],
+                        _operands(ours), ours, sides.get("torch"),
+                        post_ops.group(1) if post_ops else "", plain,
+                        alg=alg.group(1) if alg else "", direct=direct,
+                        one_thread=single.get(_THREADS.sub("", key)),
+                        threads=int(threads.group(1)) if threads else 0,
+                        limit_g=best.get(_limit_key(ours, ours["limit"]))
+                        if ours.get("limit") else None,
+                        copy_g=best.get(_limit_key(ours, "bw"))))
+        if name and not post_ops and desc.g > 1 and desc.g == desc.ic == desc.oc:
+            depthwise[(name.group(1), desc.mb)] = ours
+    return [dataclasses.replace(c, separate_dw=depthwise.get((f"{c.network}:{c.layer}",
+                                                              c.desc.mb)))
+            if c.post_ops.startswith("dw") else c for c in out]
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    target: Target
+    cases: list[Case]
+
+    def _geomean(self, values: list[float | None]) -> float | None:
+        known = [v for v in values if v]
+        return geometric_mean(known) if known and len(known) == len(values) else None
+
+    @property
+    def ours_gflops(self) -> float | None:
+        return self._geomean([Case.gflops(c.ours) for c in self.cases])
+
+    @property
+    def torch_gflops(self) -> float | None:
+        return self._geomean([Case.gflops(c.torch) if c.torch else None for c in self.cases])
+
+    @property
+    def eff(self) -> float | None:
+        return self._geomean([c.eff_pct for c in self.cases])
+
+    @staticmethod
+    def _lowest(values: list[float | None]) -> float | None:
+        return min(values) if values and None not in values else None  # type: ignore[type-var]
+
+    @property
+    def eff_min(self) -> float | None:
+        return self._lowest([c.eff_pct for c in self.cases])
+
+    @property
+    def vs_torch(self) -> float | None:
+        return self._geomean([c.vs_torch for c in self.cases])
+
+    @property
+    def ours_gbps(self) -> float | None:
+        return self._geomean([Case.gbps(c.ours) for c in self.cases])
+
+    @property
+    def torch_gbps(self) -> float | None:
+        return self._geomean([Case.gbps(c.torch) for c in self.cases])
+
+    @property
+    def copy_pct(self) -> float | None:
+        return self._geomean([c.copy_pct for c in self.cases])
+
+    @property
+    def copy_pct_min(self) -> float | None:
+        return self._lowest([c.copy_pct for c in self.cases])
+
+    def verdicts(self) -> list[tuple[str, bool | None]]:
+        """Each bar of the target with whether it is met (None: not measured)."""
+        t = self.target
+        bars = [(t.min_eff_geomean, self.eff, f"geomean >= {t.min_eff_geomean:g}% of peak"
+                 if t.min_eff_geomean else ""),
+                (t.min_eff_each, self.eff_min, f"every case >= {t.min_eff_each:g}%"
+                 if t.min_eff_each else ""),
+                (t.min_vs_torch, self.vs_torch, f">= {t.min_vs_torch:g}x PyTorch"
+                 if t.min_vs_torch else "")]
+        return [(text, None if value is None else value >= bar)
+                for bar, value, text in bars if bar is not None]
+
+
+def rows_of(cases: list[Case]) -> list[Row]:
+    return [Row(t, [c for c in cases if t.matches(c)]) for t in TARGETS]
+
+
+def ratio_lines(cases: list[Case], header: str, targets) -> list[str]:
+    """A table of ratio targets (post-op overhead, fusion, Winograd): per target, the
+    matching cases' ratios summarized and judged by the target (ratio, judge)."""
+    lines = [header, "|---|---|---|---|"]
+    for t in targets:
+        ratios = [r for c in cases if t.matches(c) and (r := t.ratio(c))]
+        if not ratios:
+            lines.append(f"| {t.label} | 0 | - | not measured |")
+            continue
+        summary, bar, met = t.judge(ratios)
+        lines.append(f"| {t.label} | {len(ratios)} | {summary} | "
+                     f"{bar}: {'met' if met else 'missed'} |")
+    return lines
+
+
+def overhead_lines(cases: list[Case]) -> list[str]:
+    return ratio_lines(cases, "| post-op target | cases | time over conv alone (geomean, max) "
+                       "| bar |", OVERHEAD_TARGETS)
+
+
+def fusion_lines(cases: list[Case]) -> list[str]:
+    return ratio_lines(cases, "| fusion target | pairs | fused over separate (geomean, max) "
+                       "| bar |", FUSION_TARGETS)
+
+
+def wino_lines(cases: list[Case]) -> list[str]:
+    return ratio_lines(cases, "| Winograd target | layers | direct time / wino time "
+                       "(geomean, min) | bar |", WINO_TARGETS)
+
+
+def threads_lines(cases: list[Case]) -> list[str]:
+    return ratio_lines(cases, "| threads target | layers | one-thread time / two-thread time "
+                       "(geomean, min) | bar |", THREADS_TARGETS)
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else format(value, fmt)
+
+
+def _verdict_text(row: Row) -> str:
+    marks = {True: "met", False: "missed", None: "not measured"}
+    return "; ".join(f"{text}: {marks[ok]}" for text, ok in row.verdicts())
+
+
+def markdown(rows: list[Row]) -> list[str]:
+    lines = ["| target group | cases | ours GFLOPS | % of peak (geomean, min) | PyTorch GFLOPS "
+             "| ours / PyTorch | bars |",
+             "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row.target.label} | {len(row.cases)} | {_num(row.ours_gflops, '.0f')} | "
+            f"{_num(row.eff, '.0f')}, {_num(row.eff_min, '.0f')} | "
+            f"{_num(row.torch_gflops, '.0f')} | {_num(row.vs_torch, '.2f')}x | "
+            f"{_verdict_text(row) if row.cases else 'not measured'} |")
+    return lines
+
+
+def bandwidth_lines(rows: list[Row]) -> list[str]:
+    """The memory-bound targets' bytes per second (issue 10: depthwise layers against the
+    machine's measured memory bandwidth): bytes read and written over median times, and
+    their share of the copy bandwidth each run measured (`benchdnn-py info`)."""
+    lines = ["| memory-bound group | cases | ours GB/s | % of copy bandwidth (geomean, min) "
+             "| PyTorch GB/s | copy bandwidth GB/s |", "|---|---|---|---|---|---|"]
+    for row in (r for r in rows if r.target.memory_bound):
+        copies = sorted({c.ours["copy_g_per_s"] for c in row.cases
+                         if c.ours.get("copy_g_per_s")})
+        lines.append(
+            f"| {row.target.label} | {len(row.cases)} | {_num(row.ours_gbps, '.1f')} | "
+            f"{_num(row.copy_pct, '.0f')}, {_num(row.copy_pct_min, '.0f')} | "
+            f"{_num(row.torch_gbps, '.1f')} | "
+            f"{', '.join(f'{c:.1f}' for c in copies) if copies else '-'} |")
+    return lines
+
+
+def layer_lines(cases: list[Case]) -> list[str]:
+    lines = ["| network | layer | dir | types | mb | ours GFLOPS | % of peak | PyTorch GFLOPS "
+             "| ours / PyTorch | impl |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in sorted(cases, key=lambda c: (c.network, c.operands, c.direction, c.desc.mb)):
+        lines.append(
+            f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''}"
+            f"{' --alg=' + c.alg if c.alg else ''}"
+            f"{f' ({c.wino_speedup:.2f}x direct)' if c.wino_speedup else ''}"
+            f"{f' ({c.thread_speedup:.2f}x one thread)' if c.thread_speedup else ''}"
+            f"{f' ({Case.gbps(c.ours):.1f} GB/s, {c.copy_pct:.0f}% of copy)' if c.copy_pct else ''}"
+            f" | "
+            f"{c.direction} | {c.operands} "
+            f"| {c.desc.mb} | {Case.gflops(c.ours):.0f} | {_num(c.eff_pct, '.0f')} | "
+            f"{_num(Case.gflops(c.torch) if c.torch else None, '.0f')} | "
+            f"{_num(c.vs_torch, '.2f')} | {c.ours['impl']} |")
+    return lines
+
+
+def limits_line(cases: list[Case]) -> str:
+    """The limits the cases are judged against (on the runs' threads), and any run's lower
+    reading of one, which that run's own %eff% figures divide by."""
+    runs = [c for c in cases if c.ours.get("limit") and not _threads(c.ours)]
+    judged = {c.ours["limit"]: c.limit_g or c.ours["limit_g_per_s"] for c in runs}
+    low: dict[str, float] = {}
+    for c in runs:
+        limit, own = c.ours["limit"], c.ours.get("limit_g_per_s")
+        if own and own < 0.99 * judged[limit]:
+            low[limit] = min(low.get(limit, own), own)
+    line = "measured limits: " + ", ".join(f"{k} {v:.0f} G/s" for k, v in sorted(judged.items()))
+    if low:
+        line += " (each the highest any run read; " + ", ".join(
+            f"a run read {k} at {v:.0f}" for k, v in sorted(low.items())) + ")"
+    return line
+
+
+def guard_line(records: list[dict[str, Any]]) -> str:
+    """What the perf guard (timing.MachineGuard) saw over the timed cases: how many it
+    timed again, and which stayed degraded (their times are the machine's)."""
+    tally = GuardTally.of_records(records)
+    if not tally.cases:
+        return "perf guard: none (runs without --perf-guard, or older files)"
+    text = (f"perf guard: {tally.cases} cases timed between probes, "
+            f"{tally.retimed} timed again after a degraded probe, {tally.degraded} still "
+            f"degraded")
+    if tally.degraded:
+        text += (f" (lowest compute probe {tally.lowest:.0%} of the peak, lowest cache "
+                 f"probe {tally.lowest_cache:.0%} of its best)")
+    return text
+
+
+# Issue 5: a reorder takes at most this many times what a memory copy of the same bytes
+# takes (memcpy bandwidth is the physical limit).
+REORDER_MAX_OVER_COPY = 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class ReorderCase:
+    """One timed reorder record."""
+
+    record: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return self.record["key"].removeprefix("--reorder ")
+
+    @property
+    def gbps(self) -> float:
+        """Bytes moved over the median time, in GB/s. The record's %eff% is the bandwidth
+        at the best time as a share of its limit, so the bytes need not be recounted."""
+        r = self.record
+        return r["eff_pct"] / 100.0 * r["limit_g_per_s"] * r["min_ms"] / r["median_ms"]
+
+    @property
+    def is_copy(self) -> bool:
+        """A same-layout, same-type reorder with nothing else: a plain memory copy."""
+        d = self.record["settings"]["driver"]
+        return (d["sdt"] == d["ddt"] and d["stag"]["pattern"] == d["dtag"]["pattern"]
+                and not d["attr-scales"]["entries"] and not d["attr-post-ops"]["entries"]
+                and d["strides"] == [None, None])
+
+
+def reorder_cases_of(records: Iterable[dict[str, Any]]) -> list[ReorderCase]:
+    return [ReorderCase(r) for r in records
+            if r.get("driver") == "reorder" and r.get("median_ms") and r.get("eff_pct")]
+
+
+def reorder_lines(cases: list[ReorderCase]) -> list[str]:
+    """Each reorder's median bandwidth and its time over what the copies of the same run
+    (their geometric mean bandwidth) would take for the same bytes = the copies' GB/s over
+    the case's; judged against REORDER_MAX_OVER_COPY."""
+    copies = [c.gbps for c in cases if c.is_copy]
+    if not copies:
+        return ["reorder: no same-layout copy in the run to compare with "
+                "(batches/perf_reorder has one first and last)"]
+    copy = geometric_mean(copies)
+    bar = REORDER_MAX_OVER_COPY
+    lines = [f"reorder yardstick: the same-layout copies (runs: {len(copies)}), "
+             f"{copy:.1f} GB/s (geomean of medians)", "",
+             "| reorder | impl | GB/s (median) | time over a copy of the same bytes "
+             f"| <= {bar:g}x |", "|---|---|---|---|---|"]
+    missed, judged = 0, 0
+    for c in cases:
+        ratio = copy / c.gbps
+        if c.is_copy:       # the yardstick itself, shown for its spread
+            verdict = "copy"
+        else:
+            judged += 1
+            missed += ratio > bar
+            verdict = "missed" if ratio > bar else "met"
+        lines.append(f"| {c.label} | {c.record['impl']} | {c.gbps:.1f} | {ratio:.2f}x | "
+                     f"{verdict} |")
+    lines += ["", f"reorder bar (every case <= {bar:g}x a copy of the same bytes): "
+              + (f"missed by {missed} of {judged} cases" if missed
+                 else f"met by all {judged} cases")]
+    return lines
+
+
+def table(paths: list[str], layers: bool = False) -> list[str]:
+    records: list[dict[str, Any]] = []
+    one_thread: list[dict[str, Any]] = []   # runs on one thread: the threads row's baseline
+    all_two = True                          # every other run on two threads
+    for path in paths:
+        results = read(path)
+        threads = results.environment.get("threads", {}).get("max")
+        if threads == 1:
+            one_thread += results.cases
+        else:
+            records += results.cases
+            all_two = all_two and threads == 2
+    if one_thread and not records:
+        raise UsageError(f"{', '.join(paths)}: only runs on one thread; the targets are for a "
+                         f"run on two, which a one-thread run joins for the threads row")
+    cases = cases_of(records, one_thread if all_two else ())
+    reorders = reorder_cases_of(records)
+    if not cases and not reorders:
+        raise UsageError(f"{', '.join(paths)}: no timed conv or reorder case (run with "
+                         f"--mode=P and --results=FILE)")
+    lines: list[str] = []
+    if cases:
+        rows = rows_of(cases)
+        lines = [limits_line(cases), guard_line(records), "", *markdown(rows), "",
+                 *bandwidth_lines(rows), "",
+                 *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases),
+                 "", *threads_lines(cases)]
+        if layers:
+            lines += ["", *layer_lines(cases)]
+    if reorders:
+        lines += ["", *reorder_lines(reorders)] if lines else reorder_lines(reorders)
+    return lines

@@ -1,0 +1,232 @@
+"""The native backend's layouts: `any` is the kernels' own (channel blocks forward, by
+ANY_LAYOUTS), any other layout is served by
+the +reorder route inside the primitive (timed), and the conv driver catches a route that
+ignores a non-dense stride."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchdnn_py import core
+from benchdnn_py.common import layout, reorders
+from benchdnn_py.drivers.base import CaseResult, RunContext
+from benchdnn_py.drivers.conv import backend_native as native
+from benchdnn_py.drivers.conv import driver, policy
+from benchdnn_py.drivers.conv import driver as conv_driver
+from benchdnn_py.drivers.deconv import driver as deconv_driver
+from benchdnn_py.engine import harness
+from benchdnn_py.engine.settings import GlobalSettings
+from benchdnn_py.status import Status
+
+
+def _steps(prb):
+    """The case steps of the problem's driver (conv or deconv), whose backends create it."""
+    return {"conv": conv_driver.STEPS, "deconv": deconv_driver.STEPS}[prb.desc.kind]
+
+
+def _create(prb, res):
+    return _steps(prb).create(prb, res)
+
+
+def _unsupported(prb):
+    return _steps(prb).unsupported(prb)
+
+
+
+def _problem(*args: str, drv: str = "conv"):
+    (case,) = harness.plan([f"--{drv}", *args]).cases
+    return case.driver.make_problem(case.values, case.desc_text, case.settings)
+
+
+def _executor(prb):
+    res = CaseResult(Status.UNTESTED)
+    ex = _create(prb, res)
+    assert ex is not None, res.reason
+    return ex
+
+
+@pytest.mark.parametrize("drv,desc,wei,blocked", [
+    ("conv", "mb2ic20ih6oc18kh3ph1", "abcd", True),   # forward: any's first layout
+    ("conv", "g2mb2ic20iw9oc36kw3pw1", "abcd", False),   # groups of partial blocks: plain
+    # iohw: transposed; the backward-data kernel, at unit stride: channel blocks
+    ("deconv", "mb2ic20ih6oc18kh3ph1", "bacd", True),
+    ("deconv", "g2mb2ic20id4ih5iw5oc36kd2kh3kw3pd1ph1pw1", "acbdef", False),   # giodhw
+])
+def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocked):
+    ex = _executor(_problem(desc, drv=drv))
+    try:
+        assert "+reorder" not in ex.name
+        assert ex.layouts["wei"].describe() == wei
+        kernel_dir = core.Direction.FWD if drv == "conv" else core.Direction.BWD_DATA
+        first = policy.any_layouts(kernel_dir, ex.prim.shape)[0].act
+        act = first if blocked else core.ActLayout.PLAIN
+        assert ex.prim.attr.layout is act
+        assert ex.layouts["src"].same_memory(policy.kernel_layouts(ex.prb, act)["src"])
+        if act is core.ActLayout.PLAIN:
+            assert ex.layouts["src"].describe() == "abcde"[:ex.layouts["src"].ndims]
+        assert not ex.to_kernel and not ex.to_memory
+    finally:
+        ex.close()
+
+
+def _on_this_cpu(kind: str) -> core.ActLayout:
+    """The layout `any` resolves to for a rule's kind, on this CPU's instruction sets."""
+    if kind == "blocked" and core.isa_supported(core.Isa.AVX512):
+        return core.ActLayout.BLOCKED16
+    if kind == "blocked" and core.isa_supported(core.Isa.AVX2):
+        return core.ActLayout.BLOCKED8
+    if kind == "nhwc" and core.isa_supported(core.Isa.AVX2):
+        return core.ActLayout.NHWC
+    return core.ActLayout.PLAIN
+
+
+@pytest.mark.parametrize("direction,desc,kind", [
+    ("FWD_B", "mb2ic20ih6oc18kh3ph1", "blocked"),
+    ("FWD_I", "mb2ic20ih6oc18kh3sh2ph1", "blocked"),
+    ("BWD_D", "mb2ic20ih6oc18kh3ph1", "blocked"),      # unit stride
+    ("BWD_D", "mb2ic20ih6oc18kh3sh2ph1", "nhwc"),      # strided
+    ("BWD_D", "mb2ic3ih12oc18kh3sh2ph1", "plain"),     # strided, 3 channels
+    ("BWD_WB", "mb2ic20ih6oc18kh3ph1", "plain"),       # narrower than 14
+    ("BWD_WB", "mb2ic20ih16oc18kh3ph1", "nhwc"),       # 3x3, 16 wide
+    ("BWD_W", "mb16ic64ih56oc18kh1", "plain"),         # 1x1, few input channels, 12.8 MB
+    ("BWD_W", "mb2ic20ih16oc18kh1", "nhwc"),           # the same, 40 KB
+    ("BWD_W", "mb1ic128ih14oc16kh1", "nhwc"),          # 1x1, 128 input channels
+    ("BWD_W", "mb2ic3ih20oc18kh3", "plain"),           # 3 input channels
+])
+def test_any_follows_the_rules_of_the_kernel_direction(direction, desc, kind):
+    ex = _executor(_problem(f"--dir={direction}", desc))
+    try:
+        assert ex.prim.attr.layout is _on_this_cpu(kind)
+        assert "+reorder" not in ex.name
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("drv,args,routed", [
+    ("conv", ("--stag=nchw", "--wtag=oihw", "--dtag=abx"), False),
+    ("deconv", ("--wtag=iohw",), False),
+    ("deconv", ("--wtag=oihw",), True),         # deconvolution's kernels transpose
+    ("conv", ("--stag=nhwc",), False),          # forward: channels-last rows come first
+    ("conv", ("--stag=nhwc", "--impl=+reorder"), True),         # the route, forced
+    ("conv", ("--dir=BWD_W", "--stag=nChw16c"), True),   # backward weights: route first
+    ("conv", ("--dir=BWD_W", "--stag=nChw16c", "--skip-impl=+reorder"), False),
+    ("conv", ("--stag=chwn",), True),
+    ("conv", ("--strides=::1x4x80x500@7",), True),
+])
+def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
+    ex = _executor(_problem(*args, "mb2ic20ih6oc18kh3ph1", drv=drv))
+    try:
+        assert ("+reorder" in ex.name) is routed
+        assert native.routed(ex.prb, ex.prim.attr.layout) is routed
+    finally:
+        ex.close()
+
+
+def test_one_memory_is_no_route_when_only_size_one_dims_differ():
+    # channels last with one channel puts every point where nchw does
+    ex = _executor(_problem("--stag=nhwc", "--dtag=nhwc", "mb2ic1ih6oc1kh3ph1"))
+    try:
+        assert "+reorder" not in ex.name
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("direction,inputs,outputs", [
+    ("FWD_B", {"src", "wei"}, {"dst"}),
+    ("BWD_D", {"dst", "wei"}, {"src"}),
+    ("BWD_WB", {"src", "dst"}, {"wei"}),
+])
+def test_the_route_reorders_inputs_in_and_outputs_out(direction, inputs, outputs):
+    ex = _executor(_problem(f"--dir={direction}", "--stag=nChw16c", "--wtag=OIhw16i16o",
+                            "--dtag=nChw8c", "mb2ic20ih6oc18kh3ph1"))
+    try:
+        assert set(ex.to_kernel) == inputs and set(ex.to_memory) == outputs
+        assert ex.name.endswith("+reorder")
+    finally:
+        ex.close()
+
+
+def test_a_sum_reads_the_prior_dst_through_its_layout():
+    ex = _executor(_problem("--dtag=chwn", "--attr-post-ops=sum:0.5",
+                            "mb2ic20ih6oc18kh3ph1"))
+    try:
+        assert set(ex.to_kernel) == {"dst"} and set(ex.to_memory) == {"dst"}
+    finally:
+        ex.close()
+
+
+def _run(prb, wei_change: float | None = None):
+    """Executes prb once (after scaling the weights memory by wei_change once bound);
+    returns the dst read back in logical order."""
+    ex = _executor(prb)
+    try:
+        t = driver.tensors(prb.desc, prb.shape)
+        inputs = driver.fill_inputs(prb, t, perf=False)
+        mems = driver.primitive_inputs(prb, inputs, t, ex.layouts)
+        outs = driver.outputs(prb, t, ex.layouts)
+        run, collect = ex.bind(mems, outs)
+        if wei_change is not None:
+            mems["wei"][...] *= wei_change
+        run()
+        collect()
+        return reorders.read(outs["dst"].array, ex.layouts["dst"]).copy()
+    finally:
+        ex.close()
+
+
+def test_the_route_is_in_the_timed_callable_and_repacks_given_weights():
+    desc = "mb2ic20ih6oc18kh3ph1"
+    plain = _run(_problem("--dir=FWD_D", desc))
+    blocked = _run(_problem("--dir=FWD_D", "--stag=nChw16c", "--dtag=nChw8c", desc))
+    assert np.array_equal(plain, blocked)
+    # weights in a layout of their own are read on every execution (re-packed, timed);
+    # the kernels' own (any) are packed once, at bind, as oneDNN's opaque weights are
+    assert np.array_equal(_run(_problem("--dir=FWD_D", "--wtag=hwio", desc), 2.0), 2 * plain)
+    assert np.array_equal(_run(_problem("--dir=FWD_D", desc), 2.0), plain)
+
+
+def test_impl_filter_selects_the_routed_name_it_prints():
+    prb = _problem("--impl=gemm_conv:avx512+reorder", "--stag=chwn", "mb2ic20ih6oc18kh3ph1")
+    res = CaseResult(Status.UNTESTED)
+    ex = _create(prb, res)
+    if ex is None:                       # a CPU without AVX-512
+        assert res.status is Status.SKIPPED
+        return
+    ex.close()
+    skipped = _problem("--skip-impl=+reorder", "--stag=chwn", "mb2ic20ih6oc18kh3ph1")
+    res = CaseResult(Status.UNTESTED)
+    assert _create(skipped, res) is None and res.status is Status.SKIPPED
+
+
+def _dense_like(lay: layout.Layout) -> layout.Layout:
+    """The dense layout with lay's dim order: what a route that ignores strides reads."""
+    order = sorted(range(lay.ndims), key=lambda d: -lay.strides[d])
+    strides, step = [0] * lay.ndims, 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= lay.dims[d]
+    return layout.strided_layout(lay.dims, tuple(strides))
+
+
+@pytest.mark.parametrize("direction,name", [("FWD_B", "src"), ("BWD_D", "dst"),
+                                            ("BWD_WB", "src")])
+def test_a_route_that_ignores_an_inputs_non_dense_strides_fails_the_case(monkeypatch,
+                                                                         direction, name):
+    strides = {"src": "887x1x147x24@3::", "dst": "::1x4x80x500@7"}[name]
+    prb = _problem(f"--dir={direction}", f"--strides={strides}", "mb2ic20ih6oc18kh3ph1")
+    real_create = native.create
+
+    def create(prb, res):
+        ex = real_create(prb, res)
+        lay = ex.layouts[name]
+        ex.to_kernel[name] = reorders.reorder(_dense_like(lay), ex.kernel[name],
+                                             driver.tensor_dts(prb)[name])
+        return ex
+    monkeypatch.setattr(native, "create", create)
+    res = driver.run(prb, RunContext(GlobalSettings(), 0, lambda _: None))
+    assert res.status is Status.FAILED and res.errors > 0
+    # and the same case with the honest route passes
+    monkeypatch.setattr(native, "create", real_create)
+    assert driver.run(prb, RunContext(GlobalSettings(), 0, lambda _: None)).status is \
+        Status.PASSED
