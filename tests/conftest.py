@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchdnn_py import core
+from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, ResultsFile
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,3 +68,16 @@ def cli_threads() -> int:
     """The OpenMP threads a CLI process runs (this one's may differ: an in-process torch
     test sets it)."""
     return int(next(l for l in run_cli("info").lines if l.startswith("threads: ")).split()[1])
+
+
+# A synthetic results file for compare and its statistics: one case per list of samples.
+RESULTS_ENV = {"cpu": {"model": "cpu"}, "isa": {"usable": ["scalar"]}, "threads": {"max": 1}}
+
+
+def results_file(samples: list[list[float]], name: str) -> ResultsFile:
+    header = {"type": "header", "schema": SCHEMA, "version": SCHEMA_VERSION,
+              "backend": "native", "environment": RESULTS_ENV}
+    cases = [{"type": "case", "key": f"--conv ic{i + 1}ih5oc1kh1", "status": "EXECUTED",
+              "samples_ms": s, "impl": "x", "repro": f"--conv ic{i + 1}ih5oc1kh1"}
+             for i, s in enumerate(samples)]
+    return ResultsFile(name, header, cases, {"type": "footer"})

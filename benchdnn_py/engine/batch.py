@@ -15,7 +15,7 @@ from ..errors import UsageError
 # Where `--batch=NAME` is also looked up, after the paths benchdnn tries: the project's own
 # batch and problem directories, so `--batch=shapes_resnet_50` works from anywhere in a
 # source checkout or editable install.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_DIRS = (PROJECT_ROOT / "batches", PROJECT_ROOT / "problems")
 
 

@@ -46,7 +46,7 @@ SCHEMA_VERSION = 1
 BACKEND = "native"
 STDIN = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class ResultsError(BenchError):

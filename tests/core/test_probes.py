@@ -4,6 +4,7 @@ import pytest
 from benchdnn_py._core import lib
 
 from benchdnn_py import core
+from benchdnn_py.core import probes
 
 
 def test_every_usable_route_measures_a_positive_rate():
@@ -33,7 +34,7 @@ def test_the_guard_probe_runs_the_f32_peaks_loop_briefly(monkeypatch):
             calls.append((kind, isa, seconds, repeats))
             return lib.bdnn_peak_ops(kind, isa, seconds, repeats)
 
-    monkeypatch.setattr(core, "lib", Recording())
+    monkeypatch.setattr(probes, "lib", Recording())
     probe = core.probe_peak()
     if peak is None:
         assert probe == 0.0 and calls == []
@@ -63,10 +64,10 @@ def test_limits_measured_again_keep_the_higher_reading(monkeypatch):
             calls.append("copy")
             return rates["copy"].pop(0)
 
-    monkeypatch.setattr(core, "_PEAKS", {})
-    monkeypatch.setattr(core, "_COPY", {})
-    monkeypatch.setattr(core, "_STALE", set())
-    monkeypatch.setattr(core, "lib", Scripted())
+    monkeypatch.setattr(probes, "_PEAKS", {})
+    monkeypatch.setattr(probes, "_COPY", {})
+    monkeypatch.setattr(probes, "_STALE", set())
+    monkeypatch.setattr(probes, "lib", Scripted())
     f32 = lambda: core.measured_peak("f32").ops_per_s
     assert f32() == 300e9 and core.measured_copy_bandwidth() == 20e9
     with core.threads(1):
@@ -129,7 +130,7 @@ def test_the_cache_probe_is_the_best_of_its_readings(monkeypatch):
             calls.append((nbytes, passes))
             return readings.pop(0)
 
-    monkeypatch.setattr(core, "lib", Scripted())
+    monkeypatch.setattr(probes, "lib", Scripted())
     assert core.probe_cache() == 5e11
     assert calls == [(core.CACHE_PROBE_BYTES, core.CACHE_PROBE_PASSES)] * core.CACHE_PROBE_REPEATS
 

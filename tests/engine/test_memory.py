@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from benchdnn_py import backends
 from benchdnn_py.drivers.base import RunContext
 from benchdnn_py.drivers.conv import driver as conv_driver
 from benchdnn_py.engine import harness, memory, runner, workers
@@ -28,9 +27,8 @@ def test_a_case_too_big_is_skipped_before_any_allocation(monkeypatch):
         raise AssertionError("allocated or created for a case that does not fit")
 
     monkeypatch.setattr(memory, "RAM_SHARE", 1e-12)   # nothing fits
-    monkeypatch.setattr(backends, "create", must_not_run)
-    monkeypatch.setattr(conv_driver, "Guarded", must_not_run)
-    monkeypatch.setattr(conv_driver, "tensors", must_not_run)
+    monkeypatch.setattr(conv_driver.STEPS, "create", must_not_run)
+    monkeypatch.setattr(conv_driver.STEPS, "prepare", must_not_run)
     plan = harness.plan(["--conv", "--dir=FWD_B,BWD_D,BWD_WB", "ic8ih8oc8kh3"])
     for case in plan.cases:
         prb = case.driver.make_problem(case.values, case.desc_text, case.settings)

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
-from conftest import ROOT, Result, run_cli
+from conftest import ROOT, Result, results_file, run_cli
 
 from benchdnn_py.reports import compare as cmp
 from benchdnn_py.reports import compare_report, rerun
@@ -78,7 +78,6 @@ def test_a_higher_threshold_and_the_absolute_floor_move_cases_to_within_noise():
 
 def test_many_cases_moving_both_ways_is_reported_as_drift():
     import numpy as np
-    from test_stats import results_file
     rng = np.random.default_rng(9)
     base = [rng.lognormal(0, 0.01, 10).tolist() for _ in range(60)]
     new = [(f * rng.lognormal(0, 0.01, 10)).tolist() for f in [1.3] * 30 + [0.7] * 30]

@@ -7,23 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import results_file
 from scipy import stats as sp
 
 from benchdnn_py.reports import stats
 from benchdnn_py.reports.compare import Options, compare_files
-from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, ResultsFile
-
-ENV = {"cpu": {"model": "cpu"}, "isa": {"usable": ["scalar"]}, "threads": {"max": 1}}
-
-
-def results_file(samples: list[list[float]], name: str) -> ResultsFile:
-    header = {"type": "header", "schema": SCHEMA, "version": SCHEMA_VERSION,
-              "backend": "native", "environment": ENV}
-    cases = [{"type": "case", "key": f"--conv ic{i + 1}ih5oc1kh1", "status": "EXECUTED",
-              "samples_ms": s, "impl": "x", "repro": f"--conv ic{i + 1}ih5oc1kh1"}
-             for i, s in enumerate(samples)]
-    return ResultsFile(name, header, cases, {"type": "footer"})
-
 
 def test_median():
     assert stats.median([3.0, 1.0, 2.0]) == 2.0

@@ -16,6 +16,9 @@ class PoolDesc:
     conv: ConvDesc          # with g = 1 and oc = ic (pooling keeps the channels)
 
     def __getattr__(self, name: str):
+        # Only for fields of conv; never while unpickling (conv not set yet) or for dunders.
+        if name == "conv" or name.startswith("__"):
+            raise AttributeError(name)
         return getattr(self.conv, name)
 
     def with_mb(self, mb: int) -> "PoolDesc":

@@ -261,7 +261,7 @@ def test_skip_impl_and_perf_lines(torch):
 def test_run_is_only_the_torch_call(torch):
     """The timed callable leaves the output buffers alone (the copy back is collect's,
     untimed); after collect they hold the reference's values."""
-    from benchdnn_py.drivers.conv import cfg, driver
+    from benchdnn_py.drivers.conv import driver
     prb = _problem("conv", "g2ic8ih7oc8kh3sh2ph1", backend="torch")
     res = CaseResult(Status.UNTESTED)
     assert _unsupported(prb) is None

@@ -169,7 +169,7 @@ def _reference_inputs(prb, drv: str):
 @pytest.mark.parametrize("drv,options,desc", SAMPLED_CASES, ids=SAMPLED_IDS)
 def test_sampled_reference_is_the_full_reference_at_the_drawn_points(drv, options, desc):
     prb = _planned(drv, options, desc, "sampled:40")
-    assert driver.unsupported(prb) is None
+    assert driver.STEPS.unsupported(prb) is None
     steps, t, q, inputs, prior = _reference_inputs(prb, drv)
     points = driver.sample_points(prb, drv, t)
     full = steps.compute(prb, inputs, q, prior, None)

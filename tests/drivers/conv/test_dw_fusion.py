@@ -103,12 +103,12 @@ def test_output_size_ops_and_bytes_count_both_steps():
     ("g2ic8ih9oc16kh1", "dw_k3s1p1", ("f32",) * 3, "after a grouped convolution"),
 ])
 def test_unsupported_chains_are_unimplemented_with_the_reason(text, chain, dt, reason):
-    status, why = driver.unsupported(_problem(text, chain, dt=dt))
+    status, why = driver.STEPS.unsupported(_problem(text, chain, dt=dt))
     assert status is Status.UNIMPLEMENTED and reason in why, why
 
 
 def test_backward_and_deconvolution_are_refused():
-    status, why = driver.unsupported(_problem("ic8ih6oc8kh1", "dw_k3s1p1", Dir.BWD_D))
+    status, why = driver.STEPS.unsupported(_problem("ic8ih6oc8kh1", "dw_k3s1p1", Dir.BWD_D))
     assert status is Status.UNIMPLEMENTED and "backward pass" in why
     res = run_cli("--deconv", "--attr-post-ops=dw_k3s1p1", "ic8ih6oc8kh1")
     assert "UNIMPLEMENTED (`dw_k3s1p1`: the depthwise post-op follows a 1x1 convolution " \
@@ -122,7 +122,7 @@ def test_backward_and_deconvolution_are_refused():
     ("ic8ih6oc8kh1", "dw:k3s1p3", "padding must be smaller than its kernel"),
 ])
 def test_a_depthwise_step_without_real_outputs_is_invalid(text, chain, reason):
-    status, why = driver.unsupported(_problem(text, chain))
+    status, why = driver.STEPS.unsupported(_problem(text, chain))
     assert status is Status.INVALID_ARGUMENTS and reason in why
 
 

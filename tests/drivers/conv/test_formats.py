@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from benchdnn_py.common import layout, reorders
-from benchdnn_py.drivers.conv import formats
 from benchdnn_py.engine import harness
 from benchdnn_py.engine.memory import poison
 from benchdnn_py.errors import ProblemError, UsageError

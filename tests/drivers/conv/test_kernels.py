@@ -121,9 +121,7 @@ def _applicable():
             yield pytest.param(impl, text, id=f"{impl.name}-{text}")
 
 
-@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
-@pytest.mark.parametrize("impl,text", list(_applicable()))
-def test_impl_matches_reference_exactly(impl, text, with_bias):
+def _assert_forward_exact(impl, text, with_bias):
     shape = _shape(text)
     src, wei, bias = _data(shape, with_bias, seed=len(text) + 31 * impl.index)
     dst = _run(impl, shape, src, wei, bias, with_bias)
@@ -132,6 +130,12 @@ def test_impl_matches_reference_exactly(impl, text, with_bias):
     assert np.array_equal(dst, ref), (
         f"{impl.name} {text}: {np.count_nonzero(dst != ref)} of {dst.size} points differ; "
         f"first at {np.unravel_index(np.flatnonzero(dst != ref)[0], dst.shape)}")
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,text", list(_applicable()))
+def test_impl_matches_reference_exactly(impl, text, with_bias):
+    _assert_forward_exact(impl, text, with_bias)
 
 
 @pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
@@ -252,9 +256,7 @@ def test_bias_required_when_created_with_bias():
 GEMM_IMPLS = [i for i in IMPLS if i.name.startswith("gemm_")]
 
 
-@pytest.mark.parametrize("text", SHAPES)
-@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
-def test_bwd_data_matches_reference_exactly(impl, text):
+def _assert_bwd_data_exact(impl, text):
     shape = _shape(text)
     rng = np.random.default_rng(len(text))
     diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
@@ -268,7 +270,11 @@ def test_bwd_data_matches_reference_exactly(impl, text):
 
 @pytest.mark.parametrize("text", SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
-def test_bwd_weights_matches_reference_exactly(impl, text):
+def test_bwd_data_matches_reference_exactly(impl, text):
+    _assert_bwd_data_exact(impl, text)
+
+
+def _assert_bwd_weights_exact(impl, text):
     shape = _shape(text)
     rng = np.random.default_rng(len(text) + 1)
     src = rng.integers(-8, 9, size=shape.src_shape).astype(np.float32)
@@ -286,6 +292,12 @@ def test_bwd_weights_matches_reference_exactly(impl, text):
     assert np.array_equal(diff_bias, ref_b.astype(np.float32))
 
 
+@pytest.mark.parametrize("text", SHAPES)
+@pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
+def test_bwd_weights_matches_reference_exactly(impl, text):
+    _assert_bwd_weights_exact(impl, text)
+
+
 # A short tile (conv_ukr.inc) runs only its rows, rounded up to the kernel's row step, and
 # stores them as vectors: oc 1 to 25 puts every remainder of 12 (AVX-512), 6 (AVX2) and
 # 4 (scalar) on the last row panel of the plain rows' GEMMs, whose rows are OC in forward
@@ -300,7 +312,7 @@ def test_every_short_tile_height_matches_reference_exactly(impl):
             dst = _run(impl, shape, src, wei, bias, True)
             ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
             assert np.array_equal(dst, ref), f"{impl.name} forward {text}"
-            test_bwd_weights_matches_reference_exactly(impl, text)
+            _assert_bwd_weights_exact(impl, text)
 
 
 # Backward weights written in one k block into a result of at least 1 M floats goes out by
@@ -327,7 +339,7 @@ K_SPLIT_SHAPES = ["mb3ic5ih30oc13kh3ph1", "mb2ic20ih40oc14kh1ph0", "mb2ic8ih40oc
 @pytest.mark.parametrize("text", K_SPLIT_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_k_split_matches_reference_exactly(impl, text):
-    test_bwd_weights_matches_reference_exactly(impl, text)
+    _assert_bwd_weights_exact(impl, text)
 
 
 # Backward weights whose kw taps are runs of at least 5 consecutive input points, at a
@@ -352,7 +364,7 @@ RUNS_SHAPES = [
 @pytest.mark.parametrize("text", RUNS_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_runs_match_reference_exactly(impl, text):
-    test_bwd_weights_matches_reference_exactly(impl, text)
+    _assert_bwd_weights_exact(impl, text)
 
 
 # Backward weights on one result with A's packed block small (conv_gemm.c,
@@ -365,13 +377,13 @@ PRIVATE_B_SHAPES = ["mb2ic56ih14oc20kh3ph1", "g2mb2ic112ih14oc40kh3ph1"]
 @pytest.mark.parametrize("text", PRIVATE_B_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_private_b_matches_reference_exactly(impl, text):
-    test_bwd_weights_matches_reference_exactly(impl, text)
+    _assert_bwd_weights_exact(impl, text)
 
 
 @pytest.mark.parametrize("text", STREAMED_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_streamed_result_matches_reference_exactly(impl, text):
-    test_bwd_weights_matches_reference_exactly(impl, text)
+    _assert_bwd_weights_exact(impl, text)
 
 
 # Backward weights with a long reduction (K = mb * output points >= 256) takes the
@@ -391,7 +403,7 @@ DOT_ROUTE_SHAPES = [
 @pytest.mark.parametrize("text", DOT_ROUTE_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_weights_dot_route_matches_reference_exactly(impl, text):
-    test_bwd_weights_matches_reference_exactly(impl, text)
+    _assert_bwd_weights_exact(impl, text)
 
 
 # Forward on the shift route: padding on either side (negative right padding too),
@@ -412,7 +424,7 @@ SHIFT_SHAPES = [
 @pytest.mark.parametrize("text", SHIFT_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_shift_route_matches_reference_exactly(impl, text, with_bias):
-    test_impl_matches_reference_exactly(impl, text, with_bias)
+    _assert_forward_exact(impl, text, with_bias)
 
 
 # bf16 forward takes the shift route too on the vdpbf16ps kernel when the channels pair
@@ -551,7 +563,7 @@ COL2IM_SHAPES = [
 @pytest.mark.parametrize("text", COL2IM_SHAPES)
 @pytest.mark.parametrize("impl", GEMM_IMPLS, ids=[i.name for i in GEMM_IMPLS])
 def test_bwd_data_col2im_route_matches_reference_exactly(impl, text):
-    test_bwd_data_matches_reference_exactly(impl, text)
+    _assert_bwd_data_exact(impl, text)
 
 
 def test_bwd_data_bias_is_added_for_deconvolution():

@@ -130,8 +130,7 @@ def test_forward_matches_reference_exactly(impl, b, text, with_bias):
     assert np.array_equal(out, ref) and not tail.any()
 
 
-@pytest.mark.parametrize("impl,b,text", CASES)
-def test_backward_data_matches_reference_exactly(impl, b, text):
+def _assert_backward_data_exact(impl, b, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 1)
     diff_dst, wei = _ints(rng, s.dst_shape), _ints(rng, s.wei_shape)
@@ -144,6 +143,11 @@ def test_backward_data_matches_reference_exactly(impl, b, text):
         assert np.array_equal(out, ref) and not tail.any()
 
 
+@pytest.mark.parametrize("impl,b,text", CASES)
+def test_backward_data_matches_reference_exactly(impl, b, text):
+    _assert_backward_data_exact(impl, b, text)
+
+
 # Strided backward data runs the blocked GEMM with input points as rows (the one-block
 # kernels: 24 rows on AVX-512, 12 on AVX2): 1 to 25 points put every remainder on the last
 # row panel, so each short tile height (conv_ukr.inc) runs.
@@ -151,7 +155,7 @@ def test_backward_data_matches_reference_exactly(impl, b, text):
 def test_every_short_tile_height_matches_reference_exactly(impl):
     for b in TAKES[impl.isa]:
         for iw in range(1, 26):
-            test_backward_data_matches_reference_exactly(impl, b, f"mb1ic5iw{iw}oc7kw3sw2pw1")
+            _assert_backward_data_exact(impl, b, f"mb1ic5iw{iw}oc7kw3sw2pw1")
 
 
 @pytest.mark.parametrize("impl,b,text", CASES)

@@ -11,7 +11,7 @@ from benchdnn_py import core
 from benchdnn_py.common.attr import parse_post_ops
 from benchdnn_py.common.direction import Dir
 from benchdnn_py.drivers.conv import attrs as conv_attrs
-from benchdnn_py.drivers.conv import cfg, driver
+from benchdnn_py.drivers.conv import driver
 from benchdnn_py.drivers.conv import prim as conv_prim
 from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.conv.desc import parse_desc
@@ -60,7 +60,7 @@ def test_spec_example_2_relu_then_sum_formula_and_f32_support():
     """dst = beta * dst + gamma * ReLU(alpha * conv, eta): eltwise then sum, which the
     spec allows for int8 only. The reference computes the formula; f32 reports it."""
     prb = _problem("mb2ic8ih7oc8kh3ph1", "relu:0.25+sum:0.5")
-    assert driver.unsupported(prb)[0] is Status.UNIMPLEMENTED
+    assert driver.STEPS.unsupported(prb)[0] is Status.UNIMPLEMENTED
     rng = np.random.default_rng(0)
     conv, prior = rng.normal(size=(2, 8, 1, 7, 7)), rng.normal(size=(2, 8, 1, 7, 7))
     got = conv_attrs.apply_post_ops(conv, prb.post_ops, prior.astype(np.float32))
@@ -100,13 +100,13 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     ("sum+dw:k3s1p1", "only eltwise post-ops may sit beside the depthwise post-op"),
 ])
 def test_support_matrix(chain, reason):
-    status, why = driver.unsupported(_problem("mb2ic16ih9oc24kh1", chain))
+    status, why = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", chain))
     assert status is Status.UNIMPLEMENTED and reason in why
 
 
 def test_backward_with_post_ops_is_rejected_with_the_spec_reason():
     for direction in (Dir.BWD_D, Dir.BWD_W, Dir.BWD_WB):
-        status, why = driver.unsupported(_problem("ic3ih5oc3kh3", "relu", direction))
+        status, why = driver.STEPS.unsupported(_problem("ic3ih5oc3kh3", "relu", direction))
         assert status is Status.UNIMPLEMENTED
         assert "no intermediate for the backward pass" in why
 

@@ -6,7 +6,7 @@ from conftest import BEST_ISA, run_cli
 
 from benchdnn_py.common import eltwise
 from benchdnn_py.drivers.eltwise.desc import parse_dims
-from benchdnn_py.errors import ProblemError, UsageError
+from benchdnn_py.errors import ProblemError
 
 
 def test_dims_round_trip_and_reject_garbage():

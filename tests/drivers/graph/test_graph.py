@@ -17,12 +17,14 @@ import pytest
 from conftest import ROOT, run_cli
 
 from benchdnn_py.common.direction import Dir
+from benchdnn_py.drivers import DRIVERS
 from benchdnn_py.drivers.base import CaseResult, RunContext
 from benchdnn_py.drivers.conv.desc import parse_desc
 from benchdnn_py.drivers.conv.ref import count_ops
 from benchdnn_py.drivers.graph import desc as gdesc
 from benchdnn_py.drivers.graph import driver as gdriver
 from benchdnn_py.engine import harness
+from benchdnn_py.engine.impl_filter import ImplFilter
 from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.errors import ProblemError, UsageError
 from benchdnn_py.status import Status
@@ -636,8 +638,8 @@ def test_perf_line_names_the_graph_case():
 
 
 def test_a_graph_verdict_is_the_worst_of_its_convolutions():
-    prb = gdriver.make_problem({"impl_filter": None, "mb": 0}, "conv_2d_chain.json",
-                               GlobalSettings())
+    prb = gdriver.make_problem({"impl_filter": ImplFilter(), "mb": 0}, "conv_2d_chain.json",
+                               GlobalSettings(), conv=DRIVERS["conv"])
     ctx = RunContext(GlobalSettings(), 0, lambda line: None)
     results = [CaseResult(Status.PASSED, impl="a", total=10),
                CaseResult(Status.FAILED, "why", errors=3, total=5, impl="b"),
