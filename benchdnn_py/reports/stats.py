@@ -12,8 +12,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
-from scipy.special import bdtrc
 
 # Above this many draws x samples, the resampled median comes from the exact distribution
 # of a resample's order statistics instead of explicit resamples: O(n log n + draws)
@@ -24,6 +22,9 @@ _DIRECT_BOOTSTRAP_LIMIT = 100_000
 
 @functools.cache
 def _sp():
+    # scipy.stats takes about a second to import: only when a statistic needs it, so that
+    # a usage error or a bad file is reported at once.
+    from scipy import stats
     return stats
 
 
@@ -51,6 +52,7 @@ def _resampled_medians(x: np.ndarray, draws: int, rng: np.random.Generator) -> n
     fractions = np.arange(1, n + 1) / n
     u = rng.random(draws)
 
+    from scipy.special import bdtrc  # binom.sf as a bare ufunc: no per-call overhead
 
     def order_stat(k: int) -> np.ndarray:
         cdf = bdtrc(k - 1, n, fractions)     # P(k-th smallest <= xs[j])
