@@ -285,7 +285,7 @@ def perf_table(results: tuple[str, ...], layers: bool) -> None:
     reorders against the memory copies of their run.
 
     \b
-    benchdnn-py --mode=P --results=perf.jsonl --batch=batches/perf_conv
+    benchdnn-py --conv --mode=P --results=perf.jsonl --batch=batches/perf_conv
     benchdnn-py perf-table perf.jsonl
     benchdnn-py --reorder --mode=P --results=reo.jsonl --batch=batches/perf_reorder
     benchdnn-py perf-table reo.jsonl

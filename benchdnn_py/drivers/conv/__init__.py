@@ -16,5 +16,5 @@ DRIVER = Driver(
     run=driver.run,
     csv_perf_fields=problem.CSV_PERF_FIELDS,
     perf_fields=frozenset(COMMON_FIELDS | problem.PERF_FIELDS),
-    description="convolution, all directions, f32, 1D/2D/3D",
+    description="convolution: every direction; f32, bf16, f16, int8; 1D/2D/3D",
 )
