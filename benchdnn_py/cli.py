@@ -238,6 +238,13 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
     sys.exit(result.exit_code)
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (another spelling, a link), existing or not."""
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
 class _MergeErrors(_OneLineErrors):
     def make_context(self, info_name, args, parent=None, **extra):
         try:
@@ -250,8 +257,10 @@ class _MergeErrors(_OneLineErrors):
 @cli.command(cls=_MergeErrors)
 @click.argument("out")
 @click.argument("inputs", nargs=-1, required=True)
-def merge(out: str, inputs: tuple[str, ...]) -> None:
-    """Join the results files (or the JUnit files) of a run's shards into OUT.
+@click.option("--replace", is_flag=True, help="Replace OUT if it exists (never an input).")
+def merge(out: str, inputs: tuple[str, ...], replace: bool) -> None:
+    """Join the results files (or the JUnit files) of a run's shards into OUT, a new file
+    (--replace: or an existing one that is not an input).
 
     \b
     benchdnn-py merge all.jsonl shard0.jsonl shard1.jsonl
@@ -259,10 +268,17 @@ def merge(out: str, inputs: tuple[str, ...]) -> None:
     Prints one summary; exit status 0 no failures, 1 failures, 2 usage error.
     """
 
-    if out in inputs:
-        click.echo(f"benchdnn-py merge: error: OUT `{out}` is also an input; name a new "
-                   f"file", err=True)
+    def refuse(why: str) -> None:
+        click.echo(f"benchdnn-py merge: error: {why}", err=True)
         sys.exit(EXIT_USAGE)
+
+    # OUT is written from scratch: never over an input (a forgotten OUT argument makes the
+    # first shard OUT), and over an existing file only when asked.
+    if any(_same_file(out, p) for p in inputs):
+        refuse(f"OUT `{out}` is also an input; name a new file")
+    if os.path.exists(out) and not replace:
+        refuse(f"OUT `{out}` exists (did you forget the output file?); name a new file, "
+               f"or pass --replace to overwrite it")
     try:
         merged = merge_files(out, list(inputs))
     except MergeError as exc:

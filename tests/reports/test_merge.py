@@ -61,3 +61,23 @@ def test_usage_errors(shards, tmp_path):
     assert "Missing argument 'INPUTS...'" in res.err
     res = run_cli("merge", str(shards / "s0.jsonl"), str(shards / "s0.jsonl"))
     assert res.code == 2 and "is also an input" in res.err
+
+
+def test_an_existing_out_is_never_overwritten_unless_replace_is_given(shards, tmp_path):
+    """`merge s0.jsonl s1.jsonl` (OUT forgotten) would make shard 0's file the output."""
+    s0, s1 = shards / "s0.jsonl", shards / "s1.jsonl"
+    before = (s0.read_bytes(), s1.read_bytes())
+    res = run_cli("merge", str(s0), str(s1))
+    assert res.code == 2 and res.out == "" and res.err.count("\n") == 1
+    assert "exists (did you forget the output file?)" in res.err and "--replace" in res.err
+    assert (s0.read_bytes(), s1.read_bytes()) == before
+    # the same file under another name is still an input, --replace or not
+    res = run_cli("merge", "--replace", str(shards / "." / "s1.jsonl"), str(s0), str(s1))
+    assert res.code == 2 and "is also an input" in res.err
+    assert (s0.read_bytes(), s1.read_bytes()) == before
+    out = tmp_path / "old.jsonl"
+    out.write_text("stale\n")
+    assert run_cli("merge", str(out), str(s0), str(s1)).code == 2
+    assert out.read_text() == "stale\n"
+    res = run_cli("merge", "--replace", str(out), str(s0), str(s1))
+    assert res.code in (0, 1) and out.read_text() != "stale\n"
