@@ -1,6 +1,9 @@
-"""The convolution driver: options, problems, and one case from creation to verdict.
+"""The convolution driver's steps of a case (engine/case.py runs them): its blockers, the
+memory it needs, fill, reference, compare and perf record; the options and the problem
+are problem.py's.
 
-Case flow (correctness): the backend (--backend, benchdnn_py/backends) creates an executor,
+Case flow (correctness): the backend (--backend: backend_native.py, backend_torch.py)
+creates an executor,
 which resolves each tensor's memory layout (--stag/--wtag/--dtag/--strides, `any` to its
 own; formats.py) -> fill src/wei/bias in the plain logical layout -> reorder them into
 their layouts (untimed) -> bind (native: pack the weights for the kernels, and the
