@@ -15,10 +15,8 @@
  * Cache probe (the perf guard's, with the compute peak): each thread streams a buffer of
  * its own that fits its core's L2 through FMAs, and the slowest thread's read rate is the
  * answer. On a shared virtual machine a neighbour's traffic can halve what one of our
- * cores gets from its caches while the register-only FMA loop above reads whole: a
- * 2-thread ResNet-50 res4a_branch2b then ran 1.25-1.4 ms instead of 1.09-1.15, with the
- * compute probe at 0.93-1.0 of the peak, and this probe under 90% of its best in 87% of
- * such samples (12% of the healthy ones).
+ * cores gets from its caches while the register-only FMA loop above reads whole: this
+ * probe sees such a slowdown of the kernels where the compute probe does not.
  *
  * Every function returns the best of `repeats` runs (the machine is shared: the best run
  * is the one least disturbed), in operations (or bytes) per second, or 0 when the CPU

@@ -83,10 +83,8 @@ typedef struct {
     /* 1x1 strided without padding: the input points the outputs read, copied dense per
      * execution (sub), and d the unit-stride problem on them, which runs flat. Read in
      * place, a row's points lie strides apart (a cache line per point's block, half of it
-     * used at stride 2) and rows of 7 or 14 points make calls of 3 to 5. On one AVX2
-     * thread, ResNet-50's six strided 1x1 layers went from 49-64% of the f32 peak to
-     * 60-74% (the copy included); on two, alternating runs measured no change (0.98x to
-     * 1.01x): there each core's L2 holds half the weights. */
+     * used at stride 2) and rows of 7 or 14 points make calls of 3 to 5; the dense copy
+     * makes long calls on whole lines, and costs one pass over the read points. */
     int subsampled;                     /* a strided 1x1 run on its points (sub or gather) */
     int64_t sub_sd, sub_sh, sub_sw;     /* the strides (when subsampled) */
     int64_t sub_id, sub_ih, sub_iw;     /* ... and the input's dims */
@@ -203,11 +201,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
               && d->iw == d->ow;
     /* Border points run one per call, with OCB accumulators only (too few to hide the
      * FMA latency): where they are an eighth of a row or more (7x7 and 14x14 images with
-     * 3x3 taps), f32 rows run tap by tap instead (res5's 3x3: 1.3x faster). Low-precision
-     * rows do not: there each tap's pass goes through the per-thread block of sums and
-     * loses the direct store (mean times, ResNet-50's 14x14 3x3 res4a_branch2b: int8 67%
-     * -> 79-83% of the VNNI peak, bf16 64% -> 84-87%; the 7x7 res5a_branch2b 63% ->
-     * 62-65% and 64% -> 66-73%). */
+     * 3x3 taps), f32 rows run tap by tap instead, whose calls span a row's points.
+     * Low-precision rows do not: there each tap's pass would go through the per-thread
+     * block of sums and lose the direct store. */
     int64_t lo, hi;
     w_interior(d, &lo, &hi);
     p->kw_split = !p->flat && !p->lp && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
@@ -236,10 +232,8 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * weights are read again per image: mb x W bytes from L3 or memory once they exceed
      * L2. With images innermost, a group's weights stay in L2 across the images, and each
      * image's input is read again per group: W + n_ocg x mb x image bytes. Images go
-     * innermost where that is less: at mb16, ResNet-50's res5a 3x3 (9.4 MB of weights,
-     * 32 groups of 100 KB images) ran at 42% of the f32 peak, reading 150 MB per
-     * execution instead of 61; its 1x1 to 2048 channels (4 MB, 128 groups) is the other
-     * way round. */
+     * innermost where that is less (large weights, few output block groups, small
+     * images). */
     const int64_t wei_bytes = p->esz * G * p->OCB * p->wblk;
     const int64_t img_bytes = p->esz * G * p->ICB * B * d->id * d->ih * d->iw;
     p->images_inner = d->mb > 1 && wei_bytes > L2_BYTES
@@ -247,21 +241,16 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     /* Threads taking items in turn split each group's rows, so every thread reads every
      * group's weights. Where those outgrow L2 and come from L3 on every execution, and
      * the groups split evenly, each thread takes a contiguous run of items instead:
-     * whole groups, half the weights each on two threads. On Zen 5, medians of 4
-     * alternating runs of ResNet-50 at mb1: res4a_branch2b (14x14 3x3, 2.36 MB in 4
-     * groups of 2 row runs) 1.06x faster forward and 1.04x backward data; the other
-     * layers the rule takes (res3a_branch2b, res4b_branch2a; at mb16 res3a_branch2b)
-     * 0.98x-1.02x. res4a_branch2b's two threads over one, timed in turns: 1.68 in one
-     * of the four runs and 1.96-1.99 in the others; 1.93-2.00 in all four this way. */
+     * whole groups, half the weights each on two threads: each core's L2 then holds its
+     * half. */
     p->whole_groups = !p->images_inner && p->n_rc > 1 && wei_bytes > L2_BYTES
                       && per_rows % c->nthr == 0;
     /* A strided 1x1 reads its copy (sub) once per output block group: from L3 when the
      * copy outgrows L2, n_ocg x image bytes per image (ResNet-50's res3a_branch1: 32
      * groups x 800 KB). Gathering per item instead reads the input once per group range
-     * and the weights once per run of rows: n_rc x W bytes (res3a_branch1: 9 x 512 KB),
-     * and the copy is never written out. Where the copy fits L2 (res4a's 400 KB) its
-     * re-reads are L2 hits and gathering's weight reads are not: res4a_branch2a ran
-     * 1.19x slower gathering. */
+     * and the weights once per run of rows: n_rc x W bytes, and the copy is never written
+     * out. Where the copy fits L2 its re-reads are L2 hits and gathering's weight reads
+     * are not: the copy stays. */
     if (p->sub && img_bytes > L2_BYTES) {
         const int64_t per = d->mb * G, pt_bytes = p->ICB * B * p->esz;
         int64_t rc = max64(p->rows, 1);
@@ -271,8 +260,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         int64_t n_rc = bdnn_div_up(p->rows, rc);
         /* Flat ranges split the points evenly, so any count of them works: one the threads
          * divide gathers each point once, where group ranges (below) would gather it once
-         * per range (res3a_branch1 on two threads: 9 row runs made 2 group ranges, and two
-         * threads ran 1.85x one). */
+         * per range. */
         while (p->flat && (per * n_rc) % c->nthr) ++n_rc;
         if (n_rc * wei_bytes < p->n_ocg * img_bytes) {
             /* group ranges: at least four items per thread, and as many per thread */
@@ -297,14 +285,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     const int64_t blk_bytes = p->taps * B * p->ocb * B * p->esz;
     /* Rows run by kw taps loop kw outside the rows (dc_group_rows), so one tap's weights
      * of a chunk serve every row of the item: chunks where those stay in L1. A call reads
-     * its tap's weights at a stride of KW taps, and from L2 (every row again, as with
-     * WEI_CHUNK) that stream ran at 67% of the f32 peak on res5a's 3x3; cachegrind
-     * (32 KiB L1), res4a's 3x3 on one thread: 0.07x the L1 misses, 1.03x the
-     * instructions; alternating runs, AVX2, one and two threads: res4a 0.83x and 0.84x the
-     * time, res5a 0.88x and 0.90x (at 16 KiB per tap: 0.89x and 0.86x on res4a). Rows
-     * that run all taps per call read the chunk in order, which the prefetcher streams
-     * from L2: there a 24 KiB chunk measured 0.98x to 1.06x the time (res2a's and
-     * res3a's 3x3). */
+     * its tap's weights at a stride of KW taps, which from L2 (every row again, as with
+     * WEI_CHUNK) would stall the FMAs. Rows that run all taps per call read the chunk in
+     * order, which the prefetcher streams from L2: WEI_CHUNK serves them. */
     const int64_t chunk_bytes = p->kw_split ? KW_TAP_CHUNK * d->kw : WEI_CHUNK;
     p->icc = max64(1, min64(p->ICB, chunk_bytes / blk_bytes));
     p->bias = bdnn_aligned_alloc(sizeof(float) * (size_t)(G * p->OCB * B));

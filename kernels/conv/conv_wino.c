@@ -38,9 +38,8 @@
  * Work items write disjoint output tiles; each thread owns its V, M and tile buffers.
  *
  * Team mode (U too large to stay in L3, and too few tiles for two blocks per thread: deep
- * layers at small batches). Blocks of one panel each made that many passes over U from
- * memory (ResNet-50's res5a 3x3 at mb16: 64 tiles, 38 MB of U, six passes; Winograd ran
- * at 0.92x direct). Instead all threads work each block together: they split its input
+ * layers at small batches). Blocks of one panel each would make that many passes over U
+ * from memory. Instead all threads work each block together: they split its input
  * transform by panels into one shared V, then its oc blocks (dynamic). U then streams
  * once per block; the barrier after each phase keeps V whole while it is read. Each thread
  * still owns its M and tile buffers. */
@@ -57,9 +56,8 @@ enum { KC = 256 };
  * (U_SMALL_BYTES: it stays in L3), the block's whole V stays in L2 (V_L2_BYTES) and M
  * takes as much (M_L2_BYTES). A deep layer's U is megabytes, streamed from memory once per
  * block: there tb grows until V_p alone fills VP_BYTES of L2 (all of V, up to V_BYTES,
- * then lives in L3), and M gets M_BYTES. Measured on ResNet-50 and VGG-19 at mb16: the
- * 512-channel layers went from 1.1x to 1.5x direct with the larger blocks, the 64- and
- * 128-channel ones lost with them. */
+ * then lives in L3), and M gets M_BYTES: the larger blocks pay where U is read from
+ * memory, and cost the small layers their L2 reuse. */
 static const int64_t U_SMALL_BYTES = 4 << 20, V_L2_BYTES = 512 << 10, M_L2_BYTES = 512 << 10;
 static const int64_t VP_BYTES = 256 << 10, V_BYTES = 4 << 20, M_BYTES = 1 << 20;
 /* Team mode's shared V, read by every thread from L3: res5a's 3x3 at mb16 (all 64 tiles,

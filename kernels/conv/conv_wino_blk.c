@@ -10,8 +10,8 @@
  * Why a second Winograd. wino_f43 (conv_wino.c) sums over the input channels with 36
  * GEMMs whose C, M, goes through memory between them and the output transform; its
  * input side gathers each tile's 6x6 patch channel by channel from a plain layout. With
- * 3 input channels the GEMMs are all overhead (0.5x-0.65x the direct kernel on VGG-19's
- * conv1_1). On channel blocks a patch pixel is one vector of input channels, and here M
+ * 3 input channels the GEMMs are all overhead (slower than the direct kernel). On
+ * channel blocks a patch pixel is one vector of input channels, and here M
  * never leaves registers: per 6-wide row of the 6x6 and a few tiles, the row's sums over
  * all the input channels (a broadcast V value against U's vector of output channels),
  * then the output transform along the row at once. With few input channels (at most 4)
@@ -35,10 +35,8 @@
 #include "conv_impl.h"
 
 /* The largest U the row takes is BDNN_WINO_BLOCKED_MAX_U_BYTES (bdnn.h). Each chunk of
- * tiles reads all of U once, so U must come from the caches. Measured at mb16 against
- * wino_f43 (2026-11-26, 2 threads, AVX-512): U of 9 MiB (256 -> 256 channels) 0.67x its
- * time at 14x14 and 0.88x at 56x56; 18 MiB (256 -> 512) 1.37x, 36 MiB (512 -> 512)
- * 1.41x-1.52x. */
+ * tiles reads all of U once, so U must come from the caches: past the bound, wino_f43
+ * (which streams U once per tile block) is the faster. */
 /* Tiles per chunk (at most: a tile row is a work item): their t (24 vectors each) stays
  * in L1, their V (36 per input block) in L2. */
 enum { WB_TB = 8 };
