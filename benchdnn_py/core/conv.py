@@ -294,8 +294,9 @@ class ConvPrimitive:
         self._desc = shape.cdata()
         self._keep: list = []
         out = ffi.new("bdnn_conv_t **")
+        lib.bdnn_set_test_fault(int(fault))   # read at create: the primitive carries it
         _check(lib.bdnn_conv_create(impl.index, self._desc, int(direction), int(with_bias),
-                                    self.attr.cdata(self._keep), int(fault), out),
+                                    self.attr.cdata(self._keep), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
         self.name = _with_fault(ffi.string(lib.bdnn_conv_name(self._handle)).decode(), fault)

@@ -1,8 +1,10 @@
 /* The implementation table and the public primitive API of bdnn.h.
  *
- * Registration lives here and only here: one row per (algorithm, ISA), in order of
- * preference. Python walks the rows, skips those the CPU cannot run or the user filtered
- * out, and takes the first whose create() accepts the problem. */
+ * Kernel choice lives here and only here: one row per (algorithm, route, ISA, operand
+ * class), in order of preference, each with the layouts it runs on and the predicate of
+ * its route's domain. Python walks the rows, skips those the CPU cannot run or the user
+ * filtered out, and takes the first whose create() accepts the problem; the primitive
+ * reports its row's name, so the route that ran is named. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,122 +18,202 @@
 #define F16 OPERANDS_F16
 #define BF16 OPERANDS_BF16
 #define INT8 OPERANDS_INT8
+#define PLAIN ROW_LAYOUT(BDNN_LAYOUT_PLAIN)
+#define NHWC ROW_LAYOUT(BDNN_LAYOUT_NHWC)
+#define BLK16 ROW_LAYOUT(BDNN_LAYOUT_BLOCKED16)
+#define BLOCKS (ROW_LAYOUT(BDNN_LAYOUT_BLOCKED8) | BLK16)
+#define FUSED CONV_ROW_FUSED_DW
+#define GEMM CONV_ROW_GEMM
+/* The GEMM family's routes on plain layouts, in their order of preference (each refuses
+ * what its domain excludes, and the next takes it; gather takes everything). */
+#define GEMM_OUTER(fam, isa_name, isa, ukr, ops_class)                                      \
+    {fam ":" isa_name ":outer", isa, &bdnn_conv_gemm_outer_ops, ukr, ops_class, PLAIN,     \
+     bdnn_gemm_outer_applies, GEMM}
+#define GEMM_SHIFT(fam, isa_name, isa, ukr, ops_class)                                      \
+    {fam ":" isa_name ":shift", isa, &bdnn_conv_gemm_shift_ops, ukr, ops_class, PLAIN,     \
+     bdnn_gemm_shift_applies, GEMM}
+#define GEMM_S2D(fam, isa_name, isa, ukr, ops_class)                                        \
+    {fam ":" isa_name ":s2d", isa, &bdnn_conv_gemm_s2d_ops, ukr, ops_class, PLAIN,         \
+     bdnn_gemm_s2d_applies, GEMM}
+#define GEMM_COL2IM(fam, isa_name, isa, ukr, ops_class)                                     \
+    {fam ":" isa_name ":col2im", isa, &bdnn_conv_gemm_col2im_ops, ukr, ops_class, PLAIN,   \
+     bdnn_gemm_col2im_applies, GEMM}
+#define GEMM_GATHER(fam, isa_name, isa, ukr, ops_class)                                     \
+    {fam ":" isa_name ":gather", isa, &bdnn_conv_gemm_gather_ops, ukr, ops_class, PLAIN,   \
+     NULL, GEMM}
+/* ... on channels last (conv_gemm_nhwc*.c) and on channel blocks (the same code). */
+#define NHWC_ROUTE(fam, isa_name, route, isa, ukr, lay, flags)                              \
+    {fam ":" isa_name ":" #route, isa, &bdnn_conv_nhwc_##route##_ops, ukr, F32, lay,       \
+     bdnn_nhwc_##route##_applies, flags}
+#define NHWC_GATHER(fam, isa_name, isa, ukr, lay)                                           \
+    {fam ":" isa_name ":gather", isa, &bdnn_conv_nhwc_gather_ops, ukr, F32, lay, NULL, 0}
 static const conv_impl_entry_t impls[] = {
     /* The only rows that take a dw post-op (and take nothing else); each runs its 1x1
      * and depthwise steps on the rows below, at its ISA or under. */
-    {"fused_dw:avx512", BDNN_ISA_AVX512, &bdnn_conv_fused_dw_ops, NULL, F32},
-    {"fused_dw:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, F32},
-    {"fused_dw:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, F32},
-    {"fused_dw_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_fused_dw_ops, NULL, BF16},
-    {"fused_dw_bf16:avx512", BDNN_ISA_AVX512, &bdnn_conv_fused_dw_ops, NULL, BF16},
-    {"fused_dw_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, BF16},
-    {"fused_dw_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, BF16},
-    {"fused_dw_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_fused_dw_ops, NULL, INT8},
-    {"fused_dw_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, INT8},
-    {"fused_dw_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, INT8},
-    {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32},
-    {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32},
-    {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32},
+    {"fused_dw:avx512", BDNN_ISA_AVX512, &bdnn_conv_fused_dw_ops, NULL, F32, PLAIN | BLOCKS,
+     NULL, FUSED},
+    {"fused_dw:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, F32, PLAIN | BLOCKS, NULL,
+     FUSED},
+    {"fused_dw:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, F32, PLAIN | BLOCKS,
+     NULL, FUSED},
+    {"fused_dw_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_fused_dw_ops, NULL, BF16,
+     PLAIN | BLOCKS, NULL, FUSED},
+    {"fused_dw_bf16:avx512", BDNN_ISA_AVX512, &bdnn_conv_fused_dw_ops, NULL, BF16,
+     PLAIN | BLOCKS, NULL, FUSED},
+    {"fused_dw_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, BF16, PLAIN | BLOCKS,
+     NULL, FUSED},
+    {"fused_dw_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, BF16,
+     PLAIN | BLOCKS, NULL, FUSED},
+    {"fused_dw_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_fused_dw_ops, NULL, INT8,
+     PLAIN | BLOCKS, NULL, FUSED},
+    {"fused_dw_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_fused_dw_ops, NULL, INT8, PLAIN | BLOCKS,
+     NULL, FUSED},
+    {"fused_dw_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, INT8,
+     PLAIN | BLOCKS, NULL, FUSED},
+    {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32, PLAIN,
+     NULL, 0},
+    {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32, PLAIN, NULL,
+     0},
+    {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32, PLAIN,
+     NULL, 0},
     /* Depthwise on channels in lanes (conv_dw_lanes.c): channels last, channel blocks (the
      * AVX-512 row takes nChw16c only: its vector would straddle two 8-channel blocks). */
-    {"dw_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_nhwc_ops, &bdnn_dwl_ker_avx512, F32},
-    {"dw_conv_nhwc:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_nhwc_ops, &bdnn_dwl_ker_avx2, F32},
-    {"dw_conv_nhwc:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_nhwc_ops, &bdnn_dwl_ker_scalar, F32},
-    {"dw_conv_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_avx512,
-     F32},
-    {"dw_conv_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_avx2, F32},
-    {"dw_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_blocked_ops, &bdnn_dwl_ker_scalar,
-     F32},
+    {"dw_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512, F32,
+     NHWC, NULL, CONV_ROW_DW_LANES},
+    {"dw_conv_nhwc:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx2, F32, NHWC,
+     NULL, CONV_ROW_DW_LANES},
+    {"dw_conv_nhwc:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_scalar, F32,
+     NHWC, NULL, CONV_ROW_DW_LANES},
+    {"dw_conv_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512,
+     F32, BLOCKS, NULL, CONV_ROW_DW_LANES},
+    {"dw_conv_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx2, F32,
+     BLOCKS, NULL, CONV_ROW_DW_LANES},
+    {"dw_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_scalar,
+     F32, BLOCKS, NULL, CONV_ROW_DW_LANES},
     /* Winograd F(4x4, 3x3): only where the caller asks for it (--alg=wino, or auto's
      * rule); the Python side filters these rows out for direct. The blocked rows take few
      * input channels on channel blocks (conv_wino_blk.c), the others plain layouts. */
     {"wino_f43_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_blk_ops,
-     &bdnn_wino_blk_ker_avx512, F32},
+     &bdnn_wino_blk_ker_avx512, F32, BLOCKS, NULL, CONV_ROW_WINO},
     {"wino_f43_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_wino_blk_ops, &bdnn_wino_blk_ker_avx2,
-     F32},
-    {"wino_f43:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx512, F32},
-    {"wino_f43:avx2", BDNN_ISA_AVX2, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx2, F32},
-    {"wino_f43:scalar", BDNN_ISA_SCALAR, &bdnn_conv_wino_ops, &bdnn_wino_ker_scalar, F32},
-    {"gemm_conv:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F32},
-    {"gemm_conv:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F32},
-    {"gemm_conv:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F32},
+     F32, BLOCKS, NULL, CONV_ROW_WINO},
+    {"wino_f43:avx512", BDNN_ISA_AVX512, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx512, F32, PLAIN,
+     NULL, CONV_ROW_WINO},
+    {"wino_f43:avx2", BDNN_ISA_AVX2, &bdnn_conv_wino_ops, &bdnn_wino_ker_avx2, F32, PLAIN, NULL,
+     CONV_ROW_WINO},
+    {"wino_f43:scalar", BDNN_ISA_SCALAR, &bdnn_conv_wino_ops, &bdnn_wino_ker_scalar, F32, PLAIN,
+     NULL, CONV_ROW_WINO},
+    /* f32 on plain layouts: backward weights by outer products, forward by shifted
+     * planes (several taps, many channels), backward data by col2im (strided or several
+     * taps), and the gather route for everything else. */
+    GEMM_OUTER("gemm_conv", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, F32),
+    GEMM_SHIFT("gemm_conv", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, F32),
+    GEMM_COL2IM("gemm_conv", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, F32),
+    GEMM_GATHER("gemm_conv", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, F32),
+    GEMM_OUTER("gemm_conv", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F32),
+    GEMM_SHIFT("gemm_conv", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F32),
+    GEMM_COL2IM("gemm_conv", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F32),
+    GEMM_GATHER("gemm_conv", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F32),
+    GEMM_OUTER("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
+    GEMM_SHIFT("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
+    GEMM_COL2IM("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
+    GEMM_GATHER("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
     /* bf16 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vdpbf16ps on
      * channel pairs (conv_dblk.c); forward, without scales. */
-    {"gemm_conv_blocked_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_dc_lp_ops,
-     &bdnn_dc_ker_bf16_avx512_bf16, BF16},
+    {"gemm_conv_blocked_bf16:avx512_bf16:direct", BDNN_ISA_AVX512_BF16, &bdnn_conv_dc_lp_ops,
+     &bdnn_dc_ker_bf16_avx512_bf16, BF16, BLK16, NULL, 0},
     /* bf16: vdpbf16ps on bf16 pairs; AVX2: the pairs split into f32 in registers, f32 FMA;
-     * AVX-512 without the instruction: exact conversion to an f32 copy, f32 FMA. */
-    {"gemm_conv_bf16:avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_gemm_ops,
-     &bdnn_gemm_ukr_bf16_avx512_bf16, BF16},
-    {"gemm_conv_bf16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, BF16},
-    {"gemm_conv_bf16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_bf16_avx2, BF16},
-    {"gemm_conv_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, BF16},
+     * AVX-512 without the instruction: exact conversion to an f32 copy, f32 FMA. The
+     * dot-product kernels also take the shift and space-to-depth routes. */
+    GEMM_SHIFT("gemm_conv_bf16", "avx512_bf16", BDNN_ISA_AVX512_BF16,
+               &bdnn_gemm_ukr_bf16_avx512_bf16, BF16),
+    GEMM_S2D("gemm_conv_bf16", "avx512_bf16", BDNN_ISA_AVX512_BF16,
+             &bdnn_gemm_ukr_bf16_avx512_bf16, BF16),
+    GEMM_GATHER("gemm_conv_bf16", "avx512_bf16", BDNN_ISA_AVX512_BF16,
+                &bdnn_gemm_ukr_bf16_avx512_bf16, BF16),
+    GEMM_GATHER("gemm_conv_bf16", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, BF16),
+    GEMM_SHIFT("gemm_conv_bf16", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_bf16_avx2, BF16),
+    GEMM_S2D("gemm_conv_bf16", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_bf16_avx2, BF16),
+    GEMM_GATHER("gemm_conv_bf16", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_bf16_avx2, BF16),
+    GEMM_GATHER("gemm_conv_bf16", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, BF16),
     /* f16: F16C conversion to f32 (exact), f32 FMA, F16C rounding on the way out. */
-    {"gemm_conv_f16:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx512, F16},
-    {"gemm_conv_f16:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_avx2, F16},
-    {"gemm_conv_f16:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_scalar, F16},
+    GEMM_GATHER("gemm_conv_f16", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, F16),
+    GEMM_GATHER("gemm_conv_f16", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F16),
+    GEMM_GATHER("gemm_conv_f16", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F16),
     /* int8 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vpdpbusd on
      * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points. */
-    {"gemm_conv_blocked_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
-     &bdnn_dc_ker_int8_avx512_vnni, INT8},
+    {"gemm_conv_blocked_int8:avx512_vnni:direct", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
+     &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, 0},
     /* int8: vpdpbusd (u8 x s8 quads into s32); AVX2: vpmaddwd on the quads' s16 halves;
      * scalar: s32 multiply-adds. */
-    {"gemm_conv_int8:avx512_vnni", BDNN_ISA_AVX512_VNNI, &bdnn_conv_gemm_ops,
-     &bdnn_gemm_ukr_int8_avx512_vnni, INT8},
-    {"gemm_conv_int8:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_avx2, INT8},
-    {"gemm_conv_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_ops, &bdnn_gemm_ukr_int8_scalar,
-     INT8},
-    /* Channels-last activations (attr.layout BDNN_LAYOUT_NHWC), f32. */
-    {"gemm_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_avx512,
-     F32},
-    {"gemm_conv_nhwc:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_avx2, F32},
-    {"gemm_conv_nhwc:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_nhwc_ops, &bdnn_gemm_ukr_scalar,
-     F32},
+    GEMM_SHIFT("gemm_conv_int8", "avx512_vnni", BDNN_ISA_AVX512_VNNI,
+               &bdnn_gemm_ukr_int8_avx512_vnni, INT8),
+    GEMM_S2D("gemm_conv_int8", "avx512_vnni", BDNN_ISA_AVX512_VNNI,
+             &bdnn_gemm_ukr_int8_avx512_vnni, INT8),
+    GEMM_GATHER("gemm_conv_int8", "avx512_vnni", BDNN_ISA_AVX512_VNNI,
+                &bdnn_gemm_ukr_int8_avx512_vnni, INT8),
+    GEMM_SHIFT("gemm_conv_int8", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_int8_avx2, INT8),
+    GEMM_S2D("gemm_conv_int8", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_int8_avx2, INT8),
+    GEMM_GATHER("gemm_conv_int8", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_int8_avx2, INT8),
+    GEMM_SHIFT("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
+    GEMM_S2D("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
+    GEMM_GATHER("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
+    /* Channels-last activations (attr.layout BDNN_LAYOUT_NHWC), f32: backward weights by
+     * taps, backward data by col2im (strided, or few input channels), else gather. */
+    NHWC_ROUTE("gemm_conv_nhwc", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC, 0),
+    NHWC_ROUTE("gemm_conv_nhwc", "avx512", col2im, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC,
+               0),
+    NHWC_GATHER("gemm_conv_nhwc", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC),
+    NHWC_ROUTE("gemm_conv_nhwc", "avx2", taps, BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC, 0),
+    NHWC_ROUTE("gemm_conv_nhwc", "avx2", col2im, BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC, 0),
+    NHWC_GATHER("gemm_conv_nhwc", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC),
+    NHWC_ROUTE("gemm_conv_nhwc", "scalar", taps, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC, 0),
+    NHWC_ROUTE("gemm_conv_nhwc", "scalar", col2im, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC,
+               0),
+    NHWC_GATHER("gemm_conv_nhwc", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC),
     /* Channel-blocked activations (BDNN_LAYOUT_BLOCKED8/16), f32: a row takes the blocks
-     * its micro-kernel's width divides (avx512 16; avx2 8 and 16; scalar both). */
-    {"gemm_conv_blocked:avx512", BDNN_ISA_AVX512, &bdnn_conv_gemm_blocked_ops,
-     &bdnn_gemm_ukr_blk_avx512, F32},
-    {"gemm_conv_blocked:avx2", BDNN_ISA_AVX2, &bdnn_conv_gemm_blocked_ops,
-     &bdnn_gemm_ukr_blk_avx2, F32},
-    {"gemm_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_gemm_blocked_ops,
-     &bdnn_gemm_ukr_scalar, F32},
+     * its micro-kernel's width divides (avx512 16; avx2 8 and 16; scalar both). Forward
+     * and unit-stride backward data by the direct convolution (conv_dblk.c, where the ISA
+     * has one), backward weights by taps, else gather. */
+    NHWC_ROUTE("gemm_conv_blocked", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
+               BLOCKS, CONV_ROW_BLOCKED_DC),
+    NHWC_ROUTE("gemm_conv_blocked", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
+               BLOCKS, 0),
+    NHWC_GATHER("gemm_conv_blocked", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
+                BLOCKS),
+    NHWC_ROUTE("gemm_conv_blocked", "avx2", direct, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2,
+               BLOCKS, CONV_ROW_BLOCKED_DC),
+    NHWC_ROUTE("gemm_conv_blocked", "avx2", taps, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS,
+               0),
+    NHWC_GATHER("gemm_conv_blocked", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS),
+    NHWC_ROUTE("gemm_conv_blocked", "scalar", taps, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar,
+               BLOCKS, 0),
+    NHWC_GATHER("gemm_conv_blocked", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, BLOCKS),
 };
 #undef F32
 #undef F16
 #undef BF16
 #undef INT8
+#undef PLAIN
+#undef NHWC
+#undef BLK16
+#undef BLOCKS
+#undef FUSED
+#undef GEMM
+#undef GEMM_OUTER
+#undef GEMM_SHIFT
+#undef GEMM_S2D
+#undef GEMM_COL2IM
+#undef GEMM_GATHER
+#undef NHWC_ROUTE
+#undef NHWC_GATHER
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
-/* The activations' layouts (BDNN_LAYOUT_*) each family of rows runs on, by its ops, one
- * pair per layout; a family not listed runs on plain ones. A row accepts only problems
- * created with one of its layouts (bdnn_conv_attr_t.layout). */
-static const struct {
-    const conv_impl_ops_t *ops;
-    int layout;
-} ops_layouts[] = {
-    {&bdnn_conv_gemm_nhwc_ops, BDNN_LAYOUT_NHWC},
-    {&bdnn_conv_dw_nhwc_ops, BDNN_LAYOUT_NHWC},
-    {&bdnn_conv_dw_blocked_ops, BDNN_LAYOUT_BLOCKED8},
-    {&bdnn_conv_dw_blocked_ops, BDNN_LAYOUT_BLOCKED16},
-    {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_PLAIN},
-    {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED8},
-    {&bdnn_conv_fused_dw_ops, BDNN_LAYOUT_BLOCKED16},
-    {&bdnn_conv_wino_blk_ops, BDNN_LAYOUT_BLOCKED8},
-    {&bdnn_conv_wino_blk_ops, BDNN_LAYOUT_BLOCKED16},
-    {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED8},
-    {&bdnn_conv_gemm_blocked_ops, BDNN_LAYOUT_BLOCKED16},
-    {&bdnn_conv_dc_lp_ops, BDNN_LAYOUT_BLOCKED16},
-};
+/* The deliberate defect (BDNN_FAULT_*) the primitives created from now on carry: tests
+ * only (bdnn_set_test_fault). */
+static int test_fault = BDNN_FAULT_NONE;
 
-static int row_takes_layout(int impl, int layout) {
-    int listed = 0;
-    for (size_t i = 0; i < sizeof(ops_layouts) / sizeof(ops_layouts[0]); ++i)
-        if (ops_layouts[i].ops == impls[impl].ops) {
-            if (ops_layouts[i].layout == layout) return 1;
-            listed = 1;
-        }
-    return !listed && layout == BDNN_LAYOUT_PLAIN;
-}
+void bdnn_set_test_fault(int fault) { test_fault = fault; }
 
 void *bdnn_aligned_alloc(size_t bytes) {
     const size_t align = 64;
@@ -211,9 +293,11 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     if (operands_of(a, dir) != impls[impl].operands) return BDNN_STATUS_UNIMPLEMENTED;
     /* A dw post-op is fused_dw's, and fused_dw takes nothing else. */
-    if ((bdnn_dw_post_op(a) >= 0) != (impls[impl].ops == &bdnn_conv_fused_dw_ops))
+    if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
-    if (!row_takes_layout(impl, a->layout)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
+            || !(impls[impl].layouts & ROW_LAYOUT(a->layout)))
+        return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
     bdnn_conv_t *c = calloc(1, sizeof(*c));
@@ -243,7 +327,8 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
         for (int64_t ch = 0; ch < channels; ++ch)
             c->wei_scales[ch] = a->wei_scales[a->wei_scales_per_oc ? ch : 0];
     }
-    const int st = c->impl->ops->init(c);
+    const int st = !c->impl->applies || c->impl->applies(c) ? c->impl->ops->init(c)
+                                                            : BDNN_STATUS_UNIMPLEMENTED;
     if (st != BDNN_STATUS_OK) {
         bdnn_conv_destroy(c);
         return st;
@@ -253,8 +338,8 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
 }
 
 int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
-                     const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out) {
-    return conv_create(impl, d, dir, with_bias, attr, fault, omp_get_max_threads(), out);
+                     const bdnn_conv_attr_t *attr, bdnn_conv_t **out) {
+    return conv_create(impl, d, dir, with_bias, attr, test_fault, omp_get_max_threads(), out);
 }
 
 int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
@@ -262,9 +347,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
     int st = BDNN_STATUS_UNIMPLEMENTED;
     for (int i = 0; i < N_IMPLS; ++i) {
         /* (never Winograd: fused_dw's steps are direct convolutions) */
-        if (impls[i].ops == &bdnn_conv_fused_dw_ops || impls[i].ops == &bdnn_conv_wino_ops
-                || impls[i].ops == &bdnn_conv_wino_blk_ops
-                || impls[i].isa > max_isa)
+        if (impls[i].flags & (CONV_ROW_FUSED_DW | CONV_ROW_WINO) || impls[i].isa > max_isa)
             continue;
         st = conv_create(i, d, BDNN_DIR_FWD, with_bias, attr, fault, 1, out);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;
@@ -291,7 +374,7 @@ int bdnn_conv_pack_weights_dw(const bdnn_conv_t *c, const void *wei, const void 
 /* Runs the implementation; the slow-gemm defect repeats the (idempotent) work. */
 static void run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
     c->impl->ops->execute(c, a);
-    if (c->fault == BDNN_FAULT_SLOW_GEMM && c->impl->ops == &bdnn_conv_gemm_ops)
+    if (c->fault == BDNN_FAULT_SLOW_GEMM && c->impl->flags & CONV_ROW_GEMM)
         c->impl->ops->execute(c, a);
 }
 

@@ -134,7 +134,8 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
 int bdnn_dc_is_flat(const void *plan);
 /* The bias padded to whole output blocks, into out (OCB * B floats). */
 void bdnn_dc_pad_bias(const void *plan, const float *bias, float *out);
-/* gemm_conv_blocked's direct plan (conv_gemm_nhwc.c), or NULL when it runs the GEMM. */
+/* The direct plan of a forward primitive on a gemm_conv_blocked direct row
+ * (CONV_ROW_BLOCKED_DC), else NULL. */
 const void *bdnn_blocked_dc_plan(const struct bdnn_conv *c);
 
 #endif

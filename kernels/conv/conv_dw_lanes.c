@@ -189,11 +189,7 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     }
 }
 
-const conv_impl_ops_t bdnn_conv_dw_nhwc_ops = {
-    dwl_init, dwl_weights_bytes, dwl_pack_weights, dwl_execute, dwl_fini, NULL,
-};
-/* The same code; a separate table entry so that each row family names its layouts
- * (conv_api.c, ops_layouts). */
-const conv_impl_ops_t bdnn_conv_dw_blocked_ops = {
+/* The rows dw_conv_nhwc and dw_conv_blocked (conv_api.c names each one's layouts). */
+const conv_impl_ops_t bdnn_conv_dw_lanes_ops = {
     dwl_init, dwl_weights_bytes, dwl_pack_weights, dwl_execute, dwl_fini, NULL,
 };

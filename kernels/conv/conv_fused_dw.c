@@ -33,28 +33,19 @@
 
 /* Bytes of a thread's 1x1 output buffer, by layout.
  * Plain: half of a core's L2 (1 MiB here), leaving room for the source panel and the
- * depthwise step's padded plane. (Bands of rows instead of whole planes, with the halo
- * rows computed twice and the source rows gathered per band, measured 10 to 20% slower
- * than whole planes on MobileNet's 112 and 56 layers.)
+ * depthwise step's padded plane (bands of rows instead of whole planes would compute the
+ * halo rows twice and gather the source rows per band).
  * Channel blocks: a share of L3, so that at mb1 each thread takes one block of oc/nthr
  * channels. The 1x1 step's direct kernel multiplies each source value by up to 4 layout
- * blocks of weights in registers; L2-sized blocks (one or two layout blocks on the 112
- * and 56 layers) left it one or two, and the fused pair ran 0.96-1.0x the separate
- * convolutions (max 1.25x) against 0.94-0.95x (max 1.03-1.19x) with 2 or 4 MiB; the
- * plain rows measured the other way (1.05x at 512 KiB, 1.09x at 4 MiB). */
+ * blocks of weights in registers; L2-sized blocks (one or two layout blocks on large
+ * planes) would leave it one or two. */
 enum { FDW_BUFFER_BYTES = 512 * 1024, FDW_BLOCKED_BUFFER_BYTES = 4 * 1024 * 1024 };
 
 /* Channel blocks row by row (fdw_execute_rows) where an image's 1x1 output would not
- * stay in a core's L2 (1 MiB here) and there is an image for every thread. Fused over
- * separate on MobileNet v1's pairs, two runs, rows against channel blocks: 112x112 and
- * 56x56 (1.6 to 3.2 MB) 0.83-0.97x against 0.88-1.01x; 28x28 (0.8 MB) 0.86-1.07x against
- * 0.94-1.05x; 14x14 and 7x7 1.15-1.65x against 0.96-1.09x (each 1x1 row of 14 or 7 points
- * streams all the weights once more). With fewer images than threads the rows were split
- * into bands, one per thread, each computing the 1x1 rows it shares with the next band
- * (dw_k - dw_s of them) plus those of a part-used group: 4 to 7% more 1x1 work on the
- * 56x56 pairs, where a block of channels per thread (half the channels, a whole plane in
- * L2) took 0.95-0.98x the time (mb1, 2 threads, min of 4 alternating runs; the 112x112
- * pair even), so such problems take channel blocks. */
+ * stay in a core's L2 (1 MiB here) and there is an image for every thread: the rows keep
+ * the 1x1 output in cache between the steps. Smaller planes take channel blocks (each
+ * 1x1 row of a few points would stream all the weights once more), and so do fewer images
+ * than threads (bands of rows per thread would compute the rows they share twice). */
 enum { FDW_ROWS_MIN_BYTES = 1024 * 1024 };
 /* The rows route computes the 1x1 rows in aligned groups of at least this many points
  * (two 56-wide rows), so that the direct kernel's calls read each weight group for as
@@ -146,7 +137,7 @@ static int64_t tile_rows(const struct bdnn_conv *c) {
     bdnn_conv_t *probe = NULL;
     int64_t mr = 1;
     if (bdnn_conv_create_single(&d1, c->impl->isa, c->with_bias, &a1, BDNN_FAULT_NONE, &probe)
-            == BDNN_STATUS_OK && probe->impl->ops == &bdnn_conv_gemm_ops)
+            == BDNN_STATUS_OK && probe->impl->flags & CONV_ROW_GEMM)
         mr = ((const conv_gemm_ukr_t *)probe->impl->kernel)->mr;
     bdnn_conv_destroy(probe);
     return mr;
@@ -196,7 +187,7 @@ static int rows_serve(const struct bdnn_conv *c) {
                  == BDNN_STATUS_OK
           && bdnn_conv_create_single(&d2, c->impl->isa, c->with_bias, &a2, inner_fault, &s2)
                  == BDNN_STATUS_OK
-          && bdnn_dc_is_flat(bdnn_blocked_dc_plan(s1)) && s2->impl->ops == &bdnn_conv_dw_blocked_ops;
+          && bdnn_dc_is_flat(bdnn_blocked_dc_plan(s1)) && s2->impl->flags & CONV_ROW_DW_LANES;
     bdnn_conv_destroy(s1);
     bdnn_conv_destroy(s2);
     return ok;

@@ -57,9 +57,8 @@ typedef void (*conv_gemm_ukr_pf_fn)(int64_t kc, const float *a, const float *b, 
                                     const bdnn_pf_slice_t *pf);
 
 /* A caller's next operands as up to BDNN_AHEAD_PATTERNS patterns of runs, handed out in
- * slices of per_tile lines, one per tile (a slice stays inside one pattern). Prefetching
- * in bursts between the tiles instead stalled them: ResNet-50 res2b_branch2a at mb16 took
- * 1.22x the time of one line per k step. */
+ * slices of per_tile lines, one per tile (a slice stays inside one pattern): one line per
+ * k step, since prefetching in bursts between the tiles stalls them. */
 enum { BDNN_AHEAD_PATTERNS = 8 };
 typedef struct {
     struct { const char *at; int64_t run, stride, lines; } p[BDNN_AHEAD_PATTERNS];
@@ -140,7 +139,7 @@ static inline void bdnn_input_window(const bdnn_conv_desc_t *d, const int64_t fi
  * (k, j) at b[(k / PACK) * ldb + j * PACK + k % PACK] (ldb = NR * PACK for a packed panel;
  * larger for a tensor read in place, all NR columns read); k >= kc are zero in both.
  *   PACK 2: bf16 A and B, f32 C.
- *   PACK 4: s8 A (weights), u8 B (shifted source, see conv_gemm.c), s32 C.
+ *   PACK 4: s8 A (weights), u8 B (shifted source, see conv_gemm.h), s32 C.
  * C has row stride ldc. A kernel with a_wide set (conv_gemm_ukr_t) takes A widened, at the
  * same element positions: f32 values for PACK 2, s16 for PACK 4 with each group's four
  * values in the order k % 4 = 0, 2, 1, 3 (the pairs (0, 2) and (1, 3) one 32-bit unit
@@ -232,7 +231,7 @@ typedef struct {
 typedef void (*conv_runs_fn)(const conv_run_t *runs, int64_t nruns, int64_t step,
                              int64_t count, float *out, int64_t ldo, int64_t width);
 
-typedef struct {
+typedef struct conv_gemm_ukr {
     int mr, nr;
     conv_gemm_ukr_fn fn;       /* f32 operands (pack 0) */
     conv_gemm_ukr_pf_fn pf_fn; /* fn reading ahead (f32; NULL: none) */
@@ -246,6 +245,9 @@ typedef struct {
     conv_dp_chain_store_fn dp_store_fn;   /* the chain stored into the output (NULL: none) */
     unsigned store_dts;                   /* dp_store_fn's output types, as 1 << dt */
     int a_wide;                           /* A widened (see conv_dp_ukr_fn) */
+    /* The full-width tile of the same ISA that backward weights by taps runs on instead
+     * (a blocked row's one-block tile: its packing absorbs the blocks); NULL: this one. */
+    const struct conv_gemm_ukr *bwt_tile;
 } conv_gemm_ukr_t;
 
 /* u's f32 tile (mode UKR_WRITE or UKR_ACCUMULATE), reading the next tile's slice of `next`
@@ -415,12 +417,32 @@ enum {
     OPERANDS_INT8 = BDNN_OPERANDS_INT8
 };
 
-typedef struct {
-    const char *name;
+/* What a row of the implementation table is (conv_api.c), beyond its ops and kernel. */
+enum {
+    CONV_ROW_FUSED_DW = 1,     /* takes the problems with a dw post-op, and only those */
+    CONV_ROW_WINO = 2,         /* Winograd: never a step of fused_dw (its steps are direct) */
+    CONV_ROW_GEMM = 4,         /* the plain-layout GEMM family (conv_gemm*.c): its kernel's
+                                  MR rows tile the output channels (fused_dw's blocks), and
+                                  the slow-gemm defect runs its execution twice */
+    CONV_ROW_DW_LANES = 8,     /* depthwise on channels in lanes: bdnn_dwl_row serves it */
+    CONV_ROW_BLOCKED_DC = 16,  /* the f32 blocked direct route: bdnn_blocked_dc_plan's */
+};
+/* The activation layouts a row runs on, as a set: ROW_LAYOUT(BDNN_LAYOUT_*) | ... */
+#define ROW_LAYOUT(layout) (1u << (layout))
+
+/* One row: one route of one algorithm on one ISA and operand class. The table's order is
+ * the order of preference; a problem goes to the first row (the caller's filter allowing)
+ * whose checks pass: its ISA, operands and layouts, its applies predicate (the route's
+ * domain, NULL: every problem), then its init (which may still refuse: sizes, memory). */
+typedef struct conv_impl_entry {
+    const char *name;     /* family:isa, or family:isa:route (kernels/conv/README.md) */
     int isa;
     const conv_impl_ops_t *ops;
     const void *kernel;   /* conv_gemm_ukr_t or conv_dw_ker_t, as the ops expect */
     int operands;         /* OPERANDS_*: the one class this row computes */
+    unsigned layouts;     /* ROW_LAYOUT(...) of each activation layout it runs on */
+    int (*applies)(const struct bdnn_conv *c);
+    unsigned flags;       /* CONV_ROW_* */
 } conv_impl_entry_t;
 
 struct bdnn_conv {
@@ -469,7 +491,7 @@ void bdnn_conv_epilogue_scalar(const struct bdnn_conv *c, const void *acc, int64
                                int64_t ld_out, float *tmp);
 void bdnn_conv_store_faulty(void *out, int dt, int64_t i, float v, int fault);
 
-extern const conv_impl_ops_t bdnn_conv_gemm_ops, bdnn_conv_dw_ops, bdnn_conv_fused_dw_ops;
+extern const conv_impl_ops_t bdnn_conv_dw_ops, bdnn_conv_fused_dw_ops;
 
 /* The index of a problem's dw post-op entry, or -1. */
 static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {
@@ -484,11 +506,22 @@ static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {
  * region gives each thread its own. */
 int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bias,
                             const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
-extern const conv_impl_ops_t bdnn_conv_gemm_nhwc_ops;   /* conv_gemm_nhwc.c */
 extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
 extern const conv_impl_ops_t bdnn_conv_wino_blk_ops;    /* conv_wino_blk.c */
-extern const conv_impl_ops_t bdnn_conv_gemm_blocked_ops;   /* conv_gemm_nhwc.c too */
-extern const conv_impl_ops_t bdnn_conv_dw_nhwc_ops, bdnn_conv_dw_blocked_ops; /* conv_dw_lanes.c */
+extern const conv_impl_ops_t bdnn_conv_dw_lanes_ops;   /* conv_dw_lanes.c */
+/* The GEMM family's routes on plain layouts (conv_gemm.h has their files) and on channels
+ * last and channel blocks (conv_gemm_nhwc.h), each with the predicate of its domain. */
+extern const conv_impl_ops_t bdnn_conv_gemm_outer_ops, bdnn_conv_gemm_shift_ops,
+    bdnn_conv_gemm_s2d_ops, bdnn_conv_gemm_col2im_ops, bdnn_conv_gemm_gather_ops;
+int bdnn_gemm_outer_applies(const struct bdnn_conv *c);
+int bdnn_gemm_shift_applies(const struct bdnn_conv *c);
+int bdnn_gemm_s2d_applies(const struct bdnn_conv *c);
+int bdnn_gemm_col2im_applies(const struct bdnn_conv *c);
+extern const conv_impl_ops_t bdnn_conv_nhwc_direct_ops, bdnn_conv_nhwc_taps_ops,
+    bdnn_conv_nhwc_col2im_ops, bdnn_conv_nhwc_gather_ops;
+int bdnn_nhwc_direct_applies(const struct bdnn_conv *c);
+int bdnn_nhwc_taps_applies(const struct bdnn_conv *c);
+int bdnn_nhwc_col2im_applies(const struct bdnn_conv *c);
 /* One output row (od 0, oh) of a dw_conv_nhwc / dw_conv_blocked primitive c, every
  * channel, from rows the caller lays out (fused_dw's bands: a ring of 1x1 output rows):
  * nrows tap rows inside the input, row r's pixel 0 of channel 0 at row0[r] (channel

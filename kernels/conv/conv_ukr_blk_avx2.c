@@ -12,5 +12,5 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define UKR_ROW_STEP 4
 #define UKR_FN gemm_ukr_blk_avx2_12x8
 #define UKR_OBJ bdnn_gemm_ukr_blk_avx2
-#define UKR_BWT_ON_PLAIN_TILE
+#define UKR_BWT_ON_PLAIN_TILE bdnn_gemm_ukr_avx2
 #include "conv_ukr.inc"

@@ -13,5 +13,5 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define UKR_ROW_STEP 4
 #define UKR_FN gemm_ukr_blk_avx512_24x16
 #define UKR_OBJ bdnn_gemm_ukr_blk_avx512
-#define UKR_BWT_ON_PLAIN_TILE
+#define UKR_BWT_ON_PLAIN_TILE bdnn_gemm_ukr_avx512
 #include "conv_ukr.inc"

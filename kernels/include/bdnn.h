@@ -177,8 +177,7 @@ enum { BDNN_WINO_BLOCKED_MAX_U_BYTES = 10485760 };
  * this many bytes (64 MiB) goes past the caches, by non-temporal stores, in the kernels
  * that can (wino_f43_blocked, gemm_conv_blocked's direct kernels): twice L3 here, it
  * cannot stay there for a next reader anyway, and a normal store first reads each line
- * it writes. VGG-19 conv1_1 at mb16 writes 205 MB: its direct kernel took 8.0 ms with
- * these stores, 11.2 with normal ones (2026-11-27, Zen 5, 2 threads). */
+ * it writes. */
 enum { BDNN_STREAM_MIN_BYTES = 67108864 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
@@ -207,6 +206,9 @@ enum {
                                         padded channel tail of its output (the reorders'
                                         reorder_padding_garbage, on the native rows) */
 };
+/* The defect (BDNN_FAULT_*) every convolution primitive created from now on carries, read
+ * at bdnn_conv_create (tests only; BDNN_FAULT_NONE, the default, for correct kernels). */
+void bdnn_set_test_fault(int fault);
 
 /* ---- machine ---- */
 int bdnn_isa_supported(int isa);     /* CPU and OS can run this level, and it is allowed */
@@ -285,8 +287,9 @@ int bdnn_ref_conv_bwd_bias_at(const bdnn_conv_desc_t *d, const float *diff_dst,
                               const int64_t *points, int64_t n_points, double *out);
 
 /* ---- implementations ----
- * A fixed table, in order of preference. An entry is usable for a problem when its ISA is
- * supported and bdnn_conv_create() returns BDNN_STATUS_OK. */
+ * A fixed table, in order of preference, one row per route of an algorithm on one ISA
+ * (names family:isa or family:isa:route, kernels/conv/README.md). An entry is usable for
+ * a problem when its ISA is supported and bdnn_conv_create() returns BDNN_STATUS_OK. */
 int bdnn_conv_impl_count(void);
 const char *bdnn_conv_impl_name(int impl);
 int bdnn_conv_impl_isa(int impl);
@@ -312,7 +315,7 @@ typedef struct bdnn_conv bdnn_conv_t;
  * BDNN_STATUS_UNIMPLEMENTED. With a sum post-op, the output buffer must hold the prior
  * values on entry. */
 int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
-                     const bdnn_conv_attr_t *attr, int fault, bdnn_conv_t **out);
+                     const bdnn_conv_attr_t *attr, bdnn_conv_t **out);
 /* Size in bytes of the weights in the implementation's own layout (forward and backward
  * data; backward weights writes the user layout and returns 0). */
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import conv_rows
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -147,14 +148,14 @@ def test_the_name_reports_both_steps_and_plain_packing_is_refused():
                            (0, 0, 0), (0, 0, 0))
     attr = core.ConvAttr(post_ops=(core.PostOp(core.PostKind.DW, dw_k=3, dw_s=2, dw_p=1),))
     with core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr) as prim:
-        assert prim.name == "fused_dw:scalar(gemm_conv:scalar+dw_conv_fwd:scalar)"
+        assert prim.name == "fused_dw:scalar(gemm_conv:scalar:gather+dw_conv_fwd:scalar)"
         assert prim.dst_shape == (1, 8, 1, 3, 3)
         with pytest.raises(core.InvalidProblem):
             prim.pack_weights(np.zeros(32, np.float32))      # the dw weights are missing
-    # and no other family takes a dw post-op
-    gemm = next(i for i in core.conv_impls() if i.name == "gemm_conv:scalar")
+    # and no other family takes a dw post-op (none of gemm_conv's routes)
+    gemm = next(g for g in conv_rows.groups() if g.name == "gemm_conv:scalar")
     with pytest.raises(core.Unimplemented):
-        core.ConvPrimitive(gemm, shape, core.Direction.FWD, False, attr=attr)
+        conv_rows.create(gemm, shape, core.Direction.FWD, False, attr=attr)
 
 
 def test_a_kernel_applying_the_chain_on_the_wrong_side_of_dw_is_caught():
@@ -178,10 +179,10 @@ def test_unsupported_chains_report_unimplemented_through_the_cli():
 
 
 @pytest.mark.parametrize("tag,steps", [
-    ("any", "(gemm_conv_blocked:avx512+dw_conv_blocked:avx512)"),
-    ("nChw16c", "(gemm_conv_blocked:avx512+dw_conv_blocked:avx512)"),
-    ("nChw8c", "(gemm_conv_blocked:avx2+dw_conv_blocked:avx2)"),
-    ("nchw", "(gemm_conv:avx512+dw_conv_fwd:avx512)"),
+    ("any", "(gemm_conv_blocked:avx512:direct+dw_conv_blocked:avx512)"),
+    ("nChw16c", "(gemm_conv_blocked:avx512:direct+dw_conv_blocked:avx512)"),
+    ("nChw8c", "(gemm_conv_blocked:avx2:direct+dw_conv_blocked:avx2)"),
+    ("nchw", "(gemm_conv:avx512:gather+dw_conv_fwd:avx512)"),
 ])
 def test_f32_fusion_runs_natively_on_plain_and_channel_blocks(tag, steps):
     """Channel tails (oc 40, 20, 72), a block of channels per thread at mb1 (each block's
@@ -216,7 +217,8 @@ def test_blocked_fusion_names_its_blocked_steps():
     dw = (core.PostOp(core.PostKind.DW, dw_k=3, dw_s=1, dw_p=1),)
     attr = core.ConvAttr(post_ops=dw, layout=core.ActLayout.BLOCKED8)
     with core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr) as prim:
-        assert prim.name == "fused_dw:scalar(gemm_conv_blocked:scalar+dw_conv_blocked:scalar)"
+        assert prim.name == \
+            "fused_dw:scalar(gemm_conv_blocked:scalar:gather+dw_conv_blocked:scalar)"
     with pytest.raises(core.Unimplemented):
         core.ConvPrimitive(impl, shape, core.Direction.FWD, False,
                            attr=core.ConvAttr(post_ops=dw, layout=core.ActLayout.NHWC))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import conv_rows
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -31,10 +32,13 @@ FWD = core.Direction.FWD
 # ones, test_kernels_blocked.py; the depthwise ones on those layouts,
 # test_kernels_dw_lanes.py; fused_dw, which takes only problems with a dw post-op,
 # test_dw_fusion.py; Winograd, inexact by design, test_wino.py).
-IMPLS = [i for i in core.conv_impls()
-         if core.isa_supported(i.isa) and i.operands is core.Operands.F32
-         and not i.name.startswith(("gemm_conv_nhwc:", "gemm_conv_blocked:", "fused_dw",
-                                    "wino_f43", "dw_conv_nhwc:", "dw_conv_blocked:"))]
+# (A GEMM family's routes are rows of their own: each group runs the first that accepts,
+# as the drivers do; conv_rows.)
+IMPLS = conv_rows.groups(
+    i for i in core.conv_impls()
+    if core.isa_supported(i.isa) and i.operands is core.Operands.F32
+    and not i.name.startswith(("gemm_conv_nhwc:", "gemm_conv_blocked:", "fused_dw",
+                               "wino_f43", "dw_conv_nhwc:", "dw_conv_blocked:")))
 IMPL_IDS = [i.name for i in IMPLS]
 
 SHAPES = [
@@ -94,7 +98,7 @@ def _data(shape: core.ConvShape, with_bias: bool, seed: int):
 
 def _run(impl, shape, src, wei, bias, with_bias, fault=core.Fault.NONE):
     try:
-        prim = core.ConvPrimitive(impl, shape, FWD, with_bias, fault)
+        prim = conv_rows.create(impl, shape, FWD, with_bias, fault)
     except core.Unimplemented:
         return None
     with prim:
@@ -143,9 +147,9 @@ def test_dw_rejects_non_depthwise_and_gemm_accepts_all(impl):
     shape = _shape("g2ic4ih6oc6kh3ph1")
     if impl.name.startswith("dw_"):
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, shape, FWD, False)
+            conv_rows.create(impl, shape, FWD, False)
     else:
-        core.ConvPrimitive(impl, shape, FWD, False).close()
+        conv_rows.create(impl, shape, FWD, False).close()
 
 
 @pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
@@ -154,7 +158,7 @@ def test_reuse_primitive_and_second_run_identical(impl):
     shape = _shape("ic6ih9oc6kh3ph1_dw")
     src, wei, bias = _data(shape, True, seed=5)
     ref = core.ref_conv_fwd(shape, src, wei, bias).astype(np.float32)
-    with core.ConvPrimitive(impl, shape, FWD, True) as prim:
+    with conv_rows.create(impl, shape, FWD, True) as prim:
         dst = np.full(shape.dst_shape, np.nan, np.float32)
         run = prim.bind(src, prim.pack_weights(wei), bias, dst)
         run()
@@ -216,11 +220,12 @@ def test_fault_is_detected(impl, fault, text):
 
 def test_fault_name_suffix():
     impl = next(i for i in IMPLS if i.name.startswith("gemm_"))
-    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), FWD, False,
-                            core.Fault.RIGHT_PAD_EDGE) as prim:
-        assert prim.name == impl.name + "+fault:right_pad_edge"
-    with core.ConvPrimitive(impl, _shape("ic2ih4oc2kh3ph1"), FWD, False) as prim:
-        assert prim.name == impl.name
+    with conv_rows.create(impl, _shape("ic2ih4oc2kh3ph1"), FWD, False,
+                          core.Fault.RIGHT_PAD_EDGE) as prim:
+        # (the route that ran: ic 2 is the gather route's)
+        assert prim.name == impl.name + ":gather+fault:right_pad_edge"
+    with conv_rows.create(impl, _shape("ic2ih4oc2kh3ph1"), FWD, False) as prim:
+        assert prim.name == impl.name + ":gather"
 
 
 # ---- lifetime -------------------------------------------------------------------------
@@ -229,7 +234,7 @@ def test_fault_name_suffix():
 def test_close_twice_is_harmless(impl):
     shape = _shape("ic3ih5oc3kh3ph1_dw")
     src, wei, bias = _data(shape, False, seed=3)
-    with core.ConvPrimitive(impl, shape, FWD, False) as prim:
+    with conv_rows.create(impl, shape, FWD, False) as prim:
         dst = np.full(shape.dst_shape, np.nan, np.float32)
         prim.bind(src, prim.pack_weights(wei), None, dst)()
         prim.close()
@@ -245,7 +250,7 @@ def test_bias_required_when_created_with_bias():
     impl = next(i for i in IMPLS if i.name.startswith("gemm_"))
     shape = _shape("ic2ih4oc2kh3ph1")
     src, wei, _ = _data(shape, False, seed=1)
-    with core.ConvPrimitive(impl, shape, FWD, True) as prim:
+    with conv_rows.create(impl, shape, FWD, True) as prim:
         dst = np.zeros(shape.dst_shape, np.float32)
         run = prim.bind(src, prim.pack_weights(wei), None, dst)
         with pytest.raises(core.InvalidProblem):
@@ -261,7 +266,7 @@ def _assert_bwd_data_exact(impl, text):
     rng = np.random.default_rng(len(text))
     diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
     wei = rng.integers(-8, 9, size=shape.wei_shape).astype(np.float32)
-    with core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False) as prim:
+    with conv_rows.create(impl, shape, core.Direction.BWD_DATA, False) as prim:
         diff_src = np.full(shape.src_shape, np.nan, np.float32)
         prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), None, diff_src)()
     ref = core.ref_conv_bwd_data(shape, diff_dst, wei).astype(np.float32)
@@ -279,7 +284,7 @@ def _assert_bwd_weights_exact(impl, text):
     rng = np.random.default_rng(len(text) + 1)
     src = rng.integers(-8, 9, size=shape.src_shape).astype(np.float32)
     diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
-    with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, True) as prim:
+    with conv_rows.create(impl, shape, core.Direction.BWD_WEIGHTS, True) as prim:
         assert prim.weights_bytes == 0    # writes the user layout directly
         # on a cache line, as the driver's buffers are (streaming stores need it)
         diff_wei = memory.aligned_empty(4 * int(np.prod(shape.wei_shape))).view(np.float32)
@@ -572,7 +577,7 @@ def test_bwd_data_bias_is_added_for_deconvolution():
     diff_dst = rng.integers(-8, 9, size=shape.dst_shape).astype(np.float32)
     wei = rng.integers(-8, 9, size=shape.wei_shape).astype(np.float32)
     bias = rng.integers(-8, 9, size=shape.ic).astype(np.float32)
-    with core.ConvPrimitive(GEMM_IMPLS[0], shape, core.Direction.BWD_DATA, True) as prim:
+    with conv_rows.create(GEMM_IMPLS[0], shape, core.Direction.BWD_DATA, True) as prim:
         out = np.full(shape.src_shape, np.nan, np.float32)
         prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), bias, out)()
     ref = core.ref_conv_bwd_data(shape, diff_dst, wei) + bias.reshape(1, -1, 1, 1, 1)
@@ -581,7 +586,7 @@ def test_bwd_data_bias_is_added_for_deconvolution():
 
 def test_empty_minibatch_backward_weights_is_zero():
     shape = _shape("mb0ic3ih5oc4kh3")
-    with core.ConvPrimitive(GEMM_IMPLS[0], shape, core.Direction.BWD_WEIGHTS, True) as prim:
+    with conv_rows.create(GEMM_IMPLS[0], shape, core.Direction.BWD_WEIGHTS, True) as prim:
         diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
         diff_bias = np.full(shape.oc, np.nan, np.float32)
         empty_src = np.empty(shape.src_shape, np.float32)
@@ -595,8 +600,8 @@ def test_dw_kernels_are_forward_only_and_directions_are_enforced():
     for impl in IMPLS:
         if impl.name.startswith("dw_"):
             with pytest.raises(core.Unimplemented):
-                core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False)
-    with core.ConvPrimitive(GEMM_IMPLS[0], shape, core.Direction.BWD_DATA, False) as prim:
+                conv_rows.create(impl, shape, core.Direction.BWD_DATA, False)
+    with conv_rows.create(GEMM_IMPLS[0], shape, core.Direction.BWD_DATA, False) as prim:
         with pytest.raises(ValueError, match="created for BWD_DATA"):
             prim.bind(np.zeros(shape.src_shape, np.float32), np.zeros(1, np.float32), None,
                       np.zeros(shape.dst_shape, np.float32))
@@ -630,7 +635,7 @@ def test_backward_data_faults_change_the_result(impl, text, fault):
     shape = _shape(text)
     _, wei, _ = _positive_data(shape, seed=3)
     diff_dst = np.random.default_rng(4).integers(1, 6, size=shape.dst_shape).astype(np.float32)
-    with core.ConvPrimitive(impl, shape, core.Direction.BWD_DATA, False, fault) as prim:
+    with conv_rows.create(impl, shape, core.Direction.BWD_DATA, False, fault) as prim:
         out = np.full(shape.src_shape, np.nan, np.float32)
         prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), None, out)()
     ref = core.ref_conv_bwd_data(shape, diff_dst, wei).astype(np.float32)
@@ -646,7 +651,7 @@ def test_backward_weights_faults_change_the_result(impl, fault, text):
     shape = _shape(text)
     src, _, _ = _positive_data(shape, seed=6)
     diff_dst = np.ones(shape.dst_shape, np.float32)
-    with core.ConvPrimitive(impl, shape, core.Direction.BWD_WEIGHTS, False, fault) as prim:
+    with conv_rows.create(impl, shape, core.Direction.BWD_WEIGHTS, False, fault) as prim:
         diff_wei = np.full(shape.wei_shape, np.nan, np.float32)
         prim.bind_bwd_weights(src, diff_dst, diff_wei, None)()
     ref, _ = core.ref_conv_bwd_weights(shape, src, diff_dst, False)

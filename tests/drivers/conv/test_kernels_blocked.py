@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import conv_rows
 from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
 from benchdnn_py.engine import memory
 
-ROWS = [i for i in core.conv_impls() if i.name.startswith("gemm_conv_blocked:")]
+ROWS = conv_rows.groups(i for i in core.conv_impls() if i.name.startswith("gemm_conv_blocked:"))
 RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
 LAYOUT = {8: core.ActLayout.BLOCKED8, 16: core.ActLayout.BLOCKED16}
 # The blocks each row takes: those its micro-kernel's width divides.
@@ -92,18 +93,18 @@ def test_rows_take_their_blocks_and_only_them():
     for impl in RUNNABLE:
         for attr in (core.ConvAttr(), core.ConvAttr(layout=core.ActLayout.NHWC)):
             with pytest.raises(core.Unimplemented):
-                core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr)
+                conv_rows.create(impl, shape, core.Direction.FWD, False, attr=attr)
         for b in (8, 16):
             if b in TAKES[impl.isa]:
-                core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=_attr(b)).close()
+                conv_rows.create(impl, shape, core.Direction.FWD, False, attr=_attr(b)).close()
             else:
                 with pytest.raises(core.Unimplemented):
-                    core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=_attr(b))
+                    conv_rows.create(impl, shape, core.Direction.FWD, False, attr=_attr(b))
     # groups whose channels straddle a block are another row's (the route)
     for impl in RUNNABLE:
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, _shape("g2ic20ih6oc20kh3ph1"), core.Direction.FWD, False,
-                               attr=_attr(TAKES[impl.isa][0]))
+            conv_rows.create(impl, _shape("g2ic20ih6oc20kh3ph1"), core.Direction.FWD, False,
+                             attr=_attr(TAKES[impl.isa][0]))
 
 
 def test_low_precision_is_left_to_the_route():
@@ -112,8 +113,8 @@ def test_low_precision_is_left_to_the_route():
     for attr in (_attr(b, src_dt="bf16", wei_dt="bf16", dst_dt="bf16"),
                  _attr(b, scales=core.Scales.OSCALE, wei_scales=(0.5,))):
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, _shape("ic3ih6oc4kh3ph1"), core.Direction.FWD, False,
-                               attr=attr)
+            conv_rows.create(impl, _shape("ic3ih6oc4kh3ph1"), core.Direction.FWD, False,
+                             attr=attr)
 
 
 @pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
@@ -122,7 +123,7 @@ def test_forward_matches_reference_exactly(impl, b, text, with_bias):
     s = _shape(text)
     rng = np.random.default_rng(len(text))
     src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, with_bias, attr=_attr(b)) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, with_bias, attr=_attr(b)) as prim:
         dst = _empty(s.dst_shape, b)
         prim.bind(_blocked(src, b), prim.pack_weights(wei), bias if with_bias else None, dst)()
     ref = core.ref_conv_fwd(s, src, wei, bias if with_bias else None).astype(np.float32)
@@ -134,7 +135,7 @@ def _assert_backward_data_exact(impl, b, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 1)
     diff_dst, wei = _ints(rng, s.dst_shape), _ints(rng, s.wei_shape)
-    with core.ConvPrimitive(impl, s, core.Direction.BWD_DATA, False, attr=_attr(b)) as prim:
+    with conv_rows.create(impl, s, core.Direction.BWD_DATA, False, attr=_attr(b)) as prim:
         diff_src = _empty(s.src_shape, b)
         prim.bind_bwd_data(_blocked(diff_dst, b), prim.pack_weights(wei), None, diff_src)()
     if s.mb:
@@ -163,7 +164,7 @@ def test_backward_weights_matches_reference_exactly(impl, b, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 2)
     src, diff_dst = _ints(rng, s.src_shape), _ints(rng, s.dst_shape)
-    with core.ConvPrimitive(impl, s, core.Direction.BWD_WEIGHTS, True, attr=_attr(b)) as prim:
+    with conv_rows.create(impl, s, core.Direction.BWD_WEIGHTS, True, attr=_attr(b)) as prim:
         diff_wei = np.full(s.wei_shape, np.nan, np.float32)
         diff_bias = np.full(s.oc, np.nan, np.float32)
         prim.bind_bwd_weights(_blocked(src, b), _blocked(diff_dst, b), diff_wei, diff_bias)()
@@ -184,8 +185,8 @@ def test_sum_and_eltwise_post_ops_leave_the_tail_zero(impl):
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
                          beta=3.0))
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
-                            attr=_attr(b, post_ops=chain)) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, True,
+                          attr=_attr(b, post_ops=chain)) as prim:
         dst = _blocked(prior, b, 0.0)
         prim.bind(_blocked(src, b), prim.pack_weights(wei), bias, dst)()
     v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
@@ -208,8 +209,8 @@ def test_a_lone_relu_is_applied_in_the_store(impl, text):
     prior = _ints(rng, s.dst_shape)
     for chain, alpha in (((), 0.25), ((core.PostOp(core.PostKind.SUM, scale=0.5),), 0.0)):
         relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=alpha)
-        with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
-                                attr=_attr(b, post_ops=chain + (relu,))) as prim:
+        with conv_rows.create(impl, s, core.Direction.FWD, True,
+                              attr=_attr(b, post_ops=chain + (relu,))) as prim:
             dst = _blocked(prior, b, 0.0)
             prim.bind(_blocked(src, b), prim.pack_weights(wei), bias, dst)()
         v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
@@ -235,8 +236,8 @@ def test_an_output_past_the_caches_is_exact(impl):
     dst = memory.aligned_empty(4 * int(np.prod(s.dst_shape))).view(np.float32)
     dst = dst.reshape(1, 16 // b, 1024, 1024, b)
     assert dst.nbytes >= core.STREAM_MIN_BYTES
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, True,
-                            attr=_attr(b, post_ops=(relu,))) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, True,
+                          attr=_attr(b, post_ops=(relu,))) as prim:
         prim.bind(_blocked(src, b), prim.pack_weights(wei), bias, dst)()
     padded = np.pad(src[0, :, 0], ((0, 0), (1, 1), (1, 1)))
     v = np.broadcast_to(bias[:, None, None], (16, 1024, 1024)).copy()
@@ -252,8 +253,8 @@ def test_the_padding_garbage_defect_writes_the_tail():
     b = TAKES[impl.isa][0]
     s = _shape("ic3ih6oc5kh3ph1")
     rng = np.random.default_rng(7)
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, False, core.Fault.PADDING_GARBAGE,
-                            attr=_attr(b)) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, False, core.Fault.PADDING_GARBAGE,
+                          attr=_attr(b)) as prim:
         dst = _empty(s.dst_shape, b)
         prim.bind(_blocked(_ints(rng, s.src_shape), b),
                   prim.pack_weights(_ints(rng, s.wei_shape)), None, dst)()

@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+import conv_rows
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -36,7 +37,7 @@ TYPES = {
     "gemm_conv_blocked_bf16:": RowTypes("bf16", "bf16", ("bf16", "f32"), (-8, 8), np.nan),
     "gemm_conv_blocked_int8:": RowTypes("u8", "s8", ("u8", "s8", "s32", "f32"), (0, 8), 255),
 }
-ROWS = [(i, t) for i in core.conv_impls() for p, t in TYPES.items() if i.name.startswith(p)]
+ROWS = [(i, t) for i in conv_rows.groups() for p, t in TYPES.items() if i.name.startswith(p)]
 RUNNABLE = [(i, t) for i, t in ROWS if core.isa_supported(i.isa)]
 IDS = [i.name for i, _ in RUNNABLE]
 INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "s32": (-2**31, 2**31 - 1)}
@@ -105,8 +106,8 @@ def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init, fault=core.Fault.
     padded tail starts as the unwritten marker)."""
     dst_dt = attr.dst_dt
     dst = _blocked(dst_init, dst_dt, UNWRITTEN.get(dst_dt, np.nan))
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, bias is not None, fault,
-                            attr=attr) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, bias is not None, fault,
+                          attr=attr) as prim:
         prim.bind(_blocked(src, t.src, t.src_tail),
                   prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
                   None if bias is None else bias.astype(core.numpy_dtype(attr.bia_dt)), dst)()
@@ -128,7 +129,7 @@ pytestmark = pytest.mark.skipif(not RUNNABLE, reason="no AVX512_BF16 or VNNI on 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_the_rows_run_forward_on_16_channel_blocks_only(impl, t):
     shape = _shape("ic20ih6oc18kh3ph1")
-    core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=_attr(t, t.dsts[0])).close()
+    conv_rows.create(impl, shape, core.Direction.FWD, False, attr=_attr(t, t.dsts[0])).close()
     plain = dataclasses.replace(_attr(t, t.dsts[0]), layout=core.ActLayout.PLAIN)
     refused = [plain, dataclasses.replace(plain, layout=core.ActLayout.BLOCKED8),
                dataclasses.replace(plain, layout=core.ActLayout.NHWC),
@@ -139,10 +140,10 @@ def test_the_rows_run_forward_on_16_channel_blocks_only(impl, t):
                     dataclasses.replace(_attr(t, "f32"), src_dt="s8")]
     for attr in refused:
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr)
+            conv_rows.create(impl, shape, core.Direction.FWD, False, attr=attr)
     for direction in (core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS):
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, shape, direction, False, attr=_attr(t, t.dsts[0]))
+            conv_rows.create(impl, shape, direction, False, attr=_attr(t, t.dsts[0]))
 
 
 CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import conv_rows
 from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
 
 NHWC = core.ConvAttr(layout=core.ActLayout.NHWC)
-ROWS = [i for i in core.conv_impls() if i.name.startswith("gemm_conv_nhwc:")]
+ROWS = conv_rows.groups(i for i in core.conv_impls() if i.name.startswith("gemm_conv_nhwc:"))
 RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
 
 SHAPES = [
@@ -79,12 +80,12 @@ def test_one_row_per_isa_and_each_takes_only_channels_last():
     shape = _shape("ic3ih6oc4kh3ph1")
     for impl in RUNNABLE:
         with pytest.raises(core.Unimplemented):   # plain activations: another row's
-            core.ConvPrimitive(impl, shape, core.Direction.FWD, False)
-        core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=NHWC).close()
+            conv_rows.create(impl, shape, core.Direction.FWD, False)
+        conv_rows.create(impl, shape, core.Direction.FWD, False, attr=NHWC).close()
     # and the plain rows refuse channels last
-    plain = next(i for i in core.conv_impls() if i.name.startswith("gemm_conv:"))
+    plain = next(g for g in conv_rows.groups() if g.name.startswith("gemm_conv:"))
     with pytest.raises(core.Unimplemented):
-        core.ConvPrimitive(plain, shape, core.Direction.FWD, False, attr=NHWC)
+        conv_rows.create(plain, shape, core.Direction.FWD, False, attr=NHWC)
 
 
 def test_low_precision_is_left_to_the_route():
@@ -93,8 +94,8 @@ def test_low_precision_is_left_to_the_route():
                  core.ConvAttr(scales=core.Scales.OSCALE, wei_scales=(0.5,),
                                layout=core.ActLayout.NHWC)):
         with pytest.raises(core.Unimplemented):
-            core.ConvPrimitive(impl, _shape("ic3ih6oc4kh3ph1"), core.Direction.FWD, False,
-                               attr=attr)
+            conv_rows.create(impl, _shape("ic3ih6oc4kh3ph1"), core.Direction.FWD, False,
+                             attr=attr)
 
 
 @pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
@@ -103,7 +104,7 @@ def test_forward_matches_reference_exactly(impl, text, with_bias):
     s = _shape(text)
     rng = np.random.default_rng(len(text))
     src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, with_bias, attr=NHWC) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, with_bias, attr=NHWC) as prim:
         dst = _empty_nhwc(s.dst_shape)
         prim.bind(_nhwc(src), prim.pack_weights(wei), bias if with_bias else None, dst)()
     ref = core.ref_conv_fwd(s, src, wei, bias if with_bias else None).astype(np.float32)
@@ -115,7 +116,7 @@ def test_backward_data_matches_reference_exactly(impl, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 1)
     diff_dst, wei = _ints(rng, s.dst_shape), _ints(rng, s.wei_shape)
-    with core.ConvPrimitive(impl, s, core.Direction.BWD_DATA, False, attr=NHWC) as prim:
+    with conv_rows.create(impl, s, core.Direction.BWD_DATA, False, attr=NHWC) as prim:
         diff_src = _empty_nhwc(s.src_shape)
         prim.bind_bwd_data(_nhwc(diff_dst), prim.pack_weights(wei), None, diff_src)()
     if s.mb:
@@ -128,7 +129,7 @@ def test_backward_weights_matches_reference_exactly(impl, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 2)
     src, diff_dst = _ints(rng, s.src_shape), _ints(rng, s.dst_shape)
-    with core.ConvPrimitive(impl, s, core.Direction.BWD_WEIGHTS, True, attr=NHWC) as prim:
+    with conv_rows.create(impl, s, core.Direction.BWD_WEIGHTS, True, attr=NHWC) as prim:
         diff_wei = np.full(s.wei_shape, np.nan, np.float32)
         diff_bias = np.full(s.oc, np.nan, np.float32)
         prim.bind_bwd_weights(_nhwc(src), _nhwc(diff_dst), diff_wei, diff_bias)()
@@ -146,7 +147,7 @@ def test_sum_and_eltwise_post_ops(impl):
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25))
     attr = core.ConvAttr(post_ops=chain, layout=core.ActLayout.NHWC)
-    with core.ConvPrimitive(impl, s, core.Direction.FWD, True, attr=attr) as prim:
+    with conv_rows.create(impl, s, core.Direction.FWD, True, attr=attr) as prim:
         dst = _nhwc(prior)
         prim.bind(_nhwc(src), prim.pack_weights(wei), bias, dst)()
     v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior

@@ -1,0 +1,436 @@
+/* gemm_conv_nhwc / gemm_conv_blocked's taps route (rows <family>:<isa>:taps): backward
+ * weights as one GEMM per tap over shifted windows of the input's stride phases, no
+ * im2col, on the row ISA's full-width tile. Preconditions: backward weights (the row's
+ * applies), at least NR/2 input channels per group (init refuses fewer). */
+#include "conv_gemm_nhwc.h"
+
+/* Backward weights by taps (bdnn_nhwc_run_bwt): no im2col. For each tap, the columns of its im2col
+ * are the input points o*s - p + tap*(dil+1) over the output points o, and along o those
+ * points are a strided walk of the padded input. Split the padded input by the stride's
+ * phase (the remainder of each coordinate modulo s), and a tap's points become a plain
+ * shifted walk of one phase image: phase (r_d, r_h, r_w) holds the padded input point
+ * (z*sd + r_d, y*sh + r_h, x*sw + r_w) at z*plane + y*X + x, and tap t = (kd, kh, kw),
+ * with kd*(dd+1) = sd*q_d + r_d (so for h and w), reads output point o = (od, oh, ow) at
+ * ext(o) + off(t), off(t) = q_d*plane + q_h*X + q_w, ext(o) = od*plane + oh*X + ow. Rows
+ * of X >= ow + max q_w points (and, in 3D, planes of oh + max q_h rows) make that one
+ * formula for every o: the columns (and rows) past the output are junk points whose
+ * diff_dst is zero, so they add nothing (finite inputs assumed, as the zero padding of
+ * any im2col does).
+ *
+ * So C[oc][(tap, ic)] = sum over k = (n, ext point) of A[oc][k] * B_t[k][ic], A = diff_dst
+ * (zero at junk points), B_t[k][ic] = phase(t)[k + off(t)][ic]. Per k block of kc points
+ * the packing copies the thread's rows of diff_dst into MR-row panels ([panel][k][MR])
+ * and the block's window of src points (k0 .. k0 + kc + max_off) once per phase into
+ * NR-column panels of the group's channels ([phase][panel][point][NR]); tap t's B is that
+ * window from point off(t) on, read in place by the micro-kernels (a channels-last 1x1 at
+ * stride 1 without padding and with short points reads src itself: its ext points are
+ * src's points). kc keeps A and the window within PACK_BYTES (L2). The micro-kernel is the row ISA's full-width
+ * one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
+ *
+ * Threads own ranges of C's MR-row panels ((g, oc panel) pairs) and stream every k block
+ * once, each packing only its rows of A but the whole window; where C's rows (x taps) are
+ * at most half the k points, or the panels do not share out evenly, they split k instead,
+ * each a partial C of every row, summed at the end. C is [oc][tap][ic] in a thread's
+ * scratch and goes into the user's [g][oc][ic][tap] row by row at the end (1x1 without a
+ * k split: the micro-kernels write the user's rows directly). Used where a group has at
+ * least NR/2 input channels (fewer would waste most columns of every tile: ResNet's first
+ * layer, 3 channels, keeps run_bww). */
+enum {
+    BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 1024,
+    BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024
+};
+/* src is read in place only while the whole tensor stays in cache between runs. Past that
+ * each run brings it from memory, where the in-place walk (one NR-wide slice of every
+ * point per panel, a point apart) stalls and the copy streams. The bound is
+ * BDNN_BWT_CACHED_MAX_BYTES (bdnn.h), which the driver's choice of layout for `any` reads
+ * too. */
+
+typedef struct {
+    int64_t X, plane, rows;     /* phase image: row length, plane size; rows per plane
+                                   (3D; 2D: one plane, rows unbounded) */
+    int64_t kext, kc, kblocks;  /* ext points per image; k block; k blocks per image */
+    int64_t n_phase, max_off, span;   /* span: window points per k block, kc + max_off */
+    int64_t (*phase)[3];        /* the phases some tap reads: (r_d, r_h, r_w) */
+    int64_t phase_max[3];       /* the largest phase per axis (bwt_ahead's window end) */
+    int64_t *tap_phase, *tap_off;
+    const conv_gemm_ukr_t *u;   /* the micro-kernel (bwt_ukr) */
+    int64_t Mp, Np;             /* OC/G up to whole MR panels, IC/G up to whole NR panels */
+    int64_t panels, k_splits;   /* G * Mp / MR; k ranges (1: threads own panel ranges) */
+    float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
+    float **rowbuf;             /* per thread: one point's diff_dst channels (blocked) */
+    int src_in_place;           /* B read from src itself: channels last, the ext points
+                                   are src's points (1x1, stride 1, no padding), whole
+                                   NR panels per group */
+    int read_ahead;             /* each k block's tiles fetch the next block (bwt_ahead) */
+} bwt_plan_t;
+
+void bdnn_nhwc_bwt_fini(void *plan, int nthr) {
+    bwt_plan_t *q = plan;
+    if (!q) return;
+    for (int t = 0; t < nthr; ++t) {
+        if (q->ab) free(q->ab[t]);
+        if (q->bb) free(q->bb[t]);
+        if (q->cs) free(q->cs[t]);
+        if (q->rowbuf) free(q->rowbuf[t]);
+    }
+    free(q->ab), free(q->bb), free(q->cs), free(q->rowbuf);
+    free(q->phase), free(q->tap_phase), free(q->tap_off);
+    free(q);
+}
+
+/* A tap's offsets (kd, kh, kw) * (dilation + 1). */
+static void tap_extent(const bdnn_conv_desc_t *d, int64_t t, int64_t e[3]) {
+    e[0] = t / (d->kw * d->kh) * (d->dd + 1);
+    e[1] = t / d->kw % d->kh * (d->dh + 1);
+    e[2] = t % d->kw * (d->dw + 1);
+}
+
+/* The (g, oc panel) range [p0, p1) of thread tid: all of them when k is split. */
+static void bwt_panels_of(const bwt_plan_t *q, int nthr, int tid, int64_t *p0, int64_t *p1) {
+    if (q->k_splits > 1) { *p0 = 0, *p1 = q->panels; return; }
+    *p0 = q->panels * tid / nthr, *p1 = q->panels * (tid + 1) / nthr;
+}
+
+/* The packing copies each layout into the micro-kernels' panels, so a blocked row runs
+ * its ISA's full-width tile (12 x 32 on AVX-512) rather than its one-block tile: C's rows
+ * and columns here are channels, not points, and never straddle a block in memory. */
+static const conv_gemm_ukr_t *bwt_ukr(const conv_gemm_ukr_t *u) {
+    if (u == &bdnn_gemm_ukr_blk_avx512) return &bdnn_gemm_ukr_avx512;
+    if (u == &bdnn_gemm_ukr_blk_avx2) return &bdnn_gemm_ukr_avx2;
+    return u;
+}
+
+int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **out) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = bwt_ukr(row_ukr);
+    const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G, MR = u->mr, NR = u->nr;
+    const int64_t taps = taps_of(d), nthr = c->nthr, s[3] = {d->sd, d->sh, d->sw};
+    if (2 * ICG < NR) return BDNN_STATUS_UNIMPLEMENTED;
+    bwt_plan_t *q = calloc(1, sizeof(*q));
+    if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
+    *out = q;
+    q->u = u;
+    q->phase = calloc((size_t)taps, sizeof(*q->phase));
+    q->tap_phase = calloc((size_t)taps, sizeof(int64_t));
+    q->tap_off = calloc((size_t)taps, sizeof(int64_t));
+    if (!q->phase || !q->tap_phase || !q->tap_off) return BDNN_STATUS_OUT_OF_MEMORY;
+    int64_t qmax[3] = {0, 0, 0}, e[3];
+    for (int64_t t = 0; t < taps; ++t) {
+        tap_extent(d, t, e);
+        for (int i = 0; i < 3; ++i) qmax[i] = e[i] / s[i] > qmax[i] ? e[i] / s[i] : qmax[i];
+    }
+    /* Planes of their own (3D) where a tap steps in depth or there are several output
+     * planes; else one plane whose rows run on (a tap's q_h rows past the output). */
+    const int planes = d->od > 1 || qmax[0] > 0;
+    q->X = d->ow + qmax[2];
+    q->rows = planes ? d->oh + qmax[1] : INT64_MAX;
+    q->plane = (planes ? d->oh + qmax[1] : d->oh) * q->X;
+    q->kext = d->od * q->plane;
+    for (int64_t t = 0; t < taps; ++t) {
+        tap_extent(d, t, e);
+        const int64_t r[3] = {e[0] % s[0], e[1] % s[1], e[2] % s[2]};
+        int64_t ph = 0;
+        while (ph < q->n_phase && memcmp(q->phase[ph], r, sizeof(r))) ++ph;
+        if (ph == q->n_phase) memcpy(q->phase[q->n_phase++], r, sizeof(r));
+        for (int i = 0; i < 3; ++i)
+            if (r[i] > q->phase_max[i]) q->phase_max[i] = r[i];
+        q->tap_phase[t] = ph;
+        q->tap_off[t] = e[0] / s[0] * q->plane + e[1] / s[1] * q->X + e[2] / s[2];
+        if (q->tap_off[t] > q->max_off) q->max_off = q->tap_off[t];
+    }
+    q->Mp = bdnn_div_up(OCG, MR) * MR;
+    q->Np = bdnn_div_up(ICG, NR) * NR;
+    /* B read in place walks src a point (IC floats) per k step; from 4 KiB per point every
+     * step is a new page, which the hardware prefetchers do not cross, and the copy wins.
+     * Up to BWT_IN_PLACE_MAX_ROW bytes per point, a page holds four or more. */
+    q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
+        && d->ic * (int64_t)sizeof(float) <= BWT_IN_PLACE_MAX_ROW && q->max_off == 0
+        && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
+               <= BDNN_BWT_CACHED_MAX_BYTES
+        && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
+        && d->sd == 1 && d->sh == 1 && d->sw == 1 && !d->pd && !d->ph && !d->pw;
+    /* Read ahead where the tensors come from memory on every run (bwt_ahead). */
+    q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC && bdnn_bwt_from_memory(d);
+    q->panels = G * (q->Mp / MR);
+    /* Panel ranges make every thread pack the whole src window; a k split makes each
+     * pack its share of both tensors but sum nthr partial C at the end: the split is the
+     * cheaper one while C's rows (x taps) are at most half the k points (the sum is then
+     * small against the packing), and where the panels do not share out evenly (fewer
+     * than 4 per thread, not a multiple of the threads). */
+    const int64_t c_rows = G * q->Mp * taps, k_all = d->mb * q->kext;
+    q->k_splits = nthr > 1 && (2 * c_rows <= k_all
+                               || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
+    const int64_t rows_t = MR * (q->k_splits > 1 ? q->panels : bdnn_div_up(q->panels, nthr));
+    /* Reading ahead, the next block shares L2 with this one's panels and C: blocks of half
+     * the size, but only while C is under half of L2 (from there on, the shorter blocks
+     * reloaded C more often than the read-ahead saved). */
+    const int64_t c_bytes = rows_t * taps * q->Np * (int64_t)sizeof(float);
+    const int64_t pack_floats = (q->read_ahead && c_bytes <= BWT_AHEAD_MAX_C_BYTES
+                                 ? BWT_AHEAD_PACK_BYTES : BWT_PACK_BYTES)
+                              / (int64_t)sizeof(float);
+    const int64_t win = q->Np * q->n_phase;
+    q->kc = (pack_floats - q->max_off * win) / (win + min64(rows_t, q->Mp));
+    q->kc = q->kc < BWT_MIN_KC ? BWT_MIN_KC : q->kc > NKC ? NKC : q->kc;
+    q->kblocks = bdnn_div_up(q->kext, q->kc);
+    q->kc = bdnn_div_up(q->kext, q->kblocks);   /* even blocks: no short tail */
+    q->span = q->kc + q->max_off;
+    const int direct = q->k_splits == 1 && taps == 1;
+    q->ab = calloc((size_t)nthr, sizeof(float *));
+    q->bb = calloc((size_t)nthr, sizeof(float *));
+    q->cs = calloc((size_t)nthr, sizeof(float *));
+    q->rowbuf = calloc((size_t)nthr, sizeof(float *));
+    if (!q->ab || !q->bb || !q->cs || !q->rowbuf) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < nthr; ++t) {
+        q->ab[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc));
+        q->bb[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(q->span * win));
+        q->rowbuf[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)q->Mp);
+        if (!q->ab[t] || !q->bb[t] || !q->rowbuf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (!direct) {
+            q->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows_t * taps * q->Np));
+            if (!q->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+    }
+    return BDNN_STATUS_OK;
+}
+
+/* n channels of a point from ch on (runs inside blocks), then zeros up to `width`. */
+static inline void copy_channels(const act_t *t, const float *img, int64_t ch, int64_t n,
+                                 int64_t pt, float *out, int64_t width) {
+    for (int64_t i = 0, w; i < n; i += w) {
+        w = min64(n - i, run_from(t, ch + i));
+        memcpy(out + i, img + at(t, ch + i, pt), sizeof(float) * (size_t)w);
+    }
+    if (width > n) memset(out + n, 0, sizeof(float) * (size_t)(width - n));
+}
+
+/* One point's MR channels into a panel row: a fixed-length copy per micro-kernel height
+ * (the packing runs this once per point and panel). */
+static inline void copy_mr(float *restrict out, const float *restrict x, int64_t MR) {
+    switch (MR) {
+    case 24: memcpy(out, x, 24 * sizeof(float)); break;
+    case 12: memcpy(out, x, 12 * sizeof(float)); break;
+    case 6: memcpy(out, x, 6 * sizeof(float)); break;
+    case 4: memcpy(out, x, 4 * sizeof(float)); break;
+    default: memcpy(out, x, (size_t)MR * sizeof(float));
+    }
+}
+
+/* A: diff_dst channels [m0, m0 + mc) of group g at the ext points [k0, k0 + kc) of one
+ * image, as MR-row panels (panel i at ab + i * kc * MR, element (k, r) at [k*MR + r]);
+ * zero at junk points and past the group's channels. */
+static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
+                        const float *img, int64_t g, int64_t m0, int64_t mc, int64_t k0,
+                        int64_t kc, float *ab, float *rowbuf) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t MR = q->u->mr, OCG = d->oc / d->g;
+    int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
+    /* A point's channels [m0, m0 + whole) as one run, cut into whole panels: channels
+     * last in place, channel blocks gathered into rowbuf first (one copy per block) */
+    const int64_t whole = min64(mc, (OCG - m0) / MR * MR);
+    for (int64_t k = 0; k < kc; ++k) {
+        const int live = y < d->oh && x < d->ow;
+        const int64_t pt = (z * d->oh + y) * d->ow + x;
+        int64_t m = 0;
+        if (live) {
+            const float *row = img + pt * t->B + g * OCG + m0;
+            if (t->B != t->C) {
+                copy_channels(t, img, g * OCG + m0, whole, pt, rowbuf, whole);
+                row = rowbuf;
+            }
+            for (; m < whole; m += MR) copy_mr(ab + m * kc + k * MR, row + m, MR);
+        }
+        for (; m < mc; m += MR) {
+            const int64_t n = live ? min64(MR, OCG - m0 - m) : 0;
+            copy_channels(t, img, g * OCG + m0 + m, n > 0 ? n : 0, pt, ab + m * kc + k * MR,
+                          MR);
+        }
+        if (++x == q->X) { x = 0; if (++y * q->X == q->plane) { y = 0; ++z; } }
+    }
+}
+
+/* B: every src channel of group g at the window points [k0, k0 + kc + max_off) of one
+ * image, per phase, in NR-column panels ([phase][panel][point][NR]: a micro-kernel's B
+ * is contiguous), zero outside the input and past the group's channels. */
+static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
+                         const float *img, int64_t g, int64_t k0, int64_t kc, float *bb) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t NR = q->u->nr, ICG = d->ic / d->g, n = kc + q->max_off;
+    const int64_t npan = q->Np / NR;
+    for (int64_t ph = 0; ph < q->n_phase; ++ph) {
+        const int64_t *r = q->phase[ph];
+        int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
+        if (q->rows == INT64_MAX) z = 0, y = k0 / q->X;
+        float *out = bb + ph * npan * q->span * NR;
+        for (int64_t p = 0; p < n; ++p) {
+            const int64_t id = z * d->sd + r[0] - d->pd, ih = y * d->sh + r[1] - d->ph,
+                          iw = x * d->sw + r[2] - d->pw;
+            const int inside = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
+                            && iw >= 0 && iw < d->iw;
+            const int64_t pt = (id * d->ih + ih) * d->iw + iw;
+            for (int64_t j = 0; j < npan; ++j)
+                copy_channels(t, img, g * ICG + j * NR, inside ? min64(NR, ICG - j * NR) : 0,
+                              pt, out + (j * q->span + p) * NR, NR);
+            if (++x == q->X) { x = 0; if (++y == q->rows) { y = 0; ++z; } }
+        }
+    }
+}
+
+/* C row (g, oc) ([tap][Np]), summed over the n_parts scratch blocks given (into the
+ * first), into the user's row ([ic][tap]) by the transposing copy: its spill past the
+ * row's last ic is kept inside the row by writing the last ics' taps after it, one by one.
+ * (Scalar, this store took as long as a quarter of the products on ResNet-50's 3x3 layers
+ * at mb1.) */
+static void bwt_store_row(const conv_gemm_ukr_t *u, float *const *parts, int n_parts,
+                          int64_t at_row, int64_t taps, int64_t Np, int64_t ICG, float *w) {
+    float *restrict row = parts[0] + at_row;
+    for (int t = 1; t < n_parts; ++t) {
+        const float *restrict part = parts[t] + at_row;
+        for (int64_t i = 0; i < taps * Np; ++i) row[i] += part[i];
+    }
+    if (taps == 1) {
+        memcpy(w, row, sizeof(float) * (size_t)ICG);
+        return;
+    }
+    const int64_t spilled = bdnn_div_up(bdnn_transpose_spill(u->vlen, taps), taps);
+    const int64_t whole = ICG > spilled ? ICG - spilled : 0;
+    if (whole) u->tr_fn(row, Np, taps, whole, w, taps);
+    for (int64_t ic = whole; ic < ICG; ++ic)
+        for (int64_t tap = 0; tap < taps; ++tap) w[ic * taps + tap] = row[tap * Np + ic];
+}
+
+/* Read-ahead of a thread's next k block while it computes this one (channels last, where
+ * both tensors' points are contiguous runs of bytes): its src window's input points and
+ * its diff_dst points, one run each, a slice asked for by each tile's micro-kernel
+ * (pf_fn), so that the packing copies from the caches instead of waiting on memory. */
+
+/* Ext point k's (z, y, x) (as bwt_pack_src walks them). */
+static void ext_coords(const bwt_plan_t *q, int64_t k, int64_t e[3]) {
+    if (q->rows == INT64_MAX) e[0] = 0, e[1] = k / q->X;
+    else e[0] = k / q->plane, e[1] = k % q->plane / q->X;
+    e[2] = k % q->X;
+}
+
+/* The runs of block (n, k0, kc), spread over `tiles` micro-kernel calls. */
+static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
+                              const float *src, const float *diff_dst, int64_t n, int64_t k0,
+                              int64_t kc, int64_t tiles) {
+    const bdnn_conv_desc_t *d = &c->d;
+    int64_t a[3], b[3], s0, s1;
+    ext_coords(q, k0, a);
+    ext_coords(q, k0 + kc + q->max_off - 1, b);   /* the window's last ext point */
+    bdnn_input_window(d, a, b, q->phase_max, &s0, &s1);
+    ext_coords(q, k0 + kc - 1, b);
+    const int64_t d0 = bdnn_clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
+    const int64_t d1 = bdnn_clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
+    const int64_t fsz = (int64_t)sizeof(float);
+    bdnn_ahead_t h = {0};
+    bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz, 0,
+                   1);
+    bdnn_ahead_add(&h, diff_dst + (n * out_points(d) + d0) * d->oc,
+                   (d1 + 1 - d0) * d->oc * fsz, 0, 1);
+    bdnn_ahead_share(&h, tiles);
+    return h;
+}
+
+void bdnn_nhwc_bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias);
+
+void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float *diff_dst,
+                    float *diff_wei, float *diff_bias) {
+    const bwt_plan_t *q = ((const nhwc_plan_t *)c->plan)->bwt;
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = q->u;
+    const int64_t MR = u->mr, NR = u->nr, taps = taps_of(d), Np = q->Np;
+    const int64_t ICG = d->ic / d->g, OCG = d->oc / d->g, ppg = q->Mp / MR;
+    const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, out_points(d));
+    const int64_t blocks = d->mb * q->kblocks, per_split = bdnn_div_up(blocks, q->k_splits);
+    const int direct = q->k_splits == 1 && taps == 1;
+    const int64_t ldc = direct ? ICG : taps * Np;   /* C rows: the user's, or [tap][Np] */
+
+#pragma omp parallel num_threads(c->nthr)
+    {
+        /* parts: one per planned thread (panel range or k split, its own buffers),
+         * whatever team OpenMP gives */
+        for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
+            int64_t p0, p1;
+            bwt_panels_of(q, c->nthr, tid, &p0, &p1);
+            const int64_t bs = q->k_splits > 1 ? min64(tid * per_split, blocks) : 0;
+            const int64_t be = q->k_splits > 1 ? min64(bs + per_split, blocks) : blocks;
+            float *ab = q->ab[tid], *bb = q->bb[tid];
+            /* C row r of panel p (of this thread's range) */
+#define BWT_C(p, r) (direct ? diff_wei + ((p) / ppg * OCG + (p) % ppg * MR + (r)) * ICG \
+                                : q->cs[tid] + (((p) - p0) * MR + (r)) * ldc)
+            if (bs >= be)   /* nothing to add (mb 0, or fewer blocks than splits): zeros */
+                for (int64_t pn = p0; pn < p1; ++pn)
+                    for (int64_t r = 0; r < MR; ++r)
+                        if (!direct || (pn % ppg) * MR + r < OCG)
+                            memset(BWT_C(pn, r), 0,
+                                   sizeof(float) * (size_t)(direct ? ICG : ldc));
+            for (int64_t blk = bs; blk < be; ++blk) {
+                const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
+                const int64_t kc = min64(q->kc, q->kext - k0);
+                const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
+                bdnn_ahead_t next = {0}, *reading = NULL;
+                if (q->read_ahead && blk + 1 < be) {
+                    const int64_t nn = (blk + 1) / q->kblocks;
+                    const int64_t nk0 = (blk + 1) % q->kblocks * q->kc;
+                    next = bwt_ahead(c, q, src, diff_dst, nn, nk0, min64(q->kc, q->kext - nk0),
+                                     (p1 - p0) * taps * (Np / NR));
+                    reading = &next;
+                }
+                for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
+                    const int64_t g0 = g * ppg > p0 ? g * ppg : p0;
+                    const int64_t g1 = min64(p1, (g + 1) * ppg);
+                    bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
+                                (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
+                    if (!q->src_in_place)
+                        bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
+                    for (int64_t tap = 0; tap < taps; ++tap)
+                        for (int64_t j = 0; j < Np; j += NR) {
+                            const float *bt = q->src_in_place
+                                ? src + n * ts.img + k0 * ts.B + g * ICG + j
+                                : bb + ((q->tap_phase[tap] * (Np / NR) + j / NR) * q->span
+                                        + q->tap_off[tap]) * NR;
+                            const int64_t ldb = q->src_in_place ? ts.B : NR;
+                            for (int64_t pn = g0; pn < g1; ++pn) {
+                                const int64_t oc0 = (pn - g * ppg) * MR;
+                                bdnn_ukr_reading_ahead(
+                                    u, reading, kc, ab + (pn - g0) * MR * kc, bt, ldb,
+                                    BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
+                                    min64(MR, OCG - oc0), direct ? min64(NR, ICG - j) : NR,
+                                    mode);
+                            }
+                        }
+                }
+            }
+            if (q->k_splits == 1 && !direct)
+                for (int64_t pn = p0; pn < p1; ++pn)
+                    for (int64_t r = 0; r < MR && (pn % ppg) * MR + r < OCG; ++r)
+                        bwt_store_row(u, q->cs + tid, 1, ((pn - p0) * MR + r) * ldc, taps,
+                                      Np, ICG, diff_wei + (pn / ppg * OCG + pn % ppg * MR + r)
+                                                      * ICG * taps);
+#undef BWT_C
+        }
+        if (q->k_splits > 1) {
+#pragma omp barrier
+            /* every thread's partial rows are in its cs; sum them into the user's rows */
+#pragma omp for schedule(static)
+            for (int64_t row = 0; row < d->g * OCG; ++row)
+                bwt_store_row(u, q->cs, c->nthr, (row / OCG * q->Mp + row % OCG) * ldc, taps,
+                              Np, ICG, diff_wei + row * ICG * taps);
+        }
+        if (diff_bias) bdnn_nhwc_bias_sums(c, diff_dst, diff_bias);
+    }
+}
+
+int bdnn_nhwc_taps_applies(const struct bdnn_conv *c) { return c->dir == BDNN_DIR_BWD_WEIGHTS; }
+
+static int taps_init(struct bdnn_conv *c) {
+    nhwc_plan_t *p;
+    const int st = bdnn_nhwc_plan_new(c, &p);
+    return st != BDNN_STATUS_OK ? st : bdnn_nhwc_bwt_init(c, ukr_of(c), &p->bwt);
+}
+
+const conv_impl_ops_t bdnn_conv_nhwc_taps_ops = {
+    taps_init, bdnn_nhwc_weights_bytes, bdnn_nhwc_pack_weights, bdnn_nhwc_execute, bdnn_nhwc_fini,
+    NULL,
+};

@@ -1,0 +1,460 @@
+/* gemm_conv's shift route (rows <family>:<isa>:shift): forward, 1D/2D, on f32 or on the
+ * dot-product kernels' channel groups (bf16 pairs, int8 quads), the input copied once into
+ * zero-padded planes that every tap's B reads in place, shifted. Preconditions: the
+ * row's applies (bdnn_gemm_shift_applies); the padded copy within SHIFT_MAX_PAD_FLOATS
+ * (init refuses past it). conv_gemm_s2d.c runs the same loops on space-to-depth phases. */
+#include "conv_gemm.h"
+
+/* Forward, shift route (f32, 1D/2D, unit stride, several taps): im2col copies every input
+ * point once per tap it feeds (9x the input for 3x3). Instead the input is copied once
+ * into a zero-padded buffer of Hp x Wp per channel, and the outputs are computed on the
+ * padded grid (column oh*Wp + ow, the Wp - OW columns past each row's end discarded):
+ * there, tap (kh, kw)'s operand is the padded plane itself shifted by kh*(DH+1)*Wp +
+ * kw*(DW+1), so the micro-kernel reads B rows in place (ldb = the plane), with K ordered
+ * (tap, ic) and k blocks inside one tap. A C block is computed on the padded grid, then
+ * its valid columns are stored into dst with bias and post-ops. (SHIFT_MIN_ICG,
+ * conv_gemm.h: the fewest input channels per group.) */
+static const int64_t SHIFT_MAX_PAD_FLOATS = (int64_t)64 << 20;
+
+/* bf16 (pack 2) and int8 (pack 4) take the route with the padded copy made of channel
+ * groups: one 32-bit lane per point holds channels (2i, 2i+1) as bf16, or (4i .. 4i+3)
+ * as u8 (an s8 source shifted by 128), the layout the dot-product kernels read, so B is
+ * read in place there too, straight from the user's input (no f32 staging, no im2col,
+ * no regrouping); the padding holds the source zero point (shifted), which the packed
+ * weights' compensation removes, and the accumulators go through the low-precision
+ * epilogue. */
+int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u, int s2d) {
+    const bdnn_conv_desc_t *d = &c->d;
+    /* the padded planes' problem: channels per image, taps, dilations (one group by s2d) */
+    const int64_t s_ic = s2d ? d->ic * d->sh * d->sw : d->ic;
+    const int64_t s_kh = s2d ? bdnn_div_up(d->kh, d->sh) : d->kh;
+    const int64_t s_kw = s2d ? bdnn_div_up(d->kw, d->sw) : d->kw;
+    const int64_t s_dh = s2d ? 0 : d->dh, s_dw = s2d ? 0 : d->dw;
+    const int64_t hp = d->oh + (s_kh - 1) * (s_dh + 1), wp = d->ow + (s_kw - 1) * (s_dw + 1);
+    const int pack = c->lp ? u->pack : 1;
+    /* The gather route's rules for zero points (lp_init), checked before the plan moves. */
+    const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
+    const int64_t pad_u8 = (int64_t)c->attr.src_zp + (int64_t)shift;
+    if (c->attr.src_zp && pack != 4) return BDNN_STATUS_UNIMPLEMENTED;
+    if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
+    /* planes of f32, or of 32-bit channel-group lanes */
+    const int64_t padded = d->mb * (s_ic / pack) * hp * wp + wp + u->nr;
+    if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
+    p->shift = 1, p->hp = hp, p->wp = wp;
+    p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
+    p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
+    p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
+    p->instances = d->mb * d->g;
+    p->M = d->oc / d->g, p->N = d->oh * wp, p->K = p->s_icg * p->s_kh * p->s_kw;
+    p->pack = c->lp ? u->pack : 0;
+    p->Kp = p->K;   /* k blocks are whole channel groups */
+    p->b_shift = shift, p->pad = (float)c->attr.src_zp;
+    p->a_panels = bdnn_div_up(p->M, u->mr);
+    /* An epilogue of only a bias and the conversion: the kernel stores each tile's result
+     * itself, in place of the accumulator block and the epilogue's pass over it (see
+     * shift_chains); from registers where the grid has no columns to drop (a 1x1's), else
+     * run by run of real outputs from the tile spilled to L1. */
+    p->direct_store = p->pack && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
+        && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0
+        && c->n_post_ops == 0 && c->fault == BDNN_FAULT_NONE;
+    /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
+     * split when there are too few items. */
+    const int64_t want = 4 * (int64_t)c->nthr, panels = bdnn_div_up(p->N, u->nr);
+    int64_t per_block = panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX;
+    while (per_block > 1 && p->instances * bdnn_div_up(panels, per_block) < want)
+        per_block = bdnn_div_up(per_block, 2);
+    p->nc = per_block * u->nr;
+    p->n_col_blocks = bdnn_div_up(p->N, p->nc);
+    int64_t row_blocks = bdnn_div_up(p->a_panels, MC_PANELS_MAX);
+    if (p->instances * p->n_col_blocks * row_blocks < want)
+        row_blocks = bdnn_div_up(want, p->instances * p->n_col_blocks);
+    if (row_blocks > p->a_panels) row_blocks = p->a_panels;
+    p->m_rows = bdnn_div_up(p->a_panels, row_blocks) * u->mr;
+    p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
+    p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
+    p->padded = bdnn_aligned_alloc(sizeof(float) * (size_t)padded);
+    if (!p->padded) return BDNN_STATUS_OUT_OF_MEMORY;
+    /* Borders: zero, or int8's padding byte in each of a lane's four bytes; never
+     * rewritten, since every execution copies the same positions. */
+    if (pack == 4) {
+        uint32_t *lanes = (uint32_t *)p->padded;
+        for (int64_t i = 0; i < padded; ++i) lanes[i] = 0x01010101u * (uint32_t)pad_u8;
+    } else {
+        memset(p->padded, 0, sizeof(float) * (size_t)padded);
+    }
+    p->scratch = calloc(c->nthr, sizeof(scratch_t));
+    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int t = 0; t < c->nthr; ++t) {
+        scratch_t *s = &p->scratch[t];
+        s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
+        if (!s->cbuf) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (c->lp) {
+            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
+            if (!s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+    }
+    return BDNN_STATUS_OK;
+}
+
+/* The padded copy of the input (shift route); the right-edge defect fills the right
+ * padding of every existing row with the row's last value. */
+static void shift_pad_input(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw;
+    const int edge = c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t plane = 0; plane < d->mb * d->ic; ++plane) {
+        const float *in = e->b_src + plane * IH * IW;
+        float *out = p->padded + plane * hp * wp;
+        for (int64_t y = 0; y < hp; ++y) {
+            const int64_t iy = y - d->ph;
+            if (iy < 0 || iy >= IH) continue;   /* a zero row, from creation */
+            const int64_t x0 = d->pw, x1 = d->pw + IW < wp ? d->pw + IW : wp;
+            memcpy(out + y * wp + x0, in + iy * IW, sizeof(float) * (size_t)(x1 > x0 ? x1 - x0 : 0));
+            if (edge)
+                for (int64_t x = x1; x < wp; ++x) out[y * wp + x] = in[iy * IW + IW - 1];
+        }
+    }
+}
+
+/* One 32-bit lane of channel-group plane data: channels c0 .. c0+pack-1 (planes `step`
+ * apart) at point i, lowest channel in the lowest bits, the order regroup() gives a
+ * packed panel. */
+static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64_t i,
+                                  uint32_t flip) {
+    if (pack == 2) {
+        const uint16_t *h = src;
+        return (uint32_t)h[i] | (uint32_t)h[step + i] << 16;
+    }
+    const uint8_t *b = src;
+    return ((uint32_t)b[i] | (uint32_t)b[step + i] << 8 | (uint32_t)b[2 * step + i] << 16
+            | (uint32_t)b[3 * step + i] << 24) ^ flip;
+}
+
+/* group_lane over a run of n consecutive points from point i, written so that the compiler
+ * vectorizes it (separate restrict-qualified channel rows, no pack test in the loop): the
+ * regrouping is a pass over the whole input inside every execution, and lane by lane it
+ * cost a 1x1 layer more than its dot products did. */
+static inline void group_lanes_run_s(uint32_t *restrict out, const void *src, int pack,
+                                     int64_t step, int64_t i, int64_t n, uint32_t flip,
+                                     int64_t s) {
+    if (pack == 2) {
+        const uint16_t *restrict h0 = (const uint16_t *)src + i, *restrict h1 = h0 + step;
+        for (int64_t x = 0; x < n; ++x)
+            out[x] = (uint32_t)h0[x * s] | (uint32_t)h1[x * s] << 16;
+        return;
+    }
+    const uint8_t *restrict b0 = (const uint8_t *)src + i, *restrict b1 = b0 + step,
+                            *restrict b2 = b1 + step, *restrict b3 = b2 + step;
+    for (int64_t x = 0; x < n; ++x)
+        out[x] = ((uint32_t)b0[x * s] | (uint32_t)b1[x * s] << 8 | (uint32_t)b2[x * s] << 16
+                  | (uint32_t)b3[x * s] << 24) ^ flip;
+}
+/* ... points s apart along the input row (a strided 1x1's planes); s = 1 and 2 (ResNet's
+ * downsampling layers) are compiled apart, with the stride a constant to vectorize by. */
+static void group_lanes_run(uint32_t *out, const void *src, int pack, int64_t step, int64_t i,
+                            int64_t n, uint32_t flip, int64_t s) {
+    if (s == 1) group_lanes_run_s(out, src, pack, step, i, n, flip, 1);
+    else if (s == 2) group_lanes_run_s(out, src, pack, step, i, n, flip, 2);
+    else group_lanes_run_s(out, src, pack, step, i, n, flip, s);
+}
+
+/* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
+ * of group plane i holds channels pack*i .. pack*i + pack-1 of input point
+ * (y*SH - PH, x*SW - PW); an s8 source flips each byte's sign bit, which is adding 128
+ * (the u8 the VNNI kernel takes). Strides other than 1 come only with one tap (1x1): the
+ * plane is then the grid of output points, each lane the input point it reads. */
+static void shift_pad_input_groups(const exec_t *e, const void *src) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int pack = p->pack;
+    const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw, groups = d->ic / pack;
+    const int64_t elt = pack == 2 ? 2 : 1;
+    const uint32_t flip = p->b_shift != 0.0f ? 0x80808080u : 0u;
+    const int edge = c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
+    const int64_t SH = d->sh, SW = d->sw, PW = d->pw;
+    /* columns whose input x*SW - PW lies in [0, IW) */
+    const int64_t x0 = bdnn_div_up(PW, SW);
+    const int64_t x_end = (IW - 1 + PW) / SW + 1, x1 = x_end < wp ? x_end : wp;
+    uint32_t *padded = (uint32_t *)p->padded;
+    /* Rows as wide in both, unit strides: the rows inside the input are one run (a 1x1's
+     * whole plane), not rows of 7 to 56 points, most of them a vector loop's tail. */
+    const int rows_join = SH == 1 && SW == 1 && PW == 0 && wp == IW && !edge;
+    const int64_t y0 = d->ph > 0 ? d->ph : 0, y1 = IH + d->ph < hp ? IH + d->ph : hp;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
+        const int64_t n = plane / groups, i = plane % groups;
+        const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
+        uint32_t *out = padded + plane * hp * wp;
+        if (rows_join) {   /* rows [y0, y1) are one run in both */
+            group_lanes_run(out + y0 * wp, in, pack, IH * IW, (y0 - d->ph) * IW,
+                            (y1 - y0) * wp, flip, 1);
+            continue;
+        }
+        for (int64_t y = 0; y < hp; ++y) {
+            const int64_t iy = y * SH - d->ph;
+            if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
+            uint32_t *row = out + y * wp;
+            group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 * SW - PW, x1 - x0,
+                            flip, SW);
+            if (edge)
+                for (int64_t x = x1; x < wp; ++x)
+                    row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
+        }
+    }
+}
+
+/* Stores rows [m0, m1) of a C block on the padded grid (columns [j0, j0 + ncols)) into
+ * dst: the columns of real outputs, with bias, the sum post-op and eltwise entries. */
+static void shift_store(const exec_t *e, const float *cbuf, int64_t ldc, int64_t inst,
+                        int64_t m0, int64_t m1, int64_t j0, int64_t ncols) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t wp = p->wp, OW = d->ow, OP = d->oh * OW, G = d->g;
+    int has_sum;
+    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    const int has_eltwise = c->n_post_ops > (has_sum ? 1 : 0);
+    const int64_t n = inst / G, g = inst % G;
+    for (int64_t m = m0; m < m1; ++m) {
+        const int64_t oc = g * p->M + m;
+        const float bias = e->bias ? ((const float *)e->bias)[oc] : 0.0f;
+        float *dplane = (float *)e->out + (n * d->oc + oc) * OP;
+        const float *crow = cbuf + (m - m0) * ldc;
+        for (int64_t j = j0; j < j0 + ncols;) {
+            const int64_t oh = j / wp, ow0 = j % wp;
+            const int64_t row_end = (oh + 1) * wp < j0 + ncols ? (oh + 1) * wp : j0 + ncols;
+            const int64_t ow1 = ow0 + (row_end - j);   /* this run: padded columns [ow0, ow1) */
+            const int64_t len = (ow1 < OW ? ow1 : OW) - ow0;
+            if (len > 0) {
+                float *out = dplane + oh * OW + ow0;
+                const float *in = crow + (j - j0);
+                if (has_sum)
+                    for (int64_t t = 0; t < len; ++t) out[t] = sum_scale * out[t] + bias + in[t];
+                else
+                    for (int64_t t = 0; t < len; ++t) out[t] = bias + in[t];
+                if (has_eltwise) bdnn_post_ops_eltwise(c, out, len, 1, len);
+            }
+            j = row_end;
+        }
+    }
+}
+
+/* The low-precision store of a C block on the padded grid: the epilogue (scales, bias,
+ * post-ops, conversion) on each run of real outputs. */
+static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, int64_t m0,
+                           int64_t m1, int64_t j0, int64_t ncols) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const int64_t wp = p->wp, OW = d->ow, OP = d->oh * OW, G = d->g;
+    const int64_t n = inst / G, g = inst % G;
+    /* int8: (zero point + shift) x sum of weights, after the grouped weights */
+    const int32_t *comp = p->pack == 4
+        ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    /* No columns to drop (1x1: the padded grid is the output grid): one run, as long as
+     * the block, instead of one per output row (7 points at 7x7, a vector's tail). */
+    if (wp == OW) {
+        bdnn_conv_epilogue(c, s->cbuf, p->nc, m1 - m0, ncols, g * p->M + m0, e->bias, comp,
+                           e->out, (n * d->oc + g * p->M + m0) * OP + j0, OP, s->tmp);
+        return;
+    }
+    for (int64_t j = j0; j < j0 + ncols;) {
+        const int64_t oh = j / wp, ow0 = j % wp;
+        const int64_t row_end = (oh + 1) * wp < j0 + ncols ? (oh + 1) * wp : j0 + ncols;
+        const int64_t ow1 = ow0 + (row_end - j), len = (ow1 < OW ? ow1 : OW) - ow0;
+        if (len > 0)
+            bdnn_conv_epilogue(c, s->cbuf + (j - j0), p->nc, m1 - m0, len, g * p->M + m0,
+                               e->bias, comp, e->out,
+                               (n * d->oc + g * p->M + m0) * OP + oh * OW + ow0, OP, s->tmp);
+        j = row_end;
+    }
+}
+
+/* The tiles of one work item with a chain kernel (dp_chain_fn): consecutive k blocks
+ * (taps, or KC parts of one) are grouped into chains whose B rows for one micro-panel
+ * stay in L1 (at most SHIFT_CHAIN_B_BYTES), and each tile runs a whole chain with its
+ * accumulators in registers: C is written once per chain instead of once per k block
+ * (3x3 with 64 channels: once instead of nine times). With direct_store, a tile's last
+ * chain (reading the earlier chains' sums from C, if any) stores the finished values into
+ * dst itself, and the item has no epilogue pass. */
+enum { SHIFT_CHAIN_B_BYTES = 24 << 10, SHIFT_CHAIN_MAX = 64, MAX_STORE_MR = 32,
+       MAX_STORE_NR = 32 };
+
+/* The runs of real outputs among padded-grid columns [j, j + n) (rows of wp columns, the
+ * first ow of each real): tile column col, length, and offset in the output plane (oh*ow
+ * + x). At most n runs. */
+static int output_runs(int64_t wp, int64_t ow, int64_t j, int64_t n, conv_dp_seg_t *segs) {
+    int count = 0;
+    for (int64_t t = 0; t < n;) {
+        const int64_t oh = (j + t) / wp, x = (j + t) % wp;
+        const int64_t run = wp - x < n - t ? wp - x : n - t;   /* to the row's end */
+        if (x < ow)
+            segs[count++] = (conv_dp_seg_t){(int32_t)t,
+                                            (int32_t)((x + run < ow ? x + run : ow) - x),
+                                            oh * ow + x};
+        t += run;
+    }
+    return count;
+}
+static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng, int64_t n,
+                         int64_t g, int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
+    const struct bdnn_conv *c = e->c;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int32_t *comp = p->pack == 4   /* int8: see shift_store_lp */
+        ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    const size_t osz = bdnn_dt_size(c->out_dt);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, pack = p->pack;
+    const int64_t icg = p->s_icg, plane = p->hp * p->wp;
+    const size_t elt = pack == 2 ? 2 : 1;
+    const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
+    const size_t aelt = a_esz(c);
+    const char *a_g = (const char *)e->a_packed + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
+    int64_t kcs[SHIFT_CHAIN_MAX], pcs[SHIFT_CHAIN_MAX];
+    const float *bs[SHIFT_CHAIN_MAX];
+    conv_dp_block_t blk[SHIFT_CHAIN_MAX];
+    for (int64_t pc0 = 0, pc1; pc0 < K; pc0 = pc1) {
+        int64_t nb = 0, rows = 0;
+        for (pc1 = pc0; pc1 < K && nb < SHIFT_CHAIN_MAX;) {
+            const int64_t kc = kblock_len(p, pc1);
+            if (nb > 0 && (rows + kc / pack) * NR * 4 > SHIFT_CHAIN_B_BYTES) break;
+            const int64_t tap = pc1 / icg, c0 = pc1 % icg;
+            const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
+            kcs[nb] = kc, pcs[nb] = pc1;
+            bs[nb] = in_ng + c0 / pack * plane + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
+            rows += kc / pack, ++nb, pc1 += kc;
+        }
+        for (int64_t q = 0; q * NR < ncols; ++q) {
+            const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+            /* direct store on the padded grid: the tile's runs of real outputs */
+            conv_dp_seg_t segs[MAX_STORE_NR + 1];
+            int nseg = 0;
+            int64_t q_off = j0 + q * NR;   /* dst offset of column 0 (no columns to drop) */
+            if (p->direct_store && pc1 == K && p->wp != c->d.ow) {
+                nseg = output_runs(p->wp, c->d.ow, j0 + q * NR, nr, segs);
+                q_off = 0;
+                if (nseg == 0) continue;   /* only dropped columns: nothing to store */
+            }
+            for (int64_t m = m0; m < m1; m += MR) {
+                const int64_t mr = M - m < MR ? M - m : MR;
+                for (int64_t i = 0; i < nb; ++i) {
+                    /* grouped weights, as bdnn_gemm_run_gather addresses them */
+                    blk[i].kcp = kcs[i];
+                    blk[i].a = a_g + aelt * (size_t)(pcs[i] * p->a_panels * MR + (m / MR) * kcs[i] * MR);
+                    blk[i].b = bs[i] + q * NR;
+                }
+                float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
+                if (p->direct_store && pc1 == K) {
+                    const int64_t oc = g * M + m, OP = c->d.oh * c->d.ow;
+                    float bias[MAX_STORE_MR];
+                    for (int64_t r = 0; r < mr && e->bias; ++r)
+                        bias[r] = bdnn_load_f32(e->bias, c->attr.bia_dt, oc + r);
+                    const conv_dp_store_t st = {c->out_dt, e->bias ? bias : NULL,
+                                                comp ? comp + oc : NULL, nseg, segs};
+                    u->dp_store_fn(nb, blk, ldb, pc0 > 0 ? cblk : NULL, p->nc,
+                                   (char *)e->out + osz * (size_t)((n * c->d.oc + oc) * OP
+                                                                   + q_off),
+                                   OP, mr, nr, &st);
+                } else {
+                    u->dp_chain_fn(nb, blk, ldb, cblk, p->nc, mr, nr, pc0 > 0);
+                }
+            }
+        }
+    }
+}
+
+void bdnn_gemm_run_shift(const exec_t *e) {
+    const struct bdnn_conv *c = e->c;
+    const bdnn_conv_desc_t *d = &c->d;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
+    const int64_t icg = p->s_icg, plane = p->hp * p->wp, pack = p->pack;
+    if (p->s2d_h) bdnn_gemm_s2d_pad_input(e, e->b_src);
+    else if (pack) shift_pad_input_groups(e, e->b_src);
+    else shift_pad_input(e);
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const scratch_t *s = &p->scratch[omp_get_thread_num()];
+#pragma omp for schedule(static, 1)
+        for (int64_t item = 0; item < p->n_items; ++item) {
+            const int64_t rb = item % p->n_row_blocks;
+            const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
+            const int64_t inst = item / (p->n_row_blocks * p->n_col_blocks);
+            const int64_t n = inst / G, g = inst % G;
+            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+            const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+            if (m0 >= M) continue;
+            /* first element (f32 or 32-bit pair lane) of this image and group's planes */
+            const float *in_ng = p->padded + (n * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
+            if (pack && u->dp_chain_fn) {
+                shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
+                if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+                continue;
+            }
+            for (int64_t pc = 0, kc; pc < K; pc += kc) {
+                kc = kblock_len(p, pc);
+                const int64_t tap = pc / icg, c0 = pc % icg;
+                const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
+                const float *b = in_ng + c0 / (pack ? pack : 1) * plane
+                               + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
+                for (int64_t q = 0; q * NR < ncols; ++q)
+                    for (int64_t m = m0; m < m1; m += MR) {
+                        const int64_t mr = M - m < MR ? M - m : MR;
+                        const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+                        float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
+                        if (pack) {   /* grouped weights, as bdnn_gemm_run_gather addresses them */
+                            const size_t elt = pack == 2 ? 2 : 1;
+                            const char *a_blk = (const char *)e->a_packed + a_esz(c) * (size_t)(
+                                g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
+                                + (m / MR) * kc * MR);
+                            /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
+                            u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
+                                     p->nc, mr, nr, pc > 0);
+                        } else {
+                            const float *a_blk = (const float *)e->a_packed
+                                + g * p->a_panels * MR * K + pc * p->a_panels * MR
+                                + (m / MR) * kc * MR;
+                            u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
+                                  pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                        }
+                    }
+            }
+            if (pack) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+            else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
+        }
+    }
+}
+
+int bdnn_gemm_shift_applies(const struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t icg = d->ic / d->g, taps = taps_of(d);
+    /* f32, or bf16 / int8 on the dot-product kernels with whole channel groups (see
+     * bdnn_gemm_shift_plan). */
+    const int shift_types = !c->lp || (u->pack > 0 && icg % u->pack == 0);
+    /* A 1x1 in bf16 or int8 takes it too: its "padded" planes are the channel-group
+     * planes the dot products read in place, built straight from the user's input
+     * (the gather route would widen the input to f32, pack it and regroup it). */
+    const int grouped = c->lp && u->pack > 0;
+    /* ... and a strided one: its planes hold the input points the outputs read. */
+    const int unit_stride = d->sh == 1 && d->sw == 1;
+    const int planar = d->kd == 1 && d->id == 1 && d->od == 1;
+    return c->dir == BDNN_DIR_FWD && shift_types && (taps > 1 || grouped) && icg >= SHIFT_MIN_ICG
+        && planar && (unit_stride || (grouped && taps == 1));
+}
+
+static int shift_route_init(struct bdnn_conv *c) {
+    gemm_plan_t *p;
+    const int st = bdnn_gemm_plan_new(c, &p);
+    return st != BDNN_STATUS_OK ? st : bdnn_gemm_shift_plan(c, p, ukr_of(c), 0);
+}
+
+const conv_impl_ops_t bdnn_conv_gemm_shift_ops = {
+    shift_route_init, bdnn_gemm_weights_bytes, bdnn_gemm_pack_weights, bdnn_gemm_execute, bdnn_gemm_fini,
+    NULL,
+};
