@@ -24,7 +24,7 @@ def check_invariant(res) -> None:
 def test_single_problem_passes_with_benchdnn_lines(module):
     res = run_cli("--conv", "mb1ic64ih56oc64kh3ph1", module=module)
     assert res.code == 0, res.out + res.err
-    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv(_blocked)?:\w+ "
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=gemm_conv(_blocked)?:\w+:\w+ "
                     r"mb1ic64ih56oc64oh56kh3ph1$", res.lines[0])
     assert ("tests:1 passed:1 skipped:0 mistrusted:0 unimplemented:0 invalid_arguments:0 "
             "failed:0 listed:0") in res.lines
@@ -207,7 +207,7 @@ def test_summary_switches():
     res = run_cli("--conv", "--summary=no-impl", "ic3ih5oc3kh3")
     assert not any("Implementation statistics" in l for l in res.lines)
     res = run_cli("--conv", "--summary=impl-csv", "ic3ih5oc3kh3")
-    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv(_blocked)?:\w+:1$", l)
+    assert any(re.match(r"^benchdnn_summary,impl_names,gemm_conv(_blocked)?:\w+:\w+:1$", l)
                for l in res.lines)
 
 
@@ -252,7 +252,7 @@ def test_deconv_driver_end_to_end():
     res = run_cli("--deconv", "--dir=FWD_B,BWD_D,BWD_WB", "ic16ih4oc16kh3sh2", "ic2ih0oc2kh3")
     assert res.code == 1
     # forward: the backward-data kernels at a stride, where `any` takes channels last
-    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --deconv --impl=gemm_conv(_nhwc)?:\w+ "
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --deconv --impl=gemm_conv(_nhwc)?:\w+:\w+ "
                     r"ic16ih4oc16oh9kh3sh2ph0$", res.lines[0])
     assert "--deconv --impl=" in res.lines[1] and "--dir=BWD_D ic16ih4" in res.lines[1]
     assert res.lines[3].startswith("3:INVALID_ARGUMENTS")
@@ -364,8 +364,8 @@ def test_memory_format_errors_are_one_line_each():
     assert res.lines[1].startswith("1:PASSED")
 
 
-@pytest.mark.parametrize("isa,row", [("avx2", "gemm_conv_blocked:avx2"),
-                                     ("scalar", "gemm_conv:scalar")])
+@pytest.mark.parametrize("isa,row", [("avx2", "gemm_conv_blocked:avx2:direct"),
+                                     ("scalar", "gemm_conv:scalar:shift")])
 def test_isa_caps_every_row_and_the_repro_line_keeps_it(isa, row):
     from benchdnn_py import core
     if not core.isa_supported(core.Isa[isa.upper()]):
@@ -377,7 +377,7 @@ def test_isa_caps_every_row_and_the_repro_line_keeps_it(isa, row):
     assert len(lines) == 3
     impls = [re.search(r"--impl=(\S+)", l).group(1) for l in lines]
     assert impls[0] == row
-    assert all(i.endswith(":" + isa) for i in impls), impls
+    assert all(i.split(":")[1] == isa for i in impls), impls   # family:isa[:route]
     # the printed line reruns the case under the same cap
     again = run_cli(*lines[2].split("__REPRO: ")[1].split())
     assert again.code == 0 and again.lines[0].startswith("0:PASSED")

@@ -73,13 +73,21 @@ ROUTE_SUFFIX = "+reorder"
 
 class RouteFilter:
     """--impl/--skip-impl applied to the name a routed case shows (`+reorder` included),
-    so that the name a result line prints selects the case again."""
+    so that the name a result line prints selects the case again; a row named
+    family:isa:route (a convolution route) also answers to family:isa+reorder, its name
+    before routes were rows of their own."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
 
     def allows(self, impl_name: str) -> bool:
-        return self.inner.allows(impl_name + ROUTE_SUFFIX)
+        shown = impl_name + ROUTE_SUFFIX
+        family = ":".join(impl_name.split(":")[:2]) + ROUTE_SUFFIX
+        if family == shown:
+            return self.inner.allows(shown)
+        if getattr(self.inner, "include", True):   # --impl: either name hits
+            return self.inner.allows(shown) or self.inner.allows(family)
+        return self.inner.allows(shown) and self.inner.allows(family)
 
 
 class Route:
