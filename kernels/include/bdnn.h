@@ -1,7 +1,7 @@
 /*
  * bdnn.h -- the whole C API of the benchdnn-py kernel core.
  *
- * benchdnn_py/core.py is the only Python module that calls into it. The part between the
+ * benchdnn_py/core/ is the only Python package that calls into it. The part between the
  * CDEF markers is fed verbatim to cffi's cdef(), so it holds declarations only (no
  * preprocessor lines, no inline code).
  *
@@ -235,7 +235,7 @@ double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written
  * thread, in bytes read per second (0 if a buffer cannot be had). */
 double bdnn_probe_cache(int64_t bytes, int passes);
 
-/* ---- fills (kernels/common/fill.c; the contract is benchdnn_py/fill.py's) ----
+/* ---- fills (kernels/common/fill.c; the contract is benchdnn_py/common/fill.py's) ----
  * n f32 values of tensor kind `kind`, a pure function of (kind, n, element index):
  * integers in [lo, hi] kept with probability density, else 0, element 0 strictly positive
  * when hi >= 1 (bdnn_fill_int); uniform reals in [lo, hi) (bdnn_fill_real); values drawn

@@ -2,7 +2,7 @@
  * bdnn_eltwise.h -- the eltwise primitive of the kernel core (forward and backward; f32,
  * bf16, f16, and s8/u8/s32 forward).
  *
- * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (its core package). The CDEF section goes verbatim to cffi.
  * Algorithms are bdnn.h's BDNN_ELT_* codes (the post-op table); the formulas are
  * oneDNN's (kernels/eltwise/README.md lists them).
  *

@@ -2,7 +2,7 @@
  * bdnn_pool.h -- the pooling primitive of the kernel core (plain, channels-last and
  * channel-blocked layouts; f32, bf16, f16, and s8/u8/s32 forward).
  *
- * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (its core package). The CDEF section goes verbatim to cffi.
  *
  * Layouts (d->layout; one for src and dst, and their diffs; always dense, offset 0):
  *   BDNN_POOL_LAYOUT_NCX     src [mb][c][id][ih][iw]             dst [mb][c][od][oh][ow]

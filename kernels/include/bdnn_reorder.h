@@ -2,7 +2,7 @@
  * bdnn_reorder.h -- the reorder primitive of the kernel core: copy a tensor from one
  * memory layout and data type to another.
  *
- * Called only through benchdnn_py (core.py). The CDEF section goes verbatim to cffi.
+ * Called only through benchdnn_py (its core package). The CDEF section goes verbatim to cffi.
  *
  * Contract (what the kernel may assume, what it must do):
  *   - The caller describes the work as jobs. A job is a loop nest of nloops loops,
@@ -11,7 +11,7 @@
  *     job), plus the element offsets of its first point. Jobs never overlap in dst, and
  *     together they cover every logical point (copy jobs) and every padded point (zero
  *     jobs) exactly once. Positions of dst that no job names (gaps of non-dense strides)
- *     must not be written. The layouts are the caller's business (benchdnn_py/layout.py
+ *     must not be written. The layouts are the caller's business (benchdnn_py/common/layout.py
  *     builds the jobs); the kernel sees only strides.
  *   - Copy job, per point: v = f32(src); v = v * src_scale; if sum,
  *     v = v + sum_scale * f32(dst_prior); v = v / dst_scale; dst = v rounded to dst_dt

@@ -32,7 +32,7 @@ def kernel_attr(prb) -> core.ConvAttr:
 def bind(prim: core.ConvPrimitive, prb, inputs: dict[str, np.ndarray],
          wei_packed: np.ndarray | None, outs: dict[str, np.ndarray]):
     """Native kernels: the timed callable in the swapped convolution's terms, on the
-    kernels' own layouts (the weights transposed per group, backends/native.py), given
+    kernels' own layouts (the weights transposed per group, conv/backend_native.py), given
     in the user's tensor names."""
     if prb.dir.forward:
         return prim.bind_bwd_data(inputs["src"], wei_packed, inputs.get("bia"), outs["dst"])
