@@ -1,5 +1,5 @@
-"""The deconvolution driver: the conv driver's options and case flow (engine.case.run with conv's steps), with
-this driver's fill and swap-rule reference. On the native backend the kernels run the
+"""The deconvolution driver: the conv driver's options and steps (run by engine.case),
+with this driver's problem, fill and swap-rule reference. On the native backend the kernels run the
 swapped convolution (ref.py explains the swap; prim.py binds it). The kernels' own
 weights layout is the user's transposed per group (iohw, giohw...: what `any` picks), so
 the per-group transpose is the user's reorder into the primitive's layout: as in oneDNN,
