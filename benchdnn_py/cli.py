@@ -115,7 +115,7 @@ def expand_short_options(args: list[str]) -> list[str]:
         if arg == "-j" or (arg.startswith("-j") and not arg.startswith("--")):
             value = arg[2:] or next(it, "")
             token = f"{arg} {value}" if arg == "-j" else arg
-            if not value.isdigit() or int(value) < 1:
+            if not (value.isascii() and value.isdigit()) or int(value) < 1:
                 raise UsageError(f"`{token.strip()}`: expected -j N with N a positive number "
                                  f"of worker processes, e.g. -j 2")
             out.append(f"--jobs={int(value)}")

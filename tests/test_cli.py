@@ -96,6 +96,13 @@ def test_a_bad_descriptor_repro_keeps_the_options_it_was_given():
     (["--conv", "--batch=no/such/file"], "cannot open batch file `no/such/file`"),
     (["--conv", "-q"], "`-q`"),
     (["--nosuchdriver"], "expected a driver first"),
+    # a negative count is no longer read as 0, and numbers are ASCII digits only
+    (["--mode=P", "--fix-times-per-prb=-3", "--conv", "ic3ih5oc3kh3"],
+     "--fix-times-per-prb=-3: expected an integer >= 0"),
+    (["--conv", "--mb=\uff11", "ic3ih5oc3kh3"], "--mb=\uff11: expected an integer"),
+    (["-j", "\uff12", "--conv", "ic3ih5oc3kh3"], "`-j \uff12`: expected -j N"),
+    (["--conv", "--attr-post-ops=sum:\uff10.5", "ic3ih5oc3kh3"], "`\uff10.5` in `sum:\uff10.5`"),
+    (["--conv", "--check=sampled:\uff15", "ic3ih5oc3kh3"], "sampled:\uff15"),
 ])
 def test_usage_errors_exit_2_with_one_line(args, fragment):
     res = run_cli(*args)
@@ -390,3 +397,11 @@ def test_an_unknown_isa_is_one_line_and_exit_2():
     assert res.err.strip().splitlines() == [
         "benchdnn-py: error: --isa=sse4: unknown instruction set; expected one of scalar, "
         "avx2, avx512, avx512_vnni, avx512_bf16"]
+
+
+def test_a_full_width_digit_in_a_descriptor_is_no_digit():
+    """`ic４` (U+FF14) is a bad descriptor naming the token, not ic4."""
+    res = run_cli("--conv", "ic\uff14ih8oc8kh3")
+    assert res.code == 1
+    assert "0:INVALID_ARGUMENTS" in res.out
+    assert "no value found for `ic` in `ic\uff14ih8oc8kh3`" in res.err

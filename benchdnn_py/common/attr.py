@@ -21,6 +21,7 @@ import math
 import re
 from typing import Any, Callable
 
+from ..engine.options import ascii_number
 from ..errors import UsageError
 from . import eltwise
 
@@ -92,13 +93,13 @@ class PostOps:
 
 def _number(text: str, entry: str, what: str) -> float:
     try:
-        return float(text)
+        return float(ascii_number(text))
     except ValueError:
         raise UsageError(f"--attr-post-ops: `{text}` in `{entry}` is not a number "
                          f"(expected the {what})") from None
 
 
-_DW = re.compile(r"k(\d+)s(\d+)p(\d+)$")
+_DW = re.compile(r"k([0-9]+)s([0-9]+)p([0-9]+)$")
 
 
 def _entry(text: str) -> Entry:
@@ -111,7 +112,7 @@ def _entry(text: str) -> Entry:
                              f"sum[:SCALE[:ZERO_POINT[:DT]]]")
         scale = _number(fields[0], text, "sum scale") if fields else 1.0
         zp = fields[1] if len(fields) > 1 else "0"
-        if not re.fullmatch(r"[+-]?\d+", zp):
+        if not re.fullmatch(r"[+-]?[0-9]+", zp):
             raise UsageError(f"--attr-post-ops: zero point `{zp}` in `{text}` must be an "
                              f"integer")
         dt = fields[2] if len(fields) > 2 else ""
@@ -119,7 +120,7 @@ def _entry(text: str) -> Entry:
             raise UsageError(f"--attr-post-ops: data type `{dt}` in `{text}`; expected one "
                              f"of {', '.join(DTS)}")
         return Sum(scale, int(zp), dt)
-    legacy = re.fullmatch(r"dw_k(\d+)s(\d+)p(\d+)", text)
+    legacy = re.fullmatch(r"dw_k([0-9]+)s([0-9]+)p([0-9]+)", text)
     if legacy:
         return Depthwise(*map(int, legacy.groups()), legacy=True)
     if head == "dw":
@@ -209,7 +210,7 @@ class _Quant:
     def mask_for(self, ndims: int, grouped: bool = False) -> int:
         """The mask oneDNN gets for a tensor of `ndims` dimensions; `grouped`: the
         weights carry a groups dimension first (benchdnn policy2mask for conv)."""
-        if self.policy.isdigit():
+        if self.policy.isascii() and self.policy.isdigit():
             return int(self.policy)
         if self.policy == "per_tensor":
             return (1 << ndims) - 1
@@ -290,7 +291,7 @@ class ZeroPoints(_QuantEntries):
 
 def _is_number(text: str) -> bool:
     try:
-        float(text)
+        float(ascii_number(text))
     except ValueError:
         return False
     return True
@@ -298,7 +299,7 @@ def _is_number(text: str) -> bool:
 
 def _scale_value(text: str, where: str) -> float:
     try:
-        value = float(text)
+        value = float(ascii_number(text))
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value >= 0):
@@ -309,7 +310,7 @@ def _scale_value(text: str, where: str) -> float:
 
 def _zp_value(text: str, where: str) -> int:
     try:
-        value = float(text)
+        value = float(ascii_number(text))
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value == int(value)):
@@ -343,14 +344,14 @@ def _policy(text: str, item: str, opt: str) -> str:
     low = text.lower()
     if low in POLICY_MASKS:
         return low
-    if low.isdigit() and int(low) < 1 << MAX_NDIMS:
+    if low.isascii() and low.isdigit() and int(low) < 1 << MAX_NDIMS:
         return str(int(low))
     raise UsageError(f"{opt}: policy `{text}` in `{item}`; expected one of "
                      f"{', '.join(POLICY_MASKS)}, or an integer mask below {1 << MAX_NDIMS}")
 
 
 def _groups(text: str, item: str, opt: str) -> tuple[int, int]:
-    m = re.fullmatch(r"(\d+)x(\d+)", text)
+    m = re.fullmatch(r"([0-9]+)x([0-9]+)", text)
     if not m or 0 in (int(m[1]), int(m[2])):
         raise UsageError(f"{opt}: groups `{text}` in `{item}`; expected AxB, two positive "
                          f"integers (for example 1x128)")

@@ -110,7 +110,7 @@ def parse_check(text: str) -> Check:
         return FULL
     if kind == "sampled" and not sep:
         return Check(DEFAULT_SAMPLED_POINTS)
-    if kind == "sampled" and count.isdigit() and int(count) > 0:
+    if kind == "sampled" and count.isascii() and count.isdigit() and int(count) > 0:
         return Check(int(count))
     raise UsageError(f"--check={text}: expected full, sampled or sampled:N with N a "
                      f"positive number of points (e.g. --check=sampled:1000)")

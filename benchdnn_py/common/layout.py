@@ -102,8 +102,8 @@ ALIASES: dict[str, str] = {**{n: _from_roles(n) for n in _CNN_PLAIN + _CNN_BLOCK
 
 # -- parsing ----------------------------------------------------------------------------
 
-_TAG_SHAPE = re.compile(r"([a-fA-Fx]+)((?:\d+[a-f])*)")
-_BLOCK = re.compile(r"(\d+)([a-f])")
+_TAG_SHAPE = re.compile(r"([a-fA-Fx]+)((?:[0-9]+[a-f])*)")
+_BLOCK = re.compile(r"([0-9]+)([a-f])")
 EXPECTED_TAG = ("expected any, a plain tag (abcd, acdb, ... or nchw, nhwc, oihw, hwio, ...), "
                 "abx/axb, or a blocked tag (aBcd16b = nChw16c, ABcd16b16a = OIhw16i16o, ...)")
 
@@ -196,7 +196,7 @@ def parse_strides(text: str) -> tuple[tuple[int, ...], int] | None:
     tensor starts OFFSET elements into its buffer: a sub-tensor); empty: none."""
     if text == "":
         return None
-    m = re.fullmatch(r"(\d+(?:x\d+)*)(?:@(\d+))?", text)
+    m = re.fullmatch(r"([0-9]+(?:x[0-9]+)*)(?:@([0-9]+))?", text)
     if not m:
         raise UsageError(f"--strides: `{text}` is not strides; expected positive integers "
                          f"joined by x, optionally @OFFSET (like 96x1x32@5)")

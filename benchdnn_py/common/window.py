@@ -28,7 +28,7 @@ AXES = ("d", "h", "w")
 KEYS = ("g", "mb", "ic", "id", "ih", "iw", "oc", "od", "oh", "ow", "kd", "kh", "kw",
         "sd", "sh", "sw", "pd", "ph", "pw", "dd", "dh", "dw")
 DEFAULT_MB = 2
-_VALUE = re.compile(r"[+-]?\d+")
+_VALUE = re.compile(r"[+-]?[0-9]+")
 _UNSET = -1
 
 

@@ -24,7 +24,7 @@ from .options import closest, parse_list, parse_option_arg
 from .settings import GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings
 
 MAX_BATCH_DEPTH = 64
-_VERBOSE_SHORT = re.compile(r"-v(\d+)$")
+_VERBOSE_SHORT = re.compile(r"-v([0-9]+)$")
 # Options read once for the whole run, from the end of the stream: after the last problem
 # they still apply, so they draw no "No problem found" warning.
 _WHOLE_RUN = {GLOBAL_OPTIONS[f].name for f in RUN_FIELDS | {"results"}}

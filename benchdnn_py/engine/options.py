@@ -53,6 +53,14 @@ def parse_list(option: Option, value: str) -> tuple[Any, ...]:
     return tuple(option.parse(item) for item in value.split(","))
 
 
+def ascii_number(text: str) -> str:
+    """text, for int() or float(); ValueError when it holds a character outside ASCII
+    (Python would read full-width and other Unicode digits as numbers: `ic４` is no 4)."""
+    if not text.isascii():
+        raise ValueError(text)
+    return text
+
+
 def bool_value(name: str) -> Parser:
     def parse(text: str) -> bool:
         low = text.lower()
@@ -67,7 +75,7 @@ def bool_value(name: str) -> Parser:
 def int_value(name: str, minimum: int | None = None) -> Parser:
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = int(ascii_number(text))
         except ValueError:
             raise UsageError(f"--{name}={text}: expected an integer") from None
         if minimum is not None and value < minimum:
@@ -79,7 +87,7 @@ def int_value(name: str, minimum: int | None = None) -> Parser:
 def float_value(name: str) -> Parser:
     def parse(text: str) -> float:
         try:
-            return float(text)
+            return float(ascii_number(text))
         except ValueError:
             raise UsageError(f"--{name}={text}: expected a number") from None
     return parse

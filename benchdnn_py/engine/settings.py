@@ -7,7 +7,7 @@ import dataclasses
 
 from ..errors import UsageError
 from ..reports.perf_report import PerfTemplate, parse_template
-from .options import Option, bool_value, enum_value, float_value, int_value
+from .options import Option, ascii_number, bool_value, enum_value, float_value, int_value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +60,8 @@ def _parse_max_ms(text: str) -> float:
 
 
 def _parse_fix_times(text: str) -> int:
-    return max(int_value("fix-times-per-prb")(text), 0)
+    """A count of timed runs; 0 (the default) times by --max-ms-per-prb instead."""
+    return int_value("fix-times-per-prb", 0)(text)
 
 
 def _parse_results(text: str) -> str:
@@ -74,7 +75,7 @@ def _parse_results(text: str) -> str:
 
 def _parse_jobs(text: str) -> int:
     try:
-        jobs = int(text)
+        jobs = int(ascii_number(text))
     except ValueError:
         jobs = 0
     if jobs < 1:
@@ -85,7 +86,7 @@ def _parse_jobs(text: str) -> int:
 
 def _parse_timeout(text: str) -> float:
     try:
-        seconds = float(text)
+        seconds = float(ascii_number(text))
     except ValueError:
         seconds = -1.0
     if not seconds > 0 or seconds == float("inf"):
@@ -135,7 +136,7 @@ def parse_executor(text: str) -> str:
         return text
     if text.startswith(DASK_SCHEME):
         host, sep, port = text[len(DASK_SCHEME):].rpartition(":")
-        if sep and host and port.isdigit() and 0 < int(port) < 65536:
+        if sep and host and port.isascii() and port.isdigit() and 0 < int(port) < 65536:
             return text
     raise UsageError(f"--executor={text}: expected local or dask://HOST:PORT (a Dask "
                      f"scheduler's address, e.g. dask://127.0.0.1:8786)")

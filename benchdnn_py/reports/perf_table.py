@@ -30,7 +30,7 @@ from .stats import geometric_mean
 _NAME = re.compile(r'n"([^"]*)"')
 _POST_OPS = re.compile(r"\s--attr-post-ops=(\S+)")
 _ALG = re.compile(r"\s--alg=(\S+)")
-_THREADS = re.compile(r"\s--threads=(\d+)")
+_THREADS = re.compile(r"\s--threads=([0-9]+)")
 
 
 def _operands(record: dict[str, Any]) -> str:

@@ -108,7 +108,9 @@ def test_usage_errors_name_the_token(args, fragment):
     assert fragment in str(err.value)
 
 
-def test_max_ms_is_clamped_and_fix_times_floored():
-    plan = harness.plan(["--conv", "--max-ms-per-prb=1", "--fix-times-per-prb=-4", "x"])
+def test_max_ms_is_clamped_and_a_negative_fix_times_is_refused():
+    plan = harness.plan(["--conv", "--max-ms-per-prb=1", "--fix-times-per-prb=0", "x"])
     assert plan.settings.max_ms_per_prb == 10.0
     assert plan.settings.fix_times_per_prb == 0
+    with pytest.raises(UsageError, match="--fix-times-per-prb=-4: expected an integer >= 0"):
+        harness.plan(["--conv", "--fix-times-per-prb=-4", "x"])

@@ -14,7 +14,7 @@ import re
 
 from ...errors import ProblemError
 
-_DESC = re.compile(r"(\d+(?:x\d+)*)(?:_?n(.*))?")
+_DESC = re.compile(r"([0-9]+(?:x[0-9]+)*)(?:_?n(.*))?")
 
 
 @dataclasses.dataclass(frozen=True)
