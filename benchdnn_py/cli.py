@@ -100,7 +100,26 @@ def run(args: tuple[str, ...]) -> None:
         click.echo("benchdnn-py: interrupted; the summary above covers the cases that ran",
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
+    for name in _unmatched_impl_names(plan, summary):
+        click.echo(f"benchdnn-py: warning: --impl name `{name}` is part of no "
+                   f"implementation that ran (cases only it selected are SKIPPED)", err=True)
+    if summary.counts.values["tests"] == 0:
+        # exit 0 as benchdnn's, but never silently: a typo'd filter or an empty batch
+        why = ("no problem was given (on the command line or in the batch files)"
+               if not plan.cases else "--match or --shard left every case out")
+        click.echo(f"benchdnn-py: warning: the run selected no case: {why}", err=True)
     sys.exit(summary.counts.exit_status())
+
+
+def _unmatched_impl_names(plan, summary) -> list[str]:
+    """--impl names that no implementation that ran contains (a typo selects nothing and
+    every case it applies to is SKIPPED); none in list mode, where nothing runs."""
+    if plan.settings.mode.list_only:
+        return []
+    names = dict.fromkeys(n for case in plan.cases
+                          for f in (case.values.get("impl_filter"),)
+                          if f is not None and f.include for n in f.names)
+    return [n for n in names if not any(n in impl for impl in summary.impl_hits)]
 
 
 def _interrupt(signum, frame) -> None:

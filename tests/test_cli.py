@@ -405,3 +405,25 @@ def test_a_full_width_digit_in_a_descriptor_is_no_digit():
     assert res.code == 1
     assert "0:INVALID_ARGUMENTS" in res.out
     assert "no value found for `ic` in `ic\uff14ih8oc8kh3`" in res.err
+
+
+@pytest.mark.parametrize("args,warning", [
+    (["--impl=nonexistent", "ic8ih8oc8kh3"],
+     "--impl name `nonexistent` is part of no implementation that ran"),
+    (["--impl=gemm_conv,nonexistent", "ic8ih8oc8kh3"],
+     "--impl name `nonexistent` is part of no implementation that ran"),
+    (["--match=no-such-case", "ic8ih8oc8kh3"],
+     "the run selected no case: --match or --shard left every case out"),
+    (["--batch={empty}"], "the run selected no case: no problem was given"),
+])
+def test_a_run_that_selects_nothing_says_so_and_exits_0(tmp_path, args, warning):
+    empty = tmp_path / "empty_batch"
+    empty.write_text("# nothing\n")
+    res = run_cli("--conv", *(a.format(empty=empty) for a in args))
+    assert res.code == 0
+    assert f"benchdnn-py: warning: {warning}" in res.err
+
+
+def test_a_run_that_selects_cases_warns_of_nothing():
+    res = run_cli("--conv", "--impl=gemm_conv", "ic8ih8oc8kh3")
+    assert res.code == 0 and "warning" not in res.err
