@@ -20,9 +20,15 @@ PROJECT_DIRS = (PROJECT_ROOT / "batches", PROJECT_ROOT / "problems")
 
 
 def tokenize(text: str) -> list[str]:
-    tokens: list[str] = []
+    return [token for token, _ in tokenize_lines(text)]
+
+
+def tokenize_lines(text: str) -> list[tuple[str, int]]:
+    """The tokens with the (1-based) line each starts on: a token glued across lines by a
+    trailing backslash is its first line's."""
+    tokens: list[tuple[str, int]] = []
     glue = False
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         for token in line.split():
             if token.startswith("#"):
                 break
@@ -30,9 +36,9 @@ def tokenize(text: str) -> list[str]:
             if continues:
                 token = token[:-1]
             if glue and tokens:
-                tokens[-1] += token
+                tokens[-1] = (tokens[-1][0] + token, tokens[-1][1])
             elif token:
-                tokens.append(token)
+                tokens.append((token, number))
             glue = continues
     return tokens
 
@@ -56,9 +62,10 @@ def find(name: str, including_dir: Path | None, seen_dirs: list[Path]) -> Path:
                      f"{', '.join(str(p) for p in dict.fromkeys(candidates))})")
 
 
-def read(path: Path) -> list[str]:
+def read(path: Path) -> list[tuple[str, int]]:
+    """The file's tokens, each with its line number."""
     try:
-        return tokenize(path.read_text())
+        return tokenize_lines(path.read_text())
     except OSError as exc:
         raise UsageError(f"--batch={path}: cannot read batch file ({exc.strerror})") from None
     except UnicodeDecodeError:

@@ -115,7 +115,7 @@ class _Walker:
         hint = f"; did you mean {' or '.join('--' + h for h in hints)}?" if hints else ""
         return UsageError(f"unknown option `{arg}` for {where}{hint}")
 
-    def _option(self, arg: str, source: Path | None) -> None:
+    def _option(self, arg: str, source: Path | None, line: int = 0) -> None:
         name, value = parse_option_arg(arg)
         if name == "reset" and value is None:
             self._reset()
@@ -137,7 +137,7 @@ class _Walker:
         if self._is_case_option(name):
             if value == "":
                 raise UsageError(f"`{arg}`: expected `--{name}=VALUE`")
-            self._descriptor(value, source)
+            self._descriptor(value, source, line)
             return
         if self._global(name, value):
             return
@@ -162,21 +162,29 @@ class _Walker:
             self.top_batch = path.name
         self.batch_depth += 1
         try:
-            for token in batch.read(path):
-                self.feed(token, path)
+            for token, line in batch.read(path):
+                try:
+                    self.feed(token, path, line)
+                except UsageError as exc:
+                    # the innermost file names its place; an including file adds nothing
+                    if getattr(exc, "located", False):
+                        raise
+                    located = UsageError(f"{path}:{line}: {exc}")
+                    located.located = True
+                    raise located from None
         finally:
             self.batch_depth -= 1
             if self.batch_depth == 0:
                 self.top_batch = ""
 
     # -- descriptors ----------------------------------------------------------------
-    def _descriptor(self, text: str, source: Path | None) -> None:
+    def _descriptor(self, text: str, source: Path | None, line: int = 0) -> None:
         assert self.driver is not None
         # One axis per slot: options sharing a slot (--dt and --cfg) expand once.
         lists = list({o.slot: (o.slot, self.values[o.slot])
                       for o in self.driver.options if o.is_list}.values())
         scalars = {o.slot: self.values[o.slot] for o in self.driver.options if not o.is_list}
-        where = str(source) if source else "command line"
+        where = (f"{source}:{line}" if line else str(source)) if source else "command line"
         settings = _driver_settings(self.settings, self.driver)
         self.descriptors += 1
         for combo in itertools.product(*(range(len(vals)) for _, vals in lists)):
@@ -198,7 +206,7 @@ class _Walker:
         return tuple(out)
 
     # -- the loop -------------------------------------------------------------------
-    def feed(self, token: str, source: Path | None = None) -> None:
+    def feed(self, token: str, source: Path | None = None, line: int = 0) -> None:
         if token.startswith("--"):
             if self.driver is None:
                 name, value = parse_option_arg(token)
@@ -214,7 +222,7 @@ class _Walker:
                         f"`{token}`: expected a driver first ({', '.join('--' + d for d in DRIVERS)})"
                         f", optionally after global options")
                 return
-            self._option(token, source)
+            self._option(token, source, line)
             name, _ = parse_option_arg(token)
             if self._is_case_option(name):   # it named a problem, as a descriptor does
                 self.last_was_option = False
@@ -234,7 +242,7 @@ class _Walker:
         if self.driver is None:
             raise UsageError(f"`{token}`: expected a driver ({', '.join('--' + d for d in DRIVERS)}) "
                              f"before the first problem")
-        self._descriptor(token, source)
+        self._descriptor(token, source, line)
         self.last_was_option = False
 
 

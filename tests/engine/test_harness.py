@@ -68,7 +68,18 @@ def test_batch_nesting_relative_paths_and_state_that_persists(tmp_path: Path, mo
     got = cases("--conv", "--batch=outer", "ic5ih5oc5kh3")
     assert [c.desc_text for c in got] == ["ic3ih5oc3kh3", "ic4ih5oc4kh3", "ic5ih5oc5kh3"]
     assert all(c.values["dir"] is Dir.FWD_I for c in got)   # set inside, still in effect
-    assert got[0].source.endswith("shapes")
+    # where each came from: file and line
+    assert [c.source for c in got] == ["inner/shapes:2", "inner/shapes:3", "command line"]
+
+
+def test_an_error_in_a_batch_file_names_the_file_and_line(tmp_path: Path, monkeypatch):
+    (tmp_path / "inner").write_text("# a typo on line 3\nic3ih5oc3kh3\n--dir=SIDEWAYS ic3ih5oc3kh3\n")
+    (tmp_path / "outer").write_text("--reset\n--batch=inner\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError) as info:
+        cases("--conv", "--batch=outer")
+    # the innermost file's place, once (the including file adds nothing)
+    assert str(info.value).startswith("inner:3: --dir=SIDEWAYS: unknown value `SIDEWAYS`")
 
 
 def test_option_after_last_problem_is_reported():
