@@ -100,26 +100,9 @@ def run(args: tuple[str, ...]) -> None:
         click.echo("benchdnn-py: interrupted; the summary above covers the cases that ran",
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
-    for name in _unmatched_impl_names(plan, summary):
-        click.echo(f"benchdnn-py: warning: --impl name `{name}` is part of no "
-                   f"implementation that ran (cases only it selected are SKIPPED)", err=True)
-    if summary.counts.values["tests"] == 0:
-        # exit 0 as benchdnn's, but never silently: a typo'd filter or an empty batch
-        why = ("no problem was given (on the command line or in the batch files)"
-               if not plan.cases else "--match or --shard left every case out")
-        click.echo(f"benchdnn-py: warning: the run selected no case: {why}", err=True)
+    for warning in runner.selection_warnings(plan, summary):
+        click.echo(f"benchdnn-py: warning: {warning}", err=True)
     sys.exit(summary.counts.exit_status())
-
-
-def _unmatched_impl_names(plan, summary) -> list[str]:
-    """--impl names that no implementation that ran contains (a typo selects nothing and
-    every case it applies to is SKIPPED); none in list mode, where nothing runs."""
-    if plan.settings.mode.list_only:
-        return []
-    names = dict.fromkeys(n for case in plan.cases
-                          for f in (case.values.get("impl_filter"),)
-                          if f is not None and f.include for n in f.names)
-    return [n for n in names if not any(n in impl for impl in summary.impl_hits)]
 
 
 def _interrupt(signum, frame) -> None:
@@ -257,13 +240,6 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
     sys.exit(result.exit_code)
 
 
-def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file (another spelling, a link), existing or not."""
-    if os.path.exists(a) and os.path.exists(b):
-        return os.path.samefile(a, b)
-    return os.path.abspath(a) == os.path.abspath(b)
-
-
 class _MergeErrors(_OneLineErrors):
     def make_context(self, info_name, args, parent=None, **extra):
         try:
@@ -286,20 +262,8 @@ def merge(out: str, inputs: tuple[str, ...], replace: bool) -> None:
     benchdnn-py merge all.xml shard0.xml shard1.xml
     Prints one summary; exit status 0 no failures, 1 failures, 2 usage error.
     """
-
-    def refuse(why: str) -> None:
-        click.echo(f"benchdnn-py merge: error: {why}", err=True)
-        sys.exit(EXIT_USAGE)
-
-    # OUT is written from scratch: never over an input (a forgotten OUT argument makes the
-    # first shard OUT), and over an existing file only when asked.
-    if any(_same_file(out, p) for p in inputs):
-        refuse(f"OUT `{out}` is also an input; name a new file")
-    if os.path.exists(out) and not replace:
-        refuse(f"OUT `{out}` exists (did you forget the output file?); name a new file, "
-               f"or pass --replace to overwrite it")
     try:
-        merged = merge_files(out, list(inputs))
+        merged = merge_files(out, list(inputs), replace)
     except MergeError as exc:
         click.echo(f"benchdnn-py merge: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchdnn_py import core
+from benchdnn_py.drivers.conv import driver as conv_driver
+from benchdnn_py.drivers.deconv import driver as deconv_driver
 from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, ResultsFile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +83,18 @@ def results_file(samples: list[list[float]], name: str) -> ResultsFile:
               "samples_ms": s, "impl": "x", "repro": f"--conv ic{i + 1}ih5oc1kh1"}
              for i, s in enumerate(samples)]
     return ResultsFile(name, header, cases, {"type": "footer"})
+
+
+def conv_steps(prb):
+    """The case steps of a conv or deconv problem's driver, whose backends create it."""
+    return {"conv": conv_driver.STEPS, "deconv": deconv_driver.STEPS}[prb.desc.kind]
+
+
+def create_executor(prb, res):
+    """The executor prb's backend creates (None with res set), as a case's create step."""
+    return conv_steps(prb).create(prb, res)
+
+
+def backend_unsupported(prb):
+    """Why the problem or its backend cannot run it, as a case's unsupported step."""
+    return conv_steps(prb).unsupported(prb)

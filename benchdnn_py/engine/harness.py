@@ -165,13 +165,10 @@ class _Walker:
             for token, line in batch.read(path):
                 try:
                     self.feed(token, path, line)
+                except _InBatchFile:
+                    raise   # the innermost file named its place; an including one adds none
                 except UsageError as exc:
-                    # the innermost file names its place; an including file adds nothing
-                    if getattr(exc, "located", False):
-                        raise
-                    located = UsageError(f"{path}:{line}: {exc}")
-                    located.located = True
-                    raise located from None
+                    raise _InBatchFile(f"{path}:{line}: {exc}") from None
         finally:
             self.batch_depth -= 1
             if self.batch_depth == 0:
@@ -244,6 +241,10 @@ class _Walker:
                              f"before the first problem")
         self._descriptor(token, source, line)
         self.last_was_option = False
+
+
+class _InBatchFile(UsageError):
+    """A usage error already prefixed with the batch file and line it stands on."""
 
 
 def _driver_settings(settings: GlobalSettings, driver: Driver) -> GlobalSettings:

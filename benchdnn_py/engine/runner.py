@@ -348,3 +348,23 @@ class _Emitter:
             self.failed.append((p.task.idx, line))
         if self.s.junit is not None:
             self.s.junit.add(record, p.case.batch, line)
+
+
+def selection_warnings(plan: Plan, summary: RunSummary) -> list[str]:
+    """What a finished run selected that the user likely did not mean (it still exits 0,
+    as benchdnn does, but never silently): --impl names that no implementation that ran
+    contains (a typo: the cases only they select are SKIPPED; not in list mode, where
+    nothing runs), and a run that selected no case at all."""
+    out = []
+    if not plan.settings.mode.list_only:
+        names = dict.fromkeys(n for case in plan.cases
+                              for f in (case.values.get("impl_filter"),)
+                              if f is not None and f.include for n in f.names)
+        out += [f"--impl name `{n}` is part of no implementation that ran (cases only it "
+                f"selected are SKIPPED)"
+                for n in names if not any(n in impl for impl in summary.impl_hits)]
+    if summary.counts.values["tests"] == 0:
+        why = ("no problem was given (on the command line or in the batch files)"
+               if not plan.cases else "--match or --shard left every case out")
+        out.append(f"the run selected no case: {why}")
+    return out

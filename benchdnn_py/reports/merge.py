@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import gzip
+import os
 import platform
 from typing import Any
 
@@ -48,7 +49,22 @@ def kind_of(path: str) -> str:
     return "junit" if head.lstrip().startswith(b"<") else "results"
 
 
-def merge(out: str, inputs: list[str]) -> Merged:
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (another spelling, a link), existing or not."""
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+def merge(out: str, inputs: list[str], replace: bool = False) -> Merged:
+    """The inputs joined into OUT. OUT is written from scratch: never over an input (a
+    forgotten OUT argument makes the first shard OUT), over an existing file only with
+    replace."""
+    if any(_same_file(out, p) for p in inputs):
+        raise MergeError(f"OUT `{out}` is also an input; name a new file")
+    if os.path.exists(out) and not replace:
+        raise MergeError(f"OUT `{out}` exists (did you forget the output file?); name a new "
+                         f"file, or pass --replace to overwrite it")
     kinds = {path: kind_of(path) for path in inputs}
     if len(set(kinds.values())) > 1:
         listing = ", ".join(f"{p} ({k})" for p, k in kinds.items())

@@ -7,31 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import create_executor
 
 from benchdnn_py import core
 from benchdnn_py.common import layout, reorders
 from benchdnn_py.drivers.base import CaseResult, RunContext
 from benchdnn_py.drivers.conv import backend_native as native
 from benchdnn_py.drivers.conv import driver, policy
-from benchdnn_py.drivers.conv import driver as conv_driver
-from benchdnn_py.drivers.deconv import driver as deconv_driver
 from benchdnn_py.engine import harness
 from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.status import Status
-
-
-def _steps(prb):
-    """The case steps of the problem's driver (conv or deconv), whose backends create it."""
-    return {"conv": conv_driver.STEPS, "deconv": deconv_driver.STEPS}[prb.desc.kind]
-
-
-def _create(prb, res):
-    return _steps(prb).create(prb, res)
-
-
-def _unsupported(prb):
-    return _steps(prb).unsupported(prb)
-
 
 
 def _problem(*args: str, drv: str = "conv"):
@@ -41,7 +26,7 @@ def _problem(*args: str, drv: str = "conv"):
 
 def _executor(prb):
     res = CaseResult(Status.UNTESTED)
-    ex = _create(prb, res)
+    ex = create_executor(prb, res)
     assert ex is not None, res.reason
     return ex
 
@@ -189,14 +174,14 @@ def test_the_route_is_in_the_timed_callable_and_repacks_given_weights():
 def test_impl_filter_selects_the_routed_name_it_prints():
     prb = _problem("--impl=gemm_conv:avx512+reorder", "--stag=chwn", "mb2ic20ih6oc18kh3ph1")
     res = CaseResult(Status.UNTESTED)
-    ex = _create(prb, res)
+    ex = create_executor(prb, res)
     if ex is None:                       # a CPU without AVX-512
         assert res.status is Status.SKIPPED
         return
     ex.close()
     skipped = _problem("--skip-impl=+reorder", "--stag=chwn", "mb2ic20ih6oc18kh3ph1")
     res = CaseResult(Status.UNTESTED)
-    assert _create(skipped, res) is None and res.status is Status.SKIPPED
+    assert create_executor(skipped, res) is None and res.status is Status.SKIPPED
 
 
 def _dense_like(lay: layout.Layout) -> layout.Layout:

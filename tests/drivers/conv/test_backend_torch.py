@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import cli_threads, run_cli
+from conftest import backend_unsupported, cli_threads, create_executor, run_cli
 
 from benchdnn_py import backends, core
 from benchdnn_py.backends import torch as torch_loader
@@ -24,9 +24,7 @@ from benchdnn_py.common import eltwise
 from benchdnn_py.drivers import DRIVERS
 from benchdnn_py.drivers.base import CaseResult
 from benchdnn_py.drivers.conv import backend_torch as torch_backend
-from benchdnn_py.drivers.conv import driver as conv_driver
 from benchdnn_py.drivers.conv.desc import parse_desc
-from benchdnn_py.drivers.deconv import driver as deconv_driver
 from benchdnn_py.drivers.deconv.desc import parse_deconv
 from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.errors import ProblemError
@@ -36,18 +34,6 @@ REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_TORCH"
 ALL_DIRS = "--dir=FWD_B,FWD_D,FWD_I,BWD_D,BWD_W,BWD_WB"
 CASE_RE = re.compile(r"^(\d+):(\w+) ")
 
-
-def _steps(prb):
-    """The case steps of the problem's driver (conv or deconv), whose backends create it."""
-    return {"conv": conv_driver.STEPS, "deconv": deconv_driver.STEPS}[prb.desc.kind]
-
-
-def _create(prb, res):
-    return _steps(prb).create(prb, res)
-
-
-def _unsupported(prb):
-    return _steps(prb).unsupported(prb)
 
 
 @pytest.fixture(scope="module")
@@ -264,8 +250,8 @@ def test_run_is_only_the_torch_call(torch):
     from benchdnn_py.drivers.conv import driver
     prb = _problem("conv", "g2ic8ih7oc8kh3sh2ph1", backend="torch")
     res = CaseResult(Status.UNTESTED)
-    assert _unsupported(prb) is None
-    ex = _create(prb, res)
+    assert backend_unsupported(prb) is None
+    ex = create_executor(prb, res)
     assert ex is not None and ex.name == f"torch:{torch.__version__}"
     t = driver.tensors(prb.desc, prb.shape)
     inputs = driver.fill_inputs(prb, t, perf=False)
@@ -285,7 +271,7 @@ def test_torch_rejection_is_unimplemented_with_its_message(torch, monkeypatch):
         raise RuntimeError("Given groups=1, weight of size [4, 4, 3, 3] is wrong\nmore")
     monkeypatch.setattr(torch_backend._Program, "meta_check", reject)
     res = CaseResult(Status.UNTESTED)
-    assert _create(prb, res) is None
+    assert create_executor(prb, res) is None
     assert res.status is Status.UNIMPLEMENTED
     assert res.reason == "torch rejects this problem: Given groups=1, weight of size " \
                          "[4, 4, 3, 3] is wrong"
@@ -324,13 +310,13 @@ def test_torch_runs_plain_layouts_only(torch):
     tag = layout.parse_tag
     plain = _problem("conv", "ic4ih5oc4kh3", backend="torch", stag=tag("nchw"),
                      wtag=tag("oihw"))
-    assert _unsupported(plain) is None
+    assert backend_unsupported(plain) is None
     res = CaseResult(Status.UNTESTED)
-    ex = _create(plain, res)
+    ex = create_executor(plain, res)
     assert ex.layouts["src"].describe() == "abcd"
     for values in ({"stag": tag("nhwc")}, {"dtag": tag("nChw16c")},
                    {"strides": (None, None, ((1, 2, 8, 24), 0))}):
-        status, why = _unsupported(_problem("conv", "ic4ih5oc4kh3", backend="torch",
+        status, why = backend_unsupported(_problem("conv", "ic4ih5oc4kh3", backend="torch",
                                                     **values))
         assert status is Status.UNIMPLEMENTED and "plain layouts only" in why
 
