@@ -365,8 +365,11 @@ def create_with_route(prb: EltwiseProblem, res: CaseResult) -> Created | None:
 class Steps(CaseSteps):
     driver = "eltwise"
 
-    def unsupported(self, prb: EltwiseProblem) -> tuple[Status, str] | None:
-        return unsupported(prb)
+    unsupported = staticmethod(unsupported)
+    create = staticmethod(create_with_route)
+    reference = staticmethod(reference)
+    judge = staticmethod(judge)
+    perf_record = staticmethod(perf_record)
 
     def skip_note(self, prb: EltwiseProblem) -> str | None:
         return invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward)
@@ -375,26 +378,11 @@ class Steps(CaseSteps):
         # inputs, output, the f64 reference and compare temporaries
         return prb.nelems * (4 * 4 + 8 * 6)
 
-    def create(self, prb: EltwiseProblem, res: CaseResult) -> Created | None:
-        return create_with_route(prb, res)
-
     def layouts(self, prb: EltwiseProblem, prim: Created) -> str:
         return f"layout {prb.tag}={prb.layout.describe()}"
 
     def prepare(self, prb: EltwiseProblem, prim: Created, perf: bool) -> Buffers:
         return prepare(prb, prim.prim, prim.route, perf)
-
-    def reference(self, prb: EltwiseProblem, bound: Buffers) -> np.ndarray:
-        return reference(prb, bound)
-
-    def judge(self, prb: EltwiseProblem, bound: Buffers, expected: np.ndarray,
-              res: CaseResult, verbose: int) -> None:
-        judge(prb, bound, expected, res, verbose)
-
-    def perf_record(self, prb: EltwiseProblem, ctx: RunContext, impl: str,
-                    times: list[float], create_s: tuple[float, float],
-                    bound: Buffers) -> PerfRecord:
-        return perf_record(prb, ctx, impl, times, create_s, bound)
 
 
 STEPS = Steps()

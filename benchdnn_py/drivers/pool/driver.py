@@ -399,34 +399,21 @@ def _footprint(prb: PoolProblem) -> int:
 class Steps(CaseSteps):
     driver = "pool"
 
-    def unsupported(self, prb: PoolProblem) -> tuple[Status, str] | None:
-        return unsupported(prb)
+    unsupported = staticmethod(unsupported)
+    footprint = staticmethod(_footprint)
+    create = staticmethod(create_with_route)
+    reference = staticmethod(reference)
+    judge = staticmethod(judge)
+    perf_record = staticmethod(perf_record)
 
     def skip_note(self, prb: PoolProblem) -> str | None:
         return cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)
-
-    def footprint(self, prb: PoolProblem) -> int:
-        return _footprint(prb)
-
-    def create(self, prb: PoolProblem, res: CaseResult) -> Created | None:
-        return create_with_route(prb, res)
 
     def layouts(self, prb: PoolProblem, prim: Created) -> str:
         return f"layout {prb.tag}={prb.layout('src').describe()}"
 
     def prepare(self, prb: PoolProblem, prim: Created, perf: bool) -> Buffers:
         return prepare(prb, prim.prim, prim.route, perf)
-
-    def reference(self, prb: PoolProblem, bound: Buffers) -> np.ndarray:
-        return reference(prb, bound)
-
-    def judge(self, prb: PoolProblem, bound: Buffers, expected: np.ndarray, res: CaseResult,
-              verbose: int) -> None:
-        judge(prb, bound, expected, res, verbose)
-
-    def perf_record(self, prb: PoolProblem, ctx: RunContext, impl: str, times: list[float],
-                    create_s: tuple[float, float], bound: Buffers) -> PerfRecord:
-        return perf_record(prb, ctx, impl, times, create_s, bound)
 
 
 STEPS = Steps()

@@ -253,8 +253,9 @@ def _shown(prb: ReorderProblem, k: int) -> str:
 class Steps(CaseSteps):
     driver = "reorder"
 
-    def unsupported(self, prb: ReorderProblem) -> tuple[Status, str] | None:
-        return unsupported(prb)
+    unsupported = staticmethod(unsupported)
+    reference = staticmethod(reference)
+    judge = staticmethod(judge)
 
     def footprint(self, prb: ReorderProblem) -> int:
         # buffers, offset tables (int64) and compare temporaries, per element
@@ -269,13 +270,6 @@ class Steps(CaseSteps):
 
     def prepare(self, prb: ReorderProblem, prim: Created, perf: bool) -> Buffers:
         return prepare(prb, prim.prim, perf)
-
-    def reference(self, prb: ReorderProblem, bound: Buffers) -> np.ndarray:
-        return reference(prb, bound)
-
-    def judge(self, prb: ReorderProblem, bound: Buffers, expected: np.ndarray,
-              res: CaseResult, verbose: int) -> None:
-        judge(prb, bound, expected, res, verbose)
 
     def perf_record(self, prb: ReorderProblem, ctx: RunContext, impl: str,
                     times: list[float], create_s: tuple[float, float],
