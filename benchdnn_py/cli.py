@@ -17,7 +17,7 @@ from rich.console import Console
 
 from . import __version__, core
 from .drivers import DRIVERS
-from .engine import harness, progress, runner
+from .engine import harness, progress, runner, shipped
 from .engine.settings import GLOBAL_OPTIONS
 from .engine.workers import WorkerError
 from .errors import UsageError
@@ -297,6 +297,28 @@ def perf_table(results: tuple[str, ...], layers: bool) -> None:
         sys.exit(EXIT_USAGE)
     for line in lines:
         click.echo(line)
+
+
+@cli.command()
+def files() -> None:
+    """The shipped shape and batch files, one line each: what --batch= and --case= find
+    from any directory.
+
+    \b
+    benchdnn-py files
+    benchdnn-py --conv --mb=1 --batch=problems/shapes_resnet_50
+    """
+
+    top = shipped.root()
+    if top is None:
+        click.echo("benchdnn-py files: error: this installation has no shipped problems/ "
+                   "and batches/ (reinstall the package)", err=True)
+        sys.exit(EXIT_USAGE)
+    listing = shipped.listing()
+    width = max(len(f.name) for f in listing)
+    for f in listing:
+        click.echo(f"{f.name:<{width}}  {f.description}".rstrip())
+    click.echo(f"({len(listing)} files in {top})", err=True)
 
 
 @cli.command()

@@ -427,3 +427,23 @@ def test_a_run_that_selects_nothing_says_so_and_exits_0(tmp_path, args, warning)
 def test_a_run_that_selects_cases_warns_of_nothing():
     res = run_cli("--conv", "--impl=gemm_conv", "ic8ih8oc8kh3")
     assert res.code == 0 and "warning" not in res.err
+
+
+def test_files_lists_every_shipped_file_with_its_summary():
+    r = run_cli("files")
+    assert r.code == 0
+    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in r.lines}
+    on_disk = {p.relative_to(ROOT).as_posix() for kind in ("problems", "batches")
+               for p in (ROOT / kind).rglob("*") if p.is_file()}
+    assert set(rows) == on_disk
+    assert rows["problems/shapes_resnet_50"].startswith("ResNet-50")
+    assert f"({len(on_disk)} files in " in r.err
+
+
+def test_shipped_files_run_from_any_directory(tmp_path):
+    r = run_cli("--conv", "--mode=L", "--batch=problems/shapes_mobilenet_v1", cwd=tmp_path)
+    listed = sum(1 for line in (ROOT / "problems/shapes_mobilenet_v1").read_text().splitlines()
+                 if line.strip() and not line.startswith("#"))
+    assert r.code == 0 and r.summary()["listed"] == listed > 0
+    r = run_cli("--graph", "--mode=L", "--case=conv_1d.json", cwd=tmp_path)
+    assert r.code == 0 and r.summary()["listed"] == 1

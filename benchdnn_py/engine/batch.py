@@ -11,12 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-
-# Where `--batch=NAME` is also looked up, after the paths benchdnn tries: the project's own
-# batch and problem directories, so `--batch=shapes_resnet_50` works from anywhere in a
-# source checkout or editable install.
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-PROJECT_DIRS = (PROJECT_ROOT / "batches", PROJECT_ROOT / "problems")
+from . import shipped
 
 
 def tokenize(text: str) -> list[str]:
@@ -45,8 +40,8 @@ def tokenize_lines(text: str) -> list[tuple[str, int]]:
 
 def find(name: str, including_dir: Path | None, seen_dirs: list[Path]) -> Path:
     """Resolves ``--batch=NAME``: next to the including file, as given (relative to the
-    working directory), beside any batch file opened before, then the project's
-    batches/ and problems/ directories."""
+    working directory), beside any batch file opened before, then among the shipped
+    files (`problems/shapes_resnet_50` or `shapes_resnet_50` from any directory)."""
     given = Path(name)
     candidates: list[Path] = []
     if including_dir is not None and not given.is_absolute():
@@ -54,7 +49,7 @@ def find(name: str, including_dir: Path | None, seen_dirs: list[Path]) -> Path:
     candidates.append(given)
     if not given.is_absolute():
         candidates += [d / given for d in seen_dirs]
-        candidates += [d / given for d in PROJECT_DIRS]
+        candidates += [d / given for d in shipped.search_dirs()]
     for path in candidates:
         if path.is_file():
             return path

@@ -31,12 +31,6 @@ def test_find_prefers_including_dir(tmp_path: Path, monkeypatch):
     assert batch.find("shapes", None, []) == Path("shapes")
 
 
-def test_find_falls_back_to_project_dirs(tmp_path: Path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert batch.find("shapes_resnet_50", None, []).name == "shapes_resnet_50"
-    assert batch.find("conv_ci", None, []).parent.name == "batches"
-
-
 def test_missing_file_is_a_usage_error(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError, match="cannot open batch file `nope`"):

@@ -33,11 +33,10 @@ from typing import Any, Callable
 from ...common.attr import Eltwise, PostOps
 from ...common.direction import Dir
 from ...common.window import ConvDesc
-from ...engine.batch import PROJECT_ROOT
+from ...engine import shipped
 from ...errors import ProblemError
 from .ops import Op, Tensor, agree, check_rank, known, shape_attr_or_output, shape_text, show
 
-GRAPH_DIR = PROJECT_ROOT / "problems" / "graph"
 
 # Op kind -> the conv direction it runs as (a Convolution with a bias becomes FWD_B).
 CONV_KINDS = {
@@ -173,12 +172,13 @@ def _triple(values: tuple[int, ...], neutral: int) -> tuple[int, int, int]:
 
 # -- finding and reading a file -------------------------------------------------------
 def find(text: str) -> Path:
-    """The file ``text`` names: as given (relative to the working directory), then in
-    the project's problems/graph/, then relative to the project root."""
+    """The file ``text`` names: as given (relative to the working directory), then among
+    the shipped files (`problems/graph/NAME.json` or `NAME.json`)."""
     given = Path(text)
     candidates = [given]
-    if not given.is_absolute():
-        candidates += [GRAPH_DIR / given, PROJECT_ROOT / given]
+    top = shipped.root()
+    if not given.is_absolute() and top is not None:
+        candidates += [top / "problems" / "graph" / given, top / given]
     for path in candidates:
         if path.is_file():
             return path
