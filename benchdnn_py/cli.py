@@ -203,7 +203,9 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
     Marks: + slower, - faster, ~ within noise, ! newly failing, * fixed,
            x not comparable, ? too few samples or too noisy.
     Exit status: 0 nothing gated, 1 correctness (flip, failure, missing),
-    2 usage error or runs not comparable, 3 performance (regression, ...).
+    2 usage error, runs not comparable or no case in common, 3 performance
+    (regression, ...), 4 performance gated but inconclusive (a run timed on a
+    disturbed machine; --rerun or a quiet rerun decides).
     """
 
     def fail(message: str) -> None:
@@ -223,6 +225,9 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
         pythons = [rerun_cases.check_python(p or sys.executable, name) for p, name in
                    ((base_python, "--base-python"), (new_python, "--new-python"))]
         result = cmp.compare(base, new, opt)
+        if not result.paired:
+            fail(f"no case of {new} matches a case of {base} ({len(result.base.cases)} and "
+                 f"{len(result.new.cases)} cases): nothing to compare")
         if result.refusals and not force:
             fail("the runs are not comparable (--force compares them anyway): "
                  + "; ".join(result.refusals))

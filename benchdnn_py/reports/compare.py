@@ -32,6 +32,9 @@ from . import stats
 from .results import ResultsFile, read
 
 EXIT_REGRESSION = 3
+# A performance condition gated, but on a run timed on a disturbed machine: the marks may
+# be the machine's, so the verdict waits for a quiet run or --rerun.
+EXIT_INCONCLUSIVE = 4
 
 MARKS = "+-~!*x?"
 MARK_MEANING = {
@@ -149,6 +152,12 @@ class Comparison:
     geomean_cases: int = 0
     rerun_note: str = ""
     drift_warning: str = ""          # also in warnings; a rerun answers it
+    disturbed: tuple[str, ...] = ()  # the sides ("base", "new") timed on a disturbed machine
+
+    @property
+    def paired(self) -> int:
+        """Cases present in both runs."""
+        return sum(1 for c in self.cases if c.base and c.new)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -174,11 +183,21 @@ class Comparison:
         return [(c, hits[c]) for c in self.options.fail_on if hits[c]]
 
     @property
+    def inconclusive(self) -> bool:
+        """Performance conditions gate, but a side was timed on a disturbed machine and no
+        --rerun remeasured the cases: a slowdown there is the machine's as likely as the
+        code's. Correctness conditions are never inconclusive."""
+        return bool(self.disturbed) and not self.rerun_note and any(
+            FAIL_CONDITIONS[c] == EXIT_REGRESSION for c, _ in self.gated)
+
+    @property
     def exit_code(self) -> int:
         codes = {FAIL_CONDITIONS[c] for c, _ in self.gated}
         if EXIT_FAILURES in codes:
             return EXIT_FAILURES
-        return EXIT_REGRESSION if codes else EXIT_OK
+        if not codes:
+            return EXIT_OK
+        return EXIT_INCONCLUSIVE if self.inconclusive else EXIT_REGRESSION
 
     @property
     def regressions(self) -> list[CaseComparison]:
@@ -195,8 +214,12 @@ class Comparison:
         if not gated:
             return "nothing gated (exit 0)"
         parts = ", ".join(f"{c}: {n}" for c, n in gated)
-        return f"gated by --fail-on={','.join(self.options.fail_on)}: {parts} " \
-               f"(exit {self.exit_code})"
+        text = f"gated by --fail-on={','.join(self.options.fail_on)}: {parts}"
+        if self.exit_code == EXIT_INCONCLUSIVE:
+            sides = " and ".join(self.disturbed)
+            text = (f"inconclusive: {text}, but {sides} {'was' if len(self.disturbed) == 1 else 'were'} "
+                    f"timed on a disturbed machine; rerun on a quiet machine or with --rerun")
+        return f"{text} (exit {self.exit_code})"
 
 
 def _failing(record: dict[str, Any]) -> bool:
@@ -257,20 +280,28 @@ def comparability(base: ResultsFile, new: ResultsFile) -> tuple[list[str], list[
         warnings.append(f"timing settings differ: base {timing[0] or 'none'}, new "
                         f"{timing[1] or 'none'}")
     for side, f in (("base", base), ("new", new)):
-        busy = (f.footer or {}).get("others_cpus")
-        if isinstance(busy, (int, float)) and busy >= BUSY_CPUS:
-            cpus = _env_get(f.environment, "cpu", "logical_cpus") or "?"
-            warnings.append(f"{side}: other processes kept {busy:.2f} of {cpus} CPUs busy "
-                            f"during the run; its times may be inflated")
-        degraded = GuardTally.of_records(f.cases).degraded
-        if degraded:
-            warnings.append(f"{side}: {degraded} case{'s' if degraded > 1 else ''} timed on a "
-                            f"degraded machine (the perf guard's compute probe read under "
-                            f"{GUARD_SHARE:.0%} of the peak, or its cache probe under "
-                            f"{GUARD_CACHE_SHARE:.0%} of its best); their times are the "
-                            f"machine's")
+        warnings += [f"{side}: {why}" for why in disturbances(f)]
         warnings += f.warnings
     return refusals, warnings
+
+
+def disturbances(f: ResultsFile) -> list[str]:
+    """Why a run's times may be the machine's rather than the code's: other processes
+    kept CPUs busy during it, or the perf guard found cases timed on a degraded machine.
+    An empty list: an undisturbed run."""
+    found = []
+    busy = (f.footer or {}).get("others_cpus")
+    if isinstance(busy, (int, float)) and busy >= BUSY_CPUS:
+        cpus = _env_get(f.environment, "cpu", "logical_cpus") or "?"
+        found.append(f"other processes kept {busy:.2f} of {cpus} CPUs busy during the run; "
+                     f"its times may be inflated")
+    degraded = GuardTally.of_records(f.cases).degraded
+    if degraded:
+        found.append(f"{degraded} case{'s' if degraded > 1 else ''} timed on a degraded "
+                     f"machine (the perf guard's compute probe read under {GUARD_SHARE:.0%} "
+                     f"of the peak, or its cache probe under {GUARD_CACHE_SHARE:.0%} of its "
+                     f"best); their times are the machine's")
+    return found
 
 
 def _timing_settings(f: ResultsFile) -> str:
@@ -411,7 +442,9 @@ def compare_files(base: ResultsFile, new: ResultsFile, opt: Options = Options()
     for case, q in zip(tested, stats.benjamini_hochberg([c.p_value for c in tested])):
         case.q_value = q
         _decide(case, opt)
-    result = Comparison(base, new, opt, cases, refusals, warnings)
+    result = Comparison(base, new, opt, cases, refusals, warnings,
+                        disturbed=tuple(side for side, f in (("base", base), ("new", new))
+                                        if disturbances(f)))
     _summarise(result)
     slower, faster = result.counts["+"], result.counts["-"]
     if min(slower, faster) >= max(DRIFT_CASES, DRIFT_SHARE * len(tested)):

@@ -103,6 +103,59 @@ def test_cases_timed_on_a_degraded_machine_are_warned_about_per_side(tmp_path):
                       "best); their times are the machine's"]
 
 
+def _disturbed_copy(path: str, tmp_path, busy: float = 1.6) -> str:
+    """The results file with a footer saying other processes kept `busy` CPUs busy."""
+    records = [json.loads(line) for line in open(path)]
+    records[-1]["others_cpus"] = busy
+    out = tmp_path / f"disturbed_{os.path.basename(path)}"
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(out)
+
+
+@pytest.mark.parametrize("sides", [("base",), ("new",), ("base", "new")])
+def test_a_performance_gate_on_a_disturbed_run_is_inconclusive(tmp_path, sides):
+    paths = {"base": BASE, "new": NEW}
+    for side in sides:
+        paths[side] = _disturbed_copy(paths[side], tmp_path)
+    c = cmp.compare(paths["base"], paths["new"], cmp.Options(fail_on=("regression",)))
+    assert c.disturbed == sides and c.inconclusive
+    assert c.exit_code == cmp.EXIT_INCONCLUSIVE == 4
+    assert c.verdict().startswith("inconclusive: gated by --fail-on=regression: regression: 1")
+    assert c.verdict().endswith("timed on a disturbed machine; rerun on a quiet machine or "
+                                "with --rerun (exit 4)")
+    # correctness outranks it, and a remeasured comparison decides
+    flips = cmp.compare(paths["base"], paths["new"])
+    assert flips.exit_code == 1 and flips.verdict().startswith("gated by ")
+    c.rerun_note = "remeasured"
+    assert c.exit_code == 3
+
+
+def test_a_busy_share_below_the_bar_does_not_disturb_a_run(tmp_path):
+    quiet = _disturbed_copy(NEW, tmp_path, busy=cmp.BUSY_CPUS / 2)
+    c = cmp.compare(BASE, quiet, cmp.Options(fail_on=("regression",)))
+    assert c.disturbed == () and c.exit_code == 3
+
+
+def test_disturbed_runs_end_to_end_exit_4(tmp_path):
+    r = compare_cli(_disturbed_copy(BASE, tmp_path), _disturbed_copy(NEW, tmp_path),
+                    "--fail-on=regression")
+    assert r.code == 4 and "verdict: inconclusive: " in r.err
+    assert "warning: base: other processes kept 1.60 of " in r.err
+
+
+def test_runs_with_no_case_in_common_are_an_error(tmp_path):
+    a, b = results_file([[1.0] * 5], "a"), results_file([[1.0] * 5] * 2, "b")
+    b.cases = b.cases[1:]
+    for f in (a, b):
+        (tmp_path / f"{f.path}.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in (f.header, *f.cases, f.footer)))
+    r = compare_cli(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    assert r.code == 2
+    assert r.err.strip().splitlines()[-1] == (
+        f"benchdnn-py compare: error: no case of {tmp_path / 'b.jsonl'} matches a case of "
+        f"{tmp_path / 'a.jsonl'} (1 and 1 cases): nothing to compare")
+
+
 def test_cases_timed_in_turns_on_one_side_only_are_warned_about(tmp_path):
     records = [json.loads(line) for line in open(NEW)]
     for r in records:
