@@ -338,11 +338,14 @@ def info() -> None:
     click.echo(f"kernel core: {core.build_info()}")
     click.echo(f"measured limits ({core.max_threads()} threads, best of "
                f"{core.PEAK_REPEATS} runs; %eff% in perf templates divides by these):")
+    peaks = {operands: core.measured_peak(operands) for operands in ("f32", "bf16", "int8")}
     for operands, what in (("f32", "f32 FMA"), ("bf16", "bf16 dot products"),
                            ("int8", "int8 dot products")):
-        click.echo(f"  {what:<20} {_peak_text(operands, core.measured_peak(operands))}")
+        click.echo(f"  {what:<20} {_peak_text(operands, peaks[operands])}")
     click.echo(f"  {'memory copy':<20} {core.measured_copy_bandwidth() / 1e9:.1f} GB/s "
                f"(read + written, {core.BANDWIDTH_BYTES >> 20} MiB buffers)")
+    for warning in core.implausible_limits(peaks):
+        click.echo(f"benchdnn-py info: warning: {warning}", err=True)
     tables = {"conv and deconv": core.conv_impls, "eltwise": core.eltwise_impls,
               "pool": core.pool_impls, "reorder": core.reorder_impls}
     for what, table in tables.items():

@@ -67,6 +67,32 @@ def _peak(kind: PeakKind, isa: Isa, nthreads: int) -> Peak:   # (measured on nth
     return _PEAKS[key]
 
 
+# A 512-bit bf16 or int8 dot product does two or four multiply-adds per f32 lane, and the
+# CPUs that have one issue it at least half as often as the FMA: its peak is at least the
+# f32 FMA peak. A reading under this share of it can only be a probe of a busy machine.
+LOW_PRECISION_PEAK_FLOOR = 0.75
+
+
+def implausible_limits(peaks: dict[str, Peak | None]) -> list[str]:
+    """The measured compute limits that contradict each other, one line each (empty when
+    they agree): a 512-bit bf16 or int8 dot-product peak under LOW_PRECISION_PEAK_FLOOR
+    of the 512-bit f32 FMA peak."""
+    f32 = peaks.get("f32")
+    if f32 is None or f32.isa != Isa.AVX512:
+        return []
+    out = []
+    for operands in ("bf16", "int8"):
+        peak = peaks.get(operands)
+        if peak is None or peak.isa not in (Isa.AVX512_BF16, Isa.AVX512_VNNI):
+            continue   # computed as f32 (the same reading), or 256-bit int8
+        if peak.ops_per_s < LOW_PRECISION_PEAK_FLOOR * f32.ops_per_s:
+            out.append(f"the {operands} probe read {peak.ops_per_s / 1e9:.0f} G/s against "
+                       f"{f32.ops_per_s / 1e9:.0f} GFLOPS for f32 FMA, which its instruction "
+                       f"at least matches: other processes held the cores during a probe, "
+                       f"so these limits (and %eff%) understate the machine")
+    return out
+
+
 def remeasure_limits() -> None:
     """The current thread count's limits read low (a guard probe, a shorter run of the
     f32 peak's own loop, read well above it: the process measured them in a slow

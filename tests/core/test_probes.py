@@ -151,3 +151,30 @@ def test_the_cache_probe_reads_a_rate_from_cache_and_zero_for_nothing_to_read():
             core.cap_isa("")
         assert rate > 0
     assert lib.bdnn_probe_cache(0, 20) == 0.0 and lib.bdnn_probe_cache(1 << 16, 0) == 0.0
+
+
+def _peaks(f32: float, bf16: float, int8: float, bf16_isa=core.Isa.AVX512_BF16):
+    P, K, I = core.Peak, core.PeakKind, core.Isa
+    bf16_kind = K.BF16 if bf16_isa == I.AVX512_BF16 else K.F32
+    return {"f32": P(K.F32, I.AVX512, f32 * 1e9), "bf16": P(bf16_kind, bf16_isa, bf16 * 1e9),
+            "int8": P(K.INT8, I.AVX512_VNNI, int8 * 1e9)}
+
+
+def test_a_low_precision_peak_under_the_f32_peak_is_called_implausible():
+    assert core.implausible_limits(_peaks(232, 460, 900)) == []
+    assert core.implausible_limits(_peaks(232, 232 * 0.76, 232)) == []   # within the floor
+    lines = core.implausible_limits(_peaks(232, 58, 900))
+    assert lines == ["the bf16 probe read 58 G/s against 232 GFLOPS for f32 FMA, which its "
+                     "instruction at least matches: other processes held the cores during a "
+                     "probe, so these limits (and %eff%) understate the machine"]
+    assert [l.split()[1] for l in core.implausible_limits(_peaks(232, 58, 100))] == \
+        ["bf16", "int8"]
+
+
+def test_limits_measured_on_one_route_are_never_compared():
+    # bf16 computed as f32 FMA reads the f32 loop itself; 256-bit int8 may trail 512-bit f32
+    assert core.implausible_limits(_peaks(232, 100, 900, bf16_isa=core.Isa.AVX512)) == []
+    peaks = _peaks(232, 460, 100)
+    peaks["int8"] = core.Peak(core.PeakKind.INT8, core.Isa.AVX2, 100e9)
+    assert core.implausible_limits(peaks) == []
+    assert core.implausible_limits({"f32": None, "bf16": None, "int8": None}) == []
