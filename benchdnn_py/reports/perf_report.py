@@ -27,9 +27,10 @@ BANDWIDTH_TEMPLATE = ("perf,%engine%,%impl%,%name%,%prb%,%Gops%,%+ctime%,%-time%
 CSV_HEAD = "perf,%engine%,%impl%,%name%,"
 CSV_TAIL = ",%attr%,%desc%,%Gops%,%+ctime%,%-time%,%-Gflops%,%0time%,%0Gflops%"
 
-_FIELD = re.compile(r"%([-0+]?)([KMG]?)([a-z][a-z_-]*)%")
+_FIELD = re.compile(r"%([-0+=]?)([KMG]?)([a-z][a-z_-]*)%")
 _UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
-_MOD_PREFIX = {"-": "min_", "0": "avg_", "+": "max_", "": ""}
+# benchdnn's statistics, and (ours) `=` for the median, which one slow run cannot move.
+_MOD_PREFIX = {"-": "min_", "0": "avg_", "+": "max_", "=": "med_", "": ""}
 
 # Fields whose value is a statistic over the timed runs, and their default statistic.
 TIME_FIELDS = {"time": "-", "flops": "-", "bw": "-", "eff": "-", "ctime": "+", "cptime": "+",
@@ -119,7 +120,17 @@ class PerfRecord:
             return 0.0
         if mod == "0":
             return statistics.fmean(self.times_ms)
+        if mod == "=":
+            return statistics.median(self.times_ms)
         return max(self.times_ms) if mod == "+" else min(self.times_ms)
+
+    def iqr_ms(self) -> float:
+        """The interquartile range of the timed runs (0 with fewer than two): the spread
+        of their middle half, which the odd run disturbed by another process leaves be."""
+        if len(self.times_ms) < 2:
+            return 0.0
+        q1, _, q3 = statistics.quantiles(self.times_ms, n=4, method="inclusive")
+        return q3 - q1
 
     def value(self, name: str, mod: str, unit: str) -> str:
         scale = _UNITS[unit]
@@ -134,6 +145,8 @@ class PerfRecord:
             basis = "bw" if self.limit == BANDWIDTH else "flops"
             limit = machine_limit(self.limit, self.threads)
             number = 100.0 * self._rate(basis, mod) / limit if limit else 0.0
+        elif name == "iqr":
+            number = self.iqr_ms()
         elif name == "ctime":
             number = sum(self.create_ms)
         elif name == "cpdtime":
@@ -179,5 +192,5 @@ def render(template: str, record: PerfRecord) -> str:
     return _FIELD.sub(lambda m: record.value(m.group(3), m.group(1), m.group(2)), template)
 
 
-COMMON_FIELDS = set(TIME_FIELDS) | NUMBER_FIELDS | {"engine", "impl", "name", "prb", "desc",
+COMMON_FIELDS = set(TIME_FIELDS) | NUMBER_FIELDS | {"iqr", "engine", "impl", "name", "prb", "desc",
                                                     "driver", "attr"}

@@ -127,12 +127,13 @@ def rich_summary(console: Console, run: RunSummary) -> None:
         perf_table.add_column("#", justify="right")
         perf_table.add_column("problem", overflow="fold", ratio=1)
         perf_table.add_column("implementation", no_wrap=True)
-        for col in ("min ms", "avg ms", "GFLOPS", "runs"):
+        for col in ("min ms", "median ms", "IQR", "GFLOPS", "runs"):
             perf_table.add_column(col, justify="right", no_wrap=True)
         for repro, rec in run.perf:
-            best = rec.time_stat("-")
+            best, median = rec.time_stat("-"), rec.time_stat("=")
             gflops = rec.ops / (best / 1e3) / 1e9 if best > 0 else 0.0
+            spread = f"{100 * rec.iqr_ms() / median:.1f}%" if median > 0 else "-"
             perf_table.add_row(str(rec.idx), repro, rec.text["impl"], f"{best:.3f}",
-                               f"{rec.time_stat('0'):.3f}", f"{gflops:.1f}",
+                               f"{median:.3f}", spread, f"{gflops:.1f}",
                                str(len(rec.times_ms)))
         console.print(perf_table)

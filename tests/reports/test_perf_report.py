@@ -32,6 +32,16 @@ def test_modifiers_units_and_bandwidth():
     assert perf_report.render("%cpdtime%|%cptime%|%idx%|%mb%", rec) == "0.25|1.5|7|1"
 
 
+def test_the_median_and_the_interquartile_range():
+    # one disturbed run (40 ms) moves the mean but neither the median nor the IQR much
+    rec = record((1.0, 2.0, 3.0, 4.0, 40.0))
+    assert perf_report.render("%=time%|%0time%|%iqr%|%=Gflops%", rec) == "3|10|2|1333.33"
+    assert perf_report.header("%=time%,%iqr%,%=Gflops%") == "med_time,iqr,med_Gflops"
+    assert perf_report.render("%=time%|%iqr%", record((5.0,))) == "5|0"
+    assert perf_report.render("%=time%", record((1.0, 4.0))) == "2.5"
+    assert "iqr" in perf_report.COMMON_FIELDS
+
+
 def test_custom_template_keeps_literal_text():
     assert perf_report.render("t=%-time% ms", record()) == "t=1 ms"
 
