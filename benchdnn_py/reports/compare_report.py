@@ -277,13 +277,24 @@ def to_json(c: Comparison) -> str:
 # HTML with an SVG chart
 # --------------------------------------------------------------------------------------
 
+# The chart names each point under the axis when it has at most this many; beyond, it
+# numbers every few points and the case table's # column holds the names.
+CHART_NAMED_CASES = 40
+CHART_LABEL_CHARS = 32
+
+
 def speedup_svg(c: Comparison) -> str:
     """Every timed case in run order (x) against its speedup on a log scale (y), with its
     confidence interval as a vertical bar; the band is the threshold; colours follow the
-    marks. Each point carries its case as a tooltip."""
+    marks. Each point carries its case as a tooltip and its number (the case table's #)
+    under the axis, with its name when there are few; a speedup beyond the scale is a
+    triangle on the edge, pointing off it."""
     cases = [x for x in c.cases if x.speedup is not None]
-    width = max(480, min(1200, 60 + 8 * len(cases) + 20))
-    height, left, right, top, bottom = 360, 60, 20, 30, 50
+    named = len(cases) <= CHART_NAMED_CASES
+    width = max(480, min(1200, 60 + (14 if named else 8) * len(cases) + 20))
+    height, left, right, top = 360, 60, 20, 30
+    bottom = 60 + (6 * CHART_LABEL_CHARS if named and cases else 0)
+    height += bottom - 60
     plot_w, plot_h = width - left - right, height - top - bottom
     band_hi = 1.0 + c.options.threshold
     values = [band_hi, 1.0 / band_hi]
@@ -323,20 +334,44 @@ def speedup_svg(c: Comparison) -> str:
         out.append(f'<circle cx="{lx + 4}" cy="14" r="4" fill="{colour}"/>'
                    f'<text x="{lx + 12}" y="18" font-size="12">{e(label)}</text>')
         lx += 24 + 7 * len(label)
+    step = 1 if named else max(1, math.ceil(len(cases) / 25))
+    axis_y = top + plot_h
+    off_scale = 0
     for i, x in enumerate(cases):
         cx = x_of(i)
         colour = _MARK_COLOUR.get(x.mark, "#555555")
-        out.append(f'<g class="case"><title>{e(x.mark)} {e(x.label)}: {_x(x.speedup)}x '
-                   f'{_ci(x)}</title>')
+        beyond = "above" if x.speedup > hi else "below" if x.speedup < lo else ""
+        off_scale += bool(beyond)
+        note = f" (off the scale, drawn at its {'top' if beyond == 'above' else 'bottom'})" \
+            if beyond else ""
+        out.append(f'<g class="case"><title>#{i + 1} {e(x.mark)} {e(x.label)}: '
+                   f'{_x(x.speedup)}x {_ci(x)}{note}</title>')
         if x.ci:
             out.append(f'<line x1="{cx:.1f}" y1="{y_of(x.ci[0]):.1f}" x2="{cx:.1f}" '
                        f'y2="{y_of(x.ci[1]):.1f}" stroke="{colour}" stroke-width="1"/>')
-        out.append(f'<circle cx="{cx:.1f}" cy="{y_of(x.speedup):.1f}" r="2.5" '
-                   f'fill="{colour}"/></g>')
+        y = y_of(x.speedup)
+        if beyond:   # a triangle on the edge, pointing the way the value lies
+            tip = -6 if beyond == "above" else 6
+            out.append(f'<polygon class="off-scale" points="{cx - 4:.1f},{y:.1f} '
+                       f'{cx + 4:.1f},{y:.1f} {cx:.1f},{y + tip:.1f}" fill="{colour}"/></g>')
+        else:
+            out.append(f'<circle cx="{cx:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/></g>')
+        if i % step == 0:
+            text = f"{i + 1}"
+            if named:   # (without the driver flag the key starts with)
+                name = _short(x).split(" ", 1)[-1]
+                if len(name) > CHART_LABEL_CHARS:
+                    name = name[:CHART_LABEL_CHARS - 1] + "\u2026"
+                text = f"{i + 1} {name}"
+            out.append(f'<text class="label" x="{cx:.1f}" y="{axis_y + 12:.1f}" '
+                       f'font-size="10" text-anchor="end" transform="rotate(-60 {cx:.1f} '
+                       f'{axis_y + 12:.1f})">{e(text)}</text>')
+    caption = (f"cases in run order ({len(cases)}); bars: {c.options.confidence:.0%} CI; "
+               f"band: threshold ±{c.options.threshold:.0%}")
+    if off_scale:
+        caption += f"; {off_scale} off the scale (triangles at its edge)"
     out.append(f'<text x="{left + plot_w / 2}" y="{height - 12}" text-anchor="middle" '
-               f'font-size="12">cases in run order ({len(cases)}); bars: '
-               f'{c.options.confidence:.0%} CI; band: threshold '
-               f'±{c.options.threshold:.0%}</text>')
+               f'font-size="12">{e(caption)}</text>')
     out.append(f'<text x="14" y="{top + plot_h / 2}" font-size="12" text-anchor="middle" '
                f'transform="rotate(-90 14 {top + plot_h / 2})">{SPEEDUP_LABEL} '
                f'(log scale)</text>')
@@ -380,13 +415,16 @@ def to_html(c: Comparison, only_changed: bool = False) -> str:
         parts += [f"<li>{_x(x.speedup)}x {e(_ci(x))} <code>{e(x.rerun)}</code></li>"
                   for x in top]
         parts.append("</ol>")
+    chart_number = {id(x): n for n, x in
+                    enumerate((x for x in c.cases if x.speedup is not None), 1)}
     header = "".join(f"<th>{h}</th>" for h in (
-        "mark", "problem", "base median ms", "new median ms", "base min ms", "new min ms",
+        "#", "mark", "problem", "base median ms", "new median ms", "base min ms", "new min ms",
         SPEEDUP_LABEL, f"{c.options.confidence:.0%} CI", "note"))
     parts += ["<h2>Cases</h2>", "<table>", f"<tr>{header}</tr>"]
     for x in shown_cases(c, only_changed):
         parts.append(
-            f'<tr><td class="{_MARK_CLASS[x.mark]}">{e(x.mark)}</td>'
+            f'<tr><td class="n">{chart_number.get(id(x), "")}</td>'
+            f'<td class="{_MARK_CLASS[x.mark]}">{e(x.mark)}</td>'
             f"<td><details><summary>{e(_short(x))}</summary><code>{e(x.rerun)}</code>"
             f"</details></td>"
             + "".join(f'<td class="n">{v}</td>' for v in (

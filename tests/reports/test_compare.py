@@ -280,10 +280,44 @@ def test_html_is_a_standalone_page_with_the_speedup_chart(tmp_path):
     bars = root.findall(f".//{ns}g/{ns}line")
     assert len(points) == 9 and len(bars) == 9        # every timed case, with its interval
     titles = [t.text for t in root.iter(f"{ns}title")]
-    assert titles[0].startswith('+ --conv mb1ic64ih56oc64oh56kh3ph1n"resnet_50:res2a_branch2b"'
+    assert titles[0].startswith('#1 + --conv mb1ic64ih56oc64oh56kh3ph1n"resnet_50:res2a_branch2b"'
                                 ": 0.780x [")
+    # each point is named under the axis by its number and its case, as the table's # says
+    labels = [t.text for t in root.iter(f"{ns}text") if t.get("class") == "label"]
+    assert len(labels) == 9 and labels[0] == '1 "resnet_50:res2a_branch2b"'
+    numbers = re.findall(r'<tr><td class="n">(\d*)</td>', page)
+    assert sorted(int(n) for n in numbers if n) == list(range(1, 10))
     fill = {c.get("fill") for c in points}
     assert {"#c62828", "#2e7d32", "#9e9e9e", "#ef8f00"} <= fill
+
+
+def test_the_chart_marks_points_off_its_scale():
+    c = cmp.compare_files(read(BASE), read(NEW))
+    timed = [x for x in c.cases if x.speedup is not None]
+    timed[0].speedup, timed[0].ci = 40.0, (30.0, 50.0)
+    timed[1].speedup, timed[1].ci = 0.01, None
+    root = ET.fromstring(compare_report.speedup_svg(c))
+    ns = "{http://www.w3.org/2000/svg}"
+    triangles = root.findall(f".//{ns}g/{ns}polygon")
+    assert len(triangles) == 2 and len(root.findall(f".//{ns}g/{ns}circle")) == 7
+    titles = [g.find(f"{ns}title").text for g in root.iter(f"{ns}g")]
+    assert titles[0].endswith("(off the scale, drawn at its top)")
+    assert titles[1].endswith("(off the scale, drawn at its bottom)")
+    tips = [[float(v) for v in p.get("points").replace(",", " ").split()] for p in triangles]
+    assert tips[0][5] < tips[0][1] and tips[1][5] > tips[1][1]   # pointing up, then down
+    captions = [t.text for t in root.iter(f"{ns}text") if t.text and "run order" in t.text]
+    assert captions[0].endswith("; 2 off the scale (triangles at its edge)")
+
+
+def test_a_chart_of_many_cases_numbers_every_few_points():
+    import numpy as np
+    rng = np.random.default_rng(3)
+    runs = [rng.lognormal(0, 0.01, 8).tolist() for _ in range(100)]
+    c = cmp.compare_files(results_file(runs, "b"), results_file(runs, "n"))
+    root = ET.fromstring(compare_report.speedup_svg(c))
+    labels = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("class") == "label"]
+    assert labels == [str(n) for n in range(1, 101, 4)]
 
 
 def test_html_of_a_comparison_without_timing_still_renders():
