@@ -13,12 +13,11 @@ import signal
 import sys
 
 import click
-from rich.console import Console
 
 from . import __version__, core
 from .drivers import DRIVERS
 from .engine import harness, progress, runner, shipped
-from .engine.settings import GLOBAL_OPTIONS
+from .engine.settings import COLOR_CHOICES, GLOBAL_OPTIONS
 from .engine.workers import WorkerError
 from .errors import UsageError
 from .reports import compare as cmp
@@ -61,7 +60,6 @@ def cli() -> None:
 def run(args: tuple[str, ...]) -> None:
     """Run a benchdnn argument stream: --DRIVER, options, problems, --batch=FILE."""
 
-    err_console = Console(stderr=True)
     try:
         argv = expand_short_options(list(args))
         plan = harness.plan(argv)
@@ -76,6 +74,7 @@ def run(args: tuple[str, ...]) -> None:
         sys.exit(EXIT_INTERRUPTED)
     for warning in plan.warnings:
         click.echo(warning, err=True)
+    err_console = report.stderr_console(plan.settings.color)
     try:
         session = runner.Session(plan, list(args))
     except (UsageError, WorkerError) as exc:
@@ -87,7 +86,7 @@ def run(args: tuple[str, ...]) -> None:
     # A CI job that is cancelled or times out gets SIGTERM: stop as Ctrl-C stops, keeping
     # the partial summary and whole files.
     signal.signal(signal.SIGTERM, _interrupt)
-    summary = session.run(sys.stdout, sys.stderr, progress.for_stream(sys.stderr))
+    summary = session.run(sys.stdout, sys.stderr, progress.for_stream(sys.stderr, err_console))
     for line in report.end_of_run(summary, plan.settings):
         click.echo(line)
     if err_console.is_terminal and not os.environ.get("BENCHDNN_PY_NO_TABLES"):
@@ -183,6 +182,9 @@ def _fail_on(ctx, param, value: str) -> tuple[str, ...]:
 @click.option("--force", is_flag=True,
               help="Compare runs from different CPUs, instruction sets or thread counts.")
 @click.option("--only-changed", is_flag=True, help="Leave out the ~ cases (table, html).")
+@click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
+              help="Colours in the table and summary on standard error: auto (a terminal, "
+                   "unless NO_COLOR is set), always, never.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="Regressions listed in the summary with their rerun command.")
 @click.option("--rerun", is_flag=True,
@@ -195,7 +197,7 @@ def _fail_on(ctx, param, value: str) -> tuple[str, ...]:
               help="Interpreter with the new build installed (--rerun; default: this one).")
 def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float,
             min_samples: int, fmt: str, fail_on: tuple[str, ...], force: bool,
-            only_changed: bool, top: int, rerun: bool, rerun_rounds: int,
+            only_changed: bool, color: str, top: int, rerun: bool, rerun_rounds: int,
             base_python: str | None, new_python: str | None) -> None:
     """Compare two results files (--results=FILE runs; .gz and - for stdin accepted).
 
@@ -216,7 +218,7 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
         fail("only one of BASE and NEW can be `-` (standard input)")
     if (base_python or new_python) and not rerun:
         fail("--base-python/--new-python are for --rerun")
-    err_console = Console(stderr=True)
+    err_console = report.stderr_console(color)
     if not err_console.is_terminal and "COLUMNS" not in os.environ:
         err_console.width = 200   # a log has no width to fit; keep rows on one line
     opt = cmp.Options(threshold=threshold, floor_us=floor_us, alpha=alpha,

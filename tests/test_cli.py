@@ -447,3 +447,14 @@ def test_shipped_files_run_from_any_directory(tmp_path):
     assert r.code == 0 and r.summary()["listed"] == listed > 0
     r = run_cli("--graph", "--mode=L", "--case=conv_1d.json", cwd=tmp_path)
     assert r.code == 0 and r.summary()["listed"] == 1
+
+
+def test_color_always_colours_standard_error_even_into_a_pipe():
+    sgr = re.compile(r"\x1b\[[0-9;]*m")
+    r = run_cli("--color=always", "--conv", "ic3ih5oc3kh3")
+    assert r.code == 0 and sgr.search(r.err) and "Cases by status" in r.err
+    assert not sgr.search(r.out)             # machine output stays plain
+    assert not sgr.search(run_cli("--conv", "ic3ih5oc3kh3").err)
+    r = run_cli("--color=sometimes", "--conv", "ic3ih5oc3kh3")
+    assert r.code == 2 and "--color=sometimes: unknown value `sometimes`; expected one of " \
+        "auto, always, never" in r.err

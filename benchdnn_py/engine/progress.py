@@ -43,8 +43,8 @@ class Bar:
 
     active = False
 
-    def __init__(self) -> None:
-        self.console = Console(stderr=True)
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
         self._progress = None
         self._task = None
         self.counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -80,5 +80,6 @@ class Bar:
         self.active = False
 
 
-def for_stream(stream: TextIO) -> Bar | NoBar:
-    return Bar() if wanted(stream) else NoBar()
+def for_stream(stream: TextIO, console: Console | None = None) -> Bar | NoBar:
+    """The bar on `console` (default: standard error's) when the stream is a terminal."""
+    return Bar(console) if wanted(stream) else NoBar()

@@ -32,6 +32,7 @@ MODES = {
 }
 
 MAX_MS_RANGE = (10.0, 60000.0)
+COLOR_CHOICES = ("auto", "always", "never")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,6 +177,7 @@ class GlobalSettings:
     resume: str = ""
     executor: str = "local"
     perf_guard: bool = True    # time perf cases between compute probes (timing.py)
+    color: str = "auto"        # standard error's colours: auto, always or never
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -235,9 +237,12 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                               "in perf modes, time the cases one descriptor expands to "
                               "(--threads=2,1, --alg=direct,wino) together, a run of each "
                               "in turn, so their medians come from the same moments"),
+    "color": Option("color", enum_value("color", {c: c for c in COLOR_CHOICES}), "auto",
+                    "colours on standard error: auto (a terminal, unless NO_COLOR is set), "
+                    "always, never"),
 }
 
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.
 RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor",
-                        "perf_guard"})
+                        "perf_guard", "color"})

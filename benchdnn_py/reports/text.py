@@ -17,6 +17,19 @@ from .perf_report import PerfRecord
 MAX_LISTED_FAILURES = 10
 
 
+def stderr_console(color: str = "auto") -> Console:
+    """The console for standard error's tables and bar. auto: rich's own choice (colours
+    on a terminal, none under NO_COLOR); always: colours and tables even into a pipe
+    (`| less -R`), whatever NO_COLOR says; never: no escape codes at all (no colours,
+    no bold), even on a terminal."""
+    if color == "always":
+        return Console(stderr=True, force_terminal=True, no_color=False,
+                       color_system="standard")
+    if color == "never":
+        return Console(stderr=True, color_system=None)
+    return Console(stderr=True)
+
+
 def result_line(idx: int, status: Status, reason: str, errors: int, total: int, ms: float,
                 prefix: str, driver: str, impl: str, repro: str) -> str:
     parts = [f"{idx}:{status.value}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import subprocess
 import sys
 import time
@@ -34,7 +35,8 @@ def run_on_terminal(*args: str, env: dict[str, str]) -> tuple[str, str, int]:
     terminal showed, exit status)."""
     master, slave = pty.openpty()
     full = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR")}
-    full.update(env, TERM="xterm", COLUMNS="160", BENCHDNN_PY_NO_TABLES="1")
+    full.update(TERM="xterm", COLUMNS="160", BENCHDNN_PY_NO_TABLES="1")
+    full.update(env)
     proc = subprocess.Popen([sys.executable, "-m", "benchdnn_py", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=slave, env=full, text=True)
     os.close(slave)
@@ -71,3 +73,15 @@ def test_ci_or_no_color_on_a_terminal_get_plain_lines():
         _, shown, code = run_on_terminal(*ARGS, env=env)
         assert code == 0
         assert "ETA" not in shown
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")   # a colour or style (the bar's cursor moves are not)
+
+
+def test_color_never_keeps_the_terminal_free_of_colours_and_styles():
+    tables = {"BENCHDNN_PY_NO_TABLES": ""}
+    _, shown, code = run_on_terminal(*ARGS, "--color=never", env=tables)
+    assert code == 0 and "Cases by status" in shown and "ETA" in shown
+    assert not SGR.search(shown)
+    _, shown, _ = run_on_terminal(*ARGS, env=tables)
+    assert SGR.search(shown)                  # auto: a terminal gets them

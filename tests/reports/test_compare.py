@@ -143,6 +143,13 @@ def test_disturbed_runs_end_to_end_exit_4(tmp_path):
     assert "warning: base: other processes kept 1.60 of " in r.err
 
 
+def test_color_always_colours_the_table_in_a_pipe():
+    sgr = re.compile(r"\x1b\[[0-9;]*m")
+    assert sgr.search(compare_cli(BASE, NEW, "--color=always").err)
+    assert not sgr.search(compare_cli(BASE, NEW).err)
+    assert not sgr.search(compare_cli(BASE, NEW, "--color=never").err)
+
+
 def test_runs_with_no_case_in_common_are_an_error(tmp_path):
     a, b = results_file([[1.0] * 5], "a"), results_file([[1.0] * 5] * 2, "b")
     b.cases = b.cases[1:]
