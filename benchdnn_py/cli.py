@@ -287,10 +287,13 @@ def merge(out: str, inputs: tuple[str, ...], replace: bool) -> None:
 @click.argument("results", nargs=-1, required=True)
 @click.option("--layers", is_flag=True, help="Also one row per case.")
 def perf_table(results: tuple[str, ...], layers: bool) -> None:
-    """Ours against PyTorch and the measured peak, per performance target (Markdown);
+    """Per case: median time, speed, share of the measured limit and the speedup between
+    backends (Markdown). Runs of the project's target batches: one row per target;
     reorders against the memory copies of their run.
 
     \b
+    benchdnn-py --conv --mode=P --backend=native,torch --results=r.jsonl --batch=FILE
+    benchdnn-py perf-table r.jsonl
     benchdnn-py --conv --mode=P --results=perf.jsonl --batch=batches/perf_conv
     benchdnn-py perf-table perf.jsonl
     benchdnn-py --reorder --mode=P --results=reo.jsonl --batch=batches/perf_reorder

@@ -1,8 +1,10 @@
 """Ours against PyTorch and against the machine's measured peak, from results files.
 
-`benchdnn-py perf-table RESULTS...` reads the records of a perf run over both backends
-(batches/perf_conv runs every case on `--backend=native,torch`) and checks them against
-the performance targets, one row per target. Reorder records (batches/perf_reorder) get
+`benchdnn-py perf-table RESULTS...` reads the records of a perf run. A run of any batch
+gets one row per case (case_lines): each backend's median time and speed, the share of
+the measured limit, and the speedup between backends. A run of this project's target
+batches (batches/perf_conv runs every case on `--backend=native,torch`) is checked
+against the performance targets instead, one row per target. Reorder records (batches/perf_reorder) get
 their own table: each case against the same-layout copies of the same run. Every figure comes from medians: a case's
 speed is its op count over its median time, its efficiency that speed over the limit
 measured (the highest ``limit_g_per_s`` any of the files' runs measured for that class and
@@ -348,6 +350,10 @@ def reorder_cases_of(records: Iterable[dict[str, Any]]) -> list[ReorderCase]:
             if r.get("driver") == "reorder" and r.get("median_ms") and r.get("eff_pct")]
 
 
+def _has_copy(cases: list[ReorderCase]) -> bool:
+    return any(c.is_copy for c in cases)
+
+
 def reorder_lines(cases: list[ReorderCase]) -> list[str]:
     """Each reorder's median bandwidth and its time over what the copies of the same run
     (their geometric mean bandwidth) would take for the same bytes = the copies' GB/s over
@@ -379,6 +385,69 @@ def reorder_lines(cases: list[ReorderCase]) -> list[str]:
     return lines
 
 
+def _rate(record: dict[str, Any]) -> tuple[float | None, str]:
+    """The record's speed over its median time: GB/s for a bandwidth-limited case (its
+    limit is the copy bandwidth), GFLOPS otherwise."""
+    if record.get("limit") == "bw":
+        return (record["bytes"] / record["median_ms"] / 1e6 if record.get("bytes") else None,
+                "GB/s")
+    return (record["ops"] / record["median_ms"] / 1e6 if record.get("ops") else None, "GFLOPS")
+
+
+def case_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Any run's timed cases, of any driver, one row each: per backend the median time and
+    speed, the share of the measured limit on the first backend, and, when the run holds
+    more than one backend, the first one's speedup over each other (their median times'
+    ratio), with geometric means at the end. The first backend is `native` when present."""
+    timed = [r for r in records if r.get("median_ms")]
+    by_case: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for record in timed:
+        by_case[pair_key(record["key"])].setdefault(record.get("backend", "native"), record)
+    seen = list(dict.fromkeys(r.get("backend", "native") for r in timed))
+    backends = sorted(seen, key=lambda b: (b != "native", seen.index(b)))
+    first, others = backends[0], backends[1:]
+    best = best_limits(timed)
+    head = ["case"] + [f"{b} ms" for b in backends] + [f"{b} speed" for b in backends] \
+        + [f"{first} % of limit"] + [f"{first} / {b}" for b in others] + [f"{first} impl"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    effs: list[float] = []
+    speedups: dict[str, list[float]] = {b: [] for b in others}
+    for key, sides in by_case.items():
+        cells = [key]
+        cells += [_num(sides[b]["median_ms"], ".4g") if b in sides else "-" for b in backends]
+        for b in backends:
+            rate, unit = _rate(sides[b]) if b in sides else (None, "")
+            cells.append(f"{rate:.1f} {unit}" if rate else "-")
+        ours = sides.get(first)
+        eff = None
+        if ours and ours.get("limit"):
+            rate, _ = _rate(ours)
+            limit = best.get(_limit_key(ours, ours["limit"]))
+            eff = 100.0 * rate / limit if rate and limit else None
+        if eff:
+            effs.append(eff)
+        cells.append(_num(eff, ".0f"))
+        for b in others:
+            ratio = sides[b]["median_ms"] / ours["median_ms"] if ours and b in sides else None
+            if ratio:
+                speedups[b].append(ratio)
+            cells.append(f"{ratio:.2f}x" if ratio else "-")
+        cells.append(ours["impl"] if ours else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    summary = [f"{len(by_case)} cases"]
+    if effs:
+        summary.append(f"{first} at {geometric_mean(effs):.0f}% of the measured limit "
+                       f"(geomean of {len(effs)}; lowest {min(effs):.0f}%)")
+    for b, ratios in speedups.items():
+        if ratios:
+            summary.append(f"{first} / {b}: {geometric_mean(ratios):.2f}x (geomean of "
+                           f"{len(ratios)} cases; range {min(ratios):.2f}x to "
+                           f"{max(ratios):.2f}x)")
+    lines.append("; ".join(summary))
+    return lines
+
+
 def table(paths: list[str], layers: bool = False) -> list[str]:
     records: list[dict[str, Any]] = []
     one_thread: list[dict[str, Any]] = []   # runs on one thread: the threads row's baseline
@@ -394,14 +463,21 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     if one_thread and not records:
         raise UsageError(f"{', '.join(paths)}: only runs on one thread; the targets are for a "
                          f"run on two, which a one-thread run joins for the threads row")
+    if not any(r.get("median_ms") for r in records):
+        raise UsageError(f"{', '.join(paths)}: no timed case (run with --mode=P and "
+                         f"--results=FILE)")
     cases = cases_of(records, one_thread if all_two else ())
     reorders = reorder_cases_of(records)
-    if not cases and not reorders:
-        raise UsageError(f"{', '.join(paths)}: no timed conv or reorder case (run with "
-                         f"--mode=P and --results=FILE)")
+    rows = rows_of(cases)
+    targeted = any(row.cases for row in rows) or any(
+        t.matches(c) for targets in (OVERHEAD_TARGETS, FUSION_TARGETS, WINO_TARGETS,
+                                     THREADS_TARGETS) for t in targets for c in cases)
+    if not targeted and not (reorders and _has_copy(reorders)):
+        # not a run of this project's target batches: every case as it ran
+        head = [limits_line(cases)] if cases else []
+        return [*head, guard_line(records), "", *case_lines(records)]
     lines: list[str] = []
     if cases:
-        rows = rows_of(cases)
         lines = [limits_line(cases), guard_line(records), "", *markdown(rows), "",
                  *bandwidth_lines(rows), "",
                  *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases),

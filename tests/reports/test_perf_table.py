@@ -135,7 +135,32 @@ def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps(header) + "\n")
     res = run_cli("perf-table", str(empty))
-    assert res.code == 2 and "no timed conv or reorder case" in res.err
+    assert res.code == 2 and "no timed case (run with --mode=P" in res.err
+
+
+def test_any_run_gets_a_row_per_case_with_the_ratio_between_backends(tmp_path):
+    # shapes no target knows, on two backends, and a pooling case (a bandwidth limit)
+    a, b = "mb1ic8ih5oc8kh3ph1", "mb1ic16ih5oc8kh1"
+    pool = {"type": "case", "driver": "pool", "backend": "native", "key": "--pool ic8ih8kh2",
+            "impl": "pool:avx2", "median_ms": 0.5, "ops": 1e6, "bytes": 2e6, "limit": "bw",
+            "limit_g_per_s": 10.0, "copy_g_per_s": 10.0, "settings": {"driver": {}}}
+    fwd = {"direction": "FWD_B"}
+    records = [record(a, backend="torch", median_ms=4.0, **fwd), record(a, median_ms=2.0, **fwd),
+               record(b, median_ms=1.0, **fwd), record(b, backend="torch", median_ms=1.0, **fwd),
+               pool]
+    res = run_cli("perf-table", _results_file(tmp_path / "r.jsonl", 2, records))
+    assert res.code == 0, res.err
+    rows = [l for l in res.lines if l.startswith("| ")]
+    assert rows[0] == ("| case | native ms | torch ms | native speed | torch speed | "
+                       "native % of limit | native / torch | native impl |")
+    assert rows[1] == (f"| --conv {a} | 2 | 4 | 100.0 GFLOPS | 50.0 GFLOPS | 25 | 2.00x | "
+                       f"native:x |")
+    assert rows[2] == (f"| --conv {b} | 1 | 1 | 200.0 GFLOPS | 200.0 GFLOPS | 50 | 1.00x | "
+                       f"native:x |")
+    assert rows[3] == "| --pool ic8ih8kh2 | 0.5 | - | 4.0 GB/s | - | 40 | - | pool:avx2 |"
+    assert res.lines[-1] == ("3 cases; native at 37% of the measured limit (geomean of 3; "
+                             "lowest 25%); native / torch: 1.41x (geomean of 2 cases; range "
+                             "1.00x to 2.00x)")
 
 
 def test_the_guard_line_counts_retimed_and_still_degraded_cases():
