@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv import driver as conv_driver
@@ -16,6 +17,14 @@ from benchdnn_py.drivers.deconv import driver as deconv_driver
 from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, ResultsFile
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Fuzzing (the *_fuzz.py tests): a few seconds in every run; `pytest
+# --hypothesis-profile=nightly` throws a hundred times more examples at the same properties.
+settings.register_profile("default", max_examples=50, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("nightly", max_examples=5000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("default")
 
 # The vector instruction sets this CPU runs, widest first, and the widest: tests that force
 # an implementation row use these, so that they test the same thing on an AVX2-only

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 from conftest import ROOT, run_cli
@@ -103,6 +104,8 @@ def test_a_bad_descriptor_repro_keeps_the_options_it_was_given():
     (["-j", "\uff12", "--conv", "ic3ih5oc3kh3"], "`-j \uff12`: expected -j N"),
     (["--conv", "--attr-post-ops=sum:\uff10.5", "ic3ih5oc3kh3"], "`\uff10.5` in `sum:\uff10.5`"),
     (["--conv", "--check=sampled:\uff15", "ic3ih5oc3kh3"], "sampled:\uff15"),
+    # found by the fuzzing: an empty argument made a case whose repro could not rerun
+    (["--graph", ""], "an empty argument (''): expected an option or a problem"),
 ])
 def test_usage_errors_exit_2_with_one_line(args, fragment):
     res = run_cli(*args)
@@ -438,6 +441,16 @@ def test_files_lists_every_shipped_file_with_its_summary():
     assert set(rows) == on_disk
     assert rows["problems/shapes_resnet_50"].startswith("ResNet-50")
     assert f"({len(on_disk)} files in " in r.err
+
+
+def test_a_graph_path_with_a_space_is_quoted_in_its_repro(tmp_path):
+    case = tmp_path / "my cases" / "conv.json"
+    case.parent.mkdir()
+    case.write_text((ROOT / "problems/graph/conv_1d.json").read_text())
+    r = run_cli("--graph", "--mode=L", str(case))
+    repro = next(l for l in r.lines if " __REPRO: " in l).split(" __REPRO: ")[1]
+    assert repro.endswith(f"--graph --case='{case}'")
+    assert run_cli(*shlex.split(repro)).summary()["listed"] == 1
 
 
 def test_shipped_files_run_from_any_directory(tmp_path):

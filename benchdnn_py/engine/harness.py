@@ -204,6 +204,8 @@ class _Walker:
 
     # -- the loop -------------------------------------------------------------------
     def feed(self, token: str, source: Path | None = None, line: int = 0) -> None:
+        if not token.strip():   # (only a command line has one: `benchdnn-py --conv ''`)
+            raise UsageError(f"an empty argument ({token!r}): expected an option or a problem")
         if token.startswith("--"):
             if self.driver is None:
                 name, value = parse_option_arg(token)

@@ -18,6 +18,7 @@ import enum
 import gzip
 import io
 import json
+import math
 import os
 import platform
 import re
@@ -432,6 +433,62 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
+_NUMBER = "number"
+_TEXT = "text"
+_OPT_NUMBER = "number or null"
+_OPT_TEXT = "text or null"
+_OBJECT = "object"
+_OPT_OBJECT = "object or null"
+_LIST = "list"
+# The fields readers use, by record type, and what each must be when present: a file
+# whose records break this is refused with the line and field, so that compare, merge
+# and --resume never meet a value they cannot use. Absent fields are allowed (older
+# writers, other drivers).
+_FIELD_KINDS: dict[str, dict[str, str]] = {
+    "header": {"environment": _OBJECT, "driver": _TEXT, "backend": _TEXT,
+               "argv": _LIST, "command": _TEXT, "started": _TEXT, "run": _OPT_OBJECT},
+    "case": {"key": _TEXT, "repro": _TEXT, "status": _TEXT, "reason": _TEXT,
+             "driver": _TEXT, "impl": _TEXT, "backend": _TEXT, "idx": _NUMBER,
+             "errors": _NUMBER, "total": _NUMBER, "settings": _OBJECT, "wall_ms": _NUMBER,
+             "samples_ms": _LIST, "min_ms": _OPT_NUMBER, "avg_ms": _OPT_NUMBER,
+             "median_ms": _OPT_NUMBER, "ops": _OPT_NUMBER, "gflops": _OPT_NUMBER,
+             "limit": _OPT_TEXT, "limit_g_per_s": _OPT_NUMBER, "eff_pct": _OPT_NUMBER,
+             "bytes": _OPT_NUMBER, "copy_g_per_s": _OPT_NUMBER, "diagnostics": _LIST,
+             "machine": _OPT_OBJECT},
+    "footer": {"cases": _NUMBER, "counts": _OBJECT, "interrupted": "boolean",
+               "wall_seconds": _OPT_NUMBER, "others_cpus": _OPT_NUMBER},
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _kind_ok(value: Any, kind: str) -> bool:
+    if value is None and kind.endswith("or null"):
+        return True
+    base = kind.removesuffix(" or null")
+    return {"number": _is_number, "text": lambda v: isinstance(v, str),
+            "object": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list),
+            "boolean": lambda v: isinstance(v, bool)}[base](value)
+
+
+def _check_fields(name: str, number: int, record: dict[str, Any]) -> None:
+    kind = record.get("type")
+    kinds = _FIELD_KINDS.get(kind, {}) if isinstance(kind, str) else {}
+    for field, kind in kinds.items():
+        if field in record and not _kind_ok(record[field], kind):
+            raise ResultsError(f"{name}:{number}: `{field}` must be {kind}, not "
+                               f"`{json.dumps(record[field])[:30]}`")
+    if record.get("type") == "case":
+        if not all(_is_number(s) for s in record.get("samples_ms", [])):
+            raise ResultsError(f"{name}:{number}: `samples_ms` must hold numbers")
+        for part in ("global", "driver"):
+            if not isinstance(record.get("settings", {}).get(part, {}), dict):
+                raise ResultsError(f"{name}:{number}: `settings.{part}` must be an object")
+
+
 def read(path: str) -> ResultsFile:
     """Reads a results file (plain or gzip; ``-`` is standard input).
 
@@ -466,6 +523,8 @@ def read(path: str) -> ResultsFile:
             raise ResultsError(f"{name}:{number}: expected a JSON object, got `{line[:40]}`")
         records.append((number, record))
     head = records[0][1]
+    for number, record in records:
+        _check_fields(name, number, record)
     if head.get("type") != "header" or head.get("schema") != SCHEMA:
         raise ResultsError(f"{name}:{records[0][0]}: not a benchdnn-py results file (the "
                            f"first record must be a header with \"schema\": \"{SCHEMA}\")")

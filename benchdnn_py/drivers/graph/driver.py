@@ -8,6 +8,8 @@ worst of the convolutions'. The result line's repro names the file (``--case=FIL
 
 from __future__ import annotations
 
+import shlex
+
 import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
@@ -45,7 +47,8 @@ class GraphProblem:
 
     def repro(self, canonical: bool = False) -> str:
         mb = f"--mb={self.user_mb} " if self.user_mb else ""
-        return f"{mb}--{CASE_OPTION}={self.path}"
+        # quoted as a shell would need it (a path with a space), so the line reruns as is
+        return f"{mb}--{CASE_OPTION}={shlex.quote(self.path)}"
 
 
 def conv_problems(conv: Driver, case: desc.GraphCase, values: Mapping[str, Any],
