@@ -325,7 +325,7 @@ def files() -> None:
                    "and batches/ (reinstall the package)", err=True)
         sys.exit(EXIT_USAGE)
     listing = shipped.listing()
-    width = max(len(f.name) for f in listing)
+    width = max((len(f.name) for f in listing), default=0)
     for f in listing:
         click.echo(f"{f.name:<{width}}  {f.description}".rstrip())
     click.echo(f"({len(listing)} files in {top})", err=True)

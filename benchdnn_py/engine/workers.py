@@ -95,6 +95,10 @@ def signal_name(exitcode: int | None) -> str:
 # Local worker processes
 # --------------------------------------------------------------------------------------
 
+# A worker's report that the task table it was sent does not unpickle.
+TABLE_ERROR = "table-error"
+
+
 def _die_with_parent(parent: int) -> None:
     """Asks Linux to SIGKILL this process when its parent dies (a killed run must not
     leave workers computing a case nobody will read); elsewhere, a no-op."""
@@ -127,7 +131,14 @@ def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None
                 conn.send(run_task(table.pop(message)))
             else:
                 first, blob = message
-                table.update(enumerate(pickle.loads(blob), start=first))
+                try:
+                    rows = pickle.loads(blob)
+                except Exception as exc:   # noqa: BLE001 - reported, whatever it is
+                    # A table that does not load is a defect of this program, not of a
+                    # case: every replacement worker would fail the same way.
+                    conn.send((TABLE_ERROR, f"{type(exc).__name__}: {exc}"))
+                    return
+                table.update(enumerate(rows, start=first))
     except (EOFError, OSError):
         return   # the parent is gone (killed): nobody is left to report to
 
@@ -317,6 +328,10 @@ class LocalPool:
                                              queue)
                 elif message == "ready":
                     w.ready = True
+                elif isinstance(message, tuple) and message[0] == TABLE_ERROR:
+                    raise WorkerError(f"a worker process could not read the cases it was "
+                                      f"sent ({message[1]}); run without --jobs and "
+                                      f"--timeout to see why")
                 else:
                     w.finished()
                     yield message

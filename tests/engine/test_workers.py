@@ -4,6 +4,8 @@ runs out of time is FAILED while the batch goes on."""
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 import re
 import signal
 import xml.etree.ElementTree as ET
@@ -218,3 +220,21 @@ def test_workers_started_early_are_stopped_when_no_case_runs():
     assert len(multiprocessing.active_children()) == 2
     session.close_pool()
     assert multiprocessing.active_children() == []
+
+
+class _FailsToUnpickle:
+    """Pickles fine, raises ZeroDivisionError when a worker loads it."""
+
+    def __reduce__(self):
+        return operator.truediv, (1, 0)
+
+
+def test_a_task_table_that_does_not_load_stops_the_run_instead_of_respawning():
+    # A worker that cannot load its cases used to die and be replaced, case after case,
+    # by workers that died the same way: the run crawled on, one lost case per respawn.
+    prepared = runner.prepare(harness.plan(["--conv", "ic8ih8oc8kh3ph1", "ic4ih6oc4kh3"]))
+    tasks = [dataclasses.replace(p.task, prb=_FailsToUnpickle()) for p in prepared]
+    pool = workers.LocalPool(2)
+    with pytest.raises(workers.WorkerError, match=r"could not read the cases it was sent "
+                       r"\(ZeroDivisionError: division by zero\)"):
+        list(pool.run(tasks))
