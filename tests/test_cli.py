@@ -418,6 +418,9 @@ def test_a_full_width_digit_in_a_descriptor_is_no_digit():
     (["--match=no-such-case", "ic8ih8oc8kh3"],
      "the run selected no case: --match or --shard left every case out"),
     (["--batch={empty}"], "the run selected no case: no problem was given"),
+    (["--skip-impl=gemm_conv_blokced", "ic8ih8oc8kh3"],
+     "--skip-impl name `gemm_conv_blokced` is part of no implementation name (it skips "
+     "nothing)"),
 ])
 def test_a_run_that_selects_nothing_says_so_and_exits_0(tmp_path, args, warning):
     empty = tmp_path / "empty_batch"
@@ -427,8 +430,10 @@ def test_a_run_that_selects_nothing_says_so_and_exits_0(tmp_path, args, warning)
     assert f"benchdnn-py: warning: {warning}" in res.err
 
 
-def test_a_run_that_selects_cases_warns_of_nothing():
-    res = run_cli("--conv", "--impl=gemm_conv", "ic8ih8oc8kh3")
+@pytest.mark.parametrize("impl", ["--impl=gemm_conv", "--skip-impl=gemm_conv:avx512:shift",
+                                  "--skip-impl=torch:2", "--skip-impl=+reorder"])
+def test_a_run_that_selects_cases_warns_of_nothing(impl):
+    res = run_cli("--conv", impl, "ic8ih8oc8kh3")
     assert res.code == 0 and "warning" not in res.err
 
 

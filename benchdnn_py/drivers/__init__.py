@@ -18,3 +18,17 @@ DRIVERS: dict[str, Driver] = {
     "pool": _POOL,
     "reorder": _REORDER,
 }
+
+
+def names_an_implementation(part: str) -> bool:
+    """Whether `part` is part of an implementation name that a case of any driver can
+    report: a row of the core's tables, as is or through the reorder route, or a peer
+    backend's (`torch:` and its version). A filter name that is not filters nothing."""
+    from .. import backends, core
+    from ..common.reorders import ROUTE_SUFFIX
+
+    rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
+                                    core.reorder_impls) for impl in table()]
+    peers = [f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE]
+    return (any(part in row or part in row + ROUTE_SUFFIX for row in rows)
+            or any(part in peer or part.startswith(peer) for peer in peers))

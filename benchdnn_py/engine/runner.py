@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 from .. import core
+from ..drivers import names_an_implementation
 from ..errors import UsageError
 from ..reports import perf_report
 from ..reports.junit import JUnitWriter, run_properties
@@ -354,8 +355,13 @@ def selection_warnings(plan: Plan, summary: RunSummary) -> list[str]:
     """What a finished run selected that the user likely did not mean (it still exits 0,
     as benchdnn does, but never silently): --impl names that no implementation that ran
     contains (a typo: the cases only they select are SKIPPED; not in list mode, where
-    nothing runs), and a run that selected no case at all."""
+    nothing runs), --skip-impl names that no implementation of any table contains (a
+    typo: they skip nothing), and a run that selected no case at all."""
     out = []
+    skip = dict.fromkeys(n for case in plan.cases for f in (case.values.get("impl_filter"),)
+                         if f is not None and not f.include for n in f.names)
+    out += [f"--skip-impl name `{n}` is part of no implementation name (it skips nothing)"
+            for n in skip if not names_an_implementation(n)]
     if not plan.settings.mode.list_only:
         names = dict.fromkeys(n for case in plan.cases
                               for f in (case.values.get("impl_filter"),)
