@@ -19,7 +19,8 @@ from benchdnn_py.reports import compare_report
 from benchdnn_py.reports.merge import merge
 from benchdnn_py.reports.results import read
 
-from conftest import ROOT
+import pytest
+from conftest import ROOT, run_cli
 
 BASE = (ROOT / "tests/data/results/marks_base.jsonl").read_bytes()
 NEW = (ROOT / "tests/data/results/marks_new.jsonl").read_bytes()
@@ -32,10 +33,12 @@ JSON_VALUES = st.recursive(
 
 
 @st.composite
-def damaged(draw, original: bytes) -> bytes:
+def damaged(draw, original: bytes, records: bool = True) -> bytes:
     """original, damaged one way: cut short, bytes overwritten, lines dropped or repeated,
-    one field of one record given another value, gzip (whole or cut), or random bytes."""
-    how = draw(st.sampled_from(["cut", "bytes", "lines", "field", "gzip", "random"]))
+    one field of one record given another value (records: JSON Lines), gzip (whole or
+    cut), or random bytes."""
+    how = draw(st.sampled_from(["cut", "bytes", "lines", "gzip", "random"]
+                               + ["field"] * records))
     if how == "cut":
         return original[:draw(st.integers(0, len(original)))]
     if how == "bytes":
@@ -103,5 +106,26 @@ def test_resume_from_a_damaged_file_runs_or_stops_with_one_line(tmp_path_factory
             'mb1ic64ih56oc64oh56kh3ph1n"resnet_50:res2a_branch2b"']
     try:
         runner.Session(harness.plan(argv), argv)
+    except Exception as exc:   # noqa: BLE001
+        _one_line(exc)
+
+
+@pytest.fixture(scope="module")
+def junit_sample(tmp_path_factory) -> bytes:
+    """A real run's JUnit report: passed, failed (a deliberate defect) and skipped cases."""
+    path = tmp_path_factory.mktemp("junit") / "run.xml"
+    run_cli(f"--junit={path}", "--conv", "--skip-impl=dw_conv", "ic8ih8oc8kh3ph1",
+            "g8ic8ih8oc8kh3ph1", env={"BENCHDNN_PY_TEST_FAULT": "right_pad_edge"})
+    return path.read_bytes()
+
+
+@given(data=st.data())
+def test_merge_takes_damaged_junit_files_or_stops_with_one_line(tmp_path_factory, junit_sample,
+                                                                 data):
+    tmp = tmp_path_factory.mktemp("junit_merge")
+    for name in ("a.xml", "b.xml"):
+        (tmp / name).write_bytes(data.draw(damaged(junit_sample, records=False)))
+    try:
+        merge(str(tmp / "out.xml"), [str(tmp / "a.xml"), str(tmp / "b.xml")])
     except Exception as exc:   # noqa: BLE001
         _one_line(exc)

@@ -436,7 +436,8 @@ def parse_graph(doc: Any) -> GraphCase:
             unknown = sorted(set(op.attrs) - ACTIVATION_ATTRS.get(op.kind, set()))
             if unknown:
                 raise op.error(f"unknown attribute `{unknown[0]}` for {op.kind}")
-            src_id = op.inputs[0].id if op.inputs else None
+            op.check_arity((1,), 1)
+            src_id = op.inputs[0].id
             if src_id not in owner:
                 unimplemented = unimplemented or (
                     f"a standalone {op.kind} (op {op.id}) is not supported: this driver runs "
