@@ -227,16 +227,13 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
         pythons = [rerun_cases.check_python(p or sys.executable, name) for p, name in
                    ((base_python, "--base-python"), (new_python, "--new-python"))]
         result = cmp.compare(base, new, opt)
-        if not result.paired:
-            fail(f"no case of {new} matches a case of {base} ({len(result.base.cases)} and "
-                 f"{len(result.new.cases)} cases): nothing to compare")
         if result.refusals and not force:
             fail("the runs are not comparable (--force compares them anyway): "
                  + "; ".join(result.refusals))
         if rerun:
             result = rerun_cases.rerun(result, *pythons, rounds=rerun_rounds,
                                       log=lambda line: click.echo(line, err=True))
-    except (ResultsError, rerun_cases.RerunError) as exc:
+    except (ResultsError, cmp.CompareError, rerun_cases.RerunError) as exc:
         fail(str(exc))
     if fmt == "table":
         compare_report.render_terminal(err_console, result, only_changed)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 from benchdnn_py import core
 from benchdnn_py.drivers.conv import driver as conv_driver
 from benchdnn_py.drivers.deconv import driver as deconv_driver
+from benchdnn_py.errors import BenchError
 from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, ResultsFile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +69,13 @@ def run_cli(*args: str, env: dict[str, str] | None = None, module: bool = True,
                           timeout=timeout)
     assert "Traceback" not in proc.stderr, proc.stderr
     return Result(proc)
+
+
+def assert_one_line(exc: BaseException) -> None:
+    """What bad input must raise: one of benchdnn-py's own errors, whose message is the
+    one line the command line prints."""
+    assert isinstance(exc, BenchError), repr(exc)
+    assert str(exc) and "\n" not in str(exc), str(exc)
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from .pool import (PoolAlg, PoolLayout, PoolPrimitive, PoolShape, Prop, Workspac
                    pool_impl_layouts, pool_impls, pool_workspace, ref_pool_bwd, ref_pool_fwd)
 from .probes import (BANDWIDTH_BYTES, CACHE_PROBE_BYTES, CACHE_PROBE_PASSES, CACHE_PROBE_REPEATS,
                      PEAK_REPEATS, PEAK_ROUTES, PEAK_SECONDS, PROBE_REPEATS, PROBE_SECONDS, Peak,
-                     PeakKind, implausible_limits, measured_copy_bandwidth, measured_peak, parallel_memcpy, probe_cache,
-                     probe_peak, remeasure_limits)
+                     PeakKind, implausible_limits, measured_copy_bandwidth, measured_peak,
+                     parallel_memcpy, probe_cache, probe_peak, remeasure_limits)
 from .reorder import ReorderAttr, ReorderPrimitive, reorder_impls
 
 __all__ = [name for name in dir() if not name.startswith("_")]

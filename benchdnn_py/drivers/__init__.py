@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .base import Driver
 from .conv import DRIVER as _CONV
 from .deconv import DRIVER as _DECONV
@@ -20,15 +22,23 @@ DRIVERS: dict[str, Driver] = {
 }
 
 
-def names_an_implementation(part: str) -> bool:
-    """Whether `part` is part of an implementation name that a case of any driver can
-    report: a row of the core's tables, as is or through the reorder route, or a peer
-    backend's (`torch:` and its version). A filter name that is not filters nothing."""
+@lru_cache(maxsize=None)
+def _implementation_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every row of the core's tables, as is and through the reorder route; each peer
+    backend's name prefix, `torch:`)."""
     from .. import backends, core
     from ..common.reorders import ROUTE_SUFFIX
 
     rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
                                     core.reorder_impls) for impl in table()]
-    peers = [f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE]
-    return (any(part in row or part in row + ROUTE_SUFFIX for row in rows)
+    peers = tuple(f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE)
+    return (*rows, *(row + ROUTE_SUFFIX for row in rows)), peers
+
+
+def names_an_implementation(part: str) -> bool:
+    """Whether `part` is part of an implementation name that a case of any driver can
+    report: a row of the core's tables, as is or through the reorder route, or a peer
+    backend's (`torch:` and its version). A filter name that is not filters nothing."""
+    rows, peers = _implementation_names()
+    return (any(part in row for row in rows)
             or any(part in peer or part.startswith(peer) for peer in peers))

@@ -357,18 +357,15 @@ def selection_warnings(plan: Plan, summary: RunSummary) -> list[str]:
     contains (a typo: the cases only they select are SKIPPED; not in list mode, where
     nothing runs), --skip-impl names that no implementation of any table contains (a
     typo: they skip nothing), and a run that selected no case at all."""
-    out = []
-    skip = dict.fromkeys(n for case in plan.cases for f in (case.values.get("impl_filter"),)
-                         if f is not None and not f.include for n in f.names)
-    out += [f"--skip-impl name `{n}` is part of no implementation name (it skips nothing)"
-            for n in skip if not names_an_implementation(n)]
+    filters = [f for case in plan.cases if (f := case.values.get("impl_filter")) is not None]
+    names = {include: dict.fromkeys(n for f in filters if f.include is include for n in f.names)
+             for include in (True, False)}
+    out = [f"--skip-impl name `{n}` is part of no implementation name (it skips nothing)"
+           for n in names[False] if not names_an_implementation(n)]
     if not plan.settings.mode.list_only:
-        names = dict.fromkeys(n for case in plan.cases
-                              for f in (case.values.get("impl_filter"),)
-                              if f is not None and f.include for n in f.names)
         out += [f"--impl name `{n}` is part of no implementation that ran (cases only it "
                 f"selected are SKIPPED)"
-                for n in names if not any(n in impl for impl in summary.impl_hits)]
+                for n in names[True] if not any(n in impl for impl in summary.impl_hits)]
     if summary.counts.values["tests"] == 0:
         why = ("no problem was given (on the command line or in the batch files)"
                if not plan.cases else "--match or --shard left every case out")

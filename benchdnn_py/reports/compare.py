@@ -27,9 +27,14 @@ from collections import Counter
 from typing import Any
 
 from ..engine.timing import GUARD_CACHE_SHARE, GUARD_SHARE, GuardTally
+from ..errors import BenchError
 from ..status import EXIT_FAILURES, EXIT_OK, Status
 from . import stats
 from .results import ResultsFile, read
+
+class CompareError(BenchError):
+    """Two runs that give nothing to compare."""
+
 
 EXIT_REGRESSION = 3
 # A performance condition gated, but on a run timed on a disturbed machine: the marks may
@@ -217,8 +222,9 @@ class Comparison:
         text = f"gated by --fail-on={','.join(self.options.fail_on)}: {parts}"
         if self.exit_code == EXIT_INCONCLUSIVE:
             sides = " and ".join(self.disturbed)
-            text = (f"inconclusive: {text}, but {sides} {'was' if len(self.disturbed) == 1 else 'were'} "
-                    f"timed on a disturbed machine; rerun on a quiet machine or with --rerun")
+            were = "was" if len(self.disturbed) == 1 else "were"
+            text = (f"inconclusive: {text}, but {sides} {were} timed on a disturbed machine; "
+                    f"rerun on a quiet machine or with --rerun")
         return f"{text} (exit {self.exit_code})"
 
 
@@ -243,7 +249,8 @@ def _env_get(env: dict[str, Any], *path: str) -> Any:
     return env
 
 
-def comparability(base: ResultsFile, new: ResultsFile) -> tuple[list[str], list[str]]:
+def comparability(base: ResultsFile, new: ResultsFile,
+                  disturbed: dict[str, list[str]]) -> tuple[list[str], list[str]]:
     """(refusals, warnings). Refused: a different CPU model, set of usable instruction
     sets or thread count, since every time would differ for that reason alone. Warned:
     whatever else could move times (compiler, OpenMP settings, timing settings, an
@@ -280,7 +287,7 @@ def comparability(base: ResultsFile, new: ResultsFile) -> tuple[list[str], list[
         warnings.append(f"timing settings differ: base {timing[0] or 'none'}, new "
                         f"{timing[1] or 'none'}")
     for side, f in (("base", base), ("new", new)):
-        warnings += [f"{side}: {why}" for why in disturbances(f)]
+        warnings += [f"{side}: {why}" for why in disturbed[side]]
         warnings += f.warnings
     return refusals, warnings
 
@@ -432,7 +439,8 @@ def _decide(case: CaseComparison, opt: Options) -> None:
 def compare_files(base: ResultsFile, new: ResultsFile, opt: Options = Options()
                   ) -> Comparison:
     """Compares two read results files."""
-    refusals, warnings = comparability(base, new)
+    disturbed = {"base": disturbances(base), "new": disturbances(new)}
+    refusals, warnings = comparability(base, new, disturbed)
     cases = _pair(base, new)
     tested = [case for case in cases if _measure(case, opt)]
     p_values = stats.mann_whitney_p_many([(c.base["samples_ms"], c.new["samples_ms"])
@@ -443,8 +451,7 @@ def compare_files(base: ResultsFile, new: ResultsFile, opt: Options = Options()
         case.q_value = q
         _decide(case, opt)
     result = Comparison(base, new, opt, cases, refusals, warnings,
-                        disturbed=tuple(side for side, f in (("base", base), ("new", new))
-                                        if disturbances(f)))
+                        disturbed=tuple(side for side, why in disturbed.items() if why))
     _summarise(result)
     slower, faster = result.counts["+"], result.counts["-"]
     if min(slower, faster) >= max(DRIFT_CASES, DRIFT_SHARE * len(tested)):
@@ -467,8 +474,14 @@ def _summarise(result: Comparison) -> None:
 
 
 def compare(base_path: str, new_path: str, opt: Options = Options()) -> Comparison:
-    """Reads both files (results.read: ResultsError on a bad one) and compares them."""
-    return compare_files(read(base_path), read(new_path), opt)
+    """Reads both files (results.read: ResultsError on a bad one) and compares them;
+    CompareError when they have no case in common."""
+    result = compare_files(read(base_path), read(new_path), opt)
+    if not result.paired:
+        raise CompareError(f"no case of {new_path} matches a case of {base_path} "
+                           f"({len(result.base.cases)} and {len(result.new.cases)} cases): "
+                           f"nothing to compare")
+    return result
 
 
 # --------------------------------------------------------------------------------------

@@ -283,13 +283,19 @@ CHART_NAMED_CASES = 40
 CHART_LABEL_CHARS = 32
 
 
+def charted(c: Comparison) -> list[CaseComparison]:
+    """The cases the chart plots (those timed on both sides), in run order: a case's
+    number on the chart and in the HTML table's # column is its place here, from 1."""
+    return [x for x in c.cases if x.speedup is not None]
+
+
 def speedup_svg(c: Comparison) -> str:
     """Every timed case in run order (x) against its speedup on a log scale (y), with its
     confidence interval as a vertical bar; the band is the threshold; colours follow the
     marks. Each point carries its case as a tooltip and its number (the case table's #)
     under the axis, with its name when there are few; a speedup beyond the scale is a
     triangle on the edge, pointing off it."""
-    cases = [x for x in c.cases if x.speedup is not None]
+    cases = charted(c)
     named = len(cases) <= CHART_NAMED_CASES
     width = max(480, min(1200, 60 + (14 if named else 8) * len(cases) + 20))
     height, left, right, top = 360, 60, 20, 30
@@ -415,8 +421,7 @@ def to_html(c: Comparison, only_changed: bool = False) -> str:
         parts += [f"<li>{_x(x.speedup)}x {e(_ci(x))} <code>{e(x.rerun)}</code></li>"
                   for x in top]
         parts.append("</ol>")
-    chart_number = {id(x): n for n, x in
-                    enumerate((x for x in c.cases if x.speedup is not None), 1)}
+    chart_number = {id(x): n for n, x in enumerate(charted(c), 1)}
     header = "".join(f"<th>{h}</th>" for h in (
         "#", "mark", "problem", "base median ms", "new median ms", "base min ms", "new min ms",
         SPEEDUP_LABEL, f"{c.options.confidence:.0%} CI", "note"))

@@ -35,7 +35,7 @@ _MOD_PREFIX = {"-": "min_", "0": "avg_", "+": "max_", "=": "med_", "": ""}
 # Fields whose value is a statistic over the timed runs, and their default statistic.
 TIME_FIELDS = {"time": "-", "flops": "-", "bw": "-", "eff": "-", "ctime": "+", "cptime": "+",
                "cpdtime": "+"}
-NUMBER_FIELDS = {"ops", "ibytes", "obytes", "iobytes", "idx", "mb", "clocks", "freq"}
+NUMBER_FIELDS = {"ops", "ibytes", "obytes", "iobytes", "idx", "mb", "clocks", "freq", "iqr"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,5 +192,5 @@ def render(template: str, record: PerfRecord) -> str:
     return _FIELD.sub(lambda m: record.value(m.group(3), m.group(1), m.group(2)), template)
 
 
-COMMON_FIELDS = set(TIME_FIELDS) | NUMBER_FIELDS | {"iqr", "engine", "impl", "name", "prb", "desc",
+COMMON_FIELDS = set(TIME_FIELDS) | NUMBER_FIELDS | {"engine", "impl", "name", "prb", "desc",
                                                     "driver", "attr"}

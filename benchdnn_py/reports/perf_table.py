@@ -350,10 +350,6 @@ def reorder_cases_of(records: Iterable[dict[str, Any]]) -> list[ReorderCase]:
             if r.get("driver") == "reorder" and r.get("median_ms") and r.get("eff_pct")]
 
 
-def _has_copy(cases: list[ReorderCase]) -> bool:
-    return any(c.is_copy for c in cases)
-
-
 def reorder_lines(cases: list[ReorderCase]) -> list[str]:
     """Each reorder's median bandwidth and its time over what the copies of the same run
     (their geometric mean bandwidth) would take for the same bytes = the copies' GB/s over
@@ -389,9 +385,8 @@ def _rate(record: dict[str, Any]) -> tuple[float | None, str]:
     """The record's speed over its median time: GB/s for a bandwidth-limited case (its
     limit is the copy bandwidth), GFLOPS otherwise."""
     if record.get("limit") == "bw":
-        return (record["bytes"] / record["median_ms"] / 1e6 if record.get("bytes") else None,
-                "GB/s")
-    return (record["ops"] / record["median_ms"] / 1e6 if record.get("ops") else None, "GFLOPS")
+        return Case.gbps(record), "GB/s"
+    return (Case.gflops(record) if record.get("ops") else None), "GFLOPS"
 
 
 def case_lines(records: list[dict[str, Any]]) -> list[str]:
@@ -472,7 +467,7 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     targeted = any(row.cases for row in rows) or any(
         t.matches(c) for targets in (OVERHEAD_TARGETS, FUSION_TARGETS, WINO_TARGETS,
                                      THREADS_TARGETS) for t in targets for c in cases)
-    if not targeted and not (reorders and _has_copy(reorders)):
+    if not targeted and not any(c.is_copy for c in reorders):
         # not a run of this project's target batches: every case as it ran
         head = [limits_line(cases)] if cases else []
         return [*head, guard_line(records), "", *case_lines(records)]

@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import __version__, backends, core
 from ..engine.settings import RUN_FIELDS
@@ -465,20 +465,19 @@ def _is_number(value: Any) -> bool:
         and math.isfinite(value)
 
 
-def _kind_ok(value: Any, kind: str) -> bool:
-    if value is None and kind.endswith("or null"):
-        return True
-    base = kind.removesuffix(" or null")
-    return {"number": _is_number, "text": lambda v: isinstance(v, str),
-            "object": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list),
-            "boolean": lambda v: isinstance(v, bool)}[base](value)
+_KIND_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "number": _is_number, "text": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list),
+    "boolean": lambda v: isinstance(v, bool)}
+_KIND_CHECKS.update({f"{kind} or null": lambda v, check=check: v is None or check(v)
+                     for kind, check in list(_KIND_CHECKS.items())})
 
 
 def _check_fields(name: str, number: int, record: dict[str, Any]) -> None:
     kind = record.get("type")
     kinds = _FIELD_KINDS.get(kind, {}) if isinstance(kind, str) else {}
     for field, kind in kinds.items():
-        if field in record and not _kind_ok(record[field], kind):
+        if field in record and not _KIND_CHECKS[kind](record[field]):
             raise ResultsError(f"{name}:{number}: `{field}` must be {kind}, not "
                                f"`{json.dumps(record[field])[:30]}`")
     if record.get("type") == "case":

@@ -23,8 +23,7 @@ def stderr_console(color: str = "auto") -> Console:
     (`| less -R`), whatever NO_COLOR says; never: no escape codes at all (no colours,
     no bold), even on a terminal."""
     if color == "always":
-        return Console(stderr=True, force_terminal=True, no_color=False,
-                       color_system="standard")
+        return Console(stderr=True, force_terminal=True, color_system="standard")
     if color == "never":
         return Console(stderr=True, color_system=None)
     return Console(stderr=True)

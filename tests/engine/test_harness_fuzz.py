@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from conftest import assert_one_line
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,8 +61,7 @@ def _read(argv: list[str]) -> harness.Plan | None:
     try:
         return harness.plan(argv)
     except UsageError as exc:
-        message = str(exc)
-        assert message and "\n" not in message, message
+        assert_one_line(exc)
         return None
     except harness.HelpRequested:
         return None
@@ -71,7 +71,7 @@ def _check_round_trip(plan: harness.Plan) -> None:
     for case in plan.cases[:12]:
         prb, repro, error = repro_of(case)
         if prb is None:
-            assert str(error) and "\n" not in str(error), error
+            assert_one_line(error)
             continue
         # read back as a batch file would; a case option's value is a path, which the
         # repro quotes for the shell when it has to

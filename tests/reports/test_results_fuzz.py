@@ -7,20 +7,20 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
 from benchdnn_py.engine import harness, runner
-from benchdnn_py.errors import BenchError
 from benchdnn_py.reports import compare as cmp
 from benchdnn_py.reports import compare_report
 from benchdnn_py.reports.merge import merge
 from benchdnn_py.reports.results import read
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, assert_one_line, run_cli
 
 BASE = (ROOT / "tests/data/results/marks_base.jsonl").read_bytes()
 NEW = (ROOT / "tests/data/results/marks_new.jsonl").read_bytes()
@@ -63,20 +63,21 @@ def damaged(draw, original: bytes, records: bool = True) -> bytes:
     return draw(st.binary(max_size=200))
 
 
-def _one_line(exc: BaseException) -> None:
-    assert isinstance(exc, BenchError), repr(exc)
-    assert str(exc) and "\n" not in str(exc), str(exc)
+def _files(factory, contents: dict[str, bytes]) -> Path:
+    """A new directory holding the named files."""
+    tmp = factory.mktemp("fuzz")
+    for name, data in contents.items():
+        (tmp / name).write_bytes(data)
+    return tmp
 
 
 @given(damaged(BASE), damaged(NEW))
 def test_compare_reads_damaged_files_or_stops_with_one_line(tmp_path_factory, base, new):
-    tmp = tmp_path_factory.mktemp("cmp")
-    (tmp / "base.jsonl").write_bytes(base)
-    (tmp / "new.jsonl").write_bytes(new)
+    tmp = _files(tmp_path_factory, {"base.jsonl": base, "new.jsonl": new})
     try:
         c = cmp.compare(str(tmp / "base.jsonl"), str(tmp / "new.jsonl"))
     except Exception as exc:   # noqa: BLE001 - the property is about which exceptions
-        _one_line(exc)
+        assert_one_line(exc)
         return
     c.exit_code, c.verdict()
     for fmt in ("md", "csv", "json", "html"):
@@ -86,28 +87,24 @@ def test_compare_reads_damaged_files_or_stops_with_one_line(tmp_path_factory, ba
 
 @given(damaged(BASE), damaged(NEW))
 def test_merge_takes_damaged_files_or_stops_with_one_line(tmp_path_factory, a, b):
-    tmp = tmp_path_factory.mktemp("merge")
-    (tmp / "a.jsonl").write_bytes(a)
-    (tmp / "b.jsonl").write_bytes(b)
+    tmp = _files(tmp_path_factory, {"a.jsonl": a, "b.jsonl": b})
     try:
         merge(str(tmp / "out.jsonl"), [str(tmp / "a.jsonl"), str(tmp / "b.jsonl")])
     except Exception as exc:   # noqa: BLE001
-        _one_line(exc)
+        assert_one_line(exc)
         return
     read(str(tmp / "out.jsonl"))     # what merge wrote reads back
 
 
 @given(damaged(BASE))
 def test_resume_from_a_damaged_file_runs_or_stops_with_one_line(tmp_path_factory, data):
-    tmp = tmp_path_factory.mktemp("resume")
-    path = tmp / "run.jsonl"
-    path.write_bytes(data)
+    path = _files(tmp_path_factory, {"run.jsonl": data}) / "run.jsonl"
     argv = ["--mode=L", f"--resume={path}", "--conv", "ic3ih5oc3kh3",
             'mb1ic64ih56oc64oh56kh3ph1n"resnet_50:res2a_branch2b"']
     try:
         runner.Session(harness.plan(argv), argv)
     except Exception as exc:   # noqa: BLE001
-        _one_line(exc)
+        assert_one_line(exc)
 
 
 @pytest.fixture(scope="module")
@@ -122,10 +119,9 @@ def junit_sample(tmp_path_factory) -> bytes:
 @given(data=st.data())
 def test_merge_takes_damaged_junit_files_or_stops_with_one_line(tmp_path_factory, junit_sample,
                                                                  data):
-    tmp = tmp_path_factory.mktemp("junit_merge")
-    for name in ("a.xml", "b.xml"):
-        (tmp / name).write_bytes(data.draw(damaged(junit_sample, records=False)))
+    tmp = _files(tmp_path_factory, {name: data.draw(damaged(junit_sample, records=False))
+                                    for name in ("a.xml", "b.xml")})
     try:
         merge(str(tmp / "out.xml"), [str(tmp / "a.xml"), str(tmp / "b.xml")])
     except Exception as exc:   # noqa: BLE001
-        _one_line(exc)
+        assert_one_line(exc)

@@ -8,9 +8,8 @@ worst of the convolutions'. The result line's repro names the file (``--case=FIL
 
 from __future__ import annotations
 
-import shlex
-
 import dataclasses
+import shlex
 from pathlib import Path
 from typing import Any, Mapping
 
