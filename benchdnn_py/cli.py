@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from . import __version__, core
+from . import __version__, backends, core
 from .drivers import DRIVERS
 from .engine import harness, progress, runner, shipped
 from .engine.settings import COLOR_CHOICES, GLOBAL_OPTIONS
@@ -191,6 +191,12 @@ def _fail_on(ctx, param, value: str) -> tuple[str, ...]:
               help="Before failing, remeasure the flagged cases, alternating the builds.")
 @click.option("--rerun-rounds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Rounds of --rerun; each times base then new.")
+@click.option("--base-backend", default=None, metavar="NAME",
+              help="Take only BASE's cases run on this backend (native, torch, onednn): "
+                   "with --new-backend, two backends of one run compare (BASE and NEW "
+                   "may be the same file).")
+@click.option("--new-backend", default=None, metavar="NAME",
+              help="Take only NEW's cases run on this backend.")
 @click.option("--base-python", default=None,
               help="Interpreter with the base build installed (--rerun; default: this one).")
 @click.option("--new-python", default=None,
@@ -198,6 +204,7 @@ def _fail_on(ctx, param, value: str) -> tuple[str, ...]:
 def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float,
             min_samples: int, fmt: str, fail_on: tuple[str, ...], force: bool,
             only_changed: bool, color: str, top: int, rerun: bool, rerun_rounds: int,
+            base_backend: str | None, new_backend: str | None,
             base_python: str | None, new_python: str | None) -> None:
     """Compare two results files (--results=FILE runs; .gz and - for stdin accepted).
 
@@ -216,13 +223,17 @@ def compare(base: str, new: str, threshold: float, floor_us: float, alpha: float
 
     if base == "-" and new == "-":
         fail("only one of BASE and NEW can be `-` (standard input)")
+    if rerun and (base_backend or new_backend):
+        fail("--rerun remeasures two builds; --base-backend/--new-backend compare two "
+             "backends of one build: rerun their cases with --perf-interleave instead")
     if (base_python or new_python) and not rerun:
         fail("--base-python/--new-python are for --rerun")
     err_console = report.stderr_console(color)
     if not err_console.is_terminal and "COLUMNS" not in os.environ:
         err_console.width = 200   # a log has no width to fit; keep rows on one line
     opt = cmp.Options(threshold=threshold, floor_us=floor_us, alpha=alpha,
-                      min_samples=min_samples, fail_on=fail_on, force=force, top=top)
+                      min_samples=min_samples, fail_on=fail_on, force=force, top=top,
+                      base_backend=base_backend, new_backend=new_backend)
     try:
         pythons = [rerun_cases.check_python(p or sys.executable, name) for p, name in
                    ((base_python, "--base-python"), (new_python, "--new-python"))]
@@ -348,6 +359,9 @@ def info() -> None:
                f"(read + written, {core.BANDWIDTH_BYTES >> 20} MiB buffers)")
     for warning in core.implausible_limits(peaks):
         click.echo(f"benchdnn-py info: warning: {warning}", err=True)
+    click.echo("backends (--backend=):")
+    for name in backends.BACKENDS:
+        click.echo(f"  {name:<8} {_backend_text(name)}")
     tables = {"conv and deconv": core.conv_impls, "eltwise": core.eltwise_impls,
               "pool": core.pool_impls, "reorder": core.reorder_impls}
     for what, table in tables.items():
@@ -355,6 +369,17 @@ def info() -> None:
         for impl in table():
             state = "usable" if core.isa_supported(impl.isa) else "needs " + impl.isa.name.lower()
             click.echo(f"  {impl.name:<28} {state}")
+
+
+def _backend_text(name: str) -> str:
+    """What `info` says about a backend: its version and where it runs, or why not."""
+    if name == backends.NATIVE:
+        return "this project's kernels (the table below)"
+    d = backends.describe(name)
+    if not d.get("available"):
+        return f"not available: {d.get('reason', '')}"
+    details = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("available", "version"))
+    return f"{d['version']} ({details})"
 
 
 def _peak_text(operands: str, peak) -> str:

@@ -83,6 +83,25 @@ def cli():
     return run_cli
 
 
+ONEDNN_REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_ONEDNN"
+
+
+@pytest.fixture(scope="session")
+def onednn_lib():
+    """The loaded oneDNN (backends/onednn.py). Without it the test skips, saying so (the
+    README's plain test command installs only the test extra); with
+    BENCHDNN_PY_REQUIRE_ONEDNN=1 (set by .ci/run, which installs the onednn extra) it
+    fails instead."""
+    from benchdnn_py.backends import onednn
+    loaded, why = onednn.load()
+    if loaded is None:
+        if os.environ.get(ONEDNN_REQUIRE_ENV) == "1":
+            pytest.fail(f"{ONEDNN_REQUIRE_ENV}=1 but oneDNN cannot be loaded: {why}")
+        pytest.skip(f"oneDNN is not available ({why}); python -m pip install -e "
+                    "'.[test,onednn]' runs these tests")
+    return loaded
+
+
 def cli_threads() -> int:
     """The OpenMP threads a CLI process runs (this one's may differ: an in-process torch
     test sets it)."""

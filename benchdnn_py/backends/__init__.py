@@ -1,9 +1,10 @@
 """Execution backends: what runs the timed operation of a --conv or --deconv case.
 
 A backend is a name here (--backend=NAME), a library loader (backends/torch.py for the
-optional PyTorch; the native C kernels are the core package) and, in each driver that
-runs on it, an executor module (drivers/conv/backend_native.py, backend_torch.py, and
-deconv's own native one). The drivers own everything else (problem, fill, reference,
+optional PyTorch, backends/onednn.py for the optional oneDNN; the native C kernels are
+the core package) and, in each driver that runs on it, an executor module
+(drivers/conv/backend_native.py, backend_torch.py, backend_onednn.py, and deconv's own
+native one). The drivers own everything else (problem, fill, reference,
 compare, timing loop); an executor module provides
 
     unsupported(prb)        why this backend cannot run the problem, or None (may load
@@ -29,6 +30,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..errors import UsageError
+from . import onednn as onednn_loader
 from . import torch as torch_loader
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -67,6 +69,9 @@ BACKENDS: dict[str, Backend] = {
     NATIVE: Backend(NATIVE, "this project's C kernels", _nothing_to_describe),
     "torch": Backend("torch", "PyTorch's CPU operators, an optional extra: "
                      f"{torch_loader.INSTALL_HINT}", torch_loader.describe),
+    "onednn": Backend("onednn", "oneDNN's CPU primitives, an optional extra: "
+                      f"{onednn_loader.INSTALL_HINT} (or {onednn_loader.LIB_ENV}=PATH)",
+                      onednn_loader.describe),
 }
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
-from .. import core
+from .. import backends, core
 from ..drivers import names_an_implementation
 from ..errors import UsageError
 from ..reports import perf_report
@@ -147,6 +147,8 @@ class Session:
             self.notes.append(f"benchdnn-py: running on {self.pool.describe()}")
         self.writer: ResultsWriter | None = None
         self.junit: JUnitWriter | None = None
+        if backend_names is None:   # the header records each backend the cases use
+            backend_names = backends.used_by([p.case for p in cases])
         self._open_files(s, argv, head, backend_names)
 
     # -- setup ------------------------------------------------------------------------

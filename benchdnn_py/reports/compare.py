@@ -92,6 +92,8 @@ class Options:
     fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
     force: bool = False
     top: int = 10
+    base_backend: str | None = None   # take only this backend's cases of BASE
+    new_backend: str | None = None    # ... and of NEW (two backends of one run)
 
 
 @dataclasses.dataclass
@@ -473,10 +475,25 @@ def _summarise(result: Comparison) -> None:
             speedups, confidence=result.options.confidence, draws=result.options.draws)
 
 
+def only_backend(f: ResultsFile, backend: str | None) -> ResultsFile:
+    """The file with only the cases run on one backend (None: all of them); the header
+    names that backend. CompareError when it ran none."""
+    if backend is None:
+        return f
+    cases = [r for r in f.cases if r.get("backend", "native") == backend]
+    if not cases:
+        ran = sorted({r.get("backend", "native") for r in f.cases})
+        raise CompareError(f"{f.path}: no case ran on backend `{backend}` (its cases ran on "
+                           f"{', '.join(ran) or 'none'})")
+    return dataclasses.replace(f, cases=cases, header={**f.header, "backend": backend})
+
+
 def compare(base_path: str, new_path: str, opt: Options = Options()) -> Comparison:
     """Reads both files (results.read: ResultsError on a bad one) and compares them;
     CompareError when they have no case in common."""
-    result = compare_files(read(base_path), read(new_path), opt)
+    base = only_backend(read(base_path), opt.base_backend)
+    new = only_backend(read(new_path), opt.new_backend)
+    result = compare_files(base, new, opt)
     if not result.paired:
         raise CompareError(f"no case of {new_path} matches a case of {base_path} "
                            f"({len(result.base.cases)} and {len(result.new.cases)} cases): "

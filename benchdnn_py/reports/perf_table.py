@@ -479,6 +479,10 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
                  "", *threads_lines(cases)]
         if layers:
             lines += ["", *layer_lines(cases)]
+        # the target tables compare with torch only: a run holding another backend (oneDNN)
+        # gets every case against it too
+        if {r.get("backend", "native") for r in records} - {"native", "torch"}:
+            lines += ["", *case_lines(records)]
     if reorders:
         lines += ["", *reorder_lines(reorders)] if lines else reorder_lines(reorders)
     return lines

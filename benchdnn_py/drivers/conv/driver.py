@@ -35,7 +35,7 @@ from ...engine.memory import Guarded
 from ...reports.perf_report import PerfRecord
 from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, RunContext
-from . import backend_native, backend_torch, cfg, formats
+from . import backend_native, backend_onednn, backend_torch, cfg, formats
 from . import dt as dtypes
 from .attrs import Quant, dw_invalid, post_ops_invalid, quant_of
 from .policy import WINO_NEEDS, ran_alg, wino_unmet
@@ -349,7 +349,8 @@ class Steps(CaseSteps):
 
     driver = "conv"
     # --backend -> the module that creates its executor (unsupported(prb), create(prb, res))
-    backends = {"native": backend_native, "torch": backend_torch}
+    backends = {"native": backend_native, "torch": backend_torch,
+                "onednn": backend_onednn}
 
     def unsupported(self, prb) -> tuple[Status, str] | None:
         """The problem itself, then what its backend cannot run."""

@@ -20,7 +20,7 @@ from ...engine import case
 from ...engine.settings import GlobalSettings
 from ...status import Status
 from ..base import CaseResult, RunContext
-from ..conv import attrs, backend_torch, prim, problem
+from ..conv import attrs, backend_onednn, backend_torch, prim, problem
 from ..conv import driver as conv
 from ..conv import ref as conv_ref
 from . import backend_native, ref
@@ -98,7 +98,8 @@ class Steps(conv.Steps):
     native backend."""
 
     driver = "deconv"
-    backends = {"native": backend_native, "torch": backend_torch}
+    backends = {"native": backend_native, "torch": backend_torch,
+                "onednn": backend_onednn}
 
     def fill(self, prb, t, perf, q):
         return _fill(prb, t, perf, q)

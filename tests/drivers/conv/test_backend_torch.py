@@ -146,7 +146,7 @@ def test_unknown_backend_is_a_usage_error_naming_it():
 
 
 def test_registry_is_the_one_place_and_native_is_default():
-    assert list(backends.BACKENDS) == ["native", "torch"]
+    assert list(backends.BACKENDS) == ["native", "torch", "onednn"]
     assert backends.parse("torch") == "torch"
     prb = _problem("conv", "ic4ih5oc4kh3")
     assert prb.backend == backends.NATIVE and "--backend" not in prb.repro()

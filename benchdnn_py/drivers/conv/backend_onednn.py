@@ -1,0 +1,317 @@
+"""The oneDNN backend of the conv and deconv drivers: the same problems, fill, reference
+check and timing loop, executed by oneDNN's own convolution and deconvolution primitives
+(backends/onednn.py owns the library; this module builds the primitives).
+
+Creation, as benchdnn does it: each tensor's descriptor is the layout the user asked for
+(--stag/--wtag/--dtag, --strides) or `any`, which lets oneDNN choose; the direction's
+primitive descriptor is created with the case's attributes (src/wei/dst scales, src/dst
+zero points, eltwise and sum post-ops), backward ones with a forward-training hint; the
+primitive is created once. A problem the loaded oneDNN cannot create is UNIMPLEMENTED with
+oneDNN's status (`unimplemented`: no implementation accepts it).
+
+Layouts. A tensor the user gave a layout runs in it. A tensor left `any` takes oneDNN's
+choice, which the executor reports as its layout (the perf line's %stag% %wtag% %dtag%)
+when this project's layouts can describe it; when they cannot (int8 weights carry a
+compensation buffer after the blocks), the harness's data is plain and oneDNN's reorder
+moves it into the primitive's memory at bind, untimed, as benchdnn's reorder of user
+data does. Outputs in such a memory are reordered back by collect, also untimed. The
+timed callable is dnnl_primitive_execute and the stream's wait, nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ... import core
+from ...backends import onednn
+from ...common import layout
+from ...common.attr import Depthwise, Eltwise, Sum
+from ...common.direction import Dir
+from ...engine.memory import Guarded
+from ...status import Reason, Status
+from ..base import CaseResult
+from .attrs import quant_of
+from .prim import logical_dims, output_names, tensor_dts
+
+# The ALGS names whose oneDNN algorithm is not dnnl_eltwise_<name>.
+ELTWISE_NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_dst_for_bwd",
+                 "exp_dst": "exp_use_dst_for_bwd", "logistic_dst": "logistic_use_dst_for_bwd",
+                 "relu_dst": "relu_use_dst_for_bwd", "sqrt_dst": "sqrt_use_dst_for_bwd",
+                 "tanh_dst": "tanh_use_dst_for_bwd"}
+
+# Each tensor's execution argument, per direction (the input/output roles of Dir).
+def _args(c, d: Dir) -> dict[str, int]:
+    if d.forward:
+        return {"src": c.DNNL_ARG_SRC, "wei": c.DNNL_ARG_WEIGHTS, "bia": c.DNNL_ARG_BIAS,
+                "dst": c.DNNL_ARG_DST}
+    if d is Dir.BWD_D:
+        return {"src": c.DNNL_ARG_DIFF_SRC, "wei": c.DNNL_ARG_WEIGHTS,
+                "dst": c.DNNL_ARG_DIFF_DST}
+    return {"src": c.DNNL_ARG_SRC, "wei": c.DNNL_ARG_DIFF_WEIGHTS,
+            "bia": c.DNNL_ARG_DIFF_BIAS, "dst": c.DNNL_ARG_DIFF_DST}
+
+
+def _eltwise_alg(c, name: str) -> int | None:
+    full = f"dnnl_eltwise_{ELTWISE_NAMES.get(name, name)}"
+    return getattr(c, full) if c.has(full) else None
+
+
+def unsupported(prb) -> tuple[Status, str] | None:
+    """oneDNN missing, or what its 3.x API cannot express."""
+    lib, why = onednn.load()
+    if lib is None:
+        return Status.UNIMPLEMENTED, why
+    for dt in set(tensor_dts(prb).values()):
+        if not lib.c.has(f"dnnl_{dt}"):
+            return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {dt}"
+    if prb.oscale:
+        return (Status.UNIMPLEMENTED, f"--attr-oscale={prb.oscale}: oneDNN 3.x has no output "
+                "scales (--attr-scales replaces them)")
+    for e in prb.post_ops.entries:
+        if isinstance(e, Depthwise):
+            return (Status.UNIMPLEMENTED, f"`{e}`: the oneDNN backend does not pass depthwise "
+                    "post-ops yet")
+        if isinstance(e, Eltwise):
+            if e.scale != 1.0:
+                return (Status.UNIMPLEMENTED, f"`{e}`: oneDNN 3.x eltwise post-ops take no "
+                        "scale")
+            if _eltwise_alg(lib.c, e.name) is None:
+                return Status.UNIMPLEMENTED, f"`{e}`: oneDNN {lib.version} has no such eltwise"
+    return None
+
+
+class _Created:
+    """A primitive descriptor and what was built for it (all freed with it)."""
+
+    def __init__(self, lib: onednn.Library) -> None:
+        self.lib = lib
+        self.keep: list[Any] = []
+
+    def attr(self, prb, has_groups: bool) -> Any:
+        lib, c, ffi = self.lib, self.lib.c, self.lib.ffi
+        out = ffi.new("dnnl_primitive_attr_t *")
+        lib.check(lib.lib.dnnl_primitive_attr_create(out), "dnnl_primitive_attr_create")
+        attr = ffi.gc(out[0], lib.lib.dnnl_primitive_attr_destroy)
+        for name, arg in (("src", c.DNNL_ARG_SRC), ("wei", c.DNNL_ARG_WEIGHTS),
+                          ("dst", c.DNNL_ARG_DST)):
+            entry = prb.scales.get(name) if prb.scales else None
+            if entry is not None:
+                mask = 0 if entry.is_common else (3 if has_groups else 1)
+                lib.check(lib.lib.dnnl_primitive_attr_set_scales_mask(attr, arg, mask),
+                          f"scales mask of {name}")
+            zp = prb.zero_points.get(name) if prb.zero_points else None
+            if zp is not None:
+                lib.check(lib.lib.dnnl_primitive_attr_set_zero_points_mask(attr, arg, 0),
+                          f"zero points mask of {name}")
+        if prb.post_ops:
+            po = ffi.new("dnnl_post_ops_t *")
+            lib.check(lib.lib.dnnl_post_ops_create(po), "dnnl_post_ops_create")
+            post_ops = ffi.gc(po[0], lib.lib.dnnl_post_ops_destroy)
+            for e in prb.post_ops.entries:
+                if isinstance(e, Sum):
+                    dt = lib.data_type(e.dt) if e.dt else c.dnnl_data_type_undef
+                    lib.check(lib.lib.dnnl_post_ops_append_sum(post_ops, e.scale,
+                                                               e.zero_point, dt), f"`{e}`")
+                else:
+                    lib.check(lib.lib.dnnl_post_ops_append_eltwise(
+                        post_ops, _eltwise_alg(c, e.name), e.alpha, e.beta), f"`{e}`")
+            lib.check(lib.lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "post-ops")
+            self.keep.append(post_ops)
+        self.keep.append(attr)
+        return attr
+
+
+def _alg(c, prb) -> int:
+    kind = prb.desc.kind
+    alg = {"direct": "direct", "wino": "winograd", "auto": "auto"}[prb.alg]
+    if kind == "deconv" and alg == "auto":
+        alg = "direct"
+    return getattr(c, f"dnnl_{kind}olution_{alg}")
+
+
+def _create_pd(lib: onednn.Library, prb, mds: dict[str, Any], attr: Any, created: _Created):
+    """The direction's primitive descriptor, or raises onednn.Failed with the status."""
+    c, ffi, L = lib.c, lib.ffi, lib.lib
+    desc, d = prb.desc, prb.dir
+    axes = desc.spatial_axes
+    geo = [lib._dims(tuple(v[a] for a in axes)) for v in (desc.s, desc.dil, desc.p, desc.p_r)]
+    created.keep += geo
+    fn = f"dnnl_{desc.kind}olution"
+    alg = _alg(c, prb)
+    null = ffi.NULL
+    bias = mds.get("bia", null)
+
+    def made(call: str, status: int, out) -> Any:
+        lib.check(status, call)
+        return ffi.gc(out[0], L.dnnl_primitive_desc_destroy)
+
+    def forward(prop: int, attr_: Any) -> Any:
+        out = ffi.new("dnnl_primitive_desc_t *")
+        status = getattr(L, f"{fn}_forward_primitive_desc_create")(
+            out, lib.engine, prop, alg, mds["src"], mds["wei"], bias if d.forward else null,
+            mds["dst"], *geo, attr_)
+        return made(f"{fn}_forward", status, out)
+
+    if d.forward:
+        prop = c.dnnl_forward_inference if d is Dir.FWD_I else c.dnnl_forward_training
+        return forward(prop, attr)
+    hint = forward(c.dnnl_forward_training, null)
+    created.keep.append(hint)
+    out = ffi.new("dnnl_primitive_desc_t *")
+    if d is Dir.BWD_D:
+        status = getattr(L, f"{fn}_backward_data_primitive_desc_create")(
+            out, lib.engine, alg, mds["src"], mds["wei"], mds["dst"], *geo, hint, attr)
+        return made(f"{fn}_backward_data", status, out)
+    status = getattr(L, f"{fn}_backward_weights_primitive_desc_create")(
+        out, lib.engine, alg, mds["src"], mds["wei"], bias if d.with_bias else null,
+        mds["dst"], *geo, hint, attr)
+    return made(f"{fn}_backward_weights", status, out)
+
+
+def _aligned(nbytes: int, align: int = 64) -> np.ndarray:
+    """A zeroed byte buffer whose data starts on an `align` boundary (oneDNN's kernels
+    load whole cache lines)."""
+    raw = np.zeros(nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + nbytes]
+
+
+class _Executor:
+    def __init__(self, lib: onednn.Library, prb, pd: Any, prim: Any, created: _Created,
+                 user_mds: dict[str, Any]) -> None:
+        self.lib, self.prb, self.pd, self.prim, self.created = lib, prb, pd, prim, created
+        self.args = _args(lib.c, prb.dir)
+        self.dts = tensor_dts(prb)
+        self.name = onednn.impl_name(lib.impl_info(pd))
+        self.info = f"threads={core.max_threads()} isa={lib.isa}"
+        dims = logical_dims(prb.desc)
+        # the primitive's memory of each tensor, and the layout the harness places it in
+        self.prim_mds = {n: lib.arg_md(pd, self.args[n]) for n in ("src", "wei", "dst")}
+        # The harness's memory of each tensor: the requested layout; else oneDNN's choice
+        # where a Layout describes it (then the primitive's own descriptor); else plain.
+        requested = prb.requested_layouts
+        self.layouts: dict[str, layout.Layout] = {}
+        self.user_mds = dict(user_mds)
+        for n in ("src", "wei", "dst"):
+            if requested.get(n) is not None:
+                self.layouts[n] = requested[n]
+                continue
+            chosen = lib.layout_of(self.prim_mds[n])
+            if chosen is None:
+                self.layouts[n] = layout.plain(dims[n])
+                self.user_mds[n] = lib.md_of(self.layouts[n], self.dts[n])
+                continue
+            tag = onednn.tag_of(chosen)
+            self.layouts[n] = (layout.parse_tag(tag).layout(dims[n]) if tag else chosen)
+            self.user_mds[n] = self.prim_mds[n]
+        if "bia" in self.args:
+            self.user_mds["bia"] = lib.md_of(layout.plain((prb.desc.oc,)), self.dts["bia"])
+
+    def _memory(self, name: str, array: np.ndarray, keep: list) -> tuple[Any, Any, Any]:
+        """(the user memory over array, the primitive's memory, True when they differ)."""
+        lib = self.lib
+        lay = self.layouts.get(name)
+        md = self.user_mds[name]
+        user = lib.memory(md, array, lay.offset0 * array.dtype.itemsize if lay else 0)
+        prim_md = self.prim_mds.get(name) or lib.arg_md(self.pd, self.args[name])
+        keep += [array, md, user]   # the buffers live as long as the memories
+        if lib.lib.dnnl_memory_desc_equal(md, prim_md):
+            return user, user, None
+        buf = _aligned(lib.md_size(prim_md))
+        mem = lib.memory(prim_md, buf)
+        keep += [buf, mem]
+        return user, mem, (md, prim_md)
+
+    def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
+        lib, c, prb = self.lib, self.lib.c, self.prb
+        keep: list[Any] = []
+        args: dict[int, Any] = {}
+        for name, array in inputs.items():
+            user, mem, differ = self._memory(name, array, keep)
+            if differ:   # into the primitive's own layout, once, untimed
+                lib.reorder(differ[0], user, differ[1], mem)()
+            args[self.args[name]] = mem
+        collect_steps = []
+        has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
+        for name in output_names(prb.dir):
+            user, mem, differ = self._memory(name, outs[name].array, keep)
+            if differ:
+                if name == "dst" and has_sum:   # the sum reads the prior dst
+                    lib.reorder(differ[0], user, differ[1], mem)()
+                collect_steps.append(lib.reorder(differ[1], mem, differ[0], user))
+            args[self.args[name]] = mem
+        args.update(self._quant_args(keep))
+        arr, n = lib.execute(self.prim, args)
+        keep.append(arr)
+        L, prim, stream, check = lib.lib, self.prim, lib.stream, lib.check
+
+        def run() -> None:
+            check(L.dnnl_primitive_execute(prim, stream, n, arr), "dnnl_primitive_execute")
+            L.dnnl_stream_wait(stream)
+
+        def collect() -> None:
+            for step in collect_steps:
+                step()
+        run.keep = collect.keep = keep   # the memories live as long as the callables
+        return run, collect
+
+    def _quant_args(self, keep: list) -> dict[int, Any]:
+        """Scales (f32) and zero points (s32) as the memories oneDNN 3.x reads them from."""
+        lib, c, prb = self.lib, self.lib.c, self.prb
+        q = quant_of(prb, prb.desc.oc)
+        out: dict[int, Any] = {}
+
+        def vector(values, dt: str, arg: int) -> None:
+            arr = np.ascontiguousarray(values, dtype=np.float32 if dt == "f32" else np.int32)
+            md = lib.md_of(layout.plain((arr.size,)), dt)
+            mem = lib.memory(md, arr)
+            keep.extend([arr, md, mem])
+            out[arg] = mem
+
+        scales = {"src": [q.src_scale], "wei": q.wei_scales, "dst": [q.dst_scale]}
+        zps = {"src": q.src_zp, "dst": q.dst_zp}
+        arg = {"src": c.DNNL_ARG_SRC, "wei": c.DNNL_ARG_WEIGHTS, "dst": c.DNNL_ARG_DST}
+        for name in ("src", "wei", "dst"):
+            if prb.scales and prb.scales.get(name) is not None:
+                vector(scales[name], "f32", c.DNNL_ARG_ATTR_SCALES | arg[name])
+            if name in zps and prb.zero_points and prb.zero_points.get(name) is not None:
+                vector([zps[name]], "s32", c.DNNL_ARG_ATTR_ZERO_POINTS | arg[name])
+        return out
+
+    def close(self) -> None:
+        self.prim = self.pd = self.created = None
+
+
+def create(prb, res: CaseResult) -> _Executor | None:
+    lib, why = onednn.load()
+    if lib is None:   # unsupported() has reported it; kept for direct callers
+        res.status, res.reason = Status.UNIMPLEMENTED, why
+        return None
+    dims = logical_dims(prb.desc)
+    dts = tensor_dts(prb)
+    created = _Created(lib)
+    try:
+        with res.timers("create_pd"):
+            user_mds = {}
+            mds = {}
+            for n in ("src", "wei", "dst"):
+                lay = prb.requested_layouts.get(n)
+                mds[n] = lib.md_of(lay, dts[n]) if lay is not None else lib.md_any(dims[n],
+                                                                                  dts[n])
+                user_mds[n] = mds[n]
+            if prb.dir.with_bias:
+                mds["bia"] = lib.md_of(layout.plain((prb.desc.oc,)), dts["bia"])
+            attr = created.attr(prb, prb.desc.has_groups)
+            pd = _create_pd(lib, prb, mds, attr, created)
+            name = onednn.impl_name(lib.impl_info(pd))
+            if not prb.impl_filter.allows(name):
+                res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+                return None
+        with res.timers("create_prim"):
+            prim = lib.primitive(pd)
+            return _Executor(lib, prb, pd, prim, created, user_mds)
+    except onednn.Failed as exc:
+        res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
+        return None
