@@ -98,6 +98,9 @@ dnnl_status_t dnnl_post_ops_append_sum(dnnl_post_ops_t post_ops, float scale,
     int32_t zero_point, int data_type);
 dnnl_status_t dnnl_post_ops_append_eltwise(dnnl_post_ops_t post_ops, int alg_kind,
     float alpha, float beta);
+dnnl_status_t dnnl_post_ops_append_dw(dnnl_post_ops_t post_ops, int weights_data_type,
+    int bias_data_type, int dst_data_type, dnnl_dim_t kernel_size, dnnl_dim_t stride_size,
+    dnnl_dim_t padding_l_size);
 
 dnnl_status_t dnnl_primitive_desc_query(const_dnnl_primitive_desc_t pd, int what, int index,
     void *result);
@@ -361,6 +364,10 @@ class Library:
         out = self.ffi.new("dnnl_dims_t **")
         self.check(self.lib.dnnl_memory_desc_query(md, getattr(self.c, what), out), what)
         return tuple(int(out[0][0][i]) for i in range(n))
+
+    def dims_of(self, md: Any) -> tuple[int, ...]:
+        return self._query_dims(md, "dnnl_query_dims",
+                                self._query_int(md, "dnnl_query_ndims_s32"))
 
     def layout_of(self, md: Any) -> layouts.Layout | None:
         """The project's Layout of a blocked descriptor, offset0 0, or None when it has

@@ -33,7 +33,7 @@ from ...engine.memory import Guarded
 from ...status import Reason, Status
 from ..base import CaseResult
 from .attrs import quant_of
-from .prim import logical_dims, output_names, tensor_dts
+from .prim import dw_shape_of, logical_dims, output_names, tensor_dts, tensors
 
 # The ALGS names whose oneDNN algorithm is not dnnl_eltwise_<name>.
 ELTWISE_NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_dst_for_bwd",
@@ -43,9 +43,11 @@ ELTWISE_NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_d
 
 # Each tensor's execution argument, per direction (the input/output roles of Dir).
 def _args(c, d: Dir) -> dict[str, int]:
-    if d.forward:
+    if d.forward:   # (dw_*: the depthwise post-op's weights and bias)
+        dw = c.DNNL_ARG_ATTR_POST_OP_DW
         return {"src": c.DNNL_ARG_SRC, "wei": c.DNNL_ARG_WEIGHTS, "bia": c.DNNL_ARG_BIAS,
-                "dst": c.DNNL_ARG_DST}
+                "dst": c.DNNL_ARG_DST, "dw_wei": dw | c.DNNL_ARG_WEIGHTS,
+                "dw_bia": dw | c.DNNL_ARG_BIAS}
     if d is Dir.BWD_D:
         return {"src": c.DNNL_ARG_DIFF_SRC, "wei": c.DNNL_ARG_WEIGHTS,
                 "dst": c.DNNL_ARG_DIFF_DST}
@@ -70,9 +72,6 @@ def unsupported(prb) -> tuple[Status, str] | None:
         return (Status.UNIMPLEMENTED, f"--attr-oscale={prb.oscale}: oneDNN 3.x has no output "
                 "scales (--attr-scales replaces them)")
     for e in prb.post_ops.entries:
-        if isinstance(e, Depthwise):
-            return (Status.UNIMPLEMENTED, f"`{e}`: the oneDNN backend does not pass depthwise "
-                    "post-ops yet")
         if isinstance(e, Eltwise):
             if e.scale != 1.0:
                 return (Status.UNIMPLEMENTED, f"`{e}`: oneDNN 3.x eltwise post-ops take no "
@@ -114,6 +113,13 @@ class _Created:
                     dt = lib.data_type(e.dt) if e.dt else c.dnnl_data_type_undef
                     lib.check(lib.lib.dnnl_post_ops_append_sum(post_ops, e.scale,
                                                                e.zero_point, dt), f"`{e}`")
+                elif isinstance(e, Depthwise):
+                    dts = tensor_dts(prb)   # (a bias where the direction has one)
+                    bias = (lib.data_type(dts["dw_bia"]) if prb.dir.with_bias
+                            else c.dnnl_data_type_undef)
+                    lib.check(lib.lib.dnnl_post_ops_append_dw(
+                        post_ops, lib.data_type(dts["dw_wei"]), bias,
+                        lib.data_type(dts["dst"]), e.k, e.s, e.p), f"`{e}`")
                 else:
                     lib.check(lib.lib.dnnl_post_ops_append_eltwise(
                         post_ops, _eltwise_alg(c, e.name), e.alpha, e.beta), f"`{e}`")
@@ -179,24 +185,31 @@ def _aligned(nbytes: int, align: int = 64) -> np.ndarray:
 
 
 class _Executor:
-    def __init__(self, lib: onednn.Library, prb, pd: Any, prim: Any, created: _Created,
-                 user_mds: dict[str, Any]) -> None:
+    def __init__(self, lib: onednn.Library, prb, pd: Any, prim: Any,
+                 created: _Created) -> None:
         self.lib, self.prb, self.pd, self.prim, self.created = lib, prb, pd, prim, created
         self.args = _args(lib.c, prb.dir)
         self.dts = tensor_dts(prb)
         self.name = onednn.impl_name(lib.impl_info(pd))
         self.info = f"threads={core.max_threads()} isa={lib.isa}"
-        dims = logical_dims(prb.desc)
+        dims = _user_dims(prb)
         # the primitive's memory of each tensor, and the layout the harness places it in
         self.prim_mds = {n: lib.arg_md(pd, self.args[n]) for n in ("src", "wei", "dst")}
         # The harness's memory of each tensor: the requested layout; else oneDNN's choice
         # where a Layout describes it (then the primitive's own descriptor); else plain.
         requested = prb.requested_layouts
         self.layouts: dict[str, layout.Layout] = {}
-        self.user_mds = dict(user_mds)
+        self.user_mds: dict[str, Any] = {}
         for n in ("src", "wei", "dst"):
+            got = lib.dims_of(self.prim_mds[n])
+            if got != dims[n]:   # oneDNN's dw post-op sizes its output ceil(input / stride)
+                why = " (its depthwise post-op's output is ceil(input / stride))" \
+                    if prb.dw is not None else ""
+                raise onednn.Failed(f"the primitive's {n} is {'x'.join(map(str, got))}, the "
+                                    f"problem's {'x'.join(map(str, dims[n]))}{why}")
             if requested.get(n) is not None:
                 self.layouts[n] = requested[n]
+                self.user_mds[n] = lib.md_of(requested[n], self.dts[n])
                 continue
             chosen = lib.layout_of(self.prim_mds[n])
             if chosen is None:
@@ -206,8 +219,10 @@ class _Executor:
             tag = onednn.tag_of(chosen)
             self.layouts[n] = (layout.parse_tag(tag).layout(dims[n]) if tag else chosen)
             self.user_mds[n] = self.prim_mds[n]
-        if "bia" in self.args:
-            self.user_mds["bia"] = lib.md_of(layout.plain((prb.desc.oc,)), self.dts["bia"])
+        for n, dims_n in (("bia", (prb.desc.oc,)), ("dw_wei", dims.get("dw_wei")),
+                          ("dw_bia", (prb.desc.oc,))):
+            if n in self.dts:   # plain, reordered into the primitive's memory if it differs
+                self.user_mds[n] = lib.md_of(layout.plain(dims_n), self.dts[n])
 
     def _memory(self, name: str, array: np.ndarray, keep: list) -> tuple[Any, Any, Any]:
         """(the user memory over array, the primitive's memory, True when they differ)."""
@@ -284,23 +299,37 @@ class _Executor:
         self.prim = self.pd = self.created = None
 
 
+def _user_dims(prb) -> dict[str, tuple[int, ...]]:
+    """The logical dims of the case's tensors (with a dw post-op: dst is the depthwise
+    step's output, and its weights [oc][1][1][k][k] join)."""
+    dw = dw_shape_of(prb)
+    dims = logical_dims(prb.desc, dw.o if dw is not None else None)
+    if dw is not None:
+        dims["dw_wei"] = tensors(prb.desc, prb.shape, dw)["dw_wei"].logical
+    return dims
+
+
 def create(prb, res: CaseResult) -> _Executor | None:
     lib, why = onednn.load()
     if lib is None:   # unsupported() has reported it; kept for direct callers
         res.status, res.reason = Status.UNIMPLEMENTED, why
         return None
-    dims = logical_dims(prb.desc)
+    dims = logical_dims(prb.desc)   # the convolution's own (before a dw post-op)
     dts = tensor_dts(prb)
     created = _Created(lib)
     try:
         with res.timers("create_pd"):
-            user_mds = {}
             mds = {}
             for n in ("src", "wei", "dst"):
                 lay = prb.requested_layouts.get(n)
-                mds[n] = lib.md_of(lay, dts[n]) if lay is not None else lib.md_any(dims[n],
-                                                                                  dts[n])
-                user_mds[n] = mds[n]
+                if n == "dst" and prb.dw is not None:
+                    # the 1x1 step's output, in its own type: oneDNN chooses its memory
+                    # and the fused primitive's dst is the depthwise step's
+                    mds[n] = lib.md_any(dims[n], prb.dt[2])
+                elif lay is not None:
+                    mds[n] = lib.md_of(lay, dts[n])
+                else:
+                    mds[n] = lib.md_any(dims[n], dts[n])
             if prb.dir.with_bias:
                 mds["bia"] = lib.md_of(layout.plain((prb.desc.oc,)), dts["bia"])
             attr = created.attr(prb, prb.desc.has_groups)
@@ -311,7 +340,7 @@ def create(prb, res: CaseResult) -> _Executor | None:
                 return None
         with res.timers("create_prim"):
             prim = lib.primitive(pd)
-            return _Executor(lib, prb, pd, prim, created, user_mds)
+            return _Executor(lib, prb, pd, prim, created)
     except onednn.Failed as exc:
         res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
         return None

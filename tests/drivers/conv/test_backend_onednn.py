@@ -80,9 +80,21 @@ def test_what_onednn_3_cannot_express_is_unimplemented_with_the_reason(lib):
                   "mb1ic16ih6oc16kh1")
     assert _statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--attr-oscale=per_oc: oneDNN 3.x has no output scales")
-    res = run_cli("--conv", "--backend=onednn", "--attr-post-ops=dw_k3s1p1",
+    # oneDNN sizes a depthwise post-op's output ceil(input / stride): 6x6 here, where
+    # the problem's unpadded 3x3 kernel gives 4x4
+    res = run_cli("--conv", "--backend=onednn", "--attr-post-ops=dw:k3s1p0",
                   "mb1ic16ih6oc16kh1")
-    assert "depthwise post-ops" in _statuses(res)[0][1]
+    assert _statuses(res)[0][1].startswith(
+        f"0:UNIMPLEMENTED (oneDNN {lib.version}: the primitive's dst is 1x16x6x6, the "
+        "problem's 1x16x4x4 (its depthwise post-op's output is ceil(input / stride)))")
+
+
+@pytest.mark.usefixtures("lib")
+def test_depthwise_fusion_passes_on_onednn():
+    res = run_cli("--conv", "--backend=onednn", "--dir=FWD_B,FWD_I",
+                  "--attr-post-ops=dw_k3s1p1,relu+dw:k3s2p1+relu",
+                  "mb2ic16ih10oc32kh1", "mb1ic13ih9iw11oc27kh1kw1")
+    _all_passed(res, 2 * 2 * 2)
 
 
 def test_a_problem_onednn_has_no_implementation_for_names_its_status(lib):
