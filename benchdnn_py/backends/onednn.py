@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import core
 from ..common import layout as layouts
 
 INSTALL_HINT = 'pip install "benchdnn-py[onednn]"'
@@ -66,6 +67,7 @@ const char *dnnl_dt2str(int v);
 const char *dnnl_fmt_tag2str(int v);
 const char *dnnl_cpu_isa2str(int v);
 const char *dnnl_runtime2str(unsigned v);
+dnnl_status_t dnnl_set_max_cpu_isa(int isa);
 
 dnnl_status_t dnnl_engine_create(dnnl_engine_t *engine, int kind, size_t index);
 dnnl_status_t dnnl_engine_destroy(dnnl_engine_t engine);
@@ -291,6 +293,12 @@ class Constants:
 # The loaded library
 # --------------------------------------------------------------------------------------
 
+# --isa levels -> oneDNN's max CPU ISA (dnnl_cpu_isa_t names); oneDNN has no scalar-only
+# mode (its lowest is sse41), so --isa=scalar has no counterpart.
+ISA_CAPS = {"avx2": "avx2", "avx512": "avx512_core", "avx512_vnni": "avx512_core_vnni",
+            "avx512_bf16": "avx512_core_bf16"}
+
+
 @dataclasses.dataclass
 class Library:
     ffi: Any
@@ -302,6 +310,7 @@ class Library:
     version: str
     runtime: str
     isa: str
+    cap: str         # the --isa level set when it was loaded ("": none)
 
     def check(self, status: int, what: str) -> None:
         if status != self.c.dnnl_success:
@@ -500,11 +509,28 @@ def load() -> tuple[Library | None, str]:
             lib.dnnl_stream_create(stream, engine[0], c.dnnl_stream_default_flags) \
             != c.dnnl_success:
         return None, f"oneDNN at {path} cannot create a CPU engine and stream"
+    # oneDNN takes its ISA cap once, before its first primitive: --isa at load time
+    # (a level it has no cap for loads it uncapped: its cases report cap_unmet)
+    cap = core.isa_cap() if core.isa_cap() in ISA_CAPS else ""
+    if cap and lib.dnnl_set_max_cpu_isa(getattr(c, f"dnnl_cpu_isa_{ISA_CAPS[cap]}")) \
+            != c.dnnl_success:
+        return None, f"oneDNN at {path} cannot be capped at --isa={cap}"
     version = f"{v.major}.{v.minor}.{v.patch}"
     runtime = ffi.string(lib.dnnl_runtime2str(v.cpu_runtime)).decode()
     isa = ffi.string(lib.dnnl_cpu_isa2str(lib.dnnl_get_effective_cpu_isa())).decode()
     isa = isa.removeprefix("cpu_isa_")
-    return Library(ffi, lib, c, path, engine[0], stream[0], version, runtime, isa), ""
+    return Library(ffi, lib, c, path, engine[0], stream[0], version, runtime, isa, cap), ""
+
+
+def cap_unmet(lib: Library) -> str | None:
+    """Why the loaded oneDNN cannot run under the --isa in force, or None."""
+    cap = core.isa_cap()
+    if cap == lib.cap:
+        return None
+    if cap and cap not in ISA_CAPS:
+        return f"--isa={cap}: oneDNN has no such cap (its lowest is sse41)"
+    return (f"--isa={cap or 'the CPU'}: oneDNN was capped at its first use in this process "
+            f"({lib.cap or 'none'}); give that --isa a run of its own")
 
 
 def describe() -> dict[str, Any]:

@@ -8,7 +8,7 @@ no C enum or pointer leaves this package.
 """
 
 from .capi import (DATA_TYPES, ImplInfo, InvalidProblem, Isa, Operands, Unimplemented, build_info,
-                   cap_isa, dt_convert, isa_supported, max_threads, numpy_dtype, set_threads,
+                   cap_isa, dt_convert, isa_cap, isa_supported, max_threads, numpy_dtype, set_threads,
                    threads)
 from .conv import (BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostKind, PostOp, Scales,

@@ -127,6 +127,11 @@ def cap_isa(level: str) -> None:
         isa_supported.cache_clear()
 
 
+def isa_cap() -> str:
+    """The --isa level in force ("": none below what the CPU has)."""
+    return "" if _isa_cap == max(Isa) else _isa_cap.name.lower()
+
+
 def max_threads() -> int:
     return int(lib.bdnn_max_threads())
 

@@ -65,6 +65,9 @@ def unsupported(prb) -> tuple[Status, str] | None:
     lib, why = onednn.load()
     if lib is None:
         return Status.UNIMPLEMENTED, why
+    unmet = onednn.cap_unmet(lib)
+    if unmet:
+        return Status.UNIMPLEMENTED, unmet
     for dt in set(tensor_dts(prb).values()):
         if not lib.c.has(f"dnnl_{dt}"):
             return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {dt}"

@@ -149,3 +149,15 @@ def test_perf_mode_times_both_backends_in_turns_and_perf_table_gives_the_ratio(t
     bad = run_cli("compare", str(results), str(results), "--base-backend=torch")
     assert bad.code == 2
     assert "no case ran on backend `torch` (its cases ran on native, onednn)" in bad.err
+
+
+def test_isa_caps_onednn_as_it_caps_the_native_kernels(lib):
+    res = run_cli("--conv", "--backend=native,onednn", "--isa=avx2", "-v5",
+                  "mb1ic16ih10oc32kh3ph1")
+    assert res.code == 0, res.out
+    impls = [l for l in res.lines if l.startswith("implementation: ")]
+    assert len(impls) == 2 and all(":avx2" in l for l in impls), impls
+    assert "isa=avx2)" in impls[1]
+    res = run_cli("--conv", "--backend=onednn", "--isa=scalar", "mb1ic16ih10oc32kh3ph1")
+    assert _statuses(res)[0][1].startswith(
+        "0:UNIMPLEMENTED (--isa=scalar: oneDNN has no such cap (its lowest is sse41))")
