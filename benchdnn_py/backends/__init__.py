@@ -62,16 +62,18 @@ class Backend:
     name: str
     description: str                          # for --help
     describe: Callable[[], dict[str, Any]]    # what a results file records (version...)
+    drivers: tuple[str, ...] = ()             # the drivers with an executor for it
 
 
 NATIVE = "native"
 BACKENDS: dict[str, Backend] = {
     NATIVE: Backend(NATIVE, "this project's C kernels", _nothing_to_describe),
     "torch": Backend("torch", "PyTorch's CPU operators, an optional extra: "
-                     f"{torch_loader.INSTALL_HINT}", torch_loader.describe),
+                     f"{torch_loader.INSTALL_HINT}", torch_loader.describe,
+                     ("conv", "deconv")),
     "onednn": Backend("onednn", "oneDNN's CPU primitives, an optional extra: "
                       f"{onednn_loader.INSTALL_HINT} (or {onednn_loader.LIB_ENV}=PATH)",
-                      onednn_loader.describe),
+                      onednn_loader.describe, ("conv", "deconv", "reorder")),
 }
 
 
@@ -82,6 +84,10 @@ def parse(text: str) -> str:
         raise UsageError(f"--backend={text}: unknown backend `{name}`; expected one of "
                          f"{', '.join(BACKENDS)}")
     return name
+
+
+def drivers_of(name: str) -> tuple[str, ...]:
+    return BACKENDS[name].drivers
 
 
 def describe(name: str) -> dict:

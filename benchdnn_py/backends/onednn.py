@@ -442,13 +442,54 @@ class Library:
             arr[i].arg, arr[i].memory = arg, mem
         return arr, len(args)
 
-    def reorder(self, src_md: Any, src_mem: Any, dst_md: Any, dst_mem: Any):
-        """A callable running oneDNN's reorder from one memory into another."""
+    def md_of_vector(self, n: int, dt: str) -> Any:
+        """A dense 1-D descriptor (bias, scales, zero points)."""
+        return self.md_of(layouts.plain((n,)), dt)
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def attr(self) -> Any:
+        out = self.ffi.new("dnnl_primitive_attr_t *")
+        self.check(self.lib.dnnl_primitive_attr_create(out), "dnnl_primitive_attr_create")
+        return self.ffi.gc(out[0], self.lib.dnnl_primitive_attr_destroy)
+
+    def set_scales_mask(self, attr: Any, arg: int, mask: int) -> None:
+        self.check(self.lib.dnnl_primitive_attr_set_scales_mask(attr, arg, mask),
+                   f"scales mask of argument {arg}")
+
+    def set_zero_points_mask(self, attr: Any, arg: int, mask: int) -> None:
+        self.check(self.lib.dnnl_primitive_attr_set_zero_points_mask(attr, arg, mask),
+                   f"zero points mask of argument {arg}")
+
+    def set_post_ops(self, attr: Any, entries: list[tuple]) -> Any:
+        """Appends ("sum", scale, zero_point, dt), ("eltwise", alg, alpha, beta) and
+        ("dw", wei_dt, bia_dt, dst_dt, k, s, p) entries (enum values given) and sets
+        them; returns the post-ops object, to be kept as long as the attr."""
+        out = self.ffi.new("dnnl_post_ops_t *")
+        self.check(self.lib.dnnl_post_ops_create(out), "dnnl_post_ops_create")
+        post_ops = self.ffi.gc(out[0], self.lib.dnnl_post_ops_destroy)
+        for kind, *params in entries:
+            if kind == "sum":
+                scale, zero_point, dt = (list(params) + [0, self.c.dnnl_data_type_undef])[:3]
+                status = self.lib.dnnl_post_ops_append_sum(post_ops, scale, zero_point, dt)
+            elif kind == "eltwise":
+                status = self.lib.dnnl_post_ops_append_eltwise(post_ops, *params)
+            else:
+                status = self.lib.dnnl_post_ops_append_dw(post_ops, *params)
+            self.check(status, f"post-op {kind}")
+        self.check(self.lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "post-ops")
+        return post_ops
+
+    def reorder_pd(self, src_md: Any, dst_md: Any, attr: Any = None) -> Any:
         pd = self.ffi.new("dnnl_primitive_desc_t *")
         self.check(self.lib.dnnl_reorder_primitive_desc_create(
-            pd, src_md, self.engine, dst_md, self.engine, self.ffi.NULL),
-            "dnnl_reorder_primitive_desc_create")
-        pd = self.ffi.gc(pd[0], self.lib.dnnl_primitive_desc_destroy)
+            pd, src_md, self.engine, dst_md, self.engine,
+            self.ffi.NULL if attr is None else attr), "dnnl_reorder_primitive_desc_create")
+        return self.ffi.gc(pd[0], self.lib.dnnl_primitive_desc_destroy)
+
+    def reorder(self, src_md: Any, src_mem: Any, dst_md: Any, dst_mem: Any):
+        """A callable running oneDNN's reorder from one memory into another."""
+        pd = self.reorder_pd(src_md, dst_md)
         prim = self.primitive(pd)
         args, n = self.execute(prim, {self.c.DNNL_ARG_FROM: src_mem,
                                       self.c.DNNL_ARG_TO: dst_mem})

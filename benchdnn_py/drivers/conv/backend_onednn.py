@@ -71,6 +71,10 @@ def unsupported(prb) -> tuple[Status, str] | None:
     for dt in set(tensor_dts(prb).values()):
         if not lib.c.has(f"dnnl_{dt}"):
             return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {dt}"
+    if prb.dw is not None and prb.scales and prb.scales.get("dst") is not None:
+        return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: with a depthwise post-op "
+                "oneDNN applies the dst scale to the 1x1 step's output (the depthwise step "
+                "has scales of its own); this problem scales the final output")
     if prb.oscale:
         return (Status.UNIMPLEMENTED, f"--attr-oscale={prb.oscale}: oneDNN 3.x has no output "
                 "scales (--attr-scales replaces them)")
@@ -92,44 +96,35 @@ class _Created:
         self.keep: list[Any] = []
 
     def attr(self, prb, has_groups: bool) -> Any:
-        lib, c, ffi = self.lib, self.lib.c, self.lib.ffi
-        out = ffi.new("dnnl_primitive_attr_t *")
-        lib.check(lib.lib.dnnl_primitive_attr_create(out), "dnnl_primitive_attr_create")
-        attr = ffi.gc(out[0], lib.lib.dnnl_primitive_attr_destroy)
+        lib, c = self.lib, self.lib.c
+        attr = lib.attr()
         for name, arg in (("src", c.DNNL_ARG_SRC), ("wei", c.DNNL_ARG_WEIGHTS),
                           ("dst", c.DNNL_ARG_DST)):
             entry = prb.scales.get(name) if prb.scales else None
-            if entry is not None:
-                mask = 0 if entry.is_common else (3 if has_groups else 1)
-                lib.check(lib.lib.dnnl_primitive_attr_set_scales_mask(attr, arg, mask),
-                          f"scales mask of {name}")
-            zp = prb.zero_points.get(name) if prb.zero_points else None
-            if zp is not None:
-                lib.check(lib.lib.dnnl_primitive_attr_set_zero_points_mask(attr, arg, 0),
-                          f"zero points mask of {name}")
+            if entry is not None:   # per_oc: dims 0 and 1 of grouped weights
+                lib.set_scales_mask(attr, arg, 0 if entry.is_common else
+                                    (3 if has_groups else 1))
+            if prb.zero_points and prb.zero_points.get(name) is not None:
+                lib.set_zero_points_mask(attr, arg, 0)
         if prb.post_ops:
-            po = ffi.new("dnnl_post_ops_t *")
-            lib.check(lib.lib.dnnl_post_ops_create(po), "dnnl_post_ops_create")
-            post_ops = ffi.gc(po[0], lib.lib.dnnl_post_ops_destroy)
-            for e in prb.post_ops.entries:
-                if isinstance(e, Sum):
-                    dt = lib.data_type(e.dt) if e.dt else c.dnnl_data_type_undef
-                    lib.check(lib.lib.dnnl_post_ops_append_sum(post_ops, e.scale,
-                                                               e.zero_point, dt), f"`{e}`")
-                elif isinstance(e, Depthwise):
-                    dts = tensor_dts(prb)   # (a bias where the direction has one)
-                    bias = (lib.data_type(dts["dw_bia"]) if prb.dir.with_bias
-                            else c.dnnl_data_type_undef)
-                    lib.check(lib.lib.dnnl_post_ops_append_dw(
-                        post_ops, lib.data_type(dts["dw_wei"]), bias,
-                        lib.data_type(dts["dst"]), e.k, e.s, e.p), f"`{e}`")
-                else:
-                    lib.check(lib.lib.dnnl_post_ops_append_eltwise(
-                        post_ops, _eltwise_alg(c, e.name), e.alpha, e.beta), f"`{e}`")
-            lib.check(lib.lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "post-ops")
-            self.keep.append(post_ops)
+            self.keep.append(lib.set_post_ops(attr, [_post_op(lib, prb, e)
+                                                     for e in prb.post_ops.entries]))
         self.keep.append(attr)
         return attr
+
+
+def _post_op(lib: onednn.Library, prb, e) -> tuple:
+    """A chain entry in set_post_ops' terms."""
+    c = lib.c
+    if isinstance(e, Sum):
+        return ("sum", e.scale, e.zero_point,
+                lib.data_type(e.dt) if e.dt else c.dnnl_data_type_undef)
+    if isinstance(e, Depthwise):
+        dts = tensor_dts(prb)   # (a bias where the direction has one)
+        bias = lib.data_type(dts["dw_bia"]) if prb.dir.with_bias else c.dnnl_data_type_undef
+        return ("dw", lib.data_type(dts["dw_wei"]), bias, lib.data_type(dts["dst"]),
+                e.k, e.s, e.p)
+    return ("eltwise", _eltwise_alg(c, e.name), e.alpha, e.beta)
 
 
 def _alg(c, prb) -> int:
@@ -283,7 +278,7 @@ class _Executor:
 
         def vector(values, dt: str, arg: int) -> None:
             arr = np.ascontiguousarray(values, dtype=np.float32 if dt == "f32" else np.int32)
-            md = lib.md_of(layout.plain((arr.size,)), dt)
+            md = lib.md_of_vector(arr.size, dt)
             mem = lib.memory(md, arr)
             keep.extend([arr, md, mem])
             out[arg] = mem

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core
+from ... import backends, core
 from ...common import attr as attrs
 from ...common import fill, layout
 from ...common.check import CompareSetup, compare, diagnostics, memory_faults
@@ -29,7 +29,7 @@ from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
-from . import cfg, ref
+from . import backend_onednn, cfg, ref
 from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims, parse_strides_option,
                    tag_option, tensor_layout)
 
@@ -64,7 +64,15 @@ OPTIONS = (
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
+    # Last, so that it expands innermost: each problem's backends run back to back.
+    Option("backend", backends.parse, backends.NATIVE,
+           "what executes the reorder: native (this project's kernels) or onednn "
+           "(oneDNN's reorder primitive)", is_list=True),
 )
+
+# --backend -> the module that creates its reorder (unsupported(prb), create(prb, res)),
+# other than the native kernels
+BACKENDS = {"onednn": backend_onednn}
 
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag"})
 CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%"
@@ -83,13 +91,15 @@ class ReorderProblem:
     impl_filter: ImplFilter
     src: layout.Layout
     dst: layout.Layout
+    backend: str = backends.NATIVE
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
 
     def repro(self, canonical: bool = False) -> str:
-        parts = [f"--sdt={self.sdt} --ddt={self.ddt} --stag={self.stag} --dtag={self.dtag}"]
+        parts = [f"--backend={self.backend}"] if self.backend != backends.NATIVE else []
+        parts.append(f"--sdt={self.sdt} --ddt={self.ddt} --stag={self.stag} --dtag={self.dtag}")
         if self.strides != (None, None):
             parts.append(f"--strides={format_strides(self.strides)}")
         if self.scales:
@@ -131,7 +141,7 @@ def make_problem(values: Mapping[str, Any], text: str,
         raise ProblemError(f"--attr-scales={scales}: a dst scale of 0 divides by zero")
     return ReorderProblem(desc, values["sdt"], values["ddt"], values["stag"], values["dtag"],
                           strides, scales, values["attr-post-ops"], values["impl_filter"],
-                          src, dst)
+                          src, dst, values["backend"])
 
 
 def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
@@ -253,16 +263,27 @@ def _shown(prb: ReorderProblem, k: int) -> str:
 class Steps(CaseSteps):
     driver = "reorder"
 
-    unsupported = staticmethod(unsupported)
     reference = staticmethod(reference)
     judge = staticmethod(judge)
+
+    def unsupported(self, prb: ReorderProblem) -> tuple[Status, str] | None:
+        """What the reference and the native kernels take, then the backend's limits."""
+        if unsupported(prb):
+            return unsupported(prb)
+        if prb.backend == backends.NATIVE:
+            return None
+        if prb.backend not in BACKENDS:
+            return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no reorder (its "
+                    "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
+        return BACKENDS[prb.backend].unsupported(prb)
 
     def footprint(self, prb: ReorderProblem) -> int:
         # buffers, offset tables (int64) and compare temporaries, per element
         return prb.src.size * 8 + prb.dst.size * 8 + prb.src.nelems * 64
 
     def create(self, prb: ReorderProblem, res: CaseResult) -> Created | None:
-        prim = create(prb, res)
+        make = create if prb.backend == backends.NATIVE else BACKENDS[prb.backend].create
+        prim = make(prb, res)
         return None if prim is None else Created(prim)
 
     def layouts(self, prb: ReorderProblem, prim: Created) -> str:

@@ -161,3 +161,4 @@ def test_isa_caps_onednn_as_it_caps_the_native_kernels(lib):
     res = run_cli("--conv", "--backend=onednn", "--isa=scalar", "mb1ic16ih10oc32kh3ph1")
     assert _statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--isa=scalar: oneDNN has no such cap (its lowest is sse41))")
+
