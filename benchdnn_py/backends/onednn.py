@@ -119,6 +119,24 @@ dnnl_status_t dnnl_reorder_primitive_desc_create(dnnl_primitive_desc_t *pd,
     const_dnnl_memory_desc_t src_md, dnnl_engine_t src_engine,
     const_dnnl_memory_desc_t dst_md, dnnl_engine_t dst_engine,
     dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_eltwise_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
+    dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
+    const_dnnl_memory_desc_t dst_md, float alpha, float beta, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_eltwise_backward_primitive_desc_create(dnnl_primitive_desc_t *pd,
+    dnnl_engine_t engine, int alg_kind, const_dnnl_memory_desc_t diff_src_md,
+    const_dnnl_memory_desc_t diff_dst_md, const_dnnl_memory_desc_t data_md, float alpha,
+    float beta, const_dnnl_primitive_desc_t hint_fwd_pd, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_pooling_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
+    dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
+    const_dnnl_memory_desc_t dst_md, const dnnl_dims_t strides, const dnnl_dims_t kernel,
+    const dnnl_dims_t dilation, const dnnl_dims_t padding_l, const dnnl_dims_t padding_r,
+    dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_pooling_backward_primitive_desc_create(dnnl_primitive_desc_t *pd,
+    dnnl_engine_t engine, int alg_kind, const_dnnl_memory_desc_t diff_src_md,
+    const_dnnl_memory_desc_t diff_dst_md, const dnnl_dims_t strides,
+    const dnnl_dims_t kernel, const dnnl_dims_t dilation, const dnnl_dims_t padding_l,
+    const dnnl_dims_t padding_r, const_dnnl_primitive_desc_t hint_fwd_pd,
+    dnnl_primitive_attr_t attr);
 dnnl_status_t dnnl_convolution_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
     dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
     const_dnnl_memory_desc_t weights_md, const_dnnl_memory_desc_t bias_md,
@@ -479,6 +497,26 @@ class Library:
             self.check(status, f"post-op {kind}")
         self.check(self.lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "post-ops")
         return post_ops
+
+    def pd(self, function: str, *args: Any) -> Any:
+        """dnnl_<function>_primitive_desc_create(&pd, engine, *args), owned; Failed with
+        oneDNN's status when it cannot be created."""
+        out = self.ffi.new("dnnl_primitive_desc_t *")
+        self.check(getattr(self.lib, f"dnnl_{function}_primitive_desc_create")(
+            out, self.engine, *args), f"dnnl_{function}")
+        return self.ffi.gc(out[0], self.lib.dnnl_primitive_desc_destroy)
+
+    def timed(self, prim: Any, args: dict[int, Any], keep: list) -> Any:
+        """The timed callable of a primitive: execute and wait, nothing else (args' memories
+        and their buffers kept alive with it)."""
+        arr, n = self.execute(prim, args)
+        L, stream, check = self.lib, self.stream, self.check
+
+        def run() -> None:
+            check(L.dnnl_primitive_execute(prim, stream, n, arr), "dnnl_primitive_execute")
+            L.dnnl_stream_wait(stream)
+        run.keep = (keep, arr, args)
+        return run
 
     def reorder_pd(self, src_md: Any, dst_md: Any, attr: Any = None) -> Any:
         pd = self.ffi.new("dnnl_primitive_desc_t *")

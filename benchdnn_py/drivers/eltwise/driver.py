@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core
+from ... import backends, core
 from ...common import eltwise, fill, layout, reorders
 from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
 from ...common.layout import tensor_layout
@@ -40,7 +40,7 @@ from ...errors import UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
-from . import cfg, ref
+from . import backend_onednn, cfg, ref
 from .desc import Dims, parse_dims
 
 
@@ -92,7 +92,15 @@ OPTIONS = (
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
+    # Last, so that it expands innermost: each problem's backends run back to back.
+    Option("backend", backends.parse, backends.NATIVE,
+           "what executes the problem: native (this project's kernels) or onednn "
+           "(oneDNN's eltwise primitives)", is_list=True),
 )
+
+# --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
+# other than the native kernels
+BACKENDS = {"onednn": backend_onednn}
 
 PERF_FIELDS = frozenset({"dir", "dt", "tag", "alg", "prop", "mb"})
 CSV_PERF_FIELDS = "%dir%,%dt%,%tag%,%alg%"
@@ -110,13 +118,14 @@ class EltwiseProblem:
     inplace: bool
     impl_filter: ImplFilter
     user_mb: int
+    backend: str = backends.NATIVE
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
 
     def repro(self, canonical: bool = False) -> str:
-        parts = []
+        parts = [f"--backend={self.backend}"] if self.backend != backends.NATIVE else []
         if self.dir is not Dir.FWD_D:
             parts.append(f"--dir={self.dir.value}")
         if self.dt != "f32":
@@ -164,7 +173,7 @@ def make_problem(values: Mapping[str, Any], text: str,
     tensor_layout(values["tag"], desc.dims)     # the rank check, at parse time
     return EltwiseProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
                           values["alpha"], values["beta"], values["inplace"],
-                          values["impl_filter"], values["mb"])
+                          values["impl_filter"], values["mb"], values["backend"])
 
 
 def invalid(prb: EltwiseProblem) -> str | None:
@@ -222,10 +231,12 @@ def make_route(prb: EltwiseProblem, res: CaseResult) -> reorders.Route | None:
     """The reorder route between the tag's layout and where the kernel runs (empty when
     they are the same memory); None, UNIMPLEMENTED, when a layout cannot be reordered."""
     names = ("src", "dst") if prb.dir.forward else ("x", "diff_dst", "diff_src")
+    # (another backend runs on the layout itself: an empty route)
+    kernel = prb.kernel_layout if prb.backend == backends.NATIVE else prb.layout
     try:
         with res.timers("create_prim"):
             return reorders.Route({n: prb.layout for n in names},
-                                 {n: prb.kernel_layout for n in names},
+                                 {n: kernel for n in names},
                                  {n: prb.dt for n in names}, names[:-1], names[-1:],
                                  fault=core.active_op_fault())
     except core.Unimplemented as exc:
@@ -261,11 +272,15 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
     bufs = Buffers(src=src, out=out, outs=(out,), run=None)
     x_mem = src_mem
     if prb.from_dst:
-        # the service forward runs on the plain values; its dst is placed like an input
-        fwd = core.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False,
-                                    dt=prb.dt)
+        # the service forward runs on the plain values (on the backend's own forward);
+        # its dst is placed like an input
         dst_plain = np.empty(n, dtype)
-        fwd.bind_fwd(src_plain, dst_plain)()
+        if isinstance(prim, core.EltwisePrimitive):
+            fwd = core.EltwisePrimitive(prim.impl, prim.alg, prim.alpha, prim.beta, False,
+                                        dt=prb.dt)
+            fwd.bind_fwd(src_plain, dst_plain)()
+        else:
+            prim.forward_values(src_plain, dst_plain)
         bufs.dst = dst_plain.reshape(shape).astype(np.float32)
         x_mem = reorders.place(dst_plain, lay, prb.dt)
     bufs.diff_dst, _, dd_mem = values(fill.Kind.DST)
@@ -357,7 +372,7 @@ def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[flo
 
 def create_with_route(prb: EltwiseProblem, res: CaseResult) -> Created | None:
     """The primitive with its reorder route, or None with res set."""
-    prim = create(prb, res)
+    prim = (create if prb.backend == backends.NATIVE else BACKENDS[prb.backend].create)(prb, res)
     route = make_route(prb, res) if prim is not None else None
     return None if route is None else Created(prim, route)
 
@@ -365,11 +380,20 @@ def create_with_route(prb: EltwiseProblem, res: CaseResult) -> Created | None:
 class Steps(CaseSteps):
     driver = "eltwise"
 
-    unsupported = staticmethod(unsupported)
     create = staticmethod(create_with_route)
     reference = staticmethod(reference)
     judge = staticmethod(judge)
     perf_record = staticmethod(perf_record)
+
+    def unsupported(self, prb: EltwiseProblem) -> tuple[Status, str] | None:
+        """The problem itself (and the native kernels' types), then the backend's limits."""
+        why = unsupported(prb)
+        if why or prb.backend == backends.NATIVE:
+            return why
+        if prb.backend not in BACKENDS:
+            return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no eltwise (its "
+                    "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
+        return BACKENDS[prb.backend].unsupported(prb)
 
     def skip_note(self, prb: EltwiseProblem) -> str | None:
         return invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward)

@@ -1,0 +1,46 @@
+"""The oneDNN backend of the eltwise driver: oneDNN's eltwise primitives through the same
+fill and checks. Skips (or fails under BENCHDNN_PY_REQUIRE_ONEDNN=1) without the onednn
+extra, as tests/backends/test_onednn.py explains."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import run_cli
+
+CASE_RE = re.compile(r"^(\d+):(\w+) ")
+
+
+@pytest.fixture
+def lib(onednn_lib):
+    return onednn_lib
+
+
+def _statuses(res) -> list[tuple[str, str]]:
+    return [(m.group(2), line) for line in res.lines if (m := CASE_RE.match(line))]
+
+
+@pytest.mark.usefixtures("lib")
+def test_forward_and_backward_pass_on_onednn_in_every_layout_and_in_place():
+    res = run_cli("--eltwise", "--backend=onednn", "--dir=FWD_D,FWD_I,BWD_D",
+                  "--alg=relu,tanh,tanh_dst,logistic_dst,linear", "--alpha=0.5",
+                  "--tag=abx,axb,aBx16b", "--inplace=false,true", "2x19x5x5")
+    cases = _statuses(res)
+    # backward in place is an invalid case for the algorithms that read src (SKIPPED)
+    assert len(cases) == 3 * 5 * 3 * 2
+    assert {s for s, _ in cases} == {"PASSED", "SKIPPED"}, \
+        [line for s, line in cases if s not in ("PASSED", "SKIPPED")][:5]
+    assert all("--impl=onednn:" in line for s, line in cases if s == "PASSED")
+    assert res.code == 0
+
+
+def test_what_onednn_has_no_implementation_for_is_unimplemented_with_its_status(lib):
+    res = run_cli("--eltwise", "--backend=onednn", "--dt=s8", "--alg=clip", "--alpha=-2",
+                  "--beta=3", "2x19x5x5")
+    status, line = _statuses(res)[0]
+    assert line.startswith(f"0:UNIMPLEMENTED (oneDNN {lib.version}: dnnl_eltwise_forward: "), \
+        line
+    res = run_cli("--eltwise", "--backend=torch", "2x3")
+    assert _statuses(res)[0][1].startswith(
+        "0:UNIMPLEMENTED (--backend=torch: runs no eltwise (its drivers: conv, deconv))")
