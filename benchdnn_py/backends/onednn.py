@@ -450,7 +450,8 @@ class Library:
         return self.ffi.string(out[0]).decode()
 
     def arg_md(self, pd: Any, arg: int) -> Any:
-        """The descriptor the primitive chose for an execution argument (owned by pd)."""
+        """The descriptor the primitive chose for an execution argument (owned by pd:
+        keep pd as long as it is used)."""
         return self.lib.dnnl_primitive_desc_query_md(pd, self.c.dnnl_query_exec_arg_md, arg)
 
     def execute(self, prim: Any, args: dict[int, Any]) -> tuple[Any, Any]:

@@ -34,7 +34,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ... import core
+from ... import backends, core
 from ...common import fill, layout, reorders
 from ...common.check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
 from ...common.layout import tensor_layout
@@ -48,7 +48,7 @@ from ...errors import UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
-from . import cfg, ref
+from . import backend_onednn, cfg, ref
 from .desc import PoolDesc, parse_pool
 
 
@@ -95,7 +95,15 @@ OPTIONS = (
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
+    # Last, so that it expands innermost: each problem's backends run back to back.
+    Option("backend", backends.parse, backends.NATIVE,
+           "what executes the problem: native (this project's kernels) or onednn "
+           "(oneDNN's pooling primitives)", is_list=True),
 )
+
+# --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
+# other than the native kernels
+BACKENDS = {"onednn": backend_onednn}
 
 PERF_FIELDS = frozenset({"dir", "sdt", "tag", "alg", "prop", "mb"})
 CSV_PERF_FIELDS = "%dir%,%sdt%,%tag%,%alg%"
@@ -110,13 +118,14 @@ class PoolProblem:
     alg: str
     impl_filter: ImplFilter
     user_mb: int
+    backend: str = backends.NATIVE
 
     @property
     def desc_text(self) -> str:
         return self.desc.format()
 
     def repro(self, canonical: bool = False) -> str:
-        parts = []
+        parts = [f"--backend={self.backend}"] if self.backend != backends.NATIVE else []
         if self.dir is not Dir.FWD_D:
             parts.append(f"--dir={self.dir.value}")
         if self.dt != ("f32",):
@@ -159,7 +168,7 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     dims = (desc.mb, desc.ic) + tuple(desc.i[a] for a in desc.spatial_axes)
     tensor_layout(values["tag"], dims)     # the rank check, at parse time
     return PoolProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
-                       values["impl_filter"], values["mb"])
+                       values["impl_filter"], values["mb"], values["backend"])
 
 
 def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
@@ -286,6 +295,8 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
         return reorders.place(values.reshape(-1), prb.layout(name), dt)
 
     src = values(fill.Kind.SRC, s.src_shape)
+    if not isinstance(prim, core.PoolPrimitive):   # another backend, on the layouts
+        return _prepare_backend(prb, prim, src, values, placed)
     if prb.dir is not Dir.BWD_D:
         out = reorders.output_buffer(prb.layout("dst"), dt)
         bufs = Buffers(src=src, out=out, outs=(out,), run=None)
@@ -307,6 +318,22 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
                                    {"diff_src": bufs.out.array})
     bufs.run = wrap(prim.bind_bwd(k_in["diff_dst"], bufs.ws, k_out["diff_src"]))
     return bufs
+
+
+def _prepare_backend(prb: PoolProblem, prim, src: np.ndarray, values, placed) -> Buffers:
+    """prepare for another backend's primitive: it runs on the case's layouts (no route)
+    and sizes its own workspace, which its forward training pass fills for backward."""
+    s, dt = prb.shape, prb.dt[0]
+    ws = prim.new_workspace()
+    if prb.dir is not Dir.BWD_D:
+        out = reorders.output_buffer(prb.layout("dst"), prb.types[1])
+        return Buffers(src=src, out=out, outs=(out,), ws=ws,
+                       run=prim.bind_fwd(placed(src, "src"), out.array, ws))
+    prim.service_forward(placed(src, "src"), ws)
+    out = reorders.output_buffer(prb.layout("src"), dt)
+    diff_dst = values(fill.Kind.DST, s.dst_shape)
+    return Buffers(src=src, out=out, outs=(out,), ws=ws, diff_dst=diff_dst,
+                   run=prim.bind_bwd(placed(diff_dst, "dst"), ws, out.array))
 
 
 def reference(prb: PoolProblem, bufs: Buffers) -> np.ndarray:
@@ -347,7 +374,9 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
         res.reason, extra = fault
         res.diagnostics += extra
         return
-    if not backward and bufs.ws is not None and not verdict.failed:
+    # (another backend's workspace has its own format: its entries are not checked)
+    if not backward and bufs.ws is not None and not verdict.failed \
+            and prb.backend == backends.NATIVE:
         unwritten = int(np.count_nonzero(bufs.ws == cfg.WORKSPACE_POISON))
         if unwritten:
             res.status, res.reason = Status.FAILED, "workspace left unwritten"
@@ -381,7 +410,10 @@ def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, times: list[float]
 
 def create_with_route(prb: PoolProblem, res: CaseResult) -> Created | None:
     """The primitive with its reorder route (empty for a native row), or None with res
-    set."""
+    set; another backend's primitive runs on the layouts themselves (no route)."""
+    if prb.backend != backends.NATIVE:
+        prim = BACKENDS[prb.backend].create(prb, res)
+        return None if prim is None else Created(prim)
     created = create(prb, prb.dir.prop, res)
     if created is None:
         return None
@@ -399,12 +431,21 @@ def _footprint(prb: PoolProblem) -> int:
 class Steps(CaseSteps):
     driver = "pool"
 
-    unsupported = staticmethod(unsupported)
     footprint = staticmethod(_footprint)
     create = staticmethod(create_with_route)
     reference = staticmethod(reference)
     judge = staticmethod(judge)
     perf_record = staticmethod(perf_record)
+
+    def unsupported(self, prb: PoolProblem) -> tuple[Status, str] | None:
+        """The problem itself (and the native kernels' types), then the backend's limits."""
+        why = unsupported(prb)
+        if why or prb.backend == backends.NATIVE:
+            return why
+        if prb.backend not in BACKENDS:
+            return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no pooling (its "
+                    "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
+        return BACKENDS[prb.backend].unsupported(prb)
 
     def skip_note(self, prb: PoolProblem) -> str | None:
         return cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)
