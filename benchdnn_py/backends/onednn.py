@@ -311,6 +311,13 @@ class Constants:
 # The loaded library
 # --------------------------------------------------------------------------------------
 
+# This project's eltwise algorithm names (common/eltwise.py) whose oneDNN algorithm is not
+# dnnl_eltwise_<name>.
+ELTWISE_NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_dst_for_bwd",
+                 "exp_dst": "exp_use_dst_for_bwd", "logistic_dst": "logistic_use_dst_for_bwd",
+                 "relu_dst": "relu_use_dst_for_bwd", "sqrt_dst": "sqrt_use_dst_for_bwd",
+                 "tanh_dst": "tanh_use_dst_for_bwd"}
+
 # --isa levels -> oneDNN's max CPU ISA (dnnl_cpu_isa_t names); oneDNN has no scalar-only
 # mode (its lowest is sse41), so --isa=scalar has no counterpart.
 ISA_CAPS = {"avx2": "avx2", "avx512": "avx512_core", "avx512_vnni": "avx512_core_vnni",
@@ -347,6 +354,11 @@ class Library:
 
     def _owned(self, created: Any) -> Any:
         return self.ffi.gc(created[0], self.lib.dnnl_memory_desc_destroy)
+
+    def eltwise_alg(self, name: str) -> int | None:
+        """oneDNN's eltwise algorithm for one of ours, or None when it has none."""
+        full = f"dnnl_eltwise_{ELTWISE_NAMES.get(name, name)}"
+        return getattr(self.c, full) if self.c.has(full) else None
 
     def data_type(self, dt: str) -> int:
         name = f"dnnl_{dt}"
@@ -454,7 +466,7 @@ class Library:
         keep pd as long as it is used)."""
         return self.lib.dnnl_primitive_desc_query_md(pd, self.c.dnnl_query_exec_arg_md, arg)
 
-    def execute(self, prim: Any, args: dict[int, Any]) -> tuple[Any, Any]:
+    def exec_args(self, prim: Any, args: dict[int, Any]) -> tuple[Any, Any]:
         """(exec args array, its count) for dnnl_primitive_execute."""
         arr = self.ffi.new("dnnl_exec_arg_t[]", len(args))
         for i, (arg, mem) in enumerate(args.items()):
@@ -510,7 +522,7 @@ class Library:
     def timed(self, prim: Any, args: dict[int, Any], keep: list) -> Any:
         """The timed callable of a primitive: execute and wait, nothing else (args' memories
         and their buffers kept alive with it)."""
-        arr, n = self.execute(prim, args)
+        arr, n = self.exec_args(prim, args)
         L, stream, check = self.lib, self.stream, self.check
 
         def run() -> None:
@@ -530,8 +542,8 @@ class Library:
         """A callable running oneDNN's reorder from one memory into another."""
         pd = self.reorder_pd(src_md, dst_md)
         prim = self.primitive(pd)
-        args, n = self.execute(prim, {self.c.DNNL_ARG_FROM: src_mem,
-                                      self.c.DNNL_ARG_TO: dst_mem})
+        args, n = self.exec_args(prim, {self.c.DNNL_ARG_FROM: src_mem,
+                                        self.c.DNNL_ARG_TO: dst_mem})
         lib, stream = self.lib, self.stream
 
         def run() -> None:

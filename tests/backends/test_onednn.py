@@ -18,7 +18,6 @@ from benchdnn_py.backends import onednn
 from benchdnn_py.common import layout
 
 
-
 @pytest.fixture
 def lib(onednn_lib):
     return onednn_lib

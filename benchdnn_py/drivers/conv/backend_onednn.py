@@ -35,11 +35,6 @@ from ..base import CaseResult
 from .attrs import quant_of
 from .prim import dw_shape_of, logical_dims, output_names, tensor_dts, tensors
 
-# The ALGS names whose oneDNN algorithm is not dnnl_eltwise_<name>.
-ELTWISE_NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_dst_for_bwd",
-                 "exp_dst": "exp_use_dst_for_bwd", "logistic_dst": "logistic_use_dst_for_bwd",
-                 "relu_dst": "relu_use_dst_for_bwd", "sqrt_dst": "sqrt_use_dst_for_bwd",
-                 "tanh_dst": "tanh_use_dst_for_bwd"}
 
 # Each tensor's execution argument, per direction (the input/output roles of Dir).
 def _args(c, d: Dir) -> dict[str, int]:
@@ -53,11 +48,6 @@ def _args(c, d: Dir) -> dict[str, int]:
                 "dst": c.DNNL_ARG_DIFF_DST}
     return {"src": c.DNNL_ARG_SRC, "wei": c.DNNL_ARG_DIFF_WEIGHTS,
             "bia": c.DNNL_ARG_DIFF_BIAS, "dst": c.DNNL_ARG_DIFF_DST}
-
-
-def _eltwise_alg(c, name: str) -> int | None:
-    full = f"dnnl_eltwise_{ELTWISE_NAMES.get(name, name)}"
-    return getattr(c, full) if c.has(full) else None
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
@@ -83,7 +73,7 @@ def unsupported(prb) -> tuple[Status, str] | None:
             if e.scale != 1.0:
                 return (Status.UNIMPLEMENTED, f"`{e}`: oneDNN 3.x eltwise post-ops take no "
                         "scale")
-            if _eltwise_alg(lib.c, e.name) is None:
+            if lib.eltwise_alg(e.name) is None:
                 return Status.UNIMPLEMENTED, f"`{e}`: oneDNN {lib.version} has no such eltwise"
     return None
 
@@ -124,7 +114,7 @@ def _post_op(lib: onednn.Library, prb, e) -> tuple:
         bias = lib.data_type(dts["dw_bia"]) if prb.dir.with_bias else c.dnnl_data_type_undef
         return ("dw", lib.data_type(dts["dw_wei"]), bias, lib.data_type(dts["dst"]),
                 e.k, e.s, e.p)
-    return ("eltwise", _eltwise_alg(c, e.name), e.alpha, e.beta)
+    return ("eltwise", lib.eltwise_alg(e.name), e.alpha, e.beta)
 
 
 def _alg(c, prb) -> int:
@@ -238,7 +228,7 @@ class _Executor:
         return user, mem, (md, prim_md)
 
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
-        lib, c, prb = self.lib, self.lib.c, self.prb
+        lib, prb = self.lib, self.prb
         keep: list[Any] = []
         args: dict[int, Any] = {}
         for name, array in inputs.items():
@@ -256,19 +246,12 @@ class _Executor:
                 collect_steps.append(lib.reorder(differ[1], mem, differ[0], user))
             args[self.args[name]] = mem
         args.update(self._quant_args(keep))
-        arr, n = lib.execute(self.prim, args)
-        keep.append(arr)
-        L, prim, stream, check = lib.lib, self.prim, lib.stream, lib.check
-
-        def run() -> None:
-            check(L.dnnl_primitive_execute(prim, stream, n, arr), "dnnl_primitive_execute")
-            L.dnnl_stream_wait(stream)
 
         def collect() -> None:
             for step in collect_steps:
                 step()
-        run.keep = collect.keep = keep   # the memories live as long as the callables
-        return run, collect
+        collect.keep = keep   # the memories live as long as the callables
+        return lib.timed(self.prim, args, keep), collect
 
     def _quant_args(self, keep: list) -> dict[int, Any]:
         """Scales (f32) and zero points (s32) as the memories oneDNN 3.x reads them from."""

@@ -19,18 +19,6 @@ from ...common import layout
 from ...status import Reason, Status
 from ..base import CaseResult
 
-# The algorithm names whose oneDNN algorithm is not dnnl_eltwise_<name>.
-NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_dst_for_bwd",
-         "exp_dst": "exp_use_dst_for_bwd", "logistic_dst": "logistic_use_dst_for_bwd",
-         "relu_dst": "relu_use_dst_for_bwd", "sqrt_dst": "sqrt_use_dst_for_bwd",
-         "tanh_dst": "tanh_use_dst_for_bwd"}
-
-
-def algorithm(lib: onednn.Library, name: str) -> int | None:
-    """oneDNN's eltwise algorithm for one of ours, or None when it has none."""
-    full = f"dnnl_eltwise_{NAMES.get(name, name)}"
-    return getattr(lib.c, full) if lib.c.has(full) else None
-
 
 def unsupported(prb) -> tuple[Status, str] | None:
     lib, why = onednn.load()
@@ -41,7 +29,7 @@ def unsupported(prb) -> tuple[Status, str] | None:
         return Status.UNIMPLEMENTED, unmet
     if not lib.c.has(f"dnnl_{prb.dt}"):
         return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {prb.dt}"
-    if algorithm(lib, prb.alg) is None:
+    if lib.eltwise_alg(prb.alg) is None:
         return Status.UNIMPLEMENTED, f"--alg={prb.alg}: oneDNN {lib.version} has no such eltwise"
     return None
 
@@ -82,7 +70,7 @@ class _Eltwise:
         oneDNN's forward primitive."""
         lib, c = self.lib, self.lib.c
         md = lib.md_of(layout.plain(tuple(self.prb.desc.dims)), self.prb.dt)
-        pd = lib.pd("eltwise_forward", c.dnnl_forward_training, algorithm(lib, self.prb.alg),
+        pd = lib.pd("eltwise_forward", c.dnnl_forward_training, lib.eltwise_alg(self.prb.alg),
                     md, md, self.prb.alpha, self.prb.beta, lib.ffi.NULL)
         keep = [src, dst]
         lib.timed(lib.primitive(pd), {c.DNNL_ARG_SRC: lib.memory(md, src),
@@ -101,7 +89,7 @@ def create(prb, res: CaseResult) -> _Eltwise | None:
     try:
         with res.timers("create_pd"):
             md = lib.md_of(prb.layout, prb.dt)
-            alg = algorithm(lib, prb.alg)
+            alg = lib.eltwise_alg(prb.alg)
             null = lib.ffi.NULL
             if prb.dir.forward:
                 prop = (c.dnnl_forward_inference if prb.dir.value == "FWD_I"

@@ -50,15 +50,7 @@ class _Reorder:
                 md = lib.md_of_vector(1, "f32")
                 args[c.DNNL_ARG_ATTR_SCALES | arg] = lib.memory(md, values)
                 keep += [values, md]
-        arr, n = lib.execute(self.prim, args)
-        keep += [arr, *args.values()]
-        L, prim, stream, check = lib.lib, self.prim, lib.stream, lib.check
-
-        def run() -> None:
-            check(L.dnnl_primitive_execute(prim, stream, n, arr), "dnnl_primitive_execute")
-            L.dnnl_stream_wait(stream)
-        run.keep = keep   # the memories live as long as the callable
-        return run
+        return lib.timed(self.prim, args, keep)
 
     def close(self) -> None:
         self.prim = self.pd = None

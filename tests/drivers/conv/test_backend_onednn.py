@@ -13,7 +13,6 @@ from conftest import run_cli
 from benchdnn_py.backends import onednn
 
 
-
 @pytest.fixture
 def lib(onednn_lib):
     return onednn_lib
