@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from . import __version__, backends, core
+from . import __version__, backends, completion, core
 from .drivers import DRIVERS
 from .engine import harness, progress, runner, shipped
 from .engine.settings import COLOR_CHOICES, GLOBAL_OPTIONS
@@ -369,6 +369,31 @@ def info() -> None:
         for impl in table():
             state = "usable" if core.isa_supported(impl.isa) else "needs " + impl.isa.name.lower()
             click.echo(f"  {impl.name:<28} {state}")
+
+
+@cli.command("completion")
+@click.argument("shell", type=click.Choice(completion.SHELLS), metavar="SHELL")
+def completion_script(shell: str) -> None:
+    """Print the Tab completion script for SHELL (bash or zsh).
+
+    Subcommands, drivers, options, their values and --batch= files complete
+    (docs/completion.md).
+
+    \b
+    eval "$(benchdnn-py completion bash)"      (in ~/.bashrc)
+    benchdnn-py completion bash > ~/.local/share/bash-completion/completions/benchdnn-py
+    eval "$(benchdnn-py completion zsh)"       (in ~/.zshrc, after compinit)
+    """
+    click.echo(completion.script(shell), nl=False)
+
+
+# What the completion scripts run when the Python that printed them is gone (the scripts
+# call benchdnn_py.completion directly, which answers without loading the kernels).
+@cli.command("__complete", hidden=True,
+             context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def complete(args: tuple[str, ...]) -> None:
+    sys.exit(completion.main(["--", *args]))
 
 
 def _backend_text(name: str) -> str:
