@@ -213,7 +213,8 @@ class _Executor:
                 self.user_mds[n] = lib.md_of(layout.plain(dims_n), self.dts[n])
 
     def _memory(self, name: str, array: np.ndarray, keep: list) -> tuple[Any, Any, Any]:
-        """(the user memory over array, the primitive's memory, True when they differ)."""
+        """(the user memory over array, the primitive's memory, and None when they are
+        one memory, else the (user, primitive) descriptors a reorder moves between)."""
         lib = self.lib
         lay = self.layouts.get(name)
         md = self.user_mds[name]
