@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,6 +82,26 @@ def assert_one_line(exc: BaseException) -> None:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+CASE_LINE = re.compile(r"^(\d+):(\w+) ")
+
+
+def case_statuses(res: Result) -> list[tuple[str, str]]:
+    """(status, line) of every case line of a run (the failed-cases summary repeats
+    some; runs that need one line per case pass --summary=no-failures)."""
+    return [(m.group(2), line) for line in res.lines if (m := CASE_LINE.match(line))]
+
+
+def assert_all_passed(res: Result, count: int, impl_prefix: str) -> None:
+    """count case lines, every one PASSED on an implementation named impl_prefix...,
+    and exit status 0."""
+    cases = case_statuses(res)
+    assert len(cases) == count, res.out
+    assert all(status == "PASSED" for status, _ in cases), \
+        [line for status, line in cases if status != "PASSED"][:5]
+    assert all(f"--impl={impl_prefix}" in line for _, line in cases)
+    assert res.code == 0
 
 
 ONEDNN_REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_ONEDNN"

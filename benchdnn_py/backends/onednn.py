@@ -25,12 +25,13 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import core
 from ..common import layout as layouts
+from ..status import Reason, Status
 
 INSTALL_HINT = 'pip install "benchdnn-py[onednn]"'
 LIB_ENV = "BENCHDNN_PY_ONEDNN_LIB"
@@ -137,43 +138,30 @@ dnnl_status_t dnnl_pooling_backward_primitive_desc_create(dnnl_primitive_desc_t 
     const dnnl_dims_t kernel, const dnnl_dims_t dilation, const dnnl_dims_t padding_l,
     const dnnl_dims_t padding_r, const_dnnl_primitive_desc_t hint_fwd_pd,
     dnnl_primitive_attr_t attr);
-dnnl_status_t dnnl_convolution_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
-    dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
-    const_dnnl_memory_desc_t weights_md, const_dnnl_memory_desc_t bias_md,
-    const_dnnl_memory_desc_t dst_md, const dnnl_dims_t strides, const dnnl_dims_t dilates,
-    const dnnl_dims_t padding_l, const dnnl_dims_t padding_r, dnnl_primitive_attr_t attr);
-dnnl_status_t dnnl_convolution_backward_data_primitive_desc_create(
-    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int alg_kind,
-    const_dnnl_memory_desc_t diff_src_md, const_dnnl_memory_desc_t weights_md,
-    const_dnnl_memory_desc_t diff_dst_md, const dnnl_dims_t strides,
-    const dnnl_dims_t dilates, const dnnl_dims_t padding_l, const dnnl_dims_t padding_r,
-    const_dnnl_primitive_desc_t hint_fwd_pd, dnnl_primitive_attr_t attr);
-dnnl_status_t dnnl_convolution_backward_weights_primitive_desc_create(
-    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int alg_kind,
-    const_dnnl_memory_desc_t src_md, const_dnnl_memory_desc_t diff_weights_md,
-    const_dnnl_memory_desc_t diff_bias_md, const_dnnl_memory_desc_t diff_dst_md,
-    const dnnl_dims_t strides, const dnnl_dims_t dilates, const dnnl_dims_t padding_l,
-    const dnnl_dims_t padding_r, const_dnnl_primitive_desc_t hint_fwd_pd,
-    dnnl_primitive_attr_t attr);
-dnnl_status_t dnnl_deconvolution_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
-    dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
-    const_dnnl_memory_desc_t weights_md, const_dnnl_memory_desc_t bias_md,
-    const_dnnl_memory_desc_t dst_md, const dnnl_dims_t strides, const dnnl_dims_t dilates,
-    const dnnl_dims_t padding_l, const dnnl_dims_t padding_r, dnnl_primitive_attr_t attr);
-dnnl_status_t dnnl_deconvolution_backward_data_primitive_desc_create(
-    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int alg_kind,
-    const_dnnl_memory_desc_t diff_src_md, const_dnnl_memory_desc_t weights_md,
-    const_dnnl_memory_desc_t diff_dst_md, const dnnl_dims_t strides,
-    const dnnl_dims_t dilates, const dnnl_dims_t padding_l, const dnnl_dims_t padding_r,
-    const_dnnl_primitive_desc_t hint_fwd_pd, dnnl_primitive_attr_t attr);
-dnnl_status_t dnnl_deconvolution_backward_weights_primitive_desc_create(
-    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int alg_kind,
-    const_dnnl_memory_desc_t src_md, const_dnnl_memory_desc_t diff_weights_md,
-    const_dnnl_memory_desc_t diff_bias_md, const_dnnl_memory_desc_t diff_dst_md,
-    const dnnl_dims_t strides, const dnnl_dims_t dilates, const dnnl_dims_t padding_l,
-    const dnnl_dims_t padding_r, const_dnnl_primitive_desc_t hint_fwd_pd,
-    dnnl_primitive_attr_t attr);
 """
+
+
+# Convolution and deconvolution take the same arguments in every direction.
+CDEF += "".join("""
+dnnl_status_t dnnl_{kind}_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
+    dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
+    const_dnnl_memory_desc_t weights_md, const_dnnl_memory_desc_t bias_md,
+    const_dnnl_memory_desc_t dst_md, const dnnl_dims_t strides, const dnnl_dims_t dilates,
+    const dnnl_dims_t padding_l, const dnnl_dims_t padding_r, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_{kind}_backward_data_primitive_desc_create(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int alg_kind,
+    const_dnnl_memory_desc_t diff_src_md, const_dnnl_memory_desc_t weights_md,
+    const_dnnl_memory_desc_t diff_dst_md, const dnnl_dims_t strides,
+    const dnnl_dims_t dilates, const dnnl_dims_t padding_l, const dnnl_dims_t padding_r,
+    const_dnnl_primitive_desc_t hint_fwd_pd, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_{kind}_backward_weights_primitive_desc_create(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int alg_kind,
+    const_dnnl_memory_desc_t src_md, const_dnnl_memory_desc_t diff_weights_md,
+    const_dnnl_memory_desc_t diff_bias_md, const_dnnl_memory_desc_t diff_dst_md,
+    const dnnl_dims_t strides, const dnnl_dims_t dilates, const dnnl_dims_t padding_l,
+    const dnnl_dims_t padding_r, const_dnnl_primitive_desc_t hint_fwd_pd,
+    dnnl_primitive_attr_t attr);
+""".format(kind=kind) for kind in ("convolution", "deconvolution"))
 
 
 class Unavailable(Exception):
@@ -434,9 +422,7 @@ class Library:
 
     def _query_itemsize(self, md: Any) -> int:
         dt = self._query_int(md, "dnnl_query_data_type")
-        name = self.ffi.string(self.lib.dnnl_dt2str(dt)).decode()
-        return np.dtype({"f32": "f4", "bf16": "u2", "f16": "f2", "s32": "i4", "s8": "i1",
-                         "u8": "u1", "f64": "f8"}.get(name, "u1")).itemsize
+        return core.numpy_dtype(self.ffi.string(self.lib.dnnl_dt2str(dt)).decode()).itemsize
 
     def md_size(self, md: Any) -> int:
         return int(self.lib.dnnl_memory_desc_get_size(md))
@@ -542,16 +528,8 @@ class Library:
     def reorder(self, src_md: Any, src_mem: Any, dst_md: Any, dst_mem: Any):
         """A callable running oneDNN's reorder from one memory into another."""
         pd = self.reorder_pd(src_md, dst_md)
-        prim = self.primitive(pd)
-        args, n = self.exec_args(prim, {self.c.DNNL_ARG_FROM: src_mem,
-                                        self.c.DNNL_ARG_TO: dst_mem})
-        lib, stream = self.lib, self.stream
-
-        def run() -> None:
-            self.check(lib.dnnl_primitive_execute(prim, stream, n, args), "reorder")
-            lib.dnnl_stream_wait(stream)
-        run.keep = (pd, prim, args)   # alive as long as the callable
-        return run
+        return self.timed(self.primitive(pd), {self.c.DNNL_ARG_FROM: src_mem,
+                                               self.c.DNNL_ARG_TO: dst_mem}, [pd])
 
 
 def tag_of(lay: layouts.Layout) -> str | None:
@@ -624,6 +602,44 @@ def cap_unmet(lib: Library) -> str | None:
         return f"--isa={cap}: oneDNN has no such cap (its lowest is sse41)"
     return (f"--isa={cap or 'the CPU'}: oneDNN was capped at its first use in this process "
             f"({lib.cap or 'none'}); give that --isa a run of its own")
+
+
+def cannot_run(dts) -> str | None:
+    """Why no oneDNN case can run here (the library missing, the --isa cap, a data type of
+    dts the loaded version lacks), or None: every driver's first check."""
+    lib, why = load()
+    if lib is None:
+        return why
+    unmet = cap_unmet(lib)
+    if unmet:
+        return unmet
+    missing = [dt for dt in dict.fromkeys(dts) if not lib.c.has(f"dnnl_{dt}")]
+    return f"oneDNN {lib.version} has no data type {missing[0]}" if missing else None
+
+
+def create_in_case(res, impl_filter, make_pd: Callable[["Library"], Any],
+                   make: Callable[["Library", Any, str], Any]):
+    """A driver's executor, created as a case creates it: make_pd(lib) under the case's
+    create_pd timer, the implementation name checked against impl_filter, then
+    make(lib, pd, name) under create_prim. None with res's status set: UNIMPLEMENTED with
+    oneDNN's reason (the library missing, or its status for the failing call), SKIPPED
+    when the filter leaves the implementation out."""
+    lib, why = load()
+    if lib is None:
+        res.status, res.reason = Status.UNIMPLEMENTED, why
+        return None
+    try:
+        with res.timers("create_pd"):
+            pd = make_pd(lib)
+            name = impl_name(lib.impl_info(pd))
+            if not impl_filter.allows(name):
+                res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+                return None
+        with res.timers("create_prim"):
+            return make(lib, pd, name)
+    except Failed as exc:
+        res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
+        return None
 
 
 def describe() -> dict[str, Any]:

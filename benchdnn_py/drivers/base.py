@@ -19,6 +19,7 @@ import abc
 import dataclasses
 from typing import Any, Callable, Mapping, Protocol
 
+from .. import backends
 from ..engine.case import CaseResult, RunContext
 from ..engine.memory import Guarded
 from ..engine.options import Option
@@ -148,3 +149,15 @@ class Driver:
             if opt.name == name:
                 return opt
         return None
+
+
+def backend_unsupported(what: str, prb, modules: Mapping[str, Any]) -> tuple[Status, str] | None:
+    """Why prb's backend cannot run it, for a driver whose other backends are modules
+    (name -> module with unsupported(prb)); None for the native kernels. what names the
+    driver's primitive in the reason of a backend without one."""
+    if prb.backend == backends.NATIVE:
+        return None
+    if prb.backend not in modules:
+        return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no {what} (its "
+                "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
+    return modules[prb.backend].unsupported(prb)

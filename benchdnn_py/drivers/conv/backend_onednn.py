@@ -30,7 +30,7 @@ from ...common import layout
 from ...common.attr import Depthwise, Eltwise, Sum
 from ...common.direction import Dir
 from ...engine.memory import Guarded
-from ...status import Reason, Status
+from ...status import Status
 from ..base import CaseResult
 from .attrs import quant_of
 from .prim import dw_shape_of, logical_dims, output_names, tensor_dts, tensors
@@ -52,15 +52,10 @@ def _args(c, d: Dir) -> dict[str, int]:
 
 def unsupported(prb) -> tuple[Status, str] | None:
     """oneDNN missing, or what its 3.x API cannot express."""
-    lib, why = onednn.load()
-    if lib is None:
+    why = onednn.cannot_run(tensor_dts(prb).values())
+    if why:
         return Status.UNIMPLEMENTED, why
-    unmet = onednn.cap_unmet(lib)
-    if unmet:
-        return Status.UNIMPLEMENTED, unmet
-    for dt in set(tensor_dts(prb).values()):
-        if not lib.c.has(f"dnnl_{dt}"):
-            return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {dt}"
+    lib, _ = onednn.load()
     if prb.dw is not None and prb.scales and prb.scales.get("dst") is not None:
         return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: with a depthwise post-op "
                 "oneDNN applies the dst scale to the 1x1 step's output (the depthwise step "
@@ -174,11 +169,11 @@ def _aligned(nbytes: int, align: int = 64) -> np.ndarray:
 
 class _Executor:
     def __init__(self, lib: onednn.Library, prb, pd: Any, prim: Any,
-                 created: _Created) -> None:
+                 created: _Created, name: str) -> None:
         self.lib, self.prb, self.pd, self.prim, self.created = lib, prb, pd, prim, created
         self.args = _args(lib.c, prb.dir)
         self.dts = tensor_dts(prb)
-        self.name = onednn.impl_name(lib.impl_info(pd))
+        self.name = name
         self.info = f"threads={core.max_threads()} isa={lib.isa}"
         dims = _user_dims(prb)
         # the primitive's memory of each tensor, and the layout the harness places it in
@@ -292,37 +287,29 @@ def _user_dims(prb) -> dict[str, tuple[int, ...]]:
 
 
 def create(prb, res: CaseResult) -> _Executor | None:
-    lib, why = onednn.load()
-    if lib is None:   # unsupported() has reported it; kept for direct callers
-        res.status, res.reason = Status.UNIMPLEMENTED, why
-        return None
     dims = logical_dims(prb.desc)   # the convolution's own (before a dw post-op)
     dts = tensor_dts(prb)
-    created = _Created(lib)
-    try:
-        with res.timers("create_pd"):
-            mds = {}
-            for n in ("src", "wei", "dst"):
-                lay = prb.requested_layouts.get(n)
-                if n == "dst" and prb.dw is not None:
-                    # the 1x1 step's output, in its own type: oneDNN chooses its memory
-                    # and the fused primitive's dst is the depthwise step's
-                    mds[n] = lib.md_any(dims[n], prb.dt[2])
-                elif lay is not None:
-                    mds[n] = lib.md_of(lay, dts[n])
-                else:
-                    mds[n] = lib.md_any(dims[n], dts[n])
-            if prb.dir.with_bias:
-                mds["bia"] = lib.md_of(layout.plain((prb.desc.oc,)), dts["bia"])
-            attr = created.attr(prb, prb.desc.has_groups)
-            pd = _create_pd(lib, prb, mds, attr, created)
-            name = onednn.impl_name(lib.impl_info(pd))
-            if not prb.impl_filter.allows(name):
-                res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-                return None
-        with res.timers("create_prim"):
-            prim = lib.primitive(pd)
-            return _Executor(lib, prb, pd, prim, created)
-    except onednn.Failed as exc:
-        res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
-        return None
+
+    created: _Created | None = None   # what the pd was built with, kept with it
+
+    def make_pd(lib: onednn.Library) -> Any:
+        nonlocal created
+        created = _Created(lib)
+        mds = {}
+        for n in ("src", "wei", "dst"):
+            lay = prb.requested_layouts.get(n)
+            if n == "dst" and prb.dw is not None:
+                # the 1x1 step's output, in its own type: oneDNN chooses its memory and
+                # the fused primitive's dst is the depthwise step's
+                mds[n] = lib.md_any(dims[n], prb.dt[2])
+            elif lay is not None:
+                mds[n] = lib.md_of(lay, dts[n])
+            else:
+                mds[n] = lib.md_any(dims[n], dts[n])
+        if prb.dir.with_bias:
+            mds["bia"] = lib.md_of_vector(prb.desc.oc, dts["bia"])
+        return _create_pd(lib, prb, mds, created.attr(prb, prb.desc.has_groups), created)
+
+    return onednn.create_in_case(
+        res, prb.impl_filter, make_pd,
+        lambda lib, pd, name: _Executor(lib, prb, pd, lib.primitive(pd), created, name))

@@ -16,19 +16,15 @@ import numpy as np
 
 from ...backends import onednn
 from ...common import layout
-from ...status import Reason, Status
+from ...status import Status
 from ..base import CaseResult
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    lib, why = onednn.load()
-    if lib is None:
+    why = onednn.cannot_run([prb.dt])
+    if why:
         return Status.UNIMPLEMENTED, why
-    unmet = onednn.cap_unmet(lib)
-    if unmet:
-        return Status.UNIMPLEMENTED, unmet
-    if not lib.c.has(f"dnnl_{prb.dt}"):
-        return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {prb.dt}"
+    lib, _ = onednn.load()
     if lib.eltwise_alg(prb.alg) is None:
         return Status.UNIMPLEMENTED, f"--alg={prb.alg}: oneDNN {lib.version} has no such eltwise"
     return None
@@ -37,10 +33,13 @@ def unsupported(prb) -> tuple[Status, str] | None:
 class _Eltwise:
     """The created primitive, with the driver's bind_fwd/bind_bwd interface."""
 
-    def __init__(self, lib: onednn.Library, prb, pd: Any, md: Any) -> None:
-        self.lib, self.prb, self.pd, self.md = lib, prb, pd, md
+    def __init__(self, lib: onednn.Library, prb, pd: Any, name: str) -> None:
+        # every tensor has the case's layout: one descriptor (the pd's) for all of them
+        c = lib.c
+        self.lib, self.prb, self.pd = lib, prb, pd
+        self.md = lib.arg_md(pd, c.DNNL_ARG_SRC if prb.dir.forward else c.DNNL_ARG_DIFF_DST)
         self.prim = lib.primitive(pd)
-        self.name = onednn.impl_name(lib.impl_info(pd))
+        self.name = name
         self.info = f"isa={lib.isa}"
 
     def _memory(self, array: np.ndarray, keep: list) -> Any:
@@ -81,31 +80,18 @@ class _Eltwise:
 
 
 def create(prb, res: CaseResult) -> _Eltwise | None:
-    lib, why = onednn.load()
-    if lib is None:
-        res.status, res.reason = Status.UNIMPLEMENTED, why
-        return None
-    c = lib.c
-    try:
-        with res.timers("create_pd"):
-            md = lib.md_of(prb.layout, prb.dt)
-            alg = lib.eltwise_alg(prb.alg)
-            null = lib.ffi.NULL
-            if prb.dir.forward:
-                prop = (c.dnnl_forward_inference if prb.dir.value == "FWD_I"
-                        else c.dnnl_forward_training)
-                pd = lib.pd("eltwise_forward", prop, alg, md, md, prb.alpha, prb.beta, null)
-            else:
-                hint = lib.pd("eltwise_forward", c.dnnl_forward_training, alg, md, md,
-                              prb.alpha, prb.beta, null)
-                pd = lib.pd("eltwise_backward", alg, md, md, md, prb.alpha, prb.beta, hint,
-                            null)
-            name = onednn.impl_name(lib.impl_info(pd))
-            if not prb.impl_filter.allows(name):
-                res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-                return None
-        with res.timers("create_prim"):
-            return _Eltwise(lib, prb, pd, md)
-    except onednn.Failed as exc:
-        res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
-        return None
+    def make_pd(lib: onednn.Library) -> Any:
+        c, null = lib.c, lib.ffi.NULL
+        md = lib.md_of(prb.layout, prb.dt)
+        alg = lib.eltwise_alg(prb.alg)
+        if prb.dir.forward:
+            prop = (c.dnnl_forward_inference if prb.dir.value == "FWD_I"
+                    else c.dnnl_forward_training)
+            return lib.pd("eltwise_forward", prop, alg, md, md, prb.alpha, prb.beta, null)
+        hint = lib.pd("eltwise_forward", c.dnnl_forward_training, alg, md, md, prb.alpha,
+                      prb.beta, null)
+        return lib.pd("eltwise_backward", alg, md, md, md, prb.alpha, prb.beta, hint, null)
+
+    return onednn.create_in_case(
+        res, prb.impl_filter, make_pd,
+        lambda lib, pd, name: _Eltwise(lib, prb, pd, name))

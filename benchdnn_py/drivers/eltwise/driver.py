@@ -39,7 +39,7 @@ from ...engine.settings import GlobalSettings
 from ...errors import UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
-from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
+from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import backend_onednn, cfg, ref
 from .desc import Dims, parse_dims
 
@@ -387,13 +387,7 @@ class Steps(CaseSteps):
 
     def unsupported(self, prb: EltwiseProblem) -> tuple[Status, str] | None:
         """The problem itself (and the native kernels' types), then the backend's limits."""
-        why = unsupported(prb)
-        if why or prb.backend == backends.NATIVE:
-            return why
-        if prb.backend not in BACKENDS:
-            return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no eltwise (its "
-                    "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
-        return BACKENDS[prb.backend].unsupported(prb)
+        return unsupported(prb) or backend_unsupported("eltwise", prb, BACKENDS)
 
     def skip_note(self, prb: EltwiseProblem) -> str | None:
         return invalid(prb) or cfg.not_supported(prb.alg, prb.dt, prb.backward)

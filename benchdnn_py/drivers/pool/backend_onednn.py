@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...backends import onednn
-from ...status import Reason, Status
+from ...status import Status
 from ..base import CaseResult
 
 ALGS = {"max": "pooling_max", "avg_np": "pooling_avg_exclude_padding",
@@ -25,28 +25,22 @@ ALGS = {"max": "pooling_max", "avg_np": "pooling_avg_exclude_padding",
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    lib, why = onednn.load()
-    if lib is None:
-        return Status.UNIMPLEMENTED, why
-    unmet = onednn.cap_unmet(lib)
-    if unmet:
-        return Status.UNIMPLEMENTED, unmet
-    for dt in prb.types:
-        if not lib.c.has(f"dnnl_{dt}"):
-            return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {dt}"
-    return None
+    why = onednn.cannot_run(prb.types)
+    return (Status.UNIMPLEMENTED, why) if why else None
 
 
 class _Pool:
     """The created primitive (and, for backward, the forward that fills its workspace)."""
 
-    def __init__(self, lib: onednn.Library, prb, pd: Any, fwd_pd: Any,
-                 mds: dict[str, Any]) -> None:
+    def __init__(self, lib: onednn.Library, prb, pd: Any, fwd_pd: Any, name: str) -> None:
         # (fwd_pd kept: the workspace descriptor below is its memory)
-        self.lib, self.prb, self.pd, self.fwd_pd, self.mds = lib, prb, pd, fwd_pd, mds
+        self.lib, self.prb, self.pd, self.fwd_pd = lib, prb, pd, fwd_pd
+        # src and dst in the case's layouts: the descriptors the forward pd holds
+        c, fwd = lib.c, fwd_pd if fwd_pd is not None else pd
+        self.mds = {"src": lib.arg_md(fwd, c.DNNL_ARG_SRC), "dst": lib.arg_md(fwd, c.DNNL_ARG_DST)}
         self.prim = lib.primitive(pd)
         self.forward = lib.primitive(fwd_pd) if fwd_pd is not None else None
-        self.name = onednn.impl_name(lib.impl_info(pd))
+        self.name = name
         self.info = f"isa={lib.isa}"
         self.ws_md = lib.arg_md(fwd_pd if fwd_pd is not None else pd, lib.c.DNNL_ARG_WORKSPACE)
         self.workspace_bytes = lib.md_size(self.ws_md) if self.ws_md else 0
@@ -92,32 +86,20 @@ class _Pool:
 
 
 def create(prb, res: CaseResult) -> _Pool | None:
-    lib, why = onednn.load()
-    if lib is None:
-        res.status, res.reason = Status.UNIMPLEMENTED, why
-        return None
-    c, d = lib.c, prb.desc
-    try:
-        with res.timers("create_pd"):
-            src_dt, dst_dt = prb.types
-            mds = {"src": lib.md_of(prb.layout("src"), src_dt),
-                   "dst": lib.md_of(prb.layout("dst"), dst_dt)}
-            geo = [lib._dims(tuple(v[a] for a in d.spatial_axes))
-                   for v in (d.s, d.k, d.dil, d.p, d.p_r)]
-            alg = getattr(c, f"dnnl_{ALGS[prb.alg]}")
-            null = lib.ffi.NULL
-            backward = prb.dir.value == "BWD_D"
-            prop = {"FWD_D": c.dnnl_forward_training, "FWD_I": c.dnnl_forward_inference,
-                    "BWD_D": c.dnnl_forward_training}[prb.dir.value]
-            fwd = lib.pd("pooling_forward", prop, alg, mds["src"], mds["dst"], *geo, null)
-            pd = (lib.pd("pooling_backward", alg, mds["src"], mds["dst"], *geo, fwd, null)
-                  if backward else fwd)
-            name = onednn.impl_name(lib.impl_info(pd))
-            if not prb.impl_filter.allows(name):
-                res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-                return None
-        with res.timers("create_prim"):
-            return _Pool(lib, prb, pd, fwd if backward else None, mds)
-    except onednn.Failed as exc:
-        res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
-        return None
+    d, backward = prb.desc, prb.dir.value == "BWD_D"
+    fwd = None   # backward's forward-training hint, whose primitive fills the workspace
+
+    def make_pd(lib: onednn.Library) -> Any:
+        nonlocal fwd
+        c, null = lib.c, lib.ffi.NULL
+        src, dst = (lib.md_of(prb.layout(t), dt) for t, dt in zip(("src", "dst"), prb.types))
+        geo = [lib._dims(tuple(v[a] for a in d.spatial_axes))
+               for v in (d.s, d.k, d.dil, d.p, d.p_r)]
+        alg = getattr(c, f"dnnl_{ALGS[prb.alg]}")
+        prop = c.dnnl_forward_inference if prb.dir.value == "FWD_I" else c.dnnl_forward_training
+        fwd = lib.pd("pooling_forward", prop, alg, src, dst, *geo, null)
+        return lib.pd("pooling_backward", alg, src, dst, *geo, fwd, null) if backward else fwd
+
+    return onednn.create_in_case(
+        res, prb.impl_filter, make_pd,
+        lambda lib, pd, name: _Pool(lib, prb, pd, fwd if backward else None, name))

@@ -47,7 +47,7 @@ from ...engine.settings import GlobalSettings
 from ...errors import UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
-from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
+from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import backend_onednn, cfg, ref
 from .desc import PoolDesc, parse_pool
 
@@ -439,13 +439,7 @@ class Steps(CaseSteps):
 
     def unsupported(self, prb: PoolProblem) -> tuple[Status, str] | None:
         """The problem itself (and the native kernels' types), then the backend's limits."""
-        why = unsupported(prb)
-        if why or prb.backend == backends.NATIVE:
-            return why
-        if prb.backend not in BACKENDS:
-            return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no pooling (its "
-                    "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
-        return BACKENDS[prb.backend].unsupported(prb)
+        return unsupported(prb) or backend_unsupported("pooling", prb, BACKENDS)
 
     def skip_note(self, prb: PoolProblem) -> str | None:
         return cfg.not_supported(prb.types, prb.dir is Dir.BWD_D)

@@ -14,29 +14,21 @@ from typing import Any, Callable
 import numpy as np
 
 from ...backends import onednn
-from ...status import Reason, Status
+from ...status import Status
 from ..base import CaseResult
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    lib, why = onednn.load()
-    if lib is None:
-        return Status.UNIMPLEMENTED, why
-    unmet = onednn.cap_unmet(lib)
-    if unmet:
-        return Status.UNIMPLEMENTED, unmet
-    for dt in (prb.sdt, prb.ddt):
-        if not lib.c.has(f"dnnl_{dt}"):
-            return Status.UNIMPLEMENTED, f"oneDNN {lib.version} has no data type {dt}"
-    return None
+    why = onednn.cannot_run((prb.sdt, prb.ddt))
+    return (Status.UNIMPLEMENTED, why) if why else None
 
 
 class _Reorder:
-    def __init__(self, lib: onednn.Library, prb, pd: Any, prim: Any,
-                 mds: tuple[Any, Any], keep: list) -> None:
-        self.lib, self.prb, self.pd, self.prim, self.mds, self.keep = \
-            lib, prb, pd, prim, mds, keep
-        self.name = onednn.impl_name(lib.impl_info(pd))
+    def __init__(self, lib: onednn.Library, prb, pd: Any, name: str) -> None:
+        c = lib.c
+        self.lib, self.prb, self.pd, self.name = lib, prb, pd, name
+        self.mds = (lib.arg_md(pd, c.DNNL_ARG_FROM), lib.arg_md(pd, c.DNNL_ARG_TO))
+        self.prim = lib.primitive(pd)
         self.info = f"isa={lib.isa}"
 
     def bind(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
@@ -57,27 +49,16 @@ class _Reorder:
 
 
 def create(prb, res: CaseResult) -> _Reorder | None:
-    lib, why = onednn.load()
-    if lib is None:
-        res.status, res.reason = Status.UNIMPLEMENTED, why
-        return None
-    keep: list[Any] = []
-    try:
-        with res.timers("create_pd"):
-            mds = (lib.md_of(prb.src, prb.sdt), lib.md_of(prb.dst, prb.ddt))
-            attr = lib.attr()
-            for name, arg in (("src", lib.c.DNNL_ARG_FROM), ("dst", lib.c.DNNL_ARG_TO)):
-                if prb.scales.get(name) is not None:
-                    lib.set_scales_mask(attr, arg, 0)
-            if prb.sum_scale is not None:
-                keep.append(lib.set_post_ops(attr, [("sum", prb.sum_scale)]))
-            pd = lib.reorder_pd(mds[0], mds[1], attr)
-            name = onednn.impl_name(lib.impl_info(pd))
-            if not prb.impl_filter.allows(name):
-                res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-                return None
-        with res.timers("create_prim"):
-            return _Reorder(lib, prb, pd, lib.primitive(pd), mds, keep + [attr])
-    except onednn.Failed as exc:
-        res.status, res.reason = Status.UNIMPLEMENTED, f"oneDNN {lib.version}: {exc}"
-        return None
+    def make_pd(lib: onednn.Library) -> Any:
+        c = lib.c
+        attr = lib.attr()
+        for name, arg in (("src", c.DNNL_ARG_FROM), ("dst", c.DNNL_ARG_TO)):
+            if prb.scales.get(name) is not None:
+                lib.set_scales_mask(attr, arg, 0)
+        if prb.sum_scale is not None:
+            lib.set_post_ops(attr, [("sum", prb.sum_scale)])
+        # (the pd copies the attr: neither it nor its post-ops need outlive this call)
+        return lib.reorder_pd(lib.md_of(prb.src, prb.sdt), lib.md_of(prb.dst, prb.ddt), attr)
+
+    return onednn.create_in_case(res, prb.impl_filter, make_pd,
+                                 lambda lib, pd, name: _Reorder(lib, prb, pd, name))

@@ -28,7 +28,7 @@ from ...engine.settings import GlobalSettings
 from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Status
-from ..base import Bound, CaseResult, CaseSteps, Created, RunContext
+from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import backend_onednn, cfg, ref
 from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims, parse_strides_option,
                    tag_option, tensor_layout)
@@ -268,14 +268,7 @@ class Steps(CaseSteps):
 
     def unsupported(self, prb: ReorderProblem) -> tuple[Status, str] | None:
         """What the reference and the native kernels take, then the backend's limits."""
-        if unsupported(prb):
-            return unsupported(prb)
-        if prb.backend == backends.NATIVE:
-            return None
-        if prb.backend not in BACKENDS:
-            return (Status.UNIMPLEMENTED, f"--backend={prb.backend}: runs no reorder (its "
-                    "drivers: " + ", ".join(backends.drivers_of(prb.backend)) + ")")
-        return BACKENDS[prb.backend].unsupported(prb)
+        return unsupported(prb) or backend_unsupported("reorder", prb, BACKENDS)
 
     def footprint(self, prb: ReorderProblem) -> int:
         # buffers, offset tables (int64) and compare temporaries, per element

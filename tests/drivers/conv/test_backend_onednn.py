@@ -8,122 +8,103 @@ import json
 import re
 
 import pytest
-from conftest import run_cli
+from conftest import assert_all_passed, case_statuses, run_cli
 
 from benchdnn_py.backends import onednn
 
-
-@pytest.fixture
-def lib(onednn_lib):
-    return onednn_lib
-
 ALL_DIRS = "--dir=FWD_B,FWD_D,FWD_I,BWD_D,BWD_W,BWD_WB"
-CASE_RE = re.compile(r"^(\d+):(\w+) (?:\(([^)]*)\))?")
 
 
-def _statuses(res) -> list[tuple[str, str]]:
-    return [(m.group(2), line) for line in res.lines if (m := CASE_RE.match(line))]
-
-
-def _all_passed(res, count: int) -> None:
-    cases = _statuses(res)
-    assert len(cases) == count, res.out
-    assert all(status == "PASSED" for status, _ in cases), \
-        [line for status, line in cases if status != "PASSED"][:5]
-    assert all("--impl=onednn:" in line for _, line in cases)
-    assert res.code == 0
-
-
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_every_direction_and_float_type_passes_on_onednn():
     res = run_cli("--conv", "--backend=onednn", ALL_DIRS, "--dt=f32,bf16",
                   "mb2ic16ih10oc32kh3ph1", "g2mb2ic16ih10oc32kh3sh2ph1",
                   "g32mb2ic32ih9oc32kh3ph1", "mb1ic3id5ih6iw7oc8kd3kh3kw3pd1ph1pw1")
-    _all_passed(res, 6 * 2 * 4)
+    assert_all_passed(res, 6 * 2 * 4, "onednn:")
 
 
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_int8_scales_zero_points_and_post_ops_pass_on_onednn():
     res = run_cli("--conv", "--backend=onednn", "--dt=u8:s8:u8,s8:s8:f32",
                   "--attr-scales=src:common:0.5+wei:per_oc+dst:common:2",
                   "--attr-zero-points=,src:common:2+dst:common:-1",
                   "--attr-post-ops=,relu,sum:0.5,relu+sum:2",
                   "mb2ic16ih10oc32kh3ph1", "g2mb2ic16ih10oc32kh3sh2ph1")
-    _all_passed(res, 2 * 2 * 4 * 2)
+    assert_all_passed(res, 2 * 2 * 4 * 2, "onednn:")
 
 
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_requested_layouts_run_in_them_and_any_reports_onednns_choice():
     res = run_cli("--conv", "--backend=onednn", "--dir=FWD_B,BWD_D,BWD_WB",
                   "--stag=nhwc,nChw16c", "--wtag=any,OIhw16i16o", "--dtag=nChw8c",
                   "mb2ic20ih6oc18kh3ph1")
-    _all_passed(res, 3 * 2 * 2)
+    assert_all_passed(res, 3 * 2 * 2, "onednn:")
     res = run_cli("--conv", "--backend=onednn", "--strides=887x1x147x24@3:1x20x400x1300:"
                   "1x4x80x500@7", ALL_DIRS, "mb2ic20ih6oc18kh3ph1")
-    _all_passed(res, 6)
+    assert_all_passed(res, 6, "onednn:")
     res = run_cli("--conv", "--backend=onednn", "-v5", "mb1ic16ih6oc16kh3ph1")
     line = next(l for l in res.lines if l.startswith("implementation: "))
     # blocked layouts on an AVX-512 or AVX2 CPU: what oneDNN picked, in our tag terms
     assert re.search(r"src any=\w+ wei any=\w+ dst any=\w+", line), line
 
 
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_deconvolution_passes_on_onednn():
     res = run_cli("--deconv", "--backend=onednn", ALL_DIRS, "--dt=f32,bf16",
                   "mb2ic16ih5oc32oh10kh4sh2ph1", "g2mb2ic16ih6oc16kh3ph1")
-    _all_passed(res, 6 * 2 * 2)
+    assert_all_passed(res, 6 * 2 * 2, "onednn:")
 
 
-def test_what_onednn_3_cannot_express_is_unimplemented_with_the_reason(lib):
+def test_what_onednn_3_cannot_express_is_unimplemented_with_the_reason(onednn_lib):
     res = run_cli("--conv", "--backend=onednn", "--dt=u8:s8:u8", "--attr-oscale=per_oc",
                   "mb1ic16ih6oc16kh1")
-    assert _statuses(res)[0][1].startswith(
+    assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--attr-oscale=per_oc: oneDNN 3.x has no output scales")
     # oneDNN sizes a depthwise post-op's output ceil(input / stride): 6x6 here, where
     # the problem's unpadded 3x3 kernel gives 4x4
     res = run_cli("--conv", "--backend=onednn", "--attr-post-ops=dw:k3s1p0",
                   "mb1ic16ih6oc16kh1")
-    assert _statuses(res)[0][1].startswith(
-        f"0:UNIMPLEMENTED (oneDNN {lib.version}: the primitive's dst is 1x16x6x6, the "
+    assert case_statuses(res)[0][1].startswith(
+        f"0:UNIMPLEMENTED (oneDNN {onednn_lib.version}: the primitive's dst is 1x16x6x6, the "
         "problem's 1x16x4x4 (its depthwise post-op's output is ceil(input / stride)))")
 
 
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_depthwise_fusion_passes_on_onednn():
     res = run_cli("--conv", "--backend=onednn", "--dir=FWD_B,FWD_I",
                   "--attr-post-ops=dw_k3s1p1,relu+dw:k3s2p1+relu",
                   "mb2ic16ih10oc32kh1", "mb1ic13ih9iw11oc27kh1kw1")
-    _all_passed(res, 2 * 2 * 2)
+    assert_all_passed(res, 2 * 2 * 2, "onednn:")
 
 
-def test_a_problem_onednn_has_no_implementation_for_names_its_status(lib):
+def test_a_problem_onednn_has_no_implementation_for_names_its_status(onednn_lib):
     """f16 convolutions need AVX512-FP16 or AMX in oneDNN 3.2: elsewhere oneDNN itself
     answers `unimplemented`, which the case reports."""
     res = run_cli("--conv", "--backend=onednn", "--dt=f16", "mb1ic16ih6oc16kh1")
-    status, line = _statuses(res)[0]
+    status, line = case_statuses(res)[0]
     if status == "PASSED":
         pytest.skip("this CPU runs oneDNN's f16 convolutions")
-    assert line.startswith(f"0:UNIMPLEMENTED (oneDNN {lib.version}: "
+    assert line.startswith(f"0:UNIMPLEMENTED (oneDNN {onednn_lib.version}: "
                            "dnnl_convolution_forward: unimplemented)"), line
     assert res.code == 1
 
 
-def test_the_checker_catches_onednn_3_2s_deconvolution_bias_defect(lib):
+def test_the_checker_catches_onednn_3_2s_deconvolution_bias_defect(onednn_lib):
     """A real finding: oneDNN 3.2's brgconv_strided deconvolution with more than 256
     input channels adds the bias once per input-channel chunk (every element off by
     one or two bias values); without bias, or on plain layouts (another
     implementation), it is right."""
-    if lib.version != "3.2.0" or "avx512_core" not in lib.isa:
+    if onednn_lib.version != "3.2.0" or "avx512_core" not in onednn_lib.isa:
         pytest.skip("the defect was found in oneDNN 3.2.0 on AVX-512")
     res = run_cli("--deconv", "--backend=onednn", "--dir=FWD_B,FWD_D",
                   "--summary=no-failures", "mb1ic512ih4oc64oh8kh4sh2ph1")
-    statuses = [s for s, _ in _statuses(res)]
+    statuses = [s for s, _ in case_statuses(res)]
     if "brgconv_strided" not in res.out:
         pytest.skip("oneDNN chose another implementation here")
     assert statuses == ["FAILED", "PASSED"], res.out
 
 
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_perf_mode_times_both_backends_in_turns_and_perf_table_gives_the_ratio(tmp_path):
     results = tmp_path / "r.jsonl"
     res = run_cli("--conv", "--mode=P", "--backend=native,onednn", "--perf-interleave=true",
@@ -150,7 +131,7 @@ def test_perf_mode_times_both_backends_in_turns_and_perf_table_gives_the_ratio(t
     assert "no case ran on backend `torch` (its cases ran on native, onednn)" in bad.err
 
 
-def test_isa_caps_onednn_as_it_caps_the_native_kernels(lib):
+def test_isa_caps_onednn_as_it_caps_the_native_kernels(onednn_lib):
     res = run_cli("--conv", "--backend=native,onednn", "--isa=avx2", "-v5",
                   "mb1ic16ih10oc32kh3ph1")
     assert res.code == 0, res.out
@@ -158,6 +139,6 @@ def test_isa_caps_onednn_as_it_caps_the_native_kernels(lib):
     assert len(impls) == 2 and all(":avx2" in l for l in impls), impls
     assert "isa=avx2)" in impls[1]
     res = run_cli("--conv", "--backend=onednn", "--isa=scalar", "mb1ic16ih10oc32kh3ph1")
-    assert _statuses(res)[0][1].startswith(
+    assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--isa=scalar: oneDNN has no such cap (its lowest is sse41))")
 

@@ -4,29 +4,16 @@ extra, as tests/backends/test_onednn.py explains."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from conftest import run_cli
-
-CASE_RE = re.compile(r"^(\d+):(\w+) ")
+from conftest import case_statuses, run_cli
 
 
-@pytest.fixture
-def lib(onednn_lib):
-    return onednn_lib
-
-
-def _statuses(res) -> list[tuple[str, str]]:
-    return [(m.group(2), line) for line in res.lines if (m := CASE_RE.match(line))]
-
-
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_forward_and_backward_pass_on_onednn_in_every_layout_and_in_place():
     res = run_cli("--eltwise", "--backend=onednn", "--dir=FWD_D,FWD_I,BWD_D",
                   "--alg=relu,tanh,tanh_dst,logistic_dst,linear", "--alpha=0.5",
                   "--tag=abx,axb,aBx16b", "--inplace=false,true", "2x19x5x5")
-    cases = _statuses(res)
+    cases = case_statuses(res)
     # backward in place is an invalid case for the algorithms that read src (SKIPPED)
     assert len(cases) == 3 * 5 * 3 * 2
     assert {s for s, _ in cases} == {"PASSED", "SKIPPED"}, \
@@ -35,12 +22,12 @@ def test_forward_and_backward_pass_on_onednn_in_every_layout_and_in_place():
     assert res.code == 0
 
 
-def test_what_onednn_has_no_implementation_for_is_unimplemented_with_its_status(lib):
+def test_what_onednn_has_no_implementation_for_is_unimplemented_with_its_status(onednn_lib):
     res = run_cli("--eltwise", "--backend=onednn", "--dt=s8", "--alg=clip", "--alpha=-2",
                   "--beta=3", "2x19x5x5")
-    status, line = _statuses(res)[0]
-    assert line.startswith(f"0:UNIMPLEMENTED (oneDNN {lib.version}: dnnl_eltwise_forward: "), \
-        line
+    line = case_statuses(res)[0][1]
+    assert line.startswith(
+        f"0:UNIMPLEMENTED (oneDNN {onednn_lib.version}: dnnl_eltwise_forward: "), line
     res = run_cli("--eltwise", "--backend=torch", "2x3")
-    assert _statuses(res)[0][1].startswith(
+    assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--backend=torch: runs no eltwise (its drivers: conv, deconv))")

@@ -5,29 +5,16 @@ explains."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from conftest import run_cli
-
-CASE_RE = re.compile(r"^(\d+):(\w+) ")
+from conftest import case_statuses, run_cli
 
 
-@pytest.fixture
-def lib(onednn_lib):
-    return onednn_lib
-
-
-def _statuses(res) -> list[tuple[str, str]]:
-    return [(m.group(2), line) for line in res.lines if (m := CASE_RE.match(line))]
-
-
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_every_algorithm_direction_and_layout_passes_on_onednn():
     res = run_cli("--pool", "--backend=onednn", "--dir=FWD_D,FWD_I,BWD_D",
                   "--alg=max,avg_np,avg_p", "--tag=abx,axb,aBx16b", "--dt=f32,bf16",
                   "mb2ic19ih9oh4kh3sh2", "mb1ic16ih10oh10kh3ph1", "ic5id4kd2sd2")
-    cases = _statuses(res)
+    cases = case_statuses(res)
     assert len(cases) == 3 * 3 * 3 * 2 * 3
     assert all(s == "PASSED" for s, _ in cases), \
         [line for s, line in cases if s != "PASSED"][:5]
@@ -37,5 +24,5 @@ def test_every_algorithm_direction_and_layout_passes_on_onednn():
 
 def test_torch_runs_no_pooling():
     res = run_cli("--pool", "--backend=torch", "ic4ih4kh2")
-    assert _statuses(res)[0][1].startswith(
+    assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--backend=torch: runs no pooling (its drivers: conv, deconv))")

@@ -4,41 +4,19 @@ extra, as tests/backends/test_onednn.py explains."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from conftest import run_cli
-
-CASE_RE = re.compile(r"^(\d+):(\w+) ")
+from conftest import assert_all_passed, case_statuses, run_cli
 
 
-@pytest.fixture
-def lib(onednn_lib):
-    return onednn_lib
-
-
-def _statuses(res) -> list[tuple[str, str]]:
-    return [(m.group(2), line) for line in res.lines if (m := CASE_RE.match(line))]
-
-
-def _all_passed(res, count: int) -> None:
-    cases = _statuses(res)
-    assert len(cases) == count, res.out
-    assert all(status == "PASSED" for status, _ in cases), \
-        [line for status, line in cases if status != "PASSED"][:5]
-    assert all("--impl=onednn:" in line for _, line in cases)
-    assert res.code == 0
-
-
-@pytest.mark.usefixtures("lib")
+@pytest.mark.usefixtures("onednn_lib")
 def test_reorders_pass_on_onednn_with_scales_sum_and_every_layout_kind():
     res = run_cli("--reorder", "--backend=onednn", "--sdt=f32", "--ddt=f32,s8,bf16",
                   "--stag=abcd,acdb,aBcd16b", "--dtag=aBcd8b,cdba", "2x20x5x7")
-    _all_passed(res, 3 * 3 * 2)
+    assert_all_passed(res, 3 * 3 * 2, "onednn:")
     res = run_cli("--reorder", "--backend=onednn", "--ddt=s8,u8",
                   "--attr-scales=src:common:0.25+dst:common:2",
                   "--attr-post-ops=,sum:0.5", "--strides=96x1@7:,:50x1@13", "5x33")
-    _all_passed(res, 2 * 2 * 2)
+    assert_all_passed(res, 2 * 2 * 2, "onednn:")
     res = run_cli("--reorder", "--backend=torch", "2x3")
-    assert _statuses(res)[0][1].startswith(
+    assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--backend=torch: runs no reorder (its drivers: conv, deconv))")
