@@ -9,10 +9,14 @@ Local workers are spawned, never forked: the parent has loaded the C core and Op
 fork of a process whose OpenMP runtime has started threads can hang. Each worker sets
 OMP_NUM_THREADS before it loads the core, so N workers share the machine's cores instead
 of each taking all of them (oneDNN issue 2200). The parent keeps a worker one case ahead
-(the next case waits in its pipe while it runs one: it never idles while the parent prints)
-and watches its process: a worker that dies takes only the case it was running with it
-(FAILED, ``crashed: SIGSEGV``); one that outlives --timeout is killed (``timeout after
-60s``); in both cases a fresh worker takes the cases that were waiting for it, first.
+(the next case waits in the worker while it runs one: it never idles while the parent
+prints), and takes a waiting case back when another worker has nothing left to run, so
+that no case waits behind a long one while a worker is free: a thread of the worker reads
+its pipe while a case runs, and hands back a case it has not started (``returned``) or
+says it already runs it (``kept``). The parent watches each process: a worker that dies
+takes only the case it was running with it (FAILED, ``crashed: SIGSEGV``); one that
+outlives --timeout is killed (``timeout after 60s``); in both cases a fresh worker takes
+the cases that were waiting for it, first.
 
 A case is sent as its position in the run: each worker is sent the tasks themselves once,
 in blocks of TABLE_BLOCK pickled together (a block pickles the settings its tasks share
@@ -30,6 +34,7 @@ import os
 import pickle
 import select
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -97,6 +102,11 @@ def signal_name(exitcode: int | None) -> str:
 
 # A worker's report that the task table it was sent does not unpickle.
 TABLE_ERROR = "table-error"
+# The parent's request for a case it sent (``(TAKE_BACK, at)``), and the worker's answers:
+# the case had not started and will not run there, or it is running (or has run) there.
+TAKE_BACK = "take-back"
+RETURNED = "returned"
+KEPT = "kept"
 
 
 def _die_with_parent(parent: int) -> None:
@@ -112,6 +122,76 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+class _Inbox:
+    """A worker's side of its pipe. A thread reads it all the time, also while a case runs
+    (the kernels and numpy release the GIL), so the parent can take back a case that waits
+    here, and a send from the parent never waits for the case to end."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._cond = threading.Condition()
+        self._send_lock = threading.Lock()
+        self._table: dict[int, CaseTask] = {}   # the run's tasks by position, as sent
+        self._waiting: deque[int] = deque()     # positions sent to run here, not started
+        self._closed = False                    # told to exit, or the parent is gone
+        self._table_error = ""
+        threading.Thread(target=self._read, daemon=True, name="benchdnn-py inbox").start()
+
+    def send(self, message) -> None:
+        with self._send_lock:
+            self.conn.send(message)
+
+    def next_task(self) -> CaseTask | None:
+        """The next case to run; None when the worker should exit."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._waiting or self._closed or self._table_error)
+            if self._table_error:
+                # A table that does not load is a defect of this program, not of a case:
+                # every replacement worker would fail the same way.
+                self.send((TABLE_ERROR, self._table_error))
+                return None
+            if not self._waiting:
+                return None
+            return self._table.pop(self._waiting.popleft())
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message = self.conn.recv()
+                with self._cond:
+                    if message is None:
+                        self._closed = True
+                    elif isinstance(message, int):
+                        self._waiting.append(message)
+                    elif message[0] == TAKE_BACK:
+                        self._take_back(message[1])
+                    else:
+                        self._add_block(*message)
+                    self._cond.notify()
+                    if self._closed or self._table_error:
+                        return
+        except (EOFError, OSError):
+            with self._cond:   # the parent is gone (killed): nobody is left to report to
+                self._closed = True
+                self._cond.notify()
+
+    def _take_back(self, at: int) -> None:
+        if at in self._waiting:
+            self._waiting.remove(at)
+            del self._table[at]
+            self.send((RETURNED, at))
+        else:
+            self.send((KEPT, at))
+
+    def _add_block(self, first: int, blob: bytes) -> None:
+        try:
+            rows = pickle.loads(blob)
+        except Exception as exc:   # noqa: BLE001 - reported, whatever it is
+            self._table_error = f"{type(exc).__name__}: {exc}"
+            return
+        self._table.update(enumerate(rows, start=first))
+
+
 def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None:
     """A worker: set the thread count, load the core, then run the cases it is sent until
     it is sent None. Ctrl-C is the parent's business (it stops the run and kills the
@@ -120,25 +200,14 @@ def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None
     _die_with_parent(parent)
     # Workers run side by side: each may take only its share of the RAM a case may use.
     memory.RAM_SHARE /= jobs
-    table: dict[int, CaseTask] = {}   # the run's tasks by position, as they are sent
     try:
-        conn.send("ready")
+        inbox = _Inbox(conn)
+        inbox.send("ready")
         while True:
-            message = conn.recv()
-            if message is None:
+            task = inbox.next_task()
+            if task is None:
                 return
-            if isinstance(message, int):
-                conn.send(run_task(table.pop(message)))
-            else:
-                first, blob = message
-                try:
-                    rows = pickle.loads(blob)
-                except Exception as exc:   # noqa: BLE001 - reported, whatever it is
-                    # A table that does not load is a defect of this program, not of a
-                    # case: every replacement worker would fail the same way.
-                    conn.send((TABLE_ERROR, f"{type(exc).__name__}: {exc}"))
-                    return
-                table.update(enumerate(rows, start=first))
+            inbox.send(run_task(task))
     except (EOFError, OSError):
         return   # the parent is gone (killed): nobody is left to report to
 
@@ -175,6 +244,7 @@ class _Worker:
         self.tasks: deque[int] = deque()
         self.blocks: set[int] = set()     # the blocks of the task table it has been sent
         self.since = 0.0
+        self.recalling: int | None = None  # a waiting case asked back, not answered yet
 
     def give(self, at: int, block_blob) -> None:
         """Sends the case at position ``at``, after its block of the task table if this
@@ -198,6 +268,18 @@ class _Worker:
         """Its running case reported; the next one in its pipe starts now."""
         self.tasks.popleft()
         self.since = time.monotonic()
+
+    def waiting(self) -> int:
+        """Cases it holds that have not started and are not being asked back."""
+        return max(0, len(self.tasks) - 1 - (self.recalling is not None))
+
+    def take_back(self) -> None:
+        """Asks for its last waiting case (answered RETURNED or KEPT)."""
+        self.recalling = self.tasks[-1]
+        try:
+            self.conn.send((TAKE_BACK, self.recalling))
+        except OSError:
+            pass   # it died: the next wait sees it, and the case goes back to the queue
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -225,6 +307,7 @@ class LocalPool:
     AHEAD = 1
 
     def __init__(self, jobs: int, timeout: float = 0.0) -> None:
+        self.taken_back = 0   # waiting cases moved to a free worker
         self.jobs, self.timeout = jobs, timeout
         self.threads = threads_per_worker(jobs)
         self._ctx = multiprocessing.get_context("spawn")
@@ -266,16 +349,18 @@ class LocalPool:
                 # Ahead only while every worker has a case to come: the last cases go to
                 # whichever worker is free first.
                 depth = 1 + (self.AHEAD if len(queue) > len(self._workers) else 0)
-                for w in list(self._workers):
-                    if not w.ready:
-                        continue
-                    while queue and len(w.tasks) < depth:
+                for w in self._workers:
+                    while w.ready and queue and len(w.tasks) < depth:
                         w.give(queue.popleft(), self._block_blob)
-                    if not w.tasks:
-                        w.retire()
-                        self._forget(w)
-                        self._workers.remove(w)
-                        retired.append(w)
+                idle = [w for w in self._workers if w.ready and not w.tasks]
+                if not queue and idle:
+                    self._take_back(len(idle))
+                    if not any(len(w.tasks) > 1 for w in self._workers):
+                        for w in idle:   # nothing is left that it could run
+                            w.retire()
+                            self._forget(w)
+                            self._workers.remove(w)
+                            retired.append(w)
                 if self._workers:
                     yield from self._wait(queue)
         finally:
@@ -285,6 +370,17 @@ class LocalPool:
             for w in retired:
                 w.stop()
             self._workers = []
+
+    def _take_back(self, free: int) -> None:
+        """Asks for waiting cases, one for each free worker that no earlier request is
+        already meant for, from the workers holding the most."""
+        free -= sum(w.recalling is not None for w in self._workers)
+        while free > 0:
+            holder = max(self._workers, key=_Worker.waiting)
+            if not holder.waiting():
+                return
+            holder.take_back()
+            free -= 1
 
     def _block_blob(self, block: int) -> bytes:
         """Block ``block`` of the task table, pickled once for every worker."""
@@ -328,6 +424,12 @@ class LocalPool:
                                              queue)
                 elif message == "ready":
                     w.ready = True
+                elif isinstance(message, tuple) and message[0] in (RETURNED, KEPT):
+                    w.recalling = None
+                    if message[0] == RETURNED:
+                        w.tasks.remove(message[1])
+                        queue.appendleft(message[1])
+                        self.taken_back += 1
                 elif isinstance(message, tuple) and message[0] == TABLE_ERROR:
                     raise WorkerError(f"a worker process could not read the cases it was "
                                       f"sent ({message[1]}); run without --jobs and "

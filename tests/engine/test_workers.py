@@ -149,6 +149,21 @@ def test_a_case_sent_to_a_worker_that_just_crashed_runs_on_its_replacement(monke
     assert {o.status for o in outcomes} == {Status.PASSED}
 
 
+def test_a_case_waiting_behind_a_long_one_is_taken_back_by_a_free_worker():
+    # Two workers, each handed two cases: the one that gets the long case (its reference
+    # takes seconds) has a short one waiting behind it; the other runs its two short cases
+    # and is then free. The waiting case is taken back and runs there, so every short case
+    # comes back before the long one.
+    long_case = "mb32ic64ih64oc64kh3"
+    prepared = runner.prepare(harness.plan(["--conv", long_case, "ic8ih8oc8kh3ph1",
+                                            "ic4ih6oc4kh3", "ic16ih4oc8kh1"]))
+    pool = workers.LocalPool(2)
+    results = list(pool.run(p.task for p in prepared))
+    assert [r.status for r in sorted(results, key=lambda r: r.seq)] == [Status.PASSED] * 4
+    assert pool.taken_back == 1
+    assert [r.seq for r in results][-1] == 0
+
+
 def test_threads_per_worker(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(workers, "usable_cores", lambda: 8)
