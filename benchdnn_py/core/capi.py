@@ -10,7 +10,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import importlib.util
 import math
+import os
+import sys
+from pathlib import Path
 from functools import lru_cache
 from typing import Callable, Iterator
 
@@ -18,6 +22,34 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import BenchError
+from ..status import EXIT_USAGE
+
+
+def _sanitizer_runtime_missing() -> str | None:
+    """Why a sanitized core (built with BDNN_SANITIZE, which leaves ``_core.sanitizers``
+    beside it) cannot load in this process: AddressSanitizer's runtime must be loaded
+    before any other library, and a core loaded without it aborts the process."""
+    spec = importlib.util.find_spec(f"{__package__.rpartition('.')[0]}._core")
+    if spec is None or not spec.origin:
+        return None
+    marker = Path(spec.origin).with_name("_core.sanitizers")
+    if not marker.is_file():
+        return None
+    sanitizers = marker.read_text().strip()
+    if "address" in sanitizers.split(",") and "libasan" not in os.environ.get("LD_PRELOAD", ""):
+        return (f"benchdnn_py's C core was built with -fsanitize={sanitizers}: run with "
+                f"LD_PRELOAD=$(gcc -print-file-name=libasan.so) "
+                f"ASAN_OPTIONS=detect_leaks=0 (docs/building.md)")
+    return None
+
+
+# Loading such a core would abort the process with the sanitizer's own message; this says
+# what to do instead, in one line, and exits with the usage status (no traceback: the
+# import happens before the CLI can catch anything).
+_missing = _sanitizer_runtime_missing()
+if _missing:
+    sys.stderr.write(f"benchdnn-py: error: {_missing}\n")
+    raise SystemExit(EXIT_USAGE)
 
 try:
     from .._core import ffi, lib
