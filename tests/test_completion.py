@@ -57,7 +57,7 @@ def test_a_prefix_keeps_what_it_starts():
                                       if n.startswith("--co")]
     assert "--conv" in candidates([], "--co")
     assert candidates([], "comp") == ["compare", "completion"]
-    assert candidates([], "--re") == ["--reorder", "--results=", "--resume="]
+    assert candidates([], "--re") == ["--reorder", "--results=", "--replace=", "--resume="]
 
 
 def test_subcommands_only_in_first_position():

@@ -448,6 +448,11 @@ class Library:
                                                       0, out), "impl_info_str")
         return self.ffi.string(out[0]).decode()
 
+    def scratchpad_bytes(self, pd: Any) -> int:
+        """The scratchpad a primitive of pd allocates for itself at execution."""
+        md = self.lib.dnnl_primitive_desc_query_md(pd, self.c.dnnl_query_scratchpad_md, 0)
+        return self.md_size(md) if md != self.ffi.NULL else 0
+
     def arg_md(self, pd: Any, arg: int) -> Any:
         """The descriptor the primitive chose for an execution argument (owned by pd:
         keep pd as long as it is used)."""

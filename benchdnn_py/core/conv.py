@@ -306,6 +306,11 @@ class ConvPrimitive:
         return int(lib.bdnn_conv_weights_bytes(self._handle))
 
     @property
+    def scratch_bytes(self) -> int:
+        """What the primitive allocated for itself at creation (bdnn_conv_scratch_bytes)."""
+        return int(lib.bdnn_conv_scratch_bytes(self._handle))
+
+    @property
     def dst_shape(self) -> tuple[int, ...]:
         """The written forward dst: the depthwise step's output with a dw post-op."""
         s, dw = self.shape, self.attr.dw

@@ -65,6 +65,7 @@ class EltwisePrimitive:
     backward: bool
     fault: OpFault = OpFault.NONE
     dt: str = "f32"
+    memory_bytes = 0   # the kernels allocate nothing
 
     def __post_init__(self) -> None:
         _typed_row(self.impl, self.dt, self.backward)

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from .capi import (DATA_TYPES, ImplInfo, Unimplemented, _bytes, _check, _count, _out_bytes, _ptr,
-                   _runner, _set_spatial, _table, _typed_row, ffi, lib)
+                   _runner, _set_spatial, _table, _typed_row, ffi, lib, max_threads)
 from .faults import OpFault, _with_fault
 
 
@@ -130,6 +130,12 @@ class PoolPrimitive:
             raise Unimplemented(f"{impl.name} on the {shape.layout.name.lower()} layout")
         self.workspace = pool_workspace(impl, shape, alg, prop)
         self.name = _with_fault(impl.name, fault)
+        # The kernels' own buffers: backward of a low-precision diff_src accumulates the
+        # whole of it in f32 (pool_api.c); otherwise a plane or two per thread. And the
+        # workspace, which the driver allocates in this implementation's size.
+        planes = 2 * (_count(shape.src_shape[2:]) + _count(shape.dst_shape[2:]))
+        whole = shape.elems(shape.src_shape) if prop is Prop.BWD_DATA and dt != "f32" else 0
+        self.memory_bytes = 8 * (whole + max_threads() * planes) + self.workspace.nbytes
 
     def _ws_ptr(self, ws: np.ndarray | None):
         if not self.workspace.nbytes:

@@ -55,6 +55,7 @@ class ReorderPrimitive:
             raise Unimplemented(f"{impl.name}: the CPU lacks its ISA")
         self.impl, self.attr, self.fault = impl, attr, fault
         self.name = _with_fault(impl.name, fault)
+        self.memory_bytes = 0   # the kernels allocate nothing
         self._attr = attr.cdata()
         self._jobs = ffi.new("bdnn_reorder_job_t[]", max(len(jobs), 1))
         self._njobs = len(jobs)

@@ -39,10 +39,13 @@ class Problem(Protocol):
 
 
 class Primitive(Protocol):
-    """What create returns: the implementation as results name it, a -v5 note, close()."""
+    """What create returns: the implementation as results name it, a -v5 note, the bytes
+    it holds or will allocate itself (the memory guard adds them to the driver's
+    footprint), close()."""
 
     name: str
     info: str
+    memory_bytes: int
 
     def close(self) -> None: ...
 
@@ -58,6 +61,10 @@ class Created:
     @property
     def name(self) -> str:
         return self.route.name(self.prim.name) if self.route is not None else self.prim.name
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.prim.memory_bytes
 
     def close(self) -> None:
         """Kernel primitives free their C state when collected; nothing to do now."""
@@ -97,7 +104,15 @@ class CaseSteps(abc.ABC):
 
     @abc.abstractmethod
     def footprint(self, prb) -> int:
-        """Bytes a correctness case allocates (the memory guard)."""
+        """Bytes the driver allocates for a correctness case, at its peak: the tensors in
+        their layouts (padding included), their fill and reference copies, the compare's
+        temporaries, and a route's reorder buffers (the memory guard; the primitive's
+        own memory is prim.memory_bytes)."""
+
+    @abc.abstractmethod
+    def tensor_bytes(self, prb, prim) -> int:
+        """Bytes of the problem's tensors in the layouts the case ran on (reported with
+        the peak RSS)."""
 
     def threads(self, prb) -> int:
         """OpenMP threads to create and run on (0: the process's count)."""

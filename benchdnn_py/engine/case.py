@@ -3,8 +3,14 @@
     list only            -> LISTED
     steps.unsupported    -> its (status, reason): a limit of the problem, the kernels or
                             the backend, decided before anything is allocated
-    memory guard         -> SKIPPED when steps.footprint would not fit in RAM
+    memory guard         -> SKIPPED when steps.footprint (the driver's buffers) would not
+                            fit in the run's RAM budget
     steps.create         -> the primitive (or res set: SKIPPED by --impl, UNIMPLEMENTED)
+    memory guard         -> the estimate, the footprint plus the primitive's own memory
+                            (prim.memory_bytes: packed weights, scratch, a backend's
+                            copies): SKIPPED if it cannot fit; else held in the budget
+                            (shared with the run's other workers) while the case runs, and
+                            the peak RSS the case reached measured against it
     correctness modes:   steps.prepare (fill, bind) -> execute -> collect -> the guard
                          bands -> steps.reference -> steps.judge (compare, memory checks)
     performance modes:   steps.prepare (perf fill, when not done) -> the timing loop
@@ -24,7 +30,7 @@ from typing import TYPE_CHECKING, Callable
 from .. import core
 from ..reports.perf_report import PerfRecord, machine_limit
 from ..status import Reason, Status
-from .memory import fits_in_ram
+from . import memory
 from .settings import GlobalSettings
 from .timing import MachineCheck, MachineGuard, Stopwatch, TimingGroup, measure, measure_turns
 
@@ -44,6 +50,7 @@ class CaseResult:
     perf: PerfRecord | None = None
     timers: Stopwatch = dataclasses.field(default_factory=Stopwatch)
     machine: MachineCheck | None = None   # the perf guard's probes around the timing
+    memory: memory.CaseMemory | None = None   # the memory guard's estimate, and the peak
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +76,9 @@ def run(prb, ctx: RunContext, steps: "CaseSteps") -> CaseResult:
         if settings.verbose >= 1 and note:
             ctx.log(f"skipped: {note}")
         return res
-    if not fits_in_ram(steps.footprint(prb)):
+    budget = memory.budget()
+    footprint = steps.footprint(prb)
+    if not budget.fits(footprint):
         res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
         return res
     if settings.verbose >= 1:
@@ -79,10 +88,29 @@ def run(prb, ctx: RunContext, steps: "CaseSteps") -> CaseResult:
         if prim is None:
             return res
         try:
-            _execute(prb, ctx, steps, prim, res)
+            estimate = footprint + prim.memory_bytes
+            if not budget.fits(estimate):
+                res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
+                return res
+            budget.hold(estimate)   # (until the case ends)
+            # (after create: a backend loaded on first use is not the case's memory)
+            rss = memory.PeakRss()
+            try:
+                _execute(prb, ctx, steps, prim, res)
+            finally:
+                _measured(res, ctx, memory.CaseMemory(steps.tensor_bytes(prb, prim),
+                                                      estimate, rss.added()))
         finally:
             prim.close()
     return res
+
+
+def _measured(res: CaseResult, ctx: RunContext, used: memory.CaseMemory) -> None:
+    res.memory = used
+    if ctx.settings.verbose >= 2:
+        ctx.log(used.line())
+    if used.over:
+        res.diagnostics.append(used.diagnostic())
 
 
 def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) -> None:

@@ -25,6 +25,7 @@ from ..reports.text import result_line
 from ..status import Reason, Status
 from .case import CaseResult, RunContext
 from .harness import PlannedCase
+from .memory import CaseMemory
 from .settings import GlobalSettings
 from .timing import MachineCheck, TimingGroup
 
@@ -73,6 +74,7 @@ class CaseOutcome:
     timers: dict[str, float] = dataclasses.field(default_factory=dict)
     threads: int = 0              # OpenMP threads of the process that ran it
     machine: MachineCheck | None = None   # the perf guard's probes around its timing
+    memory: CaseMemory | None = None      # the memory guard's estimate and the peak RSS
 
 
 def repro_of(case) -> tuple[Any, str, ProblemError | None]:
@@ -110,7 +112,7 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None,
         case_record(case, prb, result, task.idx, ms) if task.record else None, kept_log,
         list(result.diagnostics),
         kept_err, result.perf, dict(result.timers.seconds), core.max_threads(),
-        result.machine)
+        result.machine, result.memory)
 
 
 def lost_outcome(task: CaseTask, prb, repro: str, reason: str, ms: float) -> CaseOutcome:

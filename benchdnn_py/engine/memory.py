@@ -1,15 +1,22 @@
-"""Buffers that catch out-of-bounds writes: guard zones with a known bit pattern on both
-sides of every output buffer, checked after execution."""
+"""Buffers that catch out-of-bounds writes (guard zones with a known bit pattern on both
+sides of every output buffer, checked after execution), and the memory guard: a case's
+estimate against the RAM budget its run shares, and the peak RSS it really reached."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
+from typing import Callable
 
 import numpy as np
 
 GUARD_ELEMS = 64          # 256 bytes on each side: covers any vector store that overruns
 GUARD_VALUE = np.float32(-7.77e-31)   # an odd pattern no kernel writes by accident
-RAM_SHARE = 0.7           # a case may use at most this share of physical memory
+RAM_SHARE = 0.7           # the cases of a run hold at most this share of physical memory
+# What a case's peak RSS may exceed its estimate by before the run reports it: allocator
+# arenas, code pages and the first-use state of libraries, none of which a case allocates.
+RSS_SLACK_BYTES = 64 << 20
 
 
 GUARD_BYTES = 4 * GUARD_ELEMS
@@ -68,5 +75,118 @@ def physical_memory_bytes() -> int:
         return 1 << 62
 
 
-def fits_in_ram(nbytes: int) -> bool:
-    return nbytes <= RAM_SHARE * physical_memory_bytes()
+# -- the memory guard's budget ---------------------------------------------------------
+
+class Budget:
+    """The RAM the cases of a run may hold at once: RAM_SHARE of physical memory.
+
+    A serial run holds one case at a time: a case fits when its estimate is within the
+    total. The N worker processes of -j N share it: a case of up to ``small`` (an eighth of
+    the total, over N) runs at once and counts as ``small``; a larger one asks the run's
+    parent for its estimate (``ask``: hold() waits) and runs once the other workers' cases
+    leave it room, each counted as at least ``small``; the parent frees it when the case's
+    outcome arrives or its worker dies. So N workers never hold more than the total
+    together, and a case fits when it is within the total less the other workers'
+    ``small``s. Too big a case is SKIPPED before it allocates anything."""
+
+    def __init__(self, ask: Callable[[int], None] | None = None, jobs: int = 1) -> None:
+        self.total = int(RAM_SHARE * physical_memory_bytes())
+        self.small = self.total // (8 * jobs) if jobs > 1 else self.total
+        self.limit = self.total - (jobs - 1) * self.small
+        self.ask = ask
+
+    def fits(self, nbytes: int) -> bool:
+        return nbytes <= self.limit
+
+    def hold(self, nbytes: int) -> None:
+        """Waits until the run's budget holds this case's estimate (until it ends)."""
+        if self.ask is not None and nbytes > self.small:
+            self.ask(nbytes)
+
+    def grantable(self, nbytes: int, others: list[int]) -> bool:
+        """Whether a case of nbytes fits beside the other workers' holdings (the
+        parent's decision)."""
+        return nbytes + sum(max(held, self.small) for held in others) <= self.total
+
+
+_budget: Budget | None = None
+
+
+def budget() -> Budget:
+    """This process's budget (a worker's asks its parent: set_budget)."""
+    global _budget
+    if _budget is None:
+        _budget = Budget()
+    return _budget
+
+
+def set_budget(ask: Callable[[int], None] | None, jobs: int) -> None:
+    global _budget
+    _budget = Budget(ask, jobs)
+
+
+# -- what a case really used ------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CaseMemory:
+    """A case's memory: its tensors in their layouts, the guard's estimate of everything it
+    allocates, and the RSS it added at its peak (None where Linux's counters are missing)."""
+
+    tensors: int
+    estimate: int
+    peak: int | None
+
+    @property
+    def over(self) -> bool:
+        """The peak exceeded the estimate by more than RSS_SLACK_BYTES: the estimate
+        missed a buffer."""
+        return self.peak is not None and self.peak > self.estimate + RSS_SLACK_BYTES
+
+    def line(self) -> str:
+        peak = "-" if self.peak is None else _mb(self.peak)
+        return (f"memory: tensors {_mb(self.tensors)}, estimate {_mb(self.estimate)}, "
+                f"peak RSS +{peak}")
+
+    def diagnostic(self) -> str:
+        return (f"memory guard: the case's peak RSS grew by {_mb(self.peak or 0)}, over its "
+                f"estimate of {_mb(self.estimate)} (the estimate misses a buffer)")
+
+    def record(self) -> dict[str, int | None]:
+        return {"tensor_bytes": self.tensors, "estimate_bytes": self.estimate,
+                "peak_rss_bytes": self.peak}
+
+
+def _mb(nbytes: int) -> str:
+    return f"{nbytes / 2**20:.1f} MiB"
+
+
+_STATUS = "/proc/self/status"
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        with open(_STATUS) as f:
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.M)
+    except OSError:
+        return None
+    return int(m.group(1)) * 1024 if m else None
+
+
+class PeakRss:
+    """The RSS a case adds at its peak: Linux's high-water mark (VmHWM), reset to the
+    current RSS when this starts (writing 5 to /proc/self/clear_refs). Memory an earlier
+    case freed to the allocator and this one reuses is resident already: not counted."""
+
+    def __init__(self) -> None:
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.base = _status_kib("VmRSS")
+        except OSError:
+            self.base = None
+
+    def added(self) -> int | None:
+        hwm = _status_kib("VmHWM")
+        if self.base is None or hwm is None:
+            return None
+        return max(0, hwm - self.base)

@@ -32,7 +32,7 @@ from .harness import Plan, PlannedCase
 from .progress import NoBar
 from .settings import DASK_SCHEME, GlobalSettings
 from .timing import TimingGroup
-from .workers import DaskPool, LocalPool, Lost, WorkerError
+from .workers import KILLED_REASON, DaskPool, LocalPool, Lost, WorkerError
 
 
 @dataclasses.dataclass
@@ -84,6 +84,27 @@ def check_run_options(s: GlobalSettings) -> None:
                          f"Dask worker cannot stop a running case); use local workers")
     if s.junit and s.junit in (s.results, s.resume):
         raise UsageError(f"--junit={s.junit}: the same file as --results/--resume")
+    check_outputs(s)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return bool(a and b) and os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_outputs(s: GlobalSettings) -> None:
+    """A run overwrites no file it was not told to: a --results or --junit file that exists
+    is refused unless --replace=true, or it is the run --resume completes (its results
+    file, continued; its JUnit file, written again for the whole run)."""
+    if s.replace:
+        return
+    for option, path in (("--results", s.results), ("--junit", s.junit)):
+        if not path or not os.path.exists(path):
+            continue
+        if s.resume and (option == "--junit" or _same_file(path, s.resume)):
+            continue
+        hint = f", or --resume={path} to complete its run" if option == "--results" else ""
+        raise UsageError(f"{option}={path}: the file exists; name a new file, pass "
+                         f"--replace=true to overwrite it{hint}")
 
 
 class Session:
@@ -163,16 +184,23 @@ class Session:
         if earlier.header.get("driver") != self.plan.driver.name:
             raise UsageError(f"--resume={s.resume}: a --{earlier.header.get('driver')} run, "
                              f"this is --{self.plan.driver.name}")
-        done = {(r.get("idx"), r["key"]): r for r in earlier.cases}
+        # A case whose worker was killed from outside (SIGKILL: a user, a scheduler, the
+        # OOM killer) has no verdict of its own: it runs again.
+        killed = [r for r in earlier.cases if r.get("reason") == KILLED_REASON]
+        done = {(r.get("idx"), r["key"]): r for r in earlier.cases
+                if r.get("reason") != KILLED_REASON}
         resumed = [(p, done[(p.task.idx, p.key)]) for p in cases
                    if (p.task.idx, p.key) in done]
         if earlier.cases and not resumed:
             raise UsageError(f"--resume={s.resume}: none of its {len(earlier.cases)} cases "
                              f"is a case of this run (another batch, shard or option?)")
-        if len(resumed) < len(earlier.cases):
+        if len(resumed) + len(killed) < len(earlier.cases):
             self.notes.append(f"benchdnn-py: --resume={s.resume}: "
-                              f"{len(earlier.cases) - len(resumed)} of its cases are not "
-                              f"cases of this run; they are left out")
+                              f"{len(earlier.cases) - len(resumed) - len(killed)} of its "
+                              f"cases are not cases of this run; they are left out")
+        if killed:
+            self.notes.append(f"benchdnn-py: --resume={s.resume}: {len(killed)} case(s) "
+                              f"whose worker was killed ({KILLED_REASON}) run again")
         taken = {id(p) for p, _ in resumed}
         self.notes.append(f"benchdnn-py: --resume={s.resume}: {len(resumed)} of {len(cases)} "
                           f"cases already done; running {len(cases) - len(resumed)}")
@@ -325,6 +353,8 @@ class _Emitter:
             self.summary.perf.append((p.repro, o.perf))
         if o.machine is not None:
             self.summary.guard.add(o.machine)
+        if o.memory is not None and o.memory.over:
+            self.summary.memory_over += 1
         for name, seconds in o.timers.items():
             self.summary.timers.seconds[name] += seconds
         if self.s.writer is not None:

@@ -175,6 +175,7 @@ class GlobalSettings:
     shard: Shard | None = None
     junit: str = ""
     resume: str = ""
+    replace: bool = False      # --results and --junit may overwrite an existing file
     executor: str = "local"
     perf_guard: bool = True    # time perf cases between compute probes (timing.py)
     color: str = "auto"        # standard error's colours: auto, always or never
@@ -225,6 +226,8 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                     "run shard K of N (K from 0); default from GTEST_SHARD_INDEX and "
                     "GTEST_TOTAL_SHARDS"),
     "junit": Option("junit", _parse_path("junit"), "", "write JUnit XML to FILE"),
+    "replace": Option("replace", bool_value("replace"), False,
+                      "let --results and --junit overwrite a file that exists"),
     "resume": Option("resume", _parse_path("resume"), "",
                      "skip the cases already in results FILE, append the others to it"),
     "executor": Option("executor", parse_executor, "local",
@@ -245,4 +248,4 @@ GLOBAL_OPTIONS: dict[str, Option] = {
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.
 RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor",
-                        "perf_guard", "color"})
+                        "perf_guard", "color", "replace"})

@@ -86,6 +86,11 @@ def threads_per_worker(jobs: int) -> int:
     return max(1, usable_cores() // jobs)
 
 
+# What a case whose worker was SIGKILLed from outside (a user, a scheduler, the OOM killer)
+# is FAILED with: --resume runs such a case again.
+KILLED_REASON = "crashed: SIGKILL"
+
+
 def signal_name(exitcode: int | None) -> str:
     """``SIGSEGV`` for a process killed by signal 11; ``exit status 3`` otherwise."""
     if exitcode is not None and exitcode < 0:
@@ -107,6 +112,10 @@ TABLE_ERROR = "table-error"
 TAKE_BACK = "take-back"
 RETURNED = "returned"
 KEPT = "kept"
+# The memory guard's shared budget: a worker asks for its case's estimate (``(MEMORY,
+# bytes)``) and waits for GRANTED; the parent frees it when the case's outcome arrives.
+MEMORY = "memory"
+GRANTED = "granted"
 
 
 def _die_with_parent(parent: int) -> None:
@@ -135,11 +144,22 @@ class _Inbox:
         self._waiting: deque[int] = deque()     # positions sent to run here, not started
         self._closed = False                    # told to exit, or the parent is gone
         self._table_error = ""
+        self._granted = False
         threading.Thread(target=self._read, daemon=True, name="benchdnn-py inbox").start()
 
     def send(self, message) -> None:
         with self._send_lock:
             self.conn.send(message)
+
+    def ask_memory(self, nbytes: int) -> None:
+        """Waits until the parent grants nbytes of the run's budget (memory.Budget)."""
+        with self._cond:
+            self._granted = False
+        self.send((MEMORY, nbytes))
+        with self._cond:
+            self._cond.wait_for(lambda: self._granted or self._closed)
+            if not self._granted:   # the parent is gone: the case ends with the process
+                raise EOFError
 
     def next_task(self) -> CaseTask | None:
         """The next case to run; None when the worker should exit."""
@@ -163,17 +183,19 @@ class _Inbox:
                         self._closed = True
                     elif isinstance(message, int):
                         self._waiting.append(message)
+                    elif message == GRANTED:
+                        self._granted = True
                     elif message[0] == TAKE_BACK:
                         self._take_back(message[1])
                     else:
                         self._add_block(*message)
-                    self._cond.notify()
+                    self._cond.notify_all()
                     if self._closed or self._table_error:
                         return
         except (EOFError, OSError):
             with self._cond:   # the parent is gone (killed): nobody is left to report to
                 self._closed = True
-                self._cond.notify()
+                self._cond.notify_all()
 
     def _take_back(self, at: int) -> None:
         if at in self._waiting:
@@ -198,10 +220,9 @@ def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None
     workers), so a worker ignores SIGINT; the parent also blocked it while spawning."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
-    # Workers run side by side: each may take only its share of the RAM a case may use.
-    memory.RAM_SHARE /= jobs
     try:
         inbox = _Inbox(conn)
+        memory.set_budget(inbox.ask_memory, jobs)   # the run's, which the parent keeps
         inbox.send("ready")
         while True:
             task = inbox.next_task()
@@ -245,6 +266,9 @@ class _Worker:
         self.blocks: set[int] = set()     # the blocks of the task table it has been sent
         self.since = 0.0
         self.recalling: int | None = None  # a waiting case asked back, not answered yet
+        self.held = 0                      # bytes of the budget its running case holds
+        self.wants: int | None = None      # bytes its running case waits for
+        self.asked = 0.0                   # when it asked (the first to ask goes first)
 
     def give(self, at: int, block_blob) -> None:
         """Sends the case at position ``at``, after its block of the task table if this
@@ -265,9 +289,10 @@ class _Worker:
             pass
 
     def finished(self) -> None:
-        """Its running case reported; the next one in its pipe starts now."""
+        """Its running case reported (freeing its memory); the next one starts now."""
         self.tasks.popleft()
         self.since = time.monotonic()
+        self.held, self.wants = 0, None
 
     def waiting(self) -> int:
         """Cases it holds that have not started and are not being asked back."""
@@ -311,6 +336,9 @@ class LocalPool:
         self.jobs, self.timeout = jobs, timeout
         self.threads = threads_per_worker(jobs)
         self._ctx = multiprocessing.get_context("spawn")
+        # The memory guard's budget, which the workers' cases share: together they never
+        # hold more than one process may (memory.Budget).
+        self.budget = memory.Budget(jobs=jobs)
         self._workers: list[_Worker] = []
         # One poll set for the run, kept as workers come and go: building one per wait
         # cost more than the wait's own work.
@@ -362,6 +390,7 @@ class LocalPool:
                             self._workers.remove(w)
                             retired.append(w)
                 if self._workers:
+                    self._grant()
                     yield from self._wait(queue)
         finally:
             for w in self._workers:
@@ -381,6 +410,20 @@ class LocalPool:
                 return
             holder.take_back()
             free -= 1
+
+    def _grant(self) -> None:
+        """Grants the cases that asked for memory theirs, first asked first, while the
+        budget has room beside what the other workers hold (memory.Budget)."""
+        for w in sorted((w for w in self._workers if w.wants is not None),
+                        key=lambda w: w.asked):
+            if not self.budget.grantable(w.wants, [x.held for x in self._workers
+                                                   if x is not w]):
+                return
+            w.held, w.wants = w.wants, None
+            try:
+                w.conn.send(GRANTED)
+            except OSError:
+                pass   # it died: the next wait sees it
 
     def _block_blob(self, block: int) -> bytes:
         """Block ``block`` of the task table, pickled once for every worker."""
@@ -424,6 +467,8 @@ class LocalPool:
                                              queue)
                 elif message == "ready":
                     w.ready = True
+                elif isinstance(message, tuple) and message[0] == MEMORY:
+                    w.wants, w.asked = message[1], time.monotonic()
                 elif isinstance(message, tuple) and message[0] in (RETURNED, KEPT):
                     w.recalling = None
                     if message[0] == RETURNED:

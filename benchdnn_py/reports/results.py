@@ -297,6 +297,9 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         # the perf guard (timing.MachineGuard): the lower compute probe around the kept
         # timing over the peak, and how many timings were made
         "machine": result.machine.record() if result.machine else None,
+        # the memory guard (engine.memory.CaseMemory): tensor bytes, its estimate, and
+        # the peak RSS the case added
+        "memory": result.memory.record() if result.memory else None,
     }
 
 

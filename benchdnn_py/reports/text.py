@@ -51,6 +51,7 @@ class RunSummary:
     failed_lines: list[str] = dataclasses.field(default_factory=list)
     perf: list[tuple[str, PerfRecord]] = dataclasses.field(default_factory=list)
     guard: GuardTally = dataclasses.field(default_factory=GuardTally)
+    memory_over: int = 0     # cases whose peak RSS exceeded the memory guard's estimate
     wall_seconds: float = 0.0
     interrupted: bool = False
     error: str = ""          # why the run stopped early (its workers failed), if it did
@@ -101,6 +102,9 @@ def end_of_run(run: RunSummary, settings: GlobalSettings) -> list[str]:
     if settings.summary.failures and not perf_only:
         lines += failures_block(run.failed_lines)
     lines.append(run.counts.line())
+    if run.memory_over:
+        lines.append(f"memory guard: {run.memory_over} case(s) grew past their estimate "
+                     f"(lines `memory guard:` above)")
     if settings.mode.performance:
         mins = sum(r.time_stat("-") for _, r in run.perf)
         avgs = sum(r.time_stat("0") for _, r in run.perf)

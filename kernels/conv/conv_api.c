@@ -215,9 +215,15 @@ static int test_fault = BDNN_FAULT_NONE;
 
 void bdnn_set_test_fault(int fault) { test_fault = fault; }
 
+/* While a primitive is being created on this thread, the bytes bdnn_aligned_alloc has
+ * handed out for it (and for the sub-primitives it creates); NULL otherwise. It makes
+ * bdnn_conv_scratch_bytes, which the memory guard adds to a case's estimate. */
+static _Thread_local size_t *alloc_tally;
+
 void *bdnn_aligned_alloc(size_t bytes) {
-    const size_t align = 64;
-    return aligned_alloc(align, (bytes + align - 1) / align * align);
+    const size_t align = 64, rounded = (bytes + align - 1) / align * align;
+    if (alloc_tally) *alloc_tally += rounded;
+    return aligned_alloc(align, rounded);
 }
 
 int bdnn_conv_impl_count(void) { return N_IMPLS; }
@@ -327,8 +333,13 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
         for (int64_t ch = 0; ch < channels; ++ch)
             c->wei_scales[ch] = a->wei_scales[a->wei_scales_per_oc ? ch : 0];
     }
+    size_t *outer = alloc_tally, scratch = 0;
+    alloc_tally = &scratch;
     const int st = !c->impl->applies || c->impl->applies(c) ? c->impl->ops->init(c)
                                                             : BDNN_STATUS_UNIMPLEMENTED;
+    alloc_tally = outer;
+    if (outer) *outer += scratch;
+    c->scratch_bytes = scratch;
     if (st != BDNN_STATUS_OK) {
         bdnn_conv_destroy(c);
         return st;
@@ -356,6 +367,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
 }
 
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c) { return c->impl->ops->weights_bytes(c); }
+size_t bdnn_conv_scratch_bytes(const bdnn_conv_t *c) { return c->scratch_bytes; }
 
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed) {
     if (c->impl->ops->pack_weights_dw) return BDNN_STATUS_INVALID;

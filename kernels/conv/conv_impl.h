@@ -462,6 +462,7 @@ struct bdnn_conv {
     void *plan;          /* owned by the implementation (init allocates, fini frees) */
     const char *name;    /* what bdnn_conv_name reports when not the row's name (fused_dw
                             names the sub-implementations it runs); owned by the plan */
+    size_t scratch_bytes;   /* what init allocated with bdnn_aligned_alloc (conv_api.c) */
 };
 
 /* The low-precision epilogue (conv_epilogue.c): turns rows x cols accumulators (f32, or

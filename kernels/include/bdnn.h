@@ -202,9 +202,12 @@ enum {
                                            after it before */
     BDNN_FAULT_WINO_COEF = 12,       /* Winograd: one coefficient of the weight transform G
                                         is wrong (1/24 -> 1/25) */
-    BDNN_FAULT_PADDING_GARBAGE = 13  /* gemm_conv_blocked: write 1 instead of 0 into the
+    BDNN_FAULT_PADDING_GARBAGE = 13, /* gemm_conv_blocked: write 1 instead of 0 into the
                                         padded channel tail of its output (the reorders'
                                         reorder_padding_garbage, on the native rows) */
+    BDNN_FAULT_SPLIT_DROPPED = 14    /* the reductions of per-thread partial results
+                                        (k splits, per-thread diff_src) leave out the last
+                                        thread's: a defect only a multi-thread run has */
 };
 /* The defect (BDNN_FAULT_*) every convolution primitive created from now on carries, read
  * at bdnn_conv_create (tests only; BDNN_FAULT_NONE, the default, for correct kernels). */
@@ -319,6 +322,11 @@ int bdnn_conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias
 /* Size in bytes of the weights in the implementation's own layout (forward and backward
  * data; backward weights writes the user layout and returns 0). */
 size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);
+/* Bytes of scratch space the primitive allocated at creation (plans, per-thread buffers,
+ * staging copies; the packed weights are the caller's, bdnn_conv_weights_bytes). Reserved
+ * at creation, touched at execution: the memory guard counts them before the tensors are
+ * allocated. */
+size_t bdnn_conv_scratch_bytes(const bdnn_conv_t *c);
 /* Reorders user weights (plain layout above, of wei_dt) into the implementation's layout.
  * Not part of the timed execution, as a weights reorder is not in oneDNN. */
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed);

@@ -1,8 +1,12 @@
-"""The memory guard: a case whose tensors would need more than RAM_SHARE of the machine's
-memory is SKIPPED (Not enough RAM) before anything is allocated; side-by-side workers
-each get their share of it."""
+"""The memory guard: each case's estimate (the driver's buffers and the primitive's own
+memory) against a RAM budget the run's workers share, SKIPPED (Not enough RAM) before
+anything is allocated when it cannot fit, and the peak RSS each case really reached,
+reported against its estimate."""
 
 from __future__ import annotations
+
+import json
+import types
 
 import numpy as np
 import pytest
@@ -10,16 +14,56 @@ from conftest import run_cli
 
 from benchdnn_py.drivers.base import RunContext
 from benchdnn_py.drivers.conv import driver as conv_driver
-from benchdnn_py.engine import harness, memory, runner, workers
+from benchdnn_py.drivers.eltwise import driver as eltwise_driver
+from benchdnn_py.engine import harness, memory, workers
 from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.status import Reason, Status
 
 
-def test_fits_in_ram_is_a_share_of_physical_memory(monkeypatch):
-    monkeypatch.setattr(memory, "physical_memory_bytes", lambda: 1000)
-    assert memory.fits_in_ram(700) and not memory.fits_in_ram(701)
-    monkeypatch.setattr(memory, "RAM_SHARE", 0.35)
-    assert memory.fits_in_ram(350) and not memory.fits_in_ram(351)
+def test_the_budget_is_a_share_of_physical_memory_split_for_workers(monkeypatch):
+    monkeypatch.setattr(memory, "physical_memory_bytes", lambda: 16000)
+    serial = memory.Budget()
+    assert serial.total == 11200 and serial.fits(11200) and not serial.fits(11201)
+    two = memory.Budget(jobs=2)
+    # a case of up to an eighth of the total over the workers runs without asking; a
+    # larger one may take all but the other worker's small share
+    assert (two.small, two.limit) == (700, 10500)
+    assert two.fits(10500) and not two.fits(10501)
+    assert two.grantable(10500, [0]) and two.grantable(10500, [700])
+    assert not two.grantable(10500, [701])
+    assert two.grantable(5600, [5600]) and not two.grantable(5601, [5600])
+
+
+def test_a_small_case_does_not_ask_and_a_large_one_waits_for_its_grant():
+    asked = []
+    budget = memory.Budget(asked.append, jobs=2)
+    budget.hold(budget.small)
+    assert asked == []
+    budget.hold(budget.small + 1)
+    assert asked == [budget.small + 1]
+
+
+def _worker(held=0, wants=None, asked=0.0):
+    sent = []
+    conn = types.SimpleNamespace(send=sent.append)
+    return types.SimpleNamespace(held=held, wants=wants, asked=asked, conn=conn, sent=sent)
+
+
+def test_the_parent_grants_memory_first_asked_first_while_it_fits(monkeypatch):
+    monkeypatch.setattr(memory, "physical_memory_bytes", lambda: 16000)   # total 11200
+    pool = workers.LocalPool(3)
+    small = pool.budget.small
+    a = _worker(held=6000)
+    b = _worker(wants=6000, asked=1.0)    # first to ask: does not fit beside a
+    c = _worker(wants=small, asked=2.0)   # would fit, but may not overtake b
+    pool._workers = [a, b, c]
+    pool._grant()
+    assert (b.sent, c.sent) == ([], [])
+    a.held = 0                            # a's case reported
+    pool._grant()
+    assert b.sent == [workers.GRANTED] and b.held == 6000 and b.wants is None
+    assert c.sent == [workers.GRANTED]
+    pool._workers = []
 
 
 def test_a_case_too_big_is_skipped_before_any_allocation(monkeypatch):
@@ -27,6 +71,7 @@ def test_a_case_too_big_is_skipped_before_any_allocation(monkeypatch):
         raise AssertionError("allocated or created for a case that does not fit")
 
     monkeypatch.setattr(memory, "RAM_SHARE", 1e-12)   # nothing fits
+    monkeypatch.setattr(memory, "_budget", None)
     monkeypatch.setattr(conv_driver.STEPS, "create", must_not_run)
     monkeypatch.setattr(conv_driver.STEPS, "prepare", must_not_run)
     plan = harness.plan(["--conv", "--dir=FWD_B,BWD_D,BWD_WB", "ic8ih8oc8kh3"])
@@ -42,26 +87,6 @@ def test_the_command_line_skips_a_problem_no_machine_holds():
     assert res.lines[0].startswith("0:SKIPPED (Not enough RAM) (")
     assert res.lines[1].startswith("1:PASSED")
     assert res.summary()["skipped"] == 1
-
-
-def test_two_workers_take_half_the_share_each():
-    """A problem needing about half of RAM_SHARE of this machine fits one process but not
-    either of two workers. (It is skipped by the guard, so nothing is allocated.)"""
-    budget = memory.RAM_SHARE * memory.physical_memory_bytes()
-    ic = 64
-    mb = 1
-    shape = lambda m: f"mb{m}ic{ic}ih256oc{ic}kh1"   # noqa: E731
-    while True:   # the smallest mb whose footprint exceeds 60% of the budget
-        prb = _problem(shape(mb))
-        need = conv_driver.footprint_bytes(prb, prb.shape)
-        if need > 0.6 * budget:
-            break
-        mb *= 2
-    if need > budget:
-        pytest.skip("no power-of-two minibatch lands between half and all of the budget")
-    plan = harness.plan(["--conv", shape(mb)])
-    (outcome,) = workers.LocalPool(2).run(p.task for p in runner.prepare(plan))
-    assert (outcome.status, outcome.reason) == (Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value)
 
 
 def _problem(desc: str, *options: str):
@@ -88,5 +113,74 @@ def test_footprint_sizes_each_tensor_by_its_data_type():
     shape = f32.shape
     src, wei, dst = (int(np.prod(s)) for s in (shape.src_shape, shape.wei_shape, shape.dst_shape))
     delta = conv_driver.footprint_bytes(f32, shape) - conv_driver.footprint_bytes(int8, shape)
-    # src, the weights twice (user and implementation layouts) and dst: 4 bytes -> 1.
-    assert delta == 3 * (src + 2 * wei + dst)
+    # src, the weights (in the user's layout; the packed ones are the primitive's) and
+    # dst: 4 bytes -> 1.
+    assert delta == 3 * (src + wei + dst)
+
+
+def test_a_case_past_the_budget_after_creation_is_skipped_before_its_buffers(monkeypatch):
+    # The driver's buffers fit; the primitive's own memory (its scratch) does not.
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("allocated the buffers of a case that does not fit")
+
+    monkeypatch.setattr(memory, "physical_memory_bytes", lambda: 10**9)
+    monkeypatch.setattr(memory, "_budget", None)   # (made again from the memory above)
+    prb = _problem("ic8ih8oc8kh3")
+    created = conv_driver.STEPS.create
+
+    def huge(prb, res):
+        prim = created(prb, res)
+        prim.memory_bytes = 10**9
+        return prim
+
+    monkeypatch.setattr(conv_driver.STEPS, "create", huge)
+    monkeypatch.setattr(conv_driver.STEPS, "prepare", must_not_run)
+    res = conv_driver.run(prb, RunContext(GlobalSettings(), 0, print))
+    assert (res.status, res.reason) == (Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value)
+
+
+# One of each driver and backend, in the sizes where the buffers dwarf the RSS's noise.
+MEASURED = [
+    ("--conv", "--dir=FWD_B,BWD_D,BWD_WB", "mb8ic64ih56oc256kh1"),
+    ("--conv", "--dt=u8:s8:u8", "mb8ic64ih56oc256kh1"),
+    ("--conv", "--dir=BWD_WB", "--stag=axb", "g1ic64ih250oc64oh250kh3ph32dh31"),
+    ("--conv", "--backend=onednn,torch", "mb8ic64ih56oc256kh1"),
+    ("--deconv", "--dir=BWD_D", "mb8ic64ih56oc64kh3ph1"),
+    ("--pool", "--dir=BWD_D", "--tag=aBcd16b", "mb8ic64ih112oh56kh3sh2ph1"),
+    ("--eltwise", "--dir=BWD_D", "--alg=gelu_erf", "8x64x56x56"),
+    ("--reorder", "--stag=abx", "--dtag=ABx16a16b", "8x64x112x112"),
+]
+
+
+@pytest.mark.parametrize("args", MEASURED, ids=lambda a: a[0][2:])
+def test_every_case_stays_within_its_estimate(tmp_path, args):
+    results = tmp_path / "r.jsonl"
+    res = run_cli(args[0], "-v2", f"--results={results}", *args[1:])
+    assert res.code == 0, res.out + res.err
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    cases = [r for r in records if r["type"] == "case" and r["status"] == "PASSED"]
+    assert cases
+    for r in cases:
+        m = r["memory"]
+        assert m["peak_rss_bytes"] is not None, r["repro"]
+        # the case's real peak: at least its tensors, at most its estimate (and slack)
+        assert m["tensor_bytes"] <= m["peak_rss_bytes"] + memory.RSS_SLACK_BYTES
+        assert m["peak_rss_bytes"] <= m["estimate_bytes"] + memory.RSS_SLACK_BYTES, r["repro"]
+        assert m["tensor_bytes"] < m["estimate_bytes"]
+    # -v2 prints each case's line; no case grew past its estimate
+    assert sum(line.startswith("memory: tensors ") for line in res.lines) == len(cases)
+    assert "memory guard:" not in res.out
+
+
+def test_a_peak_past_the_estimate_is_reported(monkeypatch, capsys):
+    # (a tensor of 51 MB: numpy maps arrays this large afresh, so the RSS grows even in a
+    # process whose heap has room to spare)
+    monkeypatch.setattr(memory, "RSS_SLACK_BYTES", 0)
+    monkeypatch.setattr(eltwise_driver.STEPS, "footprint", lambda prb: 0)   # a missed buffer
+    (case,) = harness.plan(["--eltwise", "16x64x112x112"]).cases
+    prb = case.driver.make_problem(case.values, case.desc_text, case.settings)
+    res = eltwise_driver.run(prb, RunContext(GlobalSettings(verbose=2), 0, print))
+    assert res.status is Status.PASSED
+    assert res.memory.peak > res.memory.estimate and res.memory.over
+    assert res.diagnostics[-1].startswith("memory guard: the case's peak RSS grew by ")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("memory: tensors ")

@@ -36,6 +36,7 @@ never goes through a defective reorder.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 import numpy as np
@@ -99,6 +100,9 @@ class _Executor:
                                    ("dst",) if has_sum else (), core.active_op_fault())
         self.to_kernel, self.to_memory = self.route.to_kernel, self.route.to_memory
         self.name = self.route.name(prim.name)
+        # The primitive's scratch, the packed weights, and the f32 copies packing makes.
+        self.memory_bytes = (prim.scratch_bytes + prim.weights_bytes
+                             + 8 * math.prod(prb.shape.wei_shape))
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and

@@ -202,6 +202,10 @@ class _Executor:
             tag = onednn.tag_of(chosen)
             self.layouts[n] = (layout.parse_tag(tag).layout(dims[n]) if tag else chosen)
             self.user_mds[n] = self.prim_mds[n]
+        # oneDNN's own memory: its scratchpad, and each tensor again in its layout (bound
+        # through a reorder when the harness's memory differs)
+        self.memory_bytes = lib.scratchpad_bytes(pd) + sum(
+            lib.md_size(md) for md in self.prim_mds.values())
         for n, dims_n in (("bia", (prb.desc.oc,)), ("dw_wei", dims.get("dw_wei")),
                           ("dw_bia", (prb.desc.oc,))):
             if n in self.dts:   # plain, reordered into the primitive's memory if it differs

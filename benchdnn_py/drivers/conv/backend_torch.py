@@ -31,6 +31,7 @@ extra outputs exist, never for the networks in problems/.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -321,6 +322,15 @@ class _Program:
         self.build(meta)()
 
 
+def _torch_memory(s: core.ConvShape, threads: int) -> int:
+    """What torch allocates beyond the driver's arrays, about: each tensor twice more in
+    f32 (its outputs, copies in its own layouts, the weights transpose, the read-back) and
+    an im2col or col2im buffer of one image per thread (its non-oneDNN paths)."""
+    tensors = sum(math.prod(shape) for shape in (s.src_shape, s.wei_shape, s.dst_shape))
+    columns = (max(s.ic, s.oc) // s.g) * math.prod(s.k) * max(math.prod(s.i), math.prod(s.o))
+    return 4 * (2 * tensors + threads * columns)
+
+
 class _Executor:
     def __init__(self, torch, prb) -> None:
         self.torch, self.prb = torch, prb
@@ -329,6 +339,7 @@ class _Executor:
         self.info = f"threads={torch.get_num_threads()}"
         t = tensors(prb.desc, prb.shape)
         self.layouts = {n: layout.plain(t[n].logical) for n in formats.OPTIONS}
+        self.memory_bytes = _torch_memory(prb.shape, torch.get_num_threads())
 
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         torch, prb, shapes = self.torch, self.prb, self.program.shapes

@@ -255,19 +255,21 @@ def judge_memory(res: CaseResult, outs: dict[str, Guarded], t: dict[str, Tensor]
             return
 
 
-# Bytes per compared point beyond its output buffer: the f64 reference value and the
-# compare's temporaries (check.compare holds about eight f32 or bool arrays of its size).
-REF_BYTES_PER_POINT = 40
+# Bytes per compared point beyond its output buffer: the f64 reference value, its
+# conversion to the output's type, and the compare's temporaries (check.compare holds
+# about eight f32 or bool arrays of its size); set from measured peaks (int8 forward
+# needs the most), with room.
+REF_BYTES_PER_POINT = 56
 
 
 def footprint_bytes(prb, shape: core.ConvShape) -> int:
-    """What a correctness case allocates at its peak, about: each input in its own type
-    and as the f32 values it was filled from, the outputs in their types, the weights
-    again in the implementation's layout, the prior dst of a sum post-op (f32, and its
-    copy), and REF_BYTES_PER_POINT for every point the reference computes: all of the
+    """What a correctness case allocates at its peak, about: each input in its own type,
+    as the f32 values it was filled from and in f64, the outputs in their types, the prior
+    dst of a sum post-op (f32, and its copy), and REF_BYTES_PER_POINT for every point the reference computes: all of the
     outputs, or N of each with --check=sampled:N. A tensor in a requested layout counts
     the layout's size (padding and gaps included) and, for the route the native kernels
-    take and the read-back, a plain copy and an offset table (8 bytes per point)."""
+    take and the read-back, a plain copy and an offset table (8 bytes per point). The
+    primitive's own memory (packed weights, scratch) is its memory_bytes."""
     dts = tensor_dts(prb)
     size = {"src": math.prod(shape.src_shape), "wei": math.prod(shape.wei_shape),
             "bia": shape.oc, "dst": math.prod(shape.dst_shape)}
@@ -279,10 +281,10 @@ def footprint_bytes(prb, shape: core.ConvShape) -> int:
     item = {name: core.numpy_dtype(dt).itemsize for name, dt in dts.items()}
     inputs, _, _, _ = direction_chain(prb.dir, shape)
     outs = output_names(prb.dir)
-    total = sum((item[n] + 4) * size[n] for n in inputs)
+    # each input in its type, as f32 fill values, and once more in f64 for the reference
+    # (backward weights' reference was measured holding that much)
+    total = sum((item[n] + 4 + 8) * size[n] for n in inputs)
     total += sum(item[n] * size[n] for n in outs)
-    if "wei" in inputs:
-        total += item["wei"] * size["wei"]
     if any(isinstance(e, Sum) for e in prb.post_ops.entries):
         total += 8 * size["dst"]
     points = prb.check.points
@@ -291,21 +293,30 @@ def footprint_bytes(prb, shape: core.ConvShape) -> int:
     return int(total + extra)
 
 
-def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
-                create_s: tuple[float, float], shape: core.ConvShape, ops: int,
-                layouts: Layouts | None = None) -> PerfRecord:
-    """The perf line's fields; %stag% %wtag% %dtag% name the layouts the case ran on
-    (`any` resolved to the implementation's choice), and bytes count padded points."""
-    with_bias = prb.dir.with_bias
+def tensor_bytes(prb, shape: core.ConvShape, layouts: Layouts | None) -> tuple[int, int]:
+    """Bytes of the forward inputs (src, wei, bias; a dw post-op's weights and bias) and
+    output (dst) in their layouts, padded points included."""
     size = {name: core.numpy_dtype(dt).itemsize for name, dt in tensor_dts(prb).items()}
     t = tensors(prb.desc, shape, dw_shape_of(prb))
     lays = {name: layout_of(t, layouts, name) for name in ("src", "wei", "dst")}
+    with_bias = prb.dir.with_bias
     ibytes = int(size["src"] * lays["src"].padded_nelems
                  + size["wei"] * lays["wei"].padded_nelems
                  + (size["bia"] * shape.oc if with_bias else 0))
     if prb.dw is not None:   # the depthwise step's weights and bias are inputs too
         ibytes += size["dw_wei"] * math.prod(t["dw_wei"].shape)
         ibytes += size["dw_bia"] * shape.oc if with_bias else 0
+    return ibytes, int(size["dst"] * lays["dst"].padded_nelems)
+
+
+def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float],
+                create_s: tuple[float, float], shape: core.ConvShape, ops: int,
+                layouts: Layouts | None = None) -> PerfRecord:
+    """The perf line's fields; %stag% %wtag% %dtag% name the layouts the case ran on
+    (`any` resolved to the implementation's choice), and bytes count padded points."""
+    t = tensors(prb.desc, shape, dw_shape_of(prb))
+    lays = {name: layout_of(t, layouts, name) for name in ("src", "wei", "dst")}
+    ibytes, obytes = tensor_bytes(prb, shape, layouts)
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": driver,
         "prb": f"{ctx.settings.repro_prefix()}--{driver} {prb.repro(ctx.settings.canonical)}",
@@ -316,7 +327,7 @@ def perf_record(driver: str, prb, ctx: RunContext, impl: str, times: list[float]
         "dtag": lays["dst"].describe(), "alg": prb.alg, "attr": prb.attr_text,
         "prop": prb.dir.prop_kind,
     }
-    return PerfRecord(text, float(ops), ibytes, size["dst"] * lays["dst"].padded_nelems, times,
+    return PerfRecord(text, float(ops), ibytes, obytes, times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
                       limit=operand_class(prb),
                       memory_bound=shape.g > 1 and shape.g == shape.ic == shape.oc,
@@ -358,6 +369,9 @@ class Steps(CaseSteps):
 
     def footprint(self, prb) -> int:
         return footprint_bytes(prb, prb.shape)
+
+    def tensor_bytes(self, prb, prim: Executor) -> int:
+        return sum(tensor_bytes(prb, prb.shape, prim.layouts))
 
     def threads(self, prb) -> int:
         return prb.threads

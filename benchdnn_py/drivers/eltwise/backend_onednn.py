@@ -41,6 +41,7 @@ class _Eltwise:
         self.prim = lib.primitive(pd)
         self.name = name
         self.info = f"isa={lib.isa}"
+        self.memory_bytes = lib.scratchpad_bytes(pd)
 
     def _memory(self, array: np.ndarray, keep: list) -> Any:
         keep.append(array)

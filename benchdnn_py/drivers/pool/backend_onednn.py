@@ -44,6 +44,9 @@ class _Pool:
         self.info = f"isa={lib.isa}"
         self.ws_md = lib.arg_md(fwd_pd if fwd_pd is not None else pd, lib.c.DNNL_ARG_WORKSPACE)
         self.workspace_bytes = lib.md_size(self.ws_md) if self.ws_md else 0
+        # its scratchpads, and the workspace (allocated by the driver, in oneDNN's size)
+        self.memory_bytes = (lib.scratchpad_bytes(pd) + self.workspace_bytes
+                             + (lib.scratchpad_bytes(fwd_pd) if fwd_pd is not None else 0))
 
     def new_workspace(self) -> np.ndarray | None:
         return np.zeros(self.workspace_bytes, np.uint8) if self.workspace_bytes else None

@@ -428,10 +428,18 @@ def _footprint(prb: PoolProblem) -> int:
     return 8 * 6 * (math.prod(s.src_shape) + math.prod(s.dst_shape))
 
 
+def _tensor_bytes(prb: PoolProblem, prim: Created) -> int:
+    """src and dst (diff_src and diff_dst) in the case's type, and the workspace."""
+    s, size = prb.shape, core.numpy_dtype(prb.dt[0]).itemsize
+    ws = prim.prim.workspace_bytes if prb.backend != backends.NATIVE else prim.prim.workspace.nbytes
+    return size * (math.prod(s.src_shape) + math.prod(s.dst_shape)) + ws
+
+
 class Steps(CaseSteps):
     driver = "pool"
 
     footprint = staticmethod(_footprint)
+    tensor_bytes = staticmethod(_tensor_bytes)
     create = staticmethod(create_with_route)
     reference = staticmethod(reference)
     judge = staticmethod(judge)

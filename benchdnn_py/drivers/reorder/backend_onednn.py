@@ -30,6 +30,7 @@ class _Reorder:
         self.mds = (lib.arg_md(pd, c.DNNL_ARG_FROM), lib.arg_md(pd, c.DNNL_ARG_TO))
         self.prim = lib.primitive(pd)
         self.info = f"isa={lib.isa}"
+        self.memory_bytes = lib.scratchpad_bytes(pd)
 
     def bind(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
         lib, c, prb = self.lib, self.lib.c, self.prb

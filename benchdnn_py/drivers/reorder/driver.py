@@ -274,6 +274,10 @@ class Steps(CaseSteps):
         # buffers, offset tables (int64) and compare temporaries, per element
         return prb.src.size * 8 + prb.dst.size * 8 + prb.src.nelems * 64
 
+    def tensor_bytes(self, prb: ReorderProblem, prim: Created) -> int:
+        return (prb.src.size * core.numpy_dtype(prb.sdt).itemsize
+                + prb.dst.size * core.numpy_dtype(prb.ddt).itemsize)
+
     def create(self, prb: ReorderProblem, res: CaseResult) -> Created | None:
         make = create if prb.backend == backends.NATIVE else BACKENDS[prb.backend].create
         prim = make(prb, res)

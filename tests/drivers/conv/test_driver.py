@@ -243,7 +243,7 @@ def _corrupting_backend(monkeypatch, name: str, offset: int):
         class Corrupted:
             def __init__(self):
                 self.name, self.info = executor.name, executor.info
-                self.layouts = executor.layouts
+                self.layouts, self.memory_bytes = executor.layouts, executor.memory_bytes
 
             def bind(self, inputs, outs):
                 run, collect = executor.bind(inputs, outs)
