@@ -558,7 +558,8 @@ static void run_bww(const struct bdnn_conv *c, const float *src, const float *di
                 for (int64_t tap = 0; tap < taps; ++tap) {
                     const int64_t j = tap * ICG + ic;
                     float v = p->partials[row * N + j];
-                    for (int64_t s = 1; s < p->k_splits; ++s)
+                    for (int64_t s = 1;
+                         s < p->k_splits - (c->fault == BDNN_FAULT_SPLIT_DROPPED); ++s)
                         v += p->partials[(s * rows + row) * N + j];
                     w[ic * taps + tap] = v;
                 }
