@@ -322,12 +322,14 @@ class _Program:
         self.build(meta)()
 
 
-def _torch_memory(s: core.ConvShape, threads: int) -> int:
+def _torch_memory(s: core.ConvShape, transposed: bool, threads: int) -> int:
     """What torch allocates beyond the driver's arrays, about: each tensor twice more in
     f32 (its outputs, copies in its own layouts, the weights transpose, the read-back) and
-    an im2col or col2im buffer of one image per thread (its non-oneDNN paths)."""
+    an im2col or col2im buffer of one image per thread (its non-oneDNN paths): a column
+    per output point of a convolution, per input point of a transposed one."""
     tensors = sum(math.prod(shape) for shape in (s.src_shape, s.wei_shape, s.dst_shape))
-    columns = (max(s.ic, s.oc) // s.g) * math.prod(s.k) * max(math.prod(s.i), math.prod(s.o))
+    columns = ((s.oc * math.prod(s.i)) if transposed else (s.ic * math.prod(s.o))) \
+        // s.g * math.prod(s.k)
     return 4 * (2 * tensors + threads * columns)
 
 
@@ -339,7 +341,8 @@ class _Executor:
         self.info = f"threads={torch.get_num_threads()}"
         t = tensors(prb.desc, prb.shape)
         self.layouts = {n: layout.plain(t[n].logical) for n in formats.OPTIONS}
-        self.memory_bytes = _torch_memory(prb.shape, torch.get_num_threads())
+        self.memory_bytes = _torch_memory(prb.shape, prb.desc.kind == "deconv",
+                                          torch.get_num_threads())
 
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         torch, prb, shapes = self.torch, self.prb, self.program.shapes
