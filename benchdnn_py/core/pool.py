@@ -135,7 +135,12 @@ class PoolPrimitive:
         # workspace, which the driver allocates in this implementation's size.
         planes = 2 * (_count(shape.src_shape[2:]) + _count(shape.dst_shape[2:]))
         whole = shape.elems(shape.src_shape) if prop is Prop.BWD_DATA and dt != "f32" else 0
-        self.memory_bytes = 8 * (whole + max_threads() * planes) + self.workspace.nbytes
+        self.memory_bytes = 8 * (whole + max_threads() * planes) + self.workspace_bytes
+
+    @property
+    def workspace_bytes(self) -> int:
+        """The workspace's size (as the oneDNN backend's pooling primitive names it)."""
+        return self.workspace.nbytes
 
     def _ws_ptr(self, ws: np.ndarray | None):
         if not self.workspace.nbytes:

@@ -431,8 +431,7 @@ def _footprint(prb: PoolProblem) -> int:
 def _tensor_bytes(prb: PoolProblem, prim: Created) -> int:
     """src and dst (diff_src and diff_dst) in the case's type, and the workspace."""
     s, size = prb.shape, core.numpy_dtype(prb.dt[0]).itemsize
-    ws = prim.prim.workspace_bytes if prb.backend != backends.NATIVE else prim.prim.workspace.nbytes
-    return size * (math.prod(s.src_shape) + math.prod(s.dst_shape)) + ws
+    return size * (math.prod(s.src_shape) + math.prod(s.dst_shape)) + prim.prim.workspace_bytes
 
 
 class Steps(CaseSteps):
