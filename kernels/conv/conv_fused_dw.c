@@ -163,7 +163,9 @@ static int64_t block_size(const struct bdnn_conv *c, int64_t plane_bytes) {
         bs = bdnn_div_up(bs, mr) * mr;   /* whole tiles, when that keeps the blocks */
     if (lay_block(c) > 1 && bs < d->oc)   /* channel blocks: whole layout blocks, always */
         bs = bdnn_div_up(bs, mr) * mr;
-    return bs;
+    /* never past the channels: a single block rounded up to whole tiles would create a
+     * step wider than the convolution (reading past its per-channel scales) */
+    return bs < d->oc ? bs : d->oc;
 }
 
 /* Whether the pair runs row by row: on channel blocks, a 1x1 step the blocked

@@ -14,8 +14,11 @@ def failed_lines(res):
     return [l for l in res.lines if ":FAILED (errors:" in l and "Failed cases" not in l]
 
 
-def test_conv_ci_catches_a_broken_kernel_in_every_path():
-    res = run_cli("--conv", "--batch=batches/conv_ci",
+@pytest.mark.parametrize("shard", range(4))
+def test_conv_ci_catches_a_broken_kernel_in_every_path(shard):
+    """In four shards (together all of conv_ci; apart, tests that balance across
+    workers), each of which alone must catch the defect in every path."""
+    res = run_cli("--conv", f"--shard={shard}/4", "--batch=batches/conv_ci",
                   env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
     assert res.code == 1
     failed = failed_lines(res)
