@@ -17,7 +17,7 @@ import click
 from . import __version__, backends, completion, core
 from .drivers import DRIVERS
 from .engine import harness, progress, runner, shipped
-from .engine.settings import COLOR_CHOICES, GLOBAL_OPTIONS
+from .engine.settings import COLOR_CHOICES, GLOBAL_OPTIONS, parse_perf_targets
 from .engine.workers import WorkerError
 from .errors import UsageError
 from .reports import compare as cmp
@@ -294,22 +294,25 @@ def merge(out: str, inputs: tuple[str, ...], replace: bool) -> None:
 @cli.command("perf-table")
 @click.argument("results", nargs=-1, required=True)
 @click.option("--layers", is_flag=True, help="Also one row per case.")
-def perf_table(results: tuple[str, ...], layers: bool) -> None:
+@click.option("--targets", "targets_file", metavar="FILE",
+              help="Judge the cases by this targets file (JSON) instead of the one the run "
+                   "carries (a batch's --perf-targets).")
+def perf_table(results: tuple[str, ...], layers: bool, targets_file: str | None) -> None:
     """Per case: median time, speed, share of the measured limit and the speedup between
-    backends (Markdown). Runs of the project's target batches: one row per target;
-    reorders against the memory copies of their run.
+    backends (Markdown). A run whose batch named a targets file (--perf-targets), or
+    given --targets: one row per target, reorders against the memory copies of their run.
 
     \b
     benchdnn-py --conv --mode=P --backend=native,torch --results=r.jsonl --batch=FILE
     benchdnn-py perf-table r.jsonl
     benchdnn-py --conv --mode=P --results=perf.jsonl --batch=batches/perf_conv
     benchdnn-py perf-table perf.jsonl
-    benchdnn-py --reorder --mode=P --results=reo.jsonl --batch=batches/perf_reorder
-    benchdnn-py perf-table reo.jsonl
+    benchdnn-py perf-table --targets=batches/perf_targets.json old_perf.jsonl
     """
 
     try:
-        lines = table(list(results), layers)
+        targets = parse_perf_targets(targets_file) if targets_file is not None else None
+        lines = table(list(results), layers, targets)
     except (UsageError, ResultsError) as exc:
         click.echo(f"benchdnn-py perf-table: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

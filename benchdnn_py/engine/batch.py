@@ -38,10 +38,12 @@ def tokenize_lines(text: str) -> list[tuple[str, int]]:
     return tokens
 
 
-def find(name: str, including_dir: Path | None, seen_dirs: list[Path]) -> Path:
-    """Resolves ``--batch=NAME``: next to the including file, as given (relative to the
-    working directory), beside any batch file opened before, then among the shipped
-    files (`problems/shapes_resnet_50` or `shapes_resnet_50` from any directory)."""
+def find(name: str, including_dir: Path | None, seen_dirs: list[Path],
+         option: str = "batch", what: str = "batch file") -> Path:
+    """Resolves ``--batch=NAME`` (or another OPTION naming a file, WHAT it is): next to
+    the including file, as given (relative to the working directory), beside any batch
+    file opened before, then among the shipped files (`problems/shapes_resnet_50` or
+    `shapes_resnet_50` from any directory)."""
     given = Path(name)
     candidates: list[Path] = []
     if including_dir is not None and not given.is_absolute():
@@ -53,7 +55,7 @@ def find(name: str, including_dir: Path | None, seen_dirs: list[Path]) -> Path:
     for path in candidates:
         if path.is_file():
             return path
-    raise UsageError(f"--batch={name}: cannot open batch file `{name}` (looked in: "
+    raise UsageError(f"--{option}={name}: cannot open {what} `{name}` (looked in: "
                      f"{', '.join(str(p) for p in dict.fromkeys(candidates))})")
 
 

@@ -21,7 +21,7 @@ from ..errors import UsageError
 from ..reports.perf_report import check_fields, with_driver_default
 from . import batch
 from .options import closest, parse_list, parse_option_arg
-from .settings import GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings
+from .settings import GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings, parse_perf_targets
 
 MAX_BATCH_DEPTH = 64
 _VERBOSE_SHORT = re.compile(r"-v([0-9]+)$")
@@ -84,10 +84,14 @@ class _Walker:
         self.descriptors = 0
 
     # -- options --------------------------------------------------------------------
-    def _global(self, name: str, value: str) -> bool:
+    def _global(self, name: str, value: str, source: Path | None = None) -> bool:
         for field, opt in GLOBAL_OPTIONS.items():
             if opt.name == name:
-                self.settings = dataclasses.replace(self.settings, **{field: opt.parse(value)})
+                # a file a batch names is found next to that batch first, as --batch's
+                parsed = parse_perf_targets(value, source.parent if source else None,
+                                            self.seen_dirs) if field == "perf_targets" \
+                    else opt.parse(value)
+                self.settings = dataclasses.replace(self.settings, **{field: parsed})
                 return True
         return False
 
@@ -139,7 +143,7 @@ class _Walker:
                 raise UsageError(f"`{arg}`: expected `--{name}=VALUE`")
             self._descriptor(value, source, line)
             return
-        if self._global(name, value):
+        if self._global(name, value, source):
             return
         opt = self.driver.option(name) if self.driver else None
         if opt is None:
@@ -216,7 +220,7 @@ class _Walker:
                     return
                 if name == "help":
                     raise HelpRequested(None)
-                if value is None or not self._global(name, value):
+                if value is None or not self._global(name, value, source):
                     raise UsageError(
                         f"`{token}`: expected a driver first ({', '.join('--' + d for d in DRIVERS)})"
                         f", optionally after global options")

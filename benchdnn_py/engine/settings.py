@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from ..errors import UsageError
+from ..reports import perf_targets
 from ..reports.perf_report import PerfTemplate, parse_template
+from . import batch
 from .options import Option, ascii_number, bool_value, enum_value, float_value, int_value
 
 
@@ -127,6 +130,16 @@ def _parse_path(name: str):
     return parse
 
 
+def parse_perf_targets(text: str, including_dir: Path | None = None,
+                       seen_dirs: list[Path] | None = None) -> perf_targets.Targets | None:
+    """A targets file for perf-table, found as --batch= finds a batch file (next to the
+    batch file naming it first) and checked whole; "" clears it."""
+    if not text:
+        return None
+    path = batch.find(text, including_dir, seen_dirs or [], "perf-targets", "targets file")
+    return perf_targets.load(path)
+
+
 DASK_SCHEME = "dask://"
 
 
@@ -179,6 +192,8 @@ class GlobalSettings:
     executor: str = "local"
     perf_guard: bool = True    # time perf cases between compute probes (timing.py)
     color: str = "auto"        # standard error's colours: auto, always or never
+    # the targets perf-table judges the run's results by (the results file's header)
+    perf_targets: perf_targets.Targets | None = None
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -240,6 +255,9 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                               "in perf modes, time the cases one descriptor expands to "
                               "(--threads=2,1, --alg=direct,wino) together, a run of each "
                               "in turn, so their medians come from the same moments"),
+    "perf_targets": Option("perf-targets", parse_perf_targets, None,
+                           "a targets file (JSON) for perf-table to judge this run's "
+                           "results file by; batches/perf_conv names perf_targets.json"),
     "color": Option("color", enum_value("color", {c: c for c in COLOR_CHOICES}), "auto",
                     "colours on standard error: auto (a terminal, unless NO_COLOR is set), "
                     "always, never"),
@@ -248,4 +266,4 @@ GLOBAL_OPTIONS: dict[str, Option] = {
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.
 RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor",
-                        "perf_guard", "color", "replace"})
+                        "perf_guard", "color", "replace", "perf_targets"})

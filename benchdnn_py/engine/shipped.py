@@ -56,10 +56,12 @@ def describe(path: Path) -> str:
     one-line summary comment) without its `name:` prefix."""
     if path.suffix == ".json":
         try:
-            ops = json.loads(path.read_text()).get("graph", [])
-            kinds = [op.get("kind", "?") for op in ops]
-        except (OSError, ValueError, AttributeError):
-            return "oneDNN Graph JSON case (unreadable)"
+            data = json.loads(path.read_text())
+            if "graph" not in data:   # another JSON file (a targets file) describes itself
+                return str(data.get("description", ""))
+            kinds = [op.get("kind", "?") for op in data["graph"]]
+        except (OSError, ValueError, AttributeError, TypeError):
+            return "JSON file (unreadable)"
         return "oneDNN Graph JSON case: " + " -> ".join(kinds)
     try:
         with path.open() as f:

@@ -2,10 +2,10 @@
 
 `benchdnn-py perf-table RESULTS...` reads the records of a perf run. A run of any batch
 gets one row per case (case_lines): each backend's median time and speed, the share of
-the measured limit, and the speedup between backends. A run of this project's target
-batches (batches/perf_conv runs every case on `--backend=native,torch`) is checked
-against the performance targets instead, one row per target. Reorder records (batches/perf_reorder) get
-their own table: each case against the same-layout copies of the same run. Every figure comes from medians: a case's
+the measured limit, and the speedup between backends. A run that carries a targets file
+(a batch's --perf-targets, or perf-table's --targets) is checked against its targets
+instead, one row per target; its reorder records get their own table: each case against
+the same-layout copies of the same run. Every figure comes from medians: a case's
 speed is its op count over its median time, its efficiency that speed over the limit
 measured (the highest ``limit_g_per_s`` any of the files' runs measured for that class and
 thread count: see best_limits), its speedup the torch median over ours.
@@ -24,8 +24,7 @@ from ..common.window import parse_desc
 from ..engine.timing import GuardTally
 from ..errors import UsageError
 from .compare import pair_key
-from .perf_targets import (BWD_DATA, BWD_WEIGHTS, FUSION_TARGETS, OPERAND_CLASS, OVERHEAD_TARGETS,
-                           TARGETS, THREADS_TARGETS, WINO_TARGETS, Case, Target)
+from .perf_targets import BWD_DATA, BWD_WEIGHTS, OPERAND_CLASS, Case, Target, Targets, from_json
 from .results import read
 from .stats import geometric_mean
 
@@ -185,8 +184,8 @@ class Row:
                 for bar, value, text in bars if bar is not None]
 
 
-def rows_of(cases: list[Case]) -> list[Row]:
-    return [Row(t, [c for c in cases if t.matches(c)]) for t in TARGETS]
+def rows_of(cases: list[Case], targets: Targets) -> list[Row]:
+    return [Row(t, [c for c in cases if t.matches(c)]) for t in targets.peak]
 
 
 def ratio_lines(cases: list[Case], header: str, targets) -> list[str]:
@@ -204,24 +203,18 @@ def ratio_lines(cases: list[Case], header: str, targets) -> list[str]:
     return lines
 
 
-def overhead_lines(cases: list[Case]) -> list[str]:
-    return ratio_lines(cases, "| post-op target | cases | time over conv alone (geomean, max) "
-                       "| bar |", OVERHEAD_TARGETS)
+RATIO_HEADERS = {   # the ratio kinds of a targets file, in the order they print
+    "overhead": "| post-op target | cases | time over conv alone (geomean, max) | bar |",
+    "fusion": "| fusion target | pairs | fused over separate (geomean, max) | bar |",
+    "wino": "| Winograd target | layers | direct time / wino time (geomean, min) | bar |",
+    "threads": "| threads target | layers | one-thread time / two-thread time "
+               "(geomean, min) | bar |",
+}
 
 
-def fusion_lines(cases: list[Case]) -> list[str]:
-    return ratio_lines(cases, "| fusion target | pairs | fused over separate (geomean, max) "
-                       "| bar |", FUSION_TARGETS)
-
-
-def wino_lines(cases: list[Case]) -> list[str]:
-    return ratio_lines(cases, "| Winograd target | layers | direct time / wino time "
-                       "(geomean, min) | bar |", WINO_TARGETS)
-
-
-def threads_lines(cases: list[Case]) -> list[str]:
-    return ratio_lines(cases, "| threads target | layers | one-thread time / two-thread time "
-                       "(geomean, min) | bar |", THREADS_TARGETS)
+def kind_lines(kind: str, cases: list[Case], targets: Targets) -> list[str]:
+    """The table of one ratio kind ("overhead", "fusion", "wino", "threads")."""
+    return ratio_lines(cases, RATIO_HEADERS[kind], getattr(targets, kind))
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -314,11 +307,6 @@ def guard_line(records: list[dict[str, Any]]) -> str:
     return text
 
 
-# Issue 5: a reorder takes at most this many times what a memory copy of the same bytes
-# takes (memcpy bandwidth is the physical limit).
-REORDER_MAX_OVER_COPY = 1.5
-
-
 @dataclasses.dataclass(frozen=True)
 class ReorderCase:
     """One timed reorder record."""
@@ -350,16 +338,15 @@ def reorder_cases_of(records: Iterable[dict[str, Any]]) -> list[ReorderCase]:
             if r.get("driver") == "reorder" and r.get("median_ms") and r.get("eff_pct")]
 
 
-def reorder_lines(cases: list[ReorderCase]) -> list[str]:
+def reorder_lines(cases: list[ReorderCase], bar: float) -> list[str]:
     """Each reorder's median bandwidth and its time over what the copies of the same run
     (their geometric mean bandwidth) would take for the same bytes = the copies' GB/s over
-    the case's; judged against REORDER_MAX_OVER_COPY."""
+    the case's; judged against BAR (a targets file's reorder.max_over_copy)."""
     copies = [c.gbps for c in cases if c.is_copy]
     if not copies:
         return ["reorder: no same-layout copy in the run to compare with "
                 "(batches/perf_reorder has one first and last)"]
     copy = geometric_mean(copies)
-    bar = REORDER_MAX_OVER_COPY
     lines = [f"reorder yardstick: the same-layout copies (runs: {len(copies)}), "
              f"{copy:.1f} GB/s (geomean of medians)", "",
              "| reorder | impl | GB/s (median) | time over a copy of the same bytes "
@@ -443,7 +430,19 @@ def case_lines(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def table(paths: list[str], layers: bool = False) -> list[str]:
+def carried_targets(paths: list[str]) -> Targets | None:
+    """The targets file the first of PATHS that carries one was run with (its header's
+    run.perf_targets: a batch's --perf-targets)."""
+    for path in paths:
+        obj = read(path).header.get("run", {}).get("perf_targets")
+        if obj is not None:
+            return from_json(obj, f"{path}: header run.perf_targets")
+    return None
+
+
+def table(paths: list[str], layers: bool = False, targets: Targets | None = None) -> list[str]:
+    """The table of PATHS: judged against TARGETS, or against the targets file the run
+    carries; without one, a row per case."""
     records: list[dict[str, Any]] = []
     one_thread: list[dict[str, Any]] = []   # runs on one thread: the threads row's baseline
     all_two = True                          # every other run on two threads
@@ -461,28 +460,30 @@ def table(paths: list[str], layers: bool = False) -> list[str]:
     if not any(r.get("median_ms") for r in records):
         raise UsageError(f"{', '.join(paths)}: no timed case (run with --mode=P and "
                          f"--results=FILE)")
+    targets = targets or carried_targets(paths)
     cases = cases_of(records, one_thread if all_two else ())
     reorders = reorder_cases_of(records)
-    rows = rows_of(cases)
-    targeted = any(row.cases for row in rows) or any(
-        t.matches(c) for targets in (OVERHEAD_TARGETS, FUSION_TARGETS, WINO_TARGETS,
-                                     THREADS_TARGETS) for t in targets for c in cases)
-    if not targeted and not any(c.is_copy for c in reorders):
-        # not a run of this project's target batches: every case as it ran
+    if targets is None:
+        # a run without targets: every case as it ran
         head = [limits_line(cases)] if cases else []
         return [*head, guard_line(records), "", *case_lines(records)]
-    lines: list[str] = []
+    rows = rows_of(cases, targets)
+    kinds = [k for k in RATIO_HEADERS if getattr(targets, k)]
+    lines: list[str] = [f"targets: {targets.file or 'given'}"]
     if cases:
-        lines = [limits_line(cases), guard_line(records), "", *markdown(rows), "",
-                 *bandwidth_lines(rows), "",
-                 *overhead_lines(cases), "", *fusion_lines(cases), "", *wino_lines(cases),
-                 "", *threads_lines(cases)]
+        lines += [limits_line(cases), guard_line(records)]
+        if rows:
+            lines += ["", *markdown(rows)]
+        if any(r.target.memory_bound for r in rows):
+            lines += ["", *bandwidth_lines(rows)]
+        for kind in kinds:
+            lines += ["", *kind_lines(kind, cases, targets)]
         if layers:
             lines += ["", *layer_lines(cases)]
         # the target tables compare with torch only: a run holding another backend (oneDNN)
         # gets every case against it too
         if {r.get("backend", "native") for r in records} - {"native", "torch"}:
             lines += ["", *case_lines(records)]
-    if reorders:
-        lines += ["", *reorder_lines(reorders)] if lines else reorder_lines(reorders)
+    if reorders and targets.reorder:
+        lines += ["", *reorder_lines(reorders, targets.reorder.max_over_copy)]
     return lines

@@ -1,13 +1,17 @@
-"""The project's own performance targets, one table per kind (ratios to PyTorch, framework
-overhead, fusion, Winograd, thread scaling), and the case record (a results file's perf
-record, paired across backends) they judge."""
+"""Performance targets, one list per kind (shares of the peak and ratios to PyTorch, post-op
+overhead, fusion, Winograd, thread scaling, reorders), read from a targets file
+(batches/perf_targets.json holds this project's), and the case record (a results file's
+perf record, paired across backends) they judge."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+import json
+from pathlib import Path
+from typing import Any
 
 from ..common.window import ConvDesc
+from ..errors import UsageError
 from .stats import geometric_mean
 
 FORWARD = frozenset({"FWD_B", "FWD_D", "FWD_I"})
@@ -100,53 +104,38 @@ class Case:
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """A performance target (issue 10): which cases, and the bars they must clear."""
+    """A group of cases and the bars they must clear: shares of the measured peak, and a
+    speedup over PyTorch (each None: no such bar)."""
 
     label: str
     network: str
-    directions: frozenset[str]
+    directions: tuple[str, ...]
     operands: str
     mb: int
     min_eff_geomean: float | None = None   # % of the measured peak, geomean of the group
     min_eff_each: float | None = None      # % of the measured peak, every case
     min_vs_torch: float | None = None      # geomean of torch median / ours
-    select: Callable[[Case], bool] = lambda case: True
+    depthwise_only: bool = False           # only the group's depthwise layers
     # memory-bound cases: also read as GB/s against the copy bandwidth (bandwidth_lines)
     memory_bound: bool = False
+    why: str = ""
 
     def matches(self, case: Case) -> bool:
         return (case.network == self.network and case.direction in self.directions
                 and case.operands == self.operands and case.desc.mb == self.mb
                 and not case.post_ops and not case.alg and not case.threads
-                and self.select(case))
-
-
-TARGETS: tuple[Target, ...] = (
-    Target("ResNet-50 f32 forward, mb1", "resnet_50", FORWARD, "f32", 1, 80, 60, 1.3),
-    Target("ResNet-50 f32 backward data, mb1", "resnet_50", BWD_DATA, "f32", 1, 70, None, 1.3),
-    Target("ResNet-50 f32 backward data, mb16", "resnet_50", BWD_DATA, "f32", 16, 70, None,
-           1.3),
-    Target("ResNet-50 f32 backward weights, mb1", "resnet_50", BWD_WEIGHTS, "f32", 1, 70,
-           None, 1.3),
-    Target("ResNet-50 f32 backward weights, mb16", "resnet_50", BWD_WEIGHTS, "f32", 16, 70,
-           None, 1.3),
-    Target("MobileNet v1 f32 forward, mb1", "mobilenet_v1", FORWARD, "f32", 1, None, None,
-           1.3),
-    Target("MobileNet v1 depthwise layers, f32 forward, mb1", "mobilenet_v1", FORWARD, "f32",
-           1, None, None, 2.0, select=lambda case: case.depthwise, memory_bound=True),
-    Target("ResNet-50 bf16 forward, mb1", "resnet_50", FORWARD, "bf16", 1, 75),
-    Target("ResNet-50 int8 (u8:s8) forward, mb1", "resnet_50", FORWARD, "int8", 1, 70),
-)
+                and (case.depthwise or not self.depthwise_only))
 
 
 @dataclasses.dataclass(frozen=True)
 class OverheadTarget:
-    """A fused post-op chain's cost (issue 6): its time over the convolution alone."""
+    """A fused post-op chain's cost: its time over the convolution alone."""
 
     label: str
-    networks: tuple[str, ...]   # perf_conv's own section, and older files' network
+    networks: tuple[str, ...]
     post_ops: str
     max_ratio: float        # geomean over the group's cases
+    why: str = ""
 
     def matches(self, case: Case) -> bool:
         return (case.network in self.networks and case.post_ops == self.post_ops
@@ -162,17 +151,9 @@ class OverheadTarget:
                 mean <= self.max_ratio)
 
 
-OVERHEAD_TARGETS: tuple[OverheadTarget, ...] = (
-    OverheadTarget("ResNet-50 f32 forward + relu, mb1", ("resnet_50_post_ops", "resnet_50"),
-                   "relu", 1.05),
-    OverheadTarget("ResNet-50 f32 forward + sum, mb1", ("resnet_50_post_ops", "resnet_50"),
-                   "sum", 1.05),
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class FusionTarget:
-    """Depthwise fusion (issue 6): a 1x1 convolution with its dw post-op against the two
+    """Depthwise fusion: a 1x1 convolution with its dw post-op against the two
     convolutions run separately, per pair (batches/perf_conv names the three cases of a
     pair alike: network:pw_layer+dw_layer)."""
 
@@ -180,6 +161,7 @@ class FusionTarget:
     network: str
     mb: int
     max_ratio: float        # geomean of fused / (1x1 + depthwise) over the pairs
+    why: str = ""
 
     def matches(self, case: Case) -> bool:
         return (case.network == self.network and case.post_ops.startswith("dw")
@@ -196,16 +178,6 @@ class FusionTarget:
                 mean < self.max_ratio)
 
 
-# Both batch sizes carry the bar. At mb1 the 1x1 output of every pair (at most 3.2 MB)
-# stays in this machine's caches when the two convolutions run apart, so fusion saves
-# almost no traffic there; at mb16 (up to 51 MB) it goes to memory and back.
-FUSION_TARGETS: tuple[FusionTarget, ...] = (
-    FusionTarget("MobileNet v1 f32 1x1 + depthwise fused, mb1", "mobilenet_v1_fusion", 1, 1.0),
-    FusionTarget("MobileNet v1 f32 1x1 + depthwise fused, mb16", "mobilenet_v1_fusion", 16,
-                 1.0),
-)
-
-
 def judge_every_layer(ratios: list[float], floor: float) -> tuple[str, str, bool]:
     """A speedup bar on the geomean and on every layer: (summary, bar text, met)."""
     mean, low = geometric_mean(ratios), min(ratios)
@@ -215,13 +187,14 @@ def judge_every_layer(ratios: list[float], floor: float) -> tuple[str, str, bool
 
 @dataclasses.dataclass(frozen=True)
 class WinoTarget:
-    """Winograd (issue 10): --alg=wino against --alg=direct on the same layers, per layer
-    (batches/perf_wino runs the two one after the other)."""
+    """Winograd: --alg=wino against --alg=direct on the same layers, per layer
+    (batches/perf_wino runs the two in turns)."""
 
     label: str
     networks: tuple[str, ...]
     mb: int
     min_ratio: float        # direct median / wino median: geomean and every layer
+    why: str = ""
 
     def matches(self, case: Case) -> bool:
         return (case.network in self.networks and case.alg == "wino" and not case.post_ops
@@ -236,26 +209,20 @@ class WinoTarget:
         return judge_every_layer(ratios, self.min_ratio)
 
 
-WINO_TARGETS: tuple[WinoTarget, ...] = (
-    WinoTarget("Winograd over direct, ResNet-50 and VGG-19 3x3 s1 f32 forward, mb16",
-               ("resnet_50", "vgg_19"), 16, 1.4),
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class ThreadsTarget:
-    """Two threads against one (issue 10) on the large layers: those of at least min_ops
-    operations (the convolutions whose work can keep both cores busy). The one-thread
-    medians come from each layer's --threads=1 twin in the same run (perf_conv runs
-    `--threads=2,1`: the two back to back), or from a second results file, a run with
-    OMP_NUM_THREADS=1 (minutes apart: the machine's drift between the runs enters the
-    ratio)."""
+    """Two threads against one on the large layers: those of at least min_ops operations
+    (the convolutions whose work can keep both cores busy). The one-thread medians come
+    from each layer's --threads=1 twin in the same run (perf_conv runs `--threads=2,1`
+    in turns), or from a second results file, a run with OMP_NUM_THREADS=1 (minutes
+    apart: the machine's drift between the runs enters the ratio)."""
 
     label: str
-    networks: tuple[str, ...]   # perf_conv's own section, and older files' network
+    networks: tuple[str, ...]
     mb: int
     min_ops: float
     min_ratio: float        # one-thread median / two-thread median: geomean and every layer
+    why: str = ""
 
     def matches(self, case: Case) -> bool:
         return (case.network in self.networks and case.direction in FORWARD
@@ -270,9 +237,119 @@ class ThreadsTarget:
         return judge_every_layer(ratios, self.min_ratio)
 
 
-THREADS_TARGETS: tuple[ThreadsTarget, ...] = (
-    ThreadsTarget("2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more",
-                  ("resnet_50_threads", "resnet_50"), 1, 150e6, 1.85),
-)
+@dataclasses.dataclass(frozen=True)
+class ReorderTarget:
+    """A reorder takes at most max_over_copy times what the run's same-layout copies take
+    for the same bytes (a copy's bandwidth is the physical limit)."""
+
+    max_over_copy: float
+    why: str = ""
 
 
+@dataclasses.dataclass(frozen=True)
+class Targets:
+    """A targets file (batches/perf_targets.json): one list per kind of target. A batch
+    names it with --perf-targets, and the run's results file carries it to perf-table."""
+
+    file: str = ""
+    peak: tuple[Target, ...] = ()
+    overhead: tuple[OverheadTarget, ...] = ()
+    fusion: tuple[FusionTarget, ...] = ()
+    wino: tuple[WinoTarget, ...] = ()
+    threads: tuple[ThreadsTarget, ...] = ()
+    reorder: ReorderTarget | None = None
+
+
+_KINDS = {"peak": Target, "overhead": OverheadTarget, "fusion": FusionTarget,
+          "wino": WinoTarget, "threads": ThreadsTarget}
+DIRECTIONS = ("FWD_B", "FWD_D", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
+
+
+def _value(where: str, kind: str, value: Any) -> Any:
+    """VALUE checked against a field's annotation (KIND), as the dataclass holds it."""
+    optional = kind.endswith(" | None")
+    base = kind.removesuffix(" | None")
+    if value is None and optional:
+        return None
+    if base == "str" and isinstance(value, str):
+        return value
+    if base == "bool" and isinstance(value, bool):
+        return value
+    if base == "int" and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if base == "float" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and 0 < value < float("inf"):
+        return float(value)
+    if base == "tuple[str, ...]" and isinstance(value, list) and value \
+            and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    expected = {"str": "a string", "bool": "true or false", "int": "a positive integer",
+                "float": "a positive number", "tuple[str, ...]": "a list of strings"}[base]
+    raise UsageError(f"{where}: expected {expected}{' or null' if optional else ''}, "
+                     f"not {json.dumps(value)}")
+
+
+def _entry(cls: type, where: str, obj: Any) -> Any:
+    if not isinstance(obj, dict):
+        raise UsageError(f"{where}: expected an object")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(obj) - set(fields))
+    if unknown:
+        raise UsageError(f"{where}: unknown key `{unknown[0]}`; expected "
+                         f"{', '.join(fields)}")
+    missing = [n for n, f in fields.items()
+               if n not in obj and f.default is dataclasses.MISSING]
+    if missing:
+        raise UsageError(f"{where}: missing key `{missing[0]}`")
+    values = {n: _value(f"{where}.{n}", fields[n].type, v) for n, v in obj.items()}
+    bad = [d for d in values.get("directions", ()) if d not in DIRECTIONS]
+    if bad:
+        raise UsageError(f"{where}.directions: unknown direction `{bad[0]}`; expected "
+                         f"{', '.join(DIRECTIONS)}")
+    return cls(**values)
+
+
+def from_json(obj: Any, where: str) -> Targets:
+    """The targets in OBJ (a targets file's content); WHERE names it in errors."""
+    if not isinstance(obj, dict):
+        raise UsageError(f"{where}: expected a JSON object of target lists")
+    unknown = sorted(set(obj) - {"file", "description", "reorder", *_KINDS})
+    if unknown:
+        raise UsageError(f"{where}: unknown key `{unknown[0]}`; expected "
+                         f"{', '.join(['reorder', *_KINDS])}")
+    kinds = {}
+    for kind, cls in _KINDS.items():
+        entries = obj.get(kind, [])
+        if not isinstance(entries, list):
+            raise UsageError(f"{where}: {kind}: expected a list")
+        kinds[kind] = tuple(_entry(cls, f"{where}: {kind}[{i}]", e)
+                            for i, e in enumerate(entries))
+    reorder = obj.get("reorder")
+    return Targets(file=_value(f"{where}: file", "str", obj.get("file", "")), **kinds,
+                   reorder=None if reorder is None
+                   else _entry(ReorderTarget, f"{where}: reorder", reorder))
+
+
+def to_json(targets: Targets) -> dict[str, Any]:
+    """The inverse of from_json: what a results file's header keeps."""
+    def entry(value: Any) -> dict[str, Any]:
+        return {f.name: (list(v) if isinstance(v := getattr(value, f.name), tuple) else v)
+                for f in dataclasses.fields(value)}
+    out: dict[str, Any] = {"file": targets.file}
+    for kind in _KINDS:
+        out[kind] = [entry(t) for t in getattr(targets, kind)]
+    out["reorder"] = entry(targets.reorder) if targets.reorder else None
+    return out
+
+
+def load(path: Path) -> Targets:
+    """A targets file, checked whole: one line naming the file and entry if it is not."""
+    try:
+        obj = json.loads(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the targets file ({exc.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise UsageError(f"{path}{where}: not a JSON targets file ({exc})") from None
+    targets = from_json(obj, str(path))
+    return dataclasses.replace(targets, file=path.name)

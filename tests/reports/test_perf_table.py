@@ -3,11 +3,14 @@
 import json
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
-from benchdnn_py.reports import perf_table
+from benchdnn_py.reports import perf_table, perf_targets
 
 LIMIT = 400.0   # G/s, the f32 limit these records say they were measured against
+# the project's targets file, which the tests below judge by
+TARGETS = perf_targets.load(ROOT / "batches" / "perf_targets.json")
+BAR = TARGETS.reorder.max_over_copy
 
 
 def record(desc, *, backend="native", direction="FWD_I", dt=("f32", "f32", "f32"),
@@ -66,7 +69,7 @@ def test_groups_use_geomeans_and_each_bar_can_fail():
                record(resnet("a"), backend="torch", median_ms=1.0),
                record(resnet("b"), median_ms=2.0),            # 100 GFLOPS, 25%
                record(resnet("b"), backend="torch", median_ms=2.0)]
-    rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(records))}
+    rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(records), TARGETS)}
     row = rows["ResNet-50 f32 forward, mb1"]
     assert len(row.cases) == 2
     assert row.eff == pytest.approx(50.0)           # sqrt(100 * 25)
@@ -83,7 +86,7 @@ def test_directions_types_minibatches_and_depthwise_select_their_rows():
                record(resnet("a"), dt=("bf16", "bf16", "bf16")),
                record(resnet("a"), dt=("u8", "s8", "u8")),
                record('mb1g32ic32ih112oc32oh112kh3ph1n"mobilenet_v1:conv2_1_dw"')]
-    rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(perf_table.cases_of(records))}
+    rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(perf_table.cases_of(records), TARGETS)}
     assert rows["ResNet-50 f32 backward data, mb16"] == 1
     assert rows["ResNet-50 f32 backward weights, mb1"] == 1
     assert rows["ResNet-50 bf16 forward, mb1"] == 1
@@ -103,18 +106,19 @@ def test_depthwise_layers_are_read_in_gb_per_s_against_the_copy_bandwidth(tmp_pa
     cases = perf_table.cases_of(records)
     assert [perf_table.Case.gbps(c.ours) for c in cases] == pytest.approx([40.0, 10.0])
     assert [c.copy_pct for c in cases] == pytest.approx([200.0, 50.0])
-    (row,) = [r for r in perf_table.rows_of(cases) if r.target.memory_bound]
+    (row,) = [r for r in perf_table.rows_of(cases, TARGETS) if r.target.memory_bound]
     assert row.ours_gbps == pytest.approx(20.0) and row.torch_gbps == pytest.approx(10.0)
     assert row.copy_pct == pytest.approx(100.0) and row.copy_pct_min == pytest.approx(50.0)
     assert perf_table.bandwidth_lines([row])[2] == (
         "| MobileNet v1 depthwise layers, f32 forward, mb1 | 2 | 20.0 | 100, 50 | 10.0 | 20.0 |")
     # files from before bytes were recorded: the row says so rather than guess
     old = perf_table.cases_of([record(dw), record(dw, backend="torch")])
-    (row,) = [r for r in perf_table.rows_of(old) if r.target.memory_bound]
+    (row,) = [r for r in perf_table.rows_of(old, TARGETS) if r.target.memory_bound]
     assert perf_table.bandwidth_lines([row])[2].endswith("| 1 | - | -, - | - | - |")
     # the CLI prints the table under the targets, and the per-layer line names the GB/s
     path = tmp_path / "perf.jsonl"
-    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1,
+              "run": {"perf_targets": perf_targets.to_json(TARGETS)}}
     path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
     res = run_cli("perf-table", "--layers", str(path))
     assert res.code == 0, res.err
@@ -123,12 +127,20 @@ def test_depthwise_layers_are_read_in_gb_per_s_against_the_copy_bandwidth(tmp_pa
 
 
 def test_cli_prints_the_table_and_rejects_a_file_without_timings(tmp_path):
+    """The targets come from the run's header (a batch's --perf-targets); without them
+    the same records get a row per case."""
     path = tmp_path / "perf.jsonl"
     header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}
-    lines = [header, record(resnet("a")), record(resnet("a"), backend="torch", median_ms=3)]
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    cases = [record(resnet("a")), record(resnet("a"), backend="torch", median_ms=3)]
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *cases]))
+    res = run_cli("perf-table", "--layers", str(path))
+    assert res.code == 0 and "ResNet-50 f32 forward" not in res.out, res.err
+    assert f"| --conv --dir=FWD_I {resnet('a')} | 1 | 3 |" in res.out
+    carried = {**header, "run": {"perf_targets": perf_targets.to_json(TARGETS)}}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [carried, *cases]))
     res = run_cli("perf-table", "--layers", str(path))
     assert res.code == 0, res.err
+    assert res.lines[0] == "targets: perf_targets.json"
     assert "| ResNet-50 f32 forward, mb1 | 1 | 200 | 50, 50 | 67 | 3.00x |" in res.out
     assert "| resnet_50 | a | FWD_I | f32 | 1 | 200 | 50 | 67 | 3.00 | native:x |" in res.out
     assert "perf guard: none (runs without --perf-guard, or older files)" in res.lines
@@ -189,9 +201,9 @@ def test_post_op_overhead_divides_by_the_plain_case():
     cases = perf_table.cases_of(records)
     relu = [c for c in cases if c.post_ops == "relu"]
     assert sorted(c.over_plain for c in relu) == pytest.approx([1.02, 1.21])
-    plain_rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases)}
+    plain_rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases, TARGETS)}
     assert plain_rows["ResNet-50 f32 forward, mb1"] == 2       # post-op cases stay out
-    lines = perf_table.overhead_lines(cases)
+    lines = perf_table.kind_lines("overhead", cases, TARGETS)
     assert "| ResNet-50 f32 forward + relu, mb1 | 2 | 1.111, 1.210 | geomean <= 1.05: missed |" in lines
     assert "| ResNet-50 f32 forward + sum, mb1 | 0 | - | not measured |" in lines
 
@@ -211,13 +223,13 @@ def test_depthwise_fusion_divides_by_the_two_convolutions_run_separately():
                                 + pair("b", 33.0, 32.0, 16.0, mb=16))
     fused = sorted((c for c in cases if c.post_ops), key=lambda c: (c.desc.mb, c.layer))
     assert [c.over_separate for c in fused] == pytest.approx([0.75, 0.8, 0.6, 0.6875])
-    lines = perf_table.fusion_lines(cases)
+    lines = perf_table.kind_lines("fusion", cases, TARGETS)
     assert ("| MobileNet v1 f32 1x1 + depthwise fused, mb1 | 2 | 0.775, 0.800 | "
             "geomean < 1: met |") in lines
     assert ("| MobileNet v1 f32 1x1 + depthwise fused, mb16 | 2 | 0.642, 0.688 | "
             "geomean < 1: met |") in lines
     # the pairs' plain cases stay out of the MobileNet v1 targets
-    rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases)}
+    rows = {r.target.label: len(r.cases) for r in perf_table.rows_of(cases, TARGETS)}
     assert rows["MobileNet v1 f32 forward, mb1"] == 0
 
 
@@ -233,9 +245,9 @@ def test_winograd_row_divides_direct_by_wino_per_layer():
     speedups = sorted(c.wino_speedup for c in cases if c.alg == "wino")
     assert speedups == pytest.approx([1.2, 2.0])
     # the wino cases stay out of the other targets' groups
-    rows = perf_table.rows_of(cases)
+    rows = perf_table.rows_of(cases, TARGETS)
     assert all(c.alg == "" for row in rows for c in row.cases)
-    (line,) = [l for l in perf_table.wino_lines(cases) if "ResNet-50 and VGG-19" in l]
+    (line,) = [l for l in perf_table.kind_lines("wino", cases, TARGETS) if "ResNet-50 and VGG-19" in l]
     assert "| 2 | 1.55, 1.20 |" in line and "missed" in line
 
 
@@ -262,7 +274,7 @@ def test_reorders_are_read_against_the_copies_of_their_run_at_median_bandwidth(t
     cases = perf_table.reorder_cases_of(records)
     assert [c.is_copy for c in cases] == [True, False, False, True]
     assert cases[2].gbps == pytest.approx(25.0)
-    lines = perf_table.reorder_lines(cases)
+    lines = perf_table.reorder_lines(cases, BAR)
     assert "copies (runs: 2), 20.0 GB/s" in lines[0]    # geomean of 40 and 10
     assert any("--stag=nchw --dtag=nhwc 2x3x4x5 | reorder:x | 30.0 | 0.67x | met |" in l
                for l in lines)
@@ -270,14 +282,16 @@ def test_reorders_are_read_against_the_copies_of_their_run_at_median_bandwidth(t
     assert "| 2.00x | copy |" in lines[-3]                # the yardstick, not judged
     assert lines[-1].endswith("met by all 2 cases")
     slow = records + [reorder_record("f32", "s8", "nchw", "nhwc", median_ms=1, eff_pct=10)]
-    lines = perf_table.reorder_lines(perf_table.reorder_cases_of(slow))
+    lines = perf_table.reorder_lines(perf_table.reorder_cases_of(slow), BAR)
     assert "| 2.00x | missed |" in lines[-3]
     assert lines[-1].endswith("missed by 1 of 3 cases")
     path = tmp_path / "reo.jsonl"
     header = {"type": "header", "schema": "benchdnn-py-results", "version": 1}
     path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
-    res = run_cli("perf-table", str(path))
+    res = run_cli("perf-table", "--targets=batches/perf_targets.json", str(path))
     assert res.code == 0 and "reorder bar" in res.out and "ResNet" not in res.out
+    res = run_cli("perf-table", str(path))     # no targets: a row per case, no verdict
+    assert res.code == 0 and "reorder bar" not in res.out and "| case |" in res.out
 
 
 def test_post_op_section_of_its_own_pairs_within_its_network():
@@ -292,10 +306,10 @@ def test_post_op_section_of_its_own_pairs_within_its_network():
                {**record(own, median_ms=0.99),
                 "key": f"--conv --dir=FWD_I --attr-post-ops=sum {own}"}]
     cases = perf_table.cases_of(records)
-    lines = perf_table.overhead_lines(cases)
+    lines = perf_table.kind_lines("overhead", cases, TARGETS)
     assert "| ResNet-50 f32 forward + relu, mb1 | 1 | 1.030, 1.030 | geomean <= 1.05: met |" in lines
     assert "| ResNet-50 f32 forward + sum, mb1 | 1 | 0.990, 0.990 | geomean <= 1.05: met |" in lines
-    rows = {r.target.label: r.cases for r in perf_table.rows_of(cases)}
+    rows = {r.target.label: r.cases for r in perf_table.rows_of(cases, TARGETS)}
     assert [c.layer for c in rows["ResNet-50 f32 forward, mb1"]] == ["a"]
     assert rows["ResNet-50 f32 forward, mb1"][0].ours["median_ms"] == 2.0
 
@@ -313,13 +327,13 @@ def test_threads_row_joins_a_one_thread_run_on_the_large_layers(tmp_path):
         record(big, median_ms=1.0, gops=0.2), record(small, median_ms=1.0, gops=0.1)])
     one = _results_file(tmp_path / "one.jsonl", 1, [
         record(big, median_ms=1.8, gops=0.2), record(small, median_ms=1.0, gops=0.1)])
-    lines = perf_table.table([two, one])
+    lines = perf_table.table([two, one], targets=TARGETS)
     # only the 200 M op layer counts (150 M or more); 1.8x misses the 1.85x bar
     assert ("| 2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more | 1 "
             "| 1.80, 1.80 | geomean and every layer >= 1.85: missed |") in lines
     # the one-thread run stays out of the other targets: 200 and 100 GFLOPS, not 111
     assert any(l.startswith("| ResNet-50 f32 forward, mb1 | 2 | 141 |") for l in lines)
-    alone = [l for l in perf_table.table([two]) if l.startswith("| 2 threads")]
+    alone = [l for l in perf_table.table([two], targets=TARGETS) if l.startswith("| 2 threads")]
     assert alone == ["| 2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or "
                      "more | 0 | - | not measured |"]
     res = run_cli("perf-table", one)
@@ -337,14 +351,14 @@ def test_threads_row_pairs_each_layer_with_its_one_thread_twin_in_the_same_run(t
     cases = perf_table.cases_of(records)
     assert [(c.layer, c.threads, c.thread_speedup) for c in cases] == \
         [("a", 2, pytest.approx(1.9)), ("b", 2, pytest.approx(2.0)), ("c", 2, None)]
-    lines = perf_table.table([_results_file(tmp_path / "run.jsonl", 2, records)])
+    lines = perf_table.table([_results_file(tmp_path / "run.jsonl", 2, records)], targets=TARGETS)
     assert ("| 2 threads over 1, ResNet-50 f32 forward mb1, layers of 150 M ops or more | 2 "
             "| 1.95, 1.90 | geomean and every layer >= 1.85: met |") in lines
     assert "| ResNet-50 f32 forward, mb1 | 0 | - | -, - | - | -x | not measured |" in lines
     # the same layers on resnet_50 itself, by --threads: still out of the forward target
     on_resnet = [{**r, "key": r["key"].replace("resnet_50_threads", "resnet_50")}
                  for r in records]
-    rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(on_resnet))}
+    rows = {r.target.label: r for r in perf_table.rows_of(perf_table.cases_of(on_resnet), TARGETS)}
     assert rows["ResNet-50 f32 forward, mb1"].cases == []
     # a run on one thread only (`--threads=1` alone): its cases are cases, with no ratio
     alone = perf_table.cases_of([layer("a", 1, 1.9), layer("b", 1, 2.0)])
