@@ -17,6 +17,7 @@ file on disk is a complete, valid report of the cases it lists.
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import platform
 import time
@@ -154,6 +155,15 @@ def read_cases(path: str) -> tuple[list[ET.Element], dict[str, str], str]:
         raise ValueError(f"{path}: not JUnit XML (the root is <{root.tag}>, expected "
                          f"<testsuites> or <testsuite>)")
     cases = [c for s in suites for c in s.findall("testcase")]
+    for case in cases:   # a time that is not a count of seconds would be summed later
+        seconds = case.get("time") or "0"
+        try:
+            ok = math.isfinite(float(seconds)) and float(seconds) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{path}: testcase `{case.get('name', '')}`: time `{seconds}` "
+                             f"is not a number of seconds")
     props = {}
     name = "benchdnn-py"
     if suites:

@@ -241,7 +241,7 @@ def markdown(rows: list[Row]) -> list[str]:
 
 
 def bandwidth_lines(rows: list[Row]) -> list[str]:
-    """The memory-bound targets' bytes per second (issue 10: depthwise layers against the
+    """The memory-bound targets' bytes per second (depthwise layers against the
     machine's measured memory bandwidth): bytes read and written over median times, and
     their share of the copy bandwidth each run measured (`benchdnn-py info`)."""
     lines = ["| memory-bound group | cases | ours GB/s | % of copy bandwidth (geomean, min) "

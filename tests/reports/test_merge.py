@@ -43,9 +43,14 @@ def test_gzip_and_plain_inputs_merge_into_either(shards, tmp_path):
     (lambda d, t: [d / "s0.jsonl", t / "missing.jsonl"], "missing.jsonl: cannot read"),
     (lambda d, t: [t / "bad.xml"], "bad.xml: not JUnit XML"),
     (lambda d, t: [t / "bad.jsonl"], "bad.jsonl:1: not a JSON record"),
+    # (found by the fuzz test: a damaged time was summed as a number)
+    (lambda d, t: [d / "s0.xml", t / "time.xml"],
+     "time.xml: testcase `x`: time `:.005` is not a number of seconds"),
 ])
 def test_bad_inputs_are_one_line_and_exit_2(shards, tmp_path, make, fragment):
     (tmp_path / "bad.xml").write_text("<testsuites><testsuite>")
+    (tmp_path / "time.xml").write_text(
+        '<testsuites><testsuite><testcase name="x" time=":.005"/></testsuite></testsuites>')
     (tmp_path / "bad.jsonl").write_text("{oops\n")
     inputs = [str(p) for p in make(shards, tmp_path)]
     res = run_cli("merge", str(tmp_path / "out"), *inputs)
