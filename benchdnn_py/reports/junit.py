@@ -148,6 +148,8 @@ def read_cases(path: str) -> tuple[list[ET.Element], dict[str, str], str]:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise ValueError(f"{path}: not JUnit XML ({exc})") from None
+    except LookupError as exc:   # an XML declaration naming an encoding Python lacks
+        raise ValueError(f"{path}: not JUnit XML ({exc})") from None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")

@@ -43,12 +43,14 @@ def test_gzip_and_plain_inputs_merge_into_either(shards, tmp_path):
     (lambda d, t: [d / "s0.jsonl", t / "missing.jsonl"], "missing.jsonl: cannot read"),
     (lambda d, t: [t / "bad.xml"], "bad.xml: not JUnit XML"),
     (lambda d, t: [t / "bad.jsonl"], "bad.jsonl:1: not a JSON record"),
-    # (found by the fuzz test: a damaged time was summed as a number)
+    # (found by the fuzz tests: a damaged time, summed as a number; an unknown encoding)
     (lambda d, t: [d / "s0.xml", t / "time.xml"],
      "time.xml: testcase `x`: time `:.005` is not a number of seconds"),
+    (lambda d, t: [t / "encoding.xml"], "encoding.xml: not JUnit XML (unknown encoding: u-f-8)"),
 ])
 def test_bad_inputs_are_one_line_and_exit_2(shards, tmp_path, make, fragment):
     (tmp_path / "bad.xml").write_text("<testsuites><testsuite>")
+    (tmp_path / "encoding.xml").write_text("<?xml version='1.0' encoding='u-f-8'?>\n<testsuites/>")
     (tmp_path / "time.xml").write_text(
         '<testsuites><testsuite><testcase name="x" time=":.005"/></testsuite></testsuites>')
     (tmp_path / "bad.jsonl").write_text("{oops\n")
