@@ -2,6 +2,11 @@
  * bf16 nChw16c, a lane of two channels per broadcast, vdpbf16ps (each pair multiplied
  * exactly and added in f32) into f32 accumulators; the same register blocking as the f32
  * AVX-512 instances (conv_dblk_lp_avx512.h), each instruction doing twice their work. */
+/* The instances of OCB 2 to 4 and the kernel object; conv_dblk_bf16_avx512_bf16_ocb1.c
+ * compiles the OCB 1 instances of this file beside it (DC_PART, conv_dblk.inc). */
+#ifndef DC_PART
+#define DC_PART 2
+#endif
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512bf16,avx2,fma")
 #include "conv_dblk_lp_avx512.h"
 

@@ -5,6 +5,11 @@
  * their work. s32 sums wrap as the instruction's do (the plain rows' too); the
  * driver turns them into f32 (dc_sums_to_f32) before the post-ops and stores with
  * saturation (dc_store_lp). */
+/* The instances of OCB 2 to 4 and the kernel object; conv_dblk_int8_avx512_vnni_ocb1.c
+ * compiles the OCB 1 instances of this file beside it (DC_PART, conv_dblk.inc). */
+#ifndef DC_PART
+#define DC_PART 2
+#endif
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni,avx2,fma")
 #include "conv_dblk_lp_avx512.h"
 
@@ -18,6 +23,7 @@
 #define DC_FMA(A, X, W)                                                                    \
     __asm__("vpdpbusd %[wv], %[xv], %[av]" : [av] "+v"(A) : [xv] "v"(X), [wv] "v"(W))
 
+__attribute__((unused))   /* (the kernel object's: DC_PART 1 has none) */
 static void dc_sums_to_f32(float *acc, const float *bias, int64_t npt) {
     const __m512 b = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
     for (int64_t pt = 0; pt < npt; ++pt) {

@@ -23,6 +23,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DC_UR4 6
 #define DC_BCAST(x) ((vf)_mm512_set1_epi32(*(const int32_t *)(x)))
 
+__attribute__((unused))   /* (the kernel object's: DC_PART 1 has none) */
 static void dc_store_lp(int out_dt, const float *acc, void *out, int64_t n) {
     for (int64_t i = 0; i < n; i += VLEN)
         bdnn_epi_store16(out_dt, _mm512_loadu_ps(acc + i), out, i, (__mmask16)0xffff);

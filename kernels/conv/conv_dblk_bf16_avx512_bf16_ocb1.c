@@ -1,0 +1,3 @@
+/* The one-block (OCB 1) instances of conv_dblk_bf16_avx512_bf16.c, compiled beside it. */
+#define DC_PART 1
+#include "conv_dblk_bf16_avx512_bf16.c"
