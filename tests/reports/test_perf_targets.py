@@ -79,7 +79,8 @@ def test_a_batch_names_its_targets_and_the_results_file_carries_them(tmp_path):
     elsewhere = tmp_path / "run"
     elsewhere.mkdir()
     res = run_cli("--reorder", "--mode=P", "--fix-times-per-prb=2", "--perf-guard=false",
-                  "--results=r.jsonl", f"--batch={tmp_path / 'perf'}", cwd=elsewhere)
+                  "--results=r.jsonl", f"--batch={tmp_path / 'perf'}", cwd=elsewhere,
+                  env={"OMP_NUM_THREADS": "2"})   # (perf-table refuses one-thread runs)
     assert res.code == 0, res.err
     header = json.loads((elsewhere / "r.jsonl").read_text().splitlines()[0])
     assert header["run"]["perf_targets"]["file"] == "mine.json"
