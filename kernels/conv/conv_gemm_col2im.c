@@ -168,6 +168,10 @@ void bdnn_gemm_run_col2im(const exec_t *e) {
     const int64_t size = d->mb * d->ic * in_points(d);
     const int64_t slice = (d->ic / d->g) * in_points(d);   /* one (image, group) */
     float *out = e->out;
+    /* the deliberate defect drops, on more than one thread, the partial results of the
+     * last thread that had work (with dynamic scheduling, a thread may get no item) */
+    int worked[c->nthr];
+    memset(worked, 0, sizeof(worked));
 #pragma omp parallel num_threads(c->nthr)
     {
         const int tid = omp_get_thread_num();
@@ -176,6 +180,7 @@ void bdnn_gemm_run_col2im(const exec_t *e) {
         if (mine) memset(mine, 0, sizeof(float) * (size_t)size);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t item = 0; item < p->n_items; ++item) {
+            worked[tid] = 1;
             if (mine) {
                 const int64_t cb = item % p->n_col_blocks;
                 const int64_t rb = (item / p->n_col_blocks) % p->n_row_blocks;
@@ -190,12 +195,16 @@ void bdnn_gemm_run_col2im(const exec_t *e) {
                 for (int64_t cb = 0; cb < p->n_col_blocks; ++cb)
                     col_block(e, s, item, rb, cb, out);
         }
-        if (mine) {
+        if (mine) {   /* (after the work loop's barrier: every worked[] is set) */
+            int drop = -1;
+            for (int t = 0; c->fault == BDNN_FAULT_SPLIT_DROPPED && c->nthr > 1 && t < c->nthr;
+                 ++t)
+                if (worked[t]) drop = t;
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < size; ++i) {
-                float sum = p->partials[i];
-                for (int t = 1; t < c->nthr - (c->fault == BDNN_FAULT_SPLIT_DROPPED); ++t)
-                    sum += p->partials[t * size + i];
+                float sum = drop == 0 ? 0.0f : p->partials[i];
+                for (int t = 1; t < c->nthr; ++t)
+                    if (t != drop) sum += p->partials[t * size + i];
                 out[i] = sum;
             }
         }
