@@ -430,16 +430,6 @@ def case_lines(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def carried_targets(paths: list[str]) -> Targets | None:
-    """The targets file the first of PATHS that carries one was run with (its header's
-    run.perf_targets: a batch's --perf-targets)."""
-    for path in paths:
-        obj = read(path).header.get("run", {}).get("perf_targets")
-        if obj is not None:
-            return from_json(obj, f"{path}: header run.perf_targets")
-    return None
-
-
 def table(paths: list[str], layers: bool = False, targets: Targets | None = None) -> list[str]:
     """The table of PATHS: judged against TARGETS, or against the targets file the run
     carries; without one, a row per case."""
@@ -448,6 +438,10 @@ def table(paths: list[str], layers: bool = False, targets: Targets | None = None
     all_two = True                          # every other run on two threads
     for path in paths:
         results = read(path)
+        # the targets the first file that carries one was run with (a batch's --perf-targets)
+        carried = results.header.get("run", {}).get("perf_targets")
+        if targets is None and carried is not None:
+            targets = from_json(carried, f"{path}: header run.perf_targets")
         threads = results.environment.get("threads", {}).get("max")
         if threads == 1:
             one_thread += results.cases
@@ -460,7 +454,6 @@ def table(paths: list[str], layers: bool = False, targets: Targets | None = None
     if not any(r.get("median_ms") for r in records):
         raise UsageError(f"{', '.join(paths)}: no timed case (run with --mode=P and "
                          f"--results=FILE)")
-    targets = targets or carried_targets(paths)
     cases = cases_of(records, one_thread if all_two else ())
     reorders = reorder_cases_of(records)
     if targets is None:
