@@ -360,10 +360,10 @@ def test_memory_formats_end_to_end_with_repro_layouts_and_perf_fields():
 
 
 def test_memory_format_errors_are_one_line_each():
-    bad = run_cli("--conv", "--stag=nChw17c", "ic3ih5oc3kh3")
+    bad = run_cli("--conv", "--stag=nchw16c", "ic3ih5oc3kh3")
     assert bad.code == 2 and not bad.out
     assert bad.err.strip().count("\n") == 0
-    assert "--stag=nChw17c: unknown or invalid tag `nChw17c`" in bad.err
+    assert "--stag=nchw16c: unknown or invalid tag `nchw16c`" in bad.err
     # a tag that does not fit one problem's rank is that case's error; the batch goes on
     res = run_cli("--conv", "--wtag=OIhw16i16o", "g2ic4ih5oc4kh3", "ic4ih5oc4kh3")
     assert res.code == 1

@@ -87,6 +87,21 @@ _RNN = {"tn": "ab", "nt": "ba", "tnc": "abc", "ntc": "bac", "ldnc": "abcd", "ldi
         "ldgoi": "abdec", "ldio": "abcd", "ldoi": "abdc", "ldgo": "abcd"}
 
 
+# Any CNN alias past the enumerated ones (benchdnn's enum also has gOIhw8i16o2i,
+# OIdhw4o8i2o, ...: blocks within blocks): role letters, with at least one that is no
+# canonical letter, so that abc tags never read as roles.
+_ROLE_TAG = re.compile(r"(?=.*[ghinowGHINOW])[ncdhwgoiNCDHWGOI]+(?:[0-9]+[ncdhwgoi])*")
+
+
+def _role_pattern(text: str) -> str | None:
+    if not _ROLE_TAG.fullmatch(text):
+        return None
+    roles = set(text.lower()) - set("0123456789")
+    if not (roles <= set(_ACT_ORDER) or roles <= set(_WEI_ORDER)):
+        return None
+    return _from_roles(text)
+
+
 def _from_roles(name: str) -> str:
     roles = set(name.lower()) - set("0123456789")
     order = _WEI_ORDER if roles & set("goi") else _ACT_ORDER
@@ -171,7 +186,7 @@ def parse_tag(text: str) -> Tag:
     """A tag from its spelling; UsageError naming the token when it is not one."""
     if text == "any":
         return Tag(text, "any")
-    pattern = ALIASES.get(text, text)
+    pattern = ALIASES.get(text) or _role_pattern(text) or text
     m = _TAG_SHAPE.fullmatch(pattern)
     if not m:
         raise _unknown(text)

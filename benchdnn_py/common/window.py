@@ -49,14 +49,19 @@ class Formulas:
     out: Callable[[int, int, int, int, int], int]          # (i, k, s, p, dil) -> o
     pad: Callable[[int, int, int, int, int], int]          # (o, i, k, s, dil) -> p
     pad_r: Callable[[int, int, int, int, int, int], int]   # (o, i, k, s, p, dil) -> p_r
+    # a dilation alone makes its axis present (benchdnn's conv and deconv; not pooling,
+    # whose `ih6oh7_kh2ph1_dh4dw4` is square: w takes h's sizes and dilation)
+    dilation_marks_axis: bool = True
 
 
+_CONV = dict(
+    out=lambda i, k, s, p, d: c_div(i - effective_kernel(k, d) + 2 * p, s) + 1,
+    pad=lambda o, i, k, s, d: c_div((o - 1) * s - i + effective_kernel(k, d), 2),
+    pad_r=lambda o, i, k, s, p, d: (o - 1) * s - i + effective_kernel(k, d) - p,
+)
 FORMULAS = {
-    "conv": Formulas(
-        out=lambda i, k, s, p, d: c_div(i - effective_kernel(k, d) + 2 * p, s) + 1,
-        pad=lambda o, i, k, s, d: c_div((o - 1) * s - i + effective_kernel(k, d), 2),
-        pad_r=lambda o, i, k, s, p, d: (o - 1) * s - i + effective_kernel(k, d) - p,
-    ),
+    "conv": Formulas(**_CONV),
+    "pool": Formulas(**_CONV, dilation_marks_axis=False),
     "deconv": Formulas(
         out=lambda i, k, s, p, d: (i - 1) * s + (k - 1) * (d + 1) - 2 * p + 1,
         pad=lambda o, i, k, s, d: c_div((i - 1) * s - o + effective_kernel(k, d), 2),
@@ -186,7 +191,8 @@ def parse_desc(text: str, kind: str = "conv") -> ConvDesc:
     dil = [get("d" + ax, 0) for ax in AXES]
 
     def present(a: int) -> bool:
-        return not (size["i"][a] == size["k"][a] == size["o"][a] == dil[a] == 0
+        return not (size["i"][a] == size["k"][a] == size["o"][a] == 0
+                    and (dil[a] == 0 or not formulas.dilation_marks_axis)
                     and stride[a] == 1 and pad[a] < 1)
 
     presence = [present(a) for a in range(3)]

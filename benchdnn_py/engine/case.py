@@ -119,6 +119,10 @@ def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) ->
     if verbose >= 5:
         info = f" ({prim.info})" if prim.info else ""
         ctx.log(f"implementation: {prim.name}{info}; {steps.layouts(prb, prim)}")
+    if ctx.settings.check_ref_impl and "ref" in prim.name:
+        res.status = Status.FAILED
+        res.reason = f"--check-ref-impl: `{prim.name}` is a reference implementation"
+        return
     create_s = (res.timers.seconds["create_pd"], res.timers.seconds["create_prim"])
     bound = None
     if mode.correctness:

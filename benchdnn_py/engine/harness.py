@@ -21,7 +21,8 @@ from ..errors import UsageError
 from ..reports.perf_report import check_fields, with_driver_default
 from . import batch
 from .options import closest, parse_list, parse_option_arg
-from .settings import GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings, parse_perf_targets
+from .settings import (EMPTY_IS_DEFAULT, GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings,
+                       parse_perf_targets)
 
 MAX_BATCH_DEPTH = 64
 _VERBOSE_SHORT = re.compile(r"-v([0-9]+)$")
@@ -87,10 +88,14 @@ class _Walker:
     def _global(self, name: str, value: str, source: Path | None = None) -> bool:
         for field, opt in GLOBAL_OPTIONS.items():
             if opt.name == name:
-                # a file a batch names is found next to that batch first, as --batch's
-                parsed = parse_perf_targets(value, source.parent if source else None,
-                                            self.seen_dirs) if field == "perf_targets" \
-                    else opt.parse(value)
+                if value == "" and field in EMPTY_IS_DEFAULT:
+                    parsed = opt.default   # benchdnn's options: as there
+                elif field == "perf_targets":
+                    # a file a batch names is found next to that batch first, as --batch's
+                    parsed = parse_perf_targets(value, source.parent if source else None,
+                                                self.seen_dirs)
+                else:
+                    parsed = opt.parse(value)
                 self.settings = dataclasses.replace(self.settings, **{field: parsed})
                 return True
         return False

@@ -169,6 +169,15 @@ def _parse_isa(text: str) -> str:
     return level
 
 
+def _parse_engine(text: str) -> str:
+    kind, _, index = text.lower().partition(":")
+    if kind == "gpu":
+        raise UsageError(f"--engine={text}: no GPU engine here; this tool runs on the CPU")
+    if kind != "cpu" or index not in ("", "0"):
+        raise UsageError(f"--engine={text}: expected cpu or cpu:0")
+    return "cpu"
+
+
 @dataclasses.dataclass(frozen=True)
 class GlobalSettings:
     mode: Mode = MODES["C"]
@@ -194,6 +203,11 @@ class GlobalSettings:
     color: str = "auto"        # standard error's colours: auto, always or never
     # the targets perf-table judges the run's results by (the results file's header)
     perf_targets: perf_targets.Targets | None = None
+    check_ref_impl: bool = False   # a case run by a reference implementation is FAILED
+    # benchdnn knobs accepted for its batch files, with nothing to change here (KNOBS)
+    allow_enum_tags_only: bool = True
+    cpu_isa_hints: str = "none"
+    engine: str = "cpu"
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -258,12 +272,29 @@ GLOBAL_OPTIONS: dict[str, Option] = {
     "perf_targets": Option("perf-targets", parse_perf_targets, None,
                            "a targets file (JSON) for perf-table to judge this run's "
                            "results file by; batches/perf_conv names perf_targets.json"),
+    "check_ref_impl": Option("check-ref-impl", bool_value("check-ref-impl"), False,
+                             "fail a case whose implementation name contains `ref`"),
+    "allow_enum_tags_only": Option("allow-enum-tags-only", bool_value("allow-enum-tags-only"),
+                                   True, "benchdnn's tag check; either value here: every tag "
+                                   "the tag grammar reads is accepted (docs/options.md)"),
+    "cpu_isa_hints": Option("cpu-isa-hints", enum_value("cpu-isa-hints", {
+        h: h for h in ("none", "no_hints", "prefer_ymm")}), "none",
+        "benchdnn's ISA hints; accepted, no effect here: --isa caps the instruction set"),
+    "engine": Option("engine", _parse_engine, "cpu", "cpu or cpu:0, the only engine here"),
     "color": Option("color", enum_value("color", {c: c for c in COLOR_CHOICES}), "auto",
                     "colours on standard error: auto (a terminal, unless NO_COLOR is set), "
                     "always, never"),
 }
 
+# benchdnn's own global options: as there, an empty value restores the default. This
+# tool's run options (--results=, --junit=, --shard=, ...) keep refusing an empty value,
+# which is a mistake there, never a request.
+EMPTY_IS_DEFAULT = frozenset({"mode", "max_ms_per_prb", "fix_times_per_prb", "canonical",
+                              "verbose", "summary", "perf_template", "check_ref_impl",
+                              "allow_enum_tags_only", "cpu_isa_hints", "engine"})
+
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.
 RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor",
-                        "perf_guard", "color", "replace", "perf_targets"})
+                        "perf_guard", "color", "replace", "perf_targets",
+                        "allow_enum_tags_only", "cpu_isa_hints", "engine"})

@@ -7,9 +7,11 @@ when the core cannot be imported."""
 
 import pytest
 
-from benchdnn_py.common.attr import (Depthwise, Eltwise, OScale, PostOps, ScaleEntry, Scales, Sum,
-                                     ZeroPointEntry, ZeroPoints, parse_oscale, parse_post_ops,
-                                     parse_scales, parse_zero_points)
+from benchdnn_py.common.attr import (Depthwise, Eltwise, Modes, OScale, PostOps,
+                                     ScaleEntry, Scales, Sum, ZeroPointEntry, ZeroPoints,
+                                     modes_of, parse_dropout, parse_fpmath, parse_oscale,
+                                     parse_post_ops, parse_rounding, parse_scales,
+                                     parse_zero_points)
 from benchdnn_py.engine.options import Option, parse_list
 from benchdnn_py.errors import UsageError
 
@@ -172,9 +174,9 @@ def test_scales_built_in_any_order_compare_equal():
     ("src:common:", "dangling symbol at the end of input `src:common:`"),
     ("src:", "dangling symbol at the end of input `src:`"),
     ("src:common:2:f16:", "dangling symbol at the end of input `src:common:2:f16:`"),
-    ("src1:common:2", "argument `src1` in `src1:common:2`"),
-    ("bia:common:2", "argument `bia`"),
-    ("msrc0:common:2", "expected src (or src0), wei or dst"),
+    ("bia:common:2", "argument `bia` in `bia:common:2`"),
+    ("msrc:common:2", "expected one of src (or src0), src1, wei, dst, msrcN"),
+    ("src:host_scalar", "the host_scalar policy in `src:host_scalar` needs a SCALE"),
     ("src", "`src` has no policy"),
     ("src:per_ic", "policy `per_ic` in `src:per_ic`"),
     ("src:-1", "policy `-1`"),
@@ -185,7 +187,8 @@ def test_scales_built_in_any_order_compare_equal():
     ("src:common:nan", "scale `nan`"),
     ("src:common:inf", "scale `inf`"),
     ("src:common:f16", "scale `f16`"),
-    ("wei:per_oc:2", "`2` in `wei:per_oc:2`: only the common policy takes a SCALE"),
+    ("wei:per_oc:2", "`2` in `wei:per_oc:2`: only the common and host_scalar policies "
+                     "take a SCALE"),
     ("dst:per_tensor:0.5:f16", "`0.5` in `dst:per_tensor:0.5:f16`"),
     ("src:common:2:s8", "data type `s8` in `src:common:2:s8`"),
     ("wei:per_oc:u8", "data type `u8`"),
@@ -272,11 +275,12 @@ def test_zero_points_accessors():
     ("src:common:x", "zero point `x`"),
     ("src:common:inf", "zero point `inf`"),
     ("src:common", "the common policy in `src:common` needs a ZP"),
-    ("wei:per_oc:1", "`1` in `wei:per_oc:1`: only the common policy takes a ZP"),
+    ("wei:per_oc:1", "`1` in `wei:per_oc:1`: only the common and host_scalar policies "
+                     "take a ZP"),
     ("src:common:1:f32", "data type `f32` in `src:common:1:f32`"),
     ("src:common:1:", "dangling symbol at the end of input `src:common:1:`"),
-    ("src1:common:1", "argument `src1`"),
-    ("src:per_ocic", "policy `per_ocic`"),
+    ("src2:common:1", "argument `src2`"),
+    ("src:per_ic", "policy `per_ic`"),
     ("src:common:1:s8:4", "groups `4`"),
     ("src:common:1+src:common:2", "argument `src` is given twice"),
     ("src:common:1+", "empty entry"),
@@ -343,3 +347,82 @@ def test_oscale_comma_list():
     option = Option("attr-oscale", parse_oscale, OScale(), "", is_list=True)
     values = parse_list(option, "common:1,per_oc,")
     assert [str(v) for v in values] == ["common:1", "per_oc", ""]
+
+
+# --- benchdnn's whole vocabulary: every argument, policy and post-op kind parses ------------
+
+def test_every_benchdnn_argument_parses_and_prints_in_its_arg_id_order():
+    text = ("attr_post_op_dw_wei:per_oc+msrc2:common:1+wei:per_ocic+dst:host_scalar:2"
+            "+src1:per_tensor+src0:mx")
+    scales = parse_scales(text)
+    assert str(scales) == ("src:mx+src1:per_tensor+dst:host_scalar:2+wei:per_ocic+msrc2:common:1"
+                           "+attr_post_op_dw_wei:per_oc")
+    assert parse_scales(str(scales)) == scales
+    assert scales.get("dst").is_common and scales.get("dst").scale == 2.0
+    assert scales.get("wei").mask == 3 and scales.get("src").mask_for(4) == 15
+
+
+@pytest.mark.parametrize("text,extra", [
+    ("add:f32", 1), ("binary_add:f32:per_oc", 1), ("mul:s8:per_oc", 1),
+    ("add:u8:14:aBcd32b", 1), ("max:bf16:0", 1), ("sub:f16:per_tensor", 1),
+    ("div:s32:2:abcd:1x2x3x4", 1), ("ge:f32:per_dim_01:grouped", 1), ("add", 1),
+    ("select:f32", 1), ("select:f32.per_oc.abcd:per_tensor.acdb", 1), ("prelu", 1),
+    ("prelu:per_oc", 1), ("prelu:3", 1), ("sum+add:f32:per_oc+relu+prelu:common", 2),
+    ("dw:k3s1p1+mul:f32", 1), ("sum+tanh:0:0:2.5", 0),
+])
+def test_binary_and_prelu_entries_round_trip(text, extra):
+    chain = parse_post_ops(text)
+    assert str(chain) == text and parse_post_ops(str(chain)) == chain
+    assert len(chain.extra_inputs) == extra
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("add:f33", "data type `f33` in `add:f33`"),
+    ("add:f32:per_ic", "policy `per_ic` in `add:f32:per_ic`"),
+    ("add:f32:0:nchx", "tag `nchx` in `add:f32:0:nchx`"),
+    ("add:f32:0:abcd:2y3", "strides `2y3` in `add:f32:0:abcd:2y3`"),
+    ("add:f32:0:abcd:1x1:9", "`add:f32:0:abcd:1x1:9` has too many fields"),
+    ("prelu:per_oc:2", "`prelu:per_oc:2` has too many fields"),
+    ("prelu:per_what", "policy `per_what`"),
+    ("pow2:f32", "unknown post-op `pow2`"),
+])
+def test_binary_and_prelu_errors_name_the_token(text, fragment):
+    with pytest.raises(UsageError) as err:
+        parse_post_ops(text)
+    assert fragment in str(err.value) and str(err.value).startswith("--attr-post-ops")
+
+
+def test_mode_attributes_parse_print_and_say_what_does_not_run():
+    values = {"attr-fpmath": parse_fpmath("bf16:true"), "attr-acc-mode": "relaxed",
+              "attr-rounding-mode": parse_rounding("dst:stochastic:7"),
+              "attr-dropout": parse_dropout("0.5:12:undef"), "attr-scratchpad": "user",
+              "attr-deterministic": True}
+    modes = modes_of(values)
+    assert modes.options() == [
+        "--attr-scratchpad=user", "--attr-fpmath=bf16:true", "--attr-acc-mode=relaxed",
+        "--attr-rounding-mode=dst:stochastic:7", "--attr-deterministic=true",
+        "--attr-dropout=0.5:12:undef"]
+    assert "scratchpad=user" in modes.unimplemented()
+    # what the kernels honour by computing strictly: every fpmath and accumulation mode
+    assert Modes(fpmath=parse_fpmath("tf32"), acc_mode="f16",
+                 deterministic=True).unimplemented() is None
+    assert "stochastic" in Modes(rounding=parse_rounding("dst:stochastic")).unimplemented()
+    assert "dropout" in Modes(dropout=parse_dropout("0.25")).unimplemented()
+    assert "onednn backend" in Modes(fpmath=parse_fpmath("bf16")).unimplemented("onednn")
+    assert Modes().options() == [] and modes_of({}) == Modes()
+
+
+@pytest.mark.parametrize("parse,text,fragment", [
+    (parse_fpmath, "bf8", "--attr-fpmath=bf8: unknown fpmath mode"),
+    (parse_fpmath, "bf16:maybe", "`maybe` in `bf16:maybe` is not a boolean"),
+    (parse_rounding, "src:stochastic", "argument `src`"),
+    (parse_rounding, "dst:random", "unknown rounding mode"),
+    (parse_rounding, "dst:stochastic:x", "seed `x`"),
+    (parse_dropout, "1.5", "probability `1.5` must be in [0, 1]"),
+    (parse_dropout, "0.5:1:abcq", "mask tag `abcq`"),
+    (parse_dropout, "0.5:1:any:-2", "offset `-2`"),
+])
+def test_mode_attribute_errors_name_the_token(parse, text, fragment):
+    with pytest.raises(UsageError) as err:
+        parse(text)
+    assert fragment in str(err.value) and "\n" not in str(err.value)

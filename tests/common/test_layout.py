@@ -65,8 +65,26 @@ def test_every_alias_round_trips_through_its_canonical_tag():
         assert layout.parse_tag(layout.parse_tag(name).canonical(n)).canonical(n) == canonical
 
 
+@pytest.mark.parametrize("name,canonical", [
+    ("gOIhw8i16o2i", "aBCde8c16b2c"), ("gOIhw2i4o2i", "aBCde2c4b2c"),
+    ("gOIhw4o8i2o", "aBCde4b8c2b"), ("OIdhw4i16o4i", "ABcde4b16a4b"), ("Ohwi32o", "Acdb32a"),
+    ("nCdhw32c", "aBcde32b"), ("gOdhwi16o", "aBdefc16b"),
+])
+def test_cnn_aliases_past_the_enumerated_ones_read_by_role(name, canonical):
+    assert layout.parse_tag(name).pattern == canonical
+
+
+def test_a_block_within_a_block_lays_out_as_benchdnn_does():
+    lay = layout.parse_tag("OIhw8i16o2i").layout((32, 32, 1, 1))
+    a, b = np.meshgrid(np.arange(32), np.arange(32), indexing="ij")
+    idx = np.stack([a.ravel(), b.ravel(), 0 * a.ravel(), 0 * a.ravel()])
+    # outer blocks O and I, then 8 pairs of i, 16 o, 2 i: ((O*2 + I)*8*16*2 + ...)
+    expected = ((a // 16) * 2 + b // 16) * 256 + ((b % 16) // 2) * 32 + (a % 16) * 2 + b % 2
+    assert (lay.offsets(idx) == expected.ravel()).all()
+
+
 @pytest.mark.parametrize("bad", ["nhwcc", "abcc", "abe", "aBcd", "abcd16b", "ABcd16b",
-                                 "q", "nchw8", "", "aBcd0b"])
+                                 "q", "nchw8", "", "aBcd0b", "nOhw", "gOIhw8i16x"])
 def test_unknown_tags_are_one_line_naming_the_token(bad):
     with pytest.raises(UsageError) as exc:
         layout.parse_tag(bad)

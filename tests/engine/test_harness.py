@@ -41,6 +41,17 @@ def test_empty_value_restores_default():
     assert got[0].values["dir"] is Dir.FWD_B
 
 
+def test_an_empty_global_value_restores_its_default_and_benchdnn_knobs_parse():
+    plan = harness.plan(["--check-ref-impl=true", "--check-ref-impl=", "--mode=P", "--mode=",
+                         "--allow-enum-tags-only=false", "--cpu-isa-hints=prefer_ymm",
+                         "--engine=cpu:0", "--conv", "ic3ih5oc3kh3"])
+    settings = plan.cases[0].settings
+    assert not settings.check_ref_impl and settings.mode.letters == "C"
+    assert not settings.allow_enum_tags_only and settings.cpu_isa_hints == "prefer_ymm"
+    with pytest.raises(UsageError, match="--engine=gpu: no GPU engine here"):
+        harness.plan(["--engine=gpu", "--conv", "ic3ih5oc3kh3"])
+
+
 def test_reset_restores_driver_options_but_not_global_ones():
     plan = harness.plan(["--conv", "--mode=L", "--dir=FWD_I", "--mb=4", "--reset",
                          "ic3ih5oc3kh3"])

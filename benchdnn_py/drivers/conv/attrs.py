@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import core
 from ...common import eltwise, fill
-from ...common.attr import Depthwise, Eltwise, PostOps, Sum
+from ...common.attr import Binary, Depthwise, Eltwise, PostOps, Sum
 from ...common.direction import Dir
 from ...status import Status
 from . import dt as dtypes
@@ -19,7 +19,9 @@ from . import dt as dtypes
 def post_ops_invalid(post_ops: PostOps, direction: Dir,
                      dt: tuple[str, str, str] = ("f32", "f32", "f32")) -> tuple[Status, str] | None:
     """What the spec rules out whatever runs it: post-ops on a backward pass, and the
-    int8-only parameters on other types."""
+    int8-only parameter (the sum's zero point) on other types. The eltwise scale is the
+    post-ops page's dst = scale * f(...) for every type (benchdnn 3.x parses and drops it;
+    DNNL 1.x applied it: this tool applies it, as the spec writes)."""
     if not post_ops:
         return None
     if not direction.forward:
@@ -27,13 +29,24 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
                 "fused result keeps no intermediate for the backward pass")
     int8 = dtypes.is_int8(dt)
     for e in post_ops.entries:
-        if isinstance(e, Eltwise) and e.scale != 1.0 and not int8:
-            return Status.UNIMPLEMENTED, f"`{e}`: the eltwise scale is for int8 convolutions only"
         if isinstance(e, Sum) and e.zero_point and not int8:
             return Status.UNIMPLEMENTED, f"`{e}`: a sum zero point is for int8 convolutions only"
         if isinstance(e, Sum) and e.dt and e.dt != dt[2]:
             return (Status.UNIMPLEMENTED, f"`{e}`: a sum data type other than the "
                     f"destination's ({dt[2]}) is not implemented")
+    return None
+
+
+def extra_inputs_unimplemented(post_ops: PostOps) -> tuple[Status, str] | None:
+    """Binary and prelu entries: benchdnn's grammar parses them, and no backend here runs
+    them yet (kernels, reference and checker lack the extra input)."""
+    for e in post_ops.extra_inputs:
+        if isinstance(e, Binary) and not e.dt:
+            return (Status.INVALID_ARGUMENTS, f"`{e}`: a binary post-op names src1's data "
+                    f"type ({e}:DT)")
+        kind = "binary" if isinstance(e, Binary) else "prelu"
+        return (Status.UNIMPLEMENTED, f"`{e}`: {kind} post-ops (an extra input tensor) are "
+                "not implemented")
     return None
 
 

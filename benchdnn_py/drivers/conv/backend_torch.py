@@ -117,7 +117,8 @@ def _post_op_steps(torch, post_ops: PostOps) -> list[Callable[[Any, Any], Any]]:
         if isinstance(e, Sum):
             steps.append(lambda y, prior, s=e.scale: y.add_(prior, alpha=s))
         else:
-            steps.append(lambda y, prior, f=table[e.name], a=e.alpha, b=e.beta: f(y, a, b))
+            steps.append(lambda y, prior, f=table[e.name], a=e.alpha, b=e.beta, s=e.scale:
+                         f(y, a, b) if s == 1.0 else f(y, a, b).mul_(s))
     return steps
 
 

@@ -37,7 +37,8 @@ from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, RunContext
 from . import backend_native, backend_onednn, backend_torch, cfg, formats
 from . import dt as dtypes
-from .attrs import Quant, dw_invalid, post_ops_invalid, quant_of
+from .attrs import (Quant, dw_invalid, extra_inputs_unimplemented, post_ops_invalid,
+                    quant_of)
 from .policy import WINO_NEEDS, ran_alg, wino_unmet
 from .prim import (Layouts, Tensor, direction_chain, dw_shape_of, layout_of, operand_class, out_dt,
                    output_names, outputs, primitive_inputs, tensor_dts, tensors)
@@ -58,7 +59,14 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
             or attributes_unsupported(prb)
             or prb.kind_unsupported()
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
+            or extra_inputs_unimplemented(prb.post_ops)
+            or modes_unimplemented(prb)
             or dw_invalid(prb))
+
+
+def modes_unimplemented(prb) -> tuple[Status, str] | None:
+    why = prb.modes.unimplemented(prb.backend)
+    return (Status.UNIMPLEMENTED, why) if why else None
 
 
 def threads_unavailable(prb) -> tuple[Status, str] | None:
@@ -79,6 +87,14 @@ def attributes_unsupported(prb) -> tuple[Status, str] | None:
     if prb.oscale and (prb.scales or prb.zero_points):
         return (Status.INVALID_ARGUMENTS, "--attr-oscale (DNNL 1.x) and --attr-scales or "
                 "--attr-zero-points (oneDNN 3.x) describe the same scaling: give one form")
+    for option, entries in (("scales", prb.scales), ("zero-points", prb.zero_points)):
+        for e in entries.entries:
+            if e.arg.startswith("attr_post_op_dw"):
+                return (Status.UNIMPLEMENTED, f"--attr-{option}={entries}: the depthwise "
+                        "post-op's own scales and zero points are not implemented")
+            if e.arg not in ("src", "wei", "dst"):
+                return (Status.INVALID_ARGUMENTS, f"--attr-{option}={entries}: a "
+                        f"{prb.desc.kind}olution has no argument {e.arg}")
     for arg in ("src", "dst"):
         entry = prb.scales.get(arg) if prb.scales else None
         if entry is not None and (not entry.is_common or entry.dt != "f32"):

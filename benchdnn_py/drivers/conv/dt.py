@@ -14,12 +14,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ...common import dt_names
 from ...errors import UsageError
 from ...status import Reason, Status
 
-# Every data type name --dt accepts (benchdnn's list; a `dnnl_` prefix is also accepted).
-DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "s4", "u4", "f8_e5m2", "f8_e4m3",
-            "f4_e2m1", "e8m0", "s64", "boolean", "undef")
 INT8 = ("s8", "u8")
 
 DIRECTIONS = ("FWD_B", "FWD_D", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
@@ -27,12 +25,12 @@ FORWARD = ("FWD_B", "FWD_D", "FWD_I")
 WITH_BIAS = ("FWD_B", "BWD_WB")
 
 
+# Every data type name --dt and --bia-dt accept: benchdnn's, and undef.
+DT_NAMES = dt_names.DT_NAMES + ("undef",)
+
+
 def _name(item: str, option: str, text: str) -> str:
-    name = item.removeprefix("dnnl_")
-    if name not in DT_NAMES:
-        raise UsageError(f"--{option}={text}: unknown data type `{item}`; expected one of "
-                         f"{', '.join(DT_NAMES)}")
-    return name
+    return dt_names.parse_name(item, option, text, undef=True)
 
 
 def parse_dt(text: str) -> tuple[str, str, str]:

@@ -10,8 +10,9 @@ from typing import Any, Mapping
 
 from ... import backends, core
 from ...common import check, layout
-from ...common.attr import (Depthwise, OScale, PostOps, Scales, ZeroPoints, parse_oscale,
-                            parse_post_ops, parse_scales, parse_zero_points)
+from ...common.attr import (MODE_OPTIONS, Depthwise, Modes, OScale, PostOps, Scales,
+                            ZeroPoints, modes_of, parse_oscale, parse_post_ops, parse_scales,
+                            parse_zero_points)
 from ...common.check import FULL, Check, parse_check
 from ...common.direction import Dir
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter
@@ -70,8 +71,9 @@ OPTIONS = (
     Option("attr-zero-points", parse_zero_points, ZeroPoints(),
            "zero points ARG:POLICY[:ZP] for src, dst joined by + (int8)", is_list=True),
     Option("attr-post-ops", parse_post_ops, PostOps(),
-           "post-op chains: sum[:SCALE], NAME[:ALPHA[:BETA]], dw:kKsSpP joined by +",
-           is_list=True),
+           "post-op chains: sum[:SCALE], NAME[:ALPHA[:BETA[:SCALE]]], dw:kKsSpP, "
+           "ALG:DT[:MASK[:TAG]] (binary), prelu[:MASK] joined by +", is_list=True),
+    *MODE_OPTIONS,
     Option("check", parse_check, FULL,
            "full (every output point) or sampled[:N] (N points of each output tensor drawn "
            "at random, the same on every rerun of a case; N defaults to "
@@ -120,6 +122,7 @@ class ConvProblem:
     check: Check = FULL
     formats: formats.Formats = formats.Formats()
     threads: int = 0                     # --threads (0: the process's OpenMP count)
+    modes: Modes = Modes()               # --attr-scratchpad, --attr-fpmath, ...
 
     @property
     def desc_text(self) -> str:
@@ -171,7 +174,7 @@ class ConvProblem:
         parts = [f"--attr-{name}={value}" for name, value in (
             ("oscale", self.oscale), ("scales", self.scales),
             ("zero-points", self.zero_points), ("post-ops", self.post_ops)) if value]
-        return " ".join(parts)
+        return " ".join(parts + self.modes.options())
 
     def repro(self, canonical: bool = False) -> str:
         parts = []
@@ -224,7 +227,8 @@ def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
                 backend=values["backend"], bia_dt_given=values["bia-dt"], alg=alg,
                 oscale=values["attr-oscale"], scales=values["attr-scales"],
                 zero_points=values["attr-zero-points"], check=values["check"],
-                formats=formats.formats_of(values), threads=values["threads"])
+                formats=formats.formats_of(values), threads=values["threads"],
+                modes=modes_of(values))
 
 
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:

@@ -2,4 +2,4 @@
 products and sums, only routed differently); benchdnn widens the bf16 weights range for
 deconvolution, which will be a row here when bf16 lands."""
 
-from ..conv.cfg import CFG, DT_NAMES  # noqa: F401
+from ..conv.cfg import CFG  # noqa: F401

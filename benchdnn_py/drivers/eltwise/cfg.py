@@ -15,10 +15,6 @@ import numpy as np
 from ... import core
 from ...common import check, eltwise, fill
 
-# Every data type name --dt accepts (a `dnnl_` prefix is also accepted).
-DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3")
-
-
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
     perf: tuple[float, float]      # performance-mode fill range (reals, then rounded)

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core
-from ...common import eltwise, fill, layout, reorders
+from ...common import attr, dt_names, eltwise, fill, layout, reorders
 from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
@@ -60,11 +60,7 @@ class Dir(enum.Enum):
 
 
 def _parse_dt(text: str) -> str:
-    name = text.removeprefix("dnnl_")
-    if name not in cfg.DT_NAMES:
-        raise UsageError(f"--dt={text}: unknown data type `{text}`; expected one of "
-                         f"{', '.join(cfg.DT_NAMES)}")
-    return name
+    return dt_names.parse_name(text, "dt", text)
 
 
 def _parse_alg(text: str) -> str:
@@ -89,6 +85,9 @@ OPTIONS = (
            "(diff_dst)", is_list=True),
     Option("mb", int_value("mb", 0), 0, "replaces dims[0] (0: the descriptor's)",
            is_list=True),
+    Option("attr-post-ops", attr.parse_post_ops, attr.PostOps(),
+           "post-op chains (as --conv's); none run on eltwise yet", is_list=True),
+    *attr.MODE_OPTIONS,
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
@@ -119,6 +118,8 @@ class EltwiseProblem:
     impl_filter: ImplFilter
     user_mb: int
     backend: str = backends.NATIVE
+    post_ops: attr.PostOps = attr.PostOps()
+    modes: attr.Modes = attr.Modes()
 
     @property
     def desc_text(self) -> str:
@@ -135,6 +136,9 @@ class EltwiseProblem:
         parts.append(f"--alg={self.alg} --alpha={self.alpha:g} --beta={self.beta:g}")
         if self.inplace:
             parts.append("--inplace=true")
+        if self.post_ops:
+            parts.append(f"--attr-post-ops={self.post_ops}")
+        parts += self.modes.options()
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
 
@@ -173,7 +177,8 @@ def make_problem(values: Mapping[str, Any], text: str,
     tensor_layout(values["tag"], desc.dims)     # the rank check, at parse time
     return EltwiseProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
                           values["alpha"], values["beta"], values["inplace"],
-                          values["impl_filter"], values["mb"], values["backend"])
+                          values["impl_filter"], values["mb"], values["backend"],
+                          values["attr-post-ops"], attr.modes_of(values))
 
 
 def invalid(prb: EltwiseProblem) -> str | None:
@@ -195,6 +200,12 @@ def invalid(prb: EltwiseProblem) -> str | None:
 def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
     if prb.dt not in cfg.CFG:
         return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation"
+    if prb.post_ops:
+        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops on an "
+                "eltwise primitive are not implemented")
+    why = prb.modes.unimplemented(prb.backend)
+    if why:
+        return Status.UNIMPLEMENTED, why
     if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
     if cfg.not_supported(prb.alg, prb.dt, prb.backward):

@@ -11,10 +11,6 @@ import numpy as np
 
 from ... import core
 
-# Every data type name --dt accepts (a `dnnl_` prefix is also accepted).
-DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "f8_e5m2", "f8_e4m3")
-
-
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
     fill: tuple[int, int]          # dense integer fill (src and diff_dst)

@@ -62,7 +62,7 @@ def parse_pool(text: str) -> PoolDesc:
     if name:
         rebuilt += "n" + name
     try:
-        conv = window.parse_desc(rebuilt, "conv")
+        conv = dataclasses.replace(window.parse_desc(rebuilt, "pool"), kind="conv")
     except ProblemError as exc:
         raise ProblemError(str(exc).replace(f"`{rebuilt}`", f"`{text}`")
                            .replace(f" {rebuilt}", f" {text}")) from None

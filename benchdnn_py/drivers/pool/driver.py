@@ -35,7 +35,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core
-from ...common import fill, layout, reorders
+from ...common import attr, dt_names, fill, layout, reorders
 from ...common.check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
 from ...common.layout import tensor_layout
 from ...core import PoolAlg, PoolLayout, PoolShape, Prop
@@ -71,11 +71,7 @@ ALG_SPELLINGS = {"max": "max", "pooling_max": "max", "avg_np": "avg_np",
 
 def _parse_dt(text: str) -> tuple[str, ...]:
     """SRC[:DST], kept as given (one or two names) so that the repro prints it back."""
-    names = [n.removeprefix("dnnl_") for n in text.split(":")]
-    for n in names:
-        if n not in cfg.DT_NAMES:
-            raise UsageError(f"--dt={text}: unknown data type `{n}`; expected one of "
-                             f"{', '.join(cfg.DT_NAMES)}")
+    names = [dt_names.parse_name(n, "dt", text) for n in text.split(":")]
     if len(names) not in (1, 2):
         raise UsageError(f"--dt={text}: expected SRC or SRC:DST")
     return tuple(names)
@@ -92,6 +88,9 @@ OPTIONS = (
            "max, avg_np (exclude padding), avg_p (include padding)", is_list=True),
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
            is_list=True),
+    Option("attr-post-ops", attr.parse_post_ops, attr.PostOps(),
+           "post-op chains (as --conv's); none run on pooling yet", is_list=True),
+    *attr.MODE_OPTIONS,
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
@@ -119,6 +118,8 @@ class PoolProblem:
     impl_filter: ImplFilter
     user_mb: int
     backend: str = backends.NATIVE
+    post_ops: attr.PostOps = attr.PostOps()
+    modes: attr.Modes = attr.Modes()
 
     @property
     def desc_text(self) -> str:
@@ -134,6 +135,9 @@ class PoolProblem:
             parts.append(f"--tag={self.tag}")
         if self.alg != "max":
             parts.append(f"--alg={self.alg}")
+        if self.post_ops:
+            parts.append(f"--attr-post-ops={self.post_ops}")
+        parts += self.modes.options()
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
 
@@ -168,13 +172,20 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     dims = (desc.mb, desc.ic) + tuple(desc.i[a] for a in desc.spatial_axes)
     tensor_layout(values["tag"], dims)     # the rank check, at parse time
     return PoolProblem(desc, values["dir"], values["dt"], values["tag"], values["alg"],
-                       values["impl_filter"], values["mb"], values["backend"])
+                       values["impl_filter"], values["mb"], values["backend"],
+                       values["attr-post-ops"], attr.modes_of(values))
 
 
 def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     missing = [t for t in prb.dt if t not in cfg.CFG]
     if missing:
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: {missing[0]} has no implementation"
+    if prb.post_ops:
+        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops on a "
+                "pooling primitive are not implemented")
+    why = prb.modes.unimplemented(prb.backend)
+    if why:
+        return Status.UNIMPLEMENTED, why
     if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     if prb.alg == "avg_np" and ref.has_empty_window(prb.desc):

@@ -18,12 +18,12 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr as attrs
-from ...common import fill, layout
+from ...common import dt_names, fill, layout
 from ...common.check import CompareSetup, compare, diagnostics, memory_faults
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
 from ...engine.memory import Guarded, aligned_zeros, poison
-from ...engine.options import Option, regex_value
+from ...engine.options import Option, enum_value, int_value, regex_value
 from ...engine.settings import GlobalSettings
 from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
@@ -36,16 +36,35 @@ from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims, parse
 
 def _dt_option(name: str):
     def parse(text: str) -> str:
-        dt = text.removeprefix("dnnl_")
-        if dt not in cfg.DTS:
-            raise UsageError(f"--{name}={text}: unknown data type `{text}`; expected one "
-                             f"of {', '.join(cfg.DTS)}")
-        return dt
+        return dt_names.parse_name(text, name, text)
     return parse
 
 
 def _scales_option(text: str) -> attrs.Scales:
     return attrs.parse_scales(text)
+
+
+OFLAGS = ("s8s8_comp", "zp_comp")
+
+
+def _oflag_option(text: str) -> str:
+    """--oflag=FLAG:MASK[+...] (benchdnn's compensation flags), canonical text."""
+    if not text:
+        return ""
+    items = []
+    for item in text.split("+"):
+        flag, _, mask = item.partition(":")
+        if flag.lower() not in OFLAGS:
+            raise UsageError(f"--oflag={text}: unknown flag `{flag}`; expected "
+                             f"{' or '.join(OFLAGS)}")
+        if not (mask.isascii() and mask.isdigit()):
+            raise UsageError(f"--oflag={text}: `{item}` needs a mask, an integer >= 0 "
+                             f"(FLAG:MASK)")
+        items.append(f"{flag.lower()}:{int(mask)}")
+    return "+".join(items)
+
+
+CROSS_ENGINES = ("none", "cpu2gpu", "gpu2cpu")
 
 
 OPTIONS = (
@@ -57,10 +76,19 @@ OPTIONS = (
            "destination format tag", is_list=True),
     Option("strides", parse_strides_option, (None, None),
            "SRC:DST plain strides, each S0xS1x...[@OFFSET] or empty", is_list=True),
+    Option("oflag", _oflag_option, "", "FLAG:MASK[+...]: compensation the destination "
+           "carries (s8s8_comp, zp_comp)", is_list=True),
+    Option("runtime-dim-mask", int_value("runtime-dim-mask", 0), 0,
+           "dimensions given only at execution (a bit per dimension)", is_list=True),
+    Option("cross-engine", enum_value("cross-engine", {c: c for c in CROSS_ENGINES}), "none",
+           "none (default), cpu2gpu or gpu2cpu", is_list=True),
     Option("attr-scales", _scales_option, attrs.Scales(),
            "src:common:S+dst:common:S", is_list=True),
+    Option("attr-zero-points", attrs.parse_zero_points, attrs.ZeroPoints(),
+           "src:common:ZP+dst:common:ZP", is_list=True),
     Option("attr-post-ops", attrs.parse_post_ops, attrs.PostOps(), "sum[:SCALE]",
            is_list=True),
+    *attrs.MODE_OPTIONS,
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
     *IMPL_FILTER_OPTIONS,
@@ -92,6 +120,11 @@ class ReorderProblem:
     src: layout.Layout
     dst: layout.Layout
     backend: str = backends.NATIVE
+    zero_points: attrs.ZeroPoints = attrs.ZeroPoints()
+    oflag: str = ""
+    runtime_dim_mask: int = 0
+    cross_engine: str = "none"
+    modes: attrs.Modes = attrs.Modes()
 
     @property
     def desc_text(self) -> str:
@@ -102,18 +135,23 @@ class ReorderProblem:
         parts.append(f"--sdt={self.sdt} --ddt={self.ddt} --stag={self.stag} --dtag={self.dtag}")
         if self.strides != (None, None):
             parts.append(f"--strides={format_strides(self.strides)}")
-        if self.scales:
-            parts.append(f"--attr-scales={self.scales}")
-        if self.post_ops:
-            parts.append(f"--attr-post-ops={self.post_ops}")
+        if self.oflag:
+            parts.append(f"--oflag={self.oflag}")
+        if self.runtime_dim_mask:
+            parts.append(f"--runtime-dim-mask={self.runtime_dim_mask}")
+        if self.cross_engine != "none":
+            parts.append(f"--cross-engine={self.cross_engine}")
+        if self.attr_text:
+            parts.append(self.attr_text)
         parts.append(self.desc.format(canonical))
         return " ".join(parts)
 
     @property
     def attr_text(self) -> str:
-        return " ".join(p for p in (f"--attr-scales={self.scales}" if self.scales else "",
-                                    f"--attr-post-ops={self.post_ops}" if self.post_ops else "")
-                        if p)
+        parts = [f"--attr-{name}={value}" for name, value in (
+            ("scales", self.scales), ("zero-points", self.zero_points),
+            ("post-ops", self.post_ops)) if value]
+        return " ".join(parts + self.modes.options())
 
     def scale(self, arg: str) -> float:
         entry = self.scales.get(arg)
@@ -141,11 +179,32 @@ def make_problem(values: Mapping[str, Any], text: str,
         raise ProblemError(f"--attr-scales={scales}: a dst scale of 0 divides by zero")
     return ReorderProblem(desc, values["sdt"], values["ddt"], values["stag"], values["dtag"],
                           strides, scales, values["attr-post-ops"], values["impl_filter"],
-                          src, dst, values["backend"])
+                          src, dst, values["backend"], values["attr-zero-points"],
+                          values["oflag"], values["runtime-dim-mask"], values["cross-engine"],
+                          attrs.modes_of(values))
 
 
 def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     """What this driver does not implement yet (UNIMPLEMENTED), or None."""
+    for option, dt in (("sdt", prb.sdt), ("ddt", prb.ddt)):
+        if dt not in cfg.CFG:
+            return (Status.UNIMPLEMENTED, f"--{option}={dt}: the reorder kernels take "
+                    f"{', '.join(cfg.DTS)}")
+    if prb.cross_engine != "none":
+        return (Status.UNIMPLEMENTED, f"--cross-engine={prb.cross_engine}: no GPU engine "
+                "here")
+    if prb.zero_points:
+        return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: reorders with "
+                "zero points are not implemented")
+    if prb.oflag:
+        return (Status.UNIMPLEMENTED, f"--oflag={prb.oflag}: reorders that write "
+                "compensation are not implemented")
+    if prb.runtime_dim_mask:
+        return (Status.UNIMPLEMENTED, f"--runtime-dim-mask={prb.runtime_dim_mask}: the "
+                "reorders here are created for their dimensions (no runtime dimensions)")
+    why = prb.modes.unimplemented(prb.backend)
+    if why:
+        return Status.UNIMPLEMENTED, why
     for entry in prb.scales.entries:
         if not entry.is_common or entry.dt != "f32" or entry.groups:
             return Status.UNIMPLEMENTED, f"--attr-scales={entry}: only common f32 scales"

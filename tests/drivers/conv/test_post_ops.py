@@ -95,13 +95,34 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     ("relu+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("relu+tanh", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("sum+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
-    ("relu:0:0:2", "the eltwise scale is for int8 convolutions only"),
     ("sum:1:1", "a sum zero point is for int8 convolutions only"),
     ("sum+dw:k3s1p1", "only eltwise post-ops may sit beside the depthwise post-op"),
 ])
 def test_support_matrix(chain, reason):
     status, why = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", chain))
     assert status is Status.UNIMPLEMENTED and reason in why
+
+
+@pytest.mark.parametrize("chain,status,reason", [
+    ("add:f32:per_oc", Status.UNIMPLEMENTED, "`add:f32:per_oc`: binary post-ops"),
+    ("sum+prelu:per_oc", Status.UNIMPLEMENTED, "`prelu:per_oc`: prelu post-ops"),
+    ("add", Status.INVALID_ARGUMENTS, "names src1's data type"),
+])
+def test_binary_and_prelu_entries_are_per_case_verdicts(chain, status, reason):
+    got = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh3ph1", chain))
+    assert got[0] is status and reason in got[1]
+
+
+def test_the_eltwise_scale_applies_to_every_type():
+    """The post-ops page's dst = scale * f(...): benchdnn 3.x drops the field, this tool
+    applies it (on f32 and bf16 routes as on int8 ones), and the check sees it."""
+    res = run_cli("--conv", "--dt=f32,bf16", "--attr-post-ops=sum+tanh:0:0:2.5,relu:0:0:0.5",
+                  "mb2ic16ih9oc24kh3ph1", "ic32ih7oc64kh1", "ic24ih13oc24kh3ph1_dw")
+    assert res.code == 0 and res.summary()["passed"] == 12, res.err[-2000:]
+    prb = _problem("mb2ic8ih5oc8kh3ph1", "relu:0:0:0.5")
+    inputs, _, dst = _run_kernel(prb)
+    conv = core.ref_conv_fwd(prb.shape, inputs["src"], inputs["wei"], inputs["bia"])
+    assert np.array_equal(dst, 0.5 * np.maximum(conv, 0).astype(np.float32))
 
 
 def test_backward_with_post_ops_is_rejected_with_the_spec_reason():

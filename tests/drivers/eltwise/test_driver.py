@@ -95,6 +95,21 @@ def test_repro_lines_invalid_cases_and_unimplemented_types():
     assert res.code == 1
 
 
+def test_benchdnn_attributes_parse_and_what_does_not_run_says_so():
+    res = run_cli("--eltwise", "--attr-post-ops=,mul:s8:per_oc", "--attr-fpmath=,bf16",
+                  "2x3x4", "--attr-post-ops=", "--attr-fpmath=", "--attr-dropout=0.5:1:undef",
+                  "2x3x4")
+    lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l][:5]
+    assert lines[0][0].startswith("0:PASSED")
+    # fpmath allows a cheaper computation; the kernels compute strictly, which it allows
+    assert lines[1][0].startswith("1:PASSED") and "--attr-fpmath=bf16 2x3x4" in lines[1][1]
+    assert lines[2][0].startswith("2:UNIMPLEMENTED (--attr-post-ops=mul:s8:per_oc: post-ops")
+    assert lines[3][1].endswith("--attr-post-ops=mul:s8:per_oc --attr-fpmath=bf16 2x3x4")
+    assert "UNIMPLEMENTED (--attr-dropout=0.5:1:undef: dropout is not implemented)" in \
+        lines[4][0]
+    assert res.code == 1
+
+
 def test_repro_line_reruns_the_case():
     first = run_cli("--eltwise", "--tag=axb", "--alg=gelu_tanh", "--mb=3", "2x16x7x7")
     line = next(l for l in first.lines if "__REPRO" in l)

@@ -23,6 +23,10 @@ def test_descriptor_is_the_conv_grammar_without_g_and_oc():
         parse_pool("ic8ih5kh3g2")
     with pytest.raises(ProblemError, match="`ic8ih2kh5`"):
         parse_pool("ic8ih2kh5")
+    # benchdnn's pooling: a dilation alone does not make its axis present; w then takes
+    # all of h's values, its dilation too (inputs/pool/shapes_2d)
+    d = parse_pool("mb4ic17_ih6oh7_kh2ph1_dh4dw4")
+    assert d.format(canonical=True) == "mb4ic17ih6iw6oh7ow7kh2kw2sh1sw1ph1pw1dh4dw4"
 
 
 def test_ci_batch_passes_every_alg_direction_and_isa():
@@ -54,6 +58,18 @@ def test_skips_and_unimplemented():
     assert lines[1].startswith("1:PASSED")
     assert "UNIMPLEMENTED (--dt=f64: f64 has no implementation)" in lines[2]
     assert lines[4].startswith("4:PASSED") and "--tag=nhwc --alg=avg_np" in lines[4]
+    assert res.code == 1
+
+
+def test_benchdnn_attributes_parse_and_what_does_not_run_says_so():
+    res = run_cli("--pool", "--attr-post-ops=,add:f32:per_oc,linear:0.5:-1",
+                  "--attr-scratchpad=library", "ic4ih5kh3", "--attr-post-ops=",
+                  "--attr-scratchpad=user", "ic4ih5kh3")
+    lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l][:4]
+    assert lines[0][0].startswith("0:PASSED")
+    assert lines[1][0].startswith("1:UNIMPLEMENTED (--attr-post-ops=add:f32:per_oc: post-ops")
+    assert lines[2][1].endswith("--attr-post-ops=linear:0.5:-1 ic4ih5oh3kh3ph0")
+    assert lines[3][0].startswith("3:UNIMPLEMENTED (--attr-scratchpad=user: ")
     assert res.code == 1
 
 

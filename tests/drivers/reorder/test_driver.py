@@ -69,7 +69,9 @@ def test_repro_line_reruns_the_case():
 @pytest.mark.parametrize("args,needle", [
     (["--stag=nhwcc", "2x3"], "--stag=nhwcc: unknown or invalid tag `nhwcc`"),
     (["--dtag=aBcd", "2x3"], "--dtag=aBcd: unknown or invalid tag `aBcd`"),
-    (["--sdt=f64", "2x3"], "--sdt=f64: unknown data type"),
+    (["--sdt=f65", "2x3"], "--sdt=f65: unknown data type"),
+    (["--oflag=s8s8_comp", "2x3"], "`s8s8_comp` needs a mask"),
+    (["--cross-engine=cpu2cpu", "2x3"], "--cross-engine=cpu2cpu"),
     (["--strides=3x1", "2x3"], "--strides=3x1: expected SRC:DST"),
     (["--strides=3x0:", "2x3"], "--strides=3x0:: `3x0`: strides must be positive"),
     (["--attr-post-ops=sum:x", "2x3"], "`x` in `sum:x` is not a number"),
@@ -103,6 +105,24 @@ def test_what_is_not_implemented_says_so():
     lines = [l for l in res.lines if "__REPRO" in l]
     assert "UNIMPLEMENTED (--attr-scales=src:per_dim_1: only common f32 scales)" in lines[0]
     assert "UNIMPLEMENTED (--attr-post-ops=relu: only sum[:SCALE])" in lines[1]
+
+
+def test_benchdnn_options_the_kernels_lack_are_per_case_verdicts():
+    res = run_cli("--reorder", "--sdt=f8_e5m2,f32", "--attr-zero-points=,src:common:-1",
+                  "2x3", "--attr-zero-points=", "--sdt=f32", "--oflag=s8s8_comp:1",
+                  "--runtime-dim-mask=0,3", "2x3", "--oflag=", "--runtime-dim-mask=3", "2x3")
+    lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l]
+    lines = lines[:7]   # (the failures summary repeats them)
+    verdicts = [status for status, _ in lines]
+    assert verdicts[0].startswith("0:UNIMPLEMENTED (--sdt=f8_e5m2: the reorder kernels take")
+    assert lines[1][1].endswith("--sdt=f8_e5m2 --ddt=f32 --stag=abx --dtag=abx "
+                                "--attr-zero-points=src:common:-1 2x3")
+    assert verdicts[2].startswith("2:PASSED")
+    assert verdicts[3].startswith("3:UNIMPLEMENTED (--attr-zero-points=src:common:-1: ")
+    assert verdicts[4].startswith("4:UNIMPLEMENTED (--oflag=s8s8_comp:1: ")
+    assert lines[5][1].endswith("--oflag=s8s8_comp:1 --runtime-dim-mask=3 2x3")
+    assert verdicts[6].startswith("6:UNIMPLEMENTED (--runtime-dim-mask=3: ")
+    assert res.summary()["unimplemented"] == 6 and res.code == 1
 
 
 def test_any_is_the_plain_layout_and_list_mode_lists():
