@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..engine.options import Option, ascii_number
 from ..errors import UsageError
+from ..status import Status
 from . import eltwise, layout
 from .dt_names import DT_NAMES
 
@@ -801,6 +802,11 @@ class Modes:
             return (f"{' '.join(self.options())}: the {backend} backend does not pass these "
                     "attributes on yet")
         return None
+
+    def verdict(self, backend: str = "native") -> tuple[Status, str] | None:
+        """unimplemented() as a case's verdict."""
+        why = self.unimplemented(backend)
+        return (Status.UNIMPLEMENTED, why) if why else None
 
 
 def _parse_acc_mode(text: str) -> str:

@@ -21,8 +21,8 @@ from ..errors import UsageError
 from ..reports.perf_report import check_fields, with_driver_default
 from . import batch
 from .options import closest, parse_list, parse_option_arg
-from .settings import (EMPTY_IS_DEFAULT, GLOBAL_OPTIONS, RUN_FIELDS, GlobalSettings,
-                       parse_perf_targets)
+from .settings import (EMPTY_IS_DEFAULT, GLOBAL_OPTIONS, KNOBS, RUN_FIELDS, GlobalSettings,
+                       knob_warning, parse_perf_targets)
 
 MAX_BATCH_DEPTH = 64
 _VERBOSE_SHORT = re.compile(r"-v([0-9]+)$")
@@ -83,6 +83,7 @@ class _Walker:
         self.last_was_option = False
         self.top_batch = ""
         self.descriptors = 0
+        self.knob_warnings: dict[str, None] = {}   # in order, each once
 
     # -- options --------------------------------------------------------------------
     def _global(self, name: str, value: str, source: Path | None = None) -> bool:
@@ -98,6 +99,11 @@ class _Walker:
                     parsed = opt.parse(value)
                 self.settings = dataclasses.replace(self.settings, **{field: parsed})
                 return True
+        if name in KNOBS:   # benchdnn's, accepted anywhere as its global options are
+            warning = knob_warning(name, value)
+            if warning:
+                self.knob_warnings[warning] = None
+            return True
         return False
 
     def _reset(self) -> None:
@@ -110,7 +116,7 @@ class _Walker:
         return bool(self.driver and self.driver.case_option) and name == self.driver.case_option
 
     def _known_names(self) -> list[str]:
-        names = [o.name for o in GLOBAL_OPTIONS.values()] + ["batch", "reset", "help"]
+        names = [o.name for o in GLOBAL_OPTIONS.values()] + ["batch", "reset", "help", *KNOBS]
         if self.driver:
             names += [o.name for o in self.driver.options]
             if self.driver.case_option:
@@ -281,7 +287,7 @@ def plan(args: list[str]) -> Plan:
         check_fields(template, set(driver.perf_fields), driver.name)
     check_fields(walker.settings.perf_template.resolve(driver.csv_perf_fields),
                  set(driver.perf_fields), driver.name)
-    warnings = []
+    warnings = list(walker.knob_warnings)
     if walker.last_was_option:
         warnings.append(f"{driver.name} driver: WARNING: No problem found for a given option!")
     return Plan(driver, walker.cases, walker.settings, warnings)

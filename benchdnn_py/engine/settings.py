@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
+from typing import Callable
 
 from ..errors import UsageError
 from ..reports import perf_targets
@@ -169,15 +171,6 @@ def _parse_isa(text: str) -> str:
     return level
 
 
-def _parse_engine(text: str) -> str:
-    kind, _, index = text.lower().partition(":")
-    if kind == "gpu":
-        raise UsageError(f"--engine={text}: no GPU engine here; this tool runs on the CPU")
-    if kind != "cpu" or index not in ("", "0"):
-        raise UsageError(f"--engine={text}: expected cpu or cpu:0")
-    return "cpu"
-
-
 @dataclasses.dataclass(frozen=True)
 class GlobalSettings:
     mode: Mode = MODES["C"]
@@ -204,10 +197,6 @@ class GlobalSettings:
     # the targets perf-table judges the run's results by (the results file's header)
     perf_targets: perf_targets.Targets | None = None
     check_ref_impl: bool = False   # a case run by a reference implementation is FAILED
-    # benchdnn knobs accepted for its batch files, with nothing to change here (KNOBS)
-    allow_enum_tags_only: bool = True
-    cpu_isa_hints: str = "none"
-    engine: str = "cpu"
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -274,13 +263,6 @@ GLOBAL_OPTIONS: dict[str, Option] = {
                            "results file by; batches/perf_conv names perf_targets.json"),
     "check_ref_impl": Option("check-ref-impl", bool_value("check-ref-impl"), False,
                              "fail a case whose implementation name contains `ref`"),
-    "allow_enum_tags_only": Option("allow-enum-tags-only", bool_value("allow-enum-tags-only"),
-                                   True, "benchdnn's tag check; either value here: every tag "
-                                   "the tag grammar reads is accepted (docs/options.md)"),
-    "cpu_isa_hints": Option("cpu-isa-hints", enum_value("cpu-isa-hints", {
-        h: h for h in ("none", "no_hints", "prefer_ymm")}), "none",
-        "benchdnn's ISA hints; accepted, no effect here: --isa caps the instruction set"),
-    "engine": Option("engine", _parse_engine, "cpu", "cpu or cpu:0, the only engine here"),
     "color": Option("color", enum_value("color", {c: c for c in COLOR_CHOICES}), "auto",
                     "colours on standard error: auto (a terminal, unless NO_COLOR is set), "
                     "always, never"),
@@ -290,11 +272,92 @@ GLOBAL_OPTIONS: dict[str, Option] = {
 # tool's run options (--results=, --junit=, --shard=, ...) keep refusing an empty value,
 # which is a mistake there, never a request.
 EMPTY_IS_DEFAULT = frozenset({"mode", "max_ms_per_prb", "fix_times_per_prb", "canonical",
-                              "verbose", "summary", "perf_template", "check_ref_impl",
-                              "allow_enum_tags_only", "cpu_isa_hints", "engine"})
+                              "verbose", "summary", "perf_template", "check_ref_impl"})
 
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.
 RUN_FIELDS = frozenset({"jobs", "timeout", "shard", "junit", "resume", "executor",
-                        "perf_guard", "color", "replace", "perf_targets",
-                        "allow_enum_tags_only", "cpu_isa_hints", "engine"})
+                        "perf_guard", "color", "replace", "perf_targets"})
+
+
+# --- benchdnn's knobs that change nothing here ---------------------------------------------
+#
+# benchdnn's batch files may set these; each parses here with benchdnn's grammar, so that a
+# typo still stops the run, and a value other than the default draws one warning saying
+# why it changes nothing. They are never part of a case.
+
+_BOOL = r"(?i:true|false|1|0)"
+_CTX = r"(?i:auto|[0-9]+)(:(?i:auto|[0-9]+)(:(?i:auto|[0-9]+))?)?"
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    name: str
+    grammar: str          # a regular expression of the values benchdnn takes
+    expected: str         # the grammar, for the error line
+    is_default: Callable[[str], bool]
+    why: str              # what it does in benchdnn, and why that is nothing here
+
+
+KNOBS = {k.name: k for k in (
+    Knob("engine", r"(?i:cpu)(:0)?", "cpu or cpu:0 (no GPU engine here)", lambda v: True,
+         "the CPU is the only engine here"),
+    Knob("allow-enum-tags-only", _BOOL, "true or false", lambda v: True,
+         "every tag the tag grammar reads is taken here, in oneDNN's enumeration or not"),
+    Knob("cpu-isa-hints", r"(?i:none|no_hints|prefer_ymm)", "none, no_hints or prefer_ymm",
+         lambda v: v.lower() != "prefer_ymm", "--isa caps the instruction set here"),
+    Knob("attr-same-pd-check", _BOOL, "true or false", lambda v: v.lower() in ("false", "0"),
+         "benchdnn checks that attributes did not make oneDNN fall back to another "
+         "implementation; here each case names the one implementation it ran"),
+    Knob("fast-ref", _BOOL, "true or false", lambda v: True,
+         "benchdnn may compute its reference with a faster oneDNN primitive; the reference "
+         "here is always the scalar double-precision one"),
+    Knob("mem-check", _BOOL, "true or false", lambda v: v.lower() in ("true", "1"),
+         "the memory guard always checks each case's estimate against the machine's "
+         "memory here (docs/running.md)"),
+    Knob("cold-cache", r"(?i:none|wei|all|custom)(\+tlb(:[0-9.]+[MG])?)?",
+         "none, wei, all or custom, with +tlb[:SIZE]", lambda v: v.lower() == "none",
+         "flushing the caches between timed runs is not implemented: perf runs time warm "
+         "caches"),
+    Knob("repeats-per-prb", r"[0-9]+", "an integer >= 1", lambda v: int(v) <= 1,
+         "running each problem several times in a row is not implemented"),
+    Knob("start", r"[0-9]+", "an integer >= 0", lambda v: int(v) == 0,
+         "skipping the first cases is not implemented: use --shard or --match"),
+    Knob("mode-modifier", r"[PMpm]*", "letters P and M", lambda v: v == "",
+         "parallel creation (P) and no reference memory (M) are not implemented"),
+    Knob("num-streams", r"[0-9]+", "an integer >= 1", lambda v: int(v) <= 1,
+         "streams are for GPU performance runs"),
+    Knob("memory-kind", r"(?i:usm|buffer|usm_device|usm_shared)",
+         "usm, buffer, usm_device or usm_shared", lambda v: True,
+         "memory kinds are for GPU engines; CPU memory is plain here"),
+    Knob("stream-kind", r"(?i:def|in_order|out_of_order)", "def, in_order or out_of_order",
+         lambda v: v.lower() == "def", "stream kinds are for GPU engines"),
+    Knob("execution-mode", r"(?i:direct|graph)", "direct or graph",
+         lambda v: v.lower() == "direct", "graph execution is for GPU engines"),
+    Knob("buffer-prefix", r".*", "a file name prefix", lambda v: v == "",
+         "dumping buffers to files is not implemented"),
+    Knob("ctx-init", _CTX, "MAX_CONCURRENCY[:CORE_TYPE[:THREADS_PER_CORE]], each an integer "
+         "or auto", lambda v: v.lower() in ("auto", "auto:auto:auto"),
+         "threading contexts are not implemented: the kernels create with the process's "
+         "threads"),
+    Knob("ctx-exe", _CTX, "MAX_CONCURRENCY[:CORE_TYPE[:THREADS_PER_CORE]], each an integer "
+         "or auto", lambda v: v.lower() in ("auto", "auto:auto:auto"),
+         "threading contexts are not implemented: --threads=N (conv, deconv) sets the "
+         "threads a case runs on"),
+    Knob("attr-precomputed-reductions", r".*", "ARG:POLICY:DT:GROUPS entries joined by +",
+         lambda v: v == "", "precomputed reductions are for grouped (weights-compressed) "
+         "matmul; no driver here takes them"),
+)}
+
+
+def knob_warning(name: str, value: str) -> str | None:
+    """The warning for `--name=value` when name is a KNOBS entry and the value not its
+    default; UsageError when the value is not benchdnn's."""
+    knob = KNOBS[name]
+    if value == "":
+        return None
+    if not re.fullmatch(knob.grammar, value):
+        raise UsageError(f"--{name}={value}: expected {knob.expected}")
+    if knob.is_default(value):
+        return None
+    return f"WARNING: --{name}={value}: accepted for benchdnn's batch files; no effect here: {knob.why}"

@@ -47,9 +47,36 @@ def test_an_empty_global_value_restores_its_default_and_benchdnn_knobs_parse():
                          "--engine=cpu:0", "--conv", "ic3ih5oc3kh3"])
     settings = plan.cases[0].settings
     assert not settings.check_ref_impl and settings.mode.letters == "C"
-    assert not settings.allow_enum_tags_only and settings.cpu_isa_hints == "prefer_ymm"
-    with pytest.raises(UsageError, match="--engine=gpu: no GPU engine here"):
+    assert plan.warnings == ["WARNING: --cpu-isa-hints=prefer_ymm: accepted for benchdnn's "
+                             "batch files; no effect here: --isa caps the instruction set here"]
+    with pytest.raises(UsageError, match="--engine=gpu: expected cpu or cpu:0"):
         harness.plan(["--engine=gpu", "--conv", "ic3ih5oc3kh3"])
+
+
+def test_benchdnn_knobs_parse_anywhere_and_warn_once_when_they_would_change_something():
+    plan = harness.plan(["--cold-cache=wei", "--conv", "--ctx-exe=2", "--start=0",
+                         "--mem-check=true", "ic3ih5oc3kh3", "--cold-cache=wei"])
+    assert plan.warnings[:2] == [
+        "WARNING: --cold-cache=wei: accepted for benchdnn's batch files; no effect here: "
+        "flushing the caches between timed runs is not implemented: perf runs time warm "
+        "caches",
+        "WARNING: --ctx-exe=2: accepted for benchdnn's batch files; no effect here: threading "
+        "contexts are not implemented: --threads=N (conv, deconv) sets the threads a case "
+        "runs on"]
+    assert len(plan.warnings) == 3 and "No problem found" in plan.warnings[2]
+    assert len(plan.cases) == 1
+
+
+@pytest.mark.parametrize("arg,fragment", [
+    ("--cold-cache=hot", "--cold-cache=hot: expected none, wei, all or custom"),
+    ("--start=-1", "--start=-1: expected an integer >= 0"),
+    ("--ctx-init=2:x", "--ctx-init=2:x: expected MAX_CONCURRENCY"),
+    ("--mode-modifier=Q", "--mode-modifier=Q: expected letters P and M"),
+])
+def test_a_knob_value_benchdnn_would_reject_stops_the_run(arg, fragment):
+    with pytest.raises(UsageError) as err:
+        harness.plan(["--conv", arg, "ic3ih5oc3kh3"])
+    assert fragment in str(err.value)
 
 
 def test_reset_restores_driver_options_but_not_global_ones():

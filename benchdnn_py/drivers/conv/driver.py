@@ -60,13 +60,8 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
             or prb.kind_unsupported()
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
             or extra_inputs_unimplemented(prb.post_ops)
-            or modes_unimplemented(prb)
+            or prb.modes.verdict(prb.backend)
             or dw_invalid(prb))
-
-
-def modes_unimplemented(prb) -> tuple[Status, str] | None:
-    why = prb.modes.unimplemented(prb.backend)
-    return (Status.UNIMPLEMENTED, why) if why else None
 
 
 def threads_unavailable(prb) -> tuple[Status, str] | None:

@@ -203,9 +203,9 @@ def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
     if prb.post_ops:
         return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops on an "
                 "eltwise primitive are not implemented")
-    why = prb.modes.unimplemented(prb.backend)
-    if why:
-        return Status.UNIMPLEMENTED, why
+    modes = prb.modes.verdict(prb.backend)
+    if modes:
+        return modes
     if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
     if cfg.not_supported(prb.alg, prb.dt, prb.backward):

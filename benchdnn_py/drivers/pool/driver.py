@@ -183,9 +183,9 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     if prb.post_ops:
         return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops on a "
                 "pooling primitive are not implemented")
-    why = prb.modes.unimplemented(prb.backend)
-    if why:
-        return Status.UNIMPLEMENTED, why
+    modes = prb.modes.verdict(prb.backend)
+    if modes:
+        return modes
     if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     if prb.alg == "avg_np" and ref.has_empty_window(prb.desc):

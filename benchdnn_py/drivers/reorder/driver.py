@@ -202,9 +202,9 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     if prb.runtime_dim_mask:
         return (Status.UNIMPLEMENTED, f"--runtime-dim-mask={prb.runtime_dim_mask}: the "
                 "reorders here are created for their dimensions (no runtime dimensions)")
-    why = prb.modes.unimplemented(prb.backend)
-    if why:
-        return Status.UNIMPLEMENTED, why
+    modes = prb.modes.verdict(prb.backend)
+    if modes:
+        return modes
     for entry in prb.scales.entries:
         if not entry.is_common or entry.dt != "f32" or entry.groups:
             return Status.UNIMPLEMENTED, f"--attr-scales={entry}: only common f32 scales"
