@@ -200,12 +200,9 @@ def invalid(prb: EltwiseProblem) -> str | None:
 def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
     if prb.dt not in cfg.CFG:
         return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation"
-    if prb.post_ops:
-        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops on an "
-                "eltwise primitive are not implemented")
-    modes = prb.modes.verdict(prb.backend)
-    if modes:
-        return modes
+    unfused = attr.unfused_verdict(prb.post_ops, prb.modes, prb.backend, "an eltwise")
+    if unfused:
+        return unfused
     if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
     if cfg.not_supported(prb.alg, prb.dt, prb.backward):

@@ -180,12 +180,9 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     missing = [t for t in prb.dt if t not in cfg.CFG]
     if missing:
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: {missing[0]} has no implementation"
-    if prb.post_ops:
-        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops on a "
-                "pooling primitive are not implemented")
-    modes = prb.modes.verdict(prb.backend)
-    if modes:
-        return modes
+    unfused = attr.unfused_verdict(prb.post_ops, prb.modes, prb.backend, "a pooling")
+    if unfused:
+        return unfused
     if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     if prb.alg == "avg_np" and ref.has_empty_window(prb.desc):
