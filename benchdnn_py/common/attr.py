@@ -25,7 +25,7 @@ import math
 import re
 from typing import Any, Callable
 
-from ..engine.options import Option, ascii_number
+from ..engine.options import Option, ascii_number, read_bool
 from ..errors import UsageError
 from ..status import Status
 from . import eltwise, layout
@@ -646,13 +646,11 @@ ROUNDING_ARGS = ("dst", "diff_src", "diff_weights")
 
 
 def _bool(text: str, opt: str, item: str) -> bool:
-    low = text.lower()
-    if low in ("true", "1"):
-        return True
-    if low in ("false", "0"):
-        return False
-    raise UsageError(f"{opt}: `{text}` in `{item}` is not a boolean; expected true, false, "
-                     f"1 or 0")
+    value = read_bool(text)
+    if value is None:
+        raise UsageError(f"{opt}: `{text}` in `{item}` is not a boolean; expected true, "
+                         f"false, 1 or 0")
+    return value
 
 
 def _choice(text: str, choices: tuple[str, ...], opt: str, what: str) -> str:
@@ -768,20 +766,13 @@ class Modes:
     dropout: Dropout = Dropout()
 
     def options(self) -> list[str]:
-        """The repro's --attr-... options, in benchdnn's order."""
+        """The repro's --attr-... options, in benchdnn's order (MODE_OPTIONS'): those
+        whose value is not their option's default."""
         parts = []
-        if self.scratchpad != "library":
-            parts.append(f"--attr-scratchpad={self.scratchpad}")
-        if self.fpmath:
-            parts.append(f"--attr-fpmath={self.fpmath}")
-        if self.acc_mode != "strict":
-            parts.append(f"--attr-acc-mode={self.acc_mode}")
-        if self.rounding:
-            parts.append(f"--attr-rounding-mode={self.rounding}")
-        if self.deterministic:
-            parts.append("--attr-deterministic=true")
-        if self.dropout:
-            parts.append(f"--attr-dropout={self.dropout}")
+        for opt in MODE_OPTIONS:
+            value = getattr(self, MODE_FIELDS[opt.name])
+            if value != opt.default:
+                parts.append(f"--{opt.name}={str(value).lower() if value is True else value}")
         return parts
 
     def unimplemented(self, backend: str = "native") -> str | None:

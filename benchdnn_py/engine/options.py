@@ -61,14 +61,17 @@ def ascii_number(text: str) -> str:
     return text
 
 
+def read_bool(text: str) -> bool | None:
+    """benchdnn's booleans: true, false, 1, 0 in any case; None for anything else."""
+    return {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+
+
 def bool_value(name: str) -> Parser:
     def parse(text: str) -> bool:
-        low = text.lower()
-        if low in ("true", "1"):
-            return True
-        if low in ("false", "0"):
-            return False
-        raise UsageError(f"--{name}={text}: expected true, false, 1 or 0")
+        value = read_bool(text)
+        if value is None:
+            raise UsageError(f"--{name}={text}: expected true, false, 1 or 0")
+        return value
     return parse
 
 

@@ -196,15 +196,21 @@ void bdnn_gemm_run_col2im(const exec_t *e) {
                     col_block(e, s, item, rb, cb, out);
         }
         if (mine) {   /* (after the work loop's barrier: every worked[] is set) */
-            int drop = -1;
-            for (int t = 0; c->fault == BDNN_FAULT_SPLIT_DROPPED && c->nthr > 1 && t < c->nthr;
-                 ++t)
-                if (worked[t]) drop = t;
+            /* the defect zeroes that thread's partials once, off the reduction's loop */
+            if (c->fault == BDNN_FAULT_SPLIT_DROPPED && c->nthr > 1) {
+#pragma omp single
+                {
+                    int drop = -1;
+                    for (int t = 0; t < c->nthr; ++t)
+                        if (worked[t]) drop = t;
+                    if (drop >= 0)
+                        memset(p->partials + drop * size, 0, sizeof(float) * (size_t)size);
+                }
+            }
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < size; ++i) {
-                float sum = drop == 0 ? 0.0f : p->partials[i];
-                for (int t = 1; t < c->nthr; ++t)
-                    if (t != drop) sum += p->partials[t * size + i];
+                float sum = p->partials[i];
+                for (int t = 1; t < c->nthr; ++t) sum += p->partials[t * size + i];
                 out[i] = sum;
             }
         }

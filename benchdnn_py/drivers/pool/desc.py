@@ -62,7 +62,7 @@ def parse_pool(text: str) -> PoolDesc:
     if name:
         rebuilt += "n" + name
     try:
-        conv = dataclasses.replace(window.parse_desc(rebuilt, "pool"), kind="conv")
+        conv = window.parse_desc(rebuilt, "pool")
     except ProblemError as exc:
         raise ProblemError(str(exc).replace(f"`{rebuilt}`", f"`{text}`")
                            .replace(f" {rebuilt}", f" {text}")) from None
