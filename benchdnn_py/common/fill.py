@@ -35,6 +35,7 @@ class Kind(enum.IntEnum):
     SCALES = 4
     DW_WEI = 5      # depthwise fusion: the depthwise step's weights and bias
     DW_BIA = 6
+    POST_SRC1 = 7   # binary and prelu post-op inputs: entry i of a chain seeds 7 + i
 
 
 def int_fill(n: int, kind: Kind, lo: int, hi: int, density: float = 1.0) -> np.ndarray:

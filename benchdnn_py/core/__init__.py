@@ -10,7 +10,7 @@ no C enum or pointer leaves this package.
 from .capi import (DATA_TYPES, ImplInfo, InvalidProblem, Isa, Operands, Unimplemented, build_info,
                    cap_isa, dt_convert, isa_cap, isa_supported, max_threads, numpy_dtype, set_threads,
                    threads)
-from .conv import (BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
+from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostKind, PostOp, Scales,
                    bias_grad, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at, ref_conv_bwd_data,
                    ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, wino_f43_matrices)

@@ -25,12 +25,21 @@ class PostKind(enum.IntEnum):
     SUM = lib.BDNN_POST_SUM
     ELTWISE = lib.BDNN_POST_ELTWISE
     DW = lib.BDNN_POST_DW
+    BINARY = lib.BDNN_POST_BINARY
+    PRELU = lib.BDNN_POST_PRELU
+
+
+# Binary post-op algorithms by benchdnn name (bdnn.h, BDNN_BIN_*).
+BINARY_ALGS = {name: getattr(lib, f"BDNN_BIN_{name.upper()}") for name in (
+    "add", "sub", "mul", "div", "max", "min", "ge", "gt", "le", "lt", "eq", "ne")}
 
 
 @dataclasses.dataclass(frozen=True)
 class PostOp:
     """One post-op as the kernels take it: sum (scale, zero_point), eltwise (alg,
-    alpha, beta, scale) or dw (the depthwise step's k, s, p and its tensors' types)."""
+    alpha, beta, scale), dw (the depthwise step's k, s, p and its tensors' types), binary
+    (alg a BINARY_ALGS value) or prelu, whose extra input is src1_dt with src1_strides over
+    the written tensor's (mb, c, d, h, w), 0 along a broadcast dim."""
 
     kind: PostKind
     alg: int = 0
@@ -44,6 +53,12 @@ class PostOp:
     dw_wei_dt: str = "f32"
     dw_bia_dt: str = "f32"
     dw_dst_dt: str = "f32"
+    src1_dt: str = "f32"
+    src1_strides: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+
+    @property
+    def has_input(self) -> bool:
+        return self.kind in (PostKind.BINARY, PostKind.PRELU)
 
     def dw_out(self, size: int) -> int:
         """The depthwise step's output size along an axis of the main output's size."""
@@ -126,6 +141,8 @@ class ConvAttr:
             slot.dw_k, slot.dw_s, slot.dw_p = op.dw_k, op.dw_s, op.dw_p
             slot.dw_wei_dt, slot.dw_bia_dt, slot.dw_dst_dt = (DATA_TYPES[t][0] for t in (
                 op.dw_wei_dt, op.dw_bia_dt, op.dw_dst_dt))
+            slot.src1_dt = DATA_TYPES[op.src1_dt][0]
+            slot.src1_strides = list(op.src1_strides)
         return a
 
     @property
@@ -354,6 +371,28 @@ class ConvPrimitive:
 
     def _bias_ptr(self, bias: np.ndarray | None, count: int):
         return _bytes(bias if self.with_bias else None, self.attr.bia_dt, count)
+
+    def set_post_op_inputs(self, inputs: dict[int, np.ndarray]) -> None:
+        """The extra inputs of the binary and prelu entries, by entry index: dense arrays
+        of the entry's src1_dt, as many elements as its strides reach. The primitive keeps
+        them (it reads them at every execution)."""
+        for index, op in enumerate(self.attr.post_ops):
+            if not op.has_input:
+                continue
+            if index not in inputs:
+                raise ValueError(f"post-op {index} needs its input")
+            a = inputs[index]
+            shape = self.dst_shape
+            if self.direction is Direction.BWD_DATA:
+                shape = self.shape.src_shape
+            reach = 1 + sum((n - 1) * st for n, st in zip(shape, op.src1_strides))
+            buf = _bytes(a, op.src1_dt, a.size)
+            if a.size < reach:
+                raise ValueError(f"post-op {index}'s input holds {a.size} elements, its "
+                                 f"strides reach {reach}")
+            self._keep += [a, buf]
+            _check(lib.bdnn_conv_set_post_op_input(self._handle, index, buf),
+                   f"post-op {index}'s input")
 
     def bind(self, src: np.ndarray, wei_packed: np.ndarray, bias: np.ndarray | None,
              dst: np.ndarray) -> Callable[[], None]:

@@ -273,7 +273,18 @@ static int needs_lp(const bdnn_conv_t *c) {
     for (int i = 0; i < a->n_post_ops; ++i)
         if (a->post_ops[i].kind == BDNN_POST_SUM && (i != 0 || a->post_ops[i].zero_point))
             return 1;
-    return 0;
+    /* binary and prelu need each output's position: only the epilogue knows it */
+    return bdnn_has_src1_post_op(a);
+}
+
+/* A binary or prelu entry's own fields. */
+static int src1_entry_ok(const bdnn_post_op_t *op) {
+    if (op->src1_dt < BDNN_DT_F32 || op->src1_dt > BDNN_DT_U8) return 0;
+    if (op->kind == BDNN_POST_BINARY && (op->alg < BDNN_BIN_ADD || op->alg > BDNN_BIN_NE))
+        return 0;
+    for (int k = 0; k < 5; ++k)
+        if (op->src1_strides[k] < 0) return 0;
+    return 1;
 }
 
 static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
@@ -286,8 +297,11 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     for (int i = 0; i < a->n_post_ops; ++i) {
         const bdnn_post_op_t *op = &a->post_ops[i];
         if (op->kind != BDNN_POST_SUM && op->kind != BDNN_POST_ELTWISE
-                && op->kind != BDNN_POST_DW)
+                && op->kind != BDNN_POST_DW && op->kind != BDNN_POST_BINARY
+                && op->kind != BDNN_POST_PRELU)
             return BDNN_STATUS_UNIMPLEMENTED;
+        if ((op->kind == BDNN_POST_BINARY || op->kind == BDNN_POST_PRELU) && !src1_entry_ok(op))
+            return BDNN_STATUS_INVALID;
         if (op->kind == BDNN_POST_ELTWISE && (op->alg < BDNN_ELT_ABS || op->alg > BDNN_ELT_TANH))
             return BDNN_STATUS_UNIMPLEMENTED;
     }
@@ -300,6 +314,10 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (operands_of(a, dir) != impls[impl].operands) return BDNN_STATUS_UNIMPLEMENTED;
     /* A dw post-op is fused_dw's, and fused_dw takes nothing else. */
     if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
+        return BDNN_STATUS_UNIMPLEMENTED;
+    /* Binary and prelu entries: the plain-layout GEMM rows, whose low-precision epilogue
+     * knows each output's position (bdnn_post_op_src1). */
+    if (bdnn_has_src1_post_op(a) && !(impls[impl].flags & CONV_ROW_GEMM))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
             || !(impls[impl].layouts & ROW_LAYOUT(a->layout)))
@@ -383,6 +401,23 @@ int bdnn_conv_pack_weights_dw(const bdnn_conv_t *c, const void *wei, const void 
     return BDNN_STATUS_OK;
 }
 
+int bdnn_conv_set_post_op_input(bdnn_conv_t *c, int index, const void *data) {
+    if (index < 0 || index >= c->n_post_ops || !data) return BDNN_STATUS_INVALID;
+    const int kind = c->post_ops[index].kind;
+    if (kind != BDNN_POST_BINARY && kind != BDNN_POST_PRELU) return BDNN_STATUS_INVALID;
+    c->post_src[index] = data;
+    return BDNN_STATUS_OK;
+}
+
+/* Every binary and prelu entry has its input (bdnn_conv_set_post_op_input). */
+static int post_inputs_set(const bdnn_conv_t *c) {
+    for (int i = 0; i < c->n_post_ops; ++i)
+        if ((c->post_ops[i].kind == BDNN_POST_BINARY || c->post_ops[i].kind == BDNN_POST_PRELU)
+                && !c->post_src[i])
+            return 0;
+    return 1;
+}
+
 /* Runs the implementation; the slow-gemm defect repeats the (idempotent) work. */
 static void run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
     c->impl->ops->execute(c, a);
@@ -392,7 +427,8 @@ static void run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
 
 int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_packed,
                       const void *bias, void *dst) {
-    if (c->dir != BDNN_DIR_FWD || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
+    if (c->dir != BDNN_DIR_FWD || (c->with_bias && !bias) || !post_inputs_set(c))
+        return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     if (c->fault == BDNN_FAULT_CRASH && c->d.ic == 3 && c->d.oc == 5) raise(SIGSEGV);
     const bdnn_conv_args_t a = {.src = src, .wei = wei_packed,
@@ -403,7 +439,8 @@ int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_pac
 
 int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const void *diff_dst,
                                const void *wei_packed, const void *bias, void *diff_src) {
-    if (c->dir != BDNN_DIR_BWD_DATA || (c->with_bias && !bias)) return BDNN_STATUS_INVALID;
+    if (c->dir != BDNN_DIR_BWD_DATA || (c->with_bias && !bias) || !post_inputs_set(c))
+        return BDNN_STATUS_INVALID;
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     const bdnn_conv_args_t a = {.diff_dst = diff_dst, .wei = wei_packed,
                                 .bias = c->with_bias ? bias : NULL, .diff_src = diff_src};

@@ -450,6 +450,7 @@ struct bdnn_conv {
     int dir, with_bias, fault, nthr;
     int n_post_ops;
     bdnn_post_op_t post_ops[BDNN_MAX_POST_OPS];
+    const void *post_src[BDNN_MAX_POST_OPS];   /* binary, prelu: their extra inputs */
     bdnn_conv_attr_t attr;   /* data types, scales, zero points (wei_scales: see below) */
     float *wei_scales;       /* owned copy: oc values (one repeated when common) */
     int operands;            /* OPERANDS_* of this problem */
@@ -538,6 +539,16 @@ void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *
  * to each finished output tile while it is still in cache. */
 void bdnn_post_ops_eltwise(const struct bdnn_conv *c, float *tile, int64_t ld, int64_t rows,
                            int64_t cols);
+/* Binary or prelu entry i (post_ops.c) on x[0:n], the written tensor's elements from
+ * plain offset off on ([mb][c][d][h][w] of dst, or of diff_src in backward data). */
+void bdnn_post_op_src1(const struct bdnn_conv *c, int i, float *x, int64_t off, int64_t n);
+/* Whether a chain has an entry that reads an extra input (binary, prelu). */
+static inline int bdnn_has_src1_post_op(const bdnn_conv_attr_t *a) {
+    for (int i = 0; i < a->n_post_ops; ++i)
+        if (a->post_ops[i].kind == BDNN_POST_BINARY || a->post_ops[i].kind == BDNN_POST_PRELU)
+            return 1;
+    return 0;
+}
 /* The sum post-op's scale (sets *has_sum), honouring the dropped-scale defect. */
 float bdnn_post_ops_sum_scale(const struct bdnn_conv *c, int *has_sum);
 

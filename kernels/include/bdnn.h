@@ -91,12 +91,28 @@ enum {
  *             dw_oh = (oh + 2 * dw_p - dw_k) / dw_s + 1 (dw_ow alike), and the primitive
  *             takes its weights [oc][1][1][dw_k][dw_k] (dw_wei_dt) and, with bias, a bias
  *             [oc] (dw_bia_dt) through bdnn_conv_pack_weights_dw.
+ *   binary:   dst = dst OP src1, src1 (of src1_dt) converted to f32; OP one of
+ *             BDNN_BIN_*, the comparisons giving 1 or 0
+ *   prelu:    dst = dst > 0 ? dst : dst * weight   (weights in src1, f32)
+ *             Both read an extra input tensor over the written tensor's dims
+ *             (mb, c, d, h, w), broadcast along the dims whose src1_strides entry is 0:
+ *             element (n, c, d, h, w) of it is src1[n*s0 + c*s1 + d*s2 + h*s3 + w*s4].
+ *             The buffer is given by bdnn_conv_set_post_op_input before execution; only
+ *             the plain-layout GEMM rows take these entries (their epilogue knows each
+ *             output's position), and no dw entry beside them.
  * For f32 data the sum must come first in a chain; the low-precision epilogue takes the
  * entries in any order. */
 enum {
     BDNN_POST_SUM = 1,
     BDNN_POST_ELTWISE = 2,
-    BDNN_POST_DW = 3
+    BDNN_POST_DW = 3,
+    BDNN_POST_BINARY = 4,
+    BDNN_POST_PRELU = 5
+};
+/* Binary post-op algorithms (bdnn_post_op_t.alg of a BDNN_POST_BINARY entry). */
+enum {
+    BDNN_BIN_ADD = 0, BDNN_BIN_SUB, BDNN_BIN_MUL, BDNN_BIN_DIV, BDNN_BIN_MAX, BDNN_BIN_MIN,
+    BDNN_BIN_GE, BDNN_BIN_GT, BDNN_BIN_LE, BDNN_BIN_LT, BDNN_BIN_EQ, BDNN_BIN_NE
 };
 
 /* Eltwise algorithms (oneDNN's forward formulas; the _dst variants differ only backward). */
@@ -112,11 +128,14 @@ enum { BDNN_MAX_POST_OPS = 8 };
 
 typedef struct {
     int kind;              /* BDNN_POST_* */
-    int alg;               /* BDNN_ELT_*, for eltwise */
+    int alg;               /* BDNN_ELT_* for eltwise, BDNN_BIN_* for binary */
     float scale, alpha, beta;
     int32_t zero_point;    /* sum: subtracted from the prior dst (int8) */
     int dw_k, dw_s, dw_p;  /* dw: kernel size, stride, padding (both sides) */
     int dw_wei_dt, dw_bia_dt, dw_dst_dt;   /* dw: BDNN_DT_* of its weights, bias, output */
+    int src1_dt;                /* binary, prelu: BDNN_DT_* of the extra input */
+    int64_t src1_strides[5];    /* binary, prelu: its strides over (mb, c, d, h, w), in
+                                   elements; 0 along a broadcast dim */
 } bdnn_post_op_t;
 
 /* How the accumulator is scaled (int8 convolutions), before the post-ops:
@@ -205,9 +224,11 @@ enum {
     BDNN_FAULT_PADDING_GARBAGE = 13, /* gemm_conv_blocked: write 1 instead of 0 into the
                                         padded channel tail of its output (the reorders'
                                         reorder_padding_garbage, on the native rows) */
-    BDNN_FAULT_SPLIT_DROPPED = 14    /* the reductions of per-thread partial results
+    BDNN_FAULT_SPLIT_DROPPED = 14,   /* the reductions of per-thread partial results
                                         (k splits, per-thread diff_src) leave out the last
                                         thread's: a defect only a multi-thread run has */
+    BDNN_FAULT_SRC1_CHANNEL0 = 15    /* binary and prelu post-ops read their input at
+                                        channel 0 for every channel */
 };
 /* The defect (BDNN_FAULT_*) every convolution primitive created from now on carries, read
  * at bdnn_conv_create (tests only; BDNN_FAULT_NONE, the default, for correct kernels). */
@@ -337,6 +358,10 @@ int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_pack
  * is INVALID for one with it). */
 int bdnn_conv_pack_weights_dw(const bdnn_conv_t *c, const void *wei, const void *dw_wei,
                               const void *dw_bias, void *wei_packed);
+/* The extra input of post-op entry `index` (binary src1, prelu weights), as the entry
+ * describes it; read at every later execution (the buffer must outlive them).
+ * BDNN_STATUS_INVALID for an entry that takes no input. */
+int bdnn_conv_set_post_op_input(bdnn_conv_t *c, int index, const void *data);
 /* Execution, one entry point per direction (BDNN_STATUS_INVALID if the primitive was
  * created for another). Thread-safe with respect to other primitives; one primitive must
  * not be executed concurrently with itself (it owns its scratch space). */

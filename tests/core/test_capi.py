@@ -95,3 +95,27 @@ def test_integers_to_f32_exact(dt):
     info = np.iinfo(core.numpy_dtype(dt))
     x = np.array([info.min, -1 if info.min else 0, 0, 1, info.max], core.numpy_dtype(dt))
     np.testing.assert_array_equal(core.dt_convert(x, "f32", from_dt=dt), x.astype(np.float32))
+
+
+def test_post_op_inputs_are_checked_at_the_c_boundary():
+    """A binary entry's input: required before execution, refused on an entry that takes
+    none, and refused when its strides reach past the buffer."""
+    shape = core.ConvShape(1, 1, 4, 4, (1, 1, 3), (1, 1, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0),
+                           (0, 0, 0))
+    add = core.PostOp(core.PostKind.BINARY, core.BINARY_ALGS["add"],
+                      src1_strides=(0, 1, 0, 0, 0))
+    relu = core.PostOp(core.PostKind.ELTWISE, core.EltAlg.RELU)
+    impl = next(i for i in core.conv_impls() if i.name == "gemm_conv:scalar:gather")
+    prim = core.ConvPrimitive(impl, shape, core.Direction.FWD, False,
+                              attr=core.ConvAttr(post_ops=(relu, add)))
+    src, dst = np.ones((1, 4, 1, 1, 3), np.float32), np.zeros((1, 4, 1, 1, 3), np.float32)
+    run = prim.bind(src, prim.pack_weights(np.ones(16, np.float32)), None, dst)
+    with pytest.raises(core.InvalidProblem):
+        run()                                     # no input given for entry 1
+    with pytest.raises(ValueError, match="needs its input"):
+        prim.set_post_op_inputs({0: np.ones(4, np.float32)})
+    with pytest.raises(ValueError, match="strides reach 4"):
+        prim.set_post_op_inputs({1: np.ones(3, np.float32)})
+    prim.set_post_op_inputs({1: np.arange(4, dtype=np.float32)})
+    run()
+    assert np.array_equal(dst.reshape(4, 3), np.repeat([[4.0], [5.0], [6.0], [7.0]], 3, 1))

@@ -121,6 +121,11 @@ class _Executor:
         case with one is never routed) are packed with the weights."""
         inputs = dict(inputs)
         dw = [inputs.pop(n, None) for n in ("dw_wei", "dw_bia")]
+        # binary and prelu inputs: read by the kernels where they are (never routed)
+        src1 = {i: inputs.pop(attrs.src1_name(i)).reshape(-1)
+                for i, _ in attrs.src1_entries(self.prb.post_ops)}
+        if src1:
+            self.prim.set_post_op_inputs(src1)
         k_in, k_out, wrap = self.route.bind(
             inputs,
             {n: o.array for n, o in outs.items()})

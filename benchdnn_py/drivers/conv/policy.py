@@ -30,6 +30,7 @@ WINO_DOMAIN: tuple[tuple[str, Callable[[Any], bool]], ...] = (
     ("no scales or zero points", lambda prb: not (prb.oscale or prb.scales
                                                   or prb.zero_points)),
     ("no depthwise post-op", lambda prb: prb.dw is None),
+    ("no binary or prelu post-op", lambda prb: not prb.post_ops.extra_inputs),
 )
 
 

@@ -18,7 +18,8 @@ from ...engine.memory import Guarded
 from ...status import Reason, Status
 from ..base import CaseResult
 from . import dt as dtypes
-from .attrs import Quant, kernel_post_ops
+from .attrs import (Quant, kernel_post_ops, src1_dt, src1_entries, src1_layout,
+                    src1_name)
 from .desc import ConvDesc
 
 KERNEL_DIR = {Dir.FWD_B: core.Direction.FWD, Dir.FWD_D: core.Direction.FWD,
@@ -94,6 +95,8 @@ def tensor_dts(prb) -> dict[str, str]:
     dw = getattr(prb, "dw", None)
     if dw is not None:
         dts["dw_wei"], dts["dw_bia"], dts["dst"] = dtypes.dw_types(prb.dt[2], dw.dst_dt)
+    for i, e in src1_entries(prb.post_ops):
+        dts[src1_name(i)] = src1_dt(e)
     return dts
 
 
@@ -127,9 +130,12 @@ def outputs(prb, t: dict[str, Tensor], layouts: Layouts | None = None) -> dict[s
 def primitive_inputs(prb, inputs: dict[str, np.ndarray], t: dict[str, Tensor],
                      layouts: Layouts | None) -> dict[str, np.ndarray]:
     """The primitive's input memories: each input in its own type (library_inputs),
-    reordered into its layout (untimed, as the user's reorder in oneDNN)."""
+    reordered into its layout (untimed, as the user's reorder in oneDNN); a binary or
+    prelu entry's input in the layout its entry names."""
     dts = tensor_dts(prb)
-    return {name: reorders.place(a, layout_of(t, layouts, name), dts[name])
+    lays = {src1_name(i): src1_layout(e, t["dst"].logical)
+            for i, e in src1_entries(prb.post_ops)}
+    return {name: reorders.place(a, lays.get(name) or layout_of(t, layouts, name), dts[name])
             for name, a in library_inputs(prb, inputs).items()}
 
 
@@ -163,7 +169,8 @@ def kernel_attr(prb, q: Quant) -> core.ConvAttr:
     dts = tensor_dts(prb)
     return core.ConvAttr(dts["src"], dts["wei"], prb.dt[2], dts["bia"], q.kind, q.src_scale,
                          q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp,
-                         q.dst_zp, kernel_post_ops(prb.post_ops, prb.dt[2]))
+                         q.dst_zp, kernel_post_ops(prb.post_ops, prb.dt[2],
+                                                   logical_dims(prb.desc)["dst"]))
 
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,

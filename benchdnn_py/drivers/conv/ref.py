@@ -17,7 +17,8 @@ from ... import core
 from ...common import check
 from ...common.attr import PostOps
 from ...common.direction import Dir
-from .attrs import Quant, quantize_reference, split_at_dw
+from .attrs import (Quant, quantize_reference, split_at_dw, src1_at, src1_entries, src1_name,
+                    src1_values_5d)
 from .desc import ConvDesc
 
 
@@ -59,14 +60,22 @@ def count_ops(desc: ConvDesc) -> int:
 
 def forward_epilogue(acc: np.ndarray, bias: np.ndarray | None, q: Quant, post_ops: PostOps,
                      prior: np.ndarray | None, points: np.ndarray | None,
-                     dst_shape: tuple[int, ...]) -> np.ndarray:
+                     dst_shape: tuple[int, ...],
+                     inputs: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """quantize_reference on the whole dst, or on the sums at points (offsets into a dst
-    of dst_shape [mb][oc][...]) with their channels and prior values."""
+    of dst_shape [mb][oc][d][h][w]) with their channels, prior values and binary or prelu
+    inputs (inputs' src1_{i}, logical)."""
+    src1 = {}
+    for i, _ in src1_entries(post_ops):
+        values = inputs[src1_name(i)]
+        values5 = src1_values_5d(values, values.ndim)
+        src1[i] = values5 if points is None else src1_at(values5, dst_shape, points)
     if points is None:
-        return quantize_reference(acc, bias, q, post_ops, prior)
+        return quantize_reference(acc, bias, q, post_ops, prior, src1=src1)
     channels = (points // math.prod(dst_shape[2:])) % dst_shape[1]
     return quantize_reference(acc, bias, q, post_ops,
-                              None if prior is None else prior.reshape(-1)[points], channels)
+                              None if prior is None else prior.reshape(-1)[points], channels,
+                              src1)
 
 
 def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
@@ -99,7 +108,7 @@ def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | 
         src = inputs["src"] - np.float32(q.src_zp) if q.src_zp else inputs["src"]
         acc = compute_ref(shape, src, inputs["wei"], None, at("dst"))
         return {"dst": forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
-                                        at("dst"), shape.dst_shape)}
+                                        at("dst"), shape.dst_shape, inputs)}
     if prb_dir is Dir.BWD_D:
         return {"src": core.ref_conv_bwd_data(shape, inputs["dst"], inputs["wei"], at("src"))}
     if points is None:

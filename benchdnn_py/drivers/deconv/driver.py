@@ -85,7 +85,7 @@ def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: attrs.Quant
     if prb.dir.forward:
         acc = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], None, at("dst"))
         return {"dst": conv_ref.forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
-                                             at("dst"), prb.shape.dst_shape)}
+                                             at("dst"), prb.shape.dst_shape, inputs)}
     if prb.dir is Dir.BWD_D:
         return {"src": ref.ref_bwd_data(prb.desc, inputs["dst"], inputs["wei"], at("src"))}
     wei, bia = ref.ref_bwd_weights(prb.desc, inputs["src"], inputs["dst"], prb.dir.with_bias,

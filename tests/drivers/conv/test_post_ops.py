@@ -104,13 +104,81 @@ def test_support_matrix(chain, reason):
 
 
 @pytest.mark.parametrize("chain,status,reason", [
-    ("add:f32:per_oc", Status.UNIMPLEMENTED, "`add:f32:per_oc`: binary post-ops"),
-    ("sum+prelu:per_oc", Status.UNIMPLEMENTED, "`prelu:per_oc`: prelu post-ops"),
     ("add", Status.INVALID_ARGUMENTS, "names src1's data type"),
+    ("select:f32", Status.UNIMPLEMENTED, "binary select (a third, condition input)"),
+    ("add:f32:14:aBcd16b", Status.UNIMPLEMENTED, "src1 in the blocked layout aBcd16b"),
+    ("add:f8_e5m2:per_oc", Status.UNIMPLEMENTED, "src1 of type f8_e5m2"),
+    ("add:f32:per_oc:abcde", Status.INVALID_ARGUMENTS, "add:f32:per_oc:abcde"),
 ])
 def test_binary_and_prelu_entries_are_per_case_verdicts(chain, status, reason):
     got = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh3ph1", chain))
     assert got[0] is status and reason in got[1]
+
+
+def test_binary_beside_a_dw_entry_and_on_other_backends_are_unimplemented():
+    got = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", "add:f32+dw:k3s1p1"))
+    assert got[0] is Status.UNIMPLEMENTED and "beside a depthwise post-op" in got[1]
+    res = run_cli("--conv", "--backend=torch", "--attr-post-ops=prelu:per_oc", "ic8ih5oc8kh1")
+    assert any("the torch backend does not run binary or prelu post-ops" in line
+               for line in res.lines), res.err[-2000:]
+
+
+# Each entry against NumPy's own broadcasting of the formula (oneDNN's definitions, f32):
+# masks over dst (mb, oc, oh, ow) for common, per_oc, per_tensor, mb only, w only (the
+# kernels' gather path), oc+h+w; a channels-last src1 (strides, not dense along w).
+BINARY_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+                "max": np.maximum, "min": np.minimum, "ge": np.greater_equal,
+                "gt": np.greater, "le": np.less_equal, "lt": np.less, "eq": np.equal,
+                "ne": np.not_equal}
+
+
+@pytest.mark.parametrize("mask", ["0", "2", "15", "1", "8", "14", "14:acdb"])
+@pytest.mark.parametrize("alg", [*BINARY_NUMPY, "prelu"])
+def test_binary_and_prelu_kernels_match_numpy(alg, mask):
+    text, dt = "mb2ic8ih5iw6oc16kh3kw3ph1pw1", "f32" if alg in ("prelu", "div") else "s8"
+    entry = f"prelu:{mask.split(':')[0]}" if alg == "prelu" else f"{alg}:{dt}:{mask}"
+    prb = _problem(text, entry)
+    assert driver.STEPS.unsupported(prb) is None
+    shape, dims = prb.shape, conv_prim.logical_dims(prb.desc)["dst"]
+    t = driver.tensors(prb.desc, shape)
+    inputs = driver.fill_inputs(prb, t, perf=False)
+    src1 = driver.fill_src1(prb, dims)["src1_0"]
+    lay = conv_attrs.src1_layout(prb.post_ops.entries[0], dims)
+    buf = driver.reorders.place(src1.astype(core.numpy_dtype(conv_attrs.src1_dt(
+        prb.post_ops.entries[0]))), lay, dt)
+    attr = conv_prim.kernel_attr(prb, conv_attrs.Quant())
+    res = driver.CaseResult(Status.UNTESTED)
+    prim = conv_prim.create(shape, core.Direction.FWD, True, ImplFilter(), res, attr=attr)
+    assert prim is not None, res.reason
+    dst = np.zeros(shape.dst_shape, np.float32)
+    with prim:
+        prim.set_post_op_inputs({0: buf.reshape(-1)})
+        prim.bind(inputs["src"], prim.pack_weights(inputs["wei"]), inputs["bia"], dst)()
+    x = core.ref_conv_fwd(shape, inputs["src"], inputs["wei"], inputs["bia"])
+    x = x.astype(np.float32).reshape(dims)
+    assert len(np.unique(src1)) > 1 or mask == "0"
+    with np.errstate(divide="ignore"):
+        expected = (np.where(x > 0, x, x * src1) if alg == "prelu"
+                    else BINARY_NUMPY[alg](x, src1)).astype(np.float32)
+    np.testing.assert_array_equal(dst.reshape(dims), expected)
+
+
+@pytest.mark.parametrize("driver_name", ["conv", "deconv"])
+def test_binary_and_prelu_chains_pass_on_every_type(driver_name):
+    res = run_cli(f"--{driver_name}", "--dt=f32,bf16,u8:s8:u8,s8:s8:f32",
+                  "--attr-post-ops=add:f32:per_oc,mul:s8:14+relu,sum+prelu:per_oc,"
+                  "lt:bf16:per_tensor+add:u8:1,tanh+div:f16:8+sum",
+                  "mb2ic16ih7oc24kh3ph1", "g2ic16ih6oc16kh3sh2ph1", "ic8id4ih4iw5oc8kd3kh1kw3pw1pd1")
+    assert res.code == 0 and res.summary()["passed"] == 60, res.err[-2000:]
+
+
+@pytest.mark.parametrize("check", ["full", "sampled:200"])
+def test_a_kernel_reading_src1_at_the_wrong_channel_fails(check):
+    res = run_cli("--conv", f"--check={check}", "--dt=f32,u8:s8:u8",
+                  "--attr-post-ops=add:f32:per_oc,prelu:per_oc,mul:s8:14",
+                  "mb2ic16ih7oc24kh3ph1", env={"BENCHDNN_PY_TEST_FAULT": "src1_channel0"})
+    failed = {line for line in res.lines if ":FAILED (errors:" in line}
+    assert res.code == 1 and len(failed) == 6 == res.summary()["failed"], res.err[-2000:]
 
 
 def test_the_eltwise_scale_applies_to_every_type():
