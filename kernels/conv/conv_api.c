@@ -252,6 +252,10 @@ static int operands_of(const bdnn_conv_attr_t *a, int dir) {
     const int x = dir == BDNN_DIR_BWD_DATA ? a->dst_dt : a->src_dt;
     const int y = dir == BDNN_DIR_BWD_WEIGHTS ? a->dst_dt : a->wei_dt;
     if (x == BDNN_DT_F32 && y == BDNN_DT_F32) return OPERANDS_F32;
+    /* f32 activations with bf16 or f16 weights: the weights widen exactly to f32 at
+     * packing (bdnn_conv_pack_weights), and the f32 rows compute */
+    if (x == BDNN_DT_F32 && (y == BDNN_DT_BF16 || y == BDNN_DT_F16) && dir != BDNN_DIR_BWD_WEIGHTS)
+        return OPERANDS_F32;
     if (x == BDNN_DT_F16 && y == BDNN_DT_F16) return OPERANDS_F16;
     if (x == BDNN_DT_BF16 && y == BDNN_DT_BF16) return OPERANDS_BF16;
     if ((x == BDNN_DT_U8 || x == BDNN_DT_S8) && y == BDNN_DT_S8 && dir != BDNN_DIR_BWD_WEIGHTS)
@@ -312,7 +316,10 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (!desc_ok(d)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     if (operands_of(a, dir) != impls[impl].operands) return BDNN_STATUS_UNIMPLEMENTED;
-    /* A dw post-op is fused_dw's, and fused_dw takes nothing else. */
+    /* A dw post-op is fused_dw's, and fused_dw takes nothing else (nor weights that
+     * bdnn_conv_pack_weights would widen: its packing is pack_weights_dw). */
+    if (bdnn_dw_post_op(a) >= 0 && a->wei_dt != a->src_dt && a->src_dt == BDNN_DT_F32)
+        return BDNN_STATUS_UNIMPLEMENTED;
     if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* Binary and prelu entries: the plain-layout GEMM rows, whose low-precision epilogue
@@ -389,6 +396,19 @@ size_t bdnn_conv_scratch_bytes(const bdnn_conv_t *c) { return c->scratch_bytes; 
 
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed) {
     if (c->impl->ops->pack_weights_dw) return BDNN_STATUS_INVALID;
+    if (c->operands == OPERANDS_F32 && c->attr.wei_dt != BDNN_DT_F32) {
+        /* bf16 or f16 weights on the f32 rows: widened here, once, so that every row
+         * packs f32 (as the primitive it sees, a copy whose weights are f32) */
+        const int64_t n = bdnn_weights_elems(&c->d);
+        float *wf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+        if (!wf) return BDNN_STATUS_OUT_OF_MEMORY;
+        bdnn_cvt_to_f32(c->attr.wei_dt, wei, wf, n);
+        bdnn_conv_t widened = *c;
+        widened.attr.wei_dt = BDNN_DT_F32;
+        c->impl->ops->pack_weights(&widened, wf, wei_packed);
+        free(wf);
+        return BDNN_STATUS_OK;
+    }
     c->impl->ops->pack_weights(c, wei, wei_packed);
     return BDNN_STATUS_OK;
 }

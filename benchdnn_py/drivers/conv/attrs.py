@@ -164,6 +164,9 @@ def dw_invalid(prb) -> tuple[Status, str] | None:
     if not all(isinstance(e, (Eltwise, Depthwise)) for e in chain.entries):
         return (Status.UNIMPLEMENTED, f"`{chain}`: only eltwise post-ops may sit beside the "
                 "depthwise post-op (the spec: sum is not supported with it)")
+    if prb.dt[0] == "f32" and prb.dt[1] != "f32":
+        return (Status.UNIMPLEMENTED, f"`{dw}`: depthwise fusion with {prb.dt[1]} weights "
+                "on f32 activations is not implemented")
     if dtypes.dw_types(prb.dt[2], dw.dst_dt) is None:
         row = dtypes.DW_TYPES.get(prb.dt[2])
         allowed = ", ".join(row[1]) if row else "none"

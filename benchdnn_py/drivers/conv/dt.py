@@ -174,6 +174,9 @@ SUPPORTED = (
     DtRow(FORWARD, INT8, ("s8",), ("u8", "s8", "s32", "f32"), ("u8", "s8", "s32", "f32")),
     # bf16 forward; dst and bias may stay f32.
     DtRow(FORWARD, ("bf16",), ("bf16",), ("f32", "bf16"), ("f32", "bf16")),
+    # f32 activations with bf16 or f16 weights (benchdnn's f32:bf16:f32, f32:f16:f32):
+    # the weights widen exactly to f32 and the convolution is f32.
+    DtRow(FORWARD + _BWD_D, ("f32",), ("bf16", "f16"), ("f32",), ("f32",)),
     # bf16 backward data; diff_src may stay f32.
     DtRow(_BWD_D, ("f32", "bf16"), ("bf16",), ("bf16",), ()),
     # bf16 weights update; diff_weights and diff_bias may stay f32.

@@ -154,7 +154,8 @@ def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
 
 # The C core's operand class of a direction's multiplied tensors (src and wei forward,
 # diff_dst and wei backward data, src and diff_dst backward weights), by their types.
-OPERANDS = {("f32", "f32"): core.Operands.F32, ("f16", "f16"): core.Operands.F16,
+OPERANDS = {("f32", "f32"): core.Operands.F32, ("f32", "bf16"): core.Operands.F32,
+            ("f32", "f16"): core.Operands.F32, ("f16", "f16"): core.Operands.F16,
             ("bf16", "bf16"): core.Operands.BF16, ("u8", "s8"): core.Operands.INT8,
             ("s8", "s8"): core.Operands.INT8}
 

@@ -335,4 +335,12 @@ def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
         assert res.code == 2 and f"--threads={text}: {message}" in res.err
 
 
-
+def test_f32_activations_with_bf16_or_f16_weights_run_on_every_route():
+    """The weights widen at packing; the f32 rows of every layout compute, and the check
+    still sees a dropped input channel."""
+    args = ("--conv", "--dir=FWD_B,BWD_D", "--dt=f32:bf16:f32,f32:f16:f32", "--stag=any,axb",
+            "--attr-post-ops=", "mb2ic16ih7oc24kh3ph1", "g8ic8ih7oc8kh3ph1")
+    res = run_cli(*args)
+    assert res.code == 0 and res.summary()["passed"] == 16, res.err[-2000:]
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
+    assert res.summary()["failed"] == 16, res.err[-2000:]
