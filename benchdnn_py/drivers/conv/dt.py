@@ -170,8 +170,10 @@ SUPPORTED = (
     DtRow(DIRECTIONS, ("f32",), ("f32",), ("f32",), ("f32",)),
     # f16: half-precision forward; the bias may stay f32.
     DtRow(FORWARD, ("f16",), ("f16",), ("f16",), ("f16", "f32")),
-    # int8: s32 accumulation, the result requantized to 8 bits or kept as s32/f32.
-    DtRow(FORWARD, INT8, ("s8",), ("u8", "s8", "s32", "f32"), ("u8", "s8", "s32", "f32")),
+    # int8: s32 accumulation, the result requantized to 8 bits or kept as s32/f32; bf16
+    # too (benchdnn's s8:s8:bf16, u8:s8:bf16).
+    DtRow(FORWARD, INT8, ("s8",), ("u8", "s8", "s32", "f32", "bf16"),
+          ("u8", "s8", "s32", "f32")),
     # bf16 forward; dst and bias may stay f32.
     DtRow(FORWARD, ("bf16",), ("bf16",), ("f32", "bf16"), ("f32", "bf16")),
     # f32 activations with bf16 or f16 weights (benchdnn's f32:bf16:f32, f32:f16:f32):

@@ -344,3 +344,12 @@ def test_f32_activations_with_bf16_or_f16_weights_run_on_every_route():
     assert res.code == 0 and res.summary()["passed"] == 16, res.err[-2000:]
     res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
     assert res.summary()["failed"] == 16, res.err[-2000:]
+
+
+def test_int8_into_a_bf16_dst_rounds_to_nearest_even():
+    args = ("--conv", "--dir=FWD_I", "--dt=u8:s8:bf16,s8:s8:bf16",
+            "--attr-scales=src:common:0.25+wei:per_oc+dst:common:3", "mb2ic16ih7oc24kh3ph1")
+    res = run_cli(*args)
+    assert res.code == 0 and res.summary()["passed"] == 2, res.err[-2000:]
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
+    assert res.summary()["failed"] == 2, res.err[-2000:]

@@ -222,8 +222,11 @@ SPEC_ROWS = {
 }
 # Beyond the spec's table: benchdnn's f32 activations with bf16 or f16 weights (its
 # test_conv_ci), run as an f32 convolution on the exactly widened weights.
+# Also its int8 convolutions into a bf16 dst.
 for _direction in ("FWD_B", "FWD_D", "FWD_I", "BWD_D"):
     SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"f32:bf16:f32", "f32:f16:f32"}
+for _direction in ("FWD_B", "FWD_D", "FWD_I"):
+    SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"u8:s8:bf16", "s8:s8:bf16"}
 
 
 def _known_unsupported(s, w, d):
@@ -267,7 +270,7 @@ def test_classify_counts():
     results = [dt.classify(direction, (s, w, d)) for direction, s, w, d in CROSS]
     supported = sum(r is None for r in results)
     skipped = sum(r is not None and r[0] is Status.SKIPPED for r in results)
-    assert supported == 3 * 12 + 3 + 2 * 3 + 4 * 2
+    assert supported == 3 * 12 + 3 + 2 * 3 + 4 * 2 + 3 * 2
     assert skipped == 6 * sum(_known_unsupported(*t) for t in
                               itertools.product(COMMON_DTS, repeat=3))
     assert len(results) == 6 * 6 ** 3
