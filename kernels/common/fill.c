@@ -10,6 +10,7 @@
  * Real fills round once per operation, as the contract's NumPy statement does: this file
  * is built for the baseline ISA, which has no fused multiply-add for the compiler to
  * contract lo + width * u into. */
+#include <math.h>
 #include "bdnn.h"
 
 enum { STREAM_INT = 1, STREAM_KEEP = 2, STREAM_FIRST = 3, STREAM_REAL = 4, STREAM_CHOICE = 5 };
@@ -57,7 +58,9 @@ void bdnn_fill_real(int kind, int64_t n, double lo, double hi, float *out) {
 #pragma omp parallel for schedule(static) if (n >= FILL_PARALLEL_MIN)
     for (int64_t i = 0; i < n; ++i) {
         const double scaled = width * unit_double(splitmix64((uint64_t)i ^ key));
-        out[i] = (float)(lo + scaled);
+        const float v = (float)(lo + scaled);
+        /* a value just below hi can round up to it in f32: keep the range half-open */
+        out[i] = v < hi ? v : nextafterf((float)hi, -INFINITY);
     }
 }
 
