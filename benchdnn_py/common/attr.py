@@ -800,16 +800,6 @@ class Modes:
         return (Status.UNIMPLEMENTED, why) if why else None
 
 
-def unfused_verdict(post_ops: PostOps, modes: Modes, backend: str,
-                    primitive: str) -> tuple[Status, str] | None:
-    """The verdict of a driver whose kernels fuse no post-op yet (eltwise, pool): a chain
-    is UNIMPLEMENTED, as are the modes Modes.verdict names."""
-    if post_ops:
-        return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: post-ops on {primitive} "
-                "primitive are not implemented")
-    return modes.verdict(backend)
-
-
 def _parse_acc_mode(text: str) -> str:
     return _choice(text, ACC_MODES, "--attr-acc-mode", "accumulation mode") if text \
         else "strict"

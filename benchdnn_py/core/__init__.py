@@ -11,7 +11,8 @@ from .capi import (DATA_TYPES, ImplInfo, InvalidProblem, Isa, Operands, Unimplem
                    cap_isa, dt_convert, isa_cap, isa_supported, max_threads, numpy_dtype, set_threads,
                    threads)
 from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
-                   ConvAttr, ConvPrimitive, ConvShape, Direction, PostKind, PostOp, Scales,
+                   ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
+                   Scales,
                    bias_grad, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at, ref_conv_bwd_data,
                    ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, wino_f43_matrices)
 from .eltwise import EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported

@@ -65,6 +65,41 @@ class PostOp:
         return (size + 2 * self.dw_p - self.dw_k) // self.dw_s + 1
 
 
+def _post_op_slot(slot, op: PostOp) -> None:
+    slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta, slot.zero_point = (
+        int(op.kind), op.alg, op.scale, op.alpha, op.beta, op.zero_point)
+    slot.dw_k, slot.dw_s, slot.dw_p = op.dw_k, op.dw_s, op.dw_p
+    slot.dw_wei_dt, slot.dw_bia_dt, slot.dw_dst_dt = (DATA_TYPES[t][0] for t in (
+        op.dw_wei_dt, op.dw_bia_dt, op.dw_dst_dt))
+    slot.src1_dt = DATA_TYPES[op.src1_dt][0]
+    slot.src1_strides = list(op.src1_strides)
+
+
+class PostChain:
+    """A post-op chain of the memory-bound primitives (bdnn_post_chain_t): eltwise, binary
+    and prelu entries, the binary and prelu inputs (by entry index: dense arrays of the
+    entry's src1_dt), over a written tensor of channels c and spatial sizes (d, h, w),
+    stored channels first or (channels_last) last. Keeps its inputs alive."""
+
+    def __init__(self, ops: tuple[PostOp, ...], inputs: dict[int, np.ndarray],
+                 c: int, spatial: tuple[int, int, int], channels_last: bool = False) -> None:
+        if len(ops) > lib.BDNN_MAX_POST_OPS:
+            raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
+        self.ops = ops
+        self._keep: list = []
+        ch = ffi.new("bdnn_post_chain_t *")
+        ch.n, ch.c, ch.channels_last = len(ops), c, int(channels_last)
+        ch.d, ch.h, ch.w = spatial
+        for i, op in enumerate(ops):
+            _post_op_slot(ch.ops[i], op)
+            if op.has_input:
+                a = inputs[i]
+                buf = _bytes(a, op.src1_dt)
+                self._keep += [a, buf]
+                ch.src1[i] = buf
+        self.cdata = ch
+
+
 class Scales(enum.IntEnum):
     """How the accumulator is scaled (bdnn.h, BDNN_SCALES_*)."""
 
@@ -136,13 +171,7 @@ class ConvAttr:
         a.layout = int(self.layout)
         a.n_post_ops = len(self.post_ops)
         for slot, op in zip(a.post_ops, self.post_ops):
-            slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta, slot.zero_point = (
-                int(op.kind), op.alg, op.scale, op.alpha, op.beta, op.zero_point)
-            slot.dw_k, slot.dw_s, slot.dw_p = op.dw_k, op.dw_s, op.dw_p
-            slot.dw_wei_dt, slot.dw_bia_dt, slot.dw_dst_dt = (DATA_TYPES[t][0] for t in (
-                op.dw_wei_dt, op.dw_bia_dt, op.dw_dst_dt))
-            slot.src1_dt = DATA_TYPES[op.src1_dt][0]
-            slot.src1_strides = list(op.src1_strides)
+            _post_op_slot(slot, op)
         return a
 
     @property

@@ -10,7 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from .capi import DATA_TYPES, ImplInfo, _bytes, _check, _out_bytes, _runner, _table, _typed_row, lib
+from .capi import (DATA_TYPES, ImplInfo, _bytes, _check, _out_bytes, _runner, _table, _typed_row,
+                   ffi, lib)
+from .conv import PostChain
 from .faults import OpFault, _with_fault
 
 
@@ -75,11 +77,16 @@ class EltwisePrimitive:
     def name(self) -> str:
         return _with_fault(self.impl.name, self.fault)
 
-    def bind_fwd(self, src: np.ndarray, dst: np.ndarray) -> Callable[[], None]:
+    def bind_fwd(self, src: np.ndarray, dst: np.ndarray,
+                 post_chain: PostChain | None = None) -> Callable[[], None]:
+        """post_chain: its entries over the elements as its geometry lays them out."""
         n, dt = src.size, self.dt
-        args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta,
+        chain = post_chain.cdata if post_chain is not None else ffi.NULL
+        args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta, chain,
                 _bytes(src, dt), _out_bytes(dst, dt, n), n, int(self.fault))
-        return _runner(lib.bdnn_elt_fwd, args, self.name)
+        run = _runner(lib.bdnn_elt_fwd, args, self.name)
+        run.keep = post_chain   # its inputs, which the C struct only points to
+        return run
 
     def bind_bwd(self, x: np.ndarray, diff_dst: np.ndarray, diff_src: np.ndarray,
                  from_dst: bool) -> Callable[[], None]:

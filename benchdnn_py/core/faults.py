@@ -50,6 +50,7 @@ class OpFault(enum.IntEnum):
     POOL_WS_UNWRITTEN = lib.BDNN_POOL_FAULT_WS_UNWRITTEN
     TRUNCATE_DST = lib.BDNN_FAULT_TRUNCATE_DST   # shared with the convolutions: the same
                                                  # defect of a low-precision store
+    SRC1_CHANNEL0 = lib.BDNN_FAULT_SRC1_CHANNEL0  # and of the post-ops' extra input
     REORDER_PADDING_GARBAGE = lib.BDNN_REORDER_FAULT_PADDING_GARBAGE
     REORDER_DENSE_DST = lib.BDNN_REORDER_FAULT_DENSE_DST
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .capi import (DATA_TYPES, ImplInfo, Unimplemented, _bytes, _check, _count, _out_bytes, _ptr,
                    _runner, _set_spatial, _table, _typed_row, ffi, lib, max_threads)
+from .conv import PostChain
 from .faults import OpFault, _with_fault
 
 
@@ -121,8 +122,14 @@ class PoolPrimitive:
     their diffs) of the data type dt."""
 
     def __init__(self, impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop,
-                 fault: OpFault = OpFault.NONE, dt: str = "f32") -> None:
+                 fault: OpFault = OpFault.NONE, dt: str = "f32",
+                 post_ops: bool = False) -> None:
+        """post_ops: forward will be given a post-op chain (bind_fwd), which the rows
+        run on the plain layout only."""
         _typed_row(impl, dt, prop is Prop.BWD_DATA)
+        if post_ops and shape.layout is not PoolLayout.NCX:
+            raise Unimplemented(f"{impl.name} on the {shape.layout.name.lower()} layout: "
+                                "post-ops on the plain layout only")
         self.impl, self.shape, self.alg, self.prop, self.fault = impl, shape, alg, prop, fault
         self.dt = dt
         self._desc = shape.cdata()
@@ -150,14 +157,18 @@ class PoolPrimitive:
                              f"bytes")
         return ffi.from_buffer("char[]", ws)
 
-    def bind_fwd(self, src: np.ndarray, dst: np.ndarray,
-                 ws: np.ndarray | None) -> Callable[[], None]:
+    def bind_fwd(self, src: np.ndarray, dst: np.ndarray, ws: np.ndarray | None,
+                 post_chain: PostChain | None = None) -> Callable[[], None]:
+        """post_chain: entries over dst (its geometry: c and the output sizes)."""
         s = self.shape
+        chain = post_chain.cdata if post_chain is not None else ffi.NULL
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
-                DATA_TYPES[self.dt][0], _bytes(src, self.dt, s.elems(s.src_shape)),
+                DATA_TYPES[self.dt][0], chain, _bytes(src, self.dt, s.elems(s.src_shape)),
                 _out_bytes(dst, self.dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
                 int(self.fault))
-        return _runner(lib.bdnn_pool_fwd, args, self.name)
+        run = _runner(lib.bdnn_pool_fwd, args, self.name)
+        run.keep = post_chain   # its inputs, which the C struct only points to
+        return run
 
     def bind_bwd(self, diff_dst: np.ndarray, ws: np.ndarray | None,
                  diff_src: np.ndarray) -> Callable[[], None]:

@@ -5,6 +5,7 @@
 
 #include "conv_impl.h"
 #include "dt.h"
+#include "post_chain.h"
 
 static inline float logistic(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -89,79 +90,10 @@ float bdnn_post_ops_sum_scale(const struct bdnn_conv *c, int *has_sum) {
     return c->fault == BDNN_FAULT_SUM_SCALE_DROPPED ? 1.0f : c->post_ops[0].scale;
 }
 
-/* Binary and prelu entries: x[k] = x[k] OP b[k] over a run of the written tensor, one
- * tight loop per algorithm (selected once per call, so each vectorizes); b is one value
- * (a run along which src1 is broadcast) or n values. */
-__attribute__((optimize("no-trapping-math")))
-__attribute__((target_clones("avx512f", "avx2", "default")))
-static void src1_apply(int kind, int alg, float *restrict x, const float *restrict b,
-                       int64_t bstep, int64_t n) {
-#define SRC1_LOOP(EXPR)                                                                    \
-    do {                                                                                   \
-        if (bstep) for (int64_t k = 0; k < n; ++k) { const float v = b[k]; x[k] = (EXPR); } \
-        else { const float v = b[0]; for (int64_t k = 0; k < n; ++k) x[k] = (EXPR); }      \
-    } while (0)
-    if (kind == BDNN_POST_PRELU) {
-        SRC1_LOOP(x[k] > 0 ? x[k] : x[k] * v);
-        return;
-    }
-    switch (alg) {
-    case BDNN_BIN_ADD: SRC1_LOOP(x[k] + v); break;
-    case BDNN_BIN_SUB: SRC1_LOOP(x[k] - v); break;
-    case BDNN_BIN_MUL: SRC1_LOOP(x[k] * v); break;
-    case BDNN_BIN_DIV: SRC1_LOOP(x[k] / v); break;
-    case BDNN_BIN_MAX: SRC1_LOOP(x[k] > v ? x[k] : v); break;
-    case BDNN_BIN_MIN: SRC1_LOOP(x[k] < v ? x[k] : v); break;
-    case BDNN_BIN_GE: SRC1_LOOP(x[k] >= v ? 1.0f : 0.0f); break;
-    case BDNN_BIN_GT: SRC1_LOOP(x[k] > v ? 1.0f : 0.0f); break;
-    case BDNN_BIN_LE: SRC1_LOOP(x[k] <= v ? 1.0f : 0.0f); break;
-    case BDNN_BIN_LT: SRC1_LOOP(x[k] < v ? 1.0f : 0.0f); break;
-    case BDNN_BIN_EQ: SRC1_LOOP(x[k] == v ? 1.0f : 0.0f); break;
-    case BDNN_BIN_NE: SRC1_LOOP(x[k] != v ? 1.0f : 0.0f); break;
-    default: break;
-    }
-#undef SRC1_LOOP
-}
-
-/* src1 values are converted in chunks of this many (a stack buffer): short enough to
- * stay in L1 beside the row, long enough for the loops to run whole vectors. */
-enum { SRC1_CHUNK = 256 };
-
 void bdnn_post_op_src1(const struct bdnn_conv *c, int i, float *x, int64_t off, int64_t n) {
     const bdnn_conv_desc_t *d = &c->d;
     const int bwd = c->dir == BDNN_DIR_BWD_DATA;   /* the written tensor is diff_src */
-    const int64_t C = bwd ? d->ic : d->oc, D = bwd ? d->id : d->od, H = bwd ? d->ih : d->oh,
-                  W = bwd ? d->iw : d->ow, SP = D * H * W;
-    const bdnn_post_op_t *op = &c->post_ops[i];
-    const int64_t *st = op->src1_strides;
-    const int dt = op->src1_dt;
-    const void *s1 = c->post_src[i];
-    const int64_t s_c = c->fault == BDNN_FAULT_SRC1_CHANNEL0 ? 0 : st[1];
-    float buf[SRC1_CHUNK];
-    /* a run never crosses a channel's spatial plane: (mb, c) is fixed along it */
-    while (n > 0) {
-        const int64_t plane = off / SP, sp = off % SP, len = n < SP - sp ? n : SP - sp;
-        const int64_t base = plane / C * st[0] + plane % C * s_c;
-        if (st[2] == 0 && st[3] == 0 && st[4] == 0) {          /* constant along the run */
-            buf[0] = bdnn_load_f32(s1, dt, base);
-            src1_apply(op->kind, op->alg, x, buf, 0, len);
-        } else if (st[4] == 1 && st[3] == W && st[2] == H * W) {   /* dense along it */
-            for (int64_t k0 = 0; k0 < len; k0 += SRC1_CHUNK) {
-                const int64_t m = len - k0 < SRC1_CHUNK ? len - k0 : SRC1_CHUNK;
-                bdnn_cvt_to_f32(dt, (const char *)s1 + (size_t)(base + sp + k0)
-                                                       * bdnn_dt_size(dt), buf, m);
-                src1_apply(op->kind, op->alg, x + k0, buf, 1, m);
-            }
-        } else {                                  /* some spatial dims broadcast: gather */
-            for (int64_t k0 = 0; k0 < len; k0 += SRC1_CHUNK) {
-                const int64_t m = len - k0 < SRC1_CHUNK ? len - k0 : SRC1_CHUNK;
-                for (int64_t k = 0; k < m; ++k) {
-                    const int64_t p = sp + k0 + k, w = p % W, h = p / W % H, dd = p / (W * H);
-                    buf[k] = bdnn_load_f32(s1, dt, base + dd * st[2] + h * st[3] + w * st[4]);
-                }
-                src1_apply(op->kind, op->alg, x + k0, buf, 1, m);
-            }
-        }
-        x += len, off += len, n -= len;
-    }
+    bdnn_src1_run(&c->post_ops[i], c->post_src[i], bwd ? d->ic : d->oc, bwd ? d->id : d->od,
+                  bwd ? d->ih : d->oh, bwd ? d->iw : d->ow, 0,
+                  c->fault == BDNN_FAULT_SRC1_CHANNEL0, x, off, n);
 }

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "dt.h"
+#include "post_chain.h"
 #include "eltwise_impl.h"
 
 typedef struct {
@@ -80,10 +81,15 @@ static const char *at(const void *p, int dt, int64_t i) {
     return (const char *)p + i * (int64_t)bdnn_dt_size(dt);
 }
 
-int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta, const void *src,
-                 void *dst, int64_t n, int fault) {
+int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta,
+                 const bdnn_post_chain_t *po, const void *src, void *dst, int64_t n,
+                 int fault) {
     const int st = usable(impl, alg, dt, 0);
     if (st != BDNN_STATUS_OK) return st;
+    const int po_st = bdnn_post_chain_status(po);
+    if (po_st != BDNN_STATUS_OK) return po_st;
+    if (po && po->n == 0) po = NULL;
+    if (po && n % (po->c * po->d * po->h * po->w)) return BDNN_STATUS_INVALID;
     const elt_ker_t *ker = impls[impl].ker;
     const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
 #pragma omp parallel
@@ -91,14 +97,19 @@ int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta, const void 
         int64_t lo, hi;
         chunk(n, fault, &lo, &hi);
         if (dt == BDNN_DT_F32) {
-            if (hi > lo)
-                ker->fwd(alg, alpha, beta, (const float *)src + lo, (float *)dst + lo, hi - lo);
+            /* post-ops a tile at a time, while the tile is in cache */
+            for (int64_t i = lo; i < hi; i += po ? TILE : hi - lo) {
+                const int64_t m = !po || hi - i < TILE ? hi - i : TILE;
+                ker->fwd(alg, alpha, beta, (const float *)src + i, (float *)dst + i, m);
+                if (po) bdnn_post_chain_run(po, (float *)dst + i, i, m, fault);
+            }
         } else {
             float buf[TILE];
             for (int64_t i = lo; i < hi; i += TILE) {
                 const int64_t m = hi - i < TILE ? hi - i : TILE;
                 ker->to_f32(dt, at(src, dt, i), buf, m);
                 ker->fwd(alg, alpha, beta, buf, buf, m);
+                if (po) bdnn_post_chain_run(po, buf, i, m, fault);
                 ker->from_f32(dt, buf, (char *)at(dst, dt, i), m, truncate);
             }
         }

@@ -138,6 +138,19 @@ typedef struct {
                                    elements; 0 along a broadcast dim */
 } bdnn_post_op_t;
 
+/* A post-op chain of the memory-bound primitives (eltwise, pooling): eltwise, binary and
+ * prelu entries applied in order, in f32, to each output before its store. Binary and
+ * prelu read src1[i] at each output's position in the written tensor, whose dims are
+ * [mb][c][d][h][w], stored in that order (channels_last 0) or as [mb][d][h][w][c] (1);
+ * their strides are over (mb, c, d, h, w) as in bdnn_post_op_t. */
+typedef struct {
+    int n;
+    bdnn_post_op_t ops[8];                /* BDNN_MAX_POST_OPS */
+    const void *src1[8];
+    int64_t c, d, h, w;
+    int channels_last;
+} bdnn_post_chain_t;
+
 /* How the accumulator is scaled (int8 convolutions), before the post-ops:
  *   NONE    v = acc + bias
  *   OSCALE  v = oscale[oc] * (acc + bias)                      (DNNL 1.x output scales)

@@ -38,10 +38,14 @@ int bdnn_elt_impl_operands(int impl);
 int bdnn_elt_supported(int alg, int backward);
 
 /* Executes on all OpenMP threads (each thread owns one contiguous chunk).
- * BDNN_STATUS_UNIMPLEMENTED when the row does not take dt in that direction. fault: 0,
- * BDNN_ELT_FAULT_TAIL_DROPPED, or bdnn.h's BDNN_FAULT_TRUNCATE_DST (tests only). */
-int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta, const void *src,
-                 void *dst, int64_t n, int fault);
+ * BDNN_STATUS_UNIMPLEMENTED when the row does not take dt in that direction. Forward's po
+ * (NULL: none): eltwise, binary and prelu entries over the n elements as its geometry
+ * describes them (n a whole number of images), applied a tile at a time in f32 before
+ * the store. fault: 0, BDNN_ELT_FAULT_TAIL_DROPPED, or bdnn.h's BDNN_FAULT_TRUNCATE_DST
+ * or BDNN_FAULT_SRC1_CHANNEL0 (tests only). */
+int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta,
+                 const bdnn_post_chain_t *po, const void *src, void *dst, int64_t n,
+                 int fault);
 int bdnn_elt_bwd(int impl, int alg, int from_dst, int dt, float alpha, float beta,
                  const void *x, const void *diff_dst, void *diff_src, int64_t n, int fault);
 /* CDEF END */

@@ -84,9 +84,14 @@ int bdnn_pool_workspace(int impl, const bdnn_pool_desc_t *d, int alg, int prop,
 
 /* Forward (prop = training or inference): dst from src; ws written for training max
  * (NULL allowed otherwise). BDNN_STATUS_UNIMPLEMENTED when the row does not take dt.
- * fault: 0, a BDNN_POOL_FAULT_*, or bdnn.h's BDNN_FAULT_TRUNCATE_DST (tests only). */
+ * po (NULL: none): eltwise, binary and prelu entries over dst [mb][c][od][oh][ow],
+ * applied to each output row in f32 before its store; the plain layout only (another is
+ * BDNN_STATUS_UNIMPLEMENTED; a sum or dw entry too).
+ * fault: 0, a BDNN_POOL_FAULT_*, or bdnn.h's BDNN_FAULT_TRUNCATE_DST or
+ * BDNN_FAULT_SRC1_CHANNEL0 (tests only). */
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
-                  const void *src, void *dst, void *ws, int fault);
+                  const bdnn_post_chain_t *po, const void *src, void *dst, void *ws,
+                  int fault);
 /* Backward data: diff_src (fully overwritten) from diff_dst; max reads ws (as written by
  * the forward-training call on the same descriptor), averages need none. A workspace entry
  * that names no tap of its window contributes nothing (it is never a write elsewhere). */

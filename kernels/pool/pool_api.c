@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include "dt.h"
+#include "post_chain.h"
 #include "pool_impl.h"
 
 typedef struct {
@@ -130,6 +131,16 @@ int bdnn_pool_workspace(int impl, const bdnn_pool_desc_t *d, int alg, int prop,
     return BDNN_STATUS_OK;
 }
 
+/* A post-op chain (bdnn_post_chain_status) over this descriptor's dst. */
+static int pool_post_chain_status(const bdnn_pool_desc_t *d, const bdnn_post_chain_t *po) {
+    const int st = bdnn_post_chain_status(po);
+    if (st != BDNN_STATUS_OK || !po || po->n == 0) return st;
+    if (po->c != d->c || po->d != d->od || po->h != d->oh || po->w != d->ow
+            || po->channels_last)
+        return BDNN_STATUS_INVALID;
+    return BDNN_STATUS_OK;
+}
+
 static int usable(int impl, const bdnn_pool_desc_t *d, int alg, int dt, int backward) {
     if (impl < 0 || impl >= N_IMPLS || !desc_ok(d, alg)) return BDNN_STATUS_INVALID;
     if (!(impls[impl].layouts & (1 << d->layout))) return BDNN_STATUS_UNIMPLEMENTED;
@@ -181,7 +192,9 @@ static void column_bounds(const bdnn_pool_desc_t *d, int64_t *lo, int64_t *hi, i
 static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, const pool_ker_t *ker,
                            const void *src, void *dst, int32_t *ws32, const int64_t *lo_w,
                            const int64_t *hi_w, const int64_t *cnt_w, int64_t lo, int64_t hi,
-                           float *plane_buf, float *row_buf, int truncate) {
+                           float *plane_buf, float *row_buf, const bdnn_post_chain_t *po,
+                           int fault) {
+    const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
     const int64_t in_plane = d->id * d->ih * d->iw, OW = d->ow;
     const int64_t size = (int64_t)bdnn_dt_size(dt);
     const float lowest = bdnn_dt_lowest(dt);
@@ -198,14 +211,19 @@ static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, const poo
          * to -Inf (inputs are never below it, so nothing else changes). */
         if (alg == BDNN_POOL_MAX)
             for (int64_t ow = 0; ow < OW; ++ow) row_buf[ow] = fmaxf(row_buf[ow], lowest);
+        if (po) bdnn_post_chain_run(po, row_buf, r * OW, OW, fault);
         ker->from_f32(dt, row_buf, (char *)dst + r * OW * size, OW, truncate);
     }
 }
 
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
-                  const void *src, void *dst, void *ws, int fault) {
+                  const bdnn_post_chain_t *po, const void *src, void *dst, void *ws,
+                  int fault) {
     const int st = usable(impl, d, alg, dt, 0);
     if (st != BDNN_STATUS_OK) return st;
+    const int po_st = pool_post_chain_status(d, po);
+    if (po_st != BDNN_STATUS_OK) return po_st;
+    if (po && po->n == 0) po = NULL;
     bdnn_pool_ws_t wsd;
     bdnn_pool_workspace(impl, d, alg, prop, &wsd);
     if (wsd.bytes && !ws) return BDNN_STATUS_INVALID;
@@ -213,6 +231,7 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     int32_t *ws32 = wsd.bytes && fault != BDNN_POOL_FAULT_WS_UNWRITTEN ? ws : NULL;
     const pool_cx_t g = cx_geometry(d);
     if (g.blk) {
+        if (po) return BDNN_STATUS_UNIMPLEMENTED;   /* post-ops: the plain rows only */
         pool_axis_t ax[3];
         int64_t *mem = axis_tables(d, ax);
         if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -237,6 +256,7 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
             const int64_t oh = r % d->oh, od = r / d->oh % d->od, plane = r / (d->oh * d->od);
             ker->fwd_row(d, alg, s32 + plane * in_plane, od, oh, d32 + r * OW,
                          ws32 ? ws32 + r * OW : NULL, lo, hi, cnt_w);
+            if (po) bdnn_post_chain_run(po, d32 + r * OW, r * OW, OW, fault);
         }
     } else {
         /* Contiguous row ranges per thread, so a thread widens each plane it touches once. */
@@ -247,7 +267,7 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
             if (!buf) oom = 1;
             else fwd_rows_typed(d, alg, dt, ker, src, dst, ws32, lo, hi, cnt_w,
                                 rows * t / nt, rows * (t + 1) / nt, buf, buf + in_plane,
-                                fault == BDNN_FAULT_TRUNCATE_DST);
+                                po, fault);
             free(buf);
         }
     }

@@ -9,10 +9,10 @@ import dataclasses
 import numpy as np
 
 from ... import core
-from ...common import eltwise, fill, layout
-from ...common.attr import POLICY_MASKS, Binary, Depthwise, Eltwise, PostOps, Prelu, Sum
+from ...common import eltwise, fill
+from ...common.post_ops import apply_src1, kernel_entry, src1_unsupported as src1_verdict
+from ...common.attr import Binary, Depthwise, Eltwise, PostOps, Prelu, Sum
 from ...common.direction import Dir
-from ...errors import ProblemError, UsageError
 from ...status import Status
 from . import dt as dtypes
 
@@ -38,106 +38,14 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
     return None
 
 
-# -- binary and prelu entries: their extra input ----------------------------------------
-#
-# Entry i of a chain that reads a tensor of its own (binary src1, prelu weights) gives the
-# case an input named src1_{i}: the written tensor's dims (dst; deconvolution's dst), kept
-# along the dims its mask names and broadcast (size 1) along the others, in the layout its
-# tag or strides give (plain `any` by default).
-
-SRC1_PREFIX = "src1_"
-# Types the kernels convert src1 from (bdnn.h, BDNN_POST_BINARY).
-SRC1_DTS = ("f32", "bf16", "f16", "s32", "s8", "u8")
-
-
-def src1_name(index: int) -> str:
-    return f"{SRC1_PREFIX}{index}"
-
-
-def src1_entries(post_ops: PostOps) -> list[tuple[int, Binary | Prelu]]:
-    """(index in the chain, entry) of each entry with an extra input."""
-    return [(i, e) for i, e in enumerate(post_ops.entries) if isinstance(e, (Binary, Prelu))]
-
-
-def src1_dt(entry: Binary | Prelu) -> str:
-    return entry.dt if isinstance(entry, Binary) else "f32"   # prelu weights are f32
-
-
-def src1_dims(entry: Binary | Prelu, dst_dims: tuple[int, ...]) -> tuple[int, ...]:
-    """The extra input's dims: dst's along the mask's dims (bits past the rank ignored,
-    as benchdnn), 1 along the others."""
-    text = entry.src1.mask if isinstance(entry, Binary) else entry.mask
-    if not text:
-        mask = 0
-    elif text.isdigit():
-        mask = int(text)
-    else:
-        mask = (1 << len(dst_dims)) - 1 if text in ("per_tensor", "mx", "dynamic_fp") \
-            else POLICY_MASKS[text]
-    return tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dst_dims))
-
-
-def src1_layout(entry: Binary | Prelu, dst_dims: tuple[int, ...]) -> layout.Layout:
-    """The extra input's memory: its tag's layout (`any`: plain) or its strides; a
-    ProblemError naming the token when they do not fit its dims."""
-    dims = src1_dims(entry, dst_dims)
-    b = entry.src1 if isinstance(entry, Binary) else None
-    if b is not None and b.strides:
-        return layout.strided_layout(dims, b.strides)
-    if b is not None and b.tag and b.tag != "any":
-        return layout.tensor_layout(layout.parse_tag(b.tag), dims)
-    return layout.plain(dims)
-
-
 def src1_unsupported(prb, dst_dims: tuple[int, ...]) -> tuple[Status, str] | None:
-    """Binary and prelu entries the problem or the kernels cannot run."""
-    for _, e in src1_entries(prb.post_ops):
-        if isinstance(e, Binary) and not e.dt:
-            return (Status.INVALID_ARGUMENTS, f"`{e}`: a binary post-op names src1's data "
-                    f"type ({e}:DT)")
-        if isinstance(e, Binary) and e.alg == "select":
-            return (Status.UNIMPLEMENTED, f"`{e}`: binary select (a third, condition input) "
-                    "is not implemented")
-        if isinstance(e, Binary) and e.dt not in SRC1_DTS:
-            return (Status.UNIMPLEMENTED, f"`{e}`: src1 of type {e.dt}; the kernels take "
-                    f"{', '.join(SRC1_DTS)}")
-        if isinstance(e, Binary) and e.src1.tag == "grouped":
-            return (Status.UNIMPLEMENTED, f"`{e}`: a grouped src1 is not implemented")
-        try:
-            lay = src1_layout(e, dst_dims)
-        except (ProblemError, UsageError) as exc:
-            return Status.INVALID_ARGUMENTS, f"`{e}`: {exc}"
-        if not lay.is_plain:
-            return (Status.UNIMPLEMENTED, f"`{e}`: src1 in the blocked layout {lay.name}; "
-                    "the kernels read it through strides (plain layouts) only")
-        if prb.backend != "native":
-            return (Status.UNIMPLEMENTED, f"`{e}`: the {prb.backend} backend does not run "
-                    "binary or prelu post-ops")
-        if dw_entry(prb.post_ops) is not None:
-            return (Status.UNIMPLEMENTED, f"`{e}`: binary and prelu post-ops beside a "
-                    "depthwise post-op are not implemented")
-    return None
-
-
-def src1_kernel_strides(lay: layout.Layout) -> tuple[int, int, int, int, int]:
-    """The kernels' strides of an extra input over the written tensor's (mb, c, d, h, w):
-    the layout's, 0 along a broadcast (size-1) dim and along the spatial dims the rank
-    lacks."""
-    st = [0 if n == 1 else s for n, s in zip(lay.dims, lay.strides)]
-    return tuple(st[:2] + [0] * (5 - lay.ndims) + st[2:])
-
-
-def src1_values_5d(values: np.ndarray, ndims: int) -> np.ndarray:
-    """Logical src1 values shaped to broadcast against the C core's 5D [mb][c][d][h][w]."""
-    shape = values.shape[:2] + (1,) * (5 - ndims) + values.shape[2:]
-    return values.reshape(shape)
-
-
-def src1_at(values5: np.ndarray, dst_shape5: tuple[int, ...], points: np.ndarray
-            ) -> np.ndarray:
-    """A 5D extra input's values at linear offsets into dst [mb][c][d][h][w]."""
-    idx = np.unravel_index(points, dst_shape5)
-    return values5[tuple(i if n > 1 else 0 for i, n in zip(idx, values5.shape))]
+    """Binary and prelu entries the problem or the kernels cannot run (post_ops.py's
+    verdict), and beside a depthwise entry."""
+    verdict = src1_verdict(prb.post_ops, dst_dims, prb.backend)
+    if verdict is None and prb.post_ops.extra_inputs and dw_entry(prb.post_ops) is not None:
+        return (Status.UNIMPLEMENTED, f"`{prb.post_ops.extra_inputs[0]}`: binary and prelu "
+                "post-ops beside a depthwise post-op are not implemented")
+    return verdict
 
 
 def dw_entry(post_ops: PostOps) -> Depthwise | None:
@@ -228,10 +136,7 @@ def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32",
     ops = []
     for e in post_ops.entries:
         if isinstance(e, (Binary, Prelu)):
-            kind = core.PostKind.BINARY if isinstance(e, Binary) else core.PostKind.PRELU
-            alg = core.BINARY_ALGS[e.alg] if isinstance(e, Binary) else 0
-            ops.append(core.PostOp(kind, alg, src1_dt=src1_dt(e), src1_strides=(
-                src1_kernel_strides(src1_layout(e, dst_dims)))))
+            ops.append(kernel_entry(e, dst_dims))
         elif isinstance(e, Depthwise):
             wei, bia, out = dtypes.dw_types(dst_dt, e.dst_dt)
             ops.append(core.PostOp(core.PostKind.DW, dw_k=e.k, dw_s=e.s, dw_p=e.p,
@@ -345,19 +250,3 @@ def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
         out = out * (f32(1) / f32(q.dst_scale))
     return out + f32(q.dst_zp) if q.dst_zp else out
 
-
-# The binary post-op's formulas in f32, as oneDNN defines them (comparisons give 1 or 0).
-BINARY_F32 = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-    "max": np.maximum, "min": np.minimum, "ge": np.greater_equal, "gt": np.greater,
-    "le": np.less_equal, "lt": np.less, "eq": np.equal, "ne": np.not_equal,
-}
-
-
-def apply_src1(e: Binary | Prelu, x: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """dst = dst OP src1 (binary), or dst > 0 ? dst : dst * weight (prelu), in f32."""
-    f32 = np.float32
-    if isinstance(e, Prelu):
-        return np.where(x > 0, x, x * b).astype(f32)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return BINARY_F32[e.alg](x, b).astype(f32)

@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 
 from ... import core
-from ...common import reorders
+from ...common import post_ops, reorders
 from ...common.attr import Sum
 from ...engine.memory import Guarded
 from ...status import Status
@@ -122,8 +122,8 @@ class _Executor:
         inputs = dict(inputs)
         dw = [inputs.pop(n, None) for n in ("dw_wei", "dw_bia")]
         # binary and prelu inputs: read by the kernels where they are (never routed)
-        src1 = {i: inputs.pop(attrs.src1_name(i)).reshape(-1)
-                for i, _ in attrs.src1_entries(self.prb.post_ops)}
+        src1 = {i: inputs.pop(post_ops.src1_name(i)).reshape(-1)
+                for i, _ in post_ops.src1_entries(self.prb.post_ops)}
         if src1:
             self.prim.set_post_op_inputs(src1)
         k_in, k_out, wrap = self.route.bind(

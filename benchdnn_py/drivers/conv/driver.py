@@ -26,10 +26,11 @@ import numpy as np
 
 from ... import core
 from ...backends import Executor
-from ...common import attr, check, eltwise, fill, reorders
+from ...common import check, eltwise, fill, reorders
 from ...common.attr import Sum
 from ...common.check import CompareSetup, compare, diagnostics, draw_points
 from ...common.direction import Dir
+from ...common.post_ops import fill_src1, has_comparison, src1_bytes, src1_dims, src1_entries
 from ...engine import case
 from ...engine.memory import Guarded
 from ...reports.perf_report import PerfRecord
@@ -37,8 +38,7 @@ from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, RunContext
 from . import backend_native, backend_onednn, backend_torch, cfg, formats
 from . import dt as dtypes
-from .attrs import (Quant, dw_invalid, post_ops_invalid, quant_of, src1_dims, src1_dt,
-                    src1_entries, src1_name, src1_unsupported)
+from .attrs import Quant, dw_invalid, post_ops_invalid, quant_of, src1_unsupported
 from .policy import WINO_NEEDS, ran_alg, wino_unmet
 from .prim import (Layouts, Tensor, direction_chain, dw_shape_of, layout_of, logical_dims,
                    operand_class, out_dt, output_names, outputs, primitive_inputs, tensor_dts,
@@ -186,36 +186,6 @@ def fill_dw(prb, t: dict[str, Tensor], perf: bool) -> dict[str, np.ndarray]:
     return out
 
 
-# The values a binary or prelu entry's input is drawn from, by algorithm: small integers
-# (exact in every src1 type) or powers of two, so that the f32 math of the kernels and of
-# the reference agree to the bit; never 0 for a divisor or a factor (a zero product would
-# hide the output it multiplies).
-SRC1_RANGE = (-4, 4)                    # add, sub, max, min, comparisons: integers
-SRC1_RANGE_U8 = (0, 8)
-SRC1_CHOICES = {"div": (1.0, 2.0, 4.0, -2.0), "mul": (1.0, 2.0, -1.0, 3.0)}
-PRELU_WEIGHTS = (-0.5, 0.25, 0.5, 2.0)  # powers of two: x * w is exact
-
-
-def fill_src1(prb, dst_dims: tuple[int, ...]) -> dict[str, np.ndarray]:
-    """Each binary and prelu entry's input, logical (dst's dims, 1 where broadcast), as
-    exact f32 values; seeded by its index in the chain (fill.Kind.POST_SRC1 + i). The
-    same values in performance mode (they are few and ordinary)."""
-    out = {}
-    for i, e in src1_entries(prb.post_ops):
-        dims, dt = src1_dims(e, dst_dims), src1_dt(e)
-        n, kind = math.prod(dims), fill.Kind.POST_SRC1 + i
-        unsigned = dt == "u8"
-        if isinstance(e, attr.Prelu):
-            data = fill.choice_fill(n, kind, PRELU_WEIGHTS)
-        elif e.alg in SRC1_CHOICES:
-            choices = SRC1_CHOICES[e.alg]
-            data = fill.choice_fill(n, kind, tuple(v for v in choices if v > 0 or not unsigned))
-        else:
-            data = fill.int_fill(n, kind, *(SRC1_RANGE_U8 if unsigned else SRC1_RANGE))
-        out[src1_name(i)] = data.reshape(dims)
-    return out
-
-
 def sample_points(prb, driver: str, t: dict[str, Tensor]) -> dict[str, np.ndarray] | None:
     """--check=sampled: for each output tensor, the linear offsets the reference computes
     and the compare checks (every offset when the tensor has no more than N); None for a
@@ -229,9 +199,6 @@ def sample_points(prb, driver: str, t: dict[str, Tensor]) -> dict[str, np.ndarra
             for name in output_names(prb.dir)}
 
 
-COMPARISONS = ("ge", "gt", "le", "lt", "eq", "ne")
-
-
 def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
     """How each output tensor is compared: output type, threshold and zero trust
     (reference 6.6 to 6.8). Eltwise post-ops bring their tolerance from the eltwise
@@ -241,11 +208,8 @@ def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
     exceeds = any(o > i for o, i in zip(desc.o, desc.i))
     in_pts, out_pts = math.prod(desc.i), math.prod(desc.o)
     elts = prb.post_ops.eltwise
-    # a comparison post-op writes 0 for every false: zeros are its right answer
-    compares = any(isinstance(e, attr.Binary) and e.alg in COMPARISONS
-                   for e in prb.post_ops.entries)
     zeroing = (any(eltwise.zeroes_negatives(e.name, e.alpha) for e in elts)
-               or dts["dst"] == "u8" or compares)
+               or dts["dst"] == "u8" or has_comparison(prb.post_ops))
 
     wino = prb.alg == "wino"   # (auto: resolved by then, see _execute)
 
@@ -358,8 +322,7 @@ def tensor_bytes(prb, shape: core.ConvShape, layouts: Layouts | None) -> tuple[i
     if prb.dw is not None:   # the depthwise step's weights and bias are inputs too
         ibytes += size["dw_wei"] * math.prod(t["dw_wei"].shape)
         ibytes += size["dw_bia"] * shape.oc if with_bias else 0
-    for i, e in src1_entries(prb.post_ops):   # binary and prelu inputs
-        ibytes += size[src1_name(i)] * math.prod(src1_dims(e, t["dst"].logical))
+    ibytes += src1_bytes(prb.post_ops, t["dst"].logical)   # binary and prelu inputs
     return ibytes, int(size["dst"] * lays["dst"].padded_nelems)
 
 
@@ -458,7 +421,7 @@ class Steps(CaseSteps):
         dst_dtype = core.numpy_dtype(dst_dt)
         has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
         inputs = self.fill(filled, t, perf, q)
-        inputs.update(fill_src1(prb, t["dst"].logical))
+        inputs.update(fill_src1(prb.post_ops, t["dst"].logical))
         prior = None
         before: dict[str, np.ndarray] = {}
         if perf:

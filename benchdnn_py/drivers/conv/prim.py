@@ -13,13 +13,13 @@ from ... import core
 from ...common import fill, layout, reorders
 from ...common.attr import PostOps
 from ...common.direction import Dir
+from ...common.post_ops import src1_dt, src1_entries, src1_layout, src1_name
 from ...engine.impl_filter import ImplFilter, first_accepting
 from ...engine.memory import Guarded
 from ...status import Reason, Status
 from ..base import CaseResult
 from . import dt as dtypes
-from .attrs import (Quant, kernel_post_ops, src1_dt, src1_entries, src1_layout,
-                    src1_name)
+from .attrs import Quant, kernel_post_ops
 from .desc import ConvDesc
 
 KERNEL_DIR = {Dir.FWD_B: core.Direction.FWD, Dir.FWD_D: core.Direction.FWD,

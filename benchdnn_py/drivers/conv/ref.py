@@ -17,8 +17,8 @@ from ... import core
 from ...common import check
 from ...common.attr import PostOps
 from ...common.direction import Dir
-from .attrs import (Quant, quantize_reference, split_at_dw, src1_at, src1_entries, src1_name,
-                    src1_values_5d)
+from ...common.post_ops import src1_at, src1_entries, src1_name, src1_values_5d
+from .attrs import Quant, quantize_reference, split_at_dw
 from .desc import ConvDesc
 
 

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core
-from ...common import attr, dt_names, eltwise, fill, layout, reorders
+from ...common import attr, dt_names, eltwise, fill, layout, post_ops, reorders
 from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
@@ -86,7 +86,7 @@ OPTIONS = (
     Option("mb", int_value("mb", 0), 0, "replaces dims[0] (0: the descriptor's)",
            is_list=True),
     Option("attr-post-ops", attr.parse_post_ops, attr.PostOps(),
-           "post-op chains (as --conv's); none run on eltwise yet", is_list=True),
+           "post-op chains of eltwise, binary and prelu entries (as --conv's)", is_list=True),
     *attr.MODE_OPTIONS,
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
@@ -154,9 +154,12 @@ class EltwiseProblem:
     @property
     def kernel_layout(self) -> layout.Layout:
         """Where the kernel runs: on the memory itself when dense and unpadded (an
-        elementwise operation does not care about the order), else plain scratch."""
+        elementwise operation does not care about the order; with post-ops, whose inputs
+        follow each point's position, channels first or last only), else plain
+        scratch."""
         lay = self.layout
-        if lay.padded_dims == lay.dims and lay.size == lay.nelems:
+        if lay.padded_dims == lay.dims and lay.size == lay.nelems \
+                and (not self.post_ops or channels_last(lay) is not None):
             return lay
         return layout.plain(lay.dims)
 
@@ -167,6 +170,32 @@ class EltwiseProblem:
     @property
     def from_dst(self) -> bool:
         return eltwise.ALGS[self.alg].bwd_from_dst
+
+
+def channels_last(lay: layout.Layout) -> bool | None:
+    """Whether a dense layout keeps channels last (axb), first (abx: False), or neither
+    (None)."""
+    for tag, last in (("abx", False), ("axb", True)):
+        if lay.same_memory(layout.plain(lay.dims, tag)):
+            return last
+    return None
+
+
+def post_chain(prb: EltwiseProblem, src1: dict[str, np.ndarray]) -> core.PostChain | None:
+    """The case's post-ops for the kernel (None without): over the tensor as the kernel's
+    layout stores it, each input in its type and layout."""
+    if not prb.post_ops:
+        return None
+    dims = prb.desc.dims
+    inputs = {}
+    for i, e in post_ops.src1_entries(prb.post_ops):
+        dt = post_ops.src1_dt(e)
+        inputs[i] = reorders.place(src1[post_ops.src1_name(i)].astype(core.numpy_dtype(dt)),
+                                   post_ops.src1_layout(e, dims), dt).reshape(-1)
+    ops = tuple(post_ops.kernel_entry(e, dims) for e in prb.post_ops.entries)
+    spatial = (1,) * (5 - max(len(dims), 2)) + tuple(dims[2:])
+    return core.PostChain(ops, inputs, dims[1] if len(dims) > 1 else 1, spatial,
+                          bool(channels_last(prb.kernel_layout)))
 
 
 def make_problem(values: Mapping[str, Any], text: str,
@@ -200,9 +229,14 @@ def invalid(prb: EltwiseProblem) -> str | None:
 def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
     if prb.dt not in cfg.CFG:
         return Status.UNIMPLEMENTED, f"--dt={prb.dt} has no implementation"
-    unfused = attr.unfused_verdict(prb.post_ops, prb.modes, prb.backend, "an eltwise")
-    if unfused:
-        return unfused
+    if prb.post_ops and (prb.backward or len(prb.desc.dims) > 5):
+        why = "apply to forward propagation only" if prb.backward else \
+            "run on tensors of up to 5 dims (mb, channels, 3 spatial)"
+        return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops {why}"
+    verdict = post_ops.memory_bound_verdict(prb.post_ops, prb.modes, prb.backend,
+                                            "an eltwise", prb.desc.dims)
+    if verdict:
+        return verdict
     if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
     if cfg.not_supported(prb.alg, prb.dt, prb.backward):
@@ -233,6 +267,7 @@ class Buffers(Bound):
     out: Guarded                         # dst (forward) or diff_src (backward), memory order
     dst: np.ndarray | None = None        # logical forward result (backward _dst forms)
     diff_dst: np.ndarray | None = None   # logical
+    src1: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # post-op inputs
 
 
 def make_route(prb: EltwiseProblem, res: CaseResult) -> reorders.Route | None:
@@ -274,8 +309,10 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
             out.array[:] = src_mem
             src_mem = out.array
         k_in, k_out, wrap = route.bind({"src": src_mem}, {"dst": out.array})
-        return Buffers(src=src, out=out, outs=(out,),
-                       run=wrap(prim.bind_fwd(k_in["src"], k_out["dst"])))
+        src1 = post_ops.fill_src1(prb.post_ops, shape)
+        run = (wrap(prim.bind_fwd(k_in["src"], k_out["dst"], post_chain(prb, src1)))
+               if prb.post_ops else wrap(prim.bind_fwd(k_in["src"], k_out["dst"])))
+        return Buffers(src=src, out=out, outs=(out,), run=run, src1=src1)
     out = reorders.output_buffer(lay, prb.dt)
     bufs = Buffers(src=src, out=out, outs=(out,), run=None)
     x_mem = src_mem
@@ -303,6 +340,9 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
 
 
 def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
+    if prb.dir.forward and prb.post_ops:   # the chain on the f32 result
+        exp = ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
+        return post_ops.chain_reference(exp, prb.post_ops, bufs.src1).astype(np.float64)
     if prb.dir.forward:
         return ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
     x = bufs.dst if prb.from_dst else bufs.src
@@ -313,12 +353,16 @@ def compare_setup(prb: EltwiseProblem) -> CompareSetup:
     """Rule 5 (NaN/Inf legal) for the algorithms that produce them, and for f16, whose
     range (65504) the hard-zone fill's results leave (reference 6.6)."""
     dtc = cfg.CFG[prb.dt]
+    # eltwise post-ops bring their tolerance and NaN/Inf where their formula can
+    elts = prb.post_ops.eltwise
     return CompareSetup("SRC" if prb.backward else "DST",
-                        cfg.threshold(prb.alg, prb.backward, prb.dt),
+                        max([cfg.threshold(prb.alg, prb.backward, prb.dt)]
+                            + [eltwise.ALGS[e.name].trh for e in elts]),
                         cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward,
                                                prb.dt),
                         integral=dtc.integral,
-                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible or prb.dt == "f16",
+                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible or prb.dt == "f16"
+                        or any(eltwise.ALGS[e.name].nan_inf_possible for e in elts),
                         eps=dtc.eps if prb.dt != "f32" else FLT_EPSILON, dt=prb.dt)
 
 

@@ -35,7 +35,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core
-from ...common import attr, dt_names, fill, layout, reorders
+from ...common import attr, dt_names, eltwise, fill, layout, post_ops, reorders
 from ...common.check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
 from ...common.layout import tensor_layout
 from ...core import PoolAlg, PoolLayout, PoolShape, Prop
@@ -89,7 +89,7 @@ OPTIONS = (
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
            is_list=True),
     Option("attr-post-ops", attr.parse_post_ops, attr.PostOps(),
-           "post-op chains (as --conv's); none run on pooling yet", is_list=True),
+           "post-op chains of eltwise, binary and prelu entries (as --conv's)", is_list=True),
     *attr.MODE_OPTIONS,
     Option("match", regex_value("match"), None,
            "run only cases whose repro matches this regular expression"),
@@ -180,9 +180,13 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
     missing = [t for t in prb.dt if t not in cfg.CFG]
     if missing:
         return Status.UNIMPLEMENTED, f"--dt={':'.join(prb.dt)}: {missing[0]} has no implementation"
-    unfused = attr.unfused_verdict(prb.post_ops, prb.modes, prb.backend, "a pooling")
-    if unfused:
-        return unfused
+    if prb.post_ops and prb.dir is Dir.BWD_D:
+        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops apply to "
+                "forward propagation only")
+    verdict = post_ops.memory_bound_verdict(prb.post_ops, prb.modes, prb.backend,
+                                            "a pooling", prb.dims("dst"))
+    if verdict:
+        return verdict
     if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     if prb.alg == "avg_np" and ref.has_empty_window(prb.desc):
@@ -245,7 +249,8 @@ def create(prb: PoolProblem, prop: Prop,
 
     def build(c: Candidate) -> tuple[core.PoolPrimitive, bool]:
         shape = dataclasses.replace(prb.shape, layout=c.layout)
-        return core.PoolPrimitive(c.impl, shape, prb.kalg, prop, fault, prb.dt[0]), c.routed
+        return core.PoolPrimitive(c.impl, shape, prb.kalg, prop, fault, prb.dt[0],
+                                  bool(prb.post_ops)), c.routed
     return first_accepting(table, prb.impl_filter, build, res)
 
 
@@ -257,6 +262,7 @@ class Buffers(Bound):
     out: Guarded                          # dst (forward) or diff_src (backward)
     ws: np.ndarray | None = None          # the workspace, as the primitive sized it
     diff_dst: np.ndarray | None = None
+    src1: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # post-op inputs
 
 
 # The route's tensor names per direction: (input, output) and the logical tensor of each.
@@ -310,8 +316,10 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
         bufs = Buffers(src=src, out=out, outs=(out,), run=None)
         if prim.workspace.nbytes:
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
+        bufs.src1 = post_ops.fill_src1(prb.post_ops, prb.dims("dst"))
         k_in, k_out, wrap = route.bind({"src": placed(src, "src")}, {"dst": bufs.out.array})
-        bufs.run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], bufs.ws))
+        bufs.run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], bufs.ws,
+                                      post_chain(prb, bufs.src1)))
         return bufs
     ks = prim.shape             # the kernel's shape: the case's, in the kernel's layout
     service = core.PoolPrimitive(prim.impl, ks, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
@@ -326,6 +334,21 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
                                    {"diff_src": bufs.out.array})
     bufs.run = wrap(prim.bind_bwd(k_in["diff_dst"], bufs.ws, k_out["diff_src"]))
     return bufs
+
+
+def post_chain(prb: PoolProblem, src1: dict[str, np.ndarray]) -> core.PostChain | None:
+    """The case's post-ops for the kernels (None without): over dst on the plain layout
+    they run on, each input in its type and layout."""
+    if not prb.post_ops:
+        return None
+    dims, s = prb.dims("dst"), prb.shape
+    inputs = {}
+    for i, e in post_ops.src1_entries(prb.post_ops):
+        dt = post_ops.src1_dt(e)
+        inputs[i] = reorders.place(src1[post_ops.src1_name(i)].astype(core.numpy_dtype(dt)),
+                                   post_ops.src1_layout(e, dims), dt).reshape(-1)
+    ops = tuple(post_ops.kernel_entry(e, dims) for e in prb.post_ops.entries)
+    return core.PostChain(ops, inputs, s.c, s.o)
 
 
 def _prepare_backend(prb: PoolProblem, prim, src: np.ndarray, values, placed) -> Buffers:
@@ -354,6 +377,9 @@ def reference(prb: PoolProblem, bufs: Buffers) -> np.ndarray:
     exp = ref.forward(prb.shape, prb.kalg, src)
     if prb.kalg is PoolAlg.MAX:
         np.maximum(exp, cfg.lowest(prb.types[1]), out=exp)
+    if prb.post_ops:   # on the 5D dst, each input broadcast against it
+        inputs = {name: post_ops.src1_values_5d(v, v.ndim) for name, v in bufs.src1.items()}
+        exp = post_ops.chain_reference(exp, prb.post_ops, inputs).astype(np.float64)
     return exp
 
 
@@ -363,9 +389,14 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     dtc, is_max = cfg.CFG[dt], prb.kalg is PoolAlg.MAX
     backward = prb.dir is Dir.BWD_D
     # rule 5 for f16 (reference 6.6): an output type whose range results may leave
-    setup = CompareSetup("SRC" if backward else "DST", cfg.threshold(dtc, is_max),
+    # eltwise post-ops bring their tolerance and, where their formula can, NaN and Inf
+    elts = prb.post_ops.eltwise
+    trh = max([cfg.threshold(dtc, is_max)] + [eltwise.ALGS[e.name].trh for e in elts])
+    setup = CompareSetup("SRC" if backward else "DST", trh,
                          cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT,
-                         integral=dtc.integral, allow_nans=dt == "f16", eps=dtc.eps, dt=dt)
+                         integral=dtc.integral, eps=dtc.eps, dt=dt, eltwise=bool(elts),
+                         allow_nans=dt == "f16"
+                         or any(eltwise.ALGS[e.name].nan_inf_possible for e in elts))
     lay = prb.layout("src" if backward else "dst")
     verdict = compare(exp, reorders.read(bufs.out.array, lay).reshape(exp.shape), setup)
     axes = prb.desc.spatial_axes

@@ -8,6 +8,7 @@ import pytest
 from conftest import run_cli
 
 from benchdnn_py import core
+from benchdnn_py.common import post_ops
 from benchdnn_py.common.attr import parse_post_ops
 from benchdnn_py.common.direction import Dir
 from benchdnn_py.drivers.conv import attrs as conv_attrs
@@ -142,9 +143,9 @@ def test_binary_and_prelu_kernels_match_numpy(alg, mask):
     shape, dims = prb.shape, conv_prim.logical_dims(prb.desc)["dst"]
     t = driver.tensors(prb.desc, shape)
     inputs = driver.fill_inputs(prb, t, perf=False)
-    src1 = driver.fill_src1(prb, dims)["src1_0"]
-    lay = conv_attrs.src1_layout(prb.post_ops.entries[0], dims)
-    buf = driver.reorders.place(src1.astype(core.numpy_dtype(conv_attrs.src1_dt(
+    src1 = post_ops.fill_src1(prb.post_ops, dims)["src1_0"]
+    lay = post_ops.src1_layout(prb.post_ops.entries[0], dims)
+    buf = driver.reorders.place(src1.astype(core.numpy_dtype(post_ops.src1_dt(
         prb.post_ops.entries[0]))), lay, dt)
     attr = conv_prim.kernel_attr(prb, conv_attrs.Quant())
     res = driver.CaseResult(Status.UNTESTED)

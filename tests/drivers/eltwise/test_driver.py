@@ -103,7 +103,7 @@ def test_benchdnn_attributes_parse_and_what_does_not_run_says_so():
     assert lines[0][0].startswith("0:PASSED")
     # fpmath allows a cheaper computation; the kernels compute strictly, which it allows
     assert lines[1][0].startswith("1:PASSED") and "--attr-fpmath=bf16 2x3x4" in lines[1][1]
-    assert lines[2][0].startswith("2:UNIMPLEMENTED (--attr-post-ops=mul:s8:per_oc: post-ops")
+    assert lines[2][0].startswith("2:PASSED")
     assert lines[3][1].endswith("--attr-post-ops=mul:s8:per_oc --attr-fpmath=bf16 2x3x4")
     assert "UNIMPLEMENTED (--attr-dropout=0.5:1:undef: dropout is not implemented)" in \
         lines[4][0]
@@ -223,3 +223,22 @@ def test_a_routed_repro_line_with_its_impl_reruns_the_case(driver, args):
     assert line.startswith("0:PASSED") and "scalar+reorder " in line
     again = run_cli(*line.split("__REPRO: ")[1].split())
     assert next(l for l in again.lines if "__REPRO" in l).split("(")[0] == line.split("(")[0]
+
+
+@pytest.mark.parametrize("tag", ["abx", "axb", "aBx16b"])
+def test_post_ops_run_on_every_type_and_layout_and_a_wrong_broadcast_fails(tag):
+    """Eltwise, binary and prelu entries on the kernel's own memory when channels are
+    first or last (others behind the reorder route), every type, in place too; reading
+    src1 at channel 0 fails."""
+    args = ("--eltwise", "--alg=relu,linear", "--alpha=0.5", "--dt=f32,bf16,s8",
+            f"--tag={tag}", "--inplace=false,true", "--attr-post-ops=mul:s8:per_oc,"
+            "add:f32:per_oc+tanh,prelu:per_oc+sub:u8:per_tensor", "2x17x5x3", "3x20x4")
+    res = run_cli(*args)
+    assert res.code == 0 and res.summary()["passed"] == 72, res.err[-2000:]
+    routed = [line for line in res.lines if "+reorder" in line]
+    assert bool(routed) is (tag == "aBx16b")
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "src1_channel0"})
+    cases = [line for line in res.lines if "__REPRO" in line]
+    broadcast = [line for line in cases if "add:f32:per_oc" in line or "mul:s8:" in line]
+    assert len(broadcast) >= len(cases) // 2
+    assert all(":FAILED " in line for line in broadcast), res.err[-2000:]

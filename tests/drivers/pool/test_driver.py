@@ -62,15 +62,35 @@ def test_skips_and_unimplemented():
 
 
 def test_benchdnn_attributes_parse_and_what_does_not_run_says_so():
-    res = run_cli("--pool", "--attr-post-ops=,add:f32:per_oc,linear:0.5:-1",
+    res = run_cli("--pool", "--attr-post-ops=,add:f32:per_oc,linear:0.5:-1,sum",
                   "--attr-scratchpad=library", "ic4ih5kh3", "--attr-post-ops=",
                   "--attr-scratchpad=user", "ic4ih5kh3")
-    lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l][:4]
-    assert lines[0][0].startswith("0:PASSED")
-    assert lines[1][0].startswith("1:UNIMPLEMENTED (--attr-post-ops=add:f32:per_oc: post-ops")
+    lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l][:5]
+    assert [l[0][:9] for l in lines[:3]] == ["0:PASSED ", "1:PASSED ", "2:PASSED "]
     assert lines[2][1].endswith("--attr-post-ops=linear:0.5:-1 ic4ih5oh3kh3ph0")
-    assert lines[3][0].startswith("3:UNIMPLEMENTED (--attr-scratchpad=user: ")
+    assert lines[3][0].startswith("3:UNIMPLEMENTED (--attr-post-ops=sum: `sum`: a pooling "
+                                  "primitive takes eltwise, binary and prelu post-ops)")
+    assert lines[4][0].startswith("4:UNIMPLEMENTED (--attr-scratchpad=user: ")
     assert res.code == 1
+
+
+@pytest.mark.parametrize("tag", ["abx", "axb", "aBx16b"])
+def test_post_ops_run_on_every_type_and_layout_and_a_wrong_broadcast_fails(tag):
+    """Eltwise, binary and prelu entries on the plain rows (other layouts behind the
+    reorder route), every type; reading src1 at channel 0 fails."""
+    args = ("--pool", "--dir=FWD_D,FWD_I", "--alg=max,avg_np", "--dt=f32,bf16,s8,u8",
+            f"--tag={tag}", "--attr-post-ops=add:f32:per_oc+linear:0.5:-1,"
+            "prelu:per_oc,mul:s8:14+lt:u8:per_tensor", "mb2ic20ih7kh3ph1",
+            "mb2ic13iw9kw3sw2pw1")
+    res = run_cli(*args)
+    assert res.code == 0 and res.summary()["passed"] == 96, res.err[-2000:]
+    routed = [line for line in res.lines if "+reorder" in line]
+    assert bool(routed) is (tag != "abx")
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "src1_channel0"})
+    cases = [line for line in res.lines if "__REPRO" in line]
+    broadcast = [line for line in cases if "add:f32:per_oc" in line or "mul:s8:" in line]
+    assert len(broadcast) >= len(cases) // 2
+    assert all(":FAILED " in line for line in broadcast), res.err[-2000:]
 
 
 @pytest.mark.parametrize("tag,desc,row", [

@@ -1,0 +1,219 @@
+"""Post-op entries with an extra input, binary and prelu, as every driver that takes them
+runs them (conv, deconv, pool, eltwise): the input's name, type, dims and layout, what the
+native kernels take, its fill, the kernels' entry, and the reference's f32 formula.
+
+Entry i of a chain that reads a tensor of its own (binary src1, prelu weights) gives the
+case an input named src1_{i}: the written tensor's dims (dst; deconvolution's dst), kept
+along the dims its mask names and broadcast (size 1) along the others, in the layout its
+tag or strides give (plain `any` by default).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import core
+from ..errors import ProblemError, UsageError
+from ..status import Status
+from . import eltwise, fill, layout
+from .attr import POLICY_MASKS, Binary, Eltwise, Modes, PostOps, Prelu
+
+SRC1_PREFIX = "src1_"
+# Types the kernels convert src1 from (bdnn.h, BDNN_POST_BINARY).
+SRC1_DTS = ("f32", "bf16", "f16", "s32", "s8", "u8")
+
+
+def src1_name(index: int) -> str:
+    return f"{SRC1_PREFIX}{index}"
+
+
+def src1_entries(post_ops: PostOps) -> list[tuple[int, Binary | Prelu]]:
+    """(index in the chain, entry) of each entry with an extra input."""
+    return [(i, e) for i, e in enumerate(post_ops.entries) if isinstance(e, (Binary, Prelu))]
+
+
+def src1_dt(entry: Binary | Prelu) -> str:
+    return entry.dt if isinstance(entry, Binary) else "f32"   # prelu weights are f32
+
+
+def src1_dims(entry: Binary | Prelu, dst_dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The extra input's dims: dst's along the mask's dims (bits past the rank ignored,
+    as benchdnn), 1 along the others."""
+    text = entry.src1.mask if isinstance(entry, Binary) else entry.mask
+    if not text:
+        mask = 0
+    elif text.isdigit():
+        mask = int(text)
+    else:
+        mask = (1 << len(dst_dims)) - 1 if text in ("per_tensor", "mx", "dynamic_fp") \
+            else POLICY_MASKS[text]
+    return tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dst_dims))
+
+
+def src1_layout(entry: Binary | Prelu, dst_dims: tuple[int, ...]) -> layout.Layout:
+    """The extra input's memory: its tag's layout (`any`: plain) or its strides; a
+    ProblemError naming the token when they do not fit its dims."""
+    dims = src1_dims(entry, dst_dims)
+    b = entry.src1 if isinstance(entry, Binary) else None
+    if b is not None and b.strides:
+        return layout.strided_layout(dims, b.strides)
+    if b is not None and b.tag and b.tag != "any":
+        return layout.tensor_layout(layout.parse_tag(b.tag), dims)
+    return layout.plain(dims)
+
+
+def src1_kernel_strides(lay: layout.Layout) -> tuple[int, int, int, int, int]:
+    """The kernels' strides of an extra input over the written tensor's (mb, c, d, h, w):
+    the layout's, 0 along a broadcast (size-1) dim and along the dims the rank lacks (the
+    channels of a 1D tensor, the leading spatial dims)."""
+    st = [0 if n == 1 else s for n, s in zip(lay.dims, lay.strides)] + [0] * (2 - lay.ndims)
+    return tuple(st[:2] + [0] * (3 - len(st[2:])) + st[2:])
+
+
+def src1_values_5d(values: np.ndarray, ndims: int) -> np.ndarray:
+    """Logical src1 values shaped to broadcast against the C core's 5D [mb][c][d][h][w]."""
+    shape = values.shape[:2] + (1,) * (2 - ndims) + (1,) * (5 - max(ndims, 2)) \
+        + values.shape[2:]
+    return values.reshape(shape)
+
+
+def src1_at(values5: np.ndarray, dst_shape5: tuple[int, ...], points: np.ndarray
+            ) -> np.ndarray:
+    """A 5D extra input's values at linear offsets into dst [mb][c][d][h][w]."""
+    idx = np.unravel_index(points, dst_shape5)
+    return values5[tuple(i if n > 1 else 0 for i, n in zip(idx, values5.shape))]
+
+
+
+
+# The binary post-op's formulas in f32, as oneDNN defines them (comparisons give 1 or 0).
+BINARY_F32 = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "max": np.maximum, "min": np.minimum, "ge": np.greater_equal, "gt": np.greater,
+    "le": np.less_equal, "lt": np.less, "eq": np.equal, "ne": np.not_equal,
+}
+
+
+def apply_src1(e: Binary | Prelu, x: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """dst = dst OP src1 (binary), or dst > 0 ? dst : dst * weight (prelu), in f32."""
+    f32 = np.float32
+    if isinstance(e, Prelu):
+        return np.where(x > 0, x, x * b).astype(f32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return BINARY_F32[e.alg](x, b).astype(f32)
+
+
+# The values an entry's input is drawn from, by algorithm: small integers (exact in every
+# src1 type) or powers of two, so that the f32 math of the kernels and of the reference
+# agree to the bit; never 0 for a divisor or a factor (a zero product would hide the
+# output it multiplies).
+SRC1_RANGE = (-4, 4)                    # add, sub, max, min, comparisons: integers
+SRC1_RANGE_U8 = (0, 8)
+SRC1_CHOICES = {"div": (1.0, 2.0, 4.0, -2.0), "mul": (1.0, 2.0, -1.0, 3.0)}
+PRELU_WEIGHTS = (-0.5, 0.25, 0.5, 2.0)  # powers of two: x * w is exact
+COMPARISONS = ("ge", "gt", "le", "lt", "eq", "ne")
+
+
+def fill_src1(post_ops: PostOps, dst_dims: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Each binary and prelu entry's input, logical (dst's dims, 1 where broadcast), as
+    exact f32 values; seeded by its index in the chain (fill.Kind.POST_SRC1 + i). The
+    same values in performance mode (they are few and ordinary)."""
+    out = {}
+    for i, e in src1_entries(post_ops):
+        dims, dt = src1_dims(e, dst_dims), src1_dt(e)
+        n, kind = math.prod(dims), fill.Kind.POST_SRC1 + i
+        unsigned = dt == "u8"
+        if isinstance(e, Prelu):
+            data = fill.choice_fill(n, kind, PRELU_WEIGHTS)
+        elif e.alg in SRC1_CHOICES:
+            choices = SRC1_CHOICES[e.alg]
+            data = fill.choice_fill(n, kind, tuple(v for v in choices if v > 0 or not unsigned))
+        else:
+            data = fill.int_fill(n, kind, *(SRC1_RANGE_U8 if unsigned else SRC1_RANGE))
+        out[src1_name(i)] = data.reshape(dims)
+    return out
+
+
+def src1_bytes(post_ops: PostOps, dst_dims: tuple[int, ...]) -> int:
+    """Bytes of the inputs in their types (the perf line's input bytes)."""
+    return sum(math.prod(src1_dims(e, dst_dims)) * core.numpy_dtype(src1_dt(e)).itemsize
+               for _, e in src1_entries(post_ops))
+
+
+def has_comparison(post_ops: PostOps) -> bool:
+    """A comparison writes 0 for every false: zeros are its right answer (zero trust)."""
+    return any(isinstance(e, Binary) and e.alg in COMPARISONS for e in post_ops.entries)
+
+
+def kernel_entry(e: Eltwise | Binary | Prelu, dst_dims: tuple[int, ...]) -> core.PostOp:
+    """An eltwise, binary or prelu entry in the C core's terms (dst_dims: the written
+    tensor's logical dims)."""
+    if isinstance(e, Eltwise):
+        return core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
+                           e.alpha, e.beta)
+    kind = core.PostKind.BINARY if isinstance(e, Binary) else core.PostKind.PRELU
+    alg = core.BINARY_ALGS[e.alg] if isinstance(e, Binary) else 0
+    return core.PostOp(kind, alg, src1_dt=src1_dt(e),
+                       src1_strides=src1_kernel_strides(src1_layout(e, dst_dims)))
+
+
+def src1_unsupported(post_ops: PostOps, dst_dims: tuple[int, ...],
+                     backend: str) -> tuple[Status, str] | None:
+    """Binary and prelu entries the problem or the native kernels cannot run."""
+    for _, e in src1_entries(post_ops):
+        if isinstance(e, Binary) and not e.dt:
+            return (Status.INVALID_ARGUMENTS, f"`{e}`: a binary post-op names src1's data "
+                    f"type ({e}:DT)")
+        if isinstance(e, Binary) and e.alg == "select":
+            return (Status.UNIMPLEMENTED, f"`{e}`: binary select (a third, condition input) "
+                    "is not implemented")
+        if isinstance(e, Binary) and e.dt not in SRC1_DTS:
+            return (Status.UNIMPLEMENTED, f"`{e}`: src1 of type {e.dt}; the kernels take "
+                    f"{', '.join(SRC1_DTS)}")
+        if isinstance(e, Binary) and e.src1.tag == "grouped":
+            return (Status.UNIMPLEMENTED, f"`{e}`: a grouped src1 is not implemented")
+        try:
+            lay = src1_layout(e, dst_dims)
+        except (ProblemError, UsageError) as exc:
+            return Status.INVALID_ARGUMENTS, f"`{e}`: {exc}"
+        if not lay.is_plain:
+            return (Status.UNIMPLEMENTED, f"`{e}`: src1 in the blocked layout {lay.name}; "
+                    "the kernels read it through strides (plain layouts) only")
+        if backend != "native":
+            return (Status.UNIMPLEMENTED, f"`{e}`: the {backend} backend does not run "
+                    "binary or prelu post-ops")
+    return None
+
+
+def memory_bound_verdict(post_ops: PostOps, modes: Modes, backend: str, primitive: str,
+                         dst_dims: tuple[int, ...]) -> tuple[Status, str] | None:
+    """The verdict of the eltwise and pooling drivers, whose kernels fuse eltwise, binary
+    and prelu entries (oneDNN's post-ops for them): a sum or dw entry is UNIMPLEMENTED, as
+    is a chain on another backend and what src1_unsupported and Modes.verdict name."""
+    for e in post_ops.entries:
+        if not isinstance(e, (Eltwise, Binary, Prelu)):
+            return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: `{e}`: {primitive} "
+                    "primitive takes eltwise, binary and prelu post-ops")
+    if post_ops and backend != "native":
+        return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: the {backend} backend "
+                f"runs {primitive} primitive without post-ops")
+    return src1_unsupported(post_ops, dst_dims, backend) or modes.verdict(backend)
+
+
+def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarray]
+                    ) -> np.ndarray:
+    """x (double, the primitive's exact result, dst's logical shape) through an eltwise,
+    binary and prelu chain as the kernels define it: each entry in f32, eltwise entries
+    through the double formulas rounded to f32 (as the convolutions' reference), binary
+    and prelu on their inputs (inputs' src1_{i}, logical, broadcast against x)."""
+    out = x.astype(np.float32)
+    for i, e in enumerate(post_ops.entries):
+        if isinstance(e, Eltwise):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = (e.scale * eltwise.apply(e.name, out.astype(np.float64), e.alpha,
+                                               e.beta)).astype(np.float32)
+        else:
+            out = apply_src1(e, out, inputs[src1_name(i)].astype(np.float32))
+    return out

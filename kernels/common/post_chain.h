@@ -1,0 +1,23 @@
+/* Post-op entries that read an extra input (binary, prelu), and whole chains of the
+ * memory-bound primitives (bdnn_post_chain_t): shared by the convolution epilogue, the
+ * pooling and the eltwise kernels (post_chain.c). */
+#ifndef BDNN_POST_CHAIN_H
+#define BDNN_POST_CHAIN_H
+
+#include "bdnn.h"
+
+/* Binary or prelu entry op on x[0:n]: the elements of a written tensor of dims
+ * [mb][C][D][H][W] from offset off, in that order (channels_last 0) or as
+ * [mb][D][H][W][C] (1); src1 is read through op->src1_strides. channel0: read channel
+ * 0's value for every channel (the src1_channel0 defect, tests only). */
+void bdnn_src1_run(const bdnn_post_op_t *op, const void *src1, int64_t C, int64_t D,
+                   int64_t H, int64_t W, int channels_last, int channel0, float *x,
+                   int64_t off, int64_t n);
+/* Whether a chain is one the memory-bound primitives run: BDNN_STATUS_OK, or
+ * _UNIMPLEMENTED (a sum or dw entry) or _INVALID (a bad field, a missing input). */
+int bdnn_post_chain_status(const bdnn_post_chain_t *ch);
+/* The chain on x[0:n], the written tensor's elements from offset off. */
+void bdnn_post_chain_run(const bdnn_post_chain_t *ch, float *x, int64_t off, int64_t n,
+                         int fault);
+
+#endif /* BDNN_POST_CHAIN_H */
