@@ -123,10 +123,14 @@ class PoolPrimitive:
 
     def __init__(self, impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop,
                  fault: OpFault = OpFault.NONE, dt: str = "f32",
-                 post_ops: bool = False) -> None:
-        """post_ops: forward will be given a post-op chain (bind_fwd), which the rows
-        run on the plain layout only."""
+                 post_ops: bool = False, dst_dt: str | None = None) -> None:
+        """post_ops: forward will be given a post-op chain (bind_fwd); dst_dt: forward's
+        dst type when not dt. The rows run both on the plain layout only."""
         _typed_row(impl, dt, prop is Prop.BWD_DATA)
+        self.dst_dt = dst_dt or dt
+        if self.dst_dt != dt and (prop is Prop.BWD_DATA or shape.layout is not PoolLayout.NCX):
+            raise Unimplemented(f"{impl.name}: a dst type of its own on the plain layout, "
+                                "forward, only")
         if post_ops and shape.layout is not PoolLayout.NCX:
             raise Unimplemented(f"{impl.name} on the {shape.layout.name.lower()} layout: "
                                 "post-ops on the plain layout only")
@@ -163,8 +167,9 @@ class PoolPrimitive:
         s = self.shape
         chain = post_chain.cdata if post_chain is not None else ffi.NULL
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
-                DATA_TYPES[self.dt][0], chain, _bytes(src, self.dt, s.elems(s.src_shape)),
-                _out_bytes(dst, self.dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
+                DATA_TYPES[self.dt][0], DATA_TYPES[self.dst_dt][0], chain,
+                _bytes(src, self.dt, s.elems(s.src_shape)),
+                _out_bytes(dst, self.dst_dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
                 int(self.fault))
         run = _runner(lib.bdnn_pool_fwd, args, self.name)
         run.keep = post_chain   # its inputs, which the C struct only points to

@@ -21,10 +21,10 @@
  * Algorithms: max (first strict maximum over in-bounds taps; a window with none gives
  * the lowest finite value of the type, -FLT_MAX for f32), avg_p (sum / (kd*kh*kw)), avg_np (sum / in-bounds taps).
  *
- * Data types: src and dst (diff_src and diff_dst) share one type dt (BDNN_DT_*). Other
- * types than f32 are widened exactly to f32, computed like f32, and rounded to nearest
- * even (integers: saturated first) on the store (common/dt.h). Integer types have no
- * backward.
+ * Data types: src and dst (diff_src and diff_dst) share one type dt (BDNN_DT_*), except
+ * that forward on the plain layout takes a dst type of its own. Other types than f32 are
+ * widened exactly to f32, computed like f32, and rounded to nearest even (integers:
+ * saturated first) on the store (common/dt.h). Integer types have no backward.
  *
  * Workspace: forward training with max records, per dst point, which tap won; backward
  * data with max reads it instead of searching src again. Its size, element type and
@@ -82,16 +82,18 @@ int bdnn_pool_impl_layouts(int impl);    /* bit (1 << BDNN_POOL_LAYOUT_*) per la
 int bdnn_pool_workspace(int impl, const bdnn_pool_desc_t *d, int alg, int prop,
                         bdnn_pool_ws_t *ws);
 
-/* Forward (prop = training or inference): dst from src; ws written for training max
- * (NULL allowed otherwise). BDNN_STATUS_UNIMPLEMENTED when the row does not take dt.
+/* Forward (prop = training or inference): dst (of dst_dt) from src (of dt); ws written
+ * for training max (NULL allowed otherwise). BDNN_STATUS_UNIMPLEMENTED when the row does
+ * not take dt, when its ISA lacks dst_dt's conversions, and for a dst_dt other than dt on
+ * a layout other than the plain one.
  * po (NULL: none): eltwise, binary and prelu entries over dst [mb][c][od][oh][ow],
  * applied to each output row in f32 before its store; the plain layout only (another is
  * BDNN_STATUS_UNIMPLEMENTED; a sum or dw entry too).
  * fault: 0, a BDNN_POOL_FAULT_*, or bdnn.h's BDNN_FAULT_TRUNCATE_DST or
  * BDNN_FAULT_SRC1_CHANNEL0 (tests only). */
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
-                  const bdnn_post_chain_t *po, const void *src, void *dst, void *ws,
-                  int fault);
+                  int dst_dt, const bdnn_post_chain_t *po, const void *src, void *dst,
+                  void *ws, int fault);
 /* Backward data: diff_src (fully overwritten) from diff_dst; max reads ws (as written by
  * the forward-training call on the same descriptor), averages need none. A workspace entry
  * that names no tap of its window contributes nothing (it is never a write elsewhere). */

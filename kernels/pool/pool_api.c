@@ -189,15 +189,16 @@ static void column_bounds(const bdnn_pool_desc_t *d, int64_t *lo, int64_t *hi, i
 /* Rows [lo, hi) of a typed (non-f32) forward: each input plane is widened once into
  * plane_buf (when the thread reaches it), each output row computed into row_buf and
  * rounded into dst. */
-static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, const pool_ker_t *ker,
+static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, int dst_dt,
+                           const pool_ker_t *ker,
                            const void *src, void *dst, int32_t *ws32, const int64_t *lo_w,
                            const int64_t *hi_w, const int64_t *cnt_w, int64_t lo, int64_t hi,
                            float *plane_buf, float *row_buf, const bdnn_post_chain_t *po,
                            int fault) {
     const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
     const int64_t in_plane = d->id * d->ih * d->iw, OW = d->ow;
-    const int64_t size = (int64_t)bdnn_dt_size(dt);
-    const float lowest = bdnn_dt_lowest(dt);
+    const int64_t size = (int64_t)bdnn_dt_size(dt), dst_size = (int64_t)bdnn_dt_size(dst_dt);
+    const float lowest = bdnn_dt_lowest(dst_dt);
     int64_t loaded = -1;
     for (int64_t r = lo; r < hi; ++r) {
         const int64_t oh = r % d->oh, od = r / d->oh % d->od, plane = r / (d->oh * d->od);
@@ -212,15 +213,21 @@ static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, const poo
         if (alg == BDNN_POOL_MAX)
             for (int64_t ow = 0; ow < OW; ++ow) row_buf[ow] = fmaxf(row_buf[ow], lowest);
         if (po) bdnn_post_chain_run(po, row_buf, r * OW, OW, fault);
-        ker->from_f32(dt, row_buf, (char *)dst + r * OW * size, OW, truncate);
+        ker->from_f32(dst_dt, row_buf, (char *)dst + r * OW * dst_size, OW, truncate);
     }
 }
 
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
-                  const bdnn_post_chain_t *po, const void *src, void *dst, void *ws,
-                  int fault) {
+                  int dst_dt, const bdnn_post_chain_t *po, const void *src, void *dst,
+                  void *ws, int fault) {
     const int st = usable(impl, d, alg, dt, 0);
     if (st != BDNN_STATUS_OK) return st;
+    /* dst: any type whose conversions this row's ISA has */
+    if (dst_dt != dt) {
+        const int dst_st = bdnn_typed_row_status(impls[impl].isa, bdnn_dt_operands(dst_dt),
+                                                 dst_dt, 0);
+        if (dst_st != BDNN_STATUS_OK) return dst_st;
+    }
     const int po_st = pool_post_chain_status(d, po);
     if (po_st != BDNN_STATUS_OK) return po_st;
     if (po && po->n == 0) po = NULL;
@@ -231,7 +238,8 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     int32_t *ws32 = wsd.bytes && fault != BDNN_POOL_FAULT_WS_UNWRITTEN ? ws : NULL;
     const pool_cx_t g = cx_geometry(d);
     if (g.blk) {
-        if (po) return BDNN_STATUS_UNIMPLEMENTED;   /* post-ops: the plain rows only */
+        /* post-ops and a dst type of its own: the plain rows only */
+        if (po || dst_dt != dt) return BDNN_STATUS_UNIMPLEMENTED;
         pool_axis_t ax[3];
         int64_t *mem = axis_tables(d, ax);
         if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -248,7 +256,7 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     const int64_t rows = d->mb * d->c * d->od * d->oh, OW = d->ow;
     const int64_t in_plane = d->id * d->ih * d->iw;
     int oom = 0;
-    if (dt == BDNN_DT_F32) {
+    if (dt == BDNN_DT_F32 && dst_dt == BDNN_DT_F32) {
         const float *s32 = src;
         float *d32 = dst;
 #pragma omp parallel for schedule(static)
@@ -265,7 +273,7 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
             const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
             float *buf = malloc(sizeof(float) * (in_plane + OW));
             if (!buf) oom = 1;
-            else fwd_rows_typed(d, alg, dt, ker, src, dst, ws32, lo, hi, cnt_w,
+            else fwd_rows_typed(d, alg, dt, dst_dt, ker, src, dst, ws32, lo, hi, cnt_w,
                                 rows * t / nt, rows * (t + 1) / nt, buf, buf + in_plane,
                                 po, fault);
             free(buf);

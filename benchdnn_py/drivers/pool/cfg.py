@@ -47,8 +47,9 @@ def lowest(dt: str) -> float:
 
 def not_supported(dt: tuple[str, str], backward: bool) -> str | None:
     """Why the CPU implementations do not take these types (SKIPPED, Case not supported),
-    or None (reference 9.3: src and dst of one type; integers forward only)."""
-    if dt[0] != dt[1]:
+    or None (reference 9.3: integers forward only; backward in one type; forward may
+    store another type than it reads, as benchdnn's s8:u8, f32:s8, u8:f16 ...)."""
+    if backward and dt[0] != dt[1]:
         return "src and dst must have the same data type"
     if backward and CFG[dt[0]].integral:
         return f"{dt[0]} has no backward (gradients are not integers)"

@@ -250,7 +250,7 @@ def create(prb: PoolProblem, prop: Prop,
     def build(c: Candidate) -> tuple[core.PoolPrimitive, bool]:
         shape = dataclasses.replace(prb.shape, layout=c.layout)
         return core.PoolPrimitive(c.impl, shape, prb.kalg, prop, fault, prb.dt[0],
-                                  bool(prb.post_ops)), c.routed
+                                  bool(prb.post_ops), prb.types[1]), c.routed
     return first_accepting(table, prb.impl_filter, build, res)
 
 
@@ -283,7 +283,7 @@ def make_route(prb: PoolProblem, res: CaseResult, routed: bool = True) -> reorde
         with res.timers("create_prim"):
             return reorders.Route({n: prb.layout(t) for n, t in tensors.items()},
                                  {n: kernel(t) for n, t in tensors.items()},
-                                 {n: prb.dt[0] for n in tensors}, (src_n,), (out_n,),
+                                 {src_n: prb.types[0], out_n: prb.types[1]}, (src_n,), (out_n,),
                                  fault=core.active_op_fault())
     except core.Unimplemented as exc:
         res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
@@ -299,6 +299,9 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
     s, dt, is_max = prb.shape, prb.dt[0], prb.kalg is PoolAlg.MAX
     dtc, dtype = cfg.CFG[dt], core.numpy_dtype(dt)
     lo, hi = cfg.fill_range(dtc, is_max)
+    if prb.types[1] != dt:   # a dst type of its own: values both types hold, unsaturated
+        dst_lo, dst_hi = cfg.fill_range(cfg.CFG[prb.types[1]], is_max)
+        lo, hi = max(lo, dst_lo), min(hi, dst_hi)
 
     def values(kind: fill.Kind, shape: tuple[int, ...]) -> np.ndarray:
         n = math.prod(shape)
@@ -312,7 +315,7 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
     if not isinstance(prim, core.PoolPrimitive):   # another backend, on the layouts
         return _prepare_backend(prb, prim, src, values, placed)
     if prb.dir is not Dir.BWD_D:
-        out = reorders.output_buffer(prb.layout("dst"), dt)
+        out = reorders.output_buffer(prb.layout("dst"), prb.types[1])
         bufs = Buffers(src=src, out=out, outs=(out,), run=None)
         if prim.workspace.nbytes:
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
@@ -426,8 +429,9 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
 def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float], bufs: Buffers) -> PerfRecord:
     ws_bytes = bufs.ws.nbytes if bufs.ws is not None else 0
-    s, size = prb.shape, core.numpy_dtype(prb.dt[0]).itemsize
-    src_b, dst_b = size * math.prod(s.src_shape), size * math.prod(s.dst_shape)
+    s = prb.shape
+    src_b = core.numpy_dtype(prb.types[0]).itemsize * math.prod(s.src_shape)
+    dst_b = core.numpy_dtype(prb.types[1]).itemsize * math.prod(s.dst_shape)
     # forward reads src, writes dst (+ the workspace); backward reads diff_dst (+ the
     # workspace), writes diff_src
     if prb.dir is Dir.BWD_D:
@@ -438,7 +442,8 @@ def perf_record(prb: PoolProblem, ctx: RunContext, impl: str, times: list[float]
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "pool",
         "prb": f"{ctx.settings.repro_prefix()}--pool {prb.repro(ctx.settings.canonical)}",
         "desc": prb.desc.format(ctx.settings.canonical), "dir": prb.dir.value,
-        "sdt": ":".join(prb.dt), "tag": str(prb.tag), "alg": prb.alg, "attr": "",
+        "sdt": ":".join(prb.dt), "tag": str(prb.tag), "alg": prb.alg,
+        "attr": f"--attr-post-ops={prb.post_ops}" if prb.post_ops else "",
         "prop": {Dir.FWD_D: "forward_training", Dir.FWD_I: "forward_inference",
                  Dir.BWD_D: "backward_data"}[prb.dir],
     }

@@ -243,3 +243,19 @@ def test_skip_reasons_are_logged_at_verbose_1():
     assert "skipped: src and dst must have the same data type" in text
     assert "skipped: u8 has no backward (gradients are not integers)" in text
     assert res.summary()["skipped"] == 2 and res.code == 0
+
+
+def test_forward_stores_a_dst_type_of_its_own():
+    """benchdnn's s8:u8, f32:s8, u8:f16 ...: the plain rows read one type and store
+    another (other tags behind the route), filled with values both types hold; a
+    truncating store into an integer dst fails."""
+    args = ("--pool", "--dir=FWD_I", "--alg=max,avg_np", "--tag=abx,axb",
+            "--dt=s8:u8,u8:s8,f32:s8,f32:u8,f16:s8,s8:f32,u8:f16,bf16:f32",
+            "mb2ic20ih10kh3ph1")
+    res = run_cli(*args)
+    assert res.code == 0 and res.summary()["passed"] == 32, res.err[-2000:]
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
+    failed = {l.split("__REPRO: ")[1] for l in failed_lines(res)}
+    integer_avg = {f"--dt={dt}" for dt in ("s8:u8", "u8:s8", "f32:s8", "f32:u8", "f16:s8")}
+    assert {next(w for w in l.split() if w.startswith("--dt=")) for l in failed} == integer_avg
+    assert all("--alg=avg_np" in l for l in failed) and len(failed) == 10
