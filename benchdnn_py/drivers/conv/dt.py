@@ -183,6 +183,9 @@ SUPPORTED = (
     DtRow(_BWD_D, ("f32", "bf16"), ("bf16",), ("bf16",), ()),
     # bf16 weights update; diff_weights and diff_bias may stay f32.
     DtRow(_BWD_W, ("bf16",), ("f32", "bf16"), ("bf16",), ("f32", "bf16")),
+    # f16 backward (benchdnn's --dt=f16 on BWD_D, BWD_W, BWD_WB), as bf16's.
+    DtRow(_BWD_D, ("f32", "f16"), ("f16",), ("f16",), ()),
+    DtRow(_BWD_W, ("f16",), ("f32", "f16"), ("f16",), ("f32", "f16")),
 )
 
 # benchdnn's known-unsupported conv CPU combinations (reference 8): SKIPPED, not failures.

@@ -353,3 +353,15 @@ def test_int8_into_a_bf16_dst_rounds_to_nearest_even():
     assert res.code == 0 and res.summary()["passed"] == 2, res.err[-2000:]
     res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
     assert res.summary()["failed"] == 2, res.err[-2000:]
+
+
+@pytest.mark.parametrize("driver_name", ["conv", "deconv"])
+def test_f16_backward_runs_on_the_f16_rows(driver_name):
+    args = (f"--{driver_name}", "--dir=BWD_D,BWD_W,BWD_WB", "--dt=f16,f32:f16:f16,f16:f32:f16",
+            "--stag=any,axb", "mb2ic16ih7oc24kh3ph1", "g8ic8ih7oc8kh3ph1")
+    res = run_cli(*args)
+    assert res.code == 1 and res.summary()["passed"] == 24, res.err[-2000:]
+    assert res.summary()["unimplemented"] == 12   # each direction's other two triples
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
+    failed = {line for line in res.lines if ":FAILED (errors:" in line}
+    assert len(failed) == 24, res.err[-2000:]

@@ -227,6 +227,10 @@ for _direction in ("FWD_B", "FWD_D", "FWD_I", "BWD_D"):
     SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"f32:bf16:f32", "f32:f16:f32"}
 for _direction in ("FWD_B", "FWD_D", "FWD_I"):
     SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"u8:s8:bf16", "s8:s8:bf16"}
+# And f16 backward, as bf16's rows.
+SPEC_ROWS["BWD_D"] = SPEC_ROWS["BWD_D"] | {"f16:f16:f16", "f32:f16:f16"}
+for _direction in ("BWD_W", "BWD_WB"):
+    SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"f16:f16:f16", "f16:f32:f16"}
 
 
 def _known_unsupported(s, w, d):
@@ -270,7 +274,7 @@ def test_classify_counts():
     results = [dt.classify(direction, (s, w, d)) for direction, s, w, d in CROSS]
     supported = sum(r is None for r in results)
     skipped = sum(r is not None and r[0] is Status.SKIPPED for r in results)
-    assert supported == 3 * 12 + 3 + 2 * 3 + 4 * 2 + 3 * 2
+    assert supported == 3 * 12 + 3 + 2 * 3 + 4 * 2 + 3 * 2 + 3 * 2
     assert skipped == 6 * sum(_known_unsupported(*t) for t in
                               itertools.product(COMMON_DTS, repeat=3))
     assert len(results) == 6 * 6 ** 3
