@@ -55,6 +55,7 @@ class PostOp:
     dw_dst_dt: str = "f32"
     src1_dt: str = "f32"
     src1_strides: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+    sum_dt: str = ""        # sum: the type the prior dst's bits are read as ("": dst's)
 
     @property
     def has_input(self) -> bool:
@@ -72,6 +73,7 @@ def _post_op_slot(slot, op: PostOp) -> None:
     slot.dw_wei_dt, slot.dw_bia_dt, slot.dw_dst_dt = (DATA_TYPES[t][0] for t in (
         op.dw_wei_dt, op.dw_bia_dt, op.dw_dst_dt))
     slot.src1_dt = DATA_TYPES[op.src1_dt][0]
+    slot.sum_dt = DATA_TYPES[op.sum_dt][0] if op.sum_dt else -1
     slot.src1_strides = list(op.src1_strides)
 
 

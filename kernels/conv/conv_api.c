@@ -274,9 +274,12 @@ static int needs_lp(const bdnn_conv_t *c) {
     if (c->operands != OPERANDS_F32 || c->out_dt != BDNN_DT_F32) return 1;
     if (c->with_bias && a->bia_dt != BDNN_DT_F32) return 1;
     if (a->scales != BDNN_SCALES_NONE || a->src_zp || a->dst_zp) return 1;
-    for (int i = 0; i < a->n_post_ops; ++i)
-        if (a->post_ops[i].kind == BDNN_POST_SUM && (i != 0 || a->post_ops[i].zero_point))
+    for (int i = 0; i < a->n_post_ops; ++i) {
+        const bdnn_post_op_t *op = &a->post_ops[i];
+        if (op->kind == BDNN_POST_SUM && (i != 0 || op->zero_point
+                                          || (op->sum_dt >= 0 && op->sum_dt != c->out_dt)))
             return 1;
+    }
     /* binary and prelu need each output's position: only the epilogue knows it */
     return bdnn_has_src1_post_op(a);
 }
@@ -305,6 +308,11 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
                 && op->kind != BDNN_POST_PRELU)
             return BDNN_STATUS_UNIMPLEMENTED;
         if ((op->kind == BDNN_POST_BINARY || op->kind == BDNN_POST_PRELU) && !src1_entry_ok(op))
+            return BDNN_STATUS_INVALID;
+        /* a sum's own type reinterprets the prior dst: one of dst's size */
+        if (op->kind == BDNN_POST_SUM && op->sum_dt >= 0
+                && (op->sum_dt > BDNN_DT_U8
+                    || bdnn_dt_size(op->sum_dt) != bdnn_dt_size(out_dt_of(a, dir))))
             return BDNN_STATUS_INVALID;
         if (op->kind == BDNN_POST_ELTWISE && (op->alg < BDNN_ELT_ABS || op->alg > BDNN_ELT_TANH))
             return BDNN_STATUS_UNIMPLEMENTED;

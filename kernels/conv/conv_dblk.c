@@ -793,6 +793,7 @@ static int dc_lp_init(struct bdnn_conv *c) {
     for (int i = 0; i < c->n_post_ops; ++i) {
         const bdnn_post_op_t *op = &c->post_ops[i];
         if (op->kind == BDNN_POST_SUM ? i > 0 || op->zero_point
+                                        || (op->sum_dt >= 0 && op->sum_dt != c->out_dt)
                                       : op->kind != BDNN_POST_ELTWISE || op->scale != 1.0f)
             return BDNN_STATUS_UNIMPLEMENTED;
     }

@@ -131,6 +131,8 @@ typedef struct {
     int alg;               /* BDNN_ELT_* for eltwise, BDNN_BIN_* for binary */
     float scale, alpha, beta;
     int32_t zero_point;    /* sum: subtracted from the prior dst (int8) */
+    int sum_dt;            /* sum: the BDNN_DT_* the prior dst is read as, its bits
+                              reinterpreted (a type of dst's size); -1: dst's own */
     int dw_k, dw_s, dw_p;  /* dw: kernel size, stride, padding (both sides) */
     int dw_wei_dt, dw_bia_dt, dw_dst_dt;   /* dw: BDNN_DT_* of its weights, bias, output */
     int src1_dt;                /* binary, prelu: BDNN_DT_* of the extra input */

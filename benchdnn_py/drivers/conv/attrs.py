@@ -17,6 +17,21 @@ from ...status import Status
 from . import dt as dtypes
 
 
+# The types a sum may read a destination of each type as (its bits reinterpreted: one
+# size).
+SUM_DTS = {"s8": ("s8", "u8"), "u8": ("u8", "s8"), "s32": ("s32", "f32"),
+           "f32": ("f32", "s32"), "bf16": ("bf16", "f16"), "f16": ("f16", "bf16")}
+
+
+def sum_dt_unsupported(prb) -> tuple[Status, str] | None:
+    """A sum that reinterprets the destination: the native kernels' only."""
+    for e in prb.post_ops.entries:
+        if isinstance(e, Sum) and e.dt and e.dt != prb.dt[2] and prb.backend != "native":
+            return (Status.UNIMPLEMENTED, f"`{e}`: the {prb.backend} backend does not "
+                    "reinterpret the destination for a sum")
+    return None
+
+
 def post_ops_invalid(post_ops: PostOps, direction: Dir,
                      dt: tuple[str, str, str] = ("f32", "f32", "f32")) -> tuple[Status, str] | None:
     """What the spec rules out whatever runs it: post-ops on a backward pass, and the
@@ -32,9 +47,10 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
     for e in post_ops.entries:
         if isinstance(e, Sum) and e.zero_point and not int8:
             return Status.UNIMPLEMENTED, f"`{e}`: a sum zero point is for int8 convolutions only"
-        if isinstance(e, Sum) and e.dt and e.dt != dt[2]:
-            return (Status.UNIMPLEMENTED, f"`{e}`: a sum data type other than the "
-                    f"destination's ({dt[2]}) is not implemented")
+        if isinstance(e, Sum) and e.dt and e.dt not in SUM_DTS.get(dt[2], (dt[2],)):
+            return (Status.INVALID_ARGUMENTS, f"`{e}`: a sum data type reads the "
+                    f"destination's bits as that type: one of {dt[2]}'s size "
+                    f"({', '.join(SUM_DTS.get(dt[2], (dt[2],)))})")
     return None
 
 
@@ -142,7 +158,8 @@ def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32",
             ops.append(core.PostOp(core.PostKind.DW, dw_k=e.k, dw_s=e.s, dw_p=e.p,
                                    dw_wei_dt=wei, dw_bia_dt=bia, dw_dst_dt=out))
         elif isinstance(e, Sum):
-            ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point))
+            ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point,
+                                   sum_dt=e.dt if e.dt != dst_dt else ""))
         else:
             ops.append(core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
                                    e.alpha, e.beta))

@@ -38,7 +38,8 @@ from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, RunContext
 from . import backend_native, backend_onednn, backend_torch, cfg, formats
 from . import dt as dtypes
-from .attrs import Quant, dw_invalid, post_ops_invalid, quant_of, src1_unsupported
+from .attrs import (Quant, dw_invalid, post_ops_invalid, quant_of, src1_unsupported,
+                    sum_dt_unsupported)
 from .policy import WINO_NEEDS, ran_alg, wino_unmet
 from .prim import (Layouts, Tensor, direction_chain, dw_shape_of, layout_of, logical_dims,
                    operand_class, out_dt, output_names, outputs, primitive_inputs, tensor_dts,
@@ -61,6 +62,7 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
             or prb.kind_unsupported()
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
             or src1_unsupported(prb, logical_dims(prb.desc)["dst"])
+            or sum_dt_unsupported(prb)
             or prb.modes.verdict(prb.backend)
             or dw_invalid(prb))
 
@@ -124,6 +126,17 @@ def fill_prior_dst(prb, t: dict[str, Tensor], perf: bool) -> np.ndarray:
         return fill.real_fill(n, fill.Kind.DST, *cfg.CFG[prb.dt[2]].perf)
     _, sparse, other, n_acc = direction_chain(prb.dir, prb.shape)
     return fill.int_fill(n, fill.Kind.DST, *case_fill_ranges(prb, sparse, other, n_acc).dst)
+
+
+def sum_reads(prb, prior: np.ndarray) -> np.ndarray:
+    """The prior dst as the sum reads it: with a data type of its own (`sum:1:0:u8` on an
+    s8 dst), the stored values' bits reinterpreted as that type."""
+    dst_dt = tensor_dts(prb)["dst"]
+    sum_dt = next((e.dt for e in prb.post_ops.entries if isinstance(e, Sum)), "")
+    if not sum_dt or sum_dt == dst_dt:
+        return prior
+    stored = prior.astype(core.numpy_dtype(dst_dt))
+    return stored.view(core.numpy_dtype(sum_dt)).astype(np.float32)
 
 
 def case_fill_ranges(prb, sparse: str, other: str, n_acc: int) -> cfg.FillRanges:
@@ -433,6 +446,7 @@ class Steps(CaseSteps):
             if prior is not None:   # the sum reads it; the execution overwrites it
                 reorders.place_into(prior.astype(dst_dtype), layout_of(t, lays, "dst"),
                                     dst_dt, outs["dst"].array)
+                prior = sum_reads(prb, prior)
             # what the gaps of non-dense strides held (poison, never written by anyone)
             before = {name: out.array.copy() for name, out in outs.items()
                       if check.has_gaps(layout_of(t, lays, name))}

@@ -26,8 +26,8 @@ def kernel_attr(prb) -> core.ConvAttr:
     dts, q = conv_prim.tensor_dts(prb), attrs.quant_of(prb, prb.desc.oc)
     return core.ConvAttr(dts["dst"], dts["wei"], dts["src"], dts["bia"], q.kind, q.src_scale,
                          q.dst_scale, tuple(float(v) for v in q.wei_scales), 0, q.dst_zp,
-                         attrs.kernel_post_ops(prb.post_ops,
-                                               dst_dims=conv_prim.logical_dims(prb.desc)["dst"]))
+                         attrs.kernel_post_ops(prb.post_ops, prb.dt[2],
+                                               conv_prim.logical_dims(prb.desc)["dst"]))
 
 
 def bind(prim: core.ConvPrimitive, prb, inputs: dict[str, np.ndarray],

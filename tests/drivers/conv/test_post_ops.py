@@ -223,3 +223,23 @@ def test_post_op_grid_catches_broken_epilogues(fault, impl, tag):
                   "--batch=problems/shapes_basic", env={"BENCHDNN_PY_TEST_FAULT": fault})
     failed = [l for l in res.lines if ":FAILED (errors:" in l]
     assert res.code == 1 and any(f"--impl={impl}" in l for l in failed)
+
+
+def test_a_sum_data_type_reads_the_prior_dst_bits_as_that_type():
+    """`sum:0.5:0:u8` on an s8 dst (benchdnn's test_conv_ci): the stored -5 is read as
+    251. The case's prior holds negatives, so a kernel that read s8 would fail it."""
+    prb = conv_problem.make_problem(
+        {"dir": Dir.FWD_I, "dt": ("s8", "s8", "s8"), "mb": 0, "impl_filter": ImplFilter(),
+         "attr-post-ops": parse_post_ops("sum:0.5:0:u8"), "backend": "native"},
+        "mb2ic16ih7oc24kh3ph1", GlobalSettings())
+    prior = driver.fill_prior_dst(prb, driver.tensors(prb.desc, prb.shape), perf=False)
+    assert (prior < 0).any()
+    assert np.array_equal(driver.sum_reads(prb, prior), np.where(prior < 0, prior + 256, prior))
+    res = run_cli("--conv", "--dir=FWD_I", "--dt=s8:s8:s8,u8:s8:u8,f32,bf16",
+                  "--attr-post-ops=sum:0.5:0:u8,sum:0.5:0:s8,sum:1:0:s32,sum:1:0:f16",
+                  "mb2ic16ih7oc24kh3ph1")
+    lines = [line for line in res.lines if "__REPRO" in line]
+    passed = {line.split("__REPRO: ")[1] for line in lines if ":PASSED " in line}
+    assert len(passed) == 6, res.err[-2000:]        # the same-size pairs
+    assert all("a sum data type reads the destination's bits" in line
+               for line in lines if ":INVALID_ARGUMENTS " in line)
