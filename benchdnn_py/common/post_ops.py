@@ -17,7 +17,7 @@ import numpy as np
 from .. import core
 from ..errors import ProblemError, UsageError
 from ..status import Status
-from . import eltwise, fill, layout
+from . import eltwise, fill, layout, reorders
 from .attr import POLICY_MASKS, Binary, Eltwise, Modes, PostOps, Prelu
 
 SRC1_PREFIX = "src1_"
@@ -217,3 +217,21 @@ def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarr
         else:
             out = apply_src1(e, out, inputs[src1_name(i)].astype(np.float32))
     return out
+
+
+def kernel_chain(post_ops: PostOps, src1: dict[str, np.ndarray], dims: tuple[int, ...],
+                 channels_last: bool = False) -> core.PostChain | None:
+    """A chain for the memory-bound kernels (None without entries) over a written tensor
+    of logical dims (mb, channels, up to 3 spatial) stored channels first or last; each
+    input (src1's logical f32 values) in its type and the layout its entry names."""
+    if not post_ops:
+        return None
+    inputs = {}
+    for i, e in src1_entries(post_ops):
+        dt = src1_dt(e)
+        inputs[i] = reorders.place(src1[src1_name(i)].astype(core.numpy_dtype(dt)),
+                                   src1_layout(e, dims), dt).reshape(-1)
+    ops = tuple(kernel_entry(e, dims) for e in post_ops.entries)
+    spatial = (1,) * (5 - max(len(dims), 2)) + tuple(dims[2:])
+    return core.PostChain(ops, inputs, dims[1] if len(dims) > 1 else 1, spatial,
+                          channels_last)

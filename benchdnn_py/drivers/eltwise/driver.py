@@ -181,23 +181,6 @@ def channels_last(lay: layout.Layout) -> bool | None:
     return None
 
 
-def post_chain(prb: EltwiseProblem, src1: dict[str, np.ndarray]) -> core.PostChain | None:
-    """The case's post-ops for the kernel (None without): over the tensor as the kernel's
-    layout stores it, each input in its type and layout."""
-    if not prb.post_ops:
-        return None
-    dims = prb.desc.dims
-    inputs = {}
-    for i, e in post_ops.src1_entries(prb.post_ops):
-        dt = post_ops.src1_dt(e)
-        inputs[i] = reorders.place(src1[post_ops.src1_name(i)].astype(core.numpy_dtype(dt)),
-                                   post_ops.src1_layout(e, dims), dt).reshape(-1)
-    ops = tuple(post_ops.kernel_entry(e, dims) for e in prb.post_ops.entries)
-    spatial = (1,) * (5 - max(len(dims), 2)) + tuple(dims[2:])
-    return core.PostChain(ops, inputs, dims[1] if len(dims) > 1 else 1, spatial,
-                          bool(channels_last(prb.kernel_layout)))
-
-
 def make_problem(values: Mapping[str, Any], text: str,
                  settings: GlobalSettings) -> EltwiseProblem:
     desc = parse_dims(text)
@@ -310,8 +293,11 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
             src_mem = out.array
         k_in, k_out, wrap = route.bind({"src": src_mem}, {"dst": out.array})
         src1 = post_ops.fill_src1(prb.post_ops, shape)
-        run = (wrap(prim.bind_fwd(k_in["src"], k_out["dst"], post_chain(prb, src1)))
-               if prb.post_ops else wrap(prim.bind_fwd(k_in["src"], k_out["dst"])))
+        # (another backend takes no chain: the verdict keeps post-ops off it)
+        chain = post_ops.kernel_chain(prb.post_ops, src1, shape,
+                                      bool(channels_last(prb.kernel_layout)))
+        run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], chain) if chain is not None
+                   else prim.bind_fwd(k_in["src"], k_out["dst"]))
         return Buffers(src=src, out=out, outs=(out,), run=run, src1=src1)
     out = reorders.output_buffer(lay, prb.dt)
     bufs = Buffers(src=src, out=out, outs=(out,), run=None)

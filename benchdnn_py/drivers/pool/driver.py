@@ -321,8 +321,8 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
             bufs.ws = prim.workspace.allocate(cfg.WORKSPACE_POISON)
         bufs.src1 = post_ops.fill_src1(prb.post_ops, prb.dims("dst"))
         k_in, k_out, wrap = route.bind({"src": placed(src, "src")}, {"dst": bufs.out.array})
-        bufs.run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], bufs.ws,
-                                      post_chain(prb, bufs.src1)))
+        chain = post_ops.kernel_chain(prb.post_ops, bufs.src1, prb.dims("dst"))
+        bufs.run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], bufs.ws, chain))
         return bufs
     ks = prim.shape             # the kernel's shape: the case's, in the kernel's layout
     service = core.PoolPrimitive(prim.impl, ks, prb.kalg, Prop.FWD_TRAINING, prim.fault, dt)
@@ -337,21 +337,6 @@ def prepare(prb: PoolProblem, prim: core.PoolPrimitive, route: reorders.Route,
                                    {"diff_src": bufs.out.array})
     bufs.run = wrap(prim.bind_bwd(k_in["diff_dst"], bufs.ws, k_out["diff_src"]))
     return bufs
-
-
-def post_chain(prb: PoolProblem, src1: dict[str, np.ndarray]) -> core.PostChain | None:
-    """The case's post-ops for the kernels (None without): over dst on the plain layout
-    they run on, each input in its type and layout."""
-    if not prb.post_ops:
-        return None
-    dims, s = prb.dims("dst"), prb.shape
-    inputs = {}
-    for i, e in post_ops.src1_entries(prb.post_ops):
-        dt = post_ops.src1_dt(e)
-        inputs[i] = reorders.place(src1[post_ops.src1_name(i)].astype(core.numpy_dtype(dt)),
-                                   post_ops.src1_layout(e, dims), dt).reshape(-1)
-    ops = tuple(post_ops.kernel_entry(e, dims) for e in prb.post_ops.entries)
-    return core.PostChain(ops, inputs, s.c, s.o)
 
 
 def _prepare_backend(prb: PoolProblem, prim, src: np.ndarray, values, placed) -> Buffers:

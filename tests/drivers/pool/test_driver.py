@@ -207,8 +207,9 @@ def test_data_types_end_to_end():
     # the types print back as given: one name, or SRC:DST
     assert status("s8:s8", "FWD_D", "avg_p").startswith("PASSED")
     assert "--impl=pool_int8:" in status("u8", "FWD_D", "max")
-    for skipped in (status("u8", "BWD_D", "max"), status("bf16:f32", "FWD_D", "max")):
-        assert skipped.startswith("SKIPPED (Case not supported)"), skipped
+    assert status("u8", "BWD_D", "max").startswith("SKIPPED (Case not supported)")
+    # forward may store another type than it reads (test_forward_stores_a_dst_type_...)
+    assert status("bf16:f32", "FWD_D", "max").startswith("PASSED")
 
 
 @pytest.mark.parametrize("dt,needle", [("bf16:f16:f32", "expected SRC or SRC:DST"),
