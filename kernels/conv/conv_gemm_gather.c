@@ -9,7 +9,8 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     if (!c->lp) return BDNN_STATUS_OK;
     const bdnn_conv_desc_t *d = &c->d;
     const int b_dt = b_dt_of(c);
-    if (c->attr.src_zp && c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
+    /* the zero point of the activation read: src forward, diff_dst backward data */
+    if (c->attr.src_zp && c->dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
     if (c->attr.src_zp && c->operands != OPERANDS_INT8) return BDNN_STATUS_UNIMPLEMENTED;
     if (c->operands == OPERANDS_INT8) {
         p->b_shift = b_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
@@ -208,7 +209,10 @@ static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, int64_t pc, i
         const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
         for (int64_t q = q0; q < npanels; ++q) {
             float *row = s->bp + (q * kc + kk) * NR;
-            memset(row, 0, sizeof(float) * (size_t)NR);
+            /* taps that reach no diff_dst point read the zero point: with the packed
+             * weights' compensation, (pad - zp) * w = 0, as in forward's padding */
+            if (e->pad == 0.0f) memset(row, 0, sizeof(float) * (size_t)NR);
+            else for (int64_t j = 0; j < NR; ++j) row[j] = e->pad;
             for (int64_t si = s->seg_start[q]; si < s->seg_start[q + 1]; ++si) {
                 const segment_t *sg = &s->segs[si];
                 const int64_t nz = sg->z + d->pd - dz, ny = sg->y + d->ph - dy;

@@ -175,7 +175,9 @@ typedef struct {
     int wei_scales_per_oc;                /* 0: wei_scales[0] for all; 1: one per oc */
     const float *wei_scales;              /* OSCALE/ARGS, one per output channel (oc;
                                              ic in backward data); copied by create */
-    int32_t src_zp, dst_zp;               /* common zero points */
+    int32_t src_zp, dst_zp;               /* common zero points: src_zp of the
+                                             activation read (src; diff_dst in backward
+                                             data), dst_zp of the tensor written */
     int n_post_ops;
     bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */
     int layout;                           /* BDNN_LAYOUT_*: src and dst (diff_src,

@@ -43,12 +43,12 @@ class DeconvProblem(problem.ConvProblem):
         return ref.user_shape(self.desc)
 
     def kind_unsupported(self):
-        """Zero points: the kernels pad with the source zero point in their forward
-        direction only, and deconvolution's forward runs their backward data."""
-        if self.zero_points:
-            return (Status.UNIMPLEMENTED, f"--attr-zero-points={self.zero_points}: "
-                    "deconvolution takes no zero points (its kernels' padding is the "
-                    "swapped convolution's)")
+        """Zero points (int8 forward, as the convolution's: common src and dst values):
+        the kernels' backward data reads the deconvolution's src, filling the taps that
+        reach none of it with the zero point, and adds dst's to what it writes."""
+        if self.zero_points and self.backend != "native":
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={self.zero_points}: the "
+                    f"{self.backend} backend runs deconvolution without zero points")
         return None
 
 
@@ -83,7 +83,8 @@ def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: attrs.Quant
                prior, points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     at = (points or {}).get
     if prb.dir.forward:
-        acc = ref.ref_fwd(prb.desc, inputs["src"], inputs["wei"], None, at("dst"))
+        src = inputs["src"] - np.float32(q.src_zp) if q.src_zp else inputs["src"]
+        acc = ref.ref_fwd(prb.desc, src, inputs["wei"], None, at("dst"))
         return {"dst": conv_ref.forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
                                              at("dst"), prb.shape.dst_shape, inputs)}
     if prb.dir is Dir.BWD_D:

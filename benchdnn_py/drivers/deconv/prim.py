@@ -25,7 +25,7 @@ def kernel_attr(prb) -> core.ConvAttr:
     every direction the kernels' src type is the user's dst type and vice versa."""
     dts, q = conv_prim.tensor_dts(prb), attrs.quant_of(prb, prb.desc.oc)
     return core.ConvAttr(dts["dst"], dts["wei"], dts["src"], dts["bia"], q.kind, q.src_scale,
-                         q.dst_scale, tuple(float(v) for v in q.wei_scales), 0, q.dst_zp,
+                         q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp, q.dst_zp,
                          attrs.kernel_post_ops(prb.post_ops, prb.dt[2],
                                                conv_prim.logical_dims(prb.desc)["dst"]))
 
