@@ -91,7 +91,9 @@ def src1_at(values5: np.ndarray, dst_shape5: tuple[int, ...], points: np.ndarray
 # The binary post-op's formulas in f32, as oneDNN defines them (comparisons give 1 or 0).
 BINARY_F32 = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-    "max": np.maximum, "min": np.minimum, "ge": np.greater_equal, "gt": np.greater,
+    # x > b ? x : b, as oneDNN's (a NaN x gives b; np.maximum would propagate it)
+    "max": lambda x, b: np.where(x > b, x, b), "min": lambda x, b: np.where(x < b, x, b),
+    "ge": np.greater_equal, "gt": np.greater,
     "le": np.less_equal, "lt": np.less, "eq": np.equal, "ne": np.not_equal,
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from functools import lru_cache
 from typing import Callable
 
@@ -88,6 +89,8 @@ class PostChain:
         if len(ops) > lib.BDNN_MAX_POST_OPS:
             raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
         self.ops = ops
+        self.geometry = (c, *spatial)
+        self.sizes = {i: a.size for i, a in inputs.items()}
         self._keep: list = []
         ch = ffi.new("bdnn_post_chain_t *")
         ch.n, ch.c, ch.channels_last = len(ops), c, int(channels_last)
@@ -100,6 +103,22 @@ class PostChain:
                 self._keep += [a, buf]
                 ch.src1[i] = buf
         self.cdata = ch
+
+    def check(self, elems: int) -> None:
+        """That each input holds every element its strides reach over a written tensor
+        of elems elements (the C struct knows no minibatch, so it cannot)."""
+        per_image = math.prod(self.geometry)
+        if elems % per_image:
+            raise ValueError(f"{elems} elements are no whole number of {per_image}-element "
+                             "images")
+        dims = (elems // per_image, *self.geometry)
+        for i, op in enumerate(self.ops):
+            if not op.has_input:
+                continue
+            reach = 1 + sum((n - 1) * st for n, st in zip(dims, op.src1_strides))
+            if self.sizes[i] < reach:
+                raise ValueError(f"post-op {i}'s input holds {self.sizes[i]} elements, its "
+                                 f"strides reach {reach}")
 
 
 class Scales(enum.IntEnum):

@@ -82,6 +82,8 @@ class EltwisePrimitive:
         """post_chain: its entries over the elements as its geometry lays them out."""
         n, dt = src.size, self.dt
         chain = post_chain.cdata if post_chain is not None else ffi.NULL
+        if post_chain is not None:
+            post_chain.check(n)
         args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta, chain,
                 _bytes(src, dt), _out_bytes(dst, dt, n), n, int(self.fault))
         run = _runner(lib.bdnn_elt_fwd, args, self.name)

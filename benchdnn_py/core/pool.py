@@ -10,8 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from .capi import (DATA_TYPES, ImplInfo, Unimplemented, _bytes, _check, _count, _out_bytes, _ptr,
-                   _runner, _set_spatial, _table, _typed_row, ffi, lib, max_threads)
+from .capi import (DATA_TYPES, ImplInfo, Operands, Unimplemented, _bytes, _check, _count,
+                   _out_bytes, _ptr, _runner, _set_spatial, _table, _typed_row, ffi, lib,
+                   max_threads)
 from .conv import PostChain
 from .faults import OpFault, _with_fault
 
@@ -131,6 +132,12 @@ class PoolPrimitive:
         if self.dst_dt != dt and (prop is Prop.BWD_DATA or shape.layout is not PoolLayout.NCX):
             raise Unimplemented(f"{impl.name}: a dst type of its own on the plain layout, "
                                 "forward, only")
+        if self.dst_dt != dt:   # the row's ISA must have dst's conversions (F16C for f16)
+            code = DATA_TYPES[self.dst_dt][0]
+            operands = {"f32": Operands.F32, "bf16": Operands.BF16,
+                        "f16": Operands.F16}.get(self.dst_dt, Operands.INT8)
+            _check(lib.bdnn_typed_row_status(int(impl.isa), int(operands), code, 0),
+                   f"{impl.name} storing {self.dst_dt}")
         if post_ops and shape.layout is not PoolLayout.NCX:
             raise Unimplemented(f"{impl.name} on the {shape.layout.name.lower()} layout: "
                                 "post-ops on the plain layout only")
@@ -166,6 +173,8 @@ class PoolPrimitive:
         """post_chain: entries over dst (its geometry: c and the output sizes)."""
         s = self.shape
         chain = post_chain.cdata if post_chain is not None else ffi.NULL
+        if post_chain is not None:
+            post_chain.check(s.elems(s.dst_shape))
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
                 DATA_TYPES[self.dt][0], DATA_TYPES[self.dst_dt][0], chain,
                 _bytes(src, self.dt, s.elems(s.src_shape)),

@@ -84,8 +84,9 @@ void bdnn_src1_run(const bdnn_post_op_t *op, const void *s1, int64_t C, int64_t 
         const int64_t base = plane / C * st[0] + plane % C * s_c;
         if (st[2] == 0 && st[3] == 0 && st[4] == 0) {
             run_strided(op, s1, base, 0, x, len);                /* constant along it */
-        } else if (st[4] == 1 && st[3] == W && st[2] == H * W) {
-            run_strided(op, s1, base + sp, 1, x, len);           /* dense along it */
+        } else if ((W == 1 || st[4] == 1) && (H == 1 || st[3] == W)
+                   && (D == 1 || st[2] == H * W)) {              /* dense along it (a */
+            run_strided(op, s1, base + sp, 1, x, len);           /* size-1 dim: any) */
         } else {                                  /* some spatial dims broadcast: gather */
             for (int64_t k0 = 0; k0 < len; k0 += SRC1_CHUNK) {
                 const int64_t m = len - k0 < SRC1_CHUNK ? len - k0 : SRC1_CHUNK;

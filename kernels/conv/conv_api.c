@@ -328,6 +328,11 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
      * bdnn_conv_pack_weights would widen: its packing is pack_weights_dw). */
     if (bdnn_dw_post_op(a) >= 0 && a->wei_dt != a->src_dt && a->src_dt == BDNN_DT_F32)
         return BDNN_STATUS_UNIMPLEMENTED;
+    /* ... nor an f32 1x1 output with depthwise weights of another type (its step would
+     * take them on the f32 rows, which only bdnn_conv_pack_weights widens for) */
+    if (bdnn_dw_post_op(a) >= 0 && out_dt_of(a, dir) == BDNN_DT_F32
+            && a->post_ops[bdnn_dw_post_op(a)].dw_wei_dt != BDNN_DT_F32)
+        return BDNN_STATUS_UNIMPLEMENTED;
     if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* Binary and prelu entries: the plain-layout GEMM rows, whose low-precision epilogue

@@ -119,3 +119,23 @@ def test_post_op_inputs_are_checked_at_the_c_boundary():
     prim.set_post_op_inputs({1: np.arange(4, dtype=np.float32)})
     run()
     assert np.array_equal(dst.reshape(4, 3), np.repeat([[4.0], [5.0], [6.0], [7.0]], 3, 1))
+
+
+def test_a_post_chain_refuses_inputs_shorter_than_its_strides_reach():
+    add = core.PostOp(core.PostKind.BINARY, core.BINARY_ALGS["add"],
+                      src1_strides=(0, 1, 0, 0, 0))
+    chain = core.PostChain((add,), {0: np.ones(3, np.float32)}, 4, (1, 1, 5))
+    with pytest.raises(ValueError, match="strides reach 4"):
+        chain.check(2 * 4 * 5)
+    with pytest.raises(ValueError, match="no whole number"):
+        chain.check(7)
+
+
+def test_depthwise_fusion_refuses_depthwise_weights_the_f32_rows_would_misread():
+    shape = core.ConvShape(1, 1, 8, 8, (1, 5, 5), (1, 5, 5), (1, 1, 1), (1, 1, 1),
+                           (0, 0, 0), (0, 0, 0))
+    dw = core.PostOp(core.PostKind.DW, dw_k=3, dw_s=1, dw_p=1, dw_wei_dt="bf16")
+    impl = next(i for i in core.conv_impls() if i.name == "fused_dw:scalar")
+    with pytest.raises(core.Unimplemented):
+        core.ConvPrimitive(impl, shape, core.Direction.FWD, False,
+                           attr=core.ConvAttr(post_ops=(dw,)))

@@ -44,6 +44,10 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
         return (Status.UNIMPLEMENTED, "post-ops apply to forward propagation only: the "
                 "fused result keeps no intermediate for the backward pass")
     int8 = dtypes.is_int8(dt)
+    sums = [e for e in post_ops.entries if isinstance(e, Sum)]
+    if len(sums) > 1 and any(e.dt and e.dt != dt[2] for e in sums):
+        return (Status.UNIMPLEMENTED, f"`{post_ops}`: a sum that reinterprets the "
+                "destination is the chain's only sum here")
     for e in post_ops.entries:
         if isinstance(e, Sum) and e.zero_point and not int8:
             return Status.UNIMPLEMENTED, f"`{e}`: a sum zero point is for int8 convolutions only"

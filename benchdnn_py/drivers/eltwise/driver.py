@@ -344,6 +344,8 @@ def compare_setup(prb: EltwiseProblem) -> CompareSetup:
     return CompareSetup("SRC" if prb.backward else "DST",
                         max([cfg.threshold(prb.alg, prb.backward, prb.dt)]
                             + [eltwise.ALGS[e.name].trh for e in elts]),
+                        # a comparison post-op writes 0 for every false
+                        100.0 if post_ops.has_comparison(prb.post_ops) else
                         cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward,
                                                prb.dt),
                         integral=dtc.integral,

@@ -242,3 +242,11 @@ def test_post_ops_run_on_every_type_and_layout_and_a_wrong_broadcast_fails(tag):
     broadcast = [line for line in cases if "add:f32:per_oc" in line or "mul:s8:" in line]
     assert len(broadcast) >= len(cases) // 2
     assert all(":FAILED " in line for line in broadcast), res.err[-2000:]
+
+
+def test_max_and_min_post_ops_turn_a_nan_into_src1_as_oneDNN_does():
+    """x > b ? x : b: log and sqrt of negative inputs give NaN, which max and min
+    replace by src1's value in the kernels and in the reference alike."""
+    res = run_cli("--eltwise", "--alg=log,sqrt",
+                  "--attr-post-ops=max:f32,min:f32:per_oc,max:s8:per_tensor", "2x16x5x5")
+    assert res.code == 0 and res.summary()["passed"] == 6, res.err[-2000:]
