@@ -37,8 +37,8 @@ static inline __attribute__((always_inline)) void dc_out(vf acc, const dc_call_t
     __m512 v = _mm512_cvtepi32_ps((__m512i)acc);
     if (a->out_bias) v = _mm512_add_ps(v, _mm512_loadu_ps(a->out_bias + o * VLEN));
     if (a->out_relu)
-        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LE_OQ), v,
-                               _mm512_set1_ps(a->relu_alpha));
+        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
+                               _mm512_set1_ps(a->relu_alpha));   /* a zero stays +0 */
     bdnn_epi_store16(a->out_dt, v, a->out, at, (__mmask16)0xffff);
 }
 #define DC_OUT(v, a, o, at) dc_out((v), (a), (o), (at))
