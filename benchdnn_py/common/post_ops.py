@@ -42,13 +42,7 @@ def src1_dims(entry: Binary | Prelu, dst_dims: tuple[int, ...]) -> tuple[int, ..
     """The extra input's dims: dst's along the mask's dims (bits past the rank ignored,
     as benchdnn), 1 along the others."""
     text = entry.src1.mask if isinstance(entry, Binary) else entry.mask
-    if not text:
-        mask = 0
-    elif text.isdigit():
-        mask = int(text)
-    else:
-        mask = (1 << len(dst_dims)) - 1 if text in ("per_tensor", "mx", "dynamic_fp") \
-            else POLICY_MASKS[text]
+    mask = int(text) if text.isdigit() else POLICY_MASKS[text or "common"]
     return tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dst_dims))
 
 

@@ -67,6 +67,12 @@ class PostOp:
         return (size + 2 * self.dw_p - self.dw_k) // self.dw_s + 1
 
 
+def src1_reach(dims: tuple[int, ...], op: PostOp) -> int:
+    """Elements an entry's input must hold: one past the last its strides reach over a
+    written tensor of dims (mb, c, d, h, w)."""
+    return 1 + sum((n - 1) * st for n, st in zip(dims, op.src1_strides))
+
+
 def _post_op_slot(slot, op: PostOp) -> None:
     slot.kind, slot.alg, slot.scale, slot.alpha, slot.beta, slot.zero_point = (
         int(op.kind), op.alg, op.scale, op.alpha, op.beta, op.zero_point)
@@ -115,7 +121,7 @@ class PostChain:
         for i, op in enumerate(self.ops):
             if not op.has_input:
                 continue
-            reach = 1 + sum((n - 1) * st for n, st in zip(dims, op.src1_strides))
+            reach = src1_reach(dims, op)
             if self.sizes[i] < reach:
                 raise ValueError(f"post-op {i}'s input holds {self.sizes[i]} elements, its "
                                  f"strides reach {reach}")
@@ -435,7 +441,7 @@ class ConvPrimitive:
             shape = self.dst_shape
             if self.direction is Direction.BWD_DATA:
                 shape = self.shape.src_shape
-            reach = 1 + sum((n - 1) * st for n, st in zip(shape, op.src1_strides))
+            reach = src1_reach(shape, op)
             buf = _bytes(a, op.src1_dt, a.size)
             if a.size < reach:
                 raise ValueError(f"post-op {index}'s input holds {a.size} elements, its "

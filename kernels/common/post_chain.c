@@ -102,6 +102,15 @@ void bdnn_src1_run(const bdnn_post_op_t *op, const void *s1, int64_t C, int64_t 
     }
 }
 
+int bdnn_src1_entry_ok(const bdnn_post_op_t *op) {
+    if (op->src1_dt < BDNN_DT_F32 || op->src1_dt > BDNN_DT_U8) return 0;
+    if (op->kind == BDNN_POST_BINARY && (op->alg < BDNN_BIN_ADD || op->alg > BDNN_BIN_NE))
+        return 0;
+    for (int k = 0; k < 5; ++k)
+        if (op->src1_strides[k] < 0) return 0;
+    return 1;
+}
+
 int bdnn_post_chain_status(const bdnn_post_chain_t *ch) {
     if (!ch || ch->n == 0) return BDNN_STATUS_OK;
     if (ch->n < 0 || ch->n > BDNN_MAX_POST_OPS || ch->c <= 0 || ch->d <= 0 || ch->h <= 0
@@ -114,13 +123,8 @@ int bdnn_post_chain_status(const bdnn_post_chain_t *ch) {
             if (op->alg < BDNN_ELT_ABS || op->alg > BDNN_ELT_TANH) return BDNN_STATUS_INVALID;
             break;
         case BDNN_POST_BINARY:
-            if (op->alg < BDNN_BIN_ADD || op->alg > BDNN_BIN_NE) return BDNN_STATUS_INVALID;
-            /* fall through: the input's own fields */
         case BDNN_POST_PRELU:
-            if (!ch->src1[i] || op->src1_dt < BDNN_DT_F32 || op->src1_dt > BDNN_DT_U8)
-                return BDNN_STATUS_INVALID;
-            for (int k = 0; k < 5; ++k)
-                if (op->src1_strides[k] < 0) return BDNN_STATUS_INVALID;
+            if (!ch->src1[i] || !bdnn_src1_entry_ok(op)) return BDNN_STATUS_INVALID;
             break;
         default:
             return BDNN_STATUS_UNIMPLEMENTED;   /* sum, dw: the convolutions' */

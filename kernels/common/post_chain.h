@@ -13,6 +13,8 @@
 void bdnn_src1_run(const bdnn_post_op_t *op, const void *src1, int64_t C, int64_t D,
                    int64_t H, int64_t W, int channels_last, int channel0, float *x,
                    int64_t off, int64_t n);
+/* A binary or prelu entry's own fields: its algorithm, src1_dt and strides (1: valid). */
+int bdnn_src1_entry_ok(const bdnn_post_op_t *op);
 /* Whether a chain is one the memory-bound primitives run: BDNN_STATUS_OK, or
  * _UNIMPLEMENTED (a sum or dw entry) or _INVALID (a bad field, a missing input). */
 int bdnn_post_chain_status(const bdnn_post_chain_t *ch);

@@ -13,6 +13,7 @@
 #include "conv_dblk.h"
 #include "conv_impl.h"
 #include "dt.h"
+#include "post_chain.h"
 
 #define F32 OPERANDS_F32
 #define F16 OPERANDS_F16
@@ -284,16 +285,6 @@ static int needs_lp(const bdnn_conv_t *c) {
     return bdnn_has_src1_post_op(a);
 }
 
-/* A binary or prelu entry's own fields. */
-static int src1_entry_ok(const bdnn_post_op_t *op) {
-    if (op->src1_dt < BDNN_DT_F32 || op->src1_dt > BDNN_DT_U8) return 0;
-    if (op->kind == BDNN_POST_BINARY && (op->alg < BDNN_BIN_ADD || op->alg > BDNN_BIN_NE))
-        return 0;
-    for (int k = 0; k < 5; ++k)
-        if (op->src1_strides[k] < 0) return 0;
-    return 1;
-}
-
 static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bias,
                        const bdnn_conv_attr_t *attr, int fault, int nthr, bdnn_conv_t **out) {
     *out = NULL;
@@ -307,7 +298,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
                 && op->kind != BDNN_POST_DW && op->kind != BDNN_POST_BINARY
                 && op->kind != BDNN_POST_PRELU)
             return BDNN_STATUS_UNIMPLEMENTED;
-        if ((op->kind == BDNN_POST_BINARY || op->kind == BDNN_POST_PRELU) && !src1_entry_ok(op))
+        if ((op->kind == BDNN_POST_BINARY || op->kind == BDNN_POST_PRELU) && !bdnn_src1_entry_ok(op))
             return BDNN_STATUS_INVALID;
         /* a sum's own type reinterprets the prior dst: one of dst's size */
         if (op->kind == BDNN_POST_SUM && op->sum_dt >= 0

@@ -155,18 +155,15 @@ def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32",
     dst_dims: the written tensor's logical dims, for binary and prelu entries)."""
     ops = []
     for e in post_ops.entries:
-        if isinstance(e, (Binary, Prelu)):
+        if isinstance(e, (Eltwise, Binary, Prelu)):
             ops.append(kernel_entry(e, dst_dims))
         elif isinstance(e, Depthwise):
             wei, bia, out = dtypes.dw_types(dst_dt, e.dst_dt)
             ops.append(core.PostOp(core.PostKind.DW, dw_k=e.k, dw_s=e.s, dw_p=e.p,
                                    dw_wei_dt=wei, dw_bia_dt=bia, dw_dst_dt=out))
-        elif isinstance(e, Sum):
+        else:
             ops.append(core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point,
                                    sum_dt=e.dt if e.dt != dst_dt else ""))
-        else:
-            ops.append(core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
-                                   e.alpha, e.beta))
     return tuple(ops)
 
 
