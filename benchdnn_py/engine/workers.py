@@ -199,8 +199,9 @@ class _Inbox:
 
     def _take_back(self, at: int) -> None:
         if at in self._waiting:
+            # Its row stays in the table: the parent may hand the case back here later,
+            # without resending a block this worker already has.
             self._waiting.remove(at)
-            del self._table[at]
             self.send((RETURNED, at))
         else:
             self.send((KEPT, at))

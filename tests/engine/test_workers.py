@@ -5,7 +5,9 @@ runs out of time is FAILED while the batch goes on."""
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import operator
+import pickle
 import re
 import signal
 import xml.etree.ElementTree as ET
@@ -255,3 +257,21 @@ def test_a_task_table_that_does_not_load_stops_the_run_instead_of_respawning():
     with pytest.raises(workers.WorkerError, match=r"could not read the cases it was sent "
                        r"\(ZeroDivisionError: division by zero\)"):
         list(pool.run(tasks))
+
+
+def test_a_case_taken_back_can_be_sent_to_the_same_worker_again():
+    # The parent puts a returned case at the head of its queue, and the next free worker
+    # may be the one it came from: that worker has the case's block already, so its row
+    # must still be there.
+    parent, child = multiprocessing.Pipe()
+    inbox = workers._Inbox(child)
+    parent.send((0, pickle.dumps(["task0", "task1"])))
+    parent.send(0)
+    parent.send(1)
+    parent.send((workers.TAKE_BACK, 1))
+    assert parent.recv() == (workers.RETURNED, 1)
+    assert inbox.next_task() == "task0"
+    parent.send(1)
+    assert inbox.next_task() == "task1"
+    parent.send(None)
+    assert inbox.next_task() is None
