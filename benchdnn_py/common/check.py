@@ -66,7 +66,11 @@ class CompareSetup:
 
 
 # Integer output types: the saturation bounds (as floats) exp is clamped to.
-INT_RANGES = {"s8": (-128.0, 127.0), "u8": (0.0, 255.0), "s32": (-2.0**31, 2.0**31)}
+INT_RANGES = {"s8": (-128.0, 127.0), "u8": (0.0, 255.0), "s32": (-2.0**31, 2.0**31),
+              "s4": (-8.0, 7.0), "u4": (0.0, 15.0)}
+# The 8-bit floats round twice, as oneDNN defines them: f32 -> f16, then to 8 bits.
+F8_TYPES = {"f8_e5m2": ml_dtypes.float8_e5m2, "f8_e4m3": ml_dtypes.float8_e4m3fn}
+F4_E2M1_MAX = 6.0
 # The smallest normal value of the reduced floating types (rule 4b).
 SMALLEST_NORMAL = {"f16": 2.0**-14, "bf16": 2.0**-126}
 S32_SATURATED = 2.0**31
@@ -161,6 +165,15 @@ def round_to_dt(x: np.ndarray, dt: str) -> np.ndarray:
     if dt == "f16":
         with np.errstate(over="ignore"):   # past f16's range is inf, as IEEE rounds it
             return x.astype(np.float16).astype(np.float32)
+    if dt in F8_TYPES:   # e5m2: past its range is inf; e4m3 (no inf): NaN
+        with np.errstate(over="ignore", invalid="ignore"):
+            return x.astype(np.float16).astype(F8_TYPES[dt]).astype(np.float32)
+    if dt == "f4_e2m1":  # saturates at 6; Inf and NaN give 6 with their sign (oneDNN's)
+        x = np.asarray(x, np.float32)
+        wide = np.isnan(x) | (np.abs(x) >= F4_E2M1_MAX)
+        with np.errstate(invalid="ignore"):
+            near = np.where(wide, 0, x).astype(ml_dtypes.float4_e2m1fn).astype(np.float32)
+        return np.where(wide, np.copysign(np.float32(F4_E2M1_MAX), x), near)
     return x
 
 

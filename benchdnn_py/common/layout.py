@@ -439,10 +439,12 @@ def strided_layout(dims: tuple[int, ...], strides: tuple[int, ...], offset0: int
 
 @dataclasses.dataclass(frozen=True)
 class Job:
-    loops: tuple[tuple[int, int, int], ...]   # (count, src stride, dst stride), outer first
+    # (count, src stride, dst stride, then one stride per extra operand), outer first
+    loops: tuple[tuple[int, ...], ...]
     src_off: int
     dst_off: int
     zero: bool = False                        # write zeros to dst (padding), read nothing
+    args: tuple[int, ...] = ()                # the extra operands' offsets of the first point
 
 
 class BlocksDoNotNest(ValueError):
@@ -479,37 +481,43 @@ def _pieces(lo: int, hi: int, radices: list[int]) -> list[tuple[int, list[tuple[
     return out
 
 
-def _job(src: Layout | None, dst: Layout, pieces, zero: bool) -> Job:
+def _job(src: Layout | None, dst: Layout, pieces, zero: bool,
+         args: tuple[Layout, ...] = ()) -> Job:
     loops = []
     src_off = src.offset0 if src else 0
     dst_off = dst.offset0
+    arg_offs = [a.offset0 for a in args]
     for d, (base, sub) in enumerate(pieces):
         dst0 = int(dst.dim_offsets(d, base))
         dst_off += dst0
         src0 = int(src.dim_offsets(d, base)) if src else 0
         src_off += src0
+        arg0 = [int(a.dim_offsets(d, base)) for a in args]
+        arg_offs = [o + a0 for o, a0 in zip(arg_offs, arg0)]
         for count, mult in sub:
             if count == 1:
                 continue
             ds = int(dst.dim_offsets(d, base + mult)) - dst0
             ss = int(src.dim_offsets(d, base + mult)) - src0 if src else 0
-            loops.append((count, ss, ds))
-    return Job(_order(loops), src_off, dst_off, zero)
+            extra = (int(a.dim_offsets(d, base + mult)) - a0 for a, a0 in zip(args, arg0))
+            loops.append((count, ss, ds, *extra))
+    return Job(_order(loops), src_off, dst_off, zero, tuple(arg_offs))
 
 
-def _order(loops: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...]:
+def _order(loops: list[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
     """Largest dst stride outermost (so writes stream), adjacent loops that step as one
-    merged; then the loop along which src is contiguous goes second innermost, so that
-    a transposition reads and writes whole lines (a 2D tile in the kernel)."""
+    (in every operand) merged; then the loop along which src is contiguous goes second
+    innermost, so that a transposition reads and writes whole lines (a 2D tile in the
+    kernel)."""
     loops = sorted(loops, key=lambda l: (-l[2], -l[1]))
-    merged: list[tuple[int, int, int]] = []
-    for n, ss, ds in loops:
+    merged: list[tuple[int, ...]] = []
+    for n, *strides in loops:
         if merged:
-            pn, pss, pds = merged[-1]
-            if pss == ss * n and pds == ds * n:
-                merged[-1] = (pn * n, ss, ds)
+            pn, *prev = merged[-1]
+            if all(p == st * n for p, st in zip(prev, strides)):
+                merged[-1] = (pn * n, *strides)
                 continue
-        merged.append((n, ss, ds))
+        merged.append((n, *strides))
     unit = [k for k, l in enumerate(merged) if l[1] == 1]
     if len(merged) >= 2 and unit and unit[0] < len(merged) - 2:
         merged.insert(len(merged) - 2, merged.pop(unit[0]))
@@ -518,7 +526,7 @@ def _order(loops: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...
     # only the writes jump (a few streams) instead of sweeping src once per block. Not
     # when that loop is only a few runs long (nChw16c -> nChw8c: 2): a unit of work
     # would be two 32-byte runs, and the default order writes dst contiguously instead.
-    n, ss, ds = merged[-1] if merged else (0, 0, 0)
+    n, ss, ds = merged[-1][:3] if merged else (0, 0, 0)
     if ss == 1 and ds == 1 and n < SHORT_RUN:
         nxt = [k for k, l in enumerate(merged[:-1]) if l[1] == n and l[0] >= SHORT_CARRY]
         if nxt and nxt[0] < len(merged) - 2:
@@ -530,12 +538,33 @@ SHORT_RUN = 64    # elements; below it a run is too short to stream on its own
 SHORT_CARRY = 4   # runs; a src-stream loop shorter than this is not worth following
 
 
-def copy_jobs(src: Layout, dst: Layout) -> list[Job]:
-    """The jobs that visit every logical point of src and dst once."""
-    if src.dims != dst.dims:
-        raise ValueError(f"dims differ: {src.dims} vs {dst.dims}")
+def copy_jobs(src: Layout, dst: Layout, args: tuple[Layout, ...] = ()) -> list[Job]:
+    """The jobs that visit every logical point of src and dst once; args: plain layouts
+    of extra operands over the same dims (a stride of 0 where a value is shared: a
+    reorder's per-channel scales), whose strides and offsets the jobs carry too."""
+    if src.dims != dst.dims or any(a.dims != src.dims or a.blocks for a in args):
+        raise ValueError(f"dims differ: {src.dims} vs {dst.dims}, "
+                         f"{[a.dims for a in args]}")
     per_dim = [_pieces(0, n, _radices(d, src, dst)) for d, n in enumerate(src.dims)]
-    return [_job(src, dst, combo, False) for combo in itertools.product(*per_dim)]
+    return [_job(src, dst, combo, False, args) for combo in itertools.product(*per_dim)]
+
+
+def check_nesting(src: Layout, dst: Layout) -> None:
+    """BlocksDoNotNest when copy_jobs cannot pair the two layouts' blocks (which depends
+    on their blocks only, not on the dims' sizes)."""
+    for d in range(src.ndims):
+        _radices(d, src, dst)
+
+
+def broadcast_layout(dims: tuple[int, ...], mask: int) -> Layout:
+    """A dense plain layout over the dims in mask (logical order), stride 0 along the
+    others: how oneDNN indexes a per-dimension attribute array (scales, zero points)."""
+    strides, stride = [0] * len(dims), 1
+    for d in reversed(range(len(dims))):
+        if mask >> d & 1:
+            strides[d] = stride
+            stride *= dims[d]
+    return Layout(tuple(dims), tuple(strides), (), 0, f"mask {mask}")
 
 
 def zero_jobs(dst: Layout) -> list[Job]:

@@ -7,9 +7,9 @@ kernel defects; ``fill`` the C fill generators. Callers use the names below (``c
 no C enum or pointer leaves this package.
 """
 
-from .capi import (DATA_TYPES, ImplInfo, InvalidProblem, Isa, Operands, Unimplemented, build_info,
-                   cap_isa, dt_convert, isa_cap, isa_supported, max_threads, numpy_dtype, set_threads,
-                   threads)
+from .capi import (DATA_TYPES, PACKED_DTS, ImplInfo, InvalidProblem, Isa, Operands,
+                   Unimplemented, build_info, cap_isa, dt_convert, elements, isa_cap,
+                   isa_supported, max_threads, numpy_dtype, set_threads, threads)
 from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,
@@ -24,6 +24,6 @@ from .probes import (BANDWIDTH_BYTES, CACHE_PROBE_BYTES, CACHE_PROBE_PASSES, CAC
                      PEAK_REPEATS, PEAK_ROUTES, PEAK_SECONDS, PROBE_REPEATS, PROBE_SECONDS, Peak,
                      PeakKind, implausible_limits, measured_copy_bandwidth, measured_peak,
                      parallel_memcpy, probe_cache, probe_peak, remeasure_limits)
-from .reorder import ReorderAttr, ReorderPrimitive, reorder_impls
+from .reorder import REORDER_ARGS, ReorderAttr, ReorderPrimitive, reorder_impls
 
 __all__ = [name for name in dir() if not name.startswith("_")]

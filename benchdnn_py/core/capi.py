@@ -75,17 +75,35 @@ DATA_TYPES: dict[str, tuple[int, np.dtype]] = {
     "s32": (lib.BDNN_DT_S32, np.dtype(np.int32)),
     "s8": (lib.BDNN_DT_S8, np.dtype(np.int8)),
     "u8": (lib.BDNN_DT_U8, np.dtype(np.uint8)),
+    # Only the reorder's generic route takes these (bdnn.h). The 4-bit types are packed
+    # two to a byte, element 2k in the low nibble of byte k: their buffers are uint8
+    # arrays of packed pairs (common/packed.py places values in them).
+    "f8_e5m2": (lib.BDNN_DT_F8_E5M2, np.dtype(ml_dtypes.float8_e5m2)),
+    "f8_e4m3": (lib.BDNN_DT_F8_E4M3, np.dtype(ml_dtypes.float8_e4m3fn)),
+    "s4": (lib.BDNN_DT_S4, np.dtype(np.uint8)),
+    "u4": (lib.BDNN_DT_U4, np.dtype(np.uint8)),
+    "f4_e2m1": (lib.BDNN_DT_F4_E2M1, np.dtype(np.uint8)),
 }
+PACKED_DTS = frozenset({"s4", "u4", "f4_e2m1"})
 
 
 def numpy_dtype(dt: str) -> np.dtype:
+    """The numpy type of a buffer of dt (for a 4-bit type, a byte of two elements)."""
     return DATA_TYPES[dt][1]
+
+
+def elements(array: np.ndarray, dt: str) -> int:
+    """How many elements of dt a buffer holds."""
+    return array.size * 2 if dt in PACKED_DTS else array.size
 
 
 def dt_convert(x: np.ndarray, to_dt: str, *, from_dt: str = "f32", portable: bool = False
                ) -> np.ndarray:
     """The kernels' own conversion (f32 <-> any type), for tests that hold it to numpy's
-    and ml_dtypes' bits. portable: the scalar code instead of the best instructions."""
+    and ml_dtypes' bits. portable: the scalar code instead of the best instructions. The
+    4-bit types (packed) go through a reorder instead."""
+    if from_dt in PACKED_DTS or to_dt in PACKED_DTS:
+        raise ValueError(f"{from_dt} -> {to_dt}: 4-bit types convert through a reorder")
     x = np.ascontiguousarray(x, numpy_dtype(from_dt))
     out = np.empty(x.shape, numpy_dtype(to_dt))
     _check(lib.bdnn_dt_convert(DATA_TYPES[from_dt][0], DATA_TYPES[to_dt][0], _bytes(x),

@@ -75,7 +75,17 @@ int bdnn_typed_row_status(int isa, int operands, int dt, int backward) {
 }
 
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {
-    if (!bdnn_dt_size(from_dt) || !bdnn_dt_size(to_dt) || n < 0) return BDNN_STATUS_INVALID;
+    if (!bdnn_dt_bits(from_dt) || !bdnn_dt_bits(to_dt) || n < 0) return BDNN_STATUS_INVALID;
+    if (!bdnn_dt_size(from_dt) || !bdnn_dt_size(to_dt)) {   /* the narrow types: scalar */
+        if (from_dt == BDNN_DT_F32)
+            for (int64_t i = 0; i < n; ++i)
+                bdnn_store_any_f32(out, to_dt, i, ((const float *)in)[i]);
+        else if (to_dt == BDNN_DT_F32)
+            for (int64_t i = 0; i < n; ++i)
+                ((float *)out)[i] = bdnn_load_any_f32(in, from_dt, i);
+        else return BDNN_STATUS_INVALID;
+        return BDNN_STATUS_OK;
+    }
     const int vector = isa != BDNN_ISA_SCALAR;
     if (from_dt == BDNN_DT_F32) from_f32(to_dt, in, out, n, vector);
     else if (to_dt == BDNN_DT_F32) to_f32(from_dt, in, out, n, vector);

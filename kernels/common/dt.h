@@ -140,6 +140,114 @@ static inline int bdnn_dt_operands(int dt) {
     }
 }
 
+/* -- narrow types (the reorder's generic route, bdnn_dt_convert) ------------------------
+ * As oneDNN defines them (src/common/float8.cpp, float4.cpp, int4.hpp and its reorders):
+ *   f8_e5m2: f32 -> f16 (nearest even), then f16 -> e5m2 nearest even on the bits; the
+ *            two share their exponent, so overflow rounds to Inf; NaN stays NaN, quieted.
+ *   f8_e4m3: f32 -> f16, then nearest even; no Inf: past 464 (the tie above 448) and NaN
+ *            give NaN (0x7f with the sign); 2^-10 and below give a signed zero.
+ *   f4_e2m1: f32 nearest even among 0, 0.5, 1, 1.5, 2, 3, 4, 6 (a tie takes the even
+ *            code), saturating at 6; Inf and NaN give 6 with their sign.
+ *   s4, u4:  saturate to [-8, 7] or [0, 15], then nearest even (like s8); NaN gives 0.
+ * Widening is exact. 4-bit elements are packed two to a byte, element 2k in the low nibble
+ * of byte k: a store changes its own nibble only (not thread-safe within a byte). */
+static inline float bdnn_f8_e5m2_to_f32(uint8_t b) {
+    if ((b & 0x7cu) == 0x7cu && (b & 0x03u)) b |= 0x02u;   /* quiet a signalling NaN */
+    return bdnn_f16_to_f32((uint16_t)(b << 8));
+}
+
+static inline uint8_t bdnn_f32_to_f8_e5m2(float f) {
+    const uint16_t h = bdnn_f32_to_f16(f);
+    if ((h & 0x7c00u) == 0x7c00u)                           /* Inf as is, NaN quieted */
+        return (uint8_t)((h >> 8) | ((h & 0x3ffu) ? 0x02u : 0u));
+    return (uint8_t)((h + 0x7fu + ((h >> 8) & 1u)) >> 8);
+}
+
+static inline float bdnn_f8_e4m3_to_f32(uint8_t b) {
+    const float sign = b & 0x80u ? -1.0f : 1.0f;
+    const int e = (b >> 3) & 0xf, m = b & 0x7;
+    if (e == 0xf && m == 0x7) return copysignf(NAN, sign);
+    if (e == 0) return copysignf(ldexpf((float)m, -9), sign);   /* -0 stays -0 */
+    return sign * ldexpf((float)(8 + m), e - 10);
+}
+
+static inline uint8_t bdnn_f32_to_f8_e4m3(float f) {
+    const uint16_t h = bdnn_f32_to_f16(f), a = h & 0x7fffu;
+    const uint8_t sign = (uint8_t)((h >> 8) & 0x80u);
+    if (a > 0x5f40u) return sign | 0x7fu;                   /* past 464, Inf, NaN */
+    if (a <= 0x1400u) return sign;                          /* 2^-10 and below */
+    const int e16 = a >> 10;
+    if (e16 > 8) {                                          /* a normal e4m3 */
+        const uint32_t r = a + 0x3fu + ((a >> 7) & 1u);     /* 7 bits off, nearest even */
+        return sign | (uint8_t)((r >> 7) - (8u << 3));
+    }
+    /* a denormal e4m3: units of 2^-9, nearest even */
+    const uint32_t mant = 0x400u | (a & 0x3ffu), shift = 16u - (uint32_t)e16;
+    uint32_t q = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+    return sign | (uint8_t)q;
+}
+
+static inline float bdnn_f4_e2m1_to_f32(uint8_t code) {
+    static const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    return code & 0x8u ? -mag[code & 0x7u] : mag[code & 0x7u];
+}
+
+static inline uint8_t bdnn_f32_to_f4_e2m1(float f) {
+    static const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    const uint8_t sign = (bdnn_f32_bits(f) >> 28) & 0x8u;
+    if (f != f || fabsf(f) >= 6.0f) return sign | 0x7u;
+    const float a = fabsf(f);
+    uint8_t best = 0;
+    for (uint8_t k = 1; k < 8; ++k) {
+        const float dk = fabsf(mag[k] - a), db = fabsf(mag[best] - a);
+        if (dk < db || (dk == db && !(k & 1u))) best = k;
+    }
+    return sign | best;
+}
+
+static inline int bdnn_dt_bits(int dt) {
+    switch (dt) {
+    case BDNN_DT_F8_E5M2: case BDNN_DT_F8_E4M3: return 8;
+    case BDNN_DT_S4: case BDNN_DT_U4: case BDNN_DT_F4_E2M1: return 4;
+    default: return 8 * (int)bdnn_dt_size(dt);
+    }
+}
+
+/* Any type, the narrow ones included (slower than bdnn_load_f32: kept apart so the hot
+ * kernels' switch stays small). i counts elements (nibbles for the 4-bit types). */
+static inline float bdnn_load_any_f32(const void *p, int dt, int64_t i) {
+    const uint8_t *b = (const uint8_t *)p;
+#define BDNN_NIBBLE ((uint8_t)((b[i >> 1] >> ((i & 1) * 4)) & 0xfu))
+    switch (dt) {
+    case BDNN_DT_F8_E5M2: return bdnn_f8_e5m2_to_f32(b[i]);
+    case BDNN_DT_F8_E4M3: return bdnn_f8_e4m3_to_f32(b[i]);
+    case BDNN_DT_S4: return (float)((int)BDNN_NIBBLE - (BDNN_NIBBLE & 0x8u ? 16 : 0));
+    case BDNN_DT_U4: return (float)BDNN_NIBBLE;
+    case BDNN_DT_F4_E2M1: return bdnn_f4_e2m1_to_f32(BDNN_NIBBLE);
+#undef BDNN_NIBBLE
+    default: return bdnn_load_f32(p, dt, i);
+    }
+}
+
+static inline void bdnn_store_nibble(void *p, int64_t i, uint8_t code) {
+    uint8_t *b = (uint8_t *)p + (i >> 1);
+    const int shift = (int)(i & 1) * 4;
+    *b = (uint8_t)((*b & ~(0xfu << shift)) | ((code & 0xfu) << shift));
+}
+
+static inline void bdnn_store_any_f32(void *p, int dt, int64_t i, float v) {
+    switch (dt) {
+    case BDNN_DT_F8_E5M2: ((uint8_t *)p)[i] = bdnn_f32_to_f8_e5m2(v); break;
+    case BDNN_DT_F8_E4M3: ((uint8_t *)p)[i] = bdnn_f32_to_f8_e4m3(v); break;
+    case BDNN_DT_S4: bdnn_store_nibble(p, i, (uint8_t)(int)bdnn_sat_round(v, -8.f, 7.f)); break;
+    case BDNN_DT_U4: bdnn_store_nibble(p, i, (uint8_t)(int)bdnn_sat_round(v, 0.f, 15.f)); break;
+    case BDNN_DT_F4_E2M1: bdnn_store_nibble(p, i, bdnn_f32_to_f4_e2m1(v)); break;
+    default: bdnn_store_f32(p, dt, i, v); break;
+    }
+}
+
 /* Bulk conversions (dt.c): the F16C instructions for f16 when the CPU has them. */
 /* Whether the CPU runs AVX2 with F16C (the AVX2 rows' f16 instructions). */
 int bdnn_cpu_f16c(void);

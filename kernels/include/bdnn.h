@@ -68,7 +68,15 @@ enum {
     BDNN_DT_F16 = 2,
     BDNN_DT_S32 = 3,
     BDNN_DT_S8 = 4,
-    BDNN_DT_U8 = 5
+    BDNN_DT_U8 = 5,
+    /* Only the reorder's generic route and bdnn_dt_convert take the types below (the
+     * other kernels reject them): 8-bit floats, and 4-bit types packed two to a byte,
+     * element 2k in the low nibble of byte k (oneDNN's packing). */
+    BDNN_DT_F8_E5M2 = 6,
+    BDNN_DT_F8_E4M3 = 7,
+    BDNN_DT_S4 = 8,
+    BDNN_DT_U4 = 9,
+    BDNN_DT_F4_E2M1 = 10
 };
 
 /* Propagation directions of a primitive. */

@@ -19,9 +19,20 @@
  *     operation rounded on its own (no FMA contraction), so a numpy transcription of the
  *     formula is exact. Multiplying or dividing by 1 is skipped (exact anyway). When
  *     src_dt == dst_dt and nothing scales or sums, elements are copied bit for bit.
+ *   - Zero points and per-point attributes (the generic route only, below): with src_zp
+ *     and dst_zp, v = f32(src) - src_zp; v = v * src_scale; if sum, v = v + sum_scale *
+ *     (f32(dst_prior) - dst_zp); v = v / dst_scale; v = v + dst_zp; rounded to dst_dt. A
+ *     step with a zero point of 0 is skipped. per_point names the values read per point
+ *     instead (src_scales, dst_scales, src_zps), each array indexed through the job's
+ *     arg_stride and arg_off like a tensor whose dims are 1 where the value is shared.
  *   - Zero job: dst = 0 at every point (the padded tail of a blocked layout); src unread.
  *   - src and dst do not overlap. Runs on all OpenMP threads (a job moving under 64 KiB
- *     on the calling thread alone).
+ *     on the calling thread alone; the generic route into a 4-bit dst on one thread, as
+ *     two elements share a byte).
+ *   - Routes: the ISA rows take f32, bf16, f16, s32, s8 and u8 with common scales and a
+ *     sum (fast paths: runs, tiles, register transposes); the generic row takes every
+ *     type of bdnn.h, zero points and per-point attributes, one point at a time
+ *     (bdnn_reorder_check says which row takes what).
  */
 #ifndef BDNN_REORDER_H
 #define BDNN_REORDER_H
@@ -38,13 +49,29 @@ typedef struct {
     int64_t dst_stride[32];
     int64_t src_off, dst_off;   /* elements from the buffer starts to the first point */
     int zero;                   /* 1: write zeros to dst, read nothing */
+    /* per-point attribute arrays (BDNN_REORDER_ARG_*): a stride per loop, the first index */
+    int64_t arg_stride[3][32];  /* [BDNN_REORDER_ARGS][BDNN_REORDER_MAX_LOOPS] */
+    int64_t arg_off[3];
 } bdnn_reorder_job_t;
+
+/* The per-point attribute arrays, in arg_stride's order; per_point has bit 1 << arg set
+ * for each array given. */
+enum {
+    BDNN_REORDER_ARG_SRC_SCALES = 0,
+    BDNN_REORDER_ARG_DST_SCALES = 1,
+    BDNN_REORDER_ARG_SRC_ZPS = 2,
+    BDNN_REORDER_ARGS = 3
+};
 
 typedef struct {
     int src_dt, dst_dt;         /* BDNN_DT_* */
     float src_scale, dst_scale; /* 1 when not given */
     int sum;                    /* a sum post-op: dst_prior is read */
     float sum_scale;
+    int32_t src_zp, dst_zp;     /* common zero points, 0 when not given */
+    int per_point;              /* bits 1 << BDNN_REORDER_ARG_*: read from the array */
+    const float *src_scales, *dst_scales;
+    const int32_t *src_zps;
 } bdnn_reorder_attr_t;
 
 /* Deliberate defects (tests only), numbered apart from the other kernels'. */
@@ -57,6 +84,9 @@ enum {
 int bdnn_reorder_impl_count(void);
 const char *bdnn_reorder_impl_name(int impl);
 int bdnn_reorder_impl_isa(int impl);
+/* Whether the row takes these types and attributes (the arrays need not be set yet):
+ * BDNN_STATUS_OK, UNIMPLEMENTED, or INVALID for an unknown type. */
+int bdnn_reorder_check(int impl, const bdnn_reorder_attr_t *attr);
 
 int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
                          const bdnn_reorder_job_t *jobs, int njobs, const void *src,

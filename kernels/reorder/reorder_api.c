@@ -22,13 +22,17 @@
 typedef struct {
     const char *name;
     int isa;
-    const reorder_ker_t *ker;
+    const reorder_ker_t *ker;   /* NULL: the generic route (generic_job) */
 } reorder_impl_entry_t;
 
+/* The ISA rows run the fast paths below for the core's six types with common scales and a
+ * sum; the generic row, last, runs everything else a point at a time (zero points,
+ * per-point scales, the 8- and 4-bit types: what oneDNN, too, runs in reference code). */
 static const reorder_impl_entry_t impls[] = {
     {"reorder:avx512", BDNN_ISA_AVX512, &bdnn_reorder_ker_avx512},
     {"reorder:avx2", BDNN_ISA_AVX2, &bdnn_reorder_ker_avx2},
     {"reorder:scalar", BDNN_ISA_SCALAR, &bdnn_reorder_ker_scalar},
+    {"reorder_generic:scalar", BDNN_ISA_SCALAR, NULL},
 };
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 enum { RUN_CHUNK = 4096, CVT_CHUNK = 256 };
@@ -367,22 +371,133 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     }
 }
 
+/* -- the generic route ------------------------------------------------------------------- */
+
+/* One job a point at a time: every type through bdnn_load_any_f32 / bdnn_store_any_f32,
+ * zero points and per-point attributes read through the job's arg strides. Threads take
+ * contiguous ranges of the outer points (the inner loop whole); a 4-bit dst runs on one
+ * thread, since neighbouring points share a byte. */
+static void generic_job(const bdnn_reorder_attr_t *a, const bdnn_reorder_job_t *job_in,
+                        const char *src, char *dst, int fault) {
+    bdnn_reorder_job_t job = *job_in;
+    if (job.nloops == 0) {                    /* a single point */
+        job.nloops = 1;
+        job.n[0] = 1;
+        job.src_stride[0] = job.dst_stride[0] = 1;
+        for (int k = 0; k < BDNN_REORDER_ARGS; ++k) job.arg_stride[k][0] = 0;
+    }
+    if (fault == BDNN_REORDER_FAULT_DENSE_DST) densify_dst(&job);
+    const int L = job.nloops, outer = L - 1;
+    int64_t m_count = 1;
+    for (int k = 0; k < outer; ++k) m_count *= job.n[k];
+    const int64_t nx = job.n[L - 1], points = m_count * nx;
+    const int64_t sx = job.src_stride[L - 1], dx = job.dst_stride[L - 1];
+    int64_t axs[BDNN_REORDER_ARGS];
+    for (int k = 0; k < BDNN_REORDER_ARGS; ++k) axs[k] = job.arg_stride[k][L - 1];
+    const int parallel = bdnn_dt_bits(a->dst_dt) >= 8
+        && points * (bdnn_dt_bits(a->src_dt) + bdnn_dt_bits(a->dst_dt)) / 8
+               >= PARALLEL_MIN_BYTES;
+    const int zp_src = (a->per_point >> BDNN_REORDER_ARG_SRC_ZPS) & 1;
+    const int sc_src = (a->per_point >> BDNN_REORDER_ARG_SRC_SCALES) & 1;
+    const int sc_dst = (a->per_point >> BDNN_REORDER_ARG_DST_SCALES) & 1;
+#pragma omp parallel if (parallel)
+    {
+        const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
+        const int64_t lo = m_count * th / nt, hi = m_count * (th + 1) / nt;
+        int64_t idx[BDNN_REORDER_MAX_LOOPS];
+        int64_t so = job.src_off, doff = job.dst_off, ao[BDNN_REORDER_ARGS];
+        for (int k = 0; k < BDNN_REORDER_ARGS; ++k) ao[k] = job.arg_off[k];
+        int64_t m = lo;
+        for (int k = outer - 1; k >= 0; --k) {
+            idx[k] = m % job.n[k];
+            m /= job.n[k];
+            so += idx[k] * job.src_stride[k];
+            doff += idx[k] * job.dst_stride[k];
+            for (int q = 0; q < BDNN_REORDER_ARGS; ++q) ao[q] += idx[k] * job.arg_stride[q][k];
+        }
+        for (int64_t t = lo; t < hi; ++t) {
+            for (int64_t i = 0; i < nx; ++i) {
+                const int64_t di = doff + i * dx;
+                if (job.zero) {
+                    bdnn_store_any_f32(dst, a->dst_dt, di,
+                                       fault == BDNN_REORDER_FAULT_PADDING_GARBAGE ? 1.f : 0.f);
+                    continue;
+                }
+                float v = bdnn_load_any_f32(src, a->src_dt, so + i * sx);
+                const int32_t szp = zp_src
+                    ? a->src_zps[ao[BDNN_REORDER_ARG_SRC_ZPS] + i * axs[BDNN_REORDER_ARG_SRC_ZPS]]
+                    : a->src_zp;
+                if (szp) v = v - (float)szp;
+                const float ssc = sc_src
+                    ? a->src_scales[ao[BDNN_REORDER_ARG_SRC_SCALES]
+                                    + i * axs[BDNN_REORDER_ARG_SRC_SCALES]]
+                    : a->src_scale;
+                if (ssc != 1.0f) v = v * ssc;
+                if (a->sum) {
+                    float prior = bdnn_load_any_f32(dst, a->dst_dt, di);
+                    if (a->dst_zp) prior = prior - (float)a->dst_zp;
+                    const float t2 = a->sum_scale * prior;
+                    v = v + t2;
+                }
+                const float dsc = sc_dst
+                    ? a->dst_scales[ao[BDNN_REORDER_ARG_DST_SCALES]
+                                    + i * axs[BDNN_REORDER_ARG_DST_SCALES]]
+                    : a->dst_scale;
+                if (dsc != 1.0f) v = v / dsc;
+                if (a->dst_zp) v = v + (float)a->dst_zp;
+                bdnn_store_any_f32(dst, a->dst_dt, di, v);
+            }
+            for (int k = outer - 1; k >= 0; --k) {   /* next outer point */
+                so += job.src_stride[k];
+                doff += job.dst_stride[k];
+                for (int q = 0; q < BDNN_REORDER_ARGS; ++q) ao[q] += job.arg_stride[q][k];
+                if (++idx[k] < job.n[k]) break;
+                so -= job.n[k] * job.src_stride[k];
+                doff -= job.n[k] * job.dst_stride[k];
+                for (int q = 0; q < BDNN_REORDER_ARGS; ++q)
+                    ao[q] -= job.n[k] * job.arg_stride[q][k];
+                idx[k] = 0;
+            }
+        }
+    }
+}
+
+int bdnn_reorder_check(int impl, const bdnn_reorder_attr_t *attr) {
+    if (impl < 0 || impl >= N_IMPLS || !attr) return BDNN_STATUS_INVALID;
+    if (!bdnn_dt_bits(attr->src_dt) || !bdnn_dt_bits(attr->dst_dt)) return BDNN_STATUS_INVALID;
+    if (attr->per_point & ~((1 << BDNN_REORDER_ARGS) - 1)) return BDNN_STATUS_INVALID;
+    if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (!impls[impl].ker) return BDNN_STATUS_OK;
+    const int fast = bdnn_dt_size(attr->src_dt) && bdnn_dt_size(attr->dst_dt)
+        && !attr->src_zp && !attr->dst_zp && !attr->per_point;
+    return fast ? BDNN_STATUS_OK : BDNN_STATUS_UNIMPLEMENTED;
+}
+
 int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
                          const bdnn_reorder_job_t *jobs, int njobs, const void *src,
                          void *dst, int fault) {
-    if (impl < 0 || impl >= N_IMPLS || !attr) return BDNN_STATUS_INVALID;
-    if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
-    ctx_t c = {attr, impls[impl].ker, bdnn_dt_size(attr->src_dt), bdnn_dt_size(attr->dst_dt),
-               0, fault, 0};
-    if (!c.ssz || !c.dsz) return BDNN_STATUS_INVALID;
-    c.bitwise = attr->src_dt == attr->dst_dt && attr->src_scale == 1.0f
-        && attr->dst_scale == 1.0f && !attr->sum;
+    const int status = bdnn_reorder_check(impl, attr);
+    if (status) return status;
     for (int j = 0; j < njobs; ++j) {
         const bdnn_reorder_job_t *job = &jobs[j];
         if (job->nloops < 0 || job->nloops > BDNN_REORDER_MAX_LOOPS) return BDNN_STATUS_INVALID;
         for (int k = 0; k < job->nloops; ++k)
             if (job->n[k] < 1) return BDNN_STATUS_INVALID;
     }
+    if (!impls[impl].ker) {
+        for (int k = 0; k < BDNN_REORDER_ARGS; ++k)
+            if ((attr->per_point >> k & 1)
+                && !(k == BDNN_REORDER_ARG_SRC_ZPS ? (const void *)attr->src_zps
+                     : k == BDNN_REORDER_ARG_SRC_SCALES ? (const void *)attr->src_scales
+                     : (const void *)attr->dst_scales))
+                return BDNN_STATUS_INVALID;
+        for (int j = 0; j < njobs; ++j) generic_job(attr, &jobs[j], src, dst, fault);
+        return BDNN_STATUS_OK;
+    }
+    ctx_t c = {attr, impls[impl].ker, bdnn_dt_size(attr->src_dt), bdnn_dt_size(attr->dst_dt),
+               0, fault, 0};
+    c.bitwise = attr->src_dt == attr->dst_dt && attr->src_scale == 1.0f
+        && attr->dst_scale == 1.0f && !attr->sum;
     for (int j = 0; j < njobs; ++j) run_job(&c, &jobs[j], src, dst);
     return BDNN_STATUS_OK;
 }

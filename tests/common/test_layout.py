@@ -188,11 +188,13 @@ def test_strided_layouts_size_offset_and_sub_tensor():
 
 
 def _points(job: layout.Job):
-    grids = np.meshgrid(*[np.arange(n) for n, _, _ in job.loops], indexing="ij") \
+    """The offsets of every point of a job: src, dst, then each extra operand's."""
+    grids = np.meshgrid(*[np.arange(l[0]) for l in job.loops], indexing="ij") \
         if job.loops else []
-    src = job.src_off + sum((g * ss for g, (_, ss, _) in zip(grids, job.loops)), np.int64(0))
-    dst = job.dst_off + sum((g * ds for g, (_, _, ds) in zip(grids, job.loops)), np.int64(0))
-    return np.ravel(src), np.ravel(dst)
+    offs = (job.src_off, job.dst_off, *job.args)
+    return tuple(np.ravel(off + sum((g * l[1 + k] for g, l in zip(grids, job.loops)),
+                                    np.int64(0)))
+                 for k, off in enumerate(offs))
 
 
 @pytest.mark.parametrize("stag,dtag,dims", [
@@ -203,7 +205,7 @@ def _points(job: layout.Job):
 def test_jobs_visit_every_point_once_and_zero_the_padding(stag, dtag, dims):
     src = layout.parse_tag(stag).layout(dims)
     dst = layout.parse_tag(dtag).layout(dims)
-    pairs = [_points(j) for j in layout.copy_jobs(src, dst)]
+    pairs = [_points(j)[:2] for j in layout.copy_jobs(src, dst)]
     s = np.concatenate([p[0] for p in pairs])
     d = np.concatenate([p[1] for p in pairs])
     order = np.argsort(d)
@@ -219,3 +221,31 @@ def test_blocks_that_do_not_nest_are_refused():
     b = layout.Layout(a.dims, a.strides, ((1, 24),), 0, "aBcd24b")
     with pytest.raises(layout.BlocksDoNotNest):
         layout.copy_jobs(a, b)
+
+
+@pytest.mark.parametrize("stag,dtag,masks", [
+    ("nchw", "nhwc", (2, 3)), ("nChw16c", "nchw", (1, 15)), ("nhwc", "nChw8c", (0, 6)),
+])
+def test_extra_operands_follow_each_point_through_the_jobs(stag, dtag, masks):
+    """A per-dimension array (scales) indexed through the jobs: at every point the job's
+    offset is the array index of that point's coordinates along the mask's dims."""
+    dims = (2, 19, 3, 5)
+    src = layout.parse_tag(stag).layout(dims)
+    dst = layout.parse_tag(dtag).layout(dims)
+    args = tuple(layout.broadcast_layout(dims, m) for m in masks)
+    points = [_points(j) for j in layout.copy_jobs(src, dst, args)]
+    s = np.concatenate([p[0] for p in points])
+    src_table = src.offset_table().ravel()
+    where = np.argsort(src_table)[np.searchsorted(np.sort(src_table), s)]  # logical index
+    coords = np.unravel_index(where, dims)
+    for k, mask in enumerate(masks):
+        got = np.concatenate([p[2 + k] for p in points])
+        shape = tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dims))
+        exp = np.ravel_multi_index([c if mask >> d & 1 else 0 * c
+                                    for d, c in enumerate(coords)], shape)
+        assert np.array_equal(got, exp), mask
+
+
+def test_broadcast_layout_is_dense_over_the_mask():
+    lay = layout.broadcast_layout((2, 3, 4), 0b101)
+    assert lay.strides == (4, 0, 1) and lay.size == 8

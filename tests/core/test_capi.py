@@ -80,6 +80,31 @@ def test_f16_paths_agree_bit_for_bit_nans_included():
                                                   portable=True).view(np.uint32))
 
 
+F8 = {"f8_e5m2": ml_dtypes.float8_e5m2, "f8_e4m3": ml_dtypes.float8_e4m3fn}
+ALL8 = np.arange(256, dtype=np.uint8)
+
+
+@pytest.mark.parametrize("dt", F8)
+def test_f8_to_f32_every_pattern(dt):
+    x = ALL8.view(F8[dt])
+    _same_bits(core.dt_convert(x, "f32", from_dt=dt), x.astype(np.float32))
+
+
+@pytest.mark.parametrize("dt", F8)
+def test_f32_to_f8_rounds_through_f16_like_onednn(dt):
+    """oneDNN converts f32 -> f16 -> f8, each to nearest even: probes at every f8 value,
+    the ties between neighbours and one f32 ulp either side, past the range (e5m2: Inf;
+    e4m3: NaN), and the f16 boundaries where the two roundings differ from one."""
+    v = ALL8.view(F8[dt]).astype(np.float32)
+    v = np.sort(v[np.isfinite(v)])
+    ties = (v[:-1] + v[1:]) / 2
+    probe = np.concatenate([v, ties, np.nextafter(ties, np.float32(np.inf)),
+                            np.nextafter(ties, np.float32(-np.inf)), _f32_probe()])
+    with np.errstate(all="ignore"):
+        exp = probe.astype(np.float16).astype(F8[dt])
+    _same_bits(core.dt_convert(probe, dt), exp)
+
+
 @pytest.mark.parametrize("dt, lo, hi", [("s8", -128, 127), ("u8", 0, 255),
                                         ("s32", -2**31, 2**31 - 128)])
 def test_f32_to_integers_saturate_then_round_half_even(dt, lo, hi):

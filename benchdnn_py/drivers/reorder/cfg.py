@@ -36,8 +36,24 @@ CFG: dict[str, DtCfg] = {
     # the whole type: every conversion into it saturates at both ends
     "s8": DtCfg(-128.0, 127.0, (-32.0, 32.0)),
     "u8": DtCfg(0.0, 255.0, (0.0, 64.0)),
+    # the generic route's types: each whole range, so conversions into them saturate (or
+    # overflow: e5m2 to Inf, e4m3 to NaN) and their extremes are read back
+    "f8_e5m2": DtCfg(-57344.0, 57344.0, (-8.0, 8.0)),
+    "f8_e4m3": DtCfg(-448.0, 448.0, (-8.0, 8.0)),
+    "s4": DtCfg(-8.0, 7.0, (-8.0, 7.0)),
+    "u4": DtCfg(0.0, 15.0, (0.0, 15.0)),
+    "f4_e2m1": DtCfg(-6.0, 6.0, (-6.0, 6.0)),
 }
 DTS = tuple(CFG)
+INTEGRAL = ("s32", "s8", "u8", "s4", "u4")
+# Outputs that overflow to Inf or NaN from the fill's extremes (rule 5 compares them).
+NAN_OUTPUTS = ("f16", "f8_e5m2", "f8_e4m3")
+
+# Per-point attribute values, entry i of the array taking entry i mod len: scales with a
+# factor of 3 among the powers of two (a kernel that multiplies by 1/dst_scale rounds
+# differently there), zero points of both signs and 0 (a point whose step is skipped).
+SCALE_TABLE = (0.5, 2.0, 0.25, 4.0, 3.0, 1.0, 0.125)
+ZP_TABLE = (-1, 2, 0, -3, 5)
 
 ZERO_TRUST_PERCENT = 80.0     # benchdnn's for reorder: 0 and small fractions are in the table
 TRH = 0.0                     # a reorder is exact
@@ -59,3 +75,13 @@ def fill_dst(n: int, dt: str) -> np.ndarray:
 
 def perf_values(n: int, kind: fill.Kind, dt: str) -> np.ndarray:
     return round_to_dt(fill.real_fill(n, kind, *CFG[dt].perf), dt)
+
+
+def attr_values(name: str, mask: int, dims: tuple[int, ...]) -> np.ndarray:
+    """The per-point array of an attribute (core.REORDER_ARGS name) over the dims in
+    mask: shaped to broadcast over the tensor (1 along the other dims)."""
+    shape = tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dims))
+    count = int(np.prod(shape))
+    if name == "src_zps":
+        return np.resize(np.array(ZP_TABLE, np.int32), count).reshape(shape)
+    return np.resize(np.array(SCALE_TABLE, np.float32), count).reshape(shape)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr as attrs
-from ...common import dt_names, fill, layout
+from ...common import dt_names, fill, layout, packed
 from ...common.check import CompareSetup, compare, diagnostics, memory_faults
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -154,8 +154,26 @@ class ReorderProblem:
         return " ".join(parts + self.modes.options())
 
     def scale(self, arg: str) -> float:
+        """The common scale of arg (1 when none, or when it has one per point)."""
         entry = self.scales.get(arg)
         return 1.0 if entry is None or entry.scale is None else entry.scale
+
+    def zero_point(self, arg: str) -> int:
+        """The common zero point of arg (0 when none, or when it has one per point)."""
+        entry = self.zero_points.get(arg)
+        return 0 if entry is None or entry.zp is None else entry.zp
+
+    def masks(self) -> dict[str, int]:
+        """The per-point attribute arrays (core.REORDER_ARGS names) -> their masks over
+        the tensor's dims; common values are not among them."""
+        out = {}
+        for name, entries, arg in (("src_scales", self.scales, "src"),
+                                   ("dst_scales", self.scales, "dst"),
+                                   ("src_zps", self.zero_points, "src")):
+            entry = entries.get(arg)
+            if entry is not None and not entry.is_common:
+                out[name] = entry.mask_for(len(self.desc.dims))
+        return out
 
     @property
     def sum_scale(self) -> float | None:
@@ -177,6 +195,18 @@ def make_problem(values: Mapping[str, Any], text: str,
     dst_scale = scales.get("dst")
     if dst_scale is not None and dst_scale.scale == 0:
         raise ProblemError(f"--attr-scales={scales}: a dst scale of 0 divides by zero")
+    zps = values["attr-zero-points"]
+    for entry in zps.entries:
+        if entry.arg not in ("src", "dst"):
+            raise ProblemError(f"--attr-zero-points={zps}: a reorder has src and dst zero "
+                               f"points, not `{entry.arg}`")
+    ndims = len(desc.dims)
+    for option, entries in (("scales", scales), ("zero-points", zps)):
+        for entry in entries.entries:
+            if entry.mask_for(ndims) >> ndims:
+                raise ProblemError(f"--attr-{option}={entry}: mask "
+                                   f"{entry.mask_for(ndims)} names a dimension past the "
+                                   f"tensor's {ndims}")
     return ReorderProblem(desc, values["sdt"], values["ddt"], values["stag"], values["dtag"],
                           strides, scales, values["attr-post-ops"], values["impl_filter"],
                           src, dst, values["backend"], values["attr-zero-points"],
@@ -193,21 +223,23 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     if prb.cross_engine != "none":
         return (Status.UNIMPLEMENTED, f"--cross-engine={prb.cross_engine}: no GPU engine "
                 "here")
-    if prb.zero_points:
-        return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: reorders with "
-                "zero points are not implemented")
+    for entry in prb.zero_points.entries:
+        if entry.dt != "s32" or entry.groups:
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: s32 zero points "
+                    "without groups only")
+        if entry.arg == "dst" and not entry.is_common:
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: one dst zero point "
+                    "(common), as oneDNN's reorders take")
     if prb.oflag:
         return (Status.UNIMPLEMENTED, f"--oflag={prb.oflag}: reorders that write "
                 "compensation are not implemented")
-    if prb.runtime_dim_mask:
-        return (Status.UNIMPLEMENTED, f"--runtime-dim-mask={prb.runtime_dim_mask}: the "
-                "reorders here are created for their dimensions (no runtime dimensions)")
     modes = prb.modes.verdict(prb.backend)
     if modes:
         return modes
     for entry in prb.scales.entries:
-        if not entry.is_common or entry.dt != "f32" or entry.groups:
-            return Status.UNIMPLEMENTED, f"--attr-scales={entry}: only common f32 scales"
+        if entry.dt != "f32" or entry.groups:
+            return (Status.UNIMPLEMENTED, f"--attr-scales={entry}: f32 scales without "
+                    "groups only")
     entries = prb.post_ops.entries
     if any(not isinstance(e, attrs.Sum) or e.zero_point or e.dt for e in entries):
         return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: only sum[:SCALE]"
@@ -216,67 +248,117 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     return None
 
 
+def jobs(prb: ReorderProblem) -> list:
+    """The loop nests over src, dst and the per-point attribute arrays (in
+    core.REORDER_ARGS order), then the zero jobs of dst's padding."""
+    masks = prb.masks()
+    args = tuple(layout.broadcast_layout(prb.desc.dims, masks[name])
+                 for name in core.REORDER_ARGS if name in masks)
+    return layout.copy_jobs(prb.src, prb.dst, args) + layout.zero_jobs(prb.dst)
+
+
 def create(prb: ReorderProblem, res: CaseResult) -> core.ReorderPrimitive | None:
     """The first implementation, in the table's order, that the CPU runs and the filter
-    allows; sets SKIPPED/UNIMPLEMENTED otherwise."""
+    allows; sets SKIPPED/UNIMPLEMENTED otherwise. With runtime dimensions the primitive is
+    created without its loop nests: prepare() builds them for the buffers it binds."""
     fault = core.active_op_fault()
+    nests = []
     with res.timers("create_pd"):
         try:
-            jobs = layout.copy_jobs(prb.src, prb.dst) + layout.zero_jobs(prb.dst)
+            if prb.runtime_dim_mask:
+                layout.check_nesting(prb.src, prb.dst)   # what the tags alone decide
+            else:
+                nests = jobs(prb)
         except layout.BlocksDoNotNest as exc:
             res.status, res.reason = Status.UNIMPLEMENTED, str(exc)
             return None
     attr = core.ReorderAttr(prb.sdt, prb.ddt, prb.scale("src"), prb.scale("dst"),
-                                prb.sum_scale is not None, prb.sum_scale or 1.0)
+                            prb.sum_scale is not None, prb.sum_scale or 1.0,
+                            prb.zero_point("src"), prb.zero_point("dst"),
+                            frozenset(prb.masks()))
     return first_accepting(core.reorder_impls(), prb.impl_filter,
-                           lambda impl: core.ReorderPrimitive(impl, attr, jobs, fault), res)
+                           lambda impl: core.ReorderPrimitive(impl, attr, nests, fault), res)
 
 
 @dataclasses.dataclass(kw_only=True)
 class Buffers(Bound):
-    src: np.ndarray                  # the src buffer (physical, sdt)
-    dst: Guarded                     # the dst buffer (physical, ddt)
+    src: np.ndarray                  # the src buffer (physical, sdt; 4-bit: packed bytes)
+    dst: Guarded                     # the dst buffer (physical, ddt; 4-bit: packed bytes)
+    # per-point attribute arrays (core.REORDER_ARGS names), shaped to broadcast over dims
+    arrays: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     src_vals: np.ndarray | None = None   # logical f32 values (correctness)
     prior: np.ndarray | None = None      # logical prior dst (sum)
-    before: np.ndarray | None = None     # dst before the run (for the untouched check)
+    before: np.ndarray | None = None     # dst elements before the run (the untouched check)
+
+
+def _storage(dt: str, n: int) -> tuple[int, np.dtype]:
+    """Buffer length and numpy type of n elements of dt (4-bit: packed bytes)."""
+    return (packed.nbytes(n) if dt in core.PACKED_DTS else n), core.numpy_dtype(dt)
+
+
+def _place(buf: np.ndarray, lay: layout.Layout, dt: str, values: np.ndarray) -> None:
+    """values (logical order, representable in dt) into buf at lay's offsets."""
+    if dt in core.PACKED_DTS:
+        nibbles = packed.unpack(buf, lay.size)
+        nibbles[lay.offset_table()] = packed.codes(values, dt)
+        buf[:] = packed.pack(nibbles)
+    else:
+        buf[lay.offset_table()] = values.astype(buf.dtype)
+
+
+def _elements(buf: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
+    """Every element of a buffer, as stored (4-bit: one code per element)."""
+    return packed.unpack(buf, lay.size) if dt in core.PACKED_DTS else buf
 
 
 def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buffers:
-    sdt_np, ddt_np = core.numpy_dtype(prb.sdt), core.numpy_dtype(prb.ddt)
-    src_buf = aligned_zeros(prb.src.size, sdt_np)
-    dst = Guarded(prb.dst.size, poison(ddt_np), ddt_np)
-    bound = {"run": prim.bind(src_buf, dst.array), "outs": (dst,),
-             "breach_reason": "wrote outside the dst buffer"}
-    if perf:
-        src_buf[:] = cfg.perf_values(src_buf.size, fill.Kind.SRC, prb.sdt).astype(sdt_np)
-        if prb.sum_scale is not None:
-            dst.array[:] = cfg.perf_values(dst.array.size, fill.Kind.DST, prb.ddt).astype(ddt_np)
-        return Buffers(src=src_buf, dst=dst, **bound)
+    if prb.runtime_dim_mask:
+        # created without its dims: the loop nests follow the buffers bound now
+        prim = core.ReorderPrimitive(prim.impl, prim.attr, jobs(prb), prim.fault)
+    src_buf = aligned_zeros(*_storage(prb.sdt, prb.src.size))
+    n_dst, ddt_np = _storage(prb.ddt, prb.dst.size)
+    dst = Guarded(n_dst, poison(ddt_np), ddt_np)
+    arrays = {name: cfg.attr_values(name, mask, prb.desc.dims)
+              for name, mask in prb.masks().items()}
+    bound = {"run": prim.bind(src_buf, dst.array,
+                              **{name: a.ravel() for name, a in arrays.items()}),
+             "outs": (dst,), "breach_reason": "wrote outside the dst buffer"}
     n, shape = prb.src.nelems, prb.desc.dims
-    bufs = Buffers(src=src_buf, dst=dst, src_vals=cfg.fill_src(n, prb.sdt).reshape(shape),
-                   **bound)
-    src_buf[prb.src.offset_table()] = bufs.src_vals.astype(sdt_np)
+    if perf:
+        _place(src_buf, prb.src, prb.sdt,
+               cfg.perf_values(n, fill.Kind.SRC, prb.sdt).reshape(shape))
+        if prb.sum_scale is not None:
+            _place(dst.array, prb.dst, prb.ddt,
+                   cfg.perf_values(n, fill.Kind.DST, prb.ddt).reshape(shape))
+        return Buffers(src=src_buf, dst=dst, arrays=arrays, **bound)
+    bufs = Buffers(src=src_buf, dst=dst, arrays=arrays,
+                   src_vals=cfg.fill_src(n, prb.sdt).reshape(shape), **bound)
+    _place(src_buf, prb.src, prb.sdt, bufs.src_vals)
     if prb.sum_scale is not None:
         bufs.prior = cfg.fill_dst(n, prb.ddt).reshape(shape)
-        dst.array[prb.dst.offset_table()] = bufs.prior.astype(ddt_np)
-    bufs.before = dst.array.copy()
+        _place(dst.array, prb.dst, prb.ddt, bufs.prior)
+    bufs.before = _elements(dst.array, prb.dst, prb.ddt).copy()
     return bufs
 
 
 def reference(prb: ReorderProblem, bufs: Buffers) -> np.ndarray:
+    a = bufs.arrays
     with np.errstate(all="ignore"):
-        return ref.reorder(bufs.src_vals, prb.scale("src"), prb.scale("dst"), prb.sum_scale,
-                           bufs.prior)
+        return ref.reorder(bufs.src_vals, a.get("src_scales", prb.scale("src")),
+                           a.get("dst_scales", prb.scale("dst")), prb.sum_scale, bufs.prior,
+                           a.get("src_zps", prb.zero_point("src")), prb.zero_point("dst"))
 
 
 def judge(prb: ReorderProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
     """The three checks of the module docstring; the first that fails names the verdict."""
-    out = bufs.dst.array
+    out = _elements(bufs.dst.array, prb.dst, prb.ddt)
     got = out[prb.dst.offset_table()]
+    if prb.ddt in core.PACKED_DTS:
+        got = packed.values(got, prb.ddt)
     setup = CompareSetup("DST", cfg.TRH, cfg.ZERO_TRUST_PERCENT,
-                         integral=prb.ddt in ("s32", "s8", "u8"),
-                         allow_nans=prb.ddt == "f16", dt=prb.ddt,
+                         integral=prb.ddt in cfg.INTEGRAL,
+                         allow_nans=prb.ddt in cfg.NAN_OUTPUTS, dt=prb.ddt,
                          eps=float(np.finfo(np.float32).eps))
     verdict = compare(exp, got, setup)
     res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
@@ -290,14 +372,16 @@ def judge(prb: ReorderProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
         res.diagnostics += extra
 
 
+def _bytes_of(dt: str, n: int) -> int:
+    return packed.nbytes(n) if dt in core.PACKED_DTS else n * core.numpy_dtype(dt).itemsize
+
+
 def perf_record(prb: ReorderProblem, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float]) -> PerfRecord:
-    ssz = core.numpy_dtype(prb.sdt).itemsize
-    dsz = core.numpy_dtype(prb.ddt).itemsize
     # bytes crossing memory per run: every logical src point read, every dst point
     # (padding included) written, and read too with sum
-    obytes = prb.dst.padded_nelems * dsz
-    ibytes = prb.src.nelems * ssz + (obytes if prb.sum_scale is not None else 0)
+    obytes = _bytes_of(prb.ddt, prb.dst.padded_nelems)
+    ibytes = _bytes_of(prb.sdt, prb.src.nelems) + (obytes if prb.sum_scale is not None else 0)
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "reorder",
         "prb": f"{ctx.settings.repro_prefix()}--reorder {prb.repro(ctx.settings.canonical)}",
@@ -334,8 +418,7 @@ class Steps(CaseSteps):
         return prb.src.size * 8 + prb.dst.size * 8 + prb.src.nelems * 64
 
     def tensor_bytes(self, prb: ReorderProblem, prim: Created) -> int:
-        return (prb.src.size * core.numpy_dtype(prb.sdt).itemsize
-                + prb.dst.size * core.numpy_dtype(prb.ddt).itemsize)
+        return _bytes_of(prb.sdt, prb.src.size) + _bytes_of(prb.ddt, prb.dst.size)
 
     def create(self, prb: ReorderProblem, res: CaseResult) -> Created | None:
         make = create if prb.backend == backends.NATIVE else BACKENDS[prb.backend].create

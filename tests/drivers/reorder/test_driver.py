@@ -100,11 +100,22 @@ def test_bad_problems_are_one_line_and_the_batch_goes_on(args, needle):
 
 
 def test_what_is_not_implemented_says_so():
-    res = run_cli("--reorder", "--attr-scales=src:per_dim_1", "--attr-post-ops=relu",
-                  "2x3", "--attr-scales=", "2x3")
+    res = run_cli("--reorder", "--attr-scales=src:per_dim_1:f16", "2x3", "--attr-scales=",
+                  "--attr-zero-points=dst:per_dim_1", "2x3", "--attr-zero-points=",
+                  "--runtime-dim-mask=3", "--stag=aBx16b", "--dtag=aBx24b", "2x48",
+                  "--runtime-dim-mask=0", "--reset", "--attr-post-ops=relu", "2x3")
     lines = [l for l in res.lines if "__REPRO" in l]
-    assert "UNIMPLEMENTED (--attr-scales=src:per_dim_1: only common f32 scales)" in lines[0]
-    assert "UNIMPLEMENTED (--attr-post-ops=relu: only sum[:SCALE])" in lines[1]
+    assert ("UNIMPLEMENTED (--attr-scales=src:per_dim_1:f16: f32 scales without groups "
+            "only)") in lines[0]
+    assert "UNIMPLEMENTED (--attr-zero-points=dst:per_dim_1: one dst zero point" in lines[1]
+    assert "UNIMPLEMENTED (blocks of dim 1 do not nest" in lines[2]
+    assert "UNIMPLEMENTED (--attr-post-ops=relu: only sum[:SCALE])" in lines[3]
+
+
+def test_a_mask_past_the_tensor_is_an_invalid_problem():
+    res = run_cli("--reorder", "--attr-scales=src:per_dim_3", "2x3", "--reset", "2x3")
+    assert "mask 8 names a dimension past the tensor's 2" in res.err
+    assert res.summary()["invalid_arguments"] == 1 and res.summary()["passed"] == 1
 
 
 def test_benchdnn_options_the_kernels_lack_are_per_case_verdicts():
@@ -114,15 +125,42 @@ def test_benchdnn_options_the_kernels_lack_are_per_case_verdicts():
     lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l]
     lines = lines[:7]   # (the failures summary repeats them)
     verdicts = [status for status, _ in lines]
-    assert verdicts[0].startswith("0:UNIMPLEMENTED (--sdt=f8_e5m2: the reorder kernels take")
+    assert [v.split(" ")[0] for v in verdicts] == [
+        "0:PASSED", "1:PASSED", "2:PASSED", "3:PASSED", "4:UNIMPLEMENTED", "5:UNIMPLEMENTED",
+        "6:PASSED"]
     assert lines[1][1].endswith("--sdt=f8_e5m2 --ddt=f32 --stag=abx --dtag=abx "
                                 "--attr-zero-points=src:common:-1 2x3")
-    assert verdicts[2].startswith("2:PASSED")
-    assert verdicts[3].startswith("3:UNIMPLEMENTED (--attr-zero-points=src:common:-1: ")
     assert verdicts[4].startswith("4:UNIMPLEMENTED (--oflag=s8s8_comp:1: ")
     assert lines[5][1].endswith("--oflag=s8s8_comp:1 --runtime-dim-mask=3 2x3")
-    assert verdicts[6].startswith("6:UNIMPLEMENTED (--runtime-dim-mask=3: ")
-    assert res.summary()["unimplemented"] == 6 and res.code == 1
+    assert res.summary()["unimplemented"] == 2 and res.code == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["--sdt=f32", "--ddt=s8", "--attr-zero-points=src:per_dim_1+dst:common:3",
+     "--attr-scales=src:per_dim_01+dst:per_dim_1", "--attr-post-ops=sum:0.5",
+     "--dtag=aBx16b"],
+    ["--sdt=f32", "--ddt=f8_e4m3,f8_e5m2,s4,u4,f4_e2m1", "--dtag=acdb,aBx16b"],
+    ["--sdt=f8_e4m3,f8_e5m2,s4,u4,f4_e2m1", "--ddt=f32", "--stag=acdb,aBx8b"],
+    ["--sdt=f32", "--ddt=u8", "--runtime-dim-mask=15", "--dtag=acdb,aBx16b",
+     "--attr-zero-points=src:common:-1+dst:common:2", "--attr-scales=dst:per_dim_1"],
+])
+def test_the_generic_route_runs_zero_points_narrow_types_and_runtime_dims(args):
+    res = run_cli("--reorder", "-v1", *args, "2x19x3x5")
+    s = res.summary()
+    assert res.code == 0 and s["passed"] == s["tests"] > 0, res.out
+    impls = [l for l in res.lines if l.startswith("impl: ") or "reorder_generic:scalar" in l]
+    assert impls and all("reorder_generic:scalar" in l for l in impls), impls
+
+
+@pytest.mark.parametrize("fault,args,needle", [
+    ("reorder_padding_garbage", ["--ddt=u4", "--dtag=aBx16b"], "padded tail not zero"),
+    ("reorder_dense_dst", ["--ddt=f8_e5m2", "--attr-zero-points=dst:common:1",
+                           "--strides=:600x30x10x2"], "outside the tensor"),
+])
+def test_the_generic_route_is_held_to_the_memory_checks(fault, args, needle):
+    res = run_cli("--reorder", *args, "2x19x3x5", env={"BENCHDNN_PY_TEST_FAULT": fault})
+    assert res.code == 1 and res.summary()["failed"] == 1
+    assert needle in res.out, res.out
 
 
 def test_any_is_the_plain_layout_and_list_mode_lists():

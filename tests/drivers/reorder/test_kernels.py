@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchdnn_py import core
-from benchdnn_py.common import layout
+from benchdnn_py.common import layout, packed
 from benchdnn_py.common.check import round_to_dt
 from benchdnn_py.drivers.reorder import ref
 from benchdnn_py.engine.memory import aligned_zeros
@@ -118,3 +118,135 @@ def test_bind_refuses_buffers_the_jobs_overrun():
                                      layout.copy_jobs(src_l, dst_l) + layout.zero_jobs(dst_l))
     with pytest.raises(ValueError, match="the jobs reach"):
         prim.bind(np.zeros(src_l.size, np.float32), np.zeros(dst_l.nelems, np.float32))
+
+
+# -- the generic route: zero points, per-point attributes, the 8- and 4-bit types --------
+
+GENERIC = next(i for i in IMPLS if i.name == "reorder_generic:scalar")
+
+
+def run_generic(stag, dtag, dims, sdt, ddt, masks=None, src_zp=0, dst_zp=0, sum_scale=None,
+                threads_split=True, seed=1):
+    """One reorder through the generic row, src values placed and dst values read back
+    with the packing helpers; per-point arrays from masks (REORDER_ARGS name -> mask)."""
+    rng = np.random.default_rng(seed)
+    masks = masks or {}
+    src_l = layout.parse_tag(stag).layout(dims)
+    dst_l = layout.parse_tag(dtag).layout(dims)
+    x = round_to_dt(rng.integers(-40, 40, dims).astype(np.float32) / 4, sdt)
+    src = _buffer(src_l, sdt)
+    _put(src, src_l, sdt, x)
+    dst = _buffer(dst_l, ddt)
+    dst[:] = 0x5A
+    prior = None
+    if sum_scale is not None:
+        prior = round_to_dt(rng.integers(-6, 6, dims).astype(np.float32), ddt)
+        _put(dst, dst_l, ddt, prior)
+    arrays = {}
+    for name, mask in masks.items():
+        shape = tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dims))
+        values = rng.integers(-3, 4, shape) if name == "src_zps" else \
+            rng.choice(np.array([0.5, 2, 3, 0.25], np.float32), shape)
+        arrays[name] = values.astype(np.int32 if name == "src_zps" else np.float32)
+    args = tuple(layout.broadcast_layout(dims, masks[n]) for n in core.REORDER_ARGS
+                 if n in masks)
+    attr = core.ReorderAttr(sdt, ddt, 1.0, 1.0, sum_scale is not None, sum_scale or 1.0,
+                            src_zp, dst_zp, frozenset(masks))
+    jobs = layout.copy_jobs(src_l, dst_l, args) + layout.zero_jobs(dst_l)
+    core.ReorderPrimitive(GENERIC, attr, jobs).bind(
+        src, dst, **{n: a.ravel() for n, a in arrays.items()})()
+    with np.errstate(all="ignore"):
+        exp = round_to_dt(ref.reorder(x, arrays.get("src_scales", 1.0),
+                                      arrays.get("dst_scales", 1.0), sum_scale, prior,
+                                      arrays.get("src_zps", src_zp), dst_zp), ddt)
+    got = _get(dst, dst_l, ddt, dst_l.offset_table())
+    pad = _get(dst, dst_l, ddt, dst_l.padding_offsets())
+    return exp, got, pad
+
+
+def _buffer(lay, dt):
+    if dt in core.PACKED_DTS:
+        return aligned_zeros(packed.nbytes(lay.size), np.uint8)
+    return aligned_zeros(lay.size, core.numpy_dtype(dt))
+
+
+def _put(buf, lay, dt, values):
+    if dt in core.PACKED_DTS:
+        nib = packed.unpack(buf, lay.size)
+        nib[lay.offset_table()] = packed.codes(values, dt)
+        buf[:] = packed.pack(nib)
+    else:
+        buf[lay.offset_table()] = values.astype(buf.dtype)
+
+
+def _get(buf, lay, dt, offsets):
+    if dt in core.PACKED_DTS:
+        return packed.values(packed.unpack(buf, lay.size)[offsets], dt)
+    return buf[offsets].astype(np.float32)
+
+
+def _equal_or_both_nan(exp, got):
+    return bool(np.all((exp == got) | (np.isnan(exp) & np.isnan(got))))
+
+
+@pytest.mark.parametrize("masks", [
+    {"src_scales": 2}, {"dst_scales": 1}, {"src_scales": 3, "dst_scales": 2},
+    {"src_zps": 2}, {"src_zps": 5, "src_scales": 8, "dst_scales": 15},
+])
+@pytest.mark.parametrize("stag,dtag", [("nchw", "nhwc"), ("nhwc", "nChw16c"),
+                                       ("nChw8c", "nchw")])
+def test_generic_route_per_point_attributes_follow_their_dims(masks, stag, dtag):
+    exp, got, pad = run_generic(stag, dtag, (2, 19, 5, 3), "f32", "s8", masks, dst_zp=3,
+                                sum_scale=0.5)
+    assert np.array_equal(exp, got)
+    assert (pad == 0).all()
+
+
+@pytest.mark.parametrize("sdt,ddt", [("f32", "f8_e5m2"), ("f32", "f8_e4m3"),
+                                     ("f8_e5m2", "f32"), ("f8_e4m3", "bf16"),
+                                     ("f8_e4m3", "f8_e5m2"), ("s8", "f8_e4m3"),
+                                     ("f32", "s4"), ("f32", "u4"), ("f32", "f4_e2m1"),
+                                     ("s4", "f32"), ("u4", "u4"), ("f4_e2m1", "f16"),
+                                     ("u4", "s4")])
+@pytest.mark.parametrize("stag,dtag,dims", [
+    ("abcd", "acdb", (2, 7, 3, 5)),           # odd sizes: bytes shared across rows
+    ("acdb", "aBcd16b", (2, 19, 3, 3)),       # a blocked dst with a padded tail
+    ("ab", "ba", (15, 16)),
+])
+def test_generic_route_converts_the_narrow_types_exactly(sdt, ddt, stag, dtag, dims):
+    exp, got, pad = run_generic(stag, dtag, dims, sdt, ddt, src_zp=-1, dst_zp=1)
+    assert _equal_or_both_nan(exp, got)
+    assert (pad == 0).all()
+
+
+@pytest.mark.parametrize("ddt", ["s4", "u4", "f4_e2m1", "f8_e4m3"])
+def test_generic_route_into_large_narrow_outputs_keeps_every_element(ddt):
+    """Past the size where the route runs on threads (a 4-bit dst stays on one: two
+    elements share a byte)."""
+    exp, got, pad = run_generic("nchw", "nhwc", (2, 64, 33, 31), "f32", ddt)
+    assert _equal_or_both_nan(exp, got)
+
+
+def test_fast_rows_refuse_what_only_the_generic_route_takes():
+    for attr in (core.ReorderAttr("f32", "f8_e5m2"), core.ReorderAttr("s4", "f32"),
+                 core.ReorderAttr(src_zp=1), core.ReorderAttr(dst_zp=-2),
+                 core.ReorderAttr(per_point=frozenset({"src_scales"}))):
+        for impl in IMPLS:
+            if impl is GENERIC:
+                core.ReorderPrimitive(impl, attr, [])
+            else:
+                with pytest.raises(core.Unimplemented, match="no zero points"):
+                    core.ReorderPrimitive(impl, attr, [])
+
+
+def test_bind_needs_the_per_point_arrays_the_attributes_name():
+    lay = layout.parse_tag("ab").layout((3, 4))
+    args = (layout.broadcast_layout((3, 4), 2),)
+    attr = core.ReorderAttr(per_point=frozenset({"dst_scales"}))
+    prim = core.ReorderPrimitive(GENERIC, attr, layout.copy_jobs(lay, lay, args))
+    src, dst = np.zeros(12, np.float32), np.zeros(12, np.float32)
+    with pytest.raises(ValueError, match="per-point arrays"):
+        prim.bind(src, dst)
+    with pytest.raises(ValueError, match="the jobs reach 4"):
+        prim.bind(src, dst, dst_scales=np.ones(3, np.float32))
+    prim.bind(src, dst, dst_scales=np.ones(4, np.float32))()

@@ -1,0 +1,48 @@
+"""4-bit types in memory: two elements to a byte, element 2k in the low nibble of byte k
+(oneDNN's packing, and the kernels': kernels/include/bdnn.h). Values go in and out as
+f32 already representable in the type (check.round_to_dt); a buffer is a uint8 array."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+PACKED_DTS = ("s4", "u4", "f4_e2m1")
+
+
+def codes(values: np.ndarray, dt: str) -> np.ndarray:
+    """The 4-bit codes (uint8, 0..15) of values representable in dt."""
+    v = np.asarray(values, np.float32)
+    if dt == "f4_e2m1":
+        return v.astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 0xF
+    return v.astype(np.int8).view(np.uint8) & 0xF   # two's complement for s4
+
+
+def values(nibbles: np.ndarray, dt: str) -> np.ndarray:
+    """The f32 values of 4-bit codes."""
+    c = np.asarray(nibbles, np.uint8) & 0xF
+    if dt == "f4_e2m1":
+        return c.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    if dt == "s4":
+        return np.where(c >= 8, c.astype(np.float32) - 16, c.astype(np.float32))
+    return c.astype(np.float32)
+
+
+def pack(nibbles: np.ndarray) -> np.ndarray:
+    """n codes into (n + 1) // 2 bytes (an odd count leaves the last high nibble 0)."""
+    c = np.asarray(nibbles, np.uint8).ravel() & 0xF
+    if c.size % 2:
+        c = np.append(c, np.uint8(0))
+    return c[0::2] | (c[1::2] << 4)
+
+
+def unpack(packed: np.ndarray, n: int) -> np.ndarray:
+    """The first n codes of packed bytes."""
+    b = np.asarray(packed, np.uint8).ravel()
+    out = np.empty(b.size * 2, np.uint8)
+    out[0::2], out[1::2] = b & 0xF, b >> 4
+    return out[:n]
+
+
+def nbytes(n: int) -> int:
+    return (n + 1) // 2
