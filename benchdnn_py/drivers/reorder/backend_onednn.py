@@ -13,14 +13,32 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ... import core
 from ...backends import onednn
 from ...status import Status
 from ..base import CaseResult
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
+    """What this backend does not pass to oneDNN (the native route runs these)."""
     why = onednn.cannot_run((prb.sdt, prb.ddt))
-    return (Status.UNIMPLEMENTED, why) if why else None
+    if why:
+        return Status.UNIMPLEMENTED, why
+    packed = [dt for dt in (prb.sdt, prb.ddt) if dt in core.PACKED_DTS]
+    if packed:
+        return (Status.UNIMPLEMENTED, f"--{'s' if packed[0] == prb.sdt else 'd'}dt="
+                f"{packed[0]}: the oneDNN backend does not pass packed 4-bit buffers")
+    if prb.zero_points:
+        return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: the oneDNN "
+                "backend does not pass zero points")
+    per_point = next((e for e in prb.scales.entries if not e.is_common), None)
+    if per_point is not None:
+        return (Status.UNIMPLEMENTED, f"--attr-scales={per_point}: the oneDNN backend passes "
+                "common scales only")
+    if prb.runtime_dim_mask:
+        return (Status.UNIMPLEMENTED, f"--runtime-dim-mask={prb.runtime_dim_mask}: the "
+                "oneDNN backend creates its reorders for their dimensions")
+    return None
 
 
 class _Reorder:
