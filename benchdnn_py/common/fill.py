@@ -36,6 +36,8 @@ class Kind(enum.IntEnum):
     DW_WEI = 5      # depthwise fusion: the depthwise step's weights and bias
     DW_BIA = 6
     POST_SRC1 = 7   # binary and prelu post-op inputs: entry i of a chain seeds 7 + i
+    SRC_ZPS = 20    # per-channel zero points (past the chain's seeds)
+    DST_ZPS = 21
 
 
 def int_fill(n: int, kind: Kind, lo: int, hi: int, density: float = 1.0) -> np.ndarray:

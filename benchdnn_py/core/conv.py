@@ -183,6 +183,8 @@ class ConvAttr:
     dst_zp: int = 0
     post_ops: tuple[PostOp, ...] = ()
     layout: ActLayout = ActLayout.PLAIN   # src and dst; the rows accept one each
+    src_zps: tuple[int, ...] = ()          # per channel (forward: ic), or () for src_zp
+    dst_zps: tuple[int, ...] = ()          # per channel (oc), or () for dst_zp
 
     def cdata(self, keep: list):
         a = ffi.new("bdnn_conv_attr_t *")
@@ -193,6 +195,11 @@ class ConvAttr:
         keep.append(scales)
         a.wei_scales, a.wei_scales_per_oc = scales, int(len(self.wei_scales) > 1)
         a.src_zp, a.dst_zp = self.src_zp, self.dst_zp
+        for name in ("src_zps", "dst_zps"):
+            values = getattr(self, name)
+            if values:
+                keep.append(ffi.new("int32_t[]", list(values)))
+                setattr(a, name, keep[-1])
         if len(self.post_ops) > lib.BDNN_MAX_POST_OPS:
             raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
         a.layout = int(self.layout)

@@ -274,7 +274,8 @@ static int needs_lp(const bdnn_conv_t *c) {
     const bdnn_conv_attr_t *a = &c->attr;
     if (c->operands != OPERANDS_F32 || c->out_dt != BDNN_DT_F32) return 1;
     if (c->with_bias && a->bia_dt != BDNN_DT_F32) return 1;
-    if (a->scales != BDNN_SCALES_NONE || a->src_zp || a->dst_zp) return 1;
+    if (a->scales != BDNN_SCALES_NONE || a->src_zp || a->dst_zp || c->src_zps || c->dst_zps)
+        return 1;
     for (int i = 0; i < a->n_post_ops; ++i) {
         const bdnn_post_op_t *op = &a->post_ops[i];
         if (op->kind == BDNN_POST_SUM && (i != 0 || op->zero_point
@@ -343,10 +344,28 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     c->fault = fault;
     c->attr = *a;
     c->attr.wei_scales = NULL;
+    c->attr.src_zps = c->attr.dst_zps = NULL;   /* the owned copies below */
     c->n_post_ops = a->n_post_ops;
     for (int i = 0; i < a->n_post_ops; ++i) c->post_ops[i] = a->post_ops[i];
     c->operands = impls[impl].operands;
     c->out_dt = out_dt_of(a, dir);
+    if ((a->src_zps || a->dst_zps) && dir == BDNN_DIR_BWD_WEIGHTS) {
+        bdnn_conv_destroy(c);
+        return BDNN_STATUS_UNIMPLEMENTED;
+    }
+    for (int k = 0; k < 2; ++k) {   /* the channels of the tensor read, then written */
+        const int32_t *from = k ? a->dst_zps : a->src_zps;
+        const int64_t n = (k == 0) == (dir == BDNN_DIR_FWD) ? d->ic : d->oc;
+        if (!from) continue;
+        int32_t *copy = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+        if (!copy) {
+            bdnn_conv_destroy(c);
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        memcpy(copy, from, sizeof(int32_t) * (size_t)n);
+        if (k) c->dst_zps = copy;
+        else c->src_zps = copy;
+    }
     c->lp = needs_lp(c);
     c->nthr = nthr;
     c->impl = &impls[impl];
@@ -508,5 +527,7 @@ void bdnn_conv_destroy(bdnn_conv_t *c) {
     if (!c) return;
     if (c->impl && c->impl->ops->fini) c->impl->ops->fini(c);
     free(c->wei_scales);
+    free(c->src_zps);
+    free(c->dst_zps);
     free(c);
 }

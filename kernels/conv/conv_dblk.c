@@ -783,7 +783,8 @@ static int dc_lp_init(struct bdnn_conv *c) {
     const dc_ker_t *ker = c->impl->kernel;
     const bdnn_conv_attr_t *at = &c->attr;
     if (c->dir != BDNN_DIR_FWD || ker->pack < 2 || !(ker->store_dts & (1u << c->out_dt))
-            || at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp)
+            || at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp || c->src_zps
+            || c->dst_zps)
         return BDNN_STATUS_UNIMPLEMENTED;
     /* an s8 source would need the +128 shift and its compensation (the plain rows') */
     if (ker->s32 && at->src_dt != BDNN_DT_U8) return BDNN_STATUS_UNIMPLEMENTED;

@@ -145,6 +145,10 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
     const size_t elt = a_esz(c);
     int32_t *comp = p->pack == 4 ? (int32_t *)((char *)packed + grouped_bytes(c)) : NULL;
     const float zp_shift = p->pad + p->b_shift;
+    /* per-channel zero points (gather route: row k is (channel read, tap) of the group,
+     * ic forward, oc backward data) */
+    const int64_t taps = taps_of(d);
+    const int64_t cg = c->dir == BDNN_DIR_FWD ? d->ic / d->g : d->oc / d->g;
     for (int64_t g = 0; g < d->g; ++g) {
         const float *fg = panels + g * p->a_panels * MR * K;
         char *qg = (char *)packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
@@ -158,10 +162,18 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
                 if (!comp) continue;
                 for (int64_t r = 0; r < MR && ip * MR + r < p->M; ++r) {
                     int64_t sum = 0;
-                    for (int64_t kk = 0; kk < kc; ++kk) sum += (int64_t)fpanel[kk * MR + r];
+                    if (c->src_zps)
+                        for (int64_t kk = 0; kk < kc; ++kk)
+                            sum += (int64_t)fpanel[kk * MR + r]
+                                 * ((int64_t)c->src_zps[g * cg + (pc + kk) / taps]
+                                    + (int64_t)p->b_shift);
+                    else {
+                        for (int64_t kk = 0; kk < kc; ++kk) sum += (int64_t)fpanel[kk * MR + r];
+                        sum *= (int64_t)zp_shift;
+                    }
                     int32_t *slot = &comp[g * p->M + ip * MR + r];
                     if (pc == 0) *slot = 0;
-                    *slot += (int32_t)(sum * (int64_t)zp_shift);
+                    *slot += (int32_t)sum;
                 }
             }
         }

@@ -10,12 +10,18 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     const bdnn_conv_desc_t *d = &c->d;
     const int b_dt = b_dt_of(c);
     /* the zero point of the activation read: src forward, diff_dst backward data */
-    if (c->attr.src_zp && c->dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
-    if (c->attr.src_zp && c->operands != OPERANDS_INT8) return BDNN_STATUS_UNIMPLEMENTED;
+    const int zp = c->attr.src_zp || c->src_zps;
+    if (zp && c->dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
+    if (zp && c->operands != OPERANDS_INT8) return BDNN_STATUS_UNIMPLEMENTED;
     if (c->operands == OPERANDS_INT8) {
+        /* the padding's byte, zero point + shift, must be a u8 (each channel's) */
         p->b_shift = b_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
-        const int64_t pad_u8 = (int64_t)c->attr.src_zp + (int64_t)p->b_shift;
-        if (pad_u8 < 0 || pad_u8 > 255) return BDNN_STATUS_UNIMPLEMENTED;
+        const int64_t n = !c->src_zps ? 1 : c->dir == BDNN_DIR_FWD ? d->ic : d->oc;
+        for (int64_t ch = 0; ch < n; ++ch) {
+            const int64_t v = c->src_zps ? c->src_zps[ch] : c->attr.src_zp;
+            if (v + (int64_t)p->b_shift < 0 || v + (int64_t)p->b_shift > 255)
+                return BDNN_STATUS_UNIMPLEMENTED;
+        }
     }
     p->pad = (float)c->attr.src_zp;
     if (b_dt != BDNN_DT_F32) {
@@ -147,14 +153,16 @@ static void build_segments(int64_t GH, int64_t GW, int64_t j0, int64_t ncols, in
  * than becoming memcpy calls, and unit stride bounds its runs without the integer
  * divisions (tens of cycles each, per run) that strides need. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
-static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t kc,
-                       int64_t q0, int64_t npanels, const scratch_t *s) {
+static void pack_b_fwd(const exec_t *e, const float *src_ng, const int32_t *zps_g,
+                       int64_t pc, int64_t kc, int64_t q0, int64_t npanels,
+                       const scratch_t *s) {
     const bdnn_conv_desc_t *d = &e->c->d;
     const int64_t NR = ukr_of(e->c)->nr, ID = d->id, IH = d->ih, IW = d->iw, SW = d->sw;
     const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
-    const float pad = e->pad;
     tap_t t = tap_at(d, pc);
     for (int64_t kk = 0; kk < kc; ++kk, tap_next(d, &t)) {
+        /* the padding of this row's channel: its zero point, per channel or common */
+        const float pad = zps_g ? (float)zps_g[t.ch] : e->pad;
         const float *plane = src_ng + t.ch * ID * IH * IW;
         const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
         for (int64_t q = q0; q < npanels; ++q) {
@@ -197,8 +205,9 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, int64_t pc, int64_t
 
 /* Backward data: B[(oc, tap)][input point i] = diff_dst at o = (i + p - tap*(d+1)) / s when
  * that division is exact and o is inside the output, else 0. */
-static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, int64_t pc, int64_t kc,
-                            int64_t q0, int64_t npanels, const scratch_t *s) {
+static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, const int32_t *zps_g,
+                            int64_t pc, int64_t kc, int64_t q0, int64_t npanels,
+                            const scratch_t *s) {
     const bdnn_conv_desc_t *d = &e->c->d;
     const int64_t NR = ukr_of(e->c)->nr, OD = d->od, OH = d->oh, OW = d->ow, SW = d->sw;
     const int replicate_edge = e->c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
@@ -209,10 +218,12 @@ static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, int64_t pc, i
         const int64_t dz = t.kd * (d->dd + 1), dy = t.kh * (d->dh + 1), dx = t.kw * (d->dw + 1);
         for (int64_t q = q0; q < npanels; ++q) {
             float *row = s->bp + (q * kc + kk) * NR;
-            /* taps that reach no diff_dst point read the zero point: with the packed
-             * weights' compensation, (pad - zp) * w = 0, as in forward's padding */
-            if (e->pad == 0.0f) memset(row, 0, sizeof(float) * (size_t)NR);
-            else for (int64_t j = 0; j < NR; ++j) row[j] = e->pad;
+            /* taps that reach no diff_dst point read the zero point (of this row's
+             * channel): with the packed weights' compensation, (pad - zp) * w = 0, as in
+             * forward's padding */
+            const float pad = zps_g ? (float)zps_g[t.ch] : e->pad;
+            if (pad == 0.0f) memset(row, 0, sizeof(float) * (size_t)NR);
+            else for (int64_t j = 0; j < NR; ++j) row[j] = pad;
             for (int64_t si = s->seg_start[q]; si < s->seg_start[q + 1]; ++si) {
                 const segment_t *sg = &s->segs[si];
                 const int64_t nz = sg->z + d->pd - dz, ny = sg->y + d->ph - dy;
@@ -368,8 +379,13 @@ void bdnn_gemm_run_gather(const exec_t *e) {
                 switch (p->dir) {
                 case BDNN_DIR_FWD:
                 case BDNN_DIR_BWD_DATA:
-                    if (p->dir == BDNN_DIR_FWD) pack_b_fwd(e, b_inst, pc, kc, q_packed, npanels, s);
-                    else pack_b_bwd_data(e, b_inst, pc, kc, q_packed, npanels, s);
+                    if (p->dir == BDNN_DIR_FWD)
+                        pack_b_fwd(e, b_inst, c->src_zps ? c->src_zps + g * (d->ic / G) : NULL,
+                                   pc, kc, q_packed, npanels, s);
+                    else
+                        pack_b_bwd_data(e, b_inst,
+                                        c->src_zps ? c->src_zps + g * (d->oc / G) : NULL, pc,
+                                        kc, q_packed, npanels, s);
                     if (pack)
                         a_blk = (const char *)e->a_packed
                               + aelt * (size_t)(g * p->a_panels * MR * p->Kp

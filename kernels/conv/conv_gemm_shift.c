@@ -36,6 +36,8 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
     const int64_t pad_u8 = (int64_t)c->attr.src_zp + (int64_t)shift;
     if (c->attr.src_zp && pack != 4) return BDNN_STATUS_UNIMPLEMENTED;
+    /* the padded planes' border holds one value: per-channel zero points go to gather */
+    if (c->src_zps) return BDNN_STATUS_UNIMPLEMENTED;
     if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
     /* planes of f32, or of 32-bit channel-group lanes */
     const int64_t padded = d->mb * (s_ic / pack) * hp * wp + wp + u->nr;
@@ -55,7 +57,7 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
      * shift_chains); from registers where the grid has no columns to drop (a 1x1's), else
      * run by run of real outputs from the tile spilled to L1. */
     p->direct_store = p->pack && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
-        && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0
+        && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0 && !c->dst_zps
         && c->n_post_ops == 0 && c->fault == BDNN_FAULT_NONE;
     /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
      * split when there are too few items. */

@@ -166,7 +166,9 @@ typedef struct {
  *   OSCALE  v = oscale[oc] * (acc + bias)                      (DNNL 1.x output scales)
  *   ARGS    v = acc * src_scale * wei_scale[oc] + bias         (oneDNN 3.x argument scales)
  * and after them (ARGS only) dst = v * (1 / dst_scale) + dst_zp. acc sums
- * (src - src_zp) * wei, so padding contributes nothing whatever the zero point. */
+ * (src - src_zp) * wei, so padding contributes nothing whatever the zero point. Zero
+ * points per channel (src_zps, dst_zps) are for forward and backward data on the plain
+ * GEMM rows' gather route; the other rows and routes refuse them. */
 enum {
     BDNN_SCALES_NONE = 0,
     BDNN_SCALES_OSCALE = 1,
@@ -186,6 +188,10 @@ typedef struct {
     int32_t src_zp, dst_zp;               /* common zero points: src_zp of the
                                              activation read (src; diff_dst in backward
                                              data), dst_zp of the tensor written */
+    const int32_t *src_zps, *dst_zps;     /* or one per channel of the activation read
+                                             and of the tensor written (forward: ic,
+                                             oc; backward data: oc, ic), copied by
+                                             create; NULL: the common one */
     int n_post_ops;
     bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */
     int layout;                           /* BDNN_LAYOUT_*: src and dst (diff_src,

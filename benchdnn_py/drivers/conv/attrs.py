@@ -190,6 +190,8 @@ class Quant:
     wei_scales: np.ndarray = dataclasses.field(default_factory=lambda: np.ones(1, np.float32))
     src_zp: int = 0
     dst_zp: int = 0
+    src_zps: np.ndarray | None = None   # per input channel (int32), or None: src_zp
+    dst_zps: np.ndarray | None = None   # per output channel, or None: dst_zp
 
     def per_oc(self, oc: int) -> np.ndarray:
         return np.broadcast_to(self.wei_scales, (oc,)).astype(np.float64)
@@ -198,12 +200,28 @@ class Quant:
 # Non-common scales are drawn from these powers of two (reference 6.4), so that scaling
 # integer data stays exact in f32 and the threshold can stay 0.
 SCALE_VALUES = (0.0625, 0.125, 0.25)
+# Per-channel zero points: a few small values, 0 among them, within the source type (the
+# kernels pad each channel with its own; a u8 source has no negative ones).
+SRC_ZP_VALUES = {"u8": (0.0, 1.0, 2.0, 3.0, 5.0), "s8": (-2.0, -1.0, 0.0, 1.0, 3.0)}
+DST_ZP_VALUES = (-1.0, 0.0, 1.0, 2.0)
+
+
+def _zps(prb, arg: str, n: int) -> np.ndarray | None:
+    """The per-channel zero points of arg drawn for n channels, or None when common."""
+    entry = prb.zero_points.get(arg) if prb.zero_points else None
+    if entry is None or entry.is_common:
+        return None
+    values = SRC_ZP_VALUES.get(prb.dt[0], SRC_ZP_VALUES["s8"]) if arg == "src" \
+        else DST_ZP_VALUES
+    kind = fill.Kind.SRC_ZPS if arg == "src" else fill.Kind.DST_ZPS
+    return fill.choice_fill(n, kind, values).astype(np.int32)
 
 
 def quant_of(prb, oc: int) -> Quant:
     zp = lambda arg: (prb.zero_points.get(arg).zp if prb.zero_points   # noqa: E731
                       and prb.zero_points.get(arg) else 0)
-    src_zp, dst_zp = zp("src"), zp("dst")
+    src_zp, dst_zp = zp("src") or 0, zp("dst") or 0
+    zps = {"src_zps": _zps(prb, "src", prb.desc.ic), "dst_zps": _zps(prb, "dst", oc)}
     if prb.oscale:
         if prb.oscale.is_common:
             wei = np.array([prb.oscale.scale], np.float32)
@@ -211,7 +229,7 @@ def quant_of(prb, oc: int) -> Quant:
             base = prb.oscale.scale if prb.oscale.scale is not None else 1.0
             wei = base * fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
         return Quant(core.Scales.OSCALE, wei_scales=wei.astype(np.float32), src_zp=src_zp,
-                     dst_zp=dst_zp)
+                     dst_zp=dst_zp, **zps)
     if prb.scales:
         common = lambda arg: (prb.scales.get(arg).scale if prb.scales.get(arg)  # noqa: E731
                               else 1.0)
@@ -220,8 +238,9 @@ def quant_of(prb, oc: int) -> Quant:
             wei = fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
         else:
             wei = np.array([common("wei")], np.float32)
-        return Quant(core.Scales.ARGS, common("src"), common("dst"), wei, src_zp, dst_zp)
-    return Quant(src_zp=src_zp, dst_zp=dst_zp)
+        return Quant(core.Scales.ARGS, common("src"), common("dst"), wei, src_zp, dst_zp,
+                     **zps)
+    return Quant(src_zp=src_zp, dst_zp=dst_zp, **zps)
 
 
 def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
@@ -266,5 +285,7 @@ def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
                                                e.beta)).astype(f32)
     if q.kind is core.Scales.ARGS:
         out = out * (f32(1) / f32(q.dst_scale))
+    if q.dst_zps is not None:
+        return out + per_channel(q.dst_zps.astype(f32))
     return out + f32(q.dst_zp) if q.dst_zp else out
 

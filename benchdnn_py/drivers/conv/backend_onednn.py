@@ -63,6 +63,11 @@ def unsupported(prb) -> tuple[Status, str] | None:
     if prb.oscale:
         return (Status.UNIMPLEMENTED, f"--attr-oscale={prb.oscale}: oneDNN 3.x has no output "
                 "scales (--attr-scales replaces them)")
+    per_channel = next((e for e in (prb.zero_points.entries if prb.zero_points else ())
+                        if not e.is_common), None)
+    if per_channel is not None:
+        return (Status.UNIMPLEMENTED, f"--attr-zero-points={per_channel}: the oneDNN backend "
+                "passes common zero points only")
     for e in prb.post_ops.entries:
         if isinstance(e, Eltwise):
             if e.scale != 1.0:

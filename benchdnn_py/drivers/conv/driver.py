@@ -104,11 +104,13 @@ def attributes_unsupported(prb) -> tuple[Status, str] | None:
                 "common or per_oc f32 values here")
     for arg in ("src", "dst"):
         entry = prb.zero_points.get(arg) if prb.zero_points else None
-        if entry is not None and not entry.is_common:
+        if entry is None or entry.is_common:
+            continue
+        if entry.mask_for(len(logical_dims(prb.desc)["dst"])) != 2 or not prb.dir.forward:
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: {arg} "
-                    "zero points are common values here")
+                    "zero points are common, or per channel (per_dim_1) in forward, here")
     src_zp = prb.zero_points.get("src") if prb.zero_points else None
-    if src_zp is not None and prb.dt[0] in check.INT_RANGES:
+    if src_zp is not None and src_zp.zp is not None and prb.dt[0] in check.INT_RANGES:
         lo, hi = check.INT_RANGES[prb.dt[0]]
         if not lo <= src_zp.zp <= hi:
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: a src zero "
@@ -164,11 +166,14 @@ def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other
                                  r.density if name == sparse else 1.0)
             if name == "wei":
                 data *= r.wei_mult
-        if name == "src" and q is not None and q.src_zp:
-            # A common src zero point shifts the drawn values, so that src - zp is the
-            # drawn integer (saturated to the type, as the buffer will hold it).
+        if name == "src" and q is not None and (q.src_zp or q.src_zps is not None):
+            # A src zero point (common, or per channel) shifts the drawn values, so that
+            # src - zp is the drawn integer (saturated to the type, as the buffer holds it).
             lo, hi = check.INT_RANGES.get(dts["src"], (-np.inf, np.inf))
-            data = np.clip(data + q.src_zp, lo, hi).astype(np.float32)
+            shape = t[name].shape
+            zp = np.float32(q.src_zp) if q.src_zps is None else \
+                q.src_zps.astype(np.float32).reshape((1, -1) + (1,) * (len(shape) - 2))
+            data = np.clip(data.reshape(shape) + zp, lo, hi).astype(np.float32)
         out[name] = data.reshape(t[name].shape)
     return out
 

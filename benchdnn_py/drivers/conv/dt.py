@@ -171,8 +171,9 @@ SUPPORTED = (
     # f16: half-precision forward; the bias may stay f32.
     DtRow(FORWARD, ("f16",), ("f16",), ("f16",), ("f16", "f32")),
     # int8: s32 accumulation, the result requantized to 8 bits or kept as s32/f32; bf16
-    # too (benchdnn's s8:s8:bf16, u8:s8:bf16).
-    DtRow(FORWARD, INT8, ("s8",), ("u8", "s8", "s32", "f32", "bf16"),
+    # and f16 too (benchdnn's s8:s8:bf16, u8:s8:f16; oneDNN's CPU skips the f16 ones,
+    # the epilogue here stores f16 as it does for the f16 rows).
+    DtRow(FORWARD, INT8, ("s8",), ("u8", "s8", "s32", "f32", "bf16", "f16"),
           ("u8", "s8", "s32", "f32")),
     # bf16 forward; dst and bias may stay f32.
     DtRow(FORWARD, ("bf16",), ("bf16",), ("f32", "bf16"), ("f32", "bf16")),
@@ -193,7 +194,8 @@ KNOWN_UNSUPPORTED = (
     lambda s, w, d: s == "f32" and w == "f32" and d in INT8,    # f32:f32 into an int8 dst
     lambda s, w, d: s == "bf16" and w == "bf16" and d in INT8,  # bf16:bf16 into an int8 dst
     lambda s, w, d: w == "f16" and d not in ("f32", "f16"),     # f16 weights: f32/f16 dst only
-    lambda s, w, d: s in INT8 and w in INT8 and d == "f16",     # int8 into an f16 dst
+    # int8 into an f16 dst (the s8-weights ones run here: SUPPORTED is checked first)
+    lambda s, w, d: s in INT8 and w in INT8 and d == "f16",
 )
 
 

@@ -171,7 +171,9 @@ def kernel_attr(prb, q: Quant) -> core.ConvAttr:
     return core.ConvAttr(dts["src"], dts["wei"], prb.dt[2], dts["bia"], q.kind, q.src_scale,
                          q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp,
                          q.dst_zp, kernel_post_ops(prb.post_ops, prb.dt[2],
-                                                   logical_dims(prb.desc)["dst"]))
+                                                   logical_dims(prb.desc)["dst"]),
+                         src_zps=() if q.src_zps is None else tuple(map(int, q.src_zps)),
+                         dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)))
 
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,

@@ -27,7 +27,9 @@ def kernel_attr(prb) -> core.ConvAttr:
     return core.ConvAttr(dts["dst"], dts["wei"], dts["src"], dts["bia"], q.kind, q.src_scale,
                          q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp, q.dst_zp,
                          attrs.kernel_post_ops(prb.post_ops, prb.dt[2],
-                                               conv_prim.logical_dims(prb.desc)["dst"]))
+                                               conv_prim.logical_dims(prb.desc)["dst"]),
+                         src_zps=() if q.src_zps is None else tuple(map(int, q.src_zps)),
+                         dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)))
 
 
 def bind(prim: core.ConvPrimitive, prb, inputs: dict[str, np.ndarray],

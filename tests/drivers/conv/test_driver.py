@@ -365,3 +365,41 @@ def test_f16_backward_runs_on_the_f16_rows(driver_name):
     res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "skip_last_ic"})
     failed = {line for line in res.lines if ":FAILED (errors:" in line}
     assert len(failed) == 24, res.err[-2000:]
+
+
+def test_int8_into_an_f16_dst_runs_where_onednns_cpu_skips():
+    args = ("--conv", "--dir=FWD_B", "--dt=u8:s8:f16,s8:s8:f16",
+            "--attr-scales=src:common:0.25+wei:per_oc+dst:common:3", "mb2ic16ih7oc24kh3ph1")
+    res = run_cli(*args)
+    assert res.code == 0 and res.summary()["passed"] == 2, res.err[-2000:]
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
+    assert res.summary()["failed"] == 2, res.err[-2000:]
+
+
+@pytest.mark.parametrize("driver_name", ["conv", "deconv"])
+def test_per_channel_zero_points_pad_and_shift_each_channel(driver_name):
+    """src:per_dim_1 gives each input channel its own zero point: the padding of that
+    channel's taps, and the compensation, use it (a kernel padding every channel with
+    one value fails: right_pad_edge pads with an input value instead); dst:per_dim_1
+    adds each output channel's."""
+    args = (f"--{driver_name}", "--dir=FWD_B,FWD_I", "--dt=u8:s8:u8,s8:s8:s32,u8:s8:f32",
+            "--attr-zero-points=src:per_dim_1+dst:per_dim_1,src:per_dim_1+dst:common:2,"
+            "src:common:1+dst:per_dim_1", "--attr-post-ops=,sum:0.5+add:f32:per_oc",
+            "--stag=any,axb", "mb2ic16ih7oc24kh3ph1", "g4ic8ih7oc8kh3sh2ph1")
+    res = run_cli(*args)
+    total = 2 * 3 * 3 * 2 * 2 * 2
+    assert res.code == 0 and res.summary()["passed"] == total, res.err[-2000:]
+    per_channel_src = [l for l in res.lines if "__REPRO" in l and "src:per_dim_1" in l]
+    assert per_channel_src and all(":gather" in l for l in per_channel_src)
+    res = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "right_pad_edge"})
+    assert res.summary()["failed"] > 0, res.err[-2000:]
+
+
+def test_per_channel_zero_points_are_for_forward_and_channels_only():
+    res = run_cli("--conv", "--dt=u8:s8:u8", "--attr-zero-points=src:per_dim_0",
+                  "mb2ic16ih7oc24kh3ph1", "--attr-zero-points=src:per_dim_1",
+                  "--dir=BWD_D", "--dt=f32", "mb2ic16ih7oc24kh3ph1")
+    verdicts = [l.split(" __REPRO")[0] for l in res.lines if "__REPRO" in l][:2]
+    assert verdicts[0].endswith("or per channel (per_dim_1) in forward, here) (0 ms)") or \
+        "per channel (per_dim_1) in forward" in verdicts[0], verdicts
+    assert "UNIMPLEMENTED" in verdicts[1], verdicts
