@@ -72,7 +72,8 @@ INT_RANGES = {"s8": (-128.0, 127.0), "u8": (0.0, 255.0), "s32": (-2.0**31, 2.0**
 F8_TYPES = {"f8_e5m2": ml_dtypes.float8_e5m2, "f8_e4m3": ml_dtypes.float8_e4m3fn}
 F4_E2M1_MAX = 6.0
 # The smallest normal value of the reduced floating types (rule 4b).
-SMALLEST_NORMAL = {"f16": 2.0**-14, "bf16": 2.0**-126}
+SMALLEST_NORMAL = {"f16": 2.0**-14, "bf16": 2.0**-126, "f8_e5m2": 2.0**-14,
+                   "f8_e4m3": 2.0**-6}
 S32_SATURATED = 2.0**31
 S32_LARGEST_STORED = 2147483520.0
 

@@ -13,21 +13,23 @@ from ..engine.memory import Guarded, poison
 from . import layout
 
 
-def _reorder_impl() -> core.ImplInfo:
-    return next(i for i in core.reorder_impls() if core.isa_supported(i.isa))
-
-
 def reorder(src: layout.Layout, dst: layout.Layout, dt: str,
             fault: core.OpFault = core.OpFault.NONE) -> core.ReorderPrimitive:
-    """A same-type reorder from src to dst on the best reorder kernel the CPU runs, dst's
-    padded tail zeroed. Raises core.Unimplemented when the layouts cannot be reordered
-    (blocks that do not nest, too deep a loop nest)."""
+    """A same-type reorder from src to dst on the best reorder kernel the CPU runs that
+    takes dt (the 8-bit floats: the generic row), dst's padded tail zeroed. Raises
+    core.Unimplemented when the layouts cannot be reordered (blocks that do not nest, too
+    deep a loop nest)."""
     try:
         jobs = layout.copy_jobs(src, dst) + layout.zero_jobs(dst)
     except layout.BlocksDoNotNest as exc:
         raise core.Unimplemented(str(exc)) from None
-    return core.ReorderPrimitive(_reorder_impl(), core.ReorderAttr(dt, dt), jobs,
-                                     fault)
+    why = "no reorder implementation"
+    for impl in core.reorder_impls():
+        try:
+            return core.ReorderPrimitive(impl, core.ReorderAttr(dt, dt), jobs, fault)
+        except core.Unimplemented as exc:
+            why = str(exc)
+    raise core.Unimplemented(why)
 
 
 def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:

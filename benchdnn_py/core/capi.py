@@ -217,6 +217,7 @@ class Operands(enum.IntEnum):
     F16 = lib.BDNN_OPERANDS_F16
     BF16 = lib.BDNN_OPERANDS_BF16
     INT8 = lib.BDNN_OPERANDS_INT8
+    F8 = lib.BDNN_OPERANDS_F8
 
 
 @dataclasses.dataclass(frozen=True)

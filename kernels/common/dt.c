@@ -76,7 +76,7 @@ int bdnn_typed_row_status(int isa, int operands, int dt, int backward) {
 
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {
     if (!bdnn_dt_bits(from_dt) || !bdnn_dt_bits(to_dt) || n < 0) return BDNN_STATUS_INVALID;
-    if (!bdnn_dt_size(from_dt) || !bdnn_dt_size(to_dt)) {   /* the narrow types: scalar */
+    if (from_dt > BDNN_DT_U8 || to_dt > BDNN_DT_U8) {   /* the narrow types: scalar */
         if (from_dt == BDNN_DT_F32)
             for (int64_t i = 0; i < n; ++i)
                 bdnn_store_any_f32(out, to_dt, i, ((const float *)in)[i]);

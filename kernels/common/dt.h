@@ -72,8 +72,8 @@ static inline size_t bdnn_dt_size(int dt) {
     switch (dt) {
     case BDNN_DT_F32: case BDNN_DT_S32: return 4;
     case BDNN_DT_BF16: case BDNN_DT_F16: return 2;
-    case BDNN_DT_S8: case BDNN_DT_U8: return 1;
-    default: return 0;
+    case BDNN_DT_S8: case BDNN_DT_U8: case BDNN_DT_F8_E5M2: case BDNN_DT_F8_E4M3: return 1;
+    default: return 0;   /* the 4-bit types: two to a byte (bdnn_dt_bits) */
     }
 }
 
@@ -113,20 +113,6 @@ static inline float bdnn_dt_lowest(int dt) {
     }
 }
 
-/* The deliberate defect BDNN_FAULT_TRUNCATE_DST (tests only): a store that truncates
- * toward zero instead of rounding to nearest even (integers still saturate). */
-static inline void bdnn_store_f32_truncated(void *p, int dt, int64_t i, float v) {
-    switch (dt) {
-    case BDNN_DT_BF16: ((uint16_t *)p)[i] = (uint16_t)(bdnn_f32_bits(v) >> 16); return;
-    case BDNN_DT_F16:
-        ((uint16_t *)p)[i] = bdnn_f32_to_f16(bdnn_bits_f32(bdnn_f32_bits(v) & ~0x1fffu));
-        return;
-    case BDNN_DT_S8: case BDNN_DT_U8: case BDNN_DT_S32: v = truncf(v); break;
-    default: break;
-    }
-    bdnn_store_f32(p, dt, i, v);
-}
-
 /* The operand class (BDNN_OPERANDS_*) of kernels that take one type for every tensor and
  * compute in f32 (eltwise, pooling): integers of any width share one class; -1 for an
  * unknown type. */
@@ -136,6 +122,7 @@ static inline int bdnn_dt_operands(int dt) {
     case BDNN_DT_BF16: return BDNN_OPERANDS_BF16;
     case BDNN_DT_F16: return BDNN_OPERANDS_F16;
     case BDNN_DT_S32: case BDNN_DT_S8: case BDNN_DT_U8: return BDNN_OPERANDS_INT8;
+    case BDNN_DT_F8_E5M2: case BDNN_DT_F8_E4M3: return BDNN_OPERANDS_F8;
     default: return -1;
     }
 }
@@ -246,6 +233,27 @@ static inline void bdnn_store_any_f32(void *p, int dt, int64_t i, float v) {
     case BDNN_DT_F4_E2M1: bdnn_store_nibble(p, i, bdnn_f32_to_f4_e2m1(v)); break;
     default: bdnn_store_f32(p, dt, i, v); break;
     }
+}
+
+/* The deliberate defect BDNN_FAULT_TRUNCATE_DST (tests only): a store that truncates
+ * toward zero instead of rounding to nearest even (integers still saturate). */
+static inline void bdnn_store_f32_truncated(void *p, int dt, int64_t i, float v) {
+    switch (dt) {
+    case BDNN_DT_BF16: ((uint16_t *)p)[i] = (uint16_t)(bdnn_f32_bits(v) >> 16); return;
+    case BDNN_DT_F16:
+        ((uint16_t *)p)[i] = bdnn_f32_to_f16(bdnn_bits_f32(bdnn_f32_bits(v) & ~0x1fffu));
+        return;
+    case BDNN_DT_S8: case BDNN_DT_U8: case BDNN_DT_S32: v = truncf(v); break;
+    case BDNN_DT_F8_E5M2: case BDNN_DT_F8_E4M3: {   /* the neighbour toward zero */
+        uint8_t b = dt == BDNN_DT_F8_E5M2 ? bdnn_f32_to_f8_e5m2(v) : bdnn_f32_to_f8_e4m3(v);
+        const float r = dt == BDNN_DT_F8_E5M2 ? bdnn_f8_e5m2_to_f32(b) : bdnn_f8_e4m3_to_f32(b);
+        if (r == r && fabsf(r) > fabsf(v) && (b & 0x7fu)) --b;
+        ((uint8_t *)p)[i] = b;
+        return;
+    }
+    default: break;
+    }
+    bdnn_store_f32(p, dt, i, v);
 }
 
 /* Bulk conversions (dt.c): the F16C instructions for f16 when the CPU has them. */

@@ -22,6 +22,7 @@ typedef struct {
 #define BF16 BDNN_OPERANDS_BF16
 #define F16 BDNN_OPERANDS_F16
 #define INT BDNN_OPERANDS_INT8
+#define F8 BDNN_OPERANDS_F8
 static const elt_impl_entry_t impls[] = {
     {"eltwise:avx512", BDNN_ISA_AVX512, F32, &bdnn_elt_ker_avx512},
     {"eltwise:avx2", BDNN_ISA_AVX2, F32, &bdnn_elt_ker_avx2},
@@ -38,11 +39,16 @@ static const elt_impl_entry_t impls[] = {
     {"eltwise_int8:avx512", BDNN_ISA_AVX512, INT, &bdnn_elt_ker_avx512},
     {"eltwise_int8:avx2", BDNN_ISA_AVX2, INT, &bdnn_elt_ker_avx2},
     {"eltwise_int8:scalar", BDNN_ISA_SCALAR, INT, &bdnn_elt_ker_scalar},
+    /* f8_e5m2, f8_e4m3: widened and narrowed a byte at a time through f16 (dt.h) */
+    {"eltwise_f8:avx512", BDNN_ISA_AVX512, F8, &bdnn_elt_ker_avx512},
+    {"eltwise_f8:avx2", BDNN_ISA_AVX2, F8, &bdnn_elt_ker_avx2},
+    {"eltwise_f8:scalar", BDNN_ISA_SCALAR, F8, &bdnn_elt_ker_scalar},
 };
 #undef F32
 #undef BF16
 #undef F16
 #undef INT
+#undef F8
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
 /* Elements per tile of the typed path: three f32 tiles (x, diff_dst, diff_src) stay in L1. */

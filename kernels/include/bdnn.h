@@ -69,9 +69,9 @@ enum {
     BDNN_DT_S32 = 3,
     BDNN_DT_S8 = 4,
     BDNN_DT_U8 = 5,
-    /* Only the reorder's generic route and bdnn_dt_convert take the types below (the
-     * other kernels reject them): 8-bit floats, and 4-bit types packed two to a byte,
-     * element 2k in the low nibble of byte k (oneDNN's packing). */
+    /* Only the reorder's generic route, bdnn_dt_convert and (the 8-bit floats) eltwise
+     * take the types below; the other kernels reject them: 8-bit floats, and 4-bit types
+     * packed two to a byte, element 2k in the low nibble of byte k (oneDNN's packing). */
     BDNN_DT_F8_E5M2 = 6,
     BDNN_DT_F8_E4M3 = 7,
     BDNN_DT_S4 = 8,
@@ -355,7 +355,8 @@ enum {
     BDNN_OPERANDS_F32 = 0,    /* f32 and f32 */
     BDNN_OPERANDS_F16 = 1,    /* f16 and f16 */
     BDNN_OPERANDS_BF16 = 2,   /* bf16 and bf16 */
-    BDNN_OPERANDS_INT8 = 3    /* u8 or s8, and s8 weights (eltwise, pooling: s8, u8, s32) */
+    BDNN_OPERANDS_INT8 = 3,   /* u8 or s8, and s8 weights (eltwise, pooling: s8, u8, s32) */
+    BDNN_OPERANDS_F8 = 4      /* eltwise only: f8_e5m2 or f8_e4m3, computed in f32 */
 };
 int bdnn_conv_impl_operands(int impl);
 

@@ -468,7 +468,8 @@ int bdnn_reorder_check(int impl, const bdnn_reorder_attr_t *attr) {
     if (attr->per_point & ~((1 << BDNN_REORDER_ARGS) - 1)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     if (!impls[impl].ker) return BDNN_STATUS_OK;
-    const int fast = bdnn_dt_size(attr->src_dt) && bdnn_dt_size(attr->dst_dt)
+    /* the six core types (BDNN_DT_F32 .. BDNN_DT_U8) */
+    const int fast = attr->src_dt <= BDNN_DT_U8 && attr->dst_dt <= BDNN_DT_U8
         && !attr->src_zp && !attr->dst_zp && !attr->per_point;
     return fast ? BDNN_STATUS_OK : BDNN_STATUS_UNIMPLEMENTED;
 }

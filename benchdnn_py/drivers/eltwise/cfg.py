@@ -36,6 +36,10 @@ CFG: dict[str, DtCfg] = {
     "s32": DtCfg(perf=(-1024.0, 1024.0), eps=0.0, integral=True),
     "s8": DtCfg(perf=(-32.0, 32.0), eps=0.0, integral=True),
     "u8": DtCfg(perf=(0.0, 64.0), eps=0.0, integral=True),
+    # 8-bit floats, as bf16's rule with their 3- and 4-bit significands (benchdnn's
+    # epsilon_dt); perf ranges inside e4m3's (448)
+    "f8_e5m2": DtCfg(perf=(-8.0, 8.0), eps=2.0**-2),
+    "f8_e4m3": DtCfg(perf=(-8.0, 8.0), eps=2.0**-3),
 }
 
 # Integer tensors take the piecewise-linear algorithms (oneDNN's integer eltwise set),

@@ -336,8 +336,9 @@ def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
 
 
 def compare_setup(prb: EltwiseProblem) -> CompareSetup:
-    """Rule 5 (NaN/Inf legal) for the algorithms that produce them, and for f16, whose
-    range (65504) the hard-zone fill's results leave (reference 6.6)."""
+    """Rule 5 (NaN/Inf legal) for the algorithms that produce them, and for f16 and the
+    8-bit floats, whose range (65504; 57344, 448) the hard-zone fill's results leave
+    (reference 6.6)."""
     dtc = cfg.CFG[prb.dt]
     # eltwise post-ops bring their tolerance and NaN/Inf where their formula can
     elts = prb.post_ops.eltwise
@@ -349,7 +350,8 @@ def compare_setup(prb: EltwiseProblem) -> CompareSetup:
                         cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward,
                                                prb.dt),
                         integral=dtc.integral,
-                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible or prb.dt == "f16"
+                        allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible
+                        or prb.dt in ("f16", "f8_e5m2", "f8_e4m3")
                         or any(eltwise.ALGS[e.name].nan_inf_possible for e in elts),
                         eps=dtc.eps if prb.dt != "f32" else FLT_EPSILON, dt=prb.dt)
 

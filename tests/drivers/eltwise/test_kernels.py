@@ -84,7 +84,7 @@ def test_in_place_forward_overwrites_its_input():
 
 TYPED = [i for i in RUNNABLE if i.operands is not core.Operands.F32]
 TYPES = {core.Operands.BF16: ("bf16",), core.Operands.F16: ("f16",),
-         core.Operands.INT8: ("s8", "u8", "s32")}
+         core.Operands.INT8: ("s8", "u8", "s32"), core.Operands.F8: ("f8_e5m2", "f8_e4m3")}
 
 
 def _typed_problem(name, direction, dt):
@@ -115,7 +115,8 @@ def test_typed_rows_match_the_reference(impl):
                     (dt, direction, name, res.diagnostics[:3])
                 checked += 1
     # floats: every algorithm both ways but round (f32 only); integers: six, forward
-    assert checked == {core.Operands.INT8: 3 * 6}.get(impl.operands, 2 * len(eltwise.ALGS) - 2)
+    assert checked == {core.Operands.INT8: 3 * 6}.get(
+        impl.operands, len(TYPES[impl.operands]) * (2 * len(eltwise.ALGS) - 2))
 
 
 def _linear(impl, dt, x, alpha, beta=0.0, fault=core.OpFault.NONE):
@@ -195,3 +196,34 @@ def test_integer_stores_round_half_even_and_saturate(impl):
             np.testing.assert_array_equal(got.astype(np.int64), exp, err_msg=f"{dt} {alpha}")
         truncated = _linear(impl, dt, x, 0.5, fault=core.OpFault.TRUNCATE_DST)
         assert (truncated.astype(np.int64) != np.rint(0.5 * values)).any()
+
+
+ALL8 = np.arange(256, dtype=np.uint8)
+F8_STORES = {"f8_e5m2": ml_dtypes.float8_e5m2, "f8_e4m3": ml_dtypes.float8_e4m3fn}
+
+
+@pytest.mark.parametrize("impl", _rows(core.Operands.F8), ids=lambda i: i.name)
+@pytest.mark.parametrize("dt", F8_STORES)
+def test_f8_stores_round_through_f16_like_onednn(impl, dt):
+    """Every 8-bit pattern times multipliers that make ties, denormals and overflow: the
+    row must store f32 -> f16 -> f8, each to nearest even (ml_dtypes from f16), and its
+    truncating defect must differ."""
+    x = ALL8.view(F8_STORES[dt])
+    for alpha in (1.0, 1 + 2**-4, 0.75 + 2**-5, 2**-4, 3.0):
+        with np.errstate(all="ignore"):
+            exp = (np.float32(alpha) * x.astype(np.float32)).astype(np.float16) \
+                .astype(F8_STORES[dt])
+        got = _linear(impl, dt, x, alpha)
+        g, e = got.view(np.uint8), exp.view(np.uint8)
+        # NaNs need only be NaN; a zero's sign may differ (alpha * x + 0 is +0)
+        ef = exp.astype(np.float32)
+        nan, zero = np.isnan(ef), ef == 0
+        assert np.isnan(got[nan].astype(np.float32)).all()
+        assert (got[zero].astype(np.float32) == 0).all()
+        assert np.array_equal(g[~nan & ~zero], e[~nan & ~zero]), alpha
+    finite = x[np.isfinite(x.astype(np.float32))]
+    with np.errstate(all="ignore"):
+        exp = (np.float32(1 + 2**-4) * finite.astype(np.float32)).astype(np.float16) \
+            .astype(F8_STORES[dt])
+    got = _linear(impl, dt, finite, 1 + 2**-4, fault=core.OpFault.TRUNCATE_DST)
+    assert not np.array_equal(got.view(np.uint8), exp.view(np.uint8))
