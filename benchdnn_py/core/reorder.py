@@ -21,8 +21,10 @@ def reorder_impls() -> tuple[ImplInfo, ...]:
                   lib.bdnn_reorder_impl_isa, lambda i: Operands.F32)
 
 
-# The per-point attribute arrays of the generic route, in the C job's arg order.
-REORDER_ARGS = ("src_scales", "dst_scales", "src_zps")
+# The per-point arrays of the generic route, in the C job's arg order: attribute values
+# read, then the compensation written (comp: comp_s8s8 and/or comp_zp, given to bind()).
+REORDER_ARGS = ("src_scales", "dst_scales", "src_zps", "comp")
+COMP_ARRAYS = ("comp_s8s8", "comp_zp")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +60,8 @@ def _extent(loops, off: int, which: int) -> int:
     return off + sum((l[0] - 1) * l[which] for l in loops) + 1
 
 
-_ARG_TYPES = {"src_scales": np.float32, "dst_scales": np.float32, "src_zps": np.int32}
+_ARG_TYPES = {"src_scales": np.float32, "dst_scales": np.float32, "src_zps": np.int32,
+              "comp": np.int32}
 
 
 class ReorderPrimitive:
@@ -109,8 +112,10 @@ class ReorderPrimitive:
              ) -> Callable[[], None]:
         """Checks the buffers once (types, and that every job stays inside them). src and
         dst of a 4-bit type are uint8 arrays of packed pairs (extents count elements);
-        arrays: the per-point attribute arrays the attributes name (REORDER_ARGS)."""
-        if set(arrays) != set(self.attr.per_point):
+        arrays: the per-point attribute arrays the attributes name (REORDER_ARGS), and for
+        comp the compensation outputs (COMP_ARRAYS, int32, either or both)."""
+        named = {("comp" if n in COMP_ARRAYS else n) for n in arrays}
+        if named != set(self.attr.per_point):
             raise ValueError(f"per-point arrays {sorted(arrays)}; the attributes name "
                              f"{sorted(self.attr.per_point)}")
         if (elements(src, self.attr.src_dt) < self.src_extent
@@ -120,13 +125,18 @@ class ReorderPrimitive:
         attr = self.attr.cdata()
         keep = []
         for name, array in arrays.items():
-            array = np.ascontiguousarray(array, _ARG_TYPES[name])
-            if array.size < self.arg_extent[name]:
+            arg = "comp" if name in COMP_ARRAYS else name
+            if arg == "comp":   # written in place: the caller's own int32 array
+                if array.dtype != np.int32 or not array.flags.c_contiguous:
+                    raise TypeError(f"{name}: expected a C-contiguous int32 array")
+                attr.comp_n = array.size
+            array = np.ascontiguousarray(array, _ARG_TYPES[arg])
+            if array.size < self.arg_extent[arg]:
                 raise ValueError(f"{name}: {array.size} values; the jobs reach "
-                                 f"{self.arg_extent[name]}")
-            ctype = "int32_t[]" if name == "src_zps" else "float[]"
-            keep.append(ffi.from_buffer(ctype, array))   # owns a reference to array
-            setattr(attr, name, keep[-1])
+                                 f"{self.arg_extent[arg]}")
+            ctype = "float[]" if _ARG_TYPES[arg] is np.float32 else "int32_t[]"
+            keep.append(ffi.from_buffer(ctype, array, require_writable=arg == "comp"))
+            setattr(attr, name, keep[-1])   # (the cdata owns a reference to array)
         args = (self.impl.index, attr, self._jobs, self._njobs,
                 _bytes(src, self.attr.src_dt), _writable(dst, self.attr.dst_dt),
                 int(self.fault))

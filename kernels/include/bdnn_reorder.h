@@ -25,6 +25,11 @@
  *     step with a zero point of 0 is skipped. per_point names the values read per point
  *     instead (src_scales, dst_scales, src_zps), each array indexed through the job's
  *     arg_stride and arg_off like a tensor whose dims are 1 where the value is shared.
+ *   - Compensation (the generic route; s8 dst): with comp_s8s8 and/or comp_zp, after the
+ *     copy, comp_zp[f] = -S[f] and comp_s8s8[f] = -128 * S[f], S[f] the sum of the stored
+ *     dst values whose point maps to f through the COMP arg strides (the dims outside the
+ *     compensation mask summed over); what an int8 convolution subtracts for an s8
+ *     source (shifted by 128) or a source zero point. Computed on one thread.
  *   - Zero job: dst = 0 at every point (the padded tail of a blocked layout); src unread.
  *   - src and dst do not overlap. Runs on all OpenMP threads (a job moving under 64 KiB
  *     on the calling thread alone; the generic route into a 4-bit dst on one thread, as
@@ -50,8 +55,8 @@ typedef struct {
     int64_t src_off, dst_off;   /* elements from the buffer starts to the first point */
     int zero;                   /* 1: write zeros to dst, read nothing */
     /* per-point attribute arrays (BDNN_REORDER_ARG_*): a stride per loop, the first index */
-    int64_t arg_stride[3][32];  /* [BDNN_REORDER_ARGS][BDNN_REORDER_MAX_LOOPS] */
-    int64_t arg_off[3];
+    int64_t arg_stride[4][32];  /* [BDNN_REORDER_ARGS][BDNN_REORDER_MAX_LOOPS] */
+    int64_t arg_off[4];
 } bdnn_reorder_job_t;
 
 /* The per-point attribute arrays, in arg_stride's order; per_point has bit 1 << arg set
@@ -60,7 +65,8 @@ enum {
     BDNN_REORDER_ARG_SRC_SCALES = 0,
     BDNN_REORDER_ARG_DST_SCALES = 1,
     BDNN_REORDER_ARG_SRC_ZPS = 2,
-    BDNN_REORDER_ARGS = 3
+    BDNN_REORDER_ARG_COMP = 3,   /* written: comp_s8s8, comp_zp */
+    BDNN_REORDER_ARGS = 4
 };
 
 typedef struct {
@@ -72,6 +78,8 @@ typedef struct {
     int per_point;              /* bits 1 << BDNN_REORDER_ARG_*: read from the array */
     const float *src_scales, *dst_scales;
     const int32_t *src_zps;
+    int32_t *comp_s8s8, *comp_zp;   /* per_point COMP: either or both, zeroed here first */
+    int64_t comp_n;                 /* their length */
 } bdnn_reorder_attr_t;
 
 /* Deliberate defects (tests only), numbered apart from the other kernels'. */

@@ -400,7 +400,8 @@ static void generic_job(const bdnn_reorder_attr_t *a, const bdnn_reorder_job_t *
     const int zp_src = (a->per_point >> BDNN_REORDER_ARG_SRC_ZPS) & 1;
     const int sc_src = (a->per_point >> BDNN_REORDER_ARG_SRC_SCALES) & 1;
     const int sc_dst = (a->per_point >> BDNN_REORDER_ARG_DST_SCALES) & 1;
-#pragma omp parallel if (parallel)
+    const int comp = (a->per_point >> BDNN_REORDER_ARG_COMP) & 1 && !job.zero;
+#pragma omp parallel if (parallel && !comp)
     {
         const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
         const int64_t lo = m_count * th / nt, hi = m_count * (th + 1) / nt;
@@ -446,6 +447,12 @@ static void generic_job(const bdnn_reorder_attr_t *a, const bdnn_reorder_job_t *
                 if (dsc != 1.0f) v = v / dsc;
                 if (a->dst_zp) v = v + (float)a->dst_zp;
                 bdnn_store_any_f32(dst, a->dst_dt, di, v);
+                if (comp) {   /* the value as stored (one thread: see the caller) */
+                    const int64_t f = ao[BDNN_REORDER_ARG_COMP] + i * axs[BDNN_REORDER_ARG_COMP];
+                    const int32_t q = (int32_t)bdnn_load_any_f32(dst, a->dst_dt, di);
+                    if (a->comp_zp) a->comp_zp[f] -= q;
+                    if (a->comp_s8s8) a->comp_s8s8[f] -= 128 * q;
+                }
             }
             for (int k = outer - 1; k >= 0; --k) {   /* next outer point */
                 so += job.src_stride[k];
@@ -467,6 +474,8 @@ int bdnn_reorder_check(int impl, const bdnn_reorder_attr_t *attr) {
     if (!bdnn_dt_bits(attr->src_dt) || !bdnn_dt_bits(attr->dst_dt)) return BDNN_STATUS_INVALID;
     if (attr->per_point & ~((1 << BDNN_REORDER_ARGS) - 1)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    if ((attr->per_point >> BDNN_REORDER_ARG_COMP & 1) && attr->dst_dt != BDNN_DT_S8)
+        return BDNN_STATUS_INVALID;
     if (!impls[impl].ker) return BDNN_STATUS_OK;
     /* the six core types (BDNN_DT_F32 .. BDNN_DT_U8) */
     const int fast = attr->src_dt <= BDNN_DT_U8 && attr->dst_dt <= BDNN_DT_U8
@@ -490,8 +499,14 @@ int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
             if ((attr->per_point >> k & 1)
                 && !(k == BDNN_REORDER_ARG_SRC_ZPS ? (const void *)attr->src_zps
                      : k == BDNN_REORDER_ARG_SRC_SCALES ? (const void *)attr->src_scales
-                     : (const void *)attr->dst_scales))
+                     : k == BDNN_REORDER_ARG_DST_SCALES ? (const void *)attr->dst_scales
+                     : attr->comp_s8s8 ? (const void *)attr->comp_s8s8
+                                       : (const void *)attr->comp_zp))
                 return BDNN_STATUS_INVALID;
+        if (attr->per_point >> BDNN_REORDER_ARG_COMP & 1) {   /* sums start at 0 */
+            if (attr->comp_s8s8) memset(attr->comp_s8s8, 0, sizeof(int32_t) * (size_t)attr->comp_n);
+            if (attr->comp_zp) memset(attr->comp_zp, 0, sizeof(int32_t) * (size_t)attr->comp_n);
+        }
         for (int j = 0; j < njobs; ++j) generic_job(attr, &jobs[j], src, dst, fault);
         return BDNN_STATUS_OK;
     }

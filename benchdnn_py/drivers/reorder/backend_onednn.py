@@ -35,6 +35,9 @@ def unsupported(prb) -> tuple[Status, str] | None:
     if per_point is not None:
         return (Status.UNIMPLEMENTED, f"--attr-scales={per_point}: the oneDNN backend passes "
                 "common scales only")
+    if prb.oflag:
+        return (Status.UNIMPLEMENTED, f"--oflag={prb.oflag}: the oneDNN backend does not "
+                "read compensation back")
     if prb.runtime_dim_mask:
         return (Status.UNIMPLEMENTED, f"--runtime-dim-mask={prb.runtime_dim_mask}: the "
                 "oneDNN backend creates its reorders for their dimensions")

@@ -85,3 +85,15 @@ def attr_values(name: str, mask: int, dims: tuple[int, ...]) -> np.ndarray:
     if name == "src_zps":
         return np.resize(np.array(ZP_TABLE, np.int32), count).reshape(shape)
     return np.resize(np.array(SCALE_TABLE, np.float32), count).reshape(shape)
+
+
+def comp_count(dims: tuple[int, ...], mask: int) -> int:
+    """The values of a compensation over the dims in mask (oneDNN's extra dst buffer)."""
+    return int(np.prod([n for d, n in enumerate(dims) if mask >> d & 1], dtype=np.int64))
+
+
+def comp_sums(dst: np.ndarray, mask: int) -> np.ndarray:
+    """For each point of the mask's dims (logical order), the sum of the s8 dst values
+    over the other dims, in int64 (the compensation's S)."""
+    axes = tuple(d for d in range(dst.ndim) if not mask >> d & 1)
+    return np.rint(dst.astype(np.float64)).sum(axis=axes).astype(np.int64).ravel()

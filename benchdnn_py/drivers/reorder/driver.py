@@ -27,7 +27,7 @@ from ...engine.options import Option, enum_value, int_value, regex_value
 from ...engine.settings import GlobalSettings
 from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
-from ...status import Status
+from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import backend_onednn, cfg, ref
 from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims, parse_strides_option,
@@ -163,6 +163,17 @@ class ReorderProblem:
         entry = self.zero_points.get(arg)
         return 0 if entry is None or entry.zp is None else entry.zp
 
+    @property
+    def comp(self) -> tuple[tuple[str, ...], int]:
+        """The compensations --oflag asks for (core.COMP_ARRAYS names, s8s8 first, as
+        they follow the dst data) and their mask; ((), 0) without."""
+        if not self.oflag:
+            return (), 0
+        items = dict(item.split(":") for item in self.oflag.split("+"))
+        names = tuple(f"comp_{flag.removesuffix('_comp')}" for flag in ("s8s8_comp", "zp_comp")
+                      if flag in items)
+        return names, int(next(iter(items.values())))
+
     def masks(self) -> dict[str, int]:
         """The per-point attribute arrays (core.REORDER_ARGS names) -> their masks over
         the tensor's dims; common values are not among them."""
@@ -173,6 +184,8 @@ class ReorderProblem:
             entry = entries.get(arg)
             if entry is not None and not entry.is_common:
                 out[name] = entry.mask_for(len(self.desc.dims))
+        if self.oflag:
+            out["comp"] = self.comp[1]
         return out
 
     @property
@@ -201,6 +214,13 @@ def make_problem(values: Mapping[str, Any], text: str,
             raise ProblemError(f"--attr-zero-points={zps}: a reorder has src and dst zero "
                                f"points, not `{entry.arg}`")
     ndims = len(desc.dims)
+    masks = {int(item.split(":")[1]) for item in values["oflag"].split("+")} \
+        if values["oflag"] else set()
+    if len(masks) > 1:
+        raise ProblemError(f"--oflag={values['oflag']}: both compensations take one mask")
+    if masks and max(masks) >> ndims:
+        raise ProblemError(f"--oflag={values['oflag']}: mask {max(masks)} names a "
+                           f"dimension past the tensor's {ndims}")
     for option, entries in (("scales", scales), ("zero-points", zps)):
         for entry in entries.entries:
             if entry.mask_for(ndims) >> ndims:
@@ -231,8 +251,13 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: one dst zero point "
                     "(common), as oneDNN's reorders take")
     if prb.oflag:
-        return (Status.UNIMPLEMENTED, f"--oflag={prb.oflag}: reorders that write "
-                "compensation are not implemented")
+        # benchdnn's conditions for compensation (reorder.cpp): not met -> SKIPPED
+        ndims = len(prb.desc.dims)
+        masks_ok = all(e.mask_for(ndims) == prb.comp[1] for e in prb.scales.entries
+                       if not e.is_common)
+        if (prb.ddt != "s8" or prb.zero_points or prb.post_ops or prb.runtime_dim_mask
+                or not masks_ok):
+            return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     modes = prb.modes.verdict(prb.backend)
     if modes:
         return modes
@@ -286,6 +311,8 @@ class Buffers(Bound):
     dst: Guarded                     # the dst buffer (physical, ddt; 4-bit: packed bytes)
     # per-point attribute arrays (core.REORDER_ARGS names), shaped to broadcast over dims
     arrays: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    # the compensations (core.COMP_ARRAYS names): views of the dst buffer past its data
+    comp: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     src_vals: np.ndarray | None = None   # logical f32 values (correctness)
     prior: np.ndarray | None = None      # logical prior dst (sum)
     before: np.ndarray | None = None     # dst elements before the run (the untouched check)
@@ -317,11 +344,23 @@ def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buf
         prim = core.ReorderPrimitive(prim.impl, prim.attr, jobs(prb), prim.fault)
     src_buf = aligned_zeros(*_storage(prb.sdt, prb.src.size))
     n_dst, ddt_np = _storage(prb.ddt, prb.dst.size)
-    dst = Guarded(n_dst, poison(ddt_np), ddt_np)
+    names, mask = prb.comp
+    if names:
+        # oneDNN's dst memory with compensation: the s8 data, then from the next multiple
+        # of 4 bytes each compensation's s32 values (s8s8 first), in one guarded buffer
+        n_comp = cfg.comp_count(prb.desc.dims, mask)
+        start = -(-n_dst // 4) * 4
+        dst = Guarded(start + 4 * n_comp * len(names), poison(np.uint8), np.uint8)
+        whole = dst.array
+        dst.array = whole[:n_dst].view(ddt_np)
+        comp = {name: whole[start + 4 * n_comp * k:start + 4 * n_comp * (k + 1)]
+                .view(np.int32) for k, name in enumerate(names)}
+    else:
+        dst, comp = Guarded(n_dst, poison(ddt_np), ddt_np), {}
     arrays = {name: cfg.attr_values(name, mask, prb.desc.dims)
-              for name, mask in prb.masks().items()}
+              for name, mask in prb.masks().items() if name != "comp"}
     bound = {"run": prim.bind(src_buf, dst.array,
-                              **{name: a.ravel() for name, a in arrays.items()}),
+                              **{name: a.ravel() for name, a in arrays.items()}, **comp),
              "outs": (dst,), "breach_reason": "wrote outside the dst buffer"}
     n, shape = prb.src.nelems, prb.desc.dims
     if perf:
@@ -330,8 +369,8 @@ def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buf
         if prb.sum_scale is not None:
             _place(dst.array, prb.dst, prb.ddt,
                    cfg.perf_values(n, fill.Kind.DST, prb.ddt).reshape(shape))
-        return Buffers(src=src_buf, dst=dst, arrays=arrays, **bound)
-    bufs = Buffers(src=src_buf, dst=dst, arrays=arrays,
+        return Buffers(src=src_buf, dst=dst, arrays=arrays, comp=comp, **bound)
+    bufs = Buffers(src=src_buf, dst=dst, arrays=arrays, comp=comp,
                    src_vals=cfg.fill_src(n, prb.sdt).reshape(shape), **bound)
     _place(src_buf, prb.src, prb.sdt, bufs.src_vals)
     if prb.sum_scale is not None:
@@ -370,6 +409,22 @@ def judge(prb: ReorderProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
         res.status = Status.FAILED
         res.reason, extra = fault
         res.diagnostics += extra
+    names, mask = prb.comp
+    if names and res.status is not Status.FAILED:
+        # each compensation from the reference values, as the s8 dst stores them
+        sums = cfg.comp_sums(verdict.exp.reshape(prb.desc.dims), mask)
+        for name in names:
+            want = sums * (-128 if name == "comp_s8s8" else -1)
+            bad = np.flatnonzero(bufs.comp[name] != want)
+            if bad.size:
+                res.status = Status.FAILED
+                res.reason = (f"{name.removeprefix('comp_')} compensation wrong at "
+                              f"{bad.size} of {want.size} values")
+                res.diagnostics.append(
+                    f"[COMP][{name}] at {', '.join(map(str, bad[:10]))}: expected "
+                    f"{', '.join(map(str, want[bad[:10]]))}, got "
+                    f"{', '.join(map(str, bufs.comp[name][bad[:10]]))}")
+                break
 
 
 def _bytes_of(dt: str, n: int) -> int:
