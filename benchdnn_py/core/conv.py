@@ -185,6 +185,9 @@ class ConvAttr:
     layout: ActLayout = ActLayout.PLAIN   # src and dst; the rows accept one each
     src_zps: tuple[int, ...] = ()          # per channel (forward: ic), or () for src_zp
     dst_zps: tuple[int, ...] = ()          # per channel (oc), or () for dst_zp
+    # ARGS with a dw post-op: its own weights' scales (() = 1, one, or per oc) and dst's
+    dw_wei_scales: tuple[float, ...] = ()
+    dw_dst_scale: float = 1.0
 
     def cdata(self, keep: list):
         a = ffi.new("bdnn_conv_attr_t *")
@@ -195,6 +198,11 @@ class ConvAttr:
         keep.append(scales)
         a.wei_scales, a.wei_scales_per_oc = scales, int(len(self.wei_scales) > 1)
         a.src_zp, a.dst_zp = self.src_zp, self.dst_zp
+        if self.dw_wei_scales:
+            keep.append(ffi.new("float[]", list(self.dw_wei_scales)))
+            a.dw_wei_scales = keep[-1]
+            a.dw_wei_scales_per_oc = int(len(self.dw_wei_scales) > 1)
+        a.dw_dst_scale = self.dw_dst_scale
         for name in ("src_zps", "dst_zps"):
             values = getattr(self, name)
             if values:

@@ -345,6 +345,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     c->attr = *a;
     c->attr.wei_scales = NULL;
     c->attr.src_zps = c->attr.dst_zps = NULL;   /* the owned copies below */
+    c->attr.dw_wei_scales = NULL;
     c->n_post_ops = a->n_post_ops;
     for (int i = 0; i < a->n_post_ops; ++i) c->post_ops[i] = a->post_ops[i];
     c->operands = impls[impl].operands;
@@ -380,6 +381,16 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
         }
         for (int64_t ch = 0; ch < channels; ++ch)
             c->wei_scales[ch] = a->wei_scales[a->wei_scales_per_oc ? ch : 0];
+    }
+    if (a->scales == BDNN_SCALES_ARGS && bdnn_dw_post_op(a) >= 0) {
+        c->dw_wei_scales = malloc(sizeof(float) * (size_t)(d->oc > 0 ? d->oc : 1));
+        if (!c->dw_wei_scales) {
+            bdnn_conv_destroy(c);
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        for (int64_t ch = 0; ch < d->oc; ++ch)
+            c->dw_wei_scales[ch] = !a->dw_wei_scales ? 1.0f
+                                 : a->dw_wei_scales[a->dw_wei_scales_per_oc ? ch : 0];
     }
     size_t *outer = alloc_tally, scratch = 0;
     alloc_tally = &scratch;
@@ -527,6 +538,7 @@ void bdnn_conv_destroy(bdnn_conv_t *c) {
     if (!c) return;
     if (c->impl && c->impl->ops->fini) c->impl->ops->fini(c);
     free(c->wei_scales);
+    free(c->dw_wei_scales);
     free(c->src_zps);
     free(c->dst_zps);
     free(c);

@@ -108,6 +108,15 @@ static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_
     *a2 = (bdnn_conv_attr_t){.src_dt = a->dst_dt, .wei_dt = dw->dw_wei_dt,
                              .dst_dt = dw->dw_dst_dt, .bia_dt = dw->dw_bia_dt,
                              .scales = BDNN_SCALES_NONE, .layout = a->layout};
+    if (a->scales == BDNN_SCALES_ARGS) {
+        /* oneDNN 3.x: the depthwise step reads the 1x1 output, so its src scale is the
+         * 1x1 step's dst scale; its weights and dst take the dw post-op's own */
+        a2->scales = BDNN_SCALES_ARGS;
+        a2->src_scale = a->dst_scale;
+        a2->dst_scale = a->dw_dst_scale;
+        a2->wei_scales = c->dw_wei_scales;   /* per block: overwritten with the block's own */
+        a2->wei_scales_per_oc = 1;
+    }
     /* Entries before the dw entry go to the 1x1 step, those after it to the depthwise
      * one (the deliberate defect swaps the two lists). */
     const int swap = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED;
@@ -385,6 +394,9 @@ static void fdw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             const bdnn_conv_t *s1 = p->step1[2 * t + k], *s2 = p->step2[2 * t + k];
             if (s1->wei_scales)   /* this block's channels' scales */
                 memcpy(s1->wei_scales, c->wei_scales + ch0, sizeof(float) * (size_t)p->bs[k]);
+            if (s2->wei_scales && c->dw_wei_scales)
+                memcpy(s2->wei_scales, c->dw_wei_scales + ch0,
+                       sizeof(float) * (size_t)p->bs[k]);
             const bdnn_conv_args_t a1 = {
                 .src = (const char *)a->src + (size_t)(n * in_image) * src_sz,
                 .wei = packed + p->wei_off[b],

@@ -453,6 +453,7 @@ struct bdnn_conv {
     const void *post_src[BDNN_MAX_POST_OPS];   /* binary, prelu: their extra inputs */
     bdnn_conv_attr_t attr;   /* data types, scales, zero points (wei_scales: see below) */
     float *wei_scales;       /* owned copy: oc values (one repeated when common) */
+    float *dw_wei_scales;    /* owned copy: the dw step's oc weight scales (ARGS + dw), or NULL */
     int32_t *src_zps;        /* owned copies of per-channel zero points (ic, oc), or NULL */
     int32_t *dst_zps;
     int operands;            /* OPERANDS_* of this problem */

@@ -188,6 +188,12 @@ typedef struct {
     int32_t src_zp, dst_zp;               /* common zero points: src_zp of the
                                              activation read (src; diff_dst in backward
                                              data), dst_zp of the tensor written */
+    /* ARGS with a dw post-op (oneDNN 3.x): the depthwise step's own scales; its src
+     * scale is dst_scale, the 1x1 step's (whose output it reads). dw_wei_scales: NULL
+     * (all 1), one, or one per channel (copied by create); dw_dst_scale: 1 when not given. */
+    const float *dw_wei_scales;
+    int dw_wei_scales_per_oc;
+    float dw_dst_scale;
     const int32_t *src_zps, *dst_zps;     /* or one per channel of the activation read
                                              and of the tensor written (forward: ic,
                                              oc; backward data: oc, ic), copied by

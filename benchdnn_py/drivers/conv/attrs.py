@@ -192,6 +192,9 @@ class Quant:
     dst_zp: int = 0
     src_zps: np.ndarray | None = None   # per input channel (int32), or None: src_zp
     dst_zps: np.ndarray | None = None   # per output channel, or None: dst_zp
+    # the depthwise post-op's own scales (ARGS): its weights' (one, or per channel), its dst's
+    dw_wei_scales: np.ndarray | None = None
+    dw_dst_scale: float = 1.0
 
     def per_oc(self, oc: int) -> np.ndarray:
         return np.broadcast_to(self.wei_scales, (oc,)).astype(np.float64)
@@ -217,6 +220,17 @@ def _zps(prb, arg: str, n: int) -> np.ndarray | None:
     return fill.choice_fill(n, kind, values).astype(np.int32)
 
 
+def dw_quant(q: Quant) -> Quant:
+    """The depthwise step's scales (oneDNN 3.x, benchdnn's get_fused_conv_prb): its src
+    scale is the 1x1 step's dst scale (the 1x1 output it reads was divided by it), then
+    the dw post-op's own weights and dst scales. No scales (or DNNL 1.x output scales,
+    which the post-op's own would follow): none."""
+    if q.kind is not core.Scales.ARGS:
+        return Quant()
+    wei = q.dw_wei_scales if q.dw_wei_scales is not None else np.ones(1, np.float32)
+    return Quant(core.Scales.ARGS, q.dst_scale, q.dw_dst_scale, wei)
+
+
 def quant_of(prb, oc: int) -> Quant:
     zp = lambda arg: (prb.zero_points.get(arg).zp if prb.zero_points   # noqa: E731
                       and prb.zero_points.get(arg) else 0)
@@ -238,8 +252,16 @@ def quant_of(prb, oc: int) -> Quant:
             wei = fill.choice_fill(oc, fill.Kind.SCALES, SCALE_VALUES)
         else:
             wei = np.array([common("wei")], np.float32)
+        dw_wei = prb.scales.get("attr_post_op_dw_wei")
+        if dw_wei is None:
+            dw_wei_scales = None
+        elif dw_wei.is_common:
+            dw_wei_scales = np.array([dw_wei.scale], np.float32)
+        else:   # per_oc: 6.4's values, drawn with the depthwise weights' seed
+            dw_wei_scales = fill.choice_fill(oc, fill.Kind.DW_WEI, SCALE_VALUES)
         return Quant(core.Scales.ARGS, common("src"), common("dst"), wei, src_zp, dst_zp,
-                     **zps)
+                     **zps, dw_wei_scales=dw_wei_scales,
+                     dw_dst_scale=common("attr_post_op_dw_dst"))
     return Quant(src_zp=src_zp, dst_zp=dst_zp, **zps)
 
 

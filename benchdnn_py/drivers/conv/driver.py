@@ -88,8 +88,18 @@ def attributes_unsupported(prb) -> tuple[Status, str] | None:
     for option, entries in (("scales", prb.scales), ("zero-points", prb.zero_points)):
         for e in entries.entries:
             if e.arg.startswith("attr_post_op_dw"):
-                return (Status.UNIMPLEMENTED, f"--attr-{option}={entries}: the depthwise "
-                        "post-op's own scales and zero points are not implemented")
+                # the dw post-op's own scales (oneDNN 3.x): weights common or per_oc, dst
+                # common, f32; its zero points are not implemented
+                own_scale = option == "scales" and e.dt == "f32" and not e.groups and (
+                    e.is_common or (e.arg == "attr_post_op_dw_wei" and e.policy == "per_oc"))
+                if not own_scale:
+                    return (Status.UNIMPLEMENTED, f"--attr-{option}={entries}: the "
+                            "depthwise post-op takes its own common or per_oc f32 weights "
+                            "scales and common f32 dst scale here")
+                if prb.dw is None:
+                    return (Status.INVALID_ARGUMENTS, f"--attr-{option}={entries}: "
+                            f"{e.arg} without a dw post-op")
+                continue
             if e.arg not in ("src", "wei", "dst"):
                 return (Status.INVALID_ARGUMENTS, f"--attr-{option}={entries}: a "
                         f"{prb.desc.kind}olution has no argument {e.arg}")

@@ -173,7 +173,10 @@ def kernel_attr(prb, q: Quant) -> core.ConvAttr:
                          q.dst_zp, kernel_post_ops(prb.post_ops, prb.dt[2],
                                                    logical_dims(prb.desc)["dst"]),
                          src_zps=() if q.src_zps is None else tuple(map(int, q.src_zps)),
-                         dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)))
+                         dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)),
+                         dw_wei_scales=() if q.dw_wei_scales is None
+                         else tuple(map(float, q.dw_wei_scales)),
+                         dw_dst_scale=q.dw_dst_scale)
 
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,

@@ -18,7 +18,7 @@ from ...common import check
 from ...common.attr import PostOps
 from ...common.direction import Dir
 from ...common.post_ops import src1_at, src1_entries, src1_name, src1_values_5d
-from .attrs import Quant, quantize_reference, split_at_dw
+from .attrs import Quant, dw_quant, quantize_reference, split_at_dw
 from .desc import ConvDesc
 
 
@@ -83,15 +83,16 @@ def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
     """Depthwise fusion as separate plain steps: the 1x1 convolution with its epilogue
     (bias, scales, the entries before dw), rounded to the convolution's dst type as a
     stored output; the depthwise convolution of that (the same C reference); its bias and
-    the entries after dw. With points, the whole 1x1 output is computed, then the
-    depthwise output at the points only."""
+    the entries after dw, with the depthwise step's scales (oneDNN 3.x: its src scale is
+    the 1x1 step's dst scale; dw_quant). With points, the whole 1x1 output is computed,
+    then the depthwise output at the points only."""
     pre, post = split_at_dw(prb.post_ops)
     acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
     mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None),
                             prb.dt[2])
     dw = prb.dw_shape
     acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
-    return forward_epilogue(acc, inputs.get("dw_bia"), Quant(), post, None, points,
+    return forward_epilogue(acc, inputs.get("dw_bia"), dw_quant(q), post, None, points,
                             dw.dst_shape)
 
 

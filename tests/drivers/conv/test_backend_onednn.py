@@ -142,3 +142,16 @@ def test_isa_caps_onednn_as_it_caps_the_native_kernels(onednn_lib):
     assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--isa=scalar: oneDNN has no such cap (its lowest is sse41))")
 
+
+
+@pytest.mark.usefixtures("onednn_lib")
+def test_a_dst_scale_with_a_depthwise_post_op_means_what_it_means_to_onednn():
+    """oneDNN's fused convolution against the reference: the depthwise step rescales by
+    the 1x1 step's dst scale; the post-op's own scales are not passed (UNIMPLEMENTED)."""
+    res = run_cli("--conv", "--backend=onednn", "--dt=u8:s8:s8,u8:s8:u8",
+                  "--attr-scales=src:common:0.25+wei:per_oc+dst:common:0.5",
+                  "--attr-post-ops=relu+dw:k3s2p1:s8,dw:k3s1p1:u8+relu",
+                  "mb2ic16ih14oc32oh14kh1ph0", "--attr-scales=src:common:0.25+wei:per_oc"
+                  "+dst:common:0.5+attr_post_op_dw_wei:per_oc", "mb2ic16ih14oc32oh14kh1ph0")
+    s = res.summary()
+    assert s["passed"] == 4 and s["unimplemented"] == 4, res.out[-2000:]

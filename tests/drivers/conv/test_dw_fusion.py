@@ -17,6 +17,7 @@ from benchdnn_py.drivers.conv import driver
 from benchdnn_py.drivers.conv import prim as conv_prim
 from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.conv import ref as conv_ref
+from benchdnn_py.drivers.conv.attrs import Quant, dw_quant
 from benchdnn_py.engine.impl_filter import ImplFilter
 from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.status import Status
@@ -239,3 +240,26 @@ def test_per_channel_scales_over_one_block_that_is_not_whole_tiles():
     avx2 = core.isa_supported(core.Isa.AVX2)   # without it, its rows are SKIPPED
     assert all(":PASSED " in l or (":SKIPPED " in l and not avx2) for l in cases), \
         res.out[-2000:]
+
+
+DW_SCALES = ("--dt=u8:s8:s8,u8:s8:u8",
+             "--attr-scales=src:common:0.25+wei:per_oc+dst:common:0.5,"
+             "src:common:0.25+wei:per_oc+dst:common:0.5+attr_post_op_dw_wei:per_oc,"
+             "src:common:0.25+wei:per_oc+dst:common:0.5+attr_post_op_dw_wei:common:2"
+             "+attr_post_op_dw_dst:common:4",
+             "--attr-post-ops=relu+dw:k3s2p1:s8,dw:k3s1p1:u8+relu")
+
+
+def test_the_depthwise_steps_own_scales_follow_onednn():
+    """oneDNN 3.x (benchdnn's get_fused_conv_prb): the 1x1 output is divided by the dst
+    scale, the depthwise step multiplies it back (its src scale) and by its weights'
+    scales, and divides by its own dst scale. Several channel blocks (oc256 at 56x56)
+    make a block that took another's weights scales fail."""
+    res = run_cli("--conv", *DW_SCALES, "mb2ic16ih14oc32oh14kh1ph0",
+                  "mb2ic32ih56oc256oh56kh1ph0")
+    assert res.code == 0 and res.summary()["passed"] == 2 * 3 * 2 * 2, res.err[-2000:]
+    step = dw_quant(Quant(core.Scales.ARGS, 0.25, 0.5, np.ones(1, np.float32),
+                          dw_wei_scales=np.array([2.0], np.float32), dw_dst_scale=4.0))
+    assert (step.kind, step.src_scale, step.dst_scale, step.wei_scales.tolist()) == \
+        (core.Scales.ARGS, 0.5, 4.0, [2.0])
+    assert dw_quant(Quant(core.Scales.OSCALE)).kind is core.Scales.NONE
