@@ -1,13 +1,14 @@
 """4-bit types in memory: two elements to a byte, element 2k in the low nibble of byte k
 (oneDNN's packing, and the kernels': kernels/include/bdnn.h). Values go in and out as
-f32 already representable in the type (check.round_to_dt); a buffer is a uint8 array."""
+f32 already representable in the type (check.round_to_dt); a buffer is a uint8 array.
+storage, place and elements take any type, packed or not (core.PACKED_DTS)."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 
-PACKED_DTS = ("s4", "u4", "f4_e2m1")
+from .. import core
 
 
 def codes(values: np.ndarray, dt: str) -> np.ndarray:
@@ -46,3 +47,24 @@ def unpack(packed: np.ndarray, n: int) -> np.ndarray:
 
 def nbytes(n: int) -> int:
     return (n + 1) // 2
+
+
+def storage(dt: str, n: int) -> tuple[int, np.dtype]:
+    """Buffer length and numpy type of n elements of dt (4-bit: packed bytes)."""
+    return (nbytes(n) if dt in core.PACKED_DTS else n), core.numpy_dtype(dt)
+
+
+def place(buf: np.ndarray, lay, dt: str, values: np.ndarray) -> None:
+    """values (logical order, representable in dt) into buf at the offsets of lay (a
+    layout.Layout)."""
+    if dt in core.PACKED_DTS:
+        nibbles = unpack(buf, lay.size)
+        nibbles[lay.offset_table()] = codes(values, dt)
+        buf[:] = pack(nibbles)
+    else:
+        buf[lay.offset_table()] = values.astype(buf.dtype)
+
+
+def elements(buf: np.ndarray, lay, dt: str) -> np.ndarray:
+    """Every element of a buffer of lay, as stored (4-bit: one code per element)."""
+    return unpack(buf, lay.size) if dt in core.PACKED_DTS else buf

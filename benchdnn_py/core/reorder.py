@@ -75,8 +75,8 @@ class ReorderPrimitive:
         self.impl, self.attr, self.fault = impl, attr, fault
         self.name = _with_fault(impl.name, fault)
         self.memory_bytes = 0   # the kernels allocate nothing
-        self._attr = attr.cdata()
-        status = lib.bdnn_reorder_check(impl.index, self._attr)
+        # (each bind() makes its own C attributes, with that binding's arrays)
+        status = lib.bdnn_reorder_check(impl.index, attr.cdata())
         if status == lib.BDNN_STATUS_UNIMPLEMENTED:
             raise Unimplemented(f"{impl.name} takes f32, bf16, f16, s32, s8 and u8 with "
                                 f"common scales, no zero points")

@@ -196,6 +196,13 @@ class Quant:
     dw_wei_scales: np.ndarray | None = None
     dw_dst_scale: float = 1.0
 
+    def src_zero_point(self, ndim: int) -> np.float32 | np.ndarray:
+        """The src zero point in f32, broadcastable over a src [mb][c][...] of ndim dims:
+        one per channel (axis 1), or the common one (0 without)."""
+        if self.src_zps is None:
+            return np.float32(self.src_zp)
+        return self.src_zps.astype(np.float32).reshape((1, -1) + (1,) * (ndim - 2))
+
     def per_oc(self, oc: int) -> np.ndarray:
         return np.broadcast_to(self.wei_scales, (oc,)).astype(np.float64)
 

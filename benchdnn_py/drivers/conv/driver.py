@@ -181,9 +181,8 @@ def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other
             # src - zp is the drawn integer (saturated to the type, as the buffer holds it).
             lo, hi = check.INT_RANGES.get(dts["src"], (-np.inf, np.inf))
             shape = t[name].shape
-            zp = np.float32(q.src_zp) if q.src_zps is None else \
-                q.src_zps.astype(np.float32).reshape((1, -1) + (1,) * (len(shape) - 2))
-            data = np.clip(data.reshape(shape) + zp, lo, hi).astype(np.float32)
+            data = np.clip(data.reshape(shape) + q.src_zero_point(len(shape)), lo, hi
+                           ).astype(np.float32)
         out[name] = data.reshape(t[name].shape)
     return out
 

@@ -106,11 +106,7 @@ def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | 
     if prb_dir.forward and prb.dw is not None:
         return {"dst": dw_reference(prb, inputs, q, at("dst"))}
     if prb_dir.forward:
-        src = inputs["src"]
-        if q.src_zps is not None:   # one per input channel (axis 1)
-            src = src - q.src_zps.astype(np.float32).reshape((1, -1) + (1,) * (src.ndim - 2))
-        elif q.src_zp:
-            src = src - np.float32(q.src_zp)
+        src = inputs["src"] - q.src_zero_point(inputs["src"].ndim)
         acc = compute_ref(shape, src, inputs["wei"], None, at("dst"))
         return {"dst": forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
                                         at("dst"), shape.dst_shape, inputs)}

@@ -83,11 +83,7 @@ def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: attrs.Quant
                prior, points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     at = (points or {}).get
     if prb.dir.forward:
-        src = inputs["src"]
-        if q.src_zps is not None:   # one per input channel (axis 1)
-            src = src - q.src_zps.astype(np.float32).reshape((1, -1) + (1,) * (src.ndim - 2))
-        elif q.src_zp:
-            src = src - np.float32(q.src_zp)
+        src = inputs["src"] - q.src_zero_point(inputs["src"].ndim)
         acc = ref.ref_fwd(prb.desc, src, inputs["wei"], None, at("dst"))
         return {"dst": conv_ref.forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
                                              at("dst"), prb.shape.dst_shape, inputs)}

@@ -12,6 +12,7 @@ runs, GB/s over the bytes read and written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -163,7 +164,7 @@ class ReorderProblem:
         entry = self.zero_points.get(arg)
         return 0 if entry is None or entry.zp is None else entry.zp
 
-    @property
+    @functools.cached_property
     def comp(self) -> tuple[tuple[str, ...], int]:
         """The compensations --oflag asks for (core.COMP_ARRAYS names, s8s8 first, as
         they follow the dst data) and their mask; ((), 0) without."""
@@ -318,32 +319,12 @@ class Buffers(Bound):
     before: np.ndarray | None = None     # dst elements before the run (the untouched check)
 
 
-def _storage(dt: str, n: int) -> tuple[int, np.dtype]:
-    """Buffer length and numpy type of n elements of dt (4-bit: packed bytes)."""
-    return (packed.nbytes(n) if dt in core.PACKED_DTS else n), core.numpy_dtype(dt)
-
-
-def _place(buf: np.ndarray, lay: layout.Layout, dt: str, values: np.ndarray) -> None:
-    """values (logical order, representable in dt) into buf at lay's offsets."""
-    if dt in core.PACKED_DTS:
-        nibbles = packed.unpack(buf, lay.size)
-        nibbles[lay.offset_table()] = packed.codes(values, dt)
-        buf[:] = packed.pack(nibbles)
-    else:
-        buf[lay.offset_table()] = values.astype(buf.dtype)
-
-
-def _elements(buf: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
-    """Every element of a buffer, as stored (4-bit: one code per element)."""
-    return packed.unpack(buf, lay.size) if dt in core.PACKED_DTS else buf
-
-
 def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buffers:
     if prb.runtime_dim_mask:
         # created without its dims: the loop nests follow the buffers bound now
         prim = core.ReorderPrimitive(prim.impl, prim.attr, jobs(prb), prim.fault)
-    src_buf = aligned_zeros(*_storage(prb.sdt, prb.src.size))
-    n_dst, ddt_np = _storage(prb.ddt, prb.dst.size)
+    src_buf = aligned_zeros(*packed.storage(prb.sdt, prb.src.size))
+    n_dst, ddt_np = packed.storage(prb.ddt, prb.dst.size)
     names, mask = prb.comp
     if names:
         # oneDNN's dst memory with compensation: the s8 data, then from the next multiple
@@ -364,19 +345,19 @@ def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buf
              "outs": (dst,), "breach_reason": "wrote outside the dst buffer"}
     n, shape = prb.src.nelems, prb.desc.dims
     if perf:
-        _place(src_buf, prb.src, prb.sdt,
+        packed.place(src_buf, prb.src, prb.sdt,
                cfg.perf_values(n, fill.Kind.SRC, prb.sdt).reshape(shape))
         if prb.sum_scale is not None:
-            _place(dst.array, prb.dst, prb.ddt,
+            packed.place(dst.array, prb.dst, prb.ddt,
                    cfg.perf_values(n, fill.Kind.DST, prb.ddt).reshape(shape))
         return Buffers(src=src_buf, dst=dst, arrays=arrays, comp=comp, **bound)
     bufs = Buffers(src=src_buf, dst=dst, arrays=arrays, comp=comp,
                    src_vals=cfg.fill_src(n, prb.sdt).reshape(shape), **bound)
-    _place(src_buf, prb.src, prb.sdt, bufs.src_vals)
+    packed.place(src_buf, prb.src, prb.sdt, bufs.src_vals)
     if prb.sum_scale is not None:
         bufs.prior = cfg.fill_dst(n, prb.ddt).reshape(shape)
-        _place(dst.array, prb.dst, prb.ddt, bufs.prior)
-    bufs.before = _elements(dst.array, prb.dst, prb.ddt).copy()
+        packed.place(dst.array, prb.dst, prb.ddt, bufs.prior)
+    bufs.before = packed.elements(dst.array, prb.dst, prb.ddt).copy()
     return bufs
 
 
@@ -391,7 +372,7 @@ def reference(prb: ReorderProblem, bufs: Buffers) -> np.ndarray:
 def judge(prb: ReorderProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
     """The three checks of the module docstring; the first that fails names the verdict."""
-    out = _elements(bufs.dst.array, prb.dst, prb.ddt)
+    out = packed.elements(bufs.dst.array, prb.dst, prb.ddt)
     got = out[prb.dst.offset_table()]
     if prb.ddt in core.PACKED_DTS:
         got = packed.values(got, prb.ddt)

@@ -134,14 +134,14 @@ def run_generic(stag, dtag, dims, sdt, ddt, masks=None, src_zp=0, dst_zp=0, sum_
     src_l = layout.parse_tag(stag).layout(dims)
     dst_l = layout.parse_tag(dtag).layout(dims)
     x = round_to_dt(rng.integers(-40, 40, dims).astype(np.float32) / 4, sdt)
-    src = _buffer(src_l, sdt)
-    _put(src, src_l, sdt, x)
-    dst = _buffer(dst_l, ddt)
+    src = aligned_zeros(*packed.storage(sdt, src_l.size))
+    packed.place(src, src_l, sdt, x)
+    dst = aligned_zeros(*packed.storage(ddt, dst_l.size))
     dst[:] = 0x5A
     prior = None
     if sum_scale is not None:
         prior = round_to_dt(rng.integers(-6, 6, dims).astype(np.float32), ddt)
-        _put(dst, dst_l, ddt, prior)
+        packed.place(dst, dst_l, ddt, prior)
     arrays = {}
     for name, mask in masks.items():
         shape = tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dims))
@@ -164,25 +164,10 @@ def run_generic(stag, dtag, dims, sdt, ddt, masks=None, src_zp=0, dst_zp=0, sum_
     return exp, got, pad
 
 
-def _buffer(lay, dt):
-    if dt in core.PACKED_DTS:
-        return aligned_zeros(packed.nbytes(lay.size), np.uint8)
-    return aligned_zeros(lay.size, core.numpy_dtype(dt))
-
-
-def _put(buf, lay, dt, values):
-    if dt in core.PACKED_DTS:
-        nib = packed.unpack(buf, lay.size)
-        nib[lay.offset_table()] = packed.codes(values, dt)
-        buf[:] = packed.pack(nib)
-    else:
-        buf[lay.offset_table()] = values.astype(buf.dtype)
-
-
 def _get(buf, lay, dt, offsets):
-    if dt in core.PACKED_DTS:
-        return packed.values(packed.unpack(buf, lay.size)[offsets], dt)
-    return buf[offsets].astype(np.float32)
+    """f32 values of the elements at offsets (4-bit codes decoded)."""
+    stored = packed.elements(buf, lay, dt)[offsets]
+    return packed.values(stored, dt) if dt in core.PACKED_DTS else stored.astype(np.float32)
 
 
 def _equal_or_both_nan(exp, got):
