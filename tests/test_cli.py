@@ -288,9 +288,10 @@ def test_sampled_check_end_to_end(tmp_path):
                   "--dir=FWD_B,BWD_WB", "mb2ic32ih28oc32kh3ph1", "--check=full", "ic4ih5oc4kh3")
     assert res.code == 0, res.out + res.err
     results_lines = [l for l in res.lines if re.match(r"^\d+:PASSED ", l)]
-    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --conv --impl=\S+ --check=sampled:500 "
+    # a global option: before the driver in the repro line
+    assert re.match(r"^0:PASSED \(\d+ ms\) __REPRO: --check=sampled:500 --conv --impl=\S+ "
                     r"ic32ih28oc32oh28kh3ph1$", results_lines[0])
-    assert "--dir=BWD_WB --check=sampled:500 " in results_lines[1]
+    assert results_lines[1].split("__REPRO: ")[1].startswith("--check=sampled:500 --conv ")
     assert len(results_lines) == 4 and not any("--check" in l for l in results_lines[2:])
     # -v2 says what a sampled pass checked, and only for sampled cases; backward weights:
     # 500 of the 9216 weights, and all 32 biases (fewer than N).
@@ -301,7 +302,28 @@ def test_sampled_check_end_to_end(tmp_path):
     records = results.read(str(out)).cases
     assert [(c["total"], c["output_points"]) for c in records] == [
         (500, 50176), (532, 9248), (72, 72), (148, 148)]
-    assert "--check=sampled:500" in records[0]["key"] and "--check" not in records[2]["key"]
+    # the key names the case, whatever checked it: a sampled run compares with a full one
+    assert "--check" not in records[0]["key"] and "--check" not in records[2]["key"]
+    assert records[0]["repro"].startswith("--check=sampled:500 --conv ")
+
+
+def test_sampled_check_outlives_a_batch_files_reset(tmp_path):
+    """benchdnn's files start with --reset: the command line's --check holds through it,
+    as --mode does, until another --check."""
+    (tmp_path / "b").write_text("--reset --dir=FWD_B\nmb2ic32ih28oc32kh3ph1\n"
+                                "--reset --check=full\nic4ih5oc4kh3\n")
+    res = run_cli("--conv", "--check=sampled:500", f"--batch={tmp_path / 'b'}")
+    assert res.code == 0, res.out + res.err
+    repros = [l.split("__REPRO: ")[1] for l in res.lines if re.match(r"^\d+:PASSED ", l)]
+    assert repros[0].startswith("--check=sampled:500 --conv ") and "--check" not in repros[1]
+
+
+def test_sampled_check_on_a_driver_without_it_exits_2():
+    res = run_cli("--pool", "--check=sampled", "mb1ic3ih4kh2")
+    assert res.code == 2 and res.out == ""
+    assert res.err.strip().splitlines() == [
+        "benchdnn-py: error: --check=sampled: the pool driver checks every output point "
+        "(--conv and --deconv sample)"]
 
 
 def test_sampled_check_draws_the_same_points_on_every_run():

@@ -158,6 +158,8 @@ class Driver:
     case_option: str = ""
     # What --perf-template=def (the default) prints for this driver.
     default_perf_template: str = DEFAULT_TEMPLATE
+    # Whether its reference can compute a sample of the outputs (--check=sampled).
+    sampled_checks: bool = False
 
     def option(self, name: str) -> Option | None:
         for opt in self.options:

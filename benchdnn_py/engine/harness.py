@@ -287,6 +287,9 @@ def plan(args: list[str]) -> Plan:
         check_fields(template, set(driver.perf_fields), driver.name)
     check_fields(walker.settings.perf_template.resolve(driver.csv_perf_fields),
                  set(driver.perf_fields), driver.name)
+    if not driver.sampled_checks and any(c.settings.check.sampled for c in walker.cases):
+        raise UsageError(f"--check=sampled: the {driver.name} driver checks every output "
+                         f"point (--conv and --deconv sample)")
     warnings = list(walker.knob_warnings)
     if walker.last_was_option:
         warnings.append(f"{driver.name} driver: WARNING: No problem found for a given option!")

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
+from ..common.check import DEFAULT_SAMPLED_POINTS, FULL, Check, parse_check
 from ..errors import UsageError
 from ..reports import perf_targets
 from ..reports.perf_report import PerfTemplate, parse_template
@@ -197,6 +198,9 @@ class GlobalSettings:
     # the targets perf-table judges the run's results by (the results file's header)
     perf_targets: perf_targets.Targets | None = None
     check_ref_impl: bool = False   # a case run by a reference implementation is FAILED
+    # --check: every output point or a sample (--conv, --deconv). Global so that a
+    # benchdnn file's own --reset keeps what the command line asked for.
+    check: Check = FULL
 
     def repro_prefix(self) -> str:
         """The non-default global options, as benchdnn prints them before the driver."""
@@ -211,6 +215,8 @@ class GlobalSettings:
             parts.append("--canonical=true")
         if self.isa:
             parts.append(f"--isa={self.isa}")
+        if self.check != FULL:
+            parts.append(f"--check={self.check}")
         return "".join(p + " " for p in parts)
 
 
@@ -218,6 +224,10 @@ class GlobalSettings:
 GLOBAL_OPTIONS: dict[str, Option] = {
     "mode": Option("mode", enum_value("mode", MODES), MODES["C"],
                    "C correctness (default), P performance, CP both, L list only"),
+    "check": Option("check", parse_check, FULL,
+                    "full (every output point) or sampled[:N] (N points of each output "
+                    "tensor drawn at random, the same on every rerun of a case; N "
+                    f"defaults to {DEFAULT_SAMPLED_POINTS}); --conv and --deconv"),
     "max_ms_per_prb": Option("max-ms-per-prb", _parse_max_ms, 3000.0,
                              "time budget per problem in perf modes, ms (clamped to 10..60000)"),
     "fix_times_per_prb": Option("fix-times-per-prb", _parse_fix_times, 0,
@@ -272,7 +282,8 @@ GLOBAL_OPTIONS: dict[str, Option] = {
 # tool's run options (--results=, --junit=, --shard=, ...) keep refusing an empty value,
 # which is a mistake there, never a request.
 EMPTY_IS_DEFAULT = frozenset({"mode", "max_ms_per_prb", "fix_times_per_prb", "canonical",
-                              "verbose", "summary", "perf_template", "check_ref_impl"})
+                              "verbose", "summary", "perf_template", "check_ref_impl",
+                              "check"})
 
 # Fields that describe how a run is carried out, not what a case is: results files keep
 # them in the header, never in a case's settings.

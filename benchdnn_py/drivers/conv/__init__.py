@@ -16,5 +16,6 @@ DRIVER = Driver(
     run=driver.run,
     csv_perf_fields=problem.CSV_PERF_FIELDS,
     perf_fields=frozenset(COMMON_FIELDS | problem.PERF_FIELDS),
+    sampled_checks=True,
     description="convolution: every direction; f32, bf16, f16, int8; 1D/2D/3D",
 )

@@ -9,11 +9,11 @@ import functools
 from typing import Any, Mapping
 
 from ... import backends, core
-from ...common import check, layout
+from ...common import layout
 from ...common.attr import (MODE_OPTIONS, Depthwise, Modes, OScale, PostOps, Scales,
                             ZeroPoints, modes_of, parse_oscale, parse_post_ops, parse_scales,
                             parse_zero_points)
-from ...common.check import FULL, Check, parse_check
+from ...common.check import FULL, Check
 from ...common.direction import Dir
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter
 from ...engine.options import Option, enum_value, int_value, regex_value
@@ -74,10 +74,6 @@ OPTIONS = (
            "post-op chains: sum[:SCALE], NAME[:ALPHA[:BETA[:SCALE]]], dw:kKsSpP, "
            "ALG:DT[:MASK[:TAG]] (binary), prelu[:MASK] joined by +", is_list=True),
     *MODE_OPTIONS,
-    Option("check", parse_check, FULL,
-           "full (every output point) or sampled[:N] (N points of each output tensor drawn "
-           "at random, the same on every rerun of a case; N defaults to "
-           f"{check.DEFAULT_SAMPLED_POINTS})", is_list=True),
     Option("mb", int_value("mb", 0), 0, "minibatch override (0: the descriptor's)",
            is_list=True),
     Option("match", regex_value("match"), None,
@@ -119,7 +115,7 @@ class ConvProblem:
     oscale: OScale = OScale()
     scales: Scales = Scales()
     zero_points: ZeroPoints = ZeroPoints()
-    check: Check = FULL
+    check: Check = FULL                  # --check (a global option: --reset keeps it)
     formats: formats.Formats = formats.Formats()
     threads: int = 0                     # --threads (0: the process's OpenMP count)
     modes: Modes = Modes()               # --attr-scratchpad, --attr-fpmath, ...
@@ -192,8 +188,6 @@ class ConvProblem:
             parts.append(f"--alg={self.alg}")
         if self.attr_text:
             parts.append(self.attr_text)
-        if self.check != FULL:
-            parts.append(f"--check={self.check}")
         if self.threads:
             parts.append(f"--threads={self.threads}")
         parts.append(self.desc.format(canonical))
@@ -226,7 +220,7 @@ def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
                 user_mb=values["mb"], post_ops=values["attr-post-ops"],
                 backend=values["backend"], bia_dt_given=values["bia-dt"], alg=alg,
                 oscale=values["attr-oscale"], scales=values["attr-scales"],
-                zero_points=values["attr-zero-points"], check=values["check"],
+                zero_points=values["attr-zero-points"],
                 formats=formats.formats_of(values), threads=values["threads"],
                 modes=modes_of(values))
 
@@ -235,6 +229,6 @@ def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings)
     desc = parse_desc(text, "conv")
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    prb = ConvProblem(desc, **problem_fields(values))
+    prb = ConvProblem(desc, **problem_fields(values), check=settings.check)
     prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
     return prb

@@ -17,5 +17,6 @@ DRIVER = Driver(
     run=driver.run,
     csv_perf_fields=conv_problem.CSV_PERF_FIELDS,
     perf_fields=frozenset(COMMON_FIELDS | conv_problem.PERF_FIELDS),
+    sampled_checks=True,
     description="deconvolution: every direction; f32, bf16, f16, int8; 1D/2D/3D",
 )

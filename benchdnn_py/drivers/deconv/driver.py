@@ -57,7 +57,7 @@ def make_problem(values: Mapping[str, Any], text: str,
     desc = parse_deconv(text)
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    prb = DeconvProblem(desc, **problem.problem_fields(values))
+    prb = DeconvProblem(desc, **problem.problem_fields(values), check=settings.check)
     prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
     return prb
 

@@ -301,12 +301,17 @@ def test_sampled_points_follow_the_repro_not_the_process():
     assert driver.sample_points(_planned("conv", "", "ic4ih5oc4kh3", "full"), "conv", t) is None
 
 
+def _repro_line(args: list[str]) -> str:
+    (case,) = harness.plan(args).cases
+    prb = conv_problem.make_problem(case.values, case.desc_text, case.settings)
+    return f"{case.settings.repro_prefix()}--conv {prb.repro()}"
+
+
 def test_check_is_in_the_repro_only_when_sampled():
-    assert "--check" not in _planned("conv", "", "ic4ih5oc4kh3", "full").repro()
-    sampled = _planned("conv", "--dir=BWD_D", "ic4ih5oc4kh3", "sampled").repro()
-    assert f"--check=sampled:{driver.check.DEFAULT_SAMPLED_POINTS}" in sampled.split()
-    again = harness.plan(["--conv", *sampled.split()]).cases[0]
-    assert conv_problem.make_problem(again.values, again.desc_text, again.settings).repro() == sampled
+    assert "--check" not in _repro_line(["--conv", "--check=full", "ic4ih5oc4kh3"])
+    sampled = _repro_line(["--conv", "--check=sampled", "--dir=BWD_D", "ic4ih5oc4kh3"])
+    assert sampled.startswith(f"--check=sampled:{driver.check.DEFAULT_SAMPLED_POINTS} --conv ")
+    assert _repro_line(sampled.split()) == sampled
 
 
 def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
