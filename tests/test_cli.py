@@ -368,7 +368,7 @@ def test_memory_formats_end_to_end_with_repro_layouts_and_perf_fields():
                   "mb2ic20ih6oc18kh3ph1")
     assert res.code == 0, res.out + res.err
     shown = [l for l in res.lines if l.startswith("implementation: ")]
-    assert re.search(r"\+reorder \(threads=\d+\); src nhwc=acdb wei OIhw16i16o=ABcd16b16a "
+    assert re.search(r"\+reorder \(threads=\d+, scratchpad \d+ bytes \(library\)\); src nhwc=acdb wei OIhw16i16o=ABcd16b16a "
                      r"padded 32x32x3x3 dst nChw16c=aBcd16b padded 2x32x6x6$", shown[0])
     # dst asks for the block forward: the blocked rows first, src `any` resolved to it
     assert shown[1].startswith("implementation: gemm_conv_blocked:")

@@ -775,15 +775,18 @@ class Modes:
                 parts.append(f"--{opt.name}={str(value).lower() if value is True else value}")
         return parts
 
-    def unimplemented(self, backend: str = "native") -> str | None:
+    def unimplemented(self, backend: str = "native",
+                      user_scratchpad: bool = False) -> str | None:
         """Why a case with these modes does not run, or None. The kernels here compute
         every type at its full precision with f32 or s32 accumulators, in a fixed order:
         what strict fpmath and accumulation ask, which every other fpmath and accumulation
         mode allows (they permit a cheaper computation, they do not require one), and
-        deterministic. The oneDNN backend does not yet pass the modes to oneDNN."""
-        if self.scratchpad == "user":
-            return ("--attr-scratchpad=user: the primitives here allocate their own scratch "
-                    "memory (no user scratchpad yet)")
+        deterministic. user_scratchpad: the driver's native primitives run in memory the
+        driver gives them (--attr-scratchpad=user). The oneDNN backend does not yet pass
+        the modes to oneDNN."""
+        if self.scratchpad == "user" and not (user_scratchpad and backend == "native"):
+            return ("--attr-scratchpad=user: this primitive allocates its work memory "
+                    "itself (no user scratchpad)")
         if self.rounding.stochastic:
             return (f"--attr-rounding-mode={self.rounding}: stochastic rounding is not "
                     "implemented")
@@ -794,9 +797,10 @@ class Modes:
                     "attributes on yet")
         return None
 
-    def verdict(self, backend: str = "native") -> tuple[Status, str] | None:
+    def verdict(self, backend: str = "native",
+                user_scratchpad: bool = False) -> tuple[Status, str] | None:
         """unimplemented() as a case's verdict."""
-        why = self.unimplemented(backend)
+        why = self.unimplemented(backend, user_scratchpad)
         return (Status.UNIMPLEMENTED, why) if why else None
 
 

@@ -14,7 +14,8 @@ from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLO
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,
                    bias_grad, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at, ref_conv_bwd_data,
-                   ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, wino_f43_matrices)
+                   ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, scratchpad_buffer,
+                   wino_f43_matrices)
 from .eltwise import EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported
 from .faults import FAULT_ENV, Fault, OpFault, active_fault, active_op_fault, conv_fault
 from .fill import fill_choice, fill_int, fill_real

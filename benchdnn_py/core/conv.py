@@ -188,6 +188,8 @@ class ConvAttr:
     # ARGS with a dw post-op: its own weights' scales (() = 1, one, or per oc) and dst's
     dw_wei_scales: tuple[float, ...] = ()
     dw_dst_scale: float = 1.0
+    # the caller gives the work memory at each execution (set_scratchpad), not creation
+    scratchpad_user: bool = False
 
     def cdata(self, keep: list):
         a = ffi.new("bdnn_conv_attr_t *")
@@ -211,6 +213,7 @@ class ConvAttr:
         if len(self.post_ops) > lib.BDNN_MAX_POST_OPS:
             raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
         a.layout = int(self.layout)
+        a.scratchpad_user = int(self.scratchpad_user)
         a.n_post_ops = len(self.post_ops)
         for slot, op in zip(a.post_ops, self.post_ops):
             _post_op_slot(slot, op)
@@ -370,6 +373,18 @@ def bias_grad(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
     return lambda: _check(fn(*args), "bias gradient")
 
 
+SCRATCHPAD_ALIGN = 64   # bdnn_conv_set_scratchpad's alignment
+
+
+def scratchpad_buffer(nbytes: int, poison: int = 0xFF) -> np.ndarray:
+    """nbytes of SCRATCHPAD_ALIGN-aligned memory for set_scratchpad, every byte poison
+    (0xFF reads as NaN in f32 and -1 in s32): a kernel that reads work memory it did not
+    write in the same execution computes garbage, not the zeros fresh pages would hold."""
+    raw = np.full(nbytes + SCRATCHPAD_ALIGN, poison, np.uint8)
+    skip = -raw.ctypes.data % SCRATCHPAD_ALIGN
+    return raw[skip:skip + nbytes]
+
+
 class ConvPrimitive:
     """A created implementation of one direction for one problem. Use as a context
     manager, or close()."""
@@ -397,6 +412,21 @@ class ConvPrimitive:
     def scratch_bytes(self) -> int:
         """What the primitive allocated for itself at creation (bdnn_conv_scratch_bytes)."""
         return int(lib.bdnn_conv_scratch_bytes(self._handle))
+
+    @property
+    def scratchpad_bytes(self) -> int:
+        """The work memory of one execution (bdnn_conv_scratchpad_bytes): the primitive's
+        own in library mode, the caller's (set_scratchpad) in user mode."""
+        return int(lib.bdnn_conv_scratchpad_bytes(self._handle))
+
+    def set_scratchpad(self, memory: np.ndarray) -> None:
+        """User mode: the scratchpad every later execution works in, a uint8 buffer of at
+        least scratchpad_bytes, 64-byte aligned (scratchpad_buffer makes one). The
+        primitive keeps it."""
+        if memory.dtype != np.uint8 or memory.size < self.scratchpad_bytes:
+            raise ValueError(f"expected a scratchpad of {self.scratchpad_bytes} bytes")
+        self._keep.append(memory)
+        _check(lib.bdnn_conv_set_scratchpad(self._handle, _bytes(memory)), "scratchpad")
 
     @property
     def dst_shape(self) -> tuple[int, ...]:

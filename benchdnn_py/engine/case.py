@@ -98,8 +98,9 @@ def run(prb, ctx: RunContext, steps: "CaseSteps") -> CaseResult:
             try:
                 _execute(prb, ctx, steps, prim, res)
             finally:
-                _measured(res, ctx, memory.CaseMemory(steps.tensor_bytes(prb, prim),
-                                                      estimate, rss.added()))
+                _measured(res, ctx, memory.CaseMemory(
+                    steps.tensor_bytes(prb, prim), estimate, rss.added(),
+                    getattr(prim, "scratchpad_bytes", None)))
         finally:
             prim.close()
     return res

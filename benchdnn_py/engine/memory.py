@@ -135,6 +135,7 @@ class CaseMemory:
     tensors: int
     estimate: int
     peak: int | None
+    scratchpad: int | None = None   # the primitive's work memory, where it reports one
 
     @property
     def over(self) -> bool:
@@ -153,7 +154,7 @@ class CaseMemory:
 
     def record(self) -> dict[str, int | None]:
         return {"tensor_bytes": self.tensors, "estimate_bytes": self.estimate,
-                "peak_rss_bytes": self.peak}
+                "peak_rss_bytes": self.peak, "scratchpad_bytes": self.scratchpad}
 
 
 def _mb(nbytes: int) -> str:

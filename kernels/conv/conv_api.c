@@ -227,6 +227,67 @@ void *bdnn_aligned_alloc(size_t bytes) {
     return aligned_alloc(align, rounded);
 }
 
+/* While a top-level primitive is being created on this thread, its book: the slots of
+ * its scratchpad and of its sub-primitives' (fused_dw creates its steps inside its init;
+ * they execute only inside its execution, which binds their slots too). */
+static _Thread_local conv_book_t *booking;
+
+enum { SCRATCH_ALIGN = 64 };
+
+int conv_scratch(void **slot, size_t bytes) {
+    conv_book_t *b = booking;
+    const size_t rounded = (bytes + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN;
+    if (b) b->bytes += rounded;
+    if (!b || !b->user) {
+        *slot = bdnn_aligned_alloc(bytes);
+        return *slot ? BDNN_STATUS_OK : BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    *slot = NULL;
+    if (b->n == b->cap) {
+        const int cap = b->cap ? 2 * b->cap : 16;
+        void ***slots = realloc(b->slot, sizeof(void **) * (size_t)cap);
+        if (slots) b->slot = slots;
+        size_t *offs = realloc(b->off, sizeof(size_t) * (size_t)cap);
+        if (offs) b->off = offs;
+        if (!slots || !offs) return BDNN_STATUS_OUT_OF_MEMORY;
+        b->cap = cap;
+    }
+    b->slot[b->n] = slot;
+    b->off[b->n++] = b->bytes - rounded;
+    return BDNN_STATUS_OK;
+}
+
+void *conv_book_suspend(void) {
+    conv_book_t *b = booking;
+    booking = NULL;
+    return b;
+}
+
+void conv_book_resume(void *book) { booking = book; }
+
+/* User mode: points every slot into the scratchpad before an execution, and back to NULL
+ * after it (the primitive keeps no pointer into memory it does not own). */
+static int bind_scratchpad(const bdnn_conv_t *c) {
+    const conv_book_t *b = &c->book;
+    if (!b->user) return BDNN_STATUS_OK;
+    if (b->bytes && !c->scratchpad) return BDNN_STATUS_INVALID;
+    for (int i = 0; i < b->n; ++i) *b->slot[i] = (char *)c->scratchpad + b->off[i];
+    return BDNN_STATUS_OK;
+}
+
+static void unbind_scratchpad(const bdnn_conv_t *c) {
+    for (int i = 0; i < c->book.n; ++i) *c->book.slot[i] = NULL;
+}
+
+size_t bdnn_conv_scratchpad_bytes(const bdnn_conv_t *c) { return c->book.bytes; }
+
+int bdnn_conv_set_scratchpad(bdnn_conv_t *c, void *mem) {
+    if (!c->book.user || ((uintptr_t)mem % SCRATCH_ALIGN) || (!mem && c->book.bytes))
+        return BDNN_STATUS_INVALID;
+    c->scratchpad = mem;
+    return BDNN_STATUS_OK;
+}
+
 int bdnn_conv_impl_count(void) { return N_IMPLS; }
 const char *bdnn_conv_impl_name(int impl) {
     return impl >= 0 && impl < N_IMPLS ? impls[impl].name : NULL;
@@ -394,8 +455,22 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     }
     size_t *outer = alloc_tally, scratch = 0;
     alloc_tally = &scratch;
+    conv_book_t *outer_book = booking;
+    if (!outer_book) {   /* a top-level primitive: its book collects every slot */
+        c->book.user = !!a->scratchpad_user;
+        booking = &c->book;
+    }
+    const int n_booked = booking->n;
+    const size_t booked = booking->bytes;
     const int st = !c->impl->applies || c->impl->applies(c) ? c->impl->ops->init(c)
                                                             : BDNN_STATUS_UNIMPLEMENTED;
+    if (st != BDNN_STATUS_OK && outer_book) {
+        /* a sub-primitive that failed: its slots die with it (the parent's init may try
+         * another row) */
+        outer_book->n = n_booked;
+        outer_book->bytes = booked;
+    }
+    booking = outer_book;
     alloc_tally = outer;
     if (outer) *outer += scratch;
     c->scratch_bytes = scratch;
@@ -472,11 +547,16 @@ static int post_inputs_set(const bdnn_conv_t *c) {
     return 1;
 }
 
-/* Runs the implementation; the slow-gemm defect repeats the (idempotent) work. */
-static void run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
+/* Runs the implementation in its scratchpad; the slow-gemm defect repeats the
+ * (idempotent) work. */
+static int run_impl(const bdnn_conv_t *c, const bdnn_conv_args_t *a) {
+    const int st = bind_scratchpad(c);
+    if (st != BDNN_STATUS_OK) return st;
     c->impl->ops->execute(c, a);
     if (c->fault == BDNN_FAULT_SLOW_GEMM && c->impl->flags & CONV_ROW_GEMM)
         c->impl->ops->execute(c, a);
+    unbind_scratchpad(c);
+    return BDNN_STATUS_OK;
 }
 
 int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_packed,
@@ -487,8 +567,7 @@ int bdnn_conv_execute(const bdnn_conv_t *c, const void *src, const void *wei_pac
     if (c->fault == BDNN_FAULT_CRASH && c->d.ic == 3 && c->d.oc == 5) raise(SIGSEGV);
     const bdnn_conv_args_t a = {.src = src, .wei = wei_packed,
                                 .bias = c->with_bias ? bias : NULL, .dst = dst};
-    run_impl(c, &a);
-    return BDNN_STATUS_OK;
+    return run_impl(c, &a);
 }
 
 int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const void *diff_dst,
@@ -498,8 +577,7 @@ int bdnn_conv_execute_bwd_data(const bdnn_conv_t *c, const void *diff_dst,
     if (c->d.mb == 0) return BDNN_STATUS_OK;
     const bdnn_conv_args_t a = {.diff_dst = diff_dst, .wei = wei_packed,
                                 .bias = c->with_bias ? bias : NULL, .diff_src = diff_src};
-    run_impl(c, &a);
-    return BDNN_STATUS_OK;
+    return run_impl(c, &a);
 }
 
 int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const void *src,
@@ -511,7 +589,8 @@ int bdnn_conv_execute_bwd_weights(const bdnn_conv_t *c, const void *src,
     const int own_bias = c->lp || c->attr.layout != BDNN_LAYOUT_PLAIN;
     const bdnn_conv_args_t a = {.src = src, .diff_dst = diff_dst, .diff_wei = diff_wei,
                                 .bias = own_bias && c->with_bias ? diff_bias : NULL};
-    run_impl(c, &a);
+    const int st = run_impl(c, &a);
+    if (st != BDNN_STATUS_OK) return st;
     if (c->with_bias && !own_bias)
         bdnn_bias_grad(diff_dst, c->d.mb, c->d.oc, c->d.od * c->d.oh * c->d.ow, diff_bias);
     return BDNN_STATUS_OK;
@@ -541,5 +620,7 @@ void bdnn_conv_destroy(bdnn_conv_t *c) {
     free(c->dw_wei_scales);
     free(c->src_zps);
     free(c->dst_zps);
+    free(c->book.slot);
+    free(c->book.off);
     free(c);
 }

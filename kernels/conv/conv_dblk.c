@@ -169,8 +169,6 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         p->sub_id = cd->id, p->sub_ih = cd->ih, p->sub_iw = cd->iw;
         v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
         v->sd = v->sh = v->sw = 1;
-        p->sub = bdnn_aligned_alloc((size_t)(p->esz * sub_floats));
-        if (!p->sub) return BDNN_STATUS_OUT_OF_MEMORY;
     }
     if (bwd) {
         bdnn_conv_desc_t *v = &p->d;
@@ -251,7 +249,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * and the weights once per run of rows: n_rc x W bytes, and the copy is never written
      * out. Where the copy fits L2 its re-reads are L2 hits and gathering's weight reads
      * are not: the copy stays. */
-    if (p->sub && img_bytes > L2_BYTES) {
+    if (p->subsampled && img_bytes > L2_BYTES) {
         const int64_t per = d->mb * G, pt_bytes = p->ICB * B * p->esz;
         int64_t rc = max64(p->rows, 1);
         while (rc > 1 && (per * bdnn_div_up(p->rows, rc) < 4 * c->nthr
@@ -276,10 +274,8 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
             p->images_inner = 0;
             p->whole_groups = 0;
             p->buf_floats = rc * p->row_len * p->ICB * B;
-            p->bufs = bdnn_aligned_alloc((size_t)(p->esz * c->nthr * p->buf_floats));
-            if (!p->bufs) return BDNN_STATUS_OUT_OF_MEMORY;
-            free(p->sub);
-            p->sub = NULL;
+            if (conv_scratch((void **)&p->bufs, (size_t)(p->esz * c->nthr * p->buf_floats)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     const int64_t blk_bytes = p->taps * B * p->ocb * B * p->esz;
@@ -290,12 +286,16 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * order, which the prefetcher streams from L2: WEI_CHUNK serves them. */
     const int64_t chunk_bytes = p->kw_split ? KW_TAP_CHUNK * d->kw : WEI_CHUNK;
     p->icc = max64(1, min64(p->ICB, chunk_bytes / blk_bytes));
-    p->bias = bdnn_aligned_alloc(sizeof(float) * (size_t)(G * p->OCB * B));
-    if (!p->bias) return BDNN_STATUS_OUT_OF_MEMORY;
+    /* the strided 1x1's dense copy, unless gathering per item replaced it */
+    if (p->subsampled && !p->gather
+            && conv_scratch((void **)&p->sub, (size_t)(p->esz * sub_floats)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
+    if (conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(G * p->OCB * B)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
     if (p->lp) {
         p->acc_floats = p->ocb * p->rc * p->row_len * B;
-        p->accs = bdnn_aligned_alloc(sizeof(float) * (size_t)(c->nthr * p->acc_floats));
-        if (!p->accs) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->accs, sizeof(float) * (size_t)(c->nthr * p->acc_floats)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     return BDNN_STATUS_OK;
 }

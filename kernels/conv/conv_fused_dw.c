@@ -145,10 +145,12 @@ static int64_t tile_rows(const struct bdnn_conv *c) {
     step_problems(c, c->d.oc, &d1, &a1, &d2, &a2);
     bdnn_conv_t *probe = NULL;
     int64_t mr = 1;
+    void *book = conv_book_suspend();   /* a probe: destroyed below, so none of its slots */
     if (bdnn_conv_create_single(&d1, c->impl->isa, c->with_bias, &a1, BDNN_FAULT_NONE, &probe)
             == BDNN_STATUS_OK && probe->impl->flags & CONV_ROW_GEMM)
         mr = ((const conv_gemm_ukr_t *)probe->impl->kernel)->mr;
     bdnn_conv_destroy(probe);
+    conv_book_resume(book);
     return mr;
 }
 
@@ -194,6 +196,7 @@ static int rows_serve(const struct bdnn_conv *c) {
     const int inner_fault = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED ? BDNN_FAULT_NONE
                                                                        : c->fault;
     bdnn_conv_t *s1 = NULL, *s2 = NULL;
+    void *book = conv_book_suspend();   /* probes: destroyed below, so none of their slots */
     int ok = bdnn_conv_create_single(&d1, c->impl->isa, c->with_bias, &a1, inner_fault, &s1)
                  == BDNN_STATUS_OK
           && bdnn_conv_create_single(&d2, c->impl->isa, c->with_bias, &a2, inner_fault, &s2)
@@ -201,6 +204,7 @@ static int rows_serve(const struct bdnn_conv *c) {
           && bdnn_dc_is_flat(bdnn_blocked_dc_plan(s1)) && s2->impl->flags & CONV_ROW_DW_LANES;
     bdnn_conv_destroy(s1);
     bdnn_conv_destroy(s2);
+    conv_book_resume(book);
     return ok;
 }
 
@@ -257,10 +261,10 @@ static int fdw_init(struct bdnn_conv *c) {
             if (st != BDNN_STATUS_OK) return st;
         }
         /* by rows: a ring of 1x1 output rows, every channel (fdw_execute_rows) */
-        p->buf[t] = bdnn_aligned_alloc(p->by_rows ? (size_t)(p->ring_rows * bdnn_div_up(d->oc, B)
-                                                           * B * d->ow) * mid_sz
-                                               : (size_t)(bdnn_div_up(p->bs[0], B) * B * plane));
-        if (!p->buf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        const size_t ring = (size_t)(p->ring_rows * bdnn_div_up(d->oc, B) * B * d->ow) * mid_sz;
+        if (conv_scratch((void **)&p->buf[t],
+                         p->by_rows ? ring : (size_t)(bdnn_div_up(p->bs[0], B) * B * plane)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     size_t off = 0;
     for (int64_t b = 0; b < p->nblk; ++b) {
@@ -273,8 +277,8 @@ static int fdw_init(struct bdnn_conv *c) {
     p->bias_off = off;
     p->total = off + (c->with_bias ? (size_t)d->oc * dwb_sz : 0);
     if (p->by_rows) {
-        p->bias1 = bdnn_aligned_alloc(sizeof(float) * (size_t)(bdnn_div_up(d->oc, B) * B));
-        if (!p->bias1) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->bias1, sizeof(float) * (size_t)(bdnn_div_up(d->oc, B) * B)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     snprintf(p->name, sizeof(p->name), "%s(%s+%s)", c->impl->name,
              bdnn_conv_name(p->step1[0]), bdnn_conv_name(p->step2[0]));

@@ -90,13 +90,15 @@ static int dw_init(struct bdnn_conv *c) {
             }
     g->tap_off = p->tap_off;
     p->pad_floats = (size_t)(p->lz * g->zstride) + (size_t)vlen;
+    /* the padded planes' borders are zeroed here once and never written again: the
+     * primitive's own memory, not its scratchpad's (conv_scratch) */
     for (int t = 0; t < c->nthr; ++t) {
         p->pad[t] = bdnn_aligned_alloc(sizeof(float) * p->pad_floats);
         if (!p->pad[t]) return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->fault == BDNN_FAULT_POST_OPS_SWAPPED) {
             const int64_t out_plane = d->od * d->oh * d->ow;
-            p->swap_tmp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(out_plane > 0 ? out_plane : 1));
-            if (!p->swap_tmp[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&p->swap_tmp[t], sizeof(float) * (size_t)(out_plane > 0 ? out_plane : 1)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
         memset(p->pad[t], 0, sizeof(float) * p->pad_floats);
     }

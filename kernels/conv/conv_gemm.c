@@ -224,6 +224,9 @@ static const float *subsample(const struct bdnn_conv *c, const float *src) {
                 for (int64_t ow = 0; ow < OW; ++ow) out[ow] = in[ow * SW];
             }
         }
+    /* (the last panel's reads past the points: the scratchpad holds anything) */
+    memset(p->subsampled + d->mb * d->ic * OD * OH * OW, 0,
+           sizeof(float) * (size_t)p->subsampled_slack);
     return p->subsampled;
 }
 

@@ -116,6 +116,7 @@ typedef struct {
                              the input points the outputs read, copied dense per execution
                              (forward: + a panel of slack), read in place as a unit-stride
                              problem */
+    int64_t subsampled_slack;   /* floats after the subsampled points, zeroed with them */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     /* shift: the problem the padded planes pose (the descriptor's, or after
      * space-to-depth): channels per image and per group, taps, dilations */

@@ -33,17 +33,19 @@ static int col_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *
     p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
     p->n_items = p->instances * (p->col_private ? p->n_row_blocks * p->n_col_blocks : 1);
     if (p->col_private) {
-        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(diff_src * c->nthr));
-        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->partials, sizeof(float) * (size_t)(diff_src * c->nthr)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         scratch_t *s = &p->scratch[t];
-        s->bp = bdnn_aligned_alloc(sizeof(float) * KC * p->nc);
-        s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
-        s->krows = malloc(sizeof(struct krow) * (size_t)(p->nc + 2));
-        if (!s->bp || !s->cbuf || !s->krows) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->bp, sizeof(float) * KC * p->nc))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->cbuf, sizeof(float) * (size_t)(p->m_rows * p->nc)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->krows, sizeof(struct krow) * (size_t)(p->nc + 2)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     return BDNN_STATUS_OK;
 }

@@ -26,16 +26,17 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     p->pad = (float)c->attr.src_zp;
     if (b_dt != BDNN_DT_F32) {
         const int64_t n = c->dir == BDNN_DIR_BWD_DATA ? dst_elems(d) : src_elems(d);
-        p->stage_b = bdnn_aligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-        if (!p->stage_b) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->stage_b, sizeof(float) * (size_t)(n > 0 ? n : 1)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->attr.dst_dt != BDNN_DT_F32) {
-        p->stage_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(dst_elems(d) > 0 ? dst_elems(d) : 1));
-        if (!p->stage_a) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->stage_a,
+                         sizeof(float) * (size_t)(dst_elems(d) > 0 ? dst_elems(d) : 1)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && c->with_bias) {
-        p->bias_f32 = bdnn_aligned_alloc(sizeof(float) * (size_t)d->oc);
-        if (!p->bias_f32) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->bias_f32, sizeof(float) * (size_t)d->oc))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     return BDNN_STATUS_OK;
 }
@@ -83,10 +84,10 @@ static int gather_init(struct bdnn_conv *c) {
      * instead of a stride-aware gather per k block. The fault hooks need the gather. */
     if (!c->lp && c->dir == BDNN_DIR_FWD && taps == 1 && !p->b_in_place
             && d->pd == 0 && d->ph == 0 && d->pw == 0 && c->fault == BDNN_FAULT_NONE) {
-        p->subsampled = bdnn_aligned_alloc(
-            sizeof(float) * (size_t)(d->mb * d->ic * out_points(d) + u->nr));
-        if (!p->subsampled) return BDNN_STATUS_OUT_OF_MEMORY;
-        memset(p->subsampled + d->mb * d->ic * out_points(d), 0, sizeof(float) * u->nr);
+        p->subsampled_slack = u->nr;   /* zeroed by each execution's subsample() */
+        if (conv_scratch((void **)&p->subsampled,
+                         sizeof(float) * (size_t)(d->mb * d->ic * out_points(d) + u->nr)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         p->b_in_place = 1;
     }
     p->Kp = p->pack ? bdnn_div_up(p->K, p->pack) * p->pack : p->K;
@@ -97,29 +98,29 @@ static int gather_init(struct bdnn_conv *c) {
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         scratch_t *s = &p->scratch[t];
-        s->bp = bdnn_aligned_alloc(sizeof(float) * KC * p->nc);
-        if (!s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->bp, sizeof(float) * KC * p->nc))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
-            s->ap = bdnn_aligned_alloc(sizeof(float) * KC * p->m_rows);
-            s->wcols = malloc(sizeof(wcol_t) * p->nc);
-            if (!s->ap || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->ap, sizeof(float) * KC * p->m_rows)
+                    || conv_scratch((void **)&s->wcols, sizeof(wcol_t) * p->nc))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         } else {
-            s->segs = malloc(sizeof(segment_t) * p->nc);
-            s->seg_start = malloc(sizeof(int64_t) * (per_block + 1));
-            if (!s->segs || !s->seg_start) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->segs, sizeof(segment_t) * p->nc)
+                    || conv_scratch((void **)&s->seg_start, sizeof(int64_t) * (per_block + 1)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
         if (c->lp) {
-            s->acc = bdnn_aligned_alloc(4 * (size_t)(p->m_rows * p->nc));
-            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
-            if (!s->acc || !s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->acc, 4 * (size_t)(p->m_rows * p->nc))
+                    || conv_scratch((void **)&s->tmp,
+                                    sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
-        if (p->pack) {
-            s->bq = bdnn_aligned_alloc(4 * (size_t)(KC * p->nc));   /* >= pack*elt bytes */
-            if (!s->bq) return BDNN_STATUS_OUT_OF_MEMORY;
-            if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
-                s->aq = bdnn_aligned_alloc(4 * (size_t)(KC * p->m_rows));
-                if (!s->aq) return BDNN_STATUS_OUT_OF_MEMORY;
-            }
+        if (p->pack) {   /* (4 bytes a value >= pack * element bytes) */
+            if (conv_scratch((void **)&s->bq, 4 * (size_t)(KC * p->nc)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
+            if (c->dir == BDNN_DIR_BWD_WEIGHTS
+                    && conv_scratch((void **)&s->aq, 4 * (size_t)(KC * p->m_rows)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     return BDNN_STATUS_OK;

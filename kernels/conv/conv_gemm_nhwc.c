@@ -134,23 +134,23 @@ static int gather_init(struct bdnn_conv *c) {
     p->bp = calloc((size_t)nthr, sizeof(float *));
     if (!p->ap || !p->bp) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < nthr; ++t) {
-        p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->mc * NKC));
-        if (!p->ap[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->ap[t], sizeof(float) * (size_t)(p->mc * NKC)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->dir == BDNN_DIR_BWD_WEIGHTS) {
-            p->bp[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc * (NKC + 1)));
-            if (!p->bp[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&p->bp[t], sizeof(float) * (size_t)(p->nc * (NKC + 1))))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     if (c->dir == BDNN_DIR_BWD_WEIGHTS && p->k_splits > 1) {
-        p->partials = bdnn_aligned_alloc(sizeof(float)
-                                         * (size_t)(p->k_splits * G * p->M * p->N));
-        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->partials,
+                         sizeof(float) * (size_t)(p->k_splits * G * p->M * p->N)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     } else if (c->dir == BDNN_DIR_BWD_WEIGHTS) {   /* one C block per thread */
         p->cs = calloc((size_t)nthr, sizeof(float *));
         if (!p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
         for (int t = 0; t < nthr; ++t) {
-            p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->mc * p->nc));
-            if (!p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&p->cs[t], sizeof(float) * (size_t)(p->mc * p->nc)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     return BDNN_STATUS_OK;

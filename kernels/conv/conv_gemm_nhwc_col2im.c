@@ -50,9 +50,10 @@ static int col2im_init(struct bdnn_conv *c) {
     if (!p->ap || !p->cs) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < nthr; ++t) {
         /* + a vector: the transposing pack stores whole vectors past the last panel */
-        p->ap[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * NKC + u->vlen));
-        p->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows * p->Np));
-        if (!p->ap[t] || !p->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->ap[t], sizeof(float) * (size_t)(rows * NKC + u->vlen)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->cs[t], sizeof(float) * (size_t)(rows * p->Np)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     return BDNN_STATUS_OK;
 }

@@ -181,13 +181,15 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     q->rowbuf = calloc((size_t)nthr, sizeof(float *));
     if (!q->ab || !q->bb || !q->cs || !q->rowbuf) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < nthr; ++t) {
-        q->ab[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc));
-        q->bb[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(q->span * win));
-        q->rowbuf[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)q->Mp);
-        if (!q->ab[t] || !q->bb[t] || !q->rowbuf[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&q->ab[t], sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&q->bb[t], sizeof(float) * (size_t)(q->span * win)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&q->rowbuf[t], sizeof(float) * (size_t)q->Mp))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         if (!direct) {
-            q->cs[t] = bdnn_aligned_alloc(sizeof(float) * (size_t)(rows_t * taps * q->Np));
-            if (!q->cs[t]) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&q->cs[t], sizeof(float) * (size_t)(rows_t * taps * q->Np)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     return BDNN_STATUS_OK;

@@ -82,8 +82,8 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     p->op_runs = !p->op_planes && u->runs_fn && d->kw >= OP_RUNS_MIN_KW && d->sw > 1
         && d->dw == 0 && c->fault == BDNN_FAULT_NONE;
     if (p->op_planes && in_points(d) != out_points(d)) {
-        p->subsampled = bdnn_aligned_alloc(sizeof(float) * (size_t)(d->mb * d->ic * out_points(d)));
-        if (!p->subsampled) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->subsampled, sizeof(float) * (size_t)(d->mb * d->ic * out_points(d))))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     /* A panels a vector apart (the transposing copy's last store may pass a panel's end) */
     p->op_a_ld = bdnn_div_up(u->mr * kc + u->vlen, 16) * 16;
@@ -97,33 +97,36 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         scratch_t *s = &p->scratch[t];
-        s->brows = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
-        s->krows = malloc(sizeof(struct krow) * (size_t)(kc + 2));
-        s->wcols = malloc(sizeof(wcol_t) * (size_t)u->nr);
-        if (!s->brows || !s->krows || !s->wcols) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->brows, sizeof(float) * (size_t)(u->nr * kc)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->krows, sizeof(struct krow) * (size_t)(kc + 2)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->wcols, sizeof(wcol_t) * (size_t)u->nr))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         if (p->op_runs) {   /* runs of at least one column each */
-            s->wruns = malloc(sizeof(wrun_t) * (size_t)u->nr);
-            s->runs = malloc(sizeof(conv_run_t) * (size_t)u->nr);
-            if (!s->wruns || !s->runs) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->wruns, sizeof(wrun_t) * (size_t)u->nr))
+                return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->runs, sizeof(conv_run_t) * (size_t)u->nr))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     if (p->k_splits > 1) {
         /* Each thread packs its own k range: all of A per k block, then B a panel at a
          * time, each panel multiplied by every A panel while in L1. */
-        p->partials = bdnn_aligned_alloc(sizeof(float) * (size_t)(result * p->k_splits));
-        if (!p->partials) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&p->partials, sizeof(float) * (size_t)(result * p->k_splits)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         for (int t = 0; t < c->nthr; ++t) {
             scratch_t *s = &p->scratch[t];
-            s->ap = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
-            s->bp = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
-            if (!s->ap || !s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->ap, sizeof(float) * (size_t)(p->a_panels * p->op_a_ld))
+                    || conv_scratch((void **)&s->bp, sizeof(float) * (size_t)(u->nr * kc)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
         return BDNN_STATUS_OK;
     }
     /* One result: per k block the threads pack A together, then B: each its items' panels
      * (op_b_private), or all together into a shared buffer; then they split C's tiles. */
-    p->op_a = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->a_panels * p->op_a_ld));
-    if (!p->op_a) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (conv_scratch((void **)&p->op_a, sizeof(float) * (size_t)(p->a_panels * p->op_a_ld)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
     p->op_b_private = (p->op_kc > KC
                        || p->a_panels * p->op_a_ld * (int64_t)sizeof(float)
                               <= OP_PRIVATE_B_MAX_A_BYTES)
@@ -132,8 +135,8 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
         p->op_rb = p->a_panels, p->n_row_blocks = 1, p->n_items = p->b_panels;
         for (int t = 0; t < c->nthr; ++t) {
             scratch_t *s = &p->scratch[t];
-            s->bp = bdnn_aligned_alloc(sizeof(float) * (size_t)(u->nr * kc));
-            if (!s->bp) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->bp, sizeof(float) * (size_t)(u->nr * kc)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
         return BDNN_STATUS_OK;
     }
@@ -143,8 +146,8 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     p->op_rb = rb;
     p->n_row_blocks = bdnn_div_up(p->a_panels, rb);
     p->n_items = p->n_row_blocks * p->b_panels;
-    p->op_b = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->b_panels * u->nr * kc));
-    if (!p->op_b) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (conv_scratch((void **)&p->op_b, sizeof(float) * (size_t)(p->b_panels * u->nr * kc)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
 

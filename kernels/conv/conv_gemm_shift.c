@@ -77,7 +77,8 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     p->padded = bdnn_aligned_alloc(sizeof(float) * (size_t)padded);
     if (!p->padded) return BDNN_STATUS_OUT_OF_MEMORY;
     /* Borders: zero, or int8's padding byte in each of a lane's four bytes; never
-     * rewritten, since every execution copies the same positions. */
+     * rewritten, since every execution copies the same positions. So the planes are the
+     * primitive's own, not its scratchpad's (conv_scratch). */
     if (pack == 4) {
         uint32_t *lanes = (uint32_t *)p->padded;
         for (int64_t i = 0; i < padded; ++i) lanes[i] = 0x01010101u * (uint32_t)pad_u8;
@@ -88,11 +89,11 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         scratch_t *s = &p->scratch[t];
-        s->cbuf = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->m_rows * p->nc));
-        if (!s->cbuf) return BDNN_STATUS_OUT_OF_MEMORY;
+        if (conv_scratch((void **)&s->cbuf, sizeof(float) * (size_t)(p->m_rows * p->nc)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
         if (c->lp) {
-            s->tmp = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK));
-            if (!s->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
+            if (conv_scratch((void **)&s->tmp, sizeof(float) * (size_t)(p->nc + EPI_TMP_SLACK)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
         }
     }
     return BDNN_STATUS_OK;

@@ -445,6 +445,16 @@ typedef struct conv_impl_entry {
     unsigned flags;       /* CONV_ROW_* */
 } conv_impl_entry_t;
 
+/* The scratchpad's slots of one top-level primitive and of every sub-primitive created
+ * inside it (conv_scratch): in user mode, where each pointer goes before an execution. */
+typedef struct {
+    int user;             /* attr.scratchpad_user of the primitive being created */
+    size_t bytes;         /* the scratchpad's size: every slot, each rounded to 64 bytes */
+    int n, cap;
+    void ***slot;         /* user mode: the pointer each execution points into the memory */
+    size_t *off;          /* ... at this offset */
+} conv_book_t;
+
 struct bdnn_conv {
     bdnn_conv_desc_t d;
     int dir, with_bias, fault, nthr;
@@ -467,6 +477,8 @@ struct bdnn_conv {
     const char *name;    /* what bdnn_conv_name reports when not the row's name (fused_dw
                             names the sub-implementations it runs); owned by the plan */
     size_t scratch_bytes;   /* what init allocated with bdnn_aligned_alloc (conv_api.c) */
+    conv_book_t book;       /* the scratchpad's slots (conv_scratch) */
+    void *scratchpad;       /* user mode: the memory bdnn_conv_set_scratchpad gave */
 };
 
 /* The low-precision epilogue (conv_epilogue.c): turns rows x cols accumulators (f32, or
@@ -557,6 +569,16 @@ float bdnn_post_ops_sum_scale(const struct bdnn_conv *c, int *has_sum);
 
 /* Helpers shared by the drivers. */
 void *bdnn_aligned_alloc(size_t bytes);
+/* A work buffer of the scratchpad, reserved by an implementation's init: written before
+ * it is read in every execution, never touched at creation. Library mode: *slot gets
+ * bdnn_aligned_alloc(bytes) now (freed by fini as before). User mode: *slot stays NULL
+ * (free(NULL) in fini is harmless) and each execution points it into the user's memory.
+ * Nonzero (BDNN_STATUS_OUT_OF_MEMORY) when the memory or the booking fails. */
+int conv_scratch(void **slot, size_t bytes);
+/* Around a probe, a sub-primitive an init creates and destroys before it returns: its
+ * buffers are its own (library mode), never slots of the primitive being created. */
+void *conv_book_suspend(void);
+void conv_book_resume(void *book);
 static inline int64_t bdnn_weights_elems(const bdnn_conv_desc_t *d) {
     return d->oc * (d->ic / d->g) * d->kd * d->kh * d->kw;
 }

@@ -189,9 +189,10 @@ static int wino_init(struct bdnn_conv *c) {
     p->v_slot = bdnn_div_up(p->v_floats, 16) * 16;
     p->thr_floats = (p->team ? 0 : p->v_slot) + bdnn_div_up(p->m_floats, 16) * 16
                   + bdnn_div_up(p->patch_floats, 16) * 16 + p->out_floats;
-    p->scratch = bdnn_aligned_alloc(
-        sizeof(float) * (size_t)(p->thr_floats * c->nthr + (p->team ? p->v_slot : 0)));
-    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (conv_scratch((void **)&p->scratch,
+                     sizeof(float) * (size_t)(p->thr_floats * c->nthr
+                                              + (p->team ? p->v_slot : 0))))
+        return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
 

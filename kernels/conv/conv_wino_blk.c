@@ -67,8 +67,8 @@ static int wino_blk_init(struct bdnn_conv *c) {
     p->ocb = bdnn_div_up(d->oc, k->vlen);
     p->icb = bdnn_div_up(d->ic, k->vlen);
     p->thr_floats = WB_TB * (36 * p->icb + 24) * k->vlen;
-    p->scratch = bdnn_aligned_alloc(sizeof(float) * (size_t)(p->thr_floats * c->nthr));
-    if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (conv_scratch((void **)&p->scratch, sizeof(float) * (size_t)(p->thr_floats * c->nthr)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
 }
 

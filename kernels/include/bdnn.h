@@ -202,6 +202,9 @@ typedef struct {
     bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */
     int layout;                           /* BDNN_LAYOUT_*: src and dst (diff_src,
                                              diff_dst); weights stay in the user layout */
+    int scratchpad_user;                  /* 1: the caller provides the work memory
+                                             (bdnn_conv_set_scratchpad); 0: the
+                                             primitive allocates it at creation */
 } bdnn_conv_attr_t;
 
 /* The activations' memory layout a primitive runs on (bdnn_conv_attr_t.layout); each row
@@ -386,6 +389,18 @@ size_t bdnn_conv_weights_bytes(const bdnn_conv_t *c);
  * at creation, touched at execution: the memory guard counts them before the tensors are
  * allocated. */
 size_t bdnn_conv_scratch_bytes(const bdnn_conv_t *c);
+/* The scratchpad: the work buffers an execution writes before it reads (packed blocks,
+ * accumulators, staging copies), whose contents never carry over from one execution to
+ * the next. Its size in bytes, in either mode. With attr.scratchpad_user, creation
+ * allocates none of it (bdnn_conv_scratch_bytes then counts only what the primitive
+ * keeps: plans, tables, padding planes it zeroes once) and each execution runs in the
+ * memory last given to bdnn_conv_set_scratchpad. */
+size_t bdnn_conv_scratchpad_bytes(const bdnn_conv_t *c);
+/* Gives a user-mode primitive its scratchpad: at least bdnn_conv_scratchpad_bytes bytes,
+ * 64-byte aligned, any contents, not used by anyone else while the primitive executes.
+ * BDNN_STATUS_INVALID for a library-mode primitive or a misaligned or NULL mem (unless
+ * the size is 0); executing a user-mode primitive without one is INVALID too. */
+int bdnn_conv_set_scratchpad(bdnn_conv_t *c, void *mem);
 /* Reorders user weights (plain layout above, of wei_dt) into the implementation's layout.
  * Not part of the timed execution, as a weights reorder is not in oneDNN. */
 int bdnn_conv_pack_weights(const bdnn_conv_t *c, const void *wei, void *wei_packed);

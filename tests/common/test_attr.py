@@ -403,6 +403,9 @@ def test_mode_attributes_parse_print_and_say_what_does_not_run():
         "--attr-rounding-mode=dst:stochastic:7", "--attr-deterministic=true",
         "--attr-dropout=0.5:12:undef"]
     assert "scratchpad=user" in modes.unimplemented()
+    # a driver whose native primitives take the driver's work memory runs it, there only
+    assert Modes(scratchpad="user").unimplemented(user_scratchpad=True) is None
+    assert "scratchpad=user" in Modes(scratchpad="user").unimplemented("onednn", True)
     # what the kernels honour by computing strictly: every fpmath and accumulation mode
     assert Modes(fpmath=parse_fpmath("tf32"), acc_mode="f16",
                  deterministic=True).unimplemented() is None

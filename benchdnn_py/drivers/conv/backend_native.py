@@ -84,7 +84,11 @@ class _Executor:
     def __init__(self, prim: core.ConvPrimitive, prb,
                  kernel_bind: Callable[..., Callable[[], None]]) -> None:
         self.prim, self.prb, self.kernel_bind = prim, prb, kernel_bind
-        self.info = f"threads={core.max_threads()}"   # what the primitive planned for
+        # what the primitive planned for, and its work memory's size and owner
+        self.scratchpad_bytes = prim.scratchpad_bytes
+        self.user_scratchpad = prim.attr.scratchpad_user
+        self.info = (f"threads={core.max_threads()}, scratchpad {self.scratchpad_bytes} bytes "
+                     f"({'user' if self.user_scratchpad else 'library'})")
         kernel = kernel_layouts(prb, prim.attr.layout)
         requested = prb.requested_layouts
         self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
@@ -100,9 +104,11 @@ class _Executor:
                                    ("dst",) if has_sum else (), core.active_op_fault())
         self.to_kernel, self.to_memory = self.route.to_kernel, self.route.to_memory
         self.name = self.route.name(prim.name)
-        # The primitive's scratch, the packed weights, and the f32 copies packing makes.
+        # The primitive's scratch (and in user mode the scratchpad the driver gives it),
+        # the packed weights, and the f32 copies packing makes.
         self.memory_bytes = (prim.scratch_bytes + prim.weights_bytes
-                             + 8 * math.prod(prb.shape.wei_shape))
+                             + 8 * math.prod(prb.shape.wei_shape)
+                             + (self.scratchpad_bytes if self.user_scratchpad else 0))
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and
@@ -126,6 +132,8 @@ class _Executor:
                 for i, _ in post_ops.src1_entries(self.prb.post_ops)}
         if src1:
             self.prim.set_post_op_inputs(src1)
+        if self.user_scratchpad and self.scratchpad_bytes:
+            self.prim.set_scratchpad(core.scratchpad_buffer(self.scratchpad_bytes))
         k_in, k_out, wrap = self.route.bind(
             inputs,
             {n: o.array for n, o in outs.items()})

@@ -176,7 +176,8 @@ def kernel_attr(prb, q: Quant) -> core.ConvAttr:
                          dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)),
                          dw_wei_scales=() if q.dw_wei_scales is None
                          else tuple(map(float, q.dw_wei_scales)),
-                         dw_dst_scale=q.dw_dst_scale)
+                         dw_dst_scale=q.dw_dst_scale,
+                         scratchpad_user=prb.modes.scratchpad == "user")
 
 
 def create(shape: core.ConvShape, kernel_dir: core.Direction, with_bias: bool,

@@ -29,7 +29,8 @@ def kernel_attr(prb) -> core.ConvAttr:
                          attrs.kernel_post_ops(prb.post_ops, prb.dt[2],
                                                conv_prim.logical_dims(prb.desc)["dst"]),
                          src_zps=() if q.src_zps is None else tuple(map(int, q.src_zps)),
-                         dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)))
+                         dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)),
+                         scratchpad_user=prb.modes.scratchpad == "user")
 
 
 def bind(prim: core.ConvPrimitive, prb, inputs: dict[str, np.ndarray],

@@ -216,8 +216,9 @@ def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
         why = "apply to forward propagation only" if prb.backward else \
             "run on tensors of up to 5 dims (mb, channels, 3 spatial)"
         return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops {why}"
+    # (a user scratchpad: the kernels need no work memory, so theirs is 0 bytes)
     verdict = post_ops.memory_bound_verdict(prb.post_ops, prb.modes, prb.backend,
-                                            "an eltwise", prb.desc.dims)
+                                            "an eltwise", prb.desc.dims, user_scratchpad=True)
     if verdict:
         return verdict
     if invalid(prb):

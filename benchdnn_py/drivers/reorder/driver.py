@@ -259,7 +259,8 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
         if (prb.ddt != "s8" or prb.zero_points or prb.post_ops or prb.runtime_dim_mask
                 or not masks_ok):
             return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
-    modes = prb.modes.verdict(prb.backend)
+    # (a user scratchpad: the kernels need no work memory, so theirs is 0 bytes)
+    modes = prb.modes.verdict(prb.backend, user_scratchpad=True)
     if modes:
         return modes
     for entry in prb.scales.entries:

@@ -4,6 +4,8 @@ through the case flow (shared with deconv)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import cli_threads, run_cli
@@ -323,7 +325,7 @@ def test_threads_runs_each_count_and_names_it_in_the_repro(tmp_path):
     res = run_cli("--conv", "--mode=CP", "--fix-times-per-prb=2", f"--results={out}", "-v5",
                   f"--threads=1,{have},{have + 1}", "mb1ic8ih6oc8kh3ph1")
     assert res.code == 0, res.err
-    planned = [l.split("(threads=")[1].split(")")[0] for l in res.lines
+    planned = [l.split("(threads=")[1].split(",")[0] for l in res.lines
                if l.startswith("implementation: ")]
     assert planned == ["1", str(have)]
     one, full, over = read(str(out)).cases
@@ -400,3 +402,30 @@ def test_per_channel_zero_points_are_for_forward_and_channels_only():
     assert verdicts[0].endswith("or per channel (per_dim_1) in forward, here) (0 ms)") or \
         "per channel (per_dim_1) in forward" in verdicts[0], verdicts
     assert "UNIMPLEMENTED" in verdicts[1], verdicts
+
+
+# ---- --attr-scratchpad=user ------------------------------------------------------------
+
+def test_user_scratchpad_runs_every_row_family_and_reports_its_size(tmp_path):
+    """The driver gives each primitive the scratchpad it reports, poisoned: the GEMM,
+    low-precision, blocked, channels-last, Winograd and fused depthwise rows all pass in
+    it, and -v5 and the results file say its size and owner."""
+    out = tmp_path / "r.jsonl"
+    res = run_cli("--conv", "-v5", f"--results={out}", "--attr-scratchpad=user",
+                  "--dir=FWD_B,BWD_D,BWD_WB", "mb2ic16ih10oc16kh3ph1", "mb2ic32ih9oc16kh1sh2",
+                  "--stag=axb", "--dtag=axb", "mb2ic16ih10oc16kh3ph1",
+                  "--reset", "--attr-scratchpad=user", "--dt=bf16,u8:s8:u8", "--dir=FWD_B",
+                  "mb2ic16ih10oc16kh3ph1", "--dt=f32", "--alg=wino", "mb2ic16ih10oc16kh3ph1",
+                  "--alg=direct", "--attr-post-ops=dw:k3s2p1", "mb2ic16ih10oc32kh1ph0")
+    assert res.code == 0, res.out + res.err
+    assert res.summary()["passed"] == 13, res.out
+    sizes = [int(m.group(1)) for m in re.finditer(r"scratchpad (\d+) bytes \(user\)", res.out + res.err)]
+    assert len(sizes) == 13 and all(n > 0 for n in sizes)
+    records = read(str(out)).cases
+    assert [r["memory"]["scratchpad_bytes"] for r in records] == sizes
+
+
+def test_scratchpad_user_is_unimplemented_where_work_memory_is_the_primitives():
+    res = run_cli("--pool", "--attr-scratchpad=user", "mb1ic3ih4kh2")
+    assert res.summary()["unimplemented"] == 1, res.out
+    assert "--attr-scratchpad=user: this primitive allocates its work memory" in res.out

@@ -656,3 +656,71 @@ def test_backward_weights_faults_change_the_result(impl, fault, text):
         prim.bind_bwd_weights(src, diff_dst, diff_wei, None)()
     ref, _ = core.ref_conv_bwd_weights(shape, src, diff_dst, False)
     assert not np.any(np.isnan(diff_wei)) and not np.array_equal(diff_wei, ref.astype(np.float32))
+
+
+# ---- --attr-scratchpad=user: the work memory the caller gives -------------------------
+
+SCRATCHPAD_SHAPES = ["mb2ic16ih6oc5kh3ph1", "mb2ic300ih7oc50kh1", "ic4ih8iw6oc4kh3kw3sh2sw1ph1pw1",
+                     "mb2ic48ih20oc48kh5ph2_dw", "g2ic4id5oc4kd3sd2pd1dd1",
+                     "mb2ic8ih9iw13oc6kh1kw1sh2sw2"]   # strided 1x1: the subsampled copy
+DIRECTIONS = [core.Direction.FWD, core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS]
+
+
+def _execute(prim, shape, direction, data):
+    src, wei, diff_dst = data
+    if direction is core.Direction.BWD_WEIGHTS:
+        out = np.full(shape.wei_shape, np.nan, np.float32)
+        prim.bind_bwd_weights(src, diff_dst, out, None)()
+    elif direction is core.Direction.BWD_DATA:
+        out = np.full(shape.src_shape, np.nan, np.float32)
+        prim.bind_bwd_data(diff_dst, prim.pack_weights(wei), None, out)()
+    else:
+        out = np.full(shape.dst_shape, np.nan, np.float32)
+        prim.bind(src, prim.pack_weights(wei), None, out)()
+    return out
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS, ids=[d.name for d in DIRECTIONS])
+@pytest.mark.parametrize("impl", IMPLS, ids=IMPL_IDS)
+def test_user_scratchpad_computes_what_the_library_one_does(impl, direction):
+    """In user mode the primitive keeps none of its work memory (its own bytes drop by the
+    scratchpad's size, which both modes report alike), refuses to run without one, and
+    computes bit for bit what library mode does in a scratchpad poisoned anew (all bytes
+    0xFF, then 0x00) before each run: no kernel reads work memory it did not write."""
+    ran = 0
+    for text in SCRATCHPAD_SHAPES:
+        shape = _shape(text)
+        rng = np.random.default_rng(len(text))
+        data = tuple(rng.integers(-8, 9, size=s).astype(np.float32)
+                     for s in (shape.src_shape, shape.wei_shape, shape.dst_shape))
+        try:
+            lib_prim = conv_rows.create(impl, shape, direction, False)
+        except core.Unimplemented:
+            continue
+        user_attr = core.ConvAttr(scratchpad_user=True)
+        with lib_prim, conv_rows.create(impl, shape, direction, False,
+                                        attr=user_attr) as user_prim:
+            ran += 1
+            assert user_prim.name == lib_prim.name
+            assert user_prim.scratchpad_bytes == lib_prim.scratchpad_bytes
+            assert (user_prim.scratch_bytes + user_prim.scratchpad_bytes
+                    == lib_prim.scratch_bytes)
+            expected = _execute(lib_prim, shape, direction, data)
+            if user_prim.scratchpad_bytes:
+                with pytest.raises(core.InvalidProblem):
+                    _execute(user_prim, shape, direction, data)
+            for poison in (0xFF, 0x00):
+                if user_prim.scratchpad_bytes:
+                    user_prim.set_scratchpad(
+                        core.scratchpad_buffer(user_prim.scratchpad_bytes, poison))
+                got = _execute(user_prim, shape, direction, data)
+                assert np.array_equal(got, expected, equal_nan=True), (text, poison)
+    assert ran or direction is not core.Direction.FWD, f"{impl.name} ran no shape"
+
+
+def test_library_primitive_refuses_a_scratchpad():
+    shape = _shape("mb2ic16ih6oc5kh3ph1")
+    gemm = next(i for i in IMPLS if i.name.startswith("gemm_conv:"))
+    with conv_rows.create(gemm, shape, FWD, False) as prim:
+        with pytest.raises(core.InvalidProblem):
+            prim.set_scratchpad(core.scratchpad_buffer(max(prim.scratchpad_bytes, 64)))
