@@ -5,12 +5,15 @@ native kernels take, its fill, the kernels' entry, and the reference's f32 formu
 Entry i of a chain that reads a tensor of its own (binary src1, prelu weights) gives the
 case an input named src1_{i}: the written tensor's dims (dst; deconvolution's dst), kept
 along the dims its mask names and broadcast (size 1) along the others, in the layout its
-tag or strides give (plain `any` by default).
+tag or strides give (plain `any` by default). In a convolution's chain with a depthwise
+entry, the entries before it apply to the 1x1 convolution's output, whose dims differ:
+the functions below then take the dims per entry index (DimsArg).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -20,9 +23,18 @@ from ..status import Status
 from . import eltwise, fill, layout, reorders
 from .attr import POLICY_MASKS, Binary, Eltwise, Modes, PostOps, Prelu
 
+Dims = tuple[int, ...]
+# the dims of the tensor the chain applies to, or of the one each entry index applies to
+DimsArg = Dims | Mapping[int, Dims]
+
 SRC1_PREFIX = "src1_"
 # Types the kernels convert src1 from (bdnn.h, BDNN_POST_BINARY).
 SRC1_DTS = ("f32", "bf16", "f16", "s32", "s8", "u8")
+
+
+def entry_dims(dst_dims: DimsArg, index: int) -> Dims:
+    """The dims of the tensor entry `index` applies to."""
+    return dst_dims[index] if isinstance(dst_dims, Mapping) else dst_dims
 
 
 def src1_name(index: int) -> str:
@@ -112,13 +124,13 @@ PRELU_WEIGHTS = (-0.5, 0.25, 0.5, 2.0)  # powers of two: x * w is exact
 COMPARISONS = ("ge", "gt", "le", "lt", "eq", "ne")
 
 
-def fill_src1(post_ops: PostOps, dst_dims: tuple[int, ...]) -> dict[str, np.ndarray]:
+def fill_src1(post_ops: PostOps, dst_dims: DimsArg) -> dict[str, np.ndarray]:
     """Each binary and prelu entry's input, logical (dst's dims, 1 where broadcast), as
     exact f32 values; seeded by its index in the chain (fill.Kind.POST_SRC1 + i). The
     same values in performance mode (they are few and ordinary)."""
     out = {}
     for i, e in src1_entries(post_ops):
-        dims, dt = src1_dims(e, dst_dims), src1_dt(e)
+        dims, dt = src1_dims(e, entry_dims(dst_dims, i)), src1_dt(e)
         n, kind = math.prod(dims), fill.Kind.POST_SRC1 + i
         unsigned = dt == "u8"
         if isinstance(e, Prelu):
@@ -132,10 +144,10 @@ def fill_src1(post_ops: PostOps, dst_dims: tuple[int, ...]) -> dict[str, np.ndar
     return out
 
 
-def src1_bytes(post_ops: PostOps, dst_dims: tuple[int, ...]) -> int:
+def src1_bytes(post_ops: PostOps, dst_dims: DimsArg) -> int:
     """Bytes of the inputs in their types (the perf line's input bytes)."""
-    return sum(math.prod(src1_dims(e, dst_dims)) * core.numpy_dtype(src1_dt(e)).itemsize
-               for _, e in src1_entries(post_ops))
+    return sum(math.prod(src1_dims(e, entry_dims(dst_dims, i)))
+               * core.numpy_dtype(src1_dt(e)).itemsize for i, e in src1_entries(post_ops))
 
 
 def has_comparison(post_ops: PostOps) -> bool:
@@ -155,10 +167,10 @@ def kernel_entry(e: Eltwise | Binary | Prelu, dst_dims: tuple[int, ...]) -> core
                        src1_strides=src1_kernel_strides(src1_layout(e, dst_dims)))
 
 
-def src1_unsupported(post_ops: PostOps, dst_dims: tuple[int, ...],
+def src1_unsupported(post_ops: PostOps, dst_dims: DimsArg,
                      backend: str) -> tuple[Status, str] | None:
     """Binary and prelu entries the problem or the native kernels cannot run."""
-    for _, e in src1_entries(post_ops):
+    for i, e in src1_entries(post_ops):
         if isinstance(e, Binary) and not e.dt:
             return (Status.INVALID_ARGUMENTS, f"`{e}`: a binary post-op names src1's data "
                     f"type ({e}:DT)")
@@ -171,7 +183,7 @@ def src1_unsupported(post_ops: PostOps, dst_dims: tuple[int, ...],
         if isinstance(e, Binary) and e.src1.tag == "grouped":
             return (Status.UNIMPLEMENTED, f"`{e}`: a grouped src1 is not implemented")
         try:
-            lay = src1_layout(e, dst_dims)
+            lay = src1_layout(e, entry_dims(dst_dims, i))
         except (ProblemError, UsageError) as exc:
             return Status.INVALID_ARGUMENTS, f"`{e}`: {exc}"
         if not lay.is_plain:

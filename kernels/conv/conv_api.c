@@ -388,9 +388,10 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
         return BDNN_STATUS_UNIMPLEMENTED;
     if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
-    /* Binary and prelu entries: the plain-layout GEMM rows, whose low-precision epilogue
-     * knows each output's position (bdnn_post_op_src1). */
-    if (bdnn_has_src1_post_op(a) && !(impls[impl].flags & CONV_ROW_GEMM))
+    /* Binary and prelu entries: the GEMM rows, whose low-precision epilogue knows each
+     * output's position (bdnn_post_op_src1), and fused_dw, whose steps are GEMM rows
+     * pointed at their block's part of each input. */
+    if (bdnn_has_src1_post_op(a) && !(impls[impl].flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
             || !(impls[impl].layouts & ROW_LAYOUT(a->layout)))

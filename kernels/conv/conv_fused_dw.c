@@ -63,6 +63,8 @@ typedef struct {
     void **buf;                  /* per thread: bs[0] 1x1 output planes */
     size_t *wei_off, *dw_off;    /* per block: its packed 1x1 and depthwise weights */
     size_t bias_off, total;      /* the depthwise bias (copied as given), packed bytes */
+    /* binary and prelu entries: each step's entry j is the primitive's entry from[j] */
+    int from1[BDNN_MAX_POST_OPS], from2[BDNN_MAX_POST_OPS];
     char name[192];
 } fdw_plan_t;
 
@@ -87,9 +89,11 @@ static void fdw_fini(struct bdnn_conv *c) {
 
 static int64_t blk_of(const fdw_plan_t *p, int64_t b) { return b == p->nblk - 1 ? 1 : 0; }
 
-/* The two steps' descriptors and attributes for a block of ch channels. */
-static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_t *d1,
-                          bdnn_conv_attr_t *a1, bdnn_conv_desc_t *d2, bdnn_conv_attr_t *a2) {
+/* The two steps' descriptors and attributes for a block of ch channels; from1 and from2
+ * (or NULL) get the primitive's index of each step's entries. */
+static void step_problems_from(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_t *d1,
+                               bdnn_conv_attr_t *a1, bdnn_conv_desc_t *d2,
+                               bdnn_conv_attr_t *a2, int *from1, int *from2) {
     const bdnn_conv_desc_t *d = &c->d;
     const bdnn_conv_attr_t *a = &c->attr;
     const int idw = bdnn_dw_post_op(a);
@@ -121,13 +125,35 @@ static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_
      * one (the deliberate defect swaps the two lists). */
     const int swap = c->fault == BDNN_FAULT_DW_PRE_POST_SWAPPED;
     bdnn_conv_attr_t *pre = swap ? a2 : a1, *post = swap ? a1 : a2;
+    int *pre_from = swap ? from2 : from1, *post_from = swap ? from1 : from2;
     pre->n_post_ops = 0;
     post->n_post_ops = 0;
     for (int i = 0; i < a->n_post_ops; ++i)
         if (i != idw) {
             bdnn_conv_attr_t *to = i < idw ? pre : post;
+            int *from = i < idw ? pre_from : post_from;
+            if (from) from[to->n_post_ops] = i;
             to->post_ops[to->n_post_ops++] = a->post_ops[i];
         }
+}
+
+static void step_problems(const struct bdnn_conv *c, int64_t ch, bdnn_conv_desc_t *d1,
+                          bdnn_conv_attr_t *a1, bdnn_conv_desc_t *d2, bdnn_conv_attr_t *a2) {
+    step_problems_from(c, ch, d1, a1, d2, a2, NULL, NULL);
+}
+
+/* Binary and prelu entries read their input at each output's position in the tensor they
+ * apply to (the 1x1 output before the dw entry, dst after it): a step computing channels
+ * [ch0, ch0 + its oc) of image n reads it from that point on, at the same strides. */
+static void point_step_inputs(const struct bdnn_conv *c, bdnn_conv_t *step, const int *from,
+                              int64_t n, int64_t ch0) {
+    for (int j = 0; j < step->n_post_ops; ++j) {
+        const bdnn_post_op_t *op = &step->post_ops[j];
+        if (op->kind != BDNN_POST_BINARY && op->kind != BDNN_POST_PRELU) continue;
+        const int64_t at = n * op->src1_strides[0] + ch0 * op->src1_strides[1];
+        step->post_src[j] = (const char *)c->post_src[from[j]]
+                          + (size_t)at * bdnn_dt_size(op->src1_dt);
+    }
 }
 
 /* Channels per layout block: 1 on the plain layouts (channels last is not taken: a block
@@ -186,9 +212,10 @@ static int rows_serve(const struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t out_bytes = bdnn_div_up(d->oc, lay_block(c)) * lay_block(c) * d->oh * d->ow
                             * (int64_t)bdnn_dt_size(c->attr.dst_dt);
+    /* (binary and prelu entries: the row kernels do not know the rows' positions) */
     if (lay_block(c) == 1 || d->sh != 1 || d->sw != 1 || d->ph != 0 || d->pw != 0
             || d->oh != d->ih || d->ow != d->iw || out_bytes < FDW_ROWS_MIN_BYTES
-            || d->mb < c->nthr)
+            || d->mb < c->nthr || bdnn_has_src1_post_op(&c->attr))
         return 0;
     bdnn_conv_desc_t d1, d2;
     bdnn_conv_attr_t a1, a2;
@@ -214,11 +241,14 @@ static int fdw_init(struct bdnn_conv *c) {
     const int idw = bdnn_dw_post_op(a);
     if (c->dir != BDNN_DIR_FWD || idw < 0 || c->attr.layout == BDNN_LAYOUT_NHWC)
         return BDNN_STATUS_UNIMPLEMENTED;
-    /* The spec's support matrix: a 2D 1x1 convolution, eltwise entries beside one dw. */
+    /* The spec's support matrix: a 2D 1x1 convolution, eltwise entries beside one dw
+     * (and, as oneDNN runs them, binary and prelu entries; never a sum). */
     if (d->g != 1 || d->kd != 1 || d->kh != 1 || d->kw != 1 || d->id != 1 || d->od != 1)
         return BDNN_STATUS_UNIMPLEMENTED;
     for (int i = 0; i < a->n_post_ops; ++i)
-        if (i != idw && a->post_ops[i].kind != BDNN_POST_ELTWISE)
+        if (i != idw && a->post_ops[i].kind != BDNN_POST_ELTWISE
+                && a->post_ops[i].kind != BDNN_POST_BINARY
+                && a->post_ops[i].kind != BDNN_POST_PRELU)
             return BDNN_STATUS_UNIMPLEMENTED;
     const bdnn_post_op_t *dw = &a->post_ops[idw];
     if (dw->dw_k <= 0 || dw->dw_s <= 0 || dw->dw_p < 0 || dw->dw_p >= dw->dw_k
@@ -252,7 +282,7 @@ static int fdw_init(struct bdnn_conv *c) {
         for (int k = 0; k < 2; ++k) {
             bdnn_conv_desc_t d1, d2;
             bdnn_conv_attr_t a1, a2;
-            step_problems(c, p->bs[k], &d1, &a1, &d2, &a2);
+            step_problems_from(c, p->bs[k], &d1, &a1, &d2, &a2, p->from1, p->from2);
             int st = bdnn_conv_create_single(&d1, c->impl->isa, c->with_bias, &a1, inner_fault,
                                              &p->step1[2 * t + k]);
             if (st == BDNN_STATUS_OK)
@@ -395,7 +425,9 @@ static void fdw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         for (int64_t item = 0; item < items; ++item) {
             const int64_t n = item / p->nblk, b = item % p->nblk, ch0 = b * p->bs[0];
             const int k = (int)blk_of(p, b);
-            const bdnn_conv_t *s1 = p->step1[2 * t + k], *s2 = p->step2[2 * t + k];
+            bdnn_conv_t *s1 = p->step1[2 * t + k], *s2 = p->step2[2 * t + k];
+            point_step_inputs(c, s1, p->from1, n, ch0);
+            point_step_inputs(c, s2, p->from2, n, ch0);
             if (s1->wei_scales)   /* this block's channels' scales */
                 memcpy(s1->wei_scales, c->wei_scales + ch0, sizeof(float) * (size_t)p->bs[k]);
             if (s2->wei_scales && c->dw_wei_scales)

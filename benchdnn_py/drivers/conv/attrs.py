@@ -10,7 +10,8 @@ import numpy as np
 
 from ... import core
 from ...common import eltwise, fill
-from ...common.post_ops import apply_src1, kernel_entry, src1_unsupported as src1_verdict
+from ...common.post_ops import (DimsArg, apply_src1, entry_dims, kernel_entry,
+                                 src1_unsupported as src1_verdict)
 from ...common.attr import Binary, Depthwise, Eltwise, PostOps, Prelu, Sum
 from ...common.direction import Dir
 from ...status import Status
@@ -58,14 +59,10 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
     return None
 
 
-def src1_unsupported(prb, dst_dims: tuple[int, ...]) -> tuple[Status, str] | None:
+def src1_unsupported(prb, dst_dims: DimsArg) -> tuple[Status, str] | None:
     """Binary and prelu entries the problem or the kernels cannot run (post_ops.py's
-    verdict), and beside a depthwise entry."""
-    verdict = src1_verdict(prb.post_ops, dst_dims, prb.backend)
-    if verdict is None and prb.post_ops.extra_inputs and dw_entry(prb.post_ops) is not None:
-        return (Status.UNIMPLEMENTED, f"`{prb.post_ops.extra_inputs[0]}`: binary and prelu "
-                "post-ops beside a depthwise post-op are not implemented")
-    return verdict
+    verdict; dst_dims: per entry with a dw entry, src1_dims_by_entry)."""
+    return src1_verdict(prb.post_ops, dst_dims, prb.backend)
 
 
 def dw_entry(post_ops: PostOps) -> Depthwise | None:
@@ -89,9 +86,10 @@ def dw_invalid(prb) -> tuple[Status, str] | None:
         return (Status.UNIMPLEMENTED, f"`{dw}`: the depthwise post-op follows a 2D 1x1 "
                 f"convolution only (kh = kw = 1); this is a {d.ndims - 2}D "
                 f"{'x'.join(str(k) for k in d.k[3 - (d.ndims - 2):])} convolution")
-    if not all(isinstance(e, (Eltwise, Depthwise)) for e in chain.entries):
-        return (Status.UNIMPLEMENTED, f"`{chain}`: only eltwise post-ops may sit beside the "
-                "depthwise post-op (the spec: sum is not supported with it)")
+    if not all(isinstance(e, (Eltwise, Binary, Prelu, Depthwise)) for e in chain.entries):
+        return (Status.UNIMPLEMENTED, f"`{chain}`: only eltwise, binary and prelu post-ops "
+                "may sit beside the depthwise post-op (the spec: sum is not supported with "
+                "it)")
     if prb.dt[0] == "f32" and prb.dt[1] != "f32":
         return (Status.UNIMPLEMENTED, f"`{dw}`: depthwise fusion with {prb.dt[1]} weights "
                 "on f32 activations is not implemented")
@@ -150,13 +148,16 @@ def native_post_ops_unsupported(post_ops: PostOps,
 
 
 def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32",
-                    dst_dims: tuple[int, ...] = ()) -> tuple[core.PostOp, ...]:
+                    dst_dims: DimsArg = ()) -> tuple[core.PostOp, ...]:
     """The chain in the C core's terms (dst_dt: the convolution's, for a dw entry;
-    dst_dims: the written tensor's logical dims, for binary and prelu entries)."""
+    dst_dims: the logical dims of the tensor binary and prelu entries apply to, per entry
+    with a dw entry, src1_dims_by_entry)."""
     ops = []
-    for e in post_ops.entries:
-        if isinstance(e, (Eltwise, Binary, Prelu)):
-            ops.append(kernel_entry(e, dst_dims))
+    for i, e in enumerate(post_ops.entries):
+        if isinstance(e, Eltwise):
+            ops.append(kernel_entry(e, ()))
+        elif isinstance(e, (Binary, Prelu)):
+            ops.append(kernel_entry(e, entry_dims(dst_dims, i)))
         elif isinstance(e, Depthwise):
             wei, bia, out = dtypes.dw_types(dst_dt, e.dst_dt)
             ops.append(core.PostOp(core.PostKind.DW, dw_k=e.k, dw_s=e.s, dw_p=e.p,

@@ -213,6 +213,11 @@ def unsupported(prb) -> tuple[Status, str] | None:
             return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion runs on the plain "
                     "and channel-blocked layouts only, src and dst alike (--stag/--dtag "
                     "any, nchw, nChw16c or nChw8c; --wtag any or oihw)")
+        # its steps take binary and prelu entries on the GEMM rows of the plain layout
+        if prb.post_ops.extra_inputs and routed(prb, core.ActLayout.PLAIN):
+            return (Status.UNIMPLEMENTED, f"`{prb.post_ops.extra_inputs[0]}` beside "
+                    f"`{prb.dw}`: depthwise fusion with binary or prelu post-ops runs on "
+                    "the plain layout only (--stag/--dtag any or nchw)")
     return attrs.native_post_ops_unsupported(prb.post_ops, prb.dt)
 
 

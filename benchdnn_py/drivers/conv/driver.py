@@ -42,8 +42,8 @@ from .attrs import (Quant, dw_invalid, post_ops_invalid, quant_of, src1_unsuppor
                     sum_dt_unsupported)
 from .policy import WINO_NEEDS, ran_alg, wino_unmet
 from .prim import (Layouts, Tensor, direction_chain, dw_shape_of, layout_of, logical_dims,
-                   operand_class, out_dt, output_names, outputs, primitive_inputs, tensor_dts,
-                   tensors)
+                   operand_class, out_dt, output_names, outputs, primitive_inputs,
+                   src1_dims_by_entry, tensor_dts, tensors)
 from .problem import ConvProblem
 from .ref import reference
 
@@ -61,7 +61,7 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
             or attributes_unsupported(prb)
             or prb.kind_unsupported()
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
-            or src1_unsupported(prb, logical_dims(prb.desc)["dst"])
+            or src1_unsupported(prb, src1_dims_by_entry(prb))
             or sum_dt_unsupported(prb)
             or prb.modes.verdict(prb.backend, user_scratchpad=True)
             or dw_invalid(prb))
@@ -349,7 +349,8 @@ def tensor_bytes(prb, shape: core.ConvShape, layouts: Layouts | None) -> tuple[i
     if prb.dw is not None:   # the depthwise step's weights and bias are inputs too
         ibytes += size["dw_wei"] * math.prod(t["dw_wei"].shape)
         ibytes += size["dw_bia"] * shape.oc if with_bias else 0
-    ibytes += src1_bytes(prb.post_ops, t["dst"].logical)   # binary and prelu inputs
+    # binary and prelu inputs
+    ibytes += src1_bytes(prb.post_ops, src1_dims_by_entry(prb, t["dst"].logical))
     return ibytes, int(size["dst"] * lays["dst"].padded_nelems)
 
 
@@ -448,7 +449,7 @@ class Steps(CaseSteps):
         dst_dtype = core.numpy_dtype(dst_dt)
         has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
         inputs = self.fill(filled, t, perf, q)
-        inputs.update(fill_src1(prb.post_ops, t["dst"].logical))
+        inputs.update(fill_src1(prb.post_ops, src1_dims_by_entry(prb, t["dst"].logical)))
         prior = None
         before: dict[str, np.ndarray] = {}
         if perf:

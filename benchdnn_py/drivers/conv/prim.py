@@ -75,6 +75,19 @@ def dw_shape_of(prb) -> core.ConvShape | None:
     return prb.dw_shape if prb.dw is not None else None
 
 
+def src1_dims_by_entry(prb, dst_dims: tuple[int, ...] | None = None
+                       ) -> dict[int, tuple[int, ...]]:
+    """The logical dims of the tensor each binary or prelu entry applies to: the written
+    tensor's (dst_dims; default: the convolution's dst, after its dw step), or with a dw
+    entry, the 1x1 convolution's output for the entries before it."""
+    if dst_dims is None:
+        dst_dims = logical_dims(prb.desc, prb.dw_o)["dst"]
+    idw = next((i for i, e in enumerate(prb.post_ops.entries) if e is prb.dw), None)
+    conv = logical_dims(prb.desc)["dst"]
+    return {i: conv if idw is not None and i < idw else dst_dims
+            for i, _ in src1_entries(prb.post_ops)}
+
+
 def case_tensors(prb) -> dict[str, Tensor]:
     return tensors(prb.desc, prb.shape, dw_shape_of(prb))
 
@@ -171,7 +184,7 @@ def kernel_attr(prb, q: Quant) -> core.ConvAttr:
     return core.ConvAttr(dts["src"], dts["wei"], prb.dt[2], dts["bia"], q.kind, q.src_scale,
                          q.dst_scale, tuple(float(v) for v in q.wei_scales), q.src_zp,
                          q.dst_zp, kernel_post_ops(prb.post_ops, prb.dt[2],
-                                                   logical_dims(prb.desc)["dst"]),
+                                                   src1_dims_by_entry(prb)),
                          src_zps=() if q.src_zps is None else tuple(map(int, q.src_zps)),
                          dst_zps=() if q.dst_zps is None else tuple(map(int, q.dst_zps)),
                          dw_wei_scales=() if q.dw_wei_scales is None

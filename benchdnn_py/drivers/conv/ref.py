@@ -85,15 +85,21 @@ def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
     stored output; the depthwise convolution of that (the same C reference); its bias and
     the entries after dw, with the depthwise step's scales (oneDNN 3.x: its src scale is
     the 1x1 step's dst scale; dw_quant). With points, the whole 1x1 output is computed,
-    then the depthwise output at the points only."""
+    then the depthwise output at the points only. Binary and prelu entries read their
+    inputs (src1_{i} by the whole chain's index) at the positions of the tensor they
+    apply to: the 1x1 output before the dw entry, dst after it."""
     pre, post = split_at_dw(prb.post_ops)
+    after = len(pre.entries) + 1   # the whole chain's index of post's first entry
     acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
-    mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None),
-                            prb.dt[2])
+    src1 = {i: src1_values_5d(inputs[src1_name(i)], inputs[src1_name(i)].ndim)
+            for i, _ in src1_entries(pre)}
+    mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None,
+                                               src1=src1), prb.dt[2])
     dw = prb.dw_shape
     acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
+    post_inputs = {src1_name(j): inputs[src1_name(after + j)] for j, _ in src1_entries(post)}
     return forward_epilogue(acc, inputs.get("dw_bia"), dw_quant(q), post, None, points,
-                            dw.dst_shape)
+                            dw.dst_shape, post_inputs)
 
 
 def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | None,

@@ -10,8 +10,8 @@ import conv_rows
 from conftest import run_cli
 
 from benchdnn_py import core
-from benchdnn_py.common import eltwise
-from benchdnn_py.common.attr import Depthwise, parse_post_ops
+from benchdnn_py.common import eltwise, post_ops
+from benchdnn_py.common.attr import Binary, Depthwise, Prelu, parse_post_ops
 from benchdnn_py.common.direction import Dir
 from benchdnn_py.drivers.conv import driver
 from benchdnn_py.drivers.conv import prim as conv_prim
@@ -29,9 +29,21 @@ def _problem(text, post_ops, direction=Dir.FWD_B, dt=("f32",) * 3, **extra):
     return conv_problem.make_problem(values, text, GlobalSettings())
 
 
-def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
+def _entry(e, x, src1):
+    """One eltwise, binary add or mul, or prelu entry on x [mb][c][h][w], src1 its logical
+    input (broadcast by numpy)."""
+    if isinstance(e, Binary):
+        b = src1.astype(np.float64)
+        return {"add": x + b, "mul": x * b}[e.alg]
+    if isinstance(e, Prelu):
+        return np.where(x > 0, x, x * src1.astype(np.float64))
+    return eltwise.apply(e.name, x, e.alpha, e.beta)
+
+
+def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain, inputs=None):
     """1x1 + depthwise written out independently: einsum for the 1x1, shifted slices of
-    the padded planes for the depthwise taps, the eltwise formulas between and after."""
+    the padded planes for the depthwise taps, the chain's formulas between and after
+    (binary and prelu inputs: inputs' src1_{i}, by the chain's index)."""
     mb, ic, _, ih, iw = src.shape
     oc = wei.shape[1]
     x = np.einsum("nchw,oc->nohw", src[:, :, 0].astype(np.float64),
@@ -40,8 +52,9 @@ def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
         x += bias[None, :, None, None]
     entries = chain.entries
     at = next(i for i, e in enumerate(entries) if isinstance(e, Depthwise))
-    for e in entries[:at]:
-        x = eltwise.apply(e.name, x, e.alpha, e.beta)
+    src1 = lambda i: (inputs or {}).get(f"src1_{i}")  # noqa: E731
+    for i, e in enumerate(entries[:at]):
+        x = _entry(e, x, src1(i))
     x = x.astype(np.float32).astype(np.float64)      # the f32 intermediate
     dw = entries[at]
     k, s, p = dw.k, dw.s, dw.p
@@ -55,8 +68,8 @@ def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
                   * pad[:, :, kh:kh + s * (oh - 1) + 1:s, kw:kw + s * (ow - 1) + 1:s])
     if dw_bias is not None:
         y += dw_bias[None, :, None, None]
-    for e in entries[at + 1:]:
-        y = eltwise.apply(e.name, y, e.alpha, e.beta)
+    for i, e in enumerate(entries[at + 1:], at + 1):
+        y = _entry(e, y, src1(i))
     return y[:, :, None]
 
 
@@ -66,15 +79,21 @@ def _numpy_fused(src, wei, bias, dw_wei, dw_bias, chain):
     ("mb1ic5ih6oc7kh1", "relu+dw:k3s2p1+tanh", Dir.FWD_B),
     ("mb2ic4ih8oc6kh1", "linear:0.5:1+dw:k5s1p2", Dir.FWD_D),
     ("mb1ic3ih5oc4kh1", "dw:k3s1p0+relu:0.25", Dir.FWD_B),
+    # binary and prelu on the 1x1 output (before dw) and on dst (after it, stride 2)
+    ("mb2ic8ih9oc16kh1", "add:f32:per_oc+dw:k3s2p1+mul:f32:per_tensor", Dir.FWD_B),
+    ("mb2ic4ih8iw6oc6kh1kw1", "prelu:per_oc+add:f32:per_tensor+dw:k3s1p1+prelu+add:f32",
+     Dir.FWD_I),
 ])
 def test_reference_matches_an_independent_numpy_computation(text, chain, direction):
     prb = _problem(text, chain, direction)
     t = conv_prim.case_tensors(prb)
     q = driver.quant_of(prb, prb.shape.oc)
     inputs = driver.fill_inputs(prb, t, False, q)
+    inputs.update(post_ops.fill_src1(prb.post_ops,
+                                     conv_prim.src1_dims_by_entry(prb, t["dst"].logical)))
     got = driver.reference(prb, inputs, q, None)["dst"]
     expected = _numpy_fused(inputs["src"], inputs["wei"], inputs.get("bia"),
-                            inputs["dw_wei"], inputs.get("dw_bia"), prb.post_ops)
+                            inputs["dw_wei"], inputs.get("dw_bia"), prb.post_ops, inputs)
     assert got.shape == t["dst"].shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=2e-6, atol=1e-6)
     # --check=sampled: the same values at the points
@@ -94,8 +113,8 @@ def test_output_size_ops_and_bytes_count_both_steps():
 
 
 @pytest.mark.parametrize("text,chain,dt,reason", [
-    ("mb2ic8ih9oc16kh1", "sum+dw:k3s1p1", ("f32",) * 3, "only eltwise post-ops may sit"),
-    ("mb2ic8ih9oc16kh1", "dw:k3s1p1+sum", ("f32",) * 3, "only eltwise post-ops may sit"),
+    ("mb2ic8ih9oc16kh1", "sum+dw:k3s1p1", ("f32",) * 3, "only eltwise, binary and prelu"),
+    ("mb2ic8ih9oc16kh1", "dw:k3s1p1+sum", ("f32",) * 3, "only eltwise, binary and prelu"),
     ("mb2ic8ih9oc16kh3ph1", "dw_k3s1p1", ("f32",) * 3, "follows a 2D 1x1 convolution only"),
     ("mb2ic8iw9oc16kw1", "dw_k3s1p1", ("f32",) * 3, "follows a 2D 1x1 convolution only"),
     ("mb2ic8id4ih9iw9oc16kd1kh1kw1", "dw_k3s1p1", ("f32",) * 3, "follows a 2D 1x1 convolution only"),
@@ -263,3 +282,22 @@ def test_the_depthwise_steps_own_scales_follow_onednn():
     assert (step.kind, step.src_scale, step.dst_scale, step.wei_scales.tolist()) == \
         (core.Scales.ARGS, 0.5, 4.0, [2.0])
     assert dw_quant(Quant(core.Scales.OSCALE)).kind is core.Scales.NONE
+
+
+def test_binary_and_prelu_beside_dw_pass_and_a_misread_input_fails():
+    """Binary and prelu entries before the dw entry read their input at the 1x1 output's
+    positions, those after it at dst's; each step points its block's part. Reading
+    channel 0's input for every channel (the src1_channel0 defect, which the steps carry)
+    fails every case, per-channel and per-tensor entries alike."""
+    args = ("--conv", "--check=sampled:500", "--dt=f32,bf16,u8:s8:u8",
+            "--attr-post-ops=add:f32:per_oc+dw:k3s2p1+add:f32:per_oc,"
+            "relu+add:s8:per_tensor+dw:k3s1p1+mul:f32:per_tensor,"
+            "prelu:per_oc+dw:k3s2p1+prelu:per_oc",
+            "mb2ic16ih14oc32kh1ph0", "mb3ic32ih28oc256kh1ph0")
+    res = run_cli(*args)
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert res.code == 0 and len(cases) == 18, res.out[-2000:]
+    assert all(":PASSED " in l and "--impl=fused_dw" in l for l in cases)
+    bad = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "src1_channel0"})
+    failed = {l for l in bad.lines if ":FAILED (errors:" in l}   # (and in the summary)
+    assert bad.code == 1 and len(failed) == 18, bad.out[-2000:]

@@ -97,7 +97,7 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
     ("relu+tanh", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("sum+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("sum:1:1", "a sum zero point is for int8 convolutions only"),
-    ("sum+dw:k3s1p1", "only eltwise post-ops may sit beside the depthwise post-op"),
+    ("sum+dw:k3s1p1", "only eltwise, binary and prelu post-ops may sit beside the depthwise"),
 ])
 def test_support_matrix(chain, reason):
     status, why = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", chain))
@@ -116,9 +116,12 @@ def test_binary_and_prelu_entries_are_per_case_verdicts(chain, status, reason):
     assert got[0] is status and reason in got[1]
 
 
-def test_binary_beside_a_dw_entry_and_on_other_backends_are_unimplemented():
-    got = driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", "add:f32+dw:k3s1p1"))
-    assert got[0] is Status.UNIMPLEMENTED and "beside a depthwise post-op" in got[1]
+def test_binary_beside_a_dw_entry_on_channel_blocks_and_other_backends_is_unimplemented():
+    assert driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", "add:f32+dw:k3s1p1")) is None
+    res = run_cli("--conv", "--stag=nChw16c", "--attr-post-ops=add:f32+dw:k3s1p1",
+                  "mb2ic16ih9oc24kh1")
+    assert res.summary()["unimplemented"] == 1
+    assert "depthwise fusion with binary or prelu post-ops runs on the plain layout" in res.out
     res = run_cli("--conv", "--backend=torch", "--attr-post-ops=prelu:per_oc", "ic8ih5oc8kh1")
     assert any("the torch backend does not run binary or prelu post-ops" in line
                for line in res.lines), res.err[-2000:]
