@@ -123,8 +123,9 @@ class _Executor:
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, Guarded]):
         """inputs: the primitive's input memories (flat or shaped) in self.layouts; outs:
         output buffers in self.layouts. Returns (run, collect); run is the primitive:
-        route reorders, weights re-packing, kernel. A dw post-op's weights and bias (plain; a
-        case with one is never routed) are packed with the weights."""
+        route reorders, weights re-packing, kernel. A dw post-op's weights and bias (always
+        plain: the route reorders src, dst and the main weights only) are packed with the
+        weights."""
         inputs = dict(inputs)
         dw = [inputs.pop(n, None) for n in ("dw_wei", "dw_bia")]
         # binary and prelu inputs: read by the kernels where they are (never routed)
@@ -180,8 +181,6 @@ def create_on(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.Conv
     deconvolution's native backend creates through this too, on its swapped problem."""
     before = (res.status, res.reason)
     for entry in act_layouts(prb, kernel_dir, shape):
-        if prb.dw is not None and routed(prb, entry.act):
-            continue   # the route does not carry the dw post-op's tensors (unsupported)
         res.status, res.reason = before
         prim = create_one(entry.act, _impl_filter(prb, entry))
         if prim is not None:
@@ -198,26 +197,17 @@ def _create_conv(prb, res: CaseResult):
         alg=policy.resolved_alg(prb)), _conv_bind)
 
 
-# The activation layouts fused_dw runs on (kernels/conv/conv_fused_dw.c: a block of
-# channels must be a contiguous run of dst, which channels last's is not).
-FUSED_DW_LAYOUTS = (core.ActLayout.PLAIN, core.ActLayout.BLOCKED16, core.ActLayout.BLOCKED8)
-
 def unsupported(prb) -> tuple[Status, str] | None:
     """The kernels' post-op support: the spec's chains per type; depthwise fusion
-    (fused_dw) without groups, on the layouts it runs on natively."""
+    (fused_dw) without groups. fused_dw runs on the plain and channel-blocked layouts
+    (kernels/conv/conv_fused_dw.c: a block of channels must be a contiguous run of dst,
+    which channels last's is not), with binary or prelu entries on the plain one; other
+    layouts take the reorder route to one of them."""
     if prb.dw is not None:
         if prb.desc.g != 1:
             return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion after a grouped "
                     "convolution is not implemented")
-        if all(routed(prb, act) for act in FUSED_DW_LAYOUTS):
-            return (Status.UNIMPLEMENTED, f"`{prb.dw}`: depthwise fusion runs on the plain "
-                    "and channel-blocked layouts only, src and dst alike (--stag/--dtag "
-                    "any, nchw, nChw16c or nChw8c; --wtag any or oihw)")
-        # its steps take binary and prelu entries on the GEMM rows of the plain layout
-        if prb.post_ops.extra_inputs and routed(prb, core.ActLayout.PLAIN):
-            return (Status.UNIMPLEMENTED, f"`{prb.post_ops.extra_inputs[0]}` beside "
-                    f"`{prb.dw}`: depthwise fusion with binary or prelu post-ops runs on "
-                    "the plain layout only (--stag/--dtag any or nchw)")
+
     return attrs.native_post_ops_unsupported(prb.post_ops, prb.dt)
 
 

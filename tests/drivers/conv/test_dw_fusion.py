@@ -223,11 +223,18 @@ def test_f32_fusion_runs_natively_on_plain_and_channel_blocks(tag, steps):
         assert all(f"--impl=fused_dw:avx512{steps}" in l for l in cases), cases
 
 
-def test_fusion_on_channels_last_is_unimplemented_with_the_reason():
-    res = run_cli("--conv", "--stag=nhwc", "--dtag=nhwc", "--attr-post-ops=dw_k3s1p1",
-                  "mb2ic16ih10oc40kh1")
-    assert res.code == 1 and "UNIMPLEMENTED (`dw_k3s1p1`: depthwise fusion runs on the " \
-        "plain and channel-blocked layouts only" in res.out, res.out
+def test_fusion_on_other_layouts_takes_the_reorder_route():
+    """Channels last (which fused_dw does not write), other weights tags, and channel
+    blocks with a binary entry (whose steps run on the plain layout) reorder to a layout
+    fused_dw runs on and back."""
+    res = run_cli("--conv", "--dt=f32,u8:s8:u8", "--stag=nhwc", "--dtag=nhwc,nchw",
+                  "--wtag=any,hwio", "--attr-post-ops=dw_k3s1p1,relu+dw:k3s2p1+add:f32:per_oc",
+                  "mb2ic16ih10oc40kh1", "--stag=nChw16c", "--dtag=nChw16c", "--wtag=any",
+                  "--attr-post-ops=prelu:per_oc+dw_k3s1p1", "mb2ic16ih10oc40kh1")
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert res.code == 0 and len(cases) == 18, res.out[-2000:]
+    assert all(":PASSED " in l and "--impl=fused_dw" in l and ")+reorder " in l
+               for l in cases), cases
 
 
 def test_blocked_fusion_names_its_blocked_steps():

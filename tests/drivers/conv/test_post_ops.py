@@ -116,12 +116,8 @@ def test_binary_and_prelu_entries_are_per_case_verdicts(chain, status, reason):
     assert got[0] is status and reason in got[1]
 
 
-def test_binary_beside_a_dw_entry_on_channel_blocks_and_other_backends_is_unimplemented():
+def test_binary_beside_a_dw_entry_runs_and_other_backends_refuse_binary():
     assert driver.STEPS.unsupported(_problem("mb2ic16ih9oc24kh1", "add:f32+dw:k3s1p1")) is None
-    res = run_cli("--conv", "--stag=nChw16c", "--attr-post-ops=add:f32+dw:k3s1p1",
-                  "mb2ic16ih9oc24kh1")
-    assert res.summary()["unimplemented"] == 1
-    assert "depthwise fusion with binary or prelu post-ops runs on the plain layout" in res.out
     res = run_cli("--conv", "--backend=torch", "--attr-post-ops=prelu:per_oc", "ic8ih5oc8kh1")
     assert any("the torch backend does not run binary or prelu post-ops" in line
                for line in res.lines), res.err[-2000:]
