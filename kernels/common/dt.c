@@ -74,6 +74,10 @@ int bdnn_typed_row_status(int isa, int operands, int dt, int backward) {
     return BDNN_STATUS_OK;
 }
 
+/* bdnn_dt_convert: from this many elements on, the threads share the work, each a run
+ * of whole chunks (forking costs more than converting a smaller tensor). */
+enum { CONVERT_PARALLEL_MIN = 1 << 20, CONVERT_CHUNK = 1 << 16 };
+
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {
     if (!bdnn_dt_bits(from_dt) || !bdnn_dt_bits(to_dt) || n < 0) return BDNN_STATUS_INVALID;
     if (from_dt > BDNN_DT_U8 || to_dt > BDNN_DT_U8) {   /* the narrow types: scalar */
@@ -86,9 +90,17 @@ int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n
         else return BDNN_STATUS_INVALID;
         return BDNN_STATUS_OK;
     }
+    if (from_dt != BDNN_DT_F32 && to_dt != BDNN_DT_F32) return BDNN_STATUS_INVALID;
     const int vector = isa != BDNN_ISA_SCALAR;
-    if (from_dt == BDNN_DT_F32) from_f32(to_dt, in, out, n, vector);
-    else if (to_dt == BDNN_DT_F32) to_f32(from_dt, in, out, n, vector);
-    else return BDNN_STATUS_INVALID;
+    const size_t in_sz = bdnn_dt_size(from_dt), out_sz = bdnn_dt_size(to_dt);
+    /* a large tensor (a driver's inputs, up to GBs) on every thread, in equal chunks */
+#pragma omp parallel for schedule(static) if (n >= CONVERT_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i += CONVERT_CHUNK) {
+        const int64_t len = n - i < CONVERT_CHUNK ? n - i : CONVERT_CHUNK;
+        const char *from = (const char *)in + (size_t)i * in_sz;
+        char *to = (char *)out + (size_t)i * out_sz;
+        if (from_dt == BDNN_DT_F32) from_f32(to_dt, (const float *)from, to, len, vector);
+        else to_f32(from_dt, from, (float *)to, len, vector);
+    }
     return BDNN_STATUS_OK;
 }

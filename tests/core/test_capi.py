@@ -164,3 +164,15 @@ def test_depthwise_fusion_refuses_depthwise_weights_the_f32_rows_would_misread()
     with pytest.raises(core.Unimplemented):
         core.ConvPrimitive(impl, shape, core.Direction.FWD, False,
                            attr=core.ConvAttr(post_ops=(dw,)))
+
+
+@pytest.mark.parametrize("dt,ref", [("f16", np.float16), ("bf16", ml_dtypes.bfloat16)])
+def test_large_conversions_split_across_threads_convert_every_element(dt, ref):
+    """Past a million elements the threads share the work in chunks: the probe repeated
+    over 2^21 + 12345 elements (a partial last chunk) converts as numpy does, both ways."""
+    x = np.resize(_f32_probe(), (1 << 21) + 12345)
+    with np.errstate(over="ignore", invalid="ignore"):
+        exp = x.astype(ref)
+    got = core.dt_convert(x, dt)
+    _same_bits(got, exp)
+    _same_bits(core.dt_convert(got, "f32", from_dt=dt), got.astype(np.float32))

@@ -227,8 +227,19 @@ def operand_class(prb) -> str:
 def library_inputs(prb, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The library's buffers: each input in its own type (exact: the values fit)."""
     dts = tensor_dts(prb)
-    return {name: np.ascontiguousarray(a.astype(core.numpy_dtype(dts[name])))
-            for name, a in inputs.items()}
+    return {name: in_type(a, dts[name]) for name, a in inputs.items()}
+
+
+def in_type(a: np.ndarray, dt: str) -> np.ndarray:
+    """a's values as a contiguous array of dt: a itself when it is one already, else
+    through the C core's vector conversion (numpy converts f16 and bf16 an element at a
+    time, seconds for a large tensor)."""
+    dtype = core.numpy_dtype(dt)
+    if a.dtype == dtype:
+        return np.ascontiguousarray(a)
+    if a.dtype == np.float32 and dt not in core.PACKED_DTS:
+        return core.dt_convert(a, dt)
+    return np.ascontiguousarray(a.astype(dtype))
 def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:
     """(inputs, sparse operand, the other operand, accumulation chain length) of a
     direction: the operand whose products form the long chain is the sparse one (src
