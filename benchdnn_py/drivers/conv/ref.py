@@ -84,22 +84,48 @@ def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
     (bias, scales, the entries before dw), rounded to the convolution's dst type as a
     stored output; the depthwise convolution of that (the same C reference); its bias and
     the entries after dw, with the depthwise step's scales (oneDNN 3.x: its src scale is
-    the 1x1 step's dst scale; dw_quant). With points, the whole 1x1 output is computed,
-    then the depthwise output at the points only. Binary and prelu entries read their
-    inputs (src1_{i} by the whole chain's index) at the positions of the tensor they
-    apply to: the 1x1 output before the dw entry, dst after it."""
+    the 1x1 step's dst scale; dw_quant). With points, the 1x1 output only where the
+    depthwise taps of those points read it (dw_taps_read), then the depthwise output at
+    the points. Binary and prelu entries read their inputs (src1_{i} by the whole chain's
+    index) at the positions of the tensor they apply to: the 1x1 output before the dw
+    entry, dst after it."""
     pre, post = split_at_dw(prb.post_ops)
     after = len(pre.entries) + 1   # the whole chain's index of post's first entry
-    acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
-    src1 = {i: src1_values_5d(inputs[src1_name(i)], inputs[src1_name(i)].ndim)
-            for i, _ in src1_entries(pre)}
-    mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None,
-                                               src1=src1), prb.dt[2])
     dw = prb.dw_shape
+    if points is None:
+        acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
+        src1 = {i: src1_values_5d(inputs[src1_name(i)], inputs[src1_name(i)].ndim)
+                for i, _ in src1_entries(pre)}
+        mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None,
+                                                   src1=src1), prb.dt[2])
+    else:   # the points read, the rest 0 (never read by the depthwise step at points)
+        read = dw_taps_read(dw, points)
+        acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None, read)
+        mid = np.zeros(prb.shape.dst_shape, np.float32)
+        mid.reshape(-1)[read] = check.round_to_dt(forward_epilogue(
+            acc, inputs.get("bia"), q, pre, None, read, prb.shape.dst_shape, inputs),
+            prb.dt[2])
     acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
     post_inputs = {src1_name(j): inputs[src1_name(after + j)] for j, _ in src1_entries(post)}
     return forward_epilogue(acc, inputs.get("dw_bia"), dw_quant(q), post, None, points,
                             dw.dst_shape, post_inputs)
+
+
+def dw_taps_read(dw: core.ConvShape, points: np.ndarray) -> np.ndarray:
+    """The offsets into the 1x1 output [mb][oc][1][oh][ow] that the depthwise step's
+    outputs at points (offsets into its [mb][oc][1][dw_oh][dw_ow]) read: every tap inside
+    the input, each offset once."""
+    n, c, _, y, x = np.unravel_index(points, dw.dst_shape)
+    ih, iw = dw.i[1], dw.i[2]
+    read = []
+    for kh in range(dw.k[1]):
+        for kw in range(dw.k[2]):
+            h, w = y * dw.s[1] - dw.p[1] + kh, x * dw.s[2] - dw.p[2] + kw
+            inside = (h >= 0) & (h < ih) & (w >= 0) & (w < iw)
+            read.append(np.ravel_multi_index(
+                (n[inside], c[inside], np.zeros_like(h[inside]), h[inside], w[inside]),
+                dw.src_shape))
+    return np.unique(np.concatenate(read)).astype(np.int64)
 
 
 def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | None,
