@@ -333,8 +333,10 @@ def footprint_bytes(prb, shape: core.ConvShape) -> int:
     points = prb.check.points
     total += REF_BYTES_PER_POINT * sum(size[n] if points is None else min(points, size[n])
                                        for n in outs)
-    if prb.dw is not None:   # the reference computes the whole 1x1 output (dw_reference)
-        total += REF_BYTES_PER_POINT * size["dst"]
+    if prb.dw is not None:
+        # the reference's 1x1 output (dw_reference): computed whole, or under a sampled
+        # check an f32 tensor holding the points the depthwise taps read
+        total += (REF_BYTES_PER_POINT if points is None else 4) * size["dst"]
     return int(total + extra)
 
 
