@@ -119,34 +119,6 @@ def split_at_dw(post_ops: PostOps) -> tuple[PostOps, PostOps]:
             dataclasses.replace(post_ops, entries=entries[i + 1:]))
 
 
-# The chains of the spec's support matrix: f32 and bf16 (and f16) take eltwise, sum, or
-# sum then eltwise; int8 also eltwise then sum.
-CHAINS = ((Eltwise,), (Sum,), (Sum, Eltwise))
-
-
-INT8_CHAINS = CHAINS + ((Eltwise, Sum),)
-
-
-def native_post_ops_unsupported(post_ops: PostOps,
-                                dt: tuple[str, str, str] = ("f32", "f32", "f32")
-                                ) -> tuple[Status, str] | None:
-    """What the C kernels do not fuse: chains outside the spec's support matrix
-    (post_ops_invalid, and dw_invalid for depthwise fusion, have already run)."""
-    if not post_ops or dw_entry(post_ops) is not None:
-        return None
-    if post_ops.extra_inputs:   # the low-precision epilogue: entries in any order
-        return None
-    shape = tuple(type(e) for e in post_ops.entries)
-    if dtypes.is_int8(dt):
-        if shape not in INT8_CHAINS:
-            return (Status.UNIMPLEMENTED, f"int8 convolutions take eltwise, sum, sum then "
-                    f"eltwise, or eltwise then sum; `{post_ops}` is none of them")
-    elif shape not in CHAINS:
-        return (Status.UNIMPLEMENTED, f"{dt[0]} convolutions take eltwise, sum, or sum then "
-                f"eltwise; `{post_ops}` is none of them")
-    return None
-
-
 def kernel_post_ops(post_ops: PostOps, dst_dt: str = "f32",
                     dst_dims: DimsArg = ()) -> tuple[core.PostOp, ...]:
     """The chain in the C core's terms (dst_dt: the convolution's, for a dw entry;

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ... import core
 from ...common import layout
+from ...common.attr import Sum
 from . import prim
 from .prim import is_wino_row
 
@@ -31,6 +32,9 @@ WINO_DOMAIN: tuple[tuple[str, Callable[[Any], bool]], ...] = (
                                                   or prb.zero_points)),
     ("no depthwise post-op", lambda prb: prb.dw is None),
     ("no binary or prelu post-op", lambda prb: not prb.post_ops.extra_inputs),
+    # (its f32 epilogue folds a first sum into the store, then runs the eltwise entries)
+    ("no sum post-op after another entry",
+     lambda prb: not any(isinstance(e, Sum) for e in prb.post_ops.entries[1:])),
 )
 
 

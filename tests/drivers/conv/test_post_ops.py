@@ -59,9 +59,10 @@ def test_spec_example_1_sum_then_tanh(text):
 
 def test_spec_example_2_relu_then_sum_formula_and_f32_support():
     """dst = beta * dst + gamma * ReLU(alpha * conv, eta): eltwise then sum, which the
-    spec allows for int8 only. The reference computes the formula; f32 reports it."""
+    spec's matrix lists for int8 only and f32 runs too (as oneDNN 3.x does). The
+    reference computes the formula."""
     prb = _problem("mb2ic8ih7oc8kh3ph1", "relu:0.25+sum:0.5")
-    assert driver.STEPS.unsupported(prb)[0] is Status.UNIMPLEMENTED
+    assert driver.STEPS.unsupported(prb) is None
     rng = np.random.default_rng(0)
     conv, prior = rng.normal(size=(2, 8, 1, 7, 7)), rng.normal(size=(2, 8, 1, 7, 7))
     got = conv_attrs.apply_post_ops(conv, prb.post_ops, prior.astype(np.float32))
@@ -93,9 +94,6 @@ def test_a_kernel_that_ignores_the_prior_dst_fails_the_check():
 
 
 @pytest.mark.parametrize("chain,reason", [
-    ("relu+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
-    ("relu+tanh", "f32 convolutions take eltwise, sum, or sum then eltwise"),
-    ("sum+sum", "f32 convolutions take eltwise, sum, or sum then eltwise"),
     ("sum:1:1", "a sum zero point is for int8 convolutions only"),
     ("sum+dw:k3s1p1", "only eltwise, binary and prelu post-ops may sit beside the depthwise"),
 ])
@@ -242,3 +240,24 @@ def test_a_sum_data_type_reads_the_prior_dst_bits_as_that_type():
     assert len(passed) == 6, res.err[-2000:]        # the same-size pairs
     assert all("a sum data type reads the destination's bits" in line
                for line in lines if ":INVALID_ARGUMENTS " in line)
+
+
+def test_chains_beyond_the_spec_matrix_run_in_order_and_a_dropped_sum_scale_fails():
+    """Two eltwise entries, a sum after an eltwise entry, two sums: in order, on every type
+    and layout (the low-precision epilogue); Winograd refuses a sum after another entry
+    with the reason. The sum_scale_dropped defect, which that epilogue carries, fails
+    every chain with a sum of scale 0.5."""
+    args = ("--conv", "--dt=f32,bf16,u8:s8:u8", "--stag=any,axb", "--dtag=any,axb",
+            "--attr-post-ops=linear:1:2+linear:1:3,relu+sum:0.5+linear:2:1,sum+tanh+sum:0.5",
+            "mb2ic16ih9oc24kh3ph1", "g2ic16ih6oc16kh3sh2ph1")
+    res = run_cli(*args)
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert res.code == 0 and len(cases) == 3 * 4 * 3 * 2, res.out[-2000:]
+    assert all(":PASSED " in l for l in cases)
+    bad = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "sum_scale_dropped"})
+    failed = {l for l in bad.lines if ":FAILED (errors:" in l}
+    assert bad.code == 1 and len(failed) == 3 * 4 * 2 * 2, bad.out[-2000:]
+    assert not any("linear:1:2+linear:1:3" in l for l in failed)
+    wino = run_cli("--conv", "--alg=wino", "--attr-post-ops=relu+sum", "mb2ic16ih9oc24kh3ph1")
+    assert "--alg=wino: Winograd F(4x4,3x3) needs no sum post-op after another entry" \
+        in wino.out, wino.out
