@@ -86,99 +86,134 @@ static int s2d_source(const bdnn_conv_desc_t *d, const gemm_plan_t *p, int64_t k
     return ky < d->kh && kx < d->kw;
 }
 
-static void pack_weights_f32(const struct bdnn_conv *c, const float *wei, float *packed) {
+/* The first k of k's block: blocks of KC from 0, or (shift) from each tap's first row. */
+static int64_t kblock_start(const gemm_plan_t *p, int64_t k) {
+    const int64_t seg = p->shift ? k / p->s_icg * p->s_icg : 0;
+    return seg + (k - seg) / KC * KC;
+}
+
+/* From this many packed values on, the rows k of A are packed on the primitive's threads
+ * (each k's values land at a place of their own: no two threads write one). */
+enum { PACK_PARALLEL_MIN = 1 << 20 };
+
+/* Row k of one group's A (wg: the group's weights): its a_panels x MR values into k's
+ * block, whose first value is at blk (panel ip's MR values at ip * kc * MR + kk * MR, kk
+ * = k - the block's start); rows past M are zeros. */
+static void pack_k_f32(const struct bdnn_conv *c, const float *wg, int64_t k, float *blk) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t MR = ukr_of(c)->mr, M = p->M, K = p->K;
-    const int64_t taps = taps_of(d), icg = d->ic / d->g, ocg = d->oc / d->g;
-    if (c->dir == BDNN_DIR_BWD_WEIGHTS) return;
-    for (int64_t g = 0; g < d->g; ++g) {
-        const float *wg = wei + g * ocg * icg * taps;
-        float *ag = packed + g * p->a_panels * MR * K;
-        for (int64_t pc = 0, kc; pc < K; pc += kc) {
-            kc = kblock_len(p, pc);
-            for (int64_t ip = 0; ip < p->a_panels; ++ip) {
-                float *panel = ag + pc * p->a_panels * MR + ip * kc * MR;
-                for (int64_t kk = 0; kk < kc; ++kk)
-                    for (int64_t r = 0; r < MR; ++r) {
-                        const int64_t m = ip * MR + r, k = pc + kk, tap = k % taps;
-                        /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)];
-                         * col2im: A[(ic, tap)][oc]; shift: A[oc][(tap, ic)] */
-                        const int64_t oc = c->dir == BDNN_DIR_FWD ? m : p->col2im ? k : k / taps;
-                        int64_t ic = p->shift ? k % icg : c->dir == BDNN_DIR_FWD ? k / taps
-                                   : p->col2im ? m / taps : m;
-                        int64_t tp = p->shift ? k / icg : p->col2im ? m % taps : tap;
-                        const int real = !p->s2d_h || s2d_source(d, p, k, &ic, &tp);
-                        float v = m < M && real ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
-                        if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
-                        if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
-                        panel[kk * MR + r] = v;
-                    }
-            }
+    const int64_t MR = ukr_of(c)->mr, M = p->M, taps = taps_of(d), icg = d->ic / d->g;
+    const int fwd = c->dir == BDNN_DIR_FWD;
+    const int64_t pc = kblock_start(p, k), kc = kblock_len(p, pc), kk = k - pc;
+    /* what k names: forward, (ic, tap) (shift: (tap, ic)); backward data, (oc, tap);
+     * col2im, oc */
+    int64_t k_ch = fwd ? (p->shift ? k % icg : k / taps) : p->col2im ? k : k / taps;
+    int64_t k_tap = fwd && p->shift ? k / icg : k % taps;
+    const int real = !p->s2d_h || s2d_source(d, p, k, &k_ch, &k_tap);
+    for (int64_t ip = 0; ip < p->a_panels; ++ip) {
+        float *row = blk + ip * kc * MR + kk * MR;
+        for (int64_t r = 0; r < MR; ++r) {
+            const int64_t m = ip * MR + r;
+            /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)]; col2im:
+             * A[(ic, tap)][oc]; shift: A[oc][(tap, ic)] */
+            const int64_t oc = fwd ? m : k_ch;
+            const int64_t ic = fwd ? k_ch : p->col2im ? m / taps : m;
+            const int64_t tp = fwd || !p->col2im ? k_tap : m % taps;
+            float v = m < M && real ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
+            if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
+            if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
+            row[r] = v;
         }
     }
 }
 
-/* Weights of any type: widened to f32 and packed as above; for the dot-product kernels,
- * each micro-panel regrouped, and for int8 the compensation (see the top) appended. */
+/* Weights of any type: widened to f32 and packed into A's panels, k block by k block
+ * (each k's values land at a place of their own: the threads share the k rows); for the
+ * dot-product kernels each block goes through a thread's f32 block and is regrouped,
+ * and for int8 the compensation (see the top) is appended. */
 void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return;
-    const int64_t n = bdnn_weights_elems(d), MR = ukr_of(c)->mr, K = p->K;
-    float *wf = NULL, *panels = NULL;
+    const int64_t n = bdnn_weights_elems(d), MR = ukr_of(c)->mr, K = p->K, M = p->M;
+    const int64_t taps = taps_of(d), wg_elems = (d->oc / d->g) * (d->ic / d->g) * taps;
+    float *wf = NULL;
     if (c->attr.wei_dt != BDNN_DT_F32) {
         wf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
         if (!wf) return;
         bdnn_cvt_to_f32(c->attr.wei_dt, wei, wf, n);
     }
     const float *w32 = wf ? wf : (const float *)wei;
+    const int big = K * p->a_panels * MR >= PACK_PARALLEL_MIN;
     if (!p->pack) {
-        pack_weights_f32(c, w32, packed);
+        for (int64_t g = 0; g < d->g; ++g) {
+            float *ag = (float *)packed + g * p->a_panels * MR * K;
+#pragma omp parallel for num_threads(c->nthr) schedule(static) if (big)
+            for (int64_t k = 0; k < K; ++k)
+                pack_k_f32(c, w32 + g * wg_elems, k, ag + kblock_start(p, k) * p->a_panels * MR);
+        }
         free(wf);
         return;
     }
-    const size_t f32_bytes = sizeof(float) * (size_t)(d->g * p->a_panels * MR * K);
-    panels = malloc(f32_bytes > 0 ? f32_bytes : 1);
-    if (!panels) { free(wf); return; }
-    pack_weights_f32(c, w32, panels);
     const size_t elt = a_esz(c);
     int32_t *comp = p->pack == 4 ? (int32_t *)((char *)packed + grouped_bytes(c)) : NULL;
-    const float zp_shift = p->pad + p->b_shift;
+    const int64_t zp_shift = (int64_t)(p->pad + p->b_shift);
     /* per-channel zero points (gather route: row k is (channel read, tap) of the group,
      * ic forward, oc backward data) */
-    const int64_t taps = taps_of(d);
     const int64_t cg = c->dir == BDNN_DIR_FWD ? d->ic / d->g : d->oc / d->g;
-    for (int64_t g = 0; g < d->g; ++g) {
-        const float *fg = panels + g * p->a_panels * MR * K;
+    /* k blocks by index: KC apart from 0, or (shift) from each tap's first row */
+    const int64_t per_seg = p->shift ? bdnn_div_up(p->s_icg, KC) : bdnn_div_up(K, KC);
+    const int64_t n_blocks = p->shift ? K / p->s_icg * per_seg : per_seg;
+    /* each row's compensation: its weights times the padding's byte (zero point + shift),
+     * summed exactly in int64 over every k, wrapped to int32 at the end */
+    int64_t *sums = comp ? calloc((size_t)(M > 0 ? M : 1), sizeof(int64_t)) : NULL;
+    int oom = comp && !sums;
+    for (int64_t g = 0; g < d->g && !oom; ++g) {
+        const float *wg = w32 + g * wg_elems;
         char *qg = (char *)packed + elt * (size_t)(g * p->a_panels * MR * p->Kp);
-        for (int64_t pc = 0, kc; pc < K; pc += kc) {
-            kc = kblock_len(p, pc);
-            const int64_t kcp = bdnn_div_up(kc, p->pack) * p->pack;
-            for (int64_t ip = 0; ip < p->a_panels; ++ip) {
-                const float *fpanel = fg + pc * p->a_panels * MR + ip * kc * MR;
-                regroup(fpanel, kc, MR, p->pack, 0.0f, 0, ukr_of(c)->a_wide,
-                        qg + elt * (size_t)(pc * p->a_panels * MR + ip * kcp * MR));
-                if (!comp) continue;
-                for (int64_t r = 0; r < MR && ip * MR + r < p->M; ++r) {
+        if (sums) memset(sums, 0, sizeof(int64_t) * (size_t)M);
+#pragma omp parallel num_threads(big ? c->nthr : 1)
+        {
+            float *blk = malloc(sizeof(float) * (size_t)(p->a_panels * MR * KC));
+            int64_t *mine = sums ? calloc((size_t)(M > 0 ? M : 1), sizeof(int64_t)) : NULL;
+            const int ok = blk && (!sums || mine);
+            if (!ok) {
+#pragma omp atomic write
+                oom = 1;
+            }
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < n_blocks; ++b) {
+                if (!ok) continue;
+                const int64_t pc = p->shift ? b / per_seg * p->s_icg + b % per_seg * KC
+                                            : b * KC;
+                const int64_t kc = kblock_len(p, pc), kcp = bdnn_div_up(kc, p->pack) * p->pack;
+                for (int64_t k = pc; k < pc + kc; ++k) pack_k_f32(c, wg, k, blk);
+                for (int64_t ip = 0; ip < p->a_panels; ++ip)
+                    regroup(blk + ip * kc * MR, kc, MR, p->pack, 0.0f, 0, ukr_of(c)->a_wide,
+                            qg + elt * (size_t)(pc * p->a_panels * MR + ip * kcp * MR));
+                if (!mine) continue;
+                for (int64_t m = 0; m < M; ++m) {
+                    const float *col = blk + (m / MR) * kc * MR + m % MR;
                     int64_t sum = 0;
-                    if (c->src_zps)
-                        for (int64_t kk = 0; kk < kc; ++kk)
-                            sum += (int64_t)fpanel[kk * MR + r]
-                                 * ((int64_t)c->src_zps[g * cg + (pc + kk) / taps]
-                                    + (int64_t)p->b_shift);
-                    else {
-                        for (int64_t kk = 0; kk < kc; ++kk) sum += (int64_t)fpanel[kk * MR + r];
-                        sum *= (int64_t)zp_shift;
-                    }
-                    int32_t *slot = &comp[g * p->M + ip * MR + r];
-                    if (pc == 0) *slot = 0;
-                    *slot += (int32_t)sum;
+                    for (int64_t kk = 0; kk < kc; ++kk)
+                        sum += (int64_t)col[kk * MR]
+                             * (c->src_zps ? (int64_t)c->src_zps[g * cg + (pc + kk) / taps]
+                                                 + (int64_t)p->b_shift
+                                           : zp_shift);
+                    mine[m] += sum;
                 }
             }
+            if (mine) {
+#pragma omp critical(bdnn_pack_comp)
+                for (int64_t m = 0; m < M; ++m) sums[m] += mine[m];
+            }
+            free(mine);
+            free(blk);
         }
+        if (sums && !oom)
+            for (int64_t m = 0; m < M; ++m) comp[g * M + m] = (int32_t)sums[m];
     }
-    free(panels);
+    free(sums);
     free(wf);
 }
 

@@ -724,3 +724,17 @@ def test_library_primitive_refuses_a_scratchpad():
     with conv_rows.create(gemm, shape, FWD, False) as prim:
         with pytest.raises(core.InvalidProblem):
             prim.set_scratchpad(core.scratchpad_buffer(max(prim.scratchpad_bytes, 64)))
+
+
+def test_weights_past_a_million_values_pack_on_threads():
+    """Past PACK_PARALLEL_MIN packed values the threads share A's rows k (and, for int8,
+    each sums its blocks' compensation): f32, bf16 and int8 with common and per-channel
+    zero points, forward and backward data, all exact."""
+    res = run_cli("--conv", "--dir=FWD_B,BWD_D", "--dt=f32,bf16", "mb2ic512ih5oc256kh3ph1",
+                  "--dir=FWD_I", "--dt=u8:s8:u8,s8:s8:s32",
+                  "--attr-zero-points=src:common:3+dst:common:1,src:per_dim_1",
+                  "--attr-scales=src:common:0.25+wei:per_oc", "mb2ic512ih5oc256kh3ph1",
+                  env={"OMP_NUM_THREADS": "2"})
+    cases = [l for l in res.lines if l.split(":")[0].isdigit()]
+    assert res.code == 0 and len(cases) == 8 and all(":PASSED " in l for l in cases), \
+        res.out[-2000:]
