@@ -168,8 +168,8 @@ _BWD_D, _BWD_W = ("BWD_D",), ("BWD_W", "BWD_WB")
 SUPPORTED = (
     # f32: full precision, in every direction.
     DtRow(DIRECTIONS, ("f32",), ("f32",), ("f32",), ("f32",)),
-    # f16: half-precision forward; the bias may stay f32.
-    DtRow(FORWARD, ("f16",), ("f16",), ("f16",), ("f16", "f32")),
+    # f16: half-precision forward; dst (benchdnn's f16:f16:f32) and bias may stay f32.
+    DtRow(FORWARD, ("f16",), ("f16",), ("f16", "f32"), ("f16", "f32")),
     # int8: s32 accumulation, the result requantized to 8 bits or kept as s32/f32; bf16
     # and f16 too (benchdnn's s8:s8:bf16, u8:s8:f16; oneDNN's CPU skips the f16 ones,
     # the epilogue here stores f16 as it does for the f16 rows).

@@ -225,9 +225,10 @@ SPEC_ROWS = {
 # Also its int8 convolutions into a bf16 or f16 dst (the f16 ones oneDNN's CPU skips).
 for _direction in ("FWD_B", "FWD_D", "FWD_I", "BWD_D"):
     SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"f32:bf16:f32", "f32:f16:f32"}
+# And f16 into an f32 dst (benchdnn's f16:f16:f32, as bf16:bf16:f32).
 for _direction in ("FWD_B", "FWD_D", "FWD_I"):
     SPEC_ROWS[_direction] = SPEC_ROWS[_direction] | {"u8:s8:bf16", "s8:s8:bf16", "u8:s8:f16",
-                                                     "s8:s8:f16"}
+                                                     "s8:s8:f16", "f16:f16:f32"}
 # And f16 backward, as bf16's rows.
 SPEC_ROWS["BWD_D"] = SPEC_ROWS["BWD_D"] | {"f16:f16:f16", "f32:f16:f16"}
 for _direction in ("BWD_W", "BWD_WB"):
@@ -275,8 +276,9 @@ def test_classify_counts():
     results = [dt.classify(direction, (s, w, d)) for direction, s, w, d in CROSS]
     supported = sum(r is None for r in results)
     skipped = sum(r is not None and r[0] is Status.SKIPPED for r in results)
-    # the last 3 * 2: int8 into f16, known-unsupported on oneDNN's CPU, runs here forward
-    assert supported == 3 * 12 + 3 + 2 * 3 + 4 * 2 + 3 * 2 + 3 * 2 + 3 * 2
+    # the last 3 * 2: int8 into f16, known-unsupported on oneDNN's CPU, runs here forward;
+    # the 3 before them: f16:f16:f32 forward
+    assert supported == 3 * 12 + 3 + 2 * 3 + 4 * 2 + 3 * 2 + 3 * 2 + 3 + 3 * 2
     assert skipped == 6 * sum(_known_unsupported(*t) for t in
                               itertools.product(COMMON_DTS, repeat=3)) - 3 * 2
     assert len(results) == 6 * 6 ** 3
