@@ -335,8 +335,9 @@ def footprint_bytes(prb, shape: core.ConvShape) -> int:
                                        for n in outs)
     if prb.dw is not None:
         # the reference's 1x1 output (dw_reference): computed whole, or under a sampled
-        # check an f32 tensor holding the points the depthwise taps read
-        total += (REF_BYTES_PER_POINT if points is None else 4) * size["dst"]
+        # check an f32 tensor holding the points the depthwise taps read (8 bytes a point:
+        # the tensor and room for the temporaries beside it)
+        total += (REF_BYTES_PER_POINT if points is None else 8) * size["dst"]
     return int(total + extra)
 
 
