@@ -42,8 +42,8 @@ from .attrs import (Quant, dw_invalid, post_ops_invalid, quant_of, src1_unsuppor
                     sum_dt_unsupported)
 from .policy import WINO_NEEDS, ran_alg, wino_unmet
 from .prim import (Layouts, Tensor, direction_chain, dw_shape_of, layout_of, logical_dims,
-                   operand_class, out_dt, output_names, outputs, primitive_inputs,
-                   src1_dims_by_entry, tensor_dts, tensors)
+                   in_type, operand_class, out_dt, output_names, outputs,
+                   primitive_inputs, src1_dims_by_entry, tensor_dts, tensors)
 from .problem import ConvProblem
 from .ref import reference
 
@@ -451,7 +451,6 @@ class Steps(CaseSteps):
         q = quant_of(prb, shape.oc)
         outs = outputs(prb, t, lays)
         dst_dt = tensor_dts(prb)["dst"]
-        dst_dtype = core.numpy_dtype(dst_dt)
         has_sum = any(isinstance(e, Sum) for e in prb.post_ops.entries)
         inputs = self.fill(filled, t, perf, q)
         inputs.update(fill_src1(prb.post_ops, src1_dims_by_entry(prb, t["dst"].logical)))
@@ -459,12 +458,12 @@ class Steps(CaseSteps):
         before: dict[str, np.ndarray] = {}
         if perf:
             if has_sum:
-                reorders.place_into(fill_prior_dst(prb, t, perf=True).astype(dst_dtype),
+                reorders.place_into(fill_prior_dst(prb, t, perf=True).astype(core.numpy_dtype(dst_dt)),
                                     layout_of(t, lays, "dst"), dst_dt, outs["dst"].array)
         else:
             prior = fill_prior_dst(filled, t, perf=False) if has_sum else None
             if prior is not None:   # the sum reads it; the execution overwrites it
-                reorders.place_into(prior.astype(dst_dtype), layout_of(t, lays, "dst"),
+                reorders.place_into(in_type(prior, dst_dt), layout_of(t, lays, "dst"),
                                     dst_dt, outs["dst"].array)
                 prior = sum_reads(prb, prior)
             # what the gaps of non-dense strides held (poison, never written by anyone)

@@ -92,19 +92,15 @@ def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
     pre, post = split_at_dw(prb.post_ops)
     after = len(pre.entries) + 1   # the whole chain's index of post's first entry
     dw = prb.dw_shape
-    if points is None:
-        acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None)
-        src1 = {i: src1_values_5d(inputs[src1_name(i)], inputs[src1_name(i)].ndim)
-                for i, _ in src1_entries(pre)}
-        mid = check.round_to_dt(quantize_reference(acc, inputs.get("bia"), q, pre, None,
-                                                   src1=src1), prb.dt[2])
+    read = None if points is None else dw_taps_read(dw, points)
+    acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None, read)
+    values = check.round_to_dt(forward_epilogue(acc, inputs.get("bia"), q, pre, None, read,
+                                                prb.shape.dst_shape, inputs), prb.dt[2])
+    if read is None:
+        mid = values
     else:   # the points read, the rest 0 (never read by the depthwise step at points)
-        read = dw_taps_read(dw, points)
-        acc = compute_ref(prb.shape, inputs["src"], inputs["wei"], None, read)
         mid = np.zeros(prb.shape.dst_shape, np.float32)
-        mid.reshape(-1)[read] = check.round_to_dt(forward_epilogue(
-            acc, inputs.get("bia"), q, pre, None, read, prb.shape.dst_shape, inputs),
-            prb.dt[2])
+        mid.reshape(-1)[read] = values
     acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
     post_inputs = {src1_name(j): inputs[src1_name(after + j)] for j, _ in src1_entries(post)}
     return forward_epilogue(acc, inputs.get("dw_bia"), dw_quant(q), post, None, points,
