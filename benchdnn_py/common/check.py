@@ -3,7 +3,7 @@
 Every element is checked. A point passes if any of these holds, in order:
   1. the reference (in f32) equals the result exactly;
   2. the reference is NaN and the output type is an integer (NaN -> int is unspecified);
-  3. |exp| <= 1e-5 and |exp - got| < FLT_EPSILON (tiny values);
+  3. |exp| <= 1e-5 and |exp - got| < FLT_EPSILON (tiny values; DBL_EPSILON for f64);
   4. the relative difference (absolute for |exp| <= 1e-5) is within the threshold;
  4b. (benchdnn-py) an f16 or bf16 output below the type's smallest normal: the difference
      relative to that smallest normal is within the threshold. Subnormals are evenly
@@ -18,7 +18,9 @@ Every element is checked. A point passes if any of these holds, in order:
  13. "off by one": integer output, the f32 reference within 9e-6 of a .5 tie, and got the
      other neighbouring integer (which side a tie lands on depends on float rounding).
 Here exp is the f32 reference rounded to the output type: nearest even for bf16 and f16,
-saturation then nearest even for integers. (Rules 7, 11, 12, 14 and 15 concern binary
+saturation then nearest even for integers. An f64 output is compared in double throughout
+(exp is the reference itself): rounding either side to f32 would hide an error below
+f32's precision. (Rules 7, 11, 12, 14 and 15 concern binary
 post-ops, fast-ref and GPUs, which benchdnn-py does not have.) Then zero trust: a result
 that passed but is mostly zeros proves little, so it is reported MISTRUSTED when more than
 ``zero_trust_percent`` of at least 10 outputs are exactly 0.
@@ -43,6 +45,8 @@ import numpy as np
 from ..errors import UsageError
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
+DBL_EPSILON = float(np.finfo(np.float64).eps)
+FLT_TINY = float(np.finfo(np.float32).tiny)   # the smallest normal f32
 TINY = 1e-5
 MAX_PRINTED_POINTS = 10
 
@@ -212,19 +216,21 @@ def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
     at those linear offsets of a tensor of size elements."""
     if ref.shape != got.shape:
         raise ValueError(f"shape mismatch: reference {ref.shape}, result {got.shape}")
+    # the type the comparison computes in (the "f32" of the names below)
+    ftype = np.float64 if setup.dt == "f64" else np.float32
     with np.errstate(invalid="ignore", over="ignore"):   # huge references become +-inf
-        exp_f32 = ref.astype(np.float32).ravel()
-        exp = round_to_dt(exp_f32, setup.dt).astype(np.float32)
-        got_f = got.astype(np.float32).ravel()
+        exp_f32 = ref.astype(ftype).ravel()
+        exp = round_to_dt(exp_f32, setup.dt).astype(ftype)
+        got_f = got.astype(ftype).ravel()
         diff = np.abs(exp - got_f)
         abs_exp = np.abs(exp)
         small = abs_exp <= TINY
-        rel = np.where(abs_exp > np.finfo(np.float32).tiny, diff / np.where(abs_exp > 0, abs_exp, 1),
+        rel = np.where(abs_exp > np.finfo(ftype).tiny, diff / np.where(abs_exp > 0, abs_exp, 1),
                        diff)
         ok = exp_f32 == got_f                                            # rule 1
         if setup.integral:
             ok |= np.isnan(exp_f32)                                      # rule 2
-        ok |= small & (diff < FLT_EPSILON)                               # rule 3
+        ok |= small & (diff < (DBL_EPSILON if setup.dt == "f64" else FLT_EPSILON))  # rule 3
         ok |= np.where(small, diff, rel) <= setup.trh                    # rule 4
         if setup.dt in SMALLEST_NORMAL:                                  # rule 4b
             floor = SMALLEST_NORMAL[setup.dt]
@@ -307,7 +313,7 @@ def memory_faults(kind: str, lay, out: np.ndarray,
 
 
 def _rel(exp: float, diff: float) -> float:
-    return diff / abs(exp) if abs(exp) > np.finfo(np.float32).tiny else diff
+    return diff / abs(exp) if abs(exp) > FLT_TINY else diff
 
 
 def diagnostics(verdict: Verdict, logical_shape: tuple[int, ...], verbose: int) -> list[str]:
@@ -316,14 +322,16 @@ def diagnostics(verdict: Verdict, logical_shape: tuple[int, ...], verbose: int) 
     lines: list[str] = []
     if verdict.failed:
         limit = None if verbose >= 10 else MAX_PRINTED_POINTS
+        # an f64 comparison's values to the last digit: they differ beyond 6 of them
+        fmt = "24.17g" if verdict.got.dtype == np.float64 else "12g"
         for i in verdict.failing[:limit]:
             off = verdict.offset(i)
             idx = ":".join(str(int(c)) for c in np.unravel_index(off, logical_shape))
             e32, e, g = (float(verdict.exp_f32[i]), float(verdict.exp[i]),
                          float(verdict.got[i]))
             d = abs(e - g)
-            lines.append(f"[{off:4d}][{verdict.kind}][{idx}] exp_f32:{e32:12g} "
-                         f"exp:{e:12g} got:{g:12g} diff:{d:8g} rdiff:{_rel(e, d):8g}")
+            lines.append(f"[{off:4d}][{verdict.kind}][{idx}] exp_f32:{e32:{fmt}} "
+                         f"exp:{e:{fmt}} got:{g:{fmt}} diff:{d:8g} rdiff:{_rel(e, d):8g}")
     if verdict.failed or verbose >= 6:
         lines.append(_stats_line(verdict))
     if verdict.points is not None and (verdict.failed or verbose >= 2):

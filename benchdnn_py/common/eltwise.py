@@ -119,25 +119,29 @@ ALGS: dict[str, Alg] = {
 ALIASES = {"srelu": "soft_relu"}
 
 
+# The derivatives below avoid the textbook forms that cancel in double (1 - s for the
+# logistic s near 1, 1 - tanh^2, 1 +- tanh): the f64 kernels are held to a few ulps of
+# double, which the reference must itself meet.
+
 def _logistic(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))      # no overflow of e^-x for very negative x
+    e = np.exp(-np.abs(x))                      # no overflow, no 1 - s
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def _exp_f32(x):
-    # e^x as the f32 tensor the library holds: it overflows to inf past ~88.72, where a
-    # double would not, and the derivative's product with diff_dst must see that inf.
-    return np.exp(x).astype(np.float32).astype(np.float64)
+def _sech2(x):
+    return 1.0 / np.cosh(x) ** 2                # 1 - tanh(x)^2 (cosh overflows to inf: 0)
 
 
 def _gelu_tanh_bwd(x, a, b):
     k, c = _SQRT_2_OVER_PI, 0.044715
-    t = np.tanh(k * x * (1.0 + c * x * x))
-    return 0.5 * (1.0 + t) * (1.0 + x * (1.0 - t) * k * (1.0 + 3.0 * c * x * x))
+    g = k * x * (1.0 + c * x * x)
+    one_plus_t, one_minus_t = 2.0 / (1.0 + np.exp(-2.0 * g)), 2.0 / (1.0 + np.exp(2.0 * g))
+    return 0.5 * one_plus_t * (1.0 + x * one_minus_t * k * (1.0 + 3.0 * c * x * x))
 
 
 def _mish_bwd(x, a, b):
-    t = np.tanh(_soft_plus(x))
-    return t + x * (1.0 - t * t) * _logistic(x)
+    sp = _soft_plus(x)
+    return np.tanh(sp) + x * _sech2(sp) * _logistic(x)
 
 
 def _hardswish_bwd(x, a, b):
@@ -151,7 +155,7 @@ def _pow_bwd(x, a, b):
 
 def _swish_bwd(x, a, b):
     s = _logistic(a * x)
-    return s + a * x * s * (1.0 - s)
+    return s + a * x * s * _logistic(-a * x)
 
 
 # The derivatives (oneDNN's backward formulas), name -> (f'(x), x is dst). Multiplied by
@@ -163,7 +167,7 @@ BWD: dict[str, tuple[Formula, bool]] = {
     "clip_v2_dst": (lambda x, a, b: ((a < x) & (x < b)).astype(np.float64), True),
     "elu": (lambda x, a, b: np.where(x > 0, 1.0, a * np.exp(x)), False),
     "elu_dst": (lambda x, a, b: np.where(x > 0, 1.0, x + a), True),
-    "exp": (lambda x, a, b: _exp_f32(x), False),
+    "exp": (lambda x, a, b: np.exp(x), False),
     "exp_dst": (lambda x, a, b: x, True),
     "gelu_erf": (lambda x, a, b: 0.5 * _erfc(-x / math.sqrt(2.0))
                  + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi), False),
@@ -183,8 +187,8 @@ BWD: dict[str, tuple[Formula, bool]] = {
     "sqrt_dst": (lambda x, a, b: 0.5 / x, True),
     "square": (lambda x, a, b: 2.0 * x, False),
     "swish": (_swish_bwd, False),
-    "tanh": (lambda x, a, b: 1.0 - np.tanh(x) ** 2, False),
-    "tanh_dst": (lambda x, a, b: 1.0 - x * x, True),
+    "tanh": (lambda x, a, b: _sech2(x), False),
+    "tanh_dst": (lambda x, a, b: (1.0 - x) * (1.0 + x), True),
 }
 ALGS = {name: dataclasses.replace(alg, bwd=BWD[name][0], bwd_from_dst=BWD[name][1])
         if name in BWD else alg for name, alg in ALGS.items()}
@@ -203,12 +207,21 @@ def apply(name: str, x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
         return ALGS[name].fwd(np.asarray(x, np.float64), alpha, beta)
 
 
+# Derivatives that kernels computing in f32 (every type but f64) hold as an f32 value
+# before the product with diff_dst: e^x overflows to inf past ~88.72 there, where a double
+# would not, and the product must see that inf.
+F32_DERIVATIVES = frozenset({"exp"})
+
+
 def apply_bwd(name: str, x: np.ndarray, diff_dst: np.ndarray, alpha: float,
-              beta: float) -> np.ndarray:
-    """diff_src = diff_dst * f'(x) in float64; x is src, or dst for the _dst variants."""
+              beta: float, f32_compute: bool = True) -> np.ndarray:
+    """diff_src = diff_dst * f'(x) in float64; x is src, or dst for the _dst variants.
+    f32_compute: the kernels compute in f32 (F32_DERIVATIVES apply)."""
     alg = ALGS[name]
     if alg.bwd is None:
         raise ValueError(f"{name} has no backward formula")
     with np.errstate(all="ignore"):
-        return (np.asarray(diff_dst, np.float64)
-                * alg.bwd(np.asarray(x, np.float64), alpha, beta))
+        d = alg.bwd(np.asarray(x, np.float64), alpha, beta)
+        if f32_compute and name in F32_DERIVATIVES:
+            d = d.astype(np.float32).astype(np.float64)
+        return np.asarray(diff_dst, np.float64) * d

@@ -13,6 +13,10 @@ from ..engine.memory import Guarded, poison
 from . import layout
 
 
+# Types no reorder kernel takes (they compute in f32): placed into a layout by numpy.
+NO_REORDER_DTS = frozenset({"f64"})
+
+
 def reorder(src: layout.Layout, dst: layout.Layout, dt: str,
             fault: core.OpFault = core.OpFault.NONE) -> core.ReorderPrimitive:
     """A same-type reorder from src to dst on the best reorder kernel the CPU runs that
@@ -39,7 +43,11 @@ def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
     if lay.same_memory(user):
         return values
     buf = np.full(lay.size, poison(core.numpy_dtype(dt)), core.numpy_dtype(dt))
-    reorder(user, lay, dt).bind(values.reshape(-1), buf)()
+    if dt in NO_REORDER_DTS:   # by index, bit for bit
+        buf[lay.offset_table().reshape(-1)] = values.reshape(-1)
+        buf[lay.padding_offsets()] = 0
+    else:
+        reorder(user, lay, dt).bind(values.reshape(-1), buf)()
     return buf
 
 

@@ -16,7 +16,7 @@ from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLO
                    bias_grad, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at, ref_conv_bwd_data,
                    ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, scratchpad_buffer,
                    wino_f43_matrices)
-from .eltwise import EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported
+from .eltwise import DropoutArgs, EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported
 from .faults import FAULT_ENV, Fault, OpFault, active_fault, active_op_fault, conv_fault
 from .fill import fill_choice, fill_int, fill_real
 from .pool import (PoolAlg, PoolLayout, PoolPrimitive, PoolShape, Prop, Workspace,

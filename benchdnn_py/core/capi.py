@@ -83,6 +83,8 @@ DATA_TYPES: dict[str, tuple[int, np.dtype]] = {
     "s4": (lib.BDNN_DT_S4, np.dtype(np.uint8)),
     "u4": (lib.BDNN_DT_U4, np.dtype(np.uint8)),
     "f4_e2m1": (lib.BDNN_DT_F4_E2M1, np.dtype(np.uint8)),
+    # eltwise only (computed in double); no conversion or reorder takes it
+    "f64": (lib.BDNN_DT_F64, np.dtype(np.float64)),
 }
 PACKED_DTS = frozenset({"s4", "u4", "f4_e2m1"})
 
@@ -218,6 +220,7 @@ class Operands(enum.IntEnum):
     BF16 = lib.BDNN_OPERANDS_BF16
     INT8 = lib.BDNN_OPERANDS_INT8
     F8 = lib.BDNN_OPERANDS_F8
+    F64 = lib.BDNN_OPERANDS_F64
 
 
 @dataclasses.dataclass(frozen=True)

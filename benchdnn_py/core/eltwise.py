@@ -54,6 +54,29 @@ def eltwise_supported(alg: int, backward: bool) -> bool:
     return lib.bdnn_elt_supported(alg, int(backward)) == lib.BDNN_STATUS_OK
 
 
+def _int64(v: int) -> int:
+    """v wrapped into int64_t's range, as C's conversion of a 64-bit pattern."""
+    return (v + 2**63) % 2**64 - 2**63
+
+
+@dataclasses.dataclass(frozen=True)
+class DropoutArgs:
+    """The dropout attribute as the kernels take it (bdnn_eltwise.h bdnn_dropout_t): drop
+    probability p, the generator's seed and offset (64-bit, wrapped as C's int64_t)."""
+
+    p: float
+    seed: int = 0
+    offset: int = 0
+
+    def cdata(self, mask: np.ndarray | None, n: int):
+        """The C struct; mask (u8, n elements, dst's memory order) or None: not written."""
+        struct = ffi.new("bdnn_dropout_t *", {"p": self.p, "seed": _int64(self.seed),
+                                              "offset": _int64(self.offset)})
+        if mask is not None:
+            struct.mask = ffi.cast("uint8_t *", _out_bytes(mask, "u8", n))
+        return struct
+
+
 @dataclasses.dataclass(frozen=True)
 class EltwisePrimitive:
     """One implementation of one algorithm and direction, on tensors of the data type dt.
@@ -78,16 +101,19 @@ class EltwisePrimitive:
         return _with_fault(self.impl.name, self.fault)
 
     def bind_fwd(self, src: np.ndarray, dst: np.ndarray,
-                 post_chain: PostChain | None = None) -> Callable[[], None]:
-        """post_chain: its entries over the elements as its geometry lays them out."""
+                 post_chain: PostChain | None = None, dropout: DropoutArgs | None = None,
+                 mask: np.ndarray | None = None) -> Callable[[], None]:
+        """post_chain: its entries over the elements as its geometry lays them out;
+        dropout before it, writing mask (u8, dst's size) unless None."""
         n, dt = src.size, self.dt
         chain = post_chain.cdata if post_chain is not None else ffi.NULL
         if post_chain is not None:
             post_chain.check(n)
-        args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta, chain,
-                _bytes(src, dt), _out_bytes(dst, dt, n), n, int(self.fault))
+        drop = dropout.cdata(mask, n) if dropout is not None else ffi.NULL
+        args = (self.impl.index, self.alg, DATA_TYPES[dt][0], self.alpha, self.beta, drop,
+                chain, _bytes(src, dt), _out_bytes(dst, dt, n), n, int(self.fault))
         run = _runner(lib.bdnn_elt_fwd, args, self.name)
-        run.keep = post_chain   # its inputs, which the C struct only points to
+        run.keep = (post_chain, drop, mask)   # what the C structs only point to
         return run
 
     def bind_bwd(self, x: np.ndarray, diff_dst: np.ndarray, diff_src: np.ndarray,

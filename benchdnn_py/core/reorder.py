@@ -77,6 +77,8 @@ class ReorderPrimitive:
         self.memory_bytes = 0   # the kernels allocate nothing
         # (each bind() makes its own C attributes, with that binding's arrays)
         status = lib.bdnn_reorder_check(impl.index, attr.cdata())
+        if status == lib.BDNN_STATUS_UNIMPLEMENTED and "f64" in (attr.src_dt, attr.dst_dt):
+            raise Unimplemented("no reorder takes f64 (every route computes in f32)")
         if status == lib.BDNN_STATUS_UNIMPLEMENTED:
             raise Unimplemented(f"{impl.name} takes f32, bf16, f16, s32, s8 and u8 with "
                                 f"common scales, no zero points")

@@ -80,6 +80,7 @@ enum { CONVERT_PARALLEL_MIN = 1 << 20, CONVERT_CHUNK = 1 << 16 };
 
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa) {
     if (!bdnn_dt_bits(from_dt) || !bdnn_dt_bits(to_dt) || n < 0) return BDNN_STATUS_INVALID;
+    if (from_dt == BDNN_DT_F64 || to_dt == BDNN_DT_F64) return BDNN_STATUS_UNIMPLEMENTED;
     if (from_dt > BDNN_DT_U8 || to_dt > BDNN_DT_U8) {   /* the narrow types: scalar */
         if (from_dt == BDNN_DT_F32)
             for (int64_t i = 0; i < n; ++i)

@@ -73,6 +73,7 @@ static inline size_t bdnn_dt_size(int dt) {
     case BDNN_DT_F32: case BDNN_DT_S32: return 4;
     case BDNN_DT_BF16: case BDNN_DT_F16: return 2;
     case BDNN_DT_S8: case BDNN_DT_U8: case BDNN_DT_F8_E5M2: case BDNN_DT_F8_E4M3: return 1;
+    case BDNN_DT_F64: return 8;
     default: return 0;   /* the 4-bit types: two to a byte (bdnn_dt_bits) */
     }
 }
@@ -123,6 +124,7 @@ static inline int bdnn_dt_operands(int dt) {
     case BDNN_DT_F16: return BDNN_OPERANDS_F16;
     case BDNN_DT_S32: case BDNN_DT_S8: case BDNN_DT_U8: return BDNN_OPERANDS_INT8;
     case BDNN_DT_F8_E5M2: case BDNN_DT_F8_E4M3: return BDNN_OPERANDS_F8;
+    case BDNN_DT_F64: return BDNN_OPERANDS_F64;
     default: return -1;
     }
 }

@@ -2,7 +2,5 @@
 
 #include "eltwise_impl.h"
 #define ELT_NAME(x) elt_##x##_scalar
-#define ELT_FWD elt_fwd_scalar
-#define ELT_BWD elt_bwd_scalar
 #define ELT_OBJ bdnn_elt_ker_scalar
 #include "eltwise_ker.inc"

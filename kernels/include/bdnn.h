@@ -76,7 +76,9 @@ enum {
     BDNN_DT_F8_E4M3 = 7,
     BDNN_DT_S4 = 8,
     BDNN_DT_U4 = 9,
-    BDNN_DT_F4_E2M1 = 10
+    BDNN_DT_F4_E2M1 = 10,
+    /* eltwise only (computed in double); no conversion or reorder takes it */
+    BDNN_DT_F64 = 11
 };
 
 /* Propagation directions of a primitive. */
@@ -312,7 +314,7 @@ void bdnn_fill_choice(int kind, int64_t n, const float *values, int64_t count, f
  * Converts n values from f32 to to_dt or from from_dt to f32 (one side must be f32):
  * round to nearest even, saturation for integers, NaN quieted. isa BDNN_ISA_SCALAR forces
  * the portable code; any other value uses the best instructions the CPU has (exposed so
- * tests can hold both paths to the same bits). */
+ * tests can hold both paths to the same bits). f64: BDNN_STATUS_UNIMPLEMENTED. */
 int bdnn_dt_convert(int from_dt, int to_dt, const void *in, void *out, int64_t n, int isa);
 
 /* Whether a row of a typed implementation table (eltwise, pooling: one operand class,
@@ -365,7 +367,8 @@ enum {
     BDNN_OPERANDS_F16 = 1,    /* f16 and f16 */
     BDNN_OPERANDS_BF16 = 2,   /* bf16 and bf16 */
     BDNN_OPERANDS_INT8 = 3,   /* u8 or s8, and s8 weights (eltwise, pooling: s8, u8, s32) */
-    BDNN_OPERANDS_F8 = 4      /* eltwise only: f8_e5m2 or f8_e4m3, computed in f32 */
+    BDNN_OPERANDS_F8 = 4,     /* eltwise only: f8_e5m2 or f8_e4m3, computed in f32 */
+    BDNN_OPERANDS_F64 = 5     /* eltwise only: f64, computed in double */
 };
 int bdnn_conv_impl_operands(int impl);
 

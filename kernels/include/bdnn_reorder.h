@@ -36,8 +36,8 @@
  *     two elements share a byte).
  *   - Routes: the ISA rows take f32, bf16, f16, s32, s8 and u8 with common scales and a
  *     sum (fast paths: runs, tiles, register transposes); the generic row takes every
- *     type of bdnn.h, zero points and per-point attributes, one point at a time
- *     (bdnn_reorder_check says which row takes what).
+ *     type of bdnn.h but f64 (every route computes in f32), zero points and per-point
+ *     attributes, one point at a time (bdnn_reorder_check says which row takes what).
  */
 #ifndef BDNN_REORDER_H
 #define BDNN_REORDER_H

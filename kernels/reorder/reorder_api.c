@@ -472,6 +472,9 @@ static void generic_job(const bdnn_reorder_attr_t *a, const bdnn_reorder_job_t *
 int bdnn_reorder_check(int impl, const bdnn_reorder_attr_t *attr) {
     if (impl < 0 || impl >= N_IMPLS || !attr) return BDNN_STATUS_INVALID;
     if (!bdnn_dt_bits(attr->src_dt) || !bdnn_dt_bits(attr->dst_dt)) return BDNN_STATUS_INVALID;
+    /* every route computes in f32, which would round an f64 value */
+    if (attr->src_dt == BDNN_DT_F64 || attr->dst_dt == BDNN_DT_F64)
+        return BDNN_STATUS_UNIMPLEMENTED;
     if (attr->per_point & ~((1 << BDNN_REORDER_ARGS) - 1)) return BDNN_STATUS_INVALID;
     if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
     if ((attr->per_point >> BDNN_REORDER_ARG_COMP & 1) && attr->dst_dt != BDNN_DT_S8)

@@ -3,7 +3,8 @@
 UNIMPLEMENTED.
 
 The f32 thresholds are per algorithm, the eltwise table's (benchdnn_py/eltwise.py, shared
-with the convolution post-ops); a narrower type's is its machine epsilon.
+with the convolution post-ops); f64's are the same bounds in ulps of double; a narrower
+type's is its machine epsilon.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ CFG: dict[str, DtCfg] = {
     # ordinary finite values: the speed of the libm paths must not depend on them; eps is
     # unused (the per-algorithm thresholds apply)
     "f32": DtCfg(perf=(-1024.0, 1024.0), eps=2.0**-23),
+    # computed in double by the kernel and the reference alike: the f32 table's bounds,
+    # scaled from f32's ulp to double's (F64_SCALE); eps is unused
+    "f64": DtCfg(perf=(-1024.0, 1024.0), eps=2.0**-52),
     # the f32 result (a few f32 ulps off) rounds to the exact result's bf16 value, or to
     # its neighbour next to a tie: at most one bf16 ulp, eps relative (reference 6.7)
     "bf16": DtCfg(perf=(-32.0, 32.0), eps=2.0**-7),
@@ -41,6 +45,12 @@ CFG: dict[str, DtCfg] = {
     "f8_e5m2": DtCfg(perf=(-8.0, 8.0), eps=2.0**-2),
     "f8_e4m3": DtCfg(perf=(-8.0, 8.0), eps=2.0**-3),
 }
+
+def logical_dtype(dt: str) -> type:
+    """The type the driver holds a case's values in for the reference: f32 holds every
+    type's values exactly but f64's results."""
+    return np.float64 if dt == "f64" else np.float32
+
 
 # Integer tensors take the piecewise-linear algorithms (oneDNN's integer eltwise set),
 # forward only: their results are meaningful integers; a transcendental one rounded to an
@@ -63,14 +73,15 @@ def not_supported(name: str, dt: str, backward: bool) -> str | None:
 # forward thresholds (4e-5, for the lossy forward evaluation) do not apply (benchdnn 6.7)
 _STRICT_BWD = {"elu_dst", "tanh_dst"}
 STRICT_TRH = 4e-6
+# f64 thresholds: the f32 ones as multiples of f32's epsilon, in multiples of double's
+F64_SCALE = 2.0**-52 / 2.0**-23
 
 
 def threshold(name: str, backward: bool, dt: str = "f32") -> float:
-    if dt != "f32":
+    if dt not in ("f32", "f64"):
         return CFG[dt].eps
-    if backward and name in _STRICT_BWD:
-        return STRICT_TRH
-    return eltwise.ALGS[name].trh
+    trh = STRICT_TRH if backward and name in _STRICT_BWD else eltwise.ALGS[name].trh
+    return trh * F64_SCALE if dt == "f64" else trh
 
 
 def zero_trust_percent(name: str, alpha: float, beta: float, backward: bool,
@@ -123,7 +134,7 @@ def perf_values(n: int, kind: fill.Kind, dt: str) -> np.ndarray:
 
 def to_dt(values: np.ndarray, dt: str) -> np.ndarray:
     """f32 values as a tensor of dt: nearest even, integers saturated first (reference 9.2:
-    the fill is rounded to the type), -0 replaced by +0."""
+    the fill is rounded to the type; f64 holds them exactly), -0 replaced by +0."""
     out = check.round_to_dt(values.astype(np.float32), dt).astype(core.numpy_dtype(dt))
     out[out == 0] = 0
     return out

@@ -29,7 +29,7 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr, dt_names, eltwise, fill, layout, post_ops, reorders
-from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
+from ...common.check import DBL_EPSILON, FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -244,8 +244,8 @@ def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None
 
 @dataclasses.dataclass(kw_only=True)
 class Buffers(Bound):
-    """A case's tensors: logical-order inputs, widened exactly to f32 (for the reference),
-    and the memory-order buffers of the case's type the kernel runs on."""
+    """A case's tensors: logical-order inputs, widened exactly to f32 (f64 kept as is) for
+    the reference, and the memory-order buffers of the case's type the kernel runs on."""
 
     src: np.ndarray                      # logical
     out: Guarded                         # dst (forward) or diff_src (backward), memory order
@@ -283,7 +283,7 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
         data = (cfg.perf_values(n, kind, prb.dt) if perf
                 else cfg.fill_values(n, kind, prb.alg, prb.alpha, prb.beta))
         typed = np.ascontiguousarray(cfg.to_dt(data, prb.dt).reshape(-1))
-        return (typed.reshape(shape).astype(np.float32), typed,
+        return (typed.reshape(shape).astype(cfg.logical_dtype(prb.dt)), typed,
                 reorders.place(typed, lay, prb.dt))
 
     src, src_plain, src_mem = values(fill.Kind.SRC)
@@ -313,7 +313,7 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
             fwd.bind_fwd(src_plain, dst_plain)()
         else:
             prim.forward_values(src_plain, dst_plain)
-        bufs.dst = dst_plain.reshape(shape).astype(np.float32)
+        bufs.dst = dst_plain.reshape(shape).astype(cfg.logical_dtype(prb.dt))
         x_mem = reorders.place(dst_plain, lay, prb.dt)
     bufs.diff_dst, _, dd_mem = values(fill.Kind.DST)
     if prb.inplace:
@@ -333,7 +333,7 @@ def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
     if prb.dir.forward:
         return ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
     x = bufs.dst if prb.from_dst else bufs.src
-    return ref.backward(prb.alg, x, bufs.diff_dst, prb.alpha, prb.beta)
+    return ref.backward(prb.alg, x, bufs.diff_dst, prb.alpha, prb.beta, prb.dt == "f64")
 
 
 def compare_setup(prb: EltwiseProblem) -> CompareSetup:
@@ -364,7 +364,8 @@ def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> V
     if not v.failed or v.trh == 0:
         return v
     zone = ref.cancellation_zone(prb.alg, bufs.src.ravel()[v.failing], prb.alpha,
-                                 prb.backward, v.trh)
+                                 prb.backward, v.trh,
+                                 DBL_EPSILON if prb.dt == "f64" else FLT_EPSILON)
     scale = np.abs(bufs.diff_dst.ravel()[v.failing]) if prb.backward else 1.0
     diff = np.abs(v.exp[v.failing].astype(np.float64) - v.got[v.failing])
     rescued = zone & (diff <= v.trh * np.maximum(scale, 1.0))
@@ -438,7 +439,7 @@ class Steps(CaseSteps):
     def footprint(self, prb: EltwiseProblem) -> int:
         # inputs and output, and the f64 reference's and the compare's temporaries (the
         # widest reference, backward gelu_erf, was measured near 16 arrays of f64)
-        return prb.nelems * (4 * 4 + 8 * 20)
+        return prb.nelems * (4 * core.numpy_dtype(prb.dt).itemsize + 8 * 20)
 
     def tensor_bytes(self, prb: EltwiseProblem, prim: Created) -> int:
         # src and dst (backward: the saved src or dst, diff_dst, diff_src); one in place

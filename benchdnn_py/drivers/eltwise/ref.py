@@ -19,18 +19,19 @@ def forward(name: str, src: np.ndarray, alpha: float, beta: float) -> np.ndarray
 
 
 def backward(name: str, x: np.ndarray, diff_dst: np.ndarray, alpha: float,
-             beta: float) -> np.ndarray:
-    """x is src, or the forward's dst for the _dst variants."""
-    return eltwise.apply_bwd(name, x, diff_dst, alpha, beta)
+             beta: float, f64: bool = False) -> np.ndarray:
+    """x is src, or the forward's dst for the _dst variants; f64: the kernels compute in
+    double (else in f32)."""
+    return eltwise.apply_bwd(name, x, diff_dst, alpha, beta, f32_compute=not f64)
 
 
 def cancellation_zone(name: str, src: np.ndarray, alpha: float, backward: bool,
-                      trh: float) -> np.ndarray:
-    """Where the f32 formula loses relative accuracy by cancellation (benchdnn's list):
-    comp_err = 2*FLT_EPSILON/trh is the smallest result relative to its terms that the
-    threshold can still resolve."""
+                      trh: float, eps: float = FLT_EPSILON) -> np.ndarray:
+    """Where the kernel's formula loses relative accuracy by cancellation (benchdnn's
+    list): comp_err = 2*eps/trh (eps: the computation's epsilon) is the smallest result
+    relative to its terms that the threshold can still resolve."""
     x = np.asarray(src, np.float64)
-    comp_err = 2 * FLT_EPSILON / trh
+    comp_err = 2 * eps / trh
     neg = np.signbit(x)
     base = name.removesuffix("_dst")
     none = np.zeros(x.shape, bool)

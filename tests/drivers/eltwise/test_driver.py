@@ -84,14 +84,14 @@ def test_ci_batch_passes():
 
 def test_repro_lines_invalid_cases_and_unimplemented_types():
     res = run_cli("--eltwise", "--dir=BWD_D", "--inplace=true", "--alg=relu,relu_dst",
-                  "--alpha=0.5", "2x3x4", "--reset", "--dt=f64", "--tag=nChw16c,abx",
+                  "--alpha=0.5", "2x3x4", "--reset", "--dt=f4_e2m1", "--tag=nChw16c,abx",
                   "--alg=eltwise_clip", "--alpha=2", "--beta=1", "2x3x4x5")
     lines = [l for l in res.lines if "__REPRO" in l]
     assert "SKIPPED (Invalid case)" in lines[0] and \
         "--dir=BWD_D --alg=relu --alpha=0.5 --beta=0 --inplace=true 2x3x4" in lines[0]
     assert lines[1].startswith("1:PASSED") and "--alg=relu_dst" in lines[1]
-    assert "UNIMPLEMENTED (--dt=f64 has no implementation)" in lines[2]
-    assert "--dt=f64 --tag=nChw16c --alg=clip --alpha=2 --beta=1" in lines[2]
+    assert "UNIMPLEMENTED (--dt=f4_e2m1 has no implementation)" in lines[2]
+    assert "--dt=f4_e2m1 --tag=nChw16c --alg=clip --alpha=2 --beta=1" in lines[2]
     assert res.code == 1
 
 

@@ -84,7 +84,8 @@ def test_in_place_forward_overwrites_its_input():
 
 TYPED = [i for i in RUNNABLE if i.operands is not core.Operands.F32]
 TYPES = {core.Operands.BF16: ("bf16",), core.Operands.F16: ("f16",),
-         core.Operands.INT8: ("s8", "u8", "s32"), core.Operands.F8: ("f8_e5m2", "f8_e4m3")}
+         core.Operands.INT8: ("s8", "u8", "s32"), core.Operands.F8: ("f8_e5m2", "f8_e4m3"),
+         core.Operands.F64: ("f64",)}
 
 
 def _typed_problem(name, direction, dt):
@@ -117,6 +118,32 @@ def test_typed_rows_match_the_reference(impl):
     # floats: every algorithm both ways but round (f32 only); integers: six, forward
     assert checked == {core.Operands.INT8: 3 * 6}.get(
         impl.operands, len(TYPES[impl.operands]) * (2 * len(eltwise.ALGS) - 2))
+
+
+F64_ROWS = [i for i in RUNNABLE if i.operands is core.Operands.F64]
+
+
+@pytest.mark.parametrize("name", ["exp", "gelu_erf", "logistic", "tanh", "mish", "swish"])
+@pytest.mark.parametrize("direction", [driver.Dir.FWD_D, driver.Dir.BWD_D])
+def test_f64_result_computed_in_f32_fails(name, direction):
+    """The f64 rows are held to double's precision: their own result passes, the same
+    result rounded through f32 (what a kernel computing in f32 would store) fails."""
+    prb = _typed_problem(name, direction, "f64")
+    prim = core.EltwisePrimitive(F64_ROWS[0], eltwise.ALGS[name].code, prb.alpha, prb.beta,
+                                 prb.backward, dt="f64")
+    bufs = driver.prepare(prb, prim, _route(prb), perf=False)
+    bufs.run()
+    exp = driver.reference(prb, bufs)
+    verdicts = []
+    for rounded in (False, True):
+        if rounded:
+            with np.errstate(over="ignore"):
+                bufs.out.array[:] = bufs.out.array.astype(np.float32)
+        res = driver.CaseResult(driver.Status.UNTESTED)
+        driver.judge(prb, bufs, exp, res, 0)
+        verdicts.append((res.status, res.errors))
+    assert verdicts[0][0] in (Status.PASSED, Status.MISTRUSTED), verdicts
+    assert verdicts[1][0] is Status.FAILED and verdicts[1][1] > prb.nelems // 4, verdicts
 
 
 def _linear(impl, dt, x, alpha, beta=0.0, fault=core.OpFault.NONE):
