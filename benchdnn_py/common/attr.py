@@ -25,6 +25,8 @@ import math
 import re
 from typing import Any, Callable
 
+import numpy as np
+
 from ..engine.options import Option, ascii_number, read_bool
 from ..errors import UsageError
 from ..status import Status
@@ -728,6 +730,28 @@ class Dropout:
     def __bool__(self) -> bool:
         return bool(self.text)
 
+    def _field(self, k: int) -> str | None:
+        fields = self.text.split(":")
+        return fields[k] if k < len(fields) and fields[k] else None
+
+    @property
+    def p(self) -> float:
+        """The drop probability, as the f32 the primitive takes."""
+        return float(np.float32(self._field(0)))
+
+    @property
+    def seed(self) -> int:
+        return int(self._field(1) or 0)
+
+    @property
+    def mask_tag(self) -> str:
+        """The mask's tag: `any` (dst's layout, the default), `undef` (no mask) or a tag."""
+        return self._field(2) or "any"
+
+    @property
+    def offset(self) -> int:
+        return int(self._field(3) or 0)
+
 
 def parse_dropout(text: str) -> Dropout:
     if not text:
@@ -776,31 +800,32 @@ class Modes:
         return parts
 
     def unimplemented(self, backend: str = "native",
-                      user_scratchpad: bool = False) -> str | None:
+                      native: frozenset[str] = frozenset()) -> str | None:
         """Why a case with these modes does not run, or None. The kernels here compute
         every type at its full precision with f32 or s32 accumulators, in a fixed order:
         what strict fpmath and accumulation ask, which every other fpmath and accumulation
         mode allows (they permit a cheaper computation, they do not require one), and
-        deterministic. user_scratchpad: the driver's native primitives run in memory the
-        driver gives them (--attr-scratchpad=user). The oneDNN backend does not yet pass
-        the modes to oneDNN."""
-        if self.scratchpad == "user" and not (user_scratchpad and backend == "native"):
+        deterministic. native: what the driver's native primitives also honour:
+        "scratchpad" (they run in memory the driver gives them, --attr-scratchpad=user)
+        and "dropout". The oneDNN backend does not yet pass the modes to oneDNN."""
+        honoured = native if backend == "native" else frozenset()
+        if self.scratchpad == "user" and "scratchpad" not in honoured:
             return ("--attr-scratchpad=user: this primitive allocates its work memory "
                     "itself (no user scratchpad)")
         if self.rounding.stochastic:
             return (f"--attr-rounding-mode={self.rounding}: stochastic rounding is not "
                     "implemented")
-        if self.dropout:
-            return f"--attr-dropout={self.dropout}: dropout is not implemented"
+        if self.dropout and "dropout" not in honoured:
+            return f"--attr-dropout={self.dropout}: this primitive takes no dropout"
         if backend != "native" and self.options():
             return (f"{' '.join(self.options())}: the {backend} backend does not pass these "
                     "attributes on yet")
         return None
 
     def verdict(self, backend: str = "native",
-                user_scratchpad: bool = False) -> tuple[Status, str] | None:
+                native: frozenset[str] = frozenset()) -> tuple[Status, str] | None:
         """unimplemented() as a case's verdict."""
-        why = self.unimplemented(backend, user_scratchpad)
+        why = self.unimplemented(backend, native)
         return (Status.UNIMPLEMENTED, why) if why else None
 
 

@@ -197,7 +197,7 @@ def src1_unsupported(post_ops: PostOps, dst_dims: DimsArg,
 
 def memory_bound_verdict(post_ops: PostOps, modes: Modes, backend: str, primitive: str,
                          dst_dims: tuple[int, ...],
-                         user_scratchpad: bool = False) -> tuple[Status, str] | None:
+                         native: frozenset[str] = frozenset()) -> tuple[Status, str] | None:
     """The verdict of the eltwise and pooling drivers, whose kernels fuse eltwise, binary
     and prelu entries (oneDNN's post-ops for them): a sum or dw entry is UNIMPLEMENTED, as
     is a chain on another backend and what src1_unsupported and Modes.verdict name."""
@@ -209,7 +209,7 @@ def memory_bound_verdict(post_ops: PostOps, modes: Modes, backend: str, primitiv
         return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: the {backend} backend "
                 f"runs {primitive} primitive without post-ops")
     return (src1_unsupported(post_ops, dst_dims, backend)
-            or modes.verdict(backend, user_scratchpad))
+            or modes.verdict(backend, native))
 
 
 def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarray]

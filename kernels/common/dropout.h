@@ -42,8 +42,10 @@ static inline void bdnn_philox_block(uint64_t base, uint64_t seed, uint64_t offs
 static inline double bdnn_dropout_threshold(float p) { return (double)p * 4294967295.0; }
 
 /* The kept elements' factor, in the computation's type: 1 / (1 - p), 0 when p = 1. */
+/* word0: the deliberate defect BDNN_ELT_FAULT_DROPOUT_WORD0 (tests only). */
 #define BDNN_DROPOUT_APPLY(NAME, T)                                                          \
-    static inline void NAME(const bdnn_dropout_t *dr, T *v, int64_t first, int64_t m) {    \
+    static inline void NAME(const bdnn_dropout_t *dr, T *v, int64_t first, int64_t m,      \
+                            int word0) {                                                    \
         const double thr = bdnn_dropout_threshold(dr->p);                                   \
         const T inv_q = dr->p != 1.0f ? (T)1 / ((T)1 - (T)dr->p) : (T)0;                    \
         uint32_t r[4];                                                                      \
@@ -55,7 +57,7 @@ static inline double bdnn_dropout_threshold(float p) { return (double)p * 429496
                 bdnn_philox_block((uint64_t)block, (uint64_t)dr->seed,                      \
                                   (uint64_t)dr->offset, r);                                 \
             }                                                                               \
-            const int keep = (double)r[i & 3] > thr;                                        \
+            const int keep = (double)r[word0 ? 0 : i & 3] > thr;                            \
             v[j] = keep ? v[j] * inv_q : (T)0;                                              \
             if (dr->mask) dr->mask[i] = (uint8_t)keep;                                      \
         }                                                                                   \

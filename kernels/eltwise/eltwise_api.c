@@ -109,6 +109,7 @@ int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta,
     if (dropout && !(dropout->p >= 0.0f && dropout->p <= 1.0f)) return BDNN_STATUS_INVALID;
     const elt_ker_t *ker = impls[impl].ker;
     const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
+    const int word0 = fault == BDNN_ELT_FAULT_DROPOUT_WORD0;
     /* the plain types in one pass over the chunk unless a tile step follows */
     const int tiled = po || dropout;
 #pragma omp parallel
@@ -120,14 +121,14 @@ int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta,
                 const int64_t m = !tiled || hi - i < TILE ? hi - i : TILE;
                 double *out = (double *)dst + i;
                 ker->fwd_f64(alg, alpha, beta, (const double *)src + i, out, m);
-                if (dropout) bdnn_dropout_f64(dropout, out, i, m);
+                if (dropout) bdnn_dropout_f64(dropout, out, i, m, word0);
             }
         } else if (dt == BDNN_DT_F32) {
             for (int64_t i = lo; i < hi; i += tiled ? TILE : hi - lo) {
                 const int64_t m = !tiled || hi - i < TILE ? hi - i : TILE;
                 float *out = (float *)dst + i;
                 ker->fwd(alg, alpha, beta, (const float *)src + i, out, m);
-                if (dropout) bdnn_dropout_f32(dropout, out, i, m);
+                if (dropout) bdnn_dropout_f32(dropout, out, i, m, word0);
                 if (po) bdnn_post_chain_run(po, out, i, m, fault);
             }
         } else {
@@ -136,7 +137,7 @@ int bdnn_elt_fwd(int impl, int alg, int dt, float alpha, float beta,
                 const int64_t m = hi - i < TILE ? hi - i : TILE;
                 ker->to_f32(dt, at(src, dt, i), buf, m);
                 ker->fwd(alg, alpha, beta, buf, buf, m);
-                if (dropout) bdnn_dropout_f32(dropout, buf, i, m);
+                if (dropout) bdnn_dropout_f32(dropout, buf, i, m, word0);
                 if (po) bdnn_post_chain_run(po, buf, i, m, fault);
                 ker->from_f32(dt, buf, (char *)at(dst, dt, i), m, truncate);
             }

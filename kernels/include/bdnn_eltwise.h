@@ -23,8 +23,10 @@
 /* CDEF BEGIN */
 /* Deliberate defects of these kernels (tests only), numbered apart from bdnn.h's. */
 enum {
-    BDNN_ELT_FAULT_TAIL_DROPPED = 201  /* the last element of every thread's chunk is left
-                                          unwritten */
+    BDNN_ELT_FAULT_TAIL_DROPPED = 201,  /* the last element of every thread's chunk is left
+                                           unwritten */
+    BDNN_ELT_FAULT_DROPOUT_WORD0 = 202  /* dropout: every element of a block of four takes
+                                           the block's first draw */
 };
 
 /* Dropout (oneDNN's attribute), forward: after f and before the post-ops, element i (its

@@ -5,6 +5,7 @@ The scale, zero-point and oscale tests need no kernel core; the post-ops tests l
 algorithms up in a table of core constants (and one runs the harness), so they are skipped
 when the core cannot be imported."""
 
+import numpy as np
 import pytest
 
 from benchdnn_py.common.attr import (Depthwise, Eltwise, Modes, OScale, PostOps,
@@ -404,13 +405,20 @@ def test_mode_attributes_parse_print_and_say_what_does_not_run():
         "--attr-dropout=0.5:12:undef"]
     assert "scratchpad=user" in modes.unimplemented()
     # a driver whose native primitives take the driver's work memory runs it, there only
-    assert Modes(scratchpad="user").unimplemented(user_scratchpad=True) is None
-    assert "scratchpad=user" in Modes(scratchpad="user").unimplemented("onednn", True)
+    assert Modes(scratchpad="user").unimplemented(native=frozenset({"scratchpad"})) is None
+    assert "scratchpad=user" in Modes(scratchpad="user").unimplemented(
+        "onednn", frozenset({"scratchpad"}))
     # what the kernels honour by computing strictly: every fpmath and accumulation mode
     assert Modes(fpmath=parse_fpmath("tf32"), acc_mode="f16",
                  deterministic=True).unimplemented() is None
     assert "stochastic" in Modes(rounding=parse_rounding("dst:stochastic")).unimplemented()
-    assert "dropout" in Modes(dropout=parse_dropout("0.25")).unimplemented()
+    assert "takes no dropout" in Modes(dropout=parse_dropout("0.25")).unimplemented()
+    assert Modes(dropout=parse_dropout("0.25")).unimplemented(
+        native=frozenset({"dropout"})) is None
+    drop = parse_dropout("0.3:-5:axb:7:true")
+    assert (drop.p, drop.seed, drop.mask_tag, drop.offset) == (np.float32(0.3), -5, "axb", 7)
+    drop = parse_dropout("1")
+    assert (drop.p, drop.seed, drop.mask_tag, drop.offset) == (1.0, 0, "any", 0)
     assert "onednn backend" in Modes(fpmath=parse_fpmath("bf16")).unimplemented("onednn")
     assert Modes().options() == [] and modes_of({}) == Modes()
 

@@ -63,7 +63,7 @@ def unsupported(prb: ConvProblem) -> tuple[Status, str] | None:
             or post_ops_invalid(prb.post_ops, prb.dir, prb.dt)
             or src1_unsupported(prb, src1_dims_by_entry(prb))
             or sum_dt_unsupported(prb)
-            or prb.modes.verdict(prb.backend, user_scratchpad=True)
+            or prb.modes.verdict(prb.backend, native=frozenset({"scratchpad"}))
             or dw_invalid(prb))
 
 

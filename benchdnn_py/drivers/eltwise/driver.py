@@ -28,8 +28,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core
-from ...common import attr, dt_names, eltwise, fill, layout, post_ops, reorders
-from ...common.check import DBL_EPSILON, FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
+from ...common import attr, dropout, dt_names, eltwise, fill, layout, post_ops, reorders
+from ...common.check import (DBL_EPSILON, FLT_EPSILON, MAX_PRINTED_POINTS, CompareSetup,
+                             Verdict, compare, diagnostics, memory_faults)
 from ...common.layout import tensor_layout
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -218,14 +219,42 @@ def unsupported(prb: EltwiseProblem) -> tuple[Status, str] | None:
         return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops {why}"
     # (a user scratchpad: the kernels need no work memory, so theirs is 0 bytes)
     verdict = post_ops.memory_bound_verdict(prb.post_ops, prb.modes, prb.backend,
-                                            "an eltwise", prb.desc.dims, user_scratchpad=True)
+                                            "an eltwise", prb.desc.dims,
+                                            native=frozenset({"scratchpad", "dropout"}))
     if verdict:
         return verdict
+    why = dropout_unsupported(prb)
+    if why:
+        return Status.UNIMPLEMENTED, f"--attr-dropout={prb.modes.dropout}: {why}"
     if invalid(prb):
         return Status.SKIPPED, Reason.INVALID_CASE.value
     if cfg.not_supported(prb.alg, prb.dt, prb.backward):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     return None
+
+
+def dropout_unsupported(prb: EltwiseProblem) -> str | None:
+    """Why the kernels cannot apply the case's dropout, or None (also None without one).
+    The draws follow each element's offset in dst's memory, and the mask has dst's layout
+    (oneDNN's rule), so the kernel must run on dst's memory itself."""
+    drop = prb.modes.dropout
+    if not drop:
+        return None
+    if prb.backward:
+        return "dropout applies to forward propagation"
+    if not prb.layout.same_memory(prb.kernel_layout):
+        return (f"the kernel runs on plain scratch behind a reorder route for --tag={prb.tag}"
+                ", so its element offsets are not dst's")
+    if drop.mask_tag not in ("any", "undef"):
+        mask = tensor_layout(layout.parse_tag(drop.mask_tag), prb.desc.dims)
+        if not mask.same_memory(prb.layout):
+            return f"the mask tag {drop.mask_tag} is not dst's layout ({prb.tag})"
+    return None
+
+
+def dropout_args(prb: EltwiseProblem) -> core.DropoutArgs | None:
+    drop = prb.modes.dropout
+    return core.DropoutArgs(drop.p, drop.seed, drop.offset) if drop else None
 
 
 def create(prb: EltwiseProblem, res: CaseResult) -> core.EltwisePrimitive | None:
@@ -252,6 +281,7 @@ class Buffers(Bound):
     dst: np.ndarray | None = None        # logical forward result (backward _dst forms)
     diff_dst: np.ndarray | None = None   # logical
     src1: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # post-op inputs
+    mask: Guarded | None = None          # dropout's mask (u8, dst's layout), when written
 
 
 def make_route(prb: EltwiseProblem, res: CaseResult) -> reorders.Route | None:
@@ -297,9 +327,17 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
         # (another backend takes no chain: the verdict keeps post-ops off it)
         chain = post_ops.kernel_chain(prb.post_ops, src1, shape,
                                       bool(channels_last(prb.kernel_layout)))
-        run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], chain) if chain is not None
-                   else prim.bind_fwd(k_in["src"], k_out["dst"]))
-        return Buffers(src=src, out=out, outs=(out,), run=run, src1=src1)
+        drop = dropout_args(prb)
+        # (dropout runs on dst's memory itself: dropout_unsupported)
+        mask = (reorders.output_buffer(lay, "u8")
+                if drop and prb.modes.dropout.mask_tag != "undef" else None)
+        if chain is None and drop is None:
+            run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"]))
+        else:
+            run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], chain, drop,
+                                     mask.array if mask else None))
+        return Buffers(src=src, out=out, outs=(out,) + ((mask,) if mask else ()), run=run,
+                       src1=src1, mask=mask)
     out = reorders.output_buffer(lay, prb.dt)
     bufs = Buffers(src=src, out=out, outs=(out,), run=None)
     x_mem = src_mem
@@ -326,12 +364,24 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
     return bufs
 
 
+def dropout_keep(prb: EltwiseProblem) -> np.ndarray:
+    """Which elements the case's dropout keeps (logical shape): the draw of each element's
+    offset in dst's memory."""
+    drop = prb.modes.dropout
+    return dropout.keep_mask(prb.layout.offset_table().reshape(prb.desc.dims), drop.p,
+                             drop.seed, drop.offset)
+
+
 def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
-    if prb.dir.forward and prb.post_ops:   # the chain on the f32 result
-        exp = ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
-        return post_ops.chain_reference(exp, prb.post_ops, bufs.src1).astype(np.float64)
     if prb.dir.forward:
-        return ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
+        exp = ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
+        if prb.modes.dropout:      # between the result and the post-ops (oneDNN's order),
+            # in f32 before a chain, as the kernels, whose chain starts from f32 values
+            exp = dropout.apply(exp, dropout_keep(prb), prb.modes.dropout.p,
+                                np.float32 if prb.post_ops else np.float64)
+        if prb.post_ops:           # the chain on the f32 result
+            exp = post_ops.chain_reference(exp, prb.post_ops, bufs.src1).astype(np.float64)
+        return exp
     x = bufs.dst if prb.from_dst else bufs.src
     return ref.backward(prb.alg, x, bufs.diff_dst, prb.alpha, prb.beta, prb.dt == "f64")
 
@@ -343,13 +393,14 @@ def compare_setup(prb: EltwiseProblem) -> CompareSetup:
     dtc = cfg.CFG[prb.dt]
     # eltwise post-ops bring their tolerance and NaN/Inf where their formula can
     elts = prb.post_ops.eltwise
+    trust = cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward, prb.dt)
+    if prb.modes.dropout:   # dropout zeroes a share p of what is left
+        trust += (100.0 - trust) * prb.modes.dropout.p
     return CompareSetup("SRC" if prb.backward else "DST",
                         max([cfg.threshold(prb.alg, prb.backward, prb.dt)]
                             + [eltwise.ALGS[e.name].trh for e in elts]),
                         # a comparison post-op writes 0 for every false
-                        100.0 if post_ops.has_comparison(prb.post_ops) else
-                        cfg.zero_trust_percent(prb.alg, prb.alpha, prb.beta, prb.backward,
-                                               prb.dt),
+                        100.0 if post_ops.has_comparison(prb.post_ops) else trust,
                         integral=dtc.integral,
                         allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible
                         or prb.dt in ("f16", "f8_e5m2", "f8_e4m3")
@@ -387,6 +438,8 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    if bufs.mask is not None:
+        judge_mask(prb, bufs.mask.array, res)
     # the memory beyond the points: a blocked layout's padded tail must hold zeros
     fault = memory_faults("SRC" if prb.backward else "DST", prb.layout, bufs.out.array,
                           None)
@@ -396,12 +449,29 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
         res.diagnostics += extra
 
 
+def judge_mask(prb: EltwiseProblem, mask: np.ndarray, res: CaseResult) -> None:
+    """Dropout's mask against the reference's keep mask, exactly: FAILED, with the first
+    differing points, when any element's 0 or 1 differs."""
+    got = reorders.read(mask, prb.layout).reshape(-1)
+    exp = dropout_keep(prb).reshape(-1).astype(np.uint8)
+    bad = np.flatnonzero(got != exp)
+    if not bad.size:
+        return
+    res.status = Status.FAILED
+    res.reason = f"dropout mask differs at {bad.size} of {got.size} points"
+    for i in bad[:MAX_PRINTED_POINTS]:
+        idx = ":".join(str(int(c)) for c in np.unravel_index(i, prb.desc.dims))
+        res.diagnostics.append(f"[{i:4d}][MASK][{idx}] exp:{exp[i]} got:{got[i]}")
+
+
 def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[float],
                 create_s: tuple[float, float], bufs: Buffers) -> PerfRecord:
     n, size = prb.nelems, core.numpy_dtype(prb.dt).itemsize
-    # Bytes that must cross memory per run: forward reads src, writes dst; backward reads
-    # x (src or dst) and diff_dst, writes diff_src; each element of the case's type.
+    # Bytes that must cross memory per run: forward reads src, writes dst (and dropout's
+    # mask, a byte each); backward reads x (src or dst) and diff_dst, writes diff_src;
+    # each element of the case's type.
     ibytes = size * n * (1 if prb.dir.forward else 2)
+    obytes = size * n + (n if bufs.mask is not None else 0)
     text = {
         "engine": "cpu", "impl": impl, "name": prb.desc.name, "driver": "eltwise",
         "prb": f"{ctx.settings.repro_prefix()}--eltwise {prb.repro(ctx.settings.canonical)}",
@@ -409,7 +479,7 @@ def perf_record(prb: EltwiseProblem, ctx: RunContext, impl: str, times: list[flo
         "tag": str(prb.tag), "alg": prb.alg, "attr": "", "prop": prb.dir.prop_kind,
     }
     # One operation per element: eltwise has no flop count worth the name.
-    return PerfRecord(text, float(n), ibytes, size * n, times,
+    return PerfRecord(text, float(n), ibytes, obytes, times,
                       (create_s[0] * 1e3, create_s[1] * 1e3), ctx.idx, prb.user_mb,
                       limit=BANDWIDTH)
 
@@ -444,7 +514,8 @@ class Steps(CaseSteps):
     def tensor_bytes(self, prb: EltwiseProblem, prim: Created) -> int:
         # src and dst (backward: the saved src or dst, diff_dst, diff_src); one in place
         tensors = (3 if prb.backward else 2) - prb.inplace
-        return tensors * prb.layout.size * core.numpy_dtype(prb.dt).itemsize
+        mask = prb.layout.size if prb.modes.dropout else 0
+        return tensors * prb.layout.size * core.numpy_dtype(prb.dt).itemsize + mask
 
     def layouts(self, prb: EltwiseProblem, prim: Created) -> str:
         return f"layout {prb.tag}={prb.layout.describe()}"

@@ -260,7 +260,7 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
                 or not masks_ok):
             return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     # (a user scratchpad: the kernels need no work memory, so theirs is 0 bytes)
-    modes = prb.modes.verdict(prb.backend, user_scratchpad=True)
+    modes = prb.modes.verdict(prb.backend, native=frozenset({"scratchpad"}))
     if modes:
         return modes
     for entry in prb.scales.entries:

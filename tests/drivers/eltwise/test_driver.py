@@ -97,17 +97,50 @@ def test_repro_lines_invalid_cases_and_unimplemented_types():
 
 def test_benchdnn_attributes_parse_and_what_does_not_run_says_so():
     res = run_cli("--eltwise", "--attr-post-ops=,mul:s8:per_oc", "--attr-fpmath=,bf16",
-                  "2x3x4", "--attr-post-ops=", "--attr-fpmath=", "--attr-dropout=0.5:1:undef",
-                  "2x3x4")
+                  "2x3x4", "--attr-post-ops=", "--attr-fpmath=", "--dir=BWD_D",
+                  "--attr-dropout=0.5:1:undef", "2x3x4")
     lines = [l.split(" __REPRO: ") for l in res.lines if "__REPRO" in l][:5]
     assert lines[0][0].startswith("0:PASSED")
     # fpmath allows a cheaper computation; the kernels compute strictly, which it allows
     assert lines[1][0].startswith("1:PASSED") and "--attr-fpmath=bf16 2x3x4" in lines[1][1]
     assert lines[2][0].startswith("2:PASSED")
     assert lines[3][1].endswith("--attr-post-ops=mul:s8:per_oc --attr-fpmath=bf16 2x3x4")
-    assert "UNIMPLEMENTED (--attr-dropout=0.5:1:undef: dropout is not implemented)" in \
-        lines[4][0]
+    assert ("UNIMPLEMENTED (--attr-dropout=0.5:1:undef: dropout applies to forward "
+            "propagation)") in lines[4][0]
     assert res.code == 1
+
+
+@pytest.mark.parametrize("extra", [
+    ["--dt=f32,bf16,f16,f64,s8", "--tag=abx,axb,aBx16b", "--alg=exp,relu,tanh"],
+    # dropout before the chain (oneDNN's order): a dropped element leaves linear's beta
+    ["--dt=f32,bf16", "--tag=abx,axb", "--alg=logistic", "--attr-post-ops=linear:2:1"],
+])
+def test_dropout_keeps_what_the_reference_keeps(extra):
+    """Masks are compared exactly, values as any result; every p, the mask's three kinds
+    of tag, an offset and a negative seed; 16 channels, so aBx16b runs in place."""
+    res = run_cli("--eltwise", *extra, "--attr-dropout=0.5:12345678,0.75:-3:undef,"
+                  "0.25:843921:any:1238976:true,0:5,1:5", "2x16x5x7", "3x16x4")
+    cases = [l for l in res.lines if "__REPRO" in l
+             and not ("--dt=s8" in l and "SKIPPED (Case not supported)" in l)]   # s8 exp
+    assert cases and all(":PASSED" in l or ":MISTRUSTED" in l for l in cases), \
+        [l for l in cases if ":PASSED" not in l][:3]
+    assert sum(":PASSED" in l for l in cases) >= len(cases) // 2
+    assert res.code == 0
+
+
+def test_dropout_mask_defect_fails_and_what_cannot_run_says_why():
+    res = run_cli("--eltwise", "--alg=exp", "--attr-dropout=0.5:7", "2x16x5x7",
+                  env={"BENCHDNN_PY_TEST_FAULT": "elt_dropout_word0"})
+    line = next(l for l in res.lines if "__REPRO" in l)
+    assert "FAILED (dropout mask differs at" in line and "+fault:elt_dropout_word0" in line
+    assert any("][MASK][" in l for l in res.lines) and res.code == 1
+    res = run_cli("--eltwise", "--attr-dropout=0.5:7:abx", "--tag=axb,nChw8c", "2x3x5x7")
+    lines = [l for l in res.lines if "__REPRO" in l]
+    assert "the mask tag abx is not dst's layout (axb)" in lines[0]
+    assert "reorder route for --tag=nChw8c" in lines[1]
+    res = run_cli("--conv", "--attr-dropout=0.5", "ic16oc16ih7kh3ph1")
+    assert "UNIMPLEMENTED (--attr-dropout=0.5: this primitive takes no dropout)" in \
+        next(l for l in res.lines if "__REPRO" in l)
 
 
 def test_repro_line_reruns_the_case():
