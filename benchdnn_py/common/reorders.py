@@ -42,7 +42,10 @@ def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
     user = layout.plain(lay.dims)
     if lay.same_memory(user):
         return values
-    buf = np.full(lay.size, poison(core.numpy_dtype(dt)), core.numpy_dtype(dt))
+    dtype = core.numpy_dtype(dt)
+    # every position is a point or padding, both written below, unless the layout has gaps
+    buf = (np.full(lay.size, poison(dtype), dtype) if lay.size != lay.padded_nelems
+           else np.empty(lay.size, dtype))
     if dt in NO_REORDER_DTS:   # by index, bit for bit
         buf[lay.offset_table().reshape(-1)] = values.reshape(-1)
         buf[lay.padding_offsets()] = 0

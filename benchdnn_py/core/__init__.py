@@ -9,7 +9,8 @@ no C enum or pointer leaves this package.
 
 from .capi import (DATA_TYPES, PACKED_DTS, ImplInfo, InvalidProblem, Isa, Operands,
                    Unimplemented, build_info, cap_isa, dt_convert, elements, isa_cap,
-                   isa_supported, max_threads, numpy_dtype, set_threads, threads)
+                   isa_supported, max_threads, numpy_dtype, parallel_fill, set_threads,
+                   threads)
 from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,

@@ -269,6 +269,13 @@ def _out_ptr(array: np.ndarray, count: int):
     return _ptr(array, "float[]", np.float32, count)
 
 
+def parallel_fill(array: np.ndarray, value: float) -> None:
+    """array (C-contiguous) := value, on every thread (the value as array's type)."""
+    one = np.array([value]).astype(array.dtype).view(np.uint8)
+    lib.bdnn_parallel_fill(_bytes(array.view(np.uint8)), ffi.from_buffer("char[]", one),
+                           one.size, array.size)
+
+
 def _out_bytes(array: np.ndarray, dt: str, count: int):
     if not array.flags.writeable:
         raise ValueError("output buffers must be writable")

@@ -11,6 +11,8 @@ from typing import Callable
 
 import numpy as np
 
+from .. import core
+
 GUARD_ELEMS = 64          # 256 bytes on each side: covers any vector store that overruns
 GUARD_VALUE = np.float32(-7.77e-31)   # an odd pattern no kernel writes by accident
 RAM_SHARE = 0.7           # the cases of a run hold at most this share of physical memory
@@ -61,7 +63,7 @@ class Guarded:
         self._buf[:GUARD_BYTES] = self._guard
         self._buf[GUARD_BYTES + n * dtype.itemsize:] = self._guard
         self.array = self._buf[GUARD_BYTES:GUARD_BYTES + n * dtype.itemsize].view(dtype)
-        self.array.fill(fill)
+        core.parallel_fill(self.array, fill)
 
     def intact(self) -> bool:
         head, tail = self._buf[:GUARD_BYTES], self._buf[self._buf.size - GUARD_BYTES:]

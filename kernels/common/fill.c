@@ -43,7 +43,8 @@ void bdnn_fill_int(int kind, int64_t n, int64_t lo, int64_t hi, double density, 
     for (int64_t i = 0; i < n; ++i) {
         const int64_t value = lo + (int64_t)(splitmix64((uint64_t)i ^ key_value) % span);
         const int keep = unit_double(splitmix64((uint64_t)i ^ key_keep)) < density;
-        out[i] = keep ? (float)value : 0.0f;
+        /* a mask, not a branch: at density 0.5 a branch mispredicts every other element */
+        out[i] = (float)(value & -(int64_t)keep);
     }
     if (hi >= 1) {   /* element 0 strictly positive: no output is identically zero */
         const int64_t positive_lo = lo > 1 ? lo : 1;

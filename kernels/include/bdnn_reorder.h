@@ -102,6 +102,10 @@ int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
 
 /* memcpy split over the OpenMP threads: the bandwidth yardstick reorders are held to. */
 void bdnn_parallel_memcpy(void *dst, const void *src, int64_t bytes);
+/* count copies of the value_bytes at value into dst, split over the OpenMP threads (one
+ * thread under 64 KiB): the drivers' poisoning of large output buffers, whose first touch
+ * of fresh pages then also runs on every thread. */
+void bdnn_parallel_fill(void *dst, const void *value, int64_t value_bytes, int64_t count);
 /* CDEF END */
 
 #endif /* BDNN_REORDER_H */

@@ -521,6 +521,39 @@ int bdnn_reorder_execute(int impl, const bdnn_reorder_attr_t *attr,
     return BDNN_STATUS_OK;
 }
 
+void bdnn_parallel_fill(void *dst, const void *value, int64_t value_bytes, int64_t count) {
+#pragma omp parallel if (count * value_bytes >= PARALLEL_MIN_BYTES)
+    {
+        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int64_t lo = count * t / nt, hi = count * (t + 1) / nt;
+        char *out = (char *)dst;
+        switch (value_bytes) {   /* typed stores the compiler turns into vector ones */
+        case 1: memset(out + lo, *(const uint8_t *)value, (size_t)(hi - lo)); break;
+        case 2: {
+            uint16_t v;
+            memcpy(&v, value, 2);
+            for (int64_t i = lo; i < hi; ++i) ((uint16_t *)dst)[i] = v;
+            break;
+        }
+        case 4: {
+            uint32_t v;
+            memcpy(&v, value, 4);
+            for (int64_t i = lo; i < hi; ++i) ((uint32_t *)dst)[i] = v;
+            break;
+        }
+        case 8: {
+            uint64_t v;
+            memcpy(&v, value, 8);
+            for (int64_t i = lo; i < hi; ++i) ((uint64_t *)dst)[i] = v;
+            break;
+        }
+        default:
+            for (int64_t i = lo; i < hi; ++i)
+                memcpy(out + i * value_bytes, value, (size_t)value_bytes);
+        }
+    }
+}
+
 void bdnn_parallel_memcpy(void *dst, const void *src, int64_t bytes) {
 #pragma omp parallel
     {
