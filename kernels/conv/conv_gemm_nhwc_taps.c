@@ -19,13 +19,15 @@
  *
  * So C[oc][(tap, ic)] = sum over k = (n, ext point) of A[oc][k] * B_t[k][ic], A = diff_dst
  * (zero at junk points), B_t[k][ic] = phase(t)[k + off(t)][ic]. Per k block of kc points
- * the packing copies the thread's rows of diff_dst into MR-row panels ([panel][k][MR])
- * and the block's window of src points (k0 .. k0 + kc + max_off) once per phase into
- * NR-column panels of the group's channels ([phase][panel][point][NR]); tap t's B is that
- * window from point off(t) on, read in place by the micro-kernels (a channels-last 1x1 at
- * stride 1 without padding and with short points reads src itself: its ext points are
- * src's points). kc keeps A and the window within PACK_BYTES (L2). The micro-kernel is the row ISA's full-width
- * one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
+ * the packing copies the thread's rows of diff_dst into MR-row panels ([panel][k][MR]),
+ * and then, for each tap group (bwt_groups: all taps, or one plane's, or one row's), the
+ * group's window of src points (k0 + base .. k0 + base + kc + spread, base and spread its
+ * taps' smallest offset and their range) once per phase into NR-column panels of the
+ * group's channels ([phase][panel][point][NR]); tap t's B is that window from point
+ * off(t) - base on, read in place by the micro-kernels (a channels-last 1x1 at stride 1
+ * without padding and with short points reads src itself: its ext points are src's
+ * points). kc keeps A and a window within PACK_BYTES (L2). The micro-kernel is the row
+ * ISA's full-width one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
  *
  * Threads own ranges of C's MR-row panels ((g, oc panel) pairs) and stream every k block
  * once, each packing only its rows of A but the whole window; where C's rows (x taps) are
@@ -49,7 +51,12 @@ typedef struct {
     int64_t X, plane, rows;     /* phase image: row length, plane size; rows per plane
                                    (3D; 2D: one plane, rows unbounded) */
     int64_t kext, kc, kblocks;  /* ext points per image; k block; k blocks per image */
-    int64_t n_phase, max_off, span;   /* span: window points per k block, kc + max_off */
+    int64_t n_phase, max_off;
+    /* Tap groups (bwt_groups): consecutive taps whose offsets lie close together, each
+     * packed as its own window of kc + its offsets' spread points from its smallest
+     * offset on; span: the largest window. */
+    int64_t grp_taps, n_grp, span;
+    int64_t *grp_base, *grp_spread;
     int64_t (*phase)[3];        /* the phases some tap reads: (r_d, r_h, r_w) */
     int64_t phase_max[3];       /* the largest phase per axis (bwt_ahead's window end) */
     int64_t *tap_phase, *tap_off;
@@ -75,6 +82,7 @@ void bdnn_nhwc_bwt_fini(void *plan, int nthr) {
     }
     free(q->ab), free(q->bb), free(q->cs), free(q->rowbuf);
     free(q->phase), free(q->tap_phase), free(q->tap_off);
+    free(q->grp_base), free(q->grp_spread);
     free(q);
 }
 
@@ -98,6 +106,53 @@ static const conv_gemm_ukr_t *bwt_ukr(const conv_gemm_ukr_t *u) {
     if (u == &bdnn_gemm_ukr_blk_avx512) return &bdnn_gemm_ukr_avx512;
     if (u == &bdnn_gemm_ukr_blk_avx2) return &bdnn_gemm_ukr_avx2;
     return u;
+}
+
+/* The k block that fits a window of `spread` more points (win floats each) beside the
+ * A panels (a_rows floats each) in pack_floats. */
+static int64_t bwt_kc(int64_t pack_floats, int64_t spread, int64_t win, int64_t a_rows) {
+    const int64_t kc = (pack_floats - spread * win) / (win + a_rows);
+    return kc < BWT_MIN_KC ? BWT_MIN_KC : kc > NKC ? NKC : kc;
+}
+
+/* Tap groups: every tap reads the window from its offset on, so one window for all taps
+ * spans max_off more points than the block; in 3D that is two input planes (U-Net's
+ * 3x3x3 on 130 x 130 planes: 34,000 points against a block of at most NKC), and packing
+ * it swamped the products. Groups of consecutive taps (all of them; one kd plane's; one
+ * (kd, kh) row's) pack a window each, of the block plus their own spread. The grouping
+ * packing the fewest points per k point, n_grp (kc + spread) / kc with the kc that fits,
+ * wins: all taps in 2D (spread two rows), planes in 3D. Sets grp_*, n_grp, kc. */
+static int bwt_groups(const bdnn_conv_desc_t *d, bwt_plan_t *q, int64_t pack_floats,
+                      int64_t win, int64_t a_rows) {
+    const int64_t taps = taps_of(d), sizes[3] = {taps, d->kh * d->kw, d->kw};
+    double best = 0.0;
+    for (int level = 0; level < 3; ++level) {
+        const int64_t gt = sizes[level], ng = taps / gt;
+        int64_t spread = 0;
+        for (int64_t g = 0; g < ng; ++g) {
+            int64_t lo = INT64_MAX, hi = 0;
+            for (int64_t t = g * gt; t < (g + 1) * gt; ++t) {
+                lo = q->tap_off[t] < lo ? q->tap_off[t] : lo;
+                hi = q->tap_off[t] > hi ? q->tap_off[t] : hi;
+            }
+            spread = hi - lo > spread ? hi - lo : spread;
+        }
+        const int64_t kc = bwt_kc(pack_floats, spread, win, a_rows);
+        const double cost = (double)ng * (double)(kc + spread) / (double)kc;
+        if (level == 0 || cost < best) best = cost, q->grp_taps = gt, q->n_grp = ng, q->kc = kc;
+    }
+    q->grp_base = calloc((size_t)q->n_grp, sizeof(int64_t));
+    q->grp_spread = calloc((size_t)q->n_grp, sizeof(int64_t));
+    if (!q->grp_base || !q->grp_spread) return BDNN_STATUS_OUT_OF_MEMORY;
+    for (int64_t g = 0; g < q->n_grp; ++g) {
+        int64_t lo = INT64_MAX, hi = 0;
+        for (int64_t t = g * q->grp_taps; t < (g + 1) * q->grp_taps; ++t) {
+            lo = q->tap_off[t] < lo ? q->tap_off[t] : lo;
+            hi = q->tap_off[t] > hi ? q->tap_off[t] : hi;
+        }
+        q->grp_base[g] = lo, q->grp_spread[g] = hi - lo;
+    }
+    return BDNN_STATUS_OK;
 }
 
 int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **out) {
@@ -169,11 +224,14 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
                                  ? BWT_AHEAD_PACK_BYTES : BWT_PACK_BYTES)
                               / (int64_t)sizeof(float);
     const int64_t win = q->Np * q->n_phase;
-    q->kc = (pack_floats - q->max_off * win) / (win + min64(rows_t, q->Mp));
-    q->kc = q->kc < BWT_MIN_KC ? BWT_MIN_KC : q->kc > NKC ? NKC : q->kc;
+    const int st = bwt_groups(d, q, pack_floats, win, min64(rows_t, q->Mp));
+    if (st != BDNN_STATUS_OK) return st;
     q->kblocks = bdnn_div_up(q->kext, q->kc);
     q->kc = bdnn_div_up(q->kext, q->kblocks);   /* even blocks: no short tail */
-    q->span = q->kc + q->max_off;
+    int64_t spread = 0;
+    for (int64_t g = 0; g < q->n_grp; ++g)
+        spread = q->grp_spread[g] > spread ? q->grp_spread[g] : spread;
+    q->span = q->kc + spread;
     const int direct = q->k_splits == 1 && taps == 1;
     q->ab = calloc((size_t)nthr, sizeof(float *));
     q->bb = calloc((size_t)nthr, sizeof(float *));
@@ -250,13 +308,14 @@ static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const ac
     }
 }
 
-/* B: every src channel of group g at the window points [k0, k0 + kc + max_off) of one
- * image, per phase, in NR-column panels ([phase][panel][point][NR]: a micro-kernel's B
- * is contiguous), zero outside the input and past the group's channels. */
+/* B: every src channel of group g at the n window points from ext point k0 on of one
+ * image, per phase, in NR-column panels ([phase][panel][point][NR], span points a panel:
+ * a micro-kernel's B is contiguous), zero outside the input and past the group's
+ * channels. */
 static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
-                         const float *img, int64_t g, int64_t k0, int64_t kc, float *bb) {
+                         const float *img, int64_t g, int64_t k0, int64_t n, float *bb) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t NR = q->u->nr, ICG = d->ic / d->g, n = kc + q->max_off;
+    const int64_t NR = q->u->nr, ICG = d->ic / d->g;
     const int64_t npan = q->Np / NR;
     for (int64_t ph = 0; ph < q->n_phase; ++ph) {
         const int64_t *r = q->phase[ph];
@@ -312,24 +371,28 @@ static void ext_coords(const bwt_plan_t *q, int64_t k, int64_t e[3]) {
     e[2] = k % q->X;
 }
 
-/* The runs of block (n, k0, kc), spread over `tiles` micro-kernel calls. */
+/* The runs of block (n, k0, kc), spread over `tiles` micro-kernel calls: its diff_dst
+ * points, then each tap group's src window (past BDNN_AHEAD_PATTERNS runs, dropped). */
 static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
                               const float *src, const float *diff_dst, int64_t n, int64_t k0,
                               int64_t kc, int64_t tiles) {
     const bdnn_conv_desc_t *d = &c->d;
     int64_t a[3], b[3], s0, s1;
+    const int64_t fsz = (int64_t)sizeof(float);
+    bdnn_ahead_t h = {0};
     ext_coords(q, k0, a);
-    ext_coords(q, k0 + kc + q->max_off - 1, b);   /* the window's last ext point */
-    bdnn_input_window(d, a, b, q->phase_max, &s0, &s1);
     ext_coords(q, k0 + kc - 1, b);
     const int64_t d0 = bdnn_clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
     const int64_t d1 = bdnn_clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
-    const int64_t fsz = (int64_t)sizeof(float);
-    bdnn_ahead_t h = {0};
-    bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz, 0,
-                   1);
     bdnn_ahead_add(&h, diff_dst + (n * out_points(d) + d0) * d->oc,
                    (d1 + 1 - d0) * d->oc * fsz, 0, 1);
+    for (int64_t g = 0; g < q->n_grp; ++g) {
+        ext_coords(q, k0 + q->grp_base[g], a);
+        ext_coords(q, k0 + q->grp_base[g] + kc + q->grp_spread[g] - 1, b);   /* its last */
+        bdnn_input_window(d, a, b, q->phase_max, &s0, &s1);
+        bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz,
+                       0, 1);
+    }
     bdnn_ahead_share(&h, tiles);
     return h;
 }
@@ -384,14 +447,16 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                     const int64_t g1 = min64(p1, (g + 1) * ppg);
                     bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
                                 (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
-                    if (!q->src_in_place)
-                        bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0, kc, bb);
-                    for (int64_t tap = 0; tap < taps; ++tap)
+                    for (int64_t tap = 0; tap < taps; ++tap) {
+                        const int64_t grp = tap / q->grp_taps;
+                        if (tap % q->grp_taps == 0 && !q->src_in_place)   /* its window */
+                            bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0 + q->grp_base[grp],
+                                         kc + q->grp_spread[grp], bb);
                         for (int64_t j = 0; j < Np; j += NR) {
                             const float *bt = q->src_in_place
                                 ? src + n * ts.img + k0 * ts.B + g * ICG + j
                                 : bb + ((q->tap_phase[tap] * (Np / NR) + j / NR) * q->span
-                                        + q->tap_off[tap]) * NR;
+                                        + q->tap_off[tap] - q->grp_base[grp]) * NR;
                             const int64_t ldb = q->src_in_place ? ts.B : NR;
                             for (int64_t pn = g0; pn < g1; ++pn) {
                                 const int64_t oc0 = (pn - g * ppg) * MR;
@@ -402,6 +467,7 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                                     mode);
                             }
                         }
+                    }
                 }
             }
             if (q->k_splits == 1 && !direct)
