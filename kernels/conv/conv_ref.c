@@ -19,14 +19,18 @@
  * the input: a block only interleaves independent sums, so the loads of one tap serve
  * several points (and the adds of different points overlap) while a point's value stays
  * independent of which block computes it. The whole-tensor entry points cover every
- * point with blocks; the *_at entry points (--check=sampled) compute one-point blocks at
- * a caller's list of points. Both call the same functions, so a sampled value is by
- * construction the full reference's value at that point.
+ * point with blocks; the *_at entry points (--check=sampled) compute a caller's list of
+ * points, forward and backward data in one-point blocks, backward weights in blocks of
+ * up to REF_BLOCK listed points of one tap (each of its points sums millions of terms:
+ * one-point blocks waited on the add latency). Both call the same functions, so a
+ * sampled value is by construction the full reference's value at that point.
  *
  * The functions that run the blocks are compiled twice (target_clones): for x86-64-v3
  * (AVX2 with FMA, scalar instructions: the multiply-add fuses, which cannot change a
  * result, see above) and for the baseline, chosen when the core loads. Both give the same
  * bits: the test suite's exact cross-checks run on whichever this CPU takes. */
+#include <stdlib.h>
+
 #include "bdnn.h"
 
 /* Scalar in the binary as in the source: no auto-vectorization, so each point is computed
@@ -278,15 +282,15 @@ static void bwd_data_rows(const bdnn_conv_desc_t *d, const float *diff_dst,
  *     * src(n, g*ICg + ic, od*SD + kd*(DD+1) - PD, oh*SH + kh*(DH+1) - PH, ow*SW + kw*(DW+1) - PW)
  *   with src = 0 outside the input.
  *
- * Here for NB weights at one tap (kd, kh, kw) whose channel triples (g, oc, ic) are
- * consecutive in that order, from the flat index pair = (g*OCg + oc)*ICg + ic: each sums
- * its products in the formula's order (n, od, oh, ow) in a register of its own. Which
+ * Here for NB weights at one tap (kd, kh, kw), any channel triples (g, oc, ic), given by
+ * their flat indices pairs[j] = (g*OCg + oc)*ICg + ic: each sums its products in the
+ * formula's order (n, od, oh, ow) in a register of its own, into out[out_at[j]]. Which
  * outputs ow the tap reads inside the input ([lo, hi)) and which rows (od, oh) it reads
  * at all are the same for every triple. Always inlined with a constant NB. */
 static inline __attribute__((always_inline)) void bwd_weights_block(
-        const bdnn_conv_desc_t *d, const float *src, const float *diff_dst, int64_t pair,
-        const int NB, int64_t kd, int64_t kh, int64_t kw, double *restrict out,
-        int64_t out_stride) {
+        const bdnn_conv_desc_t *d, const float *src, const float *diff_dst,
+        const int64_t *pairs, const int NB, int64_t kd, int64_t kh, int64_t kw,
+        double *restrict out, const int64_t *out_at) {
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g, sw = d->sw;
     const int64_t src_chan = d->id * d->ih * d->iw, dst_chan = d->od * d->oh * d->ow;
     const int64_t off = kw * (d->dw + 1) - d->pw;   /* iw = ow * SW + off */
@@ -296,7 +300,7 @@ static inline __attribute__((always_inline)) void bwd_weights_block(
     double acc[REF_BLOCK];
 #pragma GCC unroll 8
     for (int j = 0; j < NB; ++j) {
-        const int64_t ic = (pair + j) % ICG, goc = (pair + j) / ICG;
+        const int64_t ic = pairs[j] % ICG, goc = pairs[j] / ICG;
         src_at[j] = (goc / OCG * ICG + ic) * src_chan + off;
         dst_at[j] = goc * dst_chan;
         acc[j] = 0.0;
@@ -316,25 +320,25 @@ static inline __attribute__((always_inline)) void bwd_weights_block(
                         * (double)in_rows[src_at[j] + ow * sw];
     }
 #pragma GCC unroll 8
-    for (int j = 0; j < NB; ++j) out[j * out_stride] = acc[j];
+    for (int j = 0; j < NB; ++j) out[out_at[j]] = acc[j];
 }
 
-/* Backward weights at one tap for the triples [pair, pair + count), into out[i * stride]:
+/* Backward weights at one tap for the count triples pairs[], into out[out_at[i]]:
  * REF_BLOCK at a time, then 4, 2 and 1. */
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 static void bwd_weights_run(const bdnn_conv_desc_t *d, const float *src,
-                            const float *diff_dst, int64_t pair, int64_t count, int64_t kd,
-                            int64_t kh, int64_t kw, double *out, int64_t stride) {
+                            const float *diff_dst, const int64_t *pairs, int64_t count,
+                            int64_t kd, int64_t kh, int64_t kw, double *out,
+                            const int64_t *out_at) {
     int64_t i = 0;
     for (; i + REF_BLOCK <= count; i += REF_BLOCK)
-        bwd_weights_block(d, src, diff_dst, pair + i, REF_BLOCK, kd, kh, kw,
-                          out + i * stride, stride);
+        bwd_weights_block(d, src, diff_dst, pairs + i, REF_BLOCK, kd, kh, kw, out, out_at + i);
     for (; i + 4 <= count; i += 4)
-        bwd_weights_block(d, src, diff_dst, pair + i, 4, kd, kh, kw, out + i * stride, stride);
+        bwd_weights_block(d, src, diff_dst, pairs + i, 4, kd, kh, kw, out, out_at + i);
     for (; i + 2 <= count; i += 2)
-        bwd_weights_block(d, src, diff_dst, pair + i, 2, kd, kh, kw, out + i * stride, stride);
+        bwd_weights_block(d, src, diff_dst, pairs + i, 2, kd, kh, kw, out, out_at + i);
     for (; i < count; ++i)
-        bwd_weights_block(d, src, diff_dst, pair + i, 1, kd, kh, kw, out + i * stride, stride);
+        bwd_weights_block(d, src, diff_dst, pairs + i, 1, kd, kh, kw, out, out_at + i);
 }
 
 /*   diff_bias(c) = sum over n, od, oh, ow of diff_dst(n, c, od, oh, ow). */
@@ -391,10 +395,11 @@ int bdnn_ref_conv_bwd_weights(const bdnn_conv_desc_t *d, const float *src,
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t tap = 0; tap < taps; ++tap)
     for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t pair = b * REF_BLOCK;
-        bwd_weights_run(d, src, diff_dst, pair, min_i64(REF_BLOCK, pairs - pair),
-                        tap / (d->kh * d->kw), tap / d->kw % d->kh, tap % d->kw,
-                        diff_wei + pair * taps + tap, taps);
+        const int64_t pair = b * REF_BLOCK, count = min_i64(REF_BLOCK, pairs - pair);
+        int64_t block_pairs[REF_BLOCK], out_at[REF_BLOCK];
+        for (int64_t j = 0; j < count; ++j) block_pairs[j] = pair + j, out_at[j] = j * taps;
+        bwd_weights_run(d, src, diff_dst, block_pairs, count, tap / (d->kh * d->kw),
+                        tap / d->kw % d->kh, tap % d->kw, diff_wei + pair * taps + tap, out_at);
     }
     if (diff_bias) {
 #pragma omp parallel for schedule(static)
@@ -461,14 +466,41 @@ int bdnn_ref_conv_bwd_weights_at(const bdnn_conv_desc_t *d, const float *src,
     const int64_t OCG = d->oc / d->g, ICG = d->ic / d->g;
     if (!in_range(points, n_points, d->g * OCG * ICG * d->kd * d->kh * d->kw))
         return BDNN_STATUS_INVALID;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n_points; ++i) {
-        int64_t p = points[i];
-        const int64_t kw = p % d->kw; p /= d->kw;
-        const int64_t kh = p % d->kh; p /= d->kh;
-        const int64_t kd = p % d->kd, pair = p / d->kd;
-        bwd_weights_run(d, src, diff_dst, pair, 1, kd, kh, kw, &out[i], 1);
+    /* The points by tap (each point's terms depend on its tap alone), then up to
+     * REF_BLOCK of one tap per block: the points' sums run side by side, each in its own
+     * register and order, so every value is the one a whole-tensor block gives. */
+    const int64_t taps = d->kd * d->kh * d->kw;
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)(n_points + 1));
+    int64_t *pairs = malloc(sizeof(int64_t) * (size_t)(n_points + 1));
+    int64_t *first = calloc((size_t)taps + 1, sizeof(int64_t));   /* each tap's run */
+    if (!order || !pairs || !first) {
+        free(order), free(pairs), free(first);
+        return BDNN_STATUS_OUT_OF_MEMORY;
     }
+    for (int64_t i = 0; i < n_points; ++i) ++first[points[i] % taps + 1];
+    for (int64_t t = 0; t < taps; ++t) first[t + 1] += first[t];
+    for (int64_t i = 0; i < n_points; ++i) {   /* counting sort: ascending i within a tap */
+        const int64_t at = first[points[i] % taps]++;
+        order[at] = i, pairs[at] = points[i] / taps;
+    }
+    for (int64_t t = taps; t > 0; --t) first[t] = first[t - 1];   /* back to run starts */
+    first[0] = 0;
+    int64_t *block0 = malloc(sizeof(int64_t) * (size_t)(n_points + taps + 1));
+    int64_t nblocks = 0;
+    if (!block0) {
+        free(order), free(pairs), free(first);
+        return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    for (int64_t t = 0; t < taps; ++t)
+        for (int64_t at = first[t]; at < first[t + 1]; at += REF_BLOCK) block0[nblocks++] = at;
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const int64_t at = block0[b], tap = points[order[at]] % taps;
+        const int64_t end = first[tap + 1] < at + REF_BLOCK ? first[tap + 1] : at + REF_BLOCK;
+        bwd_weights_run(d, src, diff_dst, pairs + at, end - at, tap / (d->kh * d->kw),
+                        tap / d->kw % d->kh, tap % d->kw, out, order + at);
+    }
+    free(order), free(pairs), free(first), free(block0);
     return BDNN_STATUS_OK;
 }
 

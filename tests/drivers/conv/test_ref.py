@@ -341,6 +341,20 @@ def test_reference_at_points_equals_the_full_reference_there(text):
     assert np.array_equal(core.ref_conv_bwd_bias_at(shape, y, at), bwd_b[at])
 
 
+@pytest.mark.parametrize("text", ["mb2ic8ih7oc12kh3ph1", "g2mb1ic8id4ih5iw6oc6kd2kh3kw2sh2ph1",
+                                  "mb1ic16iw30oc8kw5dw1"])
+def test_backward_weights_at_many_points_of_one_tap_in_blocks(text):
+    """Hundreds of points, so each tap's run fills whole blocks of arbitrary channel
+    triples (and repeats): still the whole tensor's bits, in the order asked."""
+    desc, shape = _problem(text)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape.src_shape).astype(np.float32)
+    y = rng.standard_normal(shape.dst_shape).astype(np.float32)
+    bwd_w, _ = core.ref_conv_bwd_weights(shape, x, y, with_bias=False)
+    at = rng.integers(0, bwd_w.size, size=400).astype(np.int64)
+    assert np.array_equal(core.ref_conv_bwd_weights_at(shape, x, y, at), bwd_w.ravel()[at])
+
+
 def test_reference_at_points_rejects_offsets_outside_the_tensor():
     _, shape = _problem("mb1ic2ih4oc2kh3")
     x = np.zeros(shape.src_shape, np.float32)
