@@ -13,10 +13,6 @@ from ..engine.memory import Guarded, poison
 from . import layout
 
 
-# Types no reorder kernel takes (they compute in f32): placed into a layout by numpy.
-NO_REORDER_DTS = frozenset({"f64"})
-
-
 def reorder(src: layout.Layout, dst: layout.Layout, dt: str,
             fault: core.OpFault = core.OpFault.NONE) -> core.ReorderPrimitive:
     """A same-type reorder from src to dst on the best reorder kernel the CPU runs that
@@ -46,7 +42,7 @@ def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
     # every position is a point or padding, both written below, unless the layout has gaps
     buf = (np.full(lay.size, poison(dtype), dtype) if lay.size != lay.padded_nelems
            else np.empty(lay.size, dtype))
-    if dt in NO_REORDER_DTS:   # by index, bit for bit
+    if dt in core.DOUBLE_DTS:   # no reorder takes them (f32 inside): by index, bit for bit
         buf[lay.offset_table().reshape(-1)] = values.reshape(-1)
         buf[lay.padding_offsets()] = 0
     else:

@@ -7,7 +7,7 @@ kernel defects; ``fill`` the C fill generators. Callers use the names below (``c
 no C enum or pointer leaves this package.
 """
 
-from .capi import (DATA_TYPES, PACKED_DTS, ImplInfo, InvalidProblem, Isa, Operands,
+from .capi import (DATA_TYPES, DOUBLE_DTS, PACKED_DTS, ImplInfo, InvalidProblem, Isa, Operands,
                    Unimplemented, build_info, cap_isa, dt_convert, elements, isa_cap,
                    isa_supported, max_threads, numpy_dtype, parallel_fill, set_threads,
                    threads)

@@ -83,10 +83,12 @@ DATA_TYPES: dict[str, tuple[int, np.dtype]] = {
     "s4": (lib.BDNN_DT_S4, np.dtype(np.uint8)),
     "u4": (lib.BDNN_DT_U4, np.dtype(np.uint8)),
     "f4_e2m1": (lib.BDNN_DT_F4_E2M1, np.dtype(np.uint8)),
-    # eltwise only (computed in double); no conversion or reorder takes it
+    # eltwise and convolution (computed in double); no conversion or reorder takes it
     "f64": (lib.BDNN_DT_F64, np.dtype(np.float64)),
 }
 PACKED_DTS = frozenset({"s4", "u4", "f4_e2m1"})
+# Types bdnn_dt_convert and the reorders do not take: they compute in f32.
+DOUBLE_DTS = frozenset({"f64"})
 
 
 def numpy_dtype(dt: str) -> np.dtype:

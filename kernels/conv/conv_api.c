@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include "conv_dblk.h"
+#include "conv_f64.h"
 #include "conv_impl.h"
 #include "dt.h"
 #include "post_chain.h"
@@ -190,6 +191,13 @@ static const conv_impl_entry_t impls[] = {
     NHWC_ROUTE("gemm_conv_blocked", "scalar", taps, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar,
                BLOCKS, 0),
     NHWC_GATHER("gemm_conv_blocked", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, BLOCKS),
+    /* f64, every direction, on plain and channels-last layouts (conv_f64.c) */
+    {"conv_f64:avx512", BDNN_ISA_AVX512, &bdnn_conv_f64_ops, &bdnn_f64_ker_avx512,
+     OPERANDS_F64, PLAIN | NHWC, NULL, 0},
+    {"conv_f64:avx2", BDNN_ISA_AVX2, &bdnn_conv_f64_ops, &bdnn_f64_ker_avx2, OPERANDS_F64,
+     PLAIN | NHWC, NULL, 0},
+    {"conv_f64:scalar", BDNN_ISA_SCALAR, &bdnn_conv_f64_ops, &bdnn_f64_ker_scalar,
+     OPERANDS_F64, PLAIN | NHWC, NULL, 0},
 };
 #undef F32
 #undef F16
@@ -322,6 +330,7 @@ static int operands_of(const bdnn_conv_attr_t *a, int dir) {
     if (x == BDNN_DT_BF16 && y == BDNN_DT_BF16) return OPERANDS_BF16;
     if ((x == BDNN_DT_U8 || x == BDNN_DT_S8) && y == BDNN_DT_S8 && dir != BDNN_DIR_BWD_WEIGHTS)
         return OPERANDS_INT8;
+    if (x == BDNN_DT_F64 && y == BDNN_DT_F64) return OPERANDS_F64;
     return -1;
 }
 

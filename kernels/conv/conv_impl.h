@@ -414,7 +414,8 @@ enum {
     OPERANDS_F32 = BDNN_OPERANDS_F32,
     OPERANDS_F16 = BDNN_OPERANDS_F16,
     OPERANDS_BF16 = BDNN_OPERANDS_BF16,
-    OPERANDS_INT8 = BDNN_OPERANDS_INT8
+    OPERANDS_INT8 = BDNN_OPERANDS_INT8,
+    OPERANDS_F64 = BDNN_OPERANDS_F64
 };
 
 /* What a row of the implementation table is (conv_api.c), beyond its ops and kernel. */

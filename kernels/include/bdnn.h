@@ -77,7 +77,8 @@ enum {
     BDNN_DT_S4 = 8,
     BDNN_DT_U4 = 9,
     BDNN_DT_F4_E2M1 = 10,
-    /* eltwise only (computed in double); no conversion or reorder takes it */
+    /* eltwise and the f64 convolution (computed in double); no conversion or reorder
+     * takes it */
     BDNN_DT_F64 = 11
 };
 
@@ -368,7 +369,7 @@ enum {
     BDNN_OPERANDS_BF16 = 2,   /* bf16 and bf16 */
     BDNN_OPERANDS_INT8 = 3,   /* u8 or s8, and s8 weights (eltwise, pooling: s8, u8, s32) */
     BDNN_OPERANDS_F8 = 4,     /* eltwise only: f8_e5m2 or f8_e4m3, computed in f32 */
-    BDNN_OPERANDS_F64 = 5     /* eltwise only: f64, computed in double */
+    BDNN_OPERANDS_F64 = 5     /* f64 and f64 (eltwise: computed in double) */
 };
 int bdnn_conv_impl_operands(int impl);
 

@@ -44,6 +44,9 @@ def post_ops_invalid(post_ops: PostOps, direction: Dir,
     if not direction.forward:
         return (Status.UNIMPLEMENTED, "post-ops apply to forward propagation only: the "
                 "fused result keeps no intermediate for the backward pass")
+    if "f64" in dt:   # oneDNN's f64 convolution takes none either
+        return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: the f64 convolution "
+                "takes no post-ops")
     int8 = dtypes.is_int8(dt)
     sums = [e for e in post_ops.entries if isinstance(e, Sum)]
     if len(sums) > 1 and any(e.dt and e.dt != dt[2] for e in sums):
@@ -168,6 +171,9 @@ class Quant:
     # the depthwise post-op's own scales (ARGS): its weights' (one, or per channel), its dst's
     dw_wei_scales: np.ndarray | None = None
     dw_dst_scale: float = 1.0
+    # the type of quantize_reference's math: f32, as the spec does it, or double for an f64
+    # convolution (which takes no scales, zero points or post-ops: only the bias is added)
+    compute: type = np.float32
 
     def src_zero_point(self, ndim: int) -> np.float32 | np.ndarray:
         """The src zero point in f32, broadcastable over a src [mb][c][...] of ndim dims:
@@ -242,7 +248,8 @@ def quant_of(prb, oc: int) -> Quant:
         return Quant(core.Scales.ARGS, common("src"), common("dst"), wei, src_zp, dst_zp,
                      **zps, dw_wei_scales=dw_wei_scales,
                      dw_dst_scale=common("attr_post_op_dw_dst"))
-    return Quant(src_zp=src_zp, dst_zp=dst_zp, **zps)
+    return Quant(src_zp=src_zp, dst_zp=dst_zp, **zps,
+                 compute=np.float64 if prb.dt[2] == "f64" else np.float32)
 
 
 def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
@@ -259,8 +266,9 @@ def quantize_reference(acc: np.ndarray, bias: np.ndarray | None, q: Quant,
     acc is the whole dst [mb][oc][...], or (--check=sampled) the sums at some points,
     with channels their output channels and prior their prior values: the math below is
     element-wise, so it is the same on both. src1: each binary and prelu entry's input by
-    chain index, broadcastable against acc (or at the points)."""
-    f32 = np.float32
+    chain index, broadcastable against acc (or at the points). (An f64 convolution's q
+    computes in double: f32 below is then np.float64.)"""
+    f32 = q.compute
     if channels is None:
         per_oc = (1, acc.shape[1]) + (1,) * (acc.ndim - 2)
         per_channel = lambda v: v.reshape(per_oc)  # noqa: E731

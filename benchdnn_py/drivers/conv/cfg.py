@@ -43,6 +43,16 @@ CFG: dict[str, DtCfg] = {
         wino_src=(-16, 128),       # benchdnn's legacy Winograd ranges (reference 6.2,
         wino_wei=(2, 64),          #   adjustment 5)
     ),
+    "f64": DtCfg(
+        digits=53,                 # IEEE binary64: the kernels multiply and add in double
+        src=(-4096, 4096),         # products up to 2**24: sums pass f32's exact integers
+        wei=(-4096, 4096),         #   within a few terms (so an f32 computation shows),
+        bia=(-8, 8),               #   while double holds 2**29 such terms exactly; the
+        dst=(-4096, 4096),         #   reference's f32 inputs hold these values exactly
+        perf=(-1024.0, 1024.0),
+        trh=0.0,                   # integer data: exact sums in any order, bit for bit
+        dw_wei=(0, 0),             # no depthwise fusion in f64
+    ),
     "bf16": DtCfg(
         digits=8,                  # 8-bit significand: integers up to 256 are exact
         src=(-4, 4), wei=(-4, 4),  # small, so products stay exact and sums few-bit
@@ -85,8 +95,8 @@ CFG: dict[str, DtCfg] = {
     ),
 }
 
-# Accumulator digits: the kernels accumulate floats in f32 and int8 in s32.
-ACC_DIGITS = {"f32": 24, "s32": 31}
+# Accumulator digits: the kernels accumulate floats in f32 (f64 in double) and int8 in s32.
+ACC_DIGITS = {"f32": 24, "s32": 31, "f64": 53}
 ONE_BYTE = ("s8", "u8")
 FOUR_BYTES = ("f32", "s32")
 
@@ -120,7 +130,7 @@ def fill_ranges(dt: tuple[str, str, str], bia_dt: str, out_dt: str, n_acc: int,
     if wino and CFG[src_t].wino_src is not None:
         src, wei = CFG[src_t].wino_src, CFG[src_t].wino_wei
     ranges = {"src": src, "wei": wei, "dst": CFG[dst_t].dst}
-    acc = "s32" if src_t in ONE_BYTE and wei_t in ONE_BYTE else "f32"
+    acc = "s32" if src_t in ONE_BYTE and wei_t in ONE_BYTE else "f64" if wei_t == "f64" else "f32"
     safe_digits = min(CFG[out_dt].digits, ACC_DIGITS[acc])
     biggest = max(map(abs, ranges[sparse_pair[0]])) * max(map(abs, ranges[sparse_pair[1]]))
     safe_n_acc = max(2**safe_digits // biggest, 1)
@@ -156,7 +166,8 @@ def wino_addend_range(src: tuple[int, int], wei: tuple[int, int],
 
 def eps(dt: str) -> float:
     """Machine epsilon of an output type (0 for integers), for the compare rules."""
-    return {"f32": 1.1920929e-07, "bf16": 7.8125e-3, "f16": 9.765625e-4}.get(dt, 0.0)
+    return {"f32": 1.1920929e-07, "f64": 2.0**-52, "bf16": 7.8125e-3,
+            "f16": 9.765625e-4}.get(dt, 0.0)
 
 
 # Zero trust (reference 6.8): a passing result with more than this share of exact zeros is

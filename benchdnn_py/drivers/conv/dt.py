@@ -187,6 +187,9 @@ SUPPORTED = (
     # f16 backward (benchdnn's --dt=f16 on BWD_D, BWD_W, BWD_WB), as bf16's.
     DtRow(_BWD_D, ("f32", "f16"), ("f16",), ("f16",), ()),
     DtRow(_BWD_W, ("f16",), ("f32", "f16"), ("f16",), ("f32", "f16")),
+    # f64 in every direction, with an f64 bias: double precision end to end (no post-ops,
+    # scales or zero points: attr_unsupported).
+    DtRow(DIRECTIONS, ("f64",), ("f64",), ("f64",), ("f64",)),
 )
 
 # benchdnn's known-unsupported conv CPU combinations (reference 8): SKIPPED, not failures.

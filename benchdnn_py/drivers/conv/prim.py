@@ -170,7 +170,7 @@ def bind(prim: core.ConvPrimitive, prb_dir: Dir, inputs: dict[str, np.ndarray],
 OPERANDS = {("f32", "f32"): core.Operands.F32, ("f32", "bf16"): core.Operands.F32,
             ("f32", "f16"): core.Operands.F32, ("f16", "f16"): core.Operands.F16,
             ("bf16", "bf16"): core.Operands.BF16, ("u8", "s8"): core.Operands.INT8,
-            ("s8", "s8"): core.Operands.INT8}
+            ("s8", "s8"): core.Operands.INT8, ("f64", "f64"): core.Operands.F64}
 
 
 def operands_of(kernel_dir: core.Direction, attr: core.ConvAttr) -> core.Operands | None:
@@ -237,7 +237,7 @@ def in_type(a: np.ndarray, dt: str) -> np.ndarray:
     dtype = core.numpy_dtype(dt)
     if a.dtype == dtype:
         return np.ascontiguousarray(a)
-    if a.dtype == np.float32 and dt not in core.PACKED_DTS:
+    if a.dtype == np.float32 and dt not in core.PACKED_DTS | core.DOUBLE_DTS:
         return core.dt_convert(a, dt)
     return np.ascontiguousarray(a.astype(dtype))
 def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:

@@ -311,7 +311,10 @@ def test_classify_checks_the_bias_of_biased_directions(direction, triple, bia, s
 
 
 def test_classify_reports_types_outside_the_table():
-    assert dt.classify("FWD_B", ("f64",) * 3)[0] is Status.UNIMPLEMENTED
+    for direction in dt.DIRECTIONS:   # f64 end to end runs; mixed with f64 does not
+        assert dt.classify(direction, ("f64",) * 3) is None
+        assert dt.classify(direction, ("f64", "f32", "f64"))[0] is Status.UNIMPLEMENTED
+    assert dt.classify("FWD_B", ("f64",) * 3, "f32")[0] is Status.UNIMPLEMENTED
     assert dt.classify("FWD_I", ("s4", "s8", "s8"))[0] is Status.UNIMPLEMENTED
     assert dt.classify("FWD_I", ("f16", "f16", "s8")) == (Status.SKIPPED, "Case not supported")
 
