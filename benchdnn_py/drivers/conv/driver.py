@@ -181,8 +181,9 @@ def fill_tensors(prb, t: dict[str, Tensor], names: list[str], sparse: str, other
             # src - zp is the drawn integer (saturated to the type, as the buffer holds it).
             lo, hi = check.INT_RANGES.get(dts["src"], (-np.inf, np.inf))
             shape = t[name].shape
-            data = np.clip(data.reshape(shape) + q.src_zero_point(len(shape)), lo, hi
-                           ).astype(np.float32)
+            data = data.reshape(shape)   # (in place: no copies of a large src)
+            data += q.src_zero_point(len(shape))
+            np.clip(data, lo, hi, out=data)
         out[name] = data.reshape(t[name].shape)
     return out
 
