@@ -13,7 +13,7 @@ import numpy as np
 from .capi import (DATA_TYPES, ImplInfo, Operands, Unimplemented, _bytes, _check, _count,
                    _out_bytes, _ptr, _runner, _set_spatial, _table, _typed_row, ffi, lib,
                    max_threads)
-from .conv import PostChain
+from .conv import PostChain, scratchpad_buffer
 from .faults import OpFault, _with_fault
 
 
@@ -124,9 +124,12 @@ class PoolPrimitive:
 
     def __init__(self, impl: ImplInfo, shape: PoolShape, alg: PoolAlg, prop: Prop,
                  fault: OpFault = OpFault.NONE, dt: str = "f32",
-                 post_ops: bool = False, dst_dt: str | None = None) -> None:
+                 post_ops: bool = False, dst_dt: str | None = None,
+                 user_scratchpad: bool = False) -> None:
         """post_ops: forward will be given a post-op chain (bind_fwd); dst_dt: forward's
-        dst type when not dt. The rows run both on the plain layout only."""
+        dst type when not dt. The rows run both on the plain layout only. user_scratchpad:
+        each binding gives the kernels a scratchpad of scratchpad_bytes (poisoned), where
+        they otherwise allocate their work memory per call."""
         _typed_row(impl, dt, prop is Prop.BWD_DATA)
         self.dst_dt = dst_dt or dt
         if self.dst_dt != dt and (prop is Prop.BWD_DATA or shape.layout is not PoolLayout.NCX):
@@ -148,12 +151,18 @@ class PoolPrimitive:
             raise Unimplemented(f"{impl.name} on the {shape.layout.name.lower()} layout")
         self.workspace = pool_workspace(impl, shape, alg, prop)
         self.name = _with_fault(impl.name, fault)
-        # The kernels' own buffers: backward of a low-precision diff_src accumulates the
-        # whole of it in f32 (pool_api.c); otherwise a plane or two per thread. And the
+        backward = prop is Prop.BWD_DATA
+        self.scratchpad_bytes = int(lib.bdnn_pool_scratchpad_bytes(
+            impl.index, self._desc, int(alg), int(backward), DATA_TYPES[dt][0],
+            DATA_TYPES[self.dst_dt][0]))
+        if self.scratchpad_bytes < 0:   # (the checks above are the C core's own)
+            raise Unimplemented(f"{impl.name}: takes no such problem")
+        self.user_scratchpad = user_scratchpad
+        self.info = (f"threads={max_threads()}, scratchpad {self.scratchpad_bytes} bytes "
+                     f"({'user' if user_scratchpad else 'library'})")
+        # The kernels' work memory (a call's, or the scratchpad the driver gives), and the
         # workspace, which the driver allocates in this implementation's size.
-        planes = 2 * (_count(shape.src_shape[2:]) + _count(shape.dst_shape[2:]))
-        whole = shape.elems(shape.src_shape) if prop is Prop.BWD_DATA and dt != "f32" else 0
-        self.memory_bytes = 8 * (whole + max_threads() * planes) + self.workspace_bytes
+        self.memory_bytes = self.scratchpad_bytes + self.workspace_bytes
 
     @property
     def workspace_bytes(self) -> int:
@@ -168,6 +177,14 @@ class PoolPrimitive:
                              f"bytes")
         return ffi.from_buffer("char[]", ws)
 
+    def _scratchpad(self) -> tuple[np.ndarray | None, object]:
+        """(the buffer to keep alive, its pointer): user mode, a scratchpad of
+        scratchpad_bytes poisoned 0xFF; library mode, NULL (each call allocates)."""
+        if not self.user_scratchpad or not self.scratchpad_bytes:
+            return None, ffi.NULL
+        buf = scratchpad_buffer(self.scratchpad_bytes)
+        return buf, ffi.from_buffer("char[]", buf)
+
     def bind_fwd(self, src: np.ndarray, dst: np.ndarray, ws: np.ndarray | None,
                  post_chain: PostChain | None = None) -> Callable[[], None]:
         """post_chain: entries over dst (its geometry: c and the output sizes)."""
@@ -175,22 +192,27 @@ class PoolPrimitive:
         chain = post_chain.cdata if post_chain is not None else ffi.NULL
         if post_chain is not None:
             post_chain.check(s.elems(s.dst_shape))
+        pad, pad_ptr = self._scratchpad()
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
                 DATA_TYPES[self.dt][0], DATA_TYPES[self.dst_dt][0], chain,
                 _bytes(src, self.dt, s.elems(s.src_shape)),
                 _out_bytes(dst, self.dst_dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
-                int(self.fault))
+                pad_ptr, int(self.fault))
         run = _runner(lib.bdnn_pool_fwd, args, self.name)
-        run.keep = post_chain   # its inputs, which the C struct only points to
+        run.keep = (post_chain, pad)   # what the C arguments only point to
         return run
 
     def bind_bwd(self, diff_dst: np.ndarray, ws: np.ndarray | None,
                  diff_src: np.ndarray) -> Callable[[], None]:
         s = self.shape
+        pad, pad_ptr = self._scratchpad()
         args = (self.impl.index, self._desc, int(self.alg), DATA_TYPES[self.dt][0],
                 _bytes(diff_dst, self.dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
-                _out_bytes(diff_src, self.dt, s.elems(s.src_shape)), int(self.fault))
-        return _runner(lib.bdnn_pool_bwd, args, self.name)
+                _out_bytes(diff_src, self.dt, s.elems(s.src_shape)), pad_ptr,
+                int(self.fault))
+        run = _runner(lib.bdnn_pool_bwd, args, self.name)
+        run.keep = pad
+        return run
 
 
 def ref_pool_fwd(shape: PoolShape, alg: PoolAlg, src: np.ndarray) -> np.ndarray:

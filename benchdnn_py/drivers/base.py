@@ -66,6 +66,11 @@ class Created:
     def memory_bytes(self) -> int:
         return self.prim.memory_bytes
 
+    @property
+    def scratchpad_bytes(self) -> int | None:
+        """The primitive's work memory, when it reports one (results: memory)."""
+        return getattr(self.prim, "scratchpad_bytes", None)
+
     def close(self) -> None:
         """Kernel primitives free their C state when collected; nothing to do now."""
 

@@ -147,16 +147,33 @@ static int usable(int impl, const bdnn_pool_desc_t *d, int alg, int dt, int back
     return bdnn_typed_row_status(impls[impl].isa, impls[impl].operands, dt, backward);
 }
 
-/* The per-axis tables of pool_axis_t (d, h, w) in one allocation; NULL when out of
- * memory. Free with free(ax[0].klo's block) = the returned pointer. */
-static int64_t *axis_tables(const bdnn_pool_desc_t *d, pool_axis_t ax[3]) {
+/* -- work memory ------------------------------------------------------------------------
+ * A call's work memory is one block, carved in a fixed order into its parts, each rounded
+ * up to 64 bytes: the caller's scratchpad (--attr-scratchpad=user) or, without one, a
+ * block the call allocates and frees. work_bytes gives its size, work() carves it. */
+enum { WORK_ALIGN = 64 };
+
+static size_t work_round(size_t bytes) {
+    return (bytes + WORK_ALIGN - 1) / WORK_ALIGN * WORK_ALIGN;
+}
+
+/* The next part of `bytes` bytes at *cursor. */
+static void *work(char **cursor, size_t bytes) {
+    void *p = *cursor;
+    *cursor += work_round(bytes);
+    return p;
+}
+
+static size_t axis_bytes(const bdnn_pool_desc_t *d) {
+    return work_round(sizeof(int64_t) * (size_t)(2 * (d->od + d->oh + d->ow)));
+}
+
+/* The per-axis tables of pool_axis_t (d, h, w), carved at *cursor (axis_bytes). */
+static void axis_tables(const bdnn_pool_desc_t *d, pool_axis_t ax[3], char **cursor) {
     const int64_t I[3] = {d->id, d->ih, d->iw}, O[3] = {d->od, d->oh, d->ow};
     const int64_t K[3] = {d->kd, d->kh, d->kw}, S[3] = {d->sd, d->sh, d->sw};
     const int64_t P[3] = {d->pd, d->ph, d->pw}, D[3] = {d->dd + 1, d->dh + 1, d->dw + 1};
-    int64_t total = 0;
-    for (int a = 0; a < 3; ++a) total += 2 * O[a];
-    int64_t *mem = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1)), *p = mem;
-    if (!mem) return NULL;
+    int64_t *p = work(cursor, axis_bytes(d));
     for (int a = 0; a < 3; ++a) {
         int64_t *klo = p, *khi = p + O[a];
         p = khi + O[a];
@@ -169,7 +186,45 @@ static int64_t *axis_tables(const bdnn_pool_desc_t *d, pool_axis_t ax[3]) {
         }
         ax[a] = (pool_axis_t){klo, khi};
     }
-    return mem;
+}
+
+/* The work memory of one call on nthr threads: the channels-last and blocked rows' axis
+ * tables (and backward's f32 accumulator for another type); the plain rows' column bounds
+ * (forward) and each thread's widened plane and row (another type than f32), or its
+ * double accumulator plane (backward averages) and widened planes (another type). */
+static size_t work_bytes(const bdnn_pool_desc_t *d, int alg, int backward, int dt,
+                         int dst_dt, int64_t nthr) {
+    const pool_cx_t g = cx_geometry(d);
+    const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
+    if (g.blk) {
+        const int64_t n = d->mb * g.nblk * g.blk * in_plane;
+        return axis_bytes(d)
+             + (backward && dt != BDNN_DT_F32 ? work_round(sizeof(float) * (size_t)n) : 0);
+    }
+    if (!backward)
+        return work_round(sizeof(int64_t) * (size_t)(2 * d->kw + d->ow))
+             + (dt == BDNN_DT_F32 && dst_dt == BDNN_DT_F32
+                    ? 0 : (size_t)nthr * work_round(sizeof(float) * (size_t)(in_plane + d->ow)));
+    const size_t per_thread
+        = (alg == BDNN_POOL_MAX ? 0 : work_round(sizeof(double) * (size_t)in_plane))
+        + (dt == BDNN_DT_F32 ? 0 : work_round(sizeof(float) * (size_t)(out_plane + in_plane)));
+    return (size_t)nthr * per_thread;
+}
+
+int64_t bdnn_pool_scratchpad_bytes(int impl, const bdnn_pool_desc_t *d, int alg, int backward,
+                                   int dt, int dst_dt) {
+    if (usable(impl, d, alg, dt, backward) != BDNN_STATUS_OK) return -1;
+    return (int64_t)work_bytes(d, alg, backward, dt, backward ? dt : dst_dt,
+                               omp_get_max_threads());
+}
+
+/* The call's work block: the scratchpad (which must hold work_bytes), or a new block
+ * (*owned set; NULL when out of memory, or of 0 bytes). */
+static char *work_block(void *scratchpad, size_t bytes, char **owned) {
+    *owned = NULL;
+    if (scratchpad || !bytes) return scratchpad;
+    *owned = aligned_alloc(WORK_ALIGN, work_round(bytes));
+    return *owned;
 }
 
 /* Output columns [lo, hi) whose input column ow*SW + off lies in [0, IW), per kw. */
@@ -219,7 +274,7 @@ static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, int dst_d
 
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
                   int dst_dt, const bdnn_post_chain_t *po, const void *src, void *dst,
-                  void *ws, int fault) {
+                  void *ws, void *scratchpad, int fault) {
     const int st = usable(impl, d, alg, dt, 0);
     if (st != BDNN_STATUS_OK) return st;
     /* dst: any type whose conversions this row's ISA has */
@@ -237,29 +292,31 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     /* The unwritten-workspace defect runs training as inference. */
     int32_t *ws32 = wsd.bytes && fault != BDNN_POOL_FAULT_WS_UNWRITTEN ? ws : NULL;
     const pool_cx_t g = cx_geometry(d);
+    /* post-ops and a dst type of its own: the plain rows only */
+    if (g.blk && (po || dst_dt != dt)) return BDNN_STATUS_UNIMPLEMENTED;
+    const int nthr = omp_get_max_threads();
+    const size_t bytes = work_bytes(d, alg, 0, dt, dst_dt, nthr);
+    char *owned, *mem = work_block(scratchpad, bytes, &owned);
+    if (!mem && bytes) return BDNN_STATUS_OUT_OF_MEMORY;
+    char *cursor = mem;
     if (g.blk) {
-        /* post-ops and a dst type of its own: the plain rows only */
-        if (po || dst_dt != dt) return BDNN_STATUS_UNIMPLEMENTED;
         pool_axis_t ax[3];
-        int64_t *mem = axis_tables(d, ax);
-        if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
+        axis_tables(d, ax, &cursor);
         impls[impl].ker->cx_fwd(d, &g, ax, alg, dt, src, dst, ws32,
                                 fault == BDNN_FAULT_TRUNCATE_DST);
-        free(mem);
+        free(owned);
         return BDNN_STATUS_OK;
     }
-    int64_t *bounds = malloc(sizeof(int64_t) * (2 * d->kw + d->ow));
-    if (!bounds) return BDNN_STATUS_OUT_OF_MEMORY;
+    int64_t *bounds = work(&cursor, sizeof(int64_t) * (size_t)(2 * d->kw + d->ow));
     int64_t *lo = bounds, *hi = bounds + d->kw, *cnt_w = bounds + 2 * d->kw;
     column_bounds(d, lo, hi, cnt_w);
     const pool_ker_t *ker = impls[impl].ker;
     const int64_t rows = d->mb * d->c * d->od * d->oh, OW = d->ow;
     const int64_t in_plane = d->id * d->ih * d->iw;
-    int oom = 0;
     if (dt == BDNN_DT_F32 && dst_dt == BDNN_DT_F32) {
         const float *s32 = src;
         float *d32 = dst;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(nthr)
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t oh = r % d->oh, od = r / d->oh % d->od, plane = r / (d->oh * d->od);
             ker->fwd_row(d, alg, s32 + plane * in_plane, od, oh, d32 + r * OW,
@@ -267,20 +324,19 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
             if (po) bdnn_post_chain_run(po, d32 + r * OW, r * OW, OW, fault);
         }
     } else {
-        /* Contiguous row ranges per thread, so a thread widens each plane it touches once. */
-#pragma omp parallel reduction(|| : oom)
+        /* Contiguous row ranges per thread, so a thread widens each plane it touches once;
+         * thread t's plane and row at part t of the per-thread parts. */
+        const size_t per_thread = work_round(sizeof(float) * (size_t)(in_plane + OW));
+#pragma omp parallel num_threads(nthr)
         {
             const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *buf = malloc(sizeof(float) * (in_plane + OW));
-            if (!buf) oom = 1;
-            else fwd_rows_typed(d, alg, dt, dst_dt, ker, src, dst, ws32, lo, hi, cnt_w,
-                                rows * t / nt, rows * (t + 1) / nt, buf, buf + in_plane,
-                                po, fault);
-            free(buf);
+            float *buf = (float *)(cursor + (size_t)t * per_thread);
+            fwd_rows_typed(d, alg, dt, dst_dt, ker, src, dst, ws32, lo, hi, cnt_w,
+                           rows * t / nt, rows * (t + 1) / nt, buf, buf + in_plane, po, fault);
         }
     }
-    free(bounds);
-    return oom ? BDNN_STATUS_OUT_OF_MEMORY : BDNN_STATUS_OK;
+    free(owned);
+    return BDNN_STATUS_OK;
 }
 
 /* diff_src coordinate of tap t of output point (od, oh, ow), or -1 if outside the input. */
@@ -344,44 +400,42 @@ static void bwd_plane(const bdnn_pool_desc_t *d, int alg, const float *dd, const
 }
 
 int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const void *diff_dst,
-                  const void *ws, void *diff_src, int fault) {
+                  const void *ws, void *diff_src, void *scratchpad, int fault) {
     const int st = usable(impl, d, alg, dt, 1);
     if (st != BDNN_STATUS_OK) return st;
     if (alg == BDNN_POOL_MAX && !ws) return BDNN_STATUS_INVALID;
     const pool_ker_t *ker = impls[impl].ker;
     const pool_cx_t g = cx_geometry(d);
+    const int nthr = omp_get_max_threads();
+    const size_t bytes = work_bytes(d, alg, 1, dt, dt, nthr);
+    char *owned, *mem = work_block(scratchpad, bytes, &owned);
+    if (!mem && bytes) return BDNN_STATUS_OUT_OF_MEMORY;
+    char *cursor = mem;
     if (g.blk) {
         pool_axis_t ax[3];
-        int64_t *mem = axis_tables(d, ax);
-        if (!mem) return BDNN_STATUS_OUT_OF_MEMORY;
+        axis_tables(d, ax, &cursor);
         /* the f32 accumulator: diff_src itself, or a scratch tensor for the typed data */
         const int64_t n = d->mb * g.nblk * g.blk * d->id * d->ih * d->iw;
-        float *acc = dt == BDNN_DT_F32 ? diff_src : malloc(sizeof(float) * (size_t)(n ? n : 1));
-        if (!acc) {
-            free(mem);
-            return BDNN_STATUS_OUT_OF_MEMORY;
-        }
+        float *acc = dt == BDNN_DT_F32 ? diff_src : work(&cursor, sizeof(float) * (size_t)n);
         ker->cx_bwd(d, &g, ax, alg, dt, diff_dst, alg == BDNN_POOL_MAX ? ws : NULL, diff_src,
                     acc, fault == BDNN_FAULT_TRUNCATE_DST, fault == BDNN_POOL_FAULT_WS_IGNORED);
-        if ((void *)acc != diff_src) free(acc);
-        free(mem);
+        free(owned);
         return BDNN_STATUS_OK;
     }
     const int32_t *ws32 = ws;
     const int64_t planes = d->mb * d->c, in_plane = d->id * d->ih * d->iw;
     const int64_t out_plane = d->od * d->oh * d->ow, size = (int64_t)bdnn_dt_size(dt);
     const int typed = dt != BDNN_DT_F32, truncate = fault == BDNN_FAULT_TRUNCATE_DST;
-    int oom = 0;
-#pragma omp parallel reduction(|| : oom)
+    const size_t acc_bytes = alg == BDNN_POOL_MAX ? 0 : work_round(sizeof(double) * (size_t)in_plane);
+    const size_t per_thread = bytes / (size_t)nthr;
+#pragma omp parallel num_threads(nthr)
     {
         /* per thread: the averages' double plane; typed: f32 diff_dst and diff_src planes */
-        double *acc = alg == BDNN_POOL_MAX ? NULL : malloc(sizeof(double) * in_plane);
-        float *buf = typed ? malloc(sizeof(float) * (out_plane + in_plane)) : NULL;
-        const int ok = (alg == BDNN_POOL_MAX || acc) && (!typed || buf);
-        if (!ok) oom = 1;
+        char *part = cursor + (size_t)omp_get_thread_num() * per_thread;
+        double *acc = alg == BDNN_POOL_MAX ? NULL : (double *)part;
+        float *buf = typed ? (float *)(part + acc_bytes) : NULL;
 #pragma omp for schedule(static)
         for (int64_t p = 0; p < planes; ++p) {
-            if (!ok) continue;
             const char *dd_p = (const char *)diff_dst + p * out_plane * size;
             char *ds_p = (char *)diff_src + p * in_plane * size;
             const int32_t *w = ws32 ? ws32 + p * out_plane : NULL;
@@ -393,8 +447,7 @@ int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const vo
             bwd_plane(d, alg, buf, w, buf + out_plane, acc, fault);
             ker->from_f32(dt, buf + out_plane, ds_p, in_plane, truncate);
         }
-        free(acc);
-        free(buf);
     }
-    return oom ? BDNN_STATUS_OUT_OF_MEMORY : BDNN_STATUS_OK;
+    free(owned);
+    return BDNN_STATUS_OK;
 }

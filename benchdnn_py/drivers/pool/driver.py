@@ -184,7 +184,8 @@ def unsupported(prb: PoolProblem) -> tuple[Status, str] | None:
         return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops apply to "
                 "forward propagation only")
     verdict = post_ops.memory_bound_verdict(prb.post_ops, prb.modes, prb.backend,
-                                            "a pooling", prb.dims("dst"))
+                                            "a pooling", prb.dims("dst"),
+                                            native=frozenset({"scratchpad"}))
     if verdict:
         return verdict
     if cfg.not_supported(prb.types, prb.dir is Dir.BWD_D):
@@ -250,7 +251,8 @@ def create(prb: PoolProblem, prop: Prop,
     def build(c: Candidate) -> tuple[core.PoolPrimitive, bool]:
         shape = dataclasses.replace(prb.shape, layout=c.layout)
         return core.PoolPrimitive(c.impl, shape, prb.kalg, prop, fault, prb.dt[0],
-                                  bool(prb.post_ops), prb.types[1]), c.routed
+                                  bool(prb.post_ops), prb.types[1],
+                                  prb.modes.scratchpad == "user"), c.routed
     return first_accepting(table, prb.impl_filter, build, res)
 
 
@@ -448,7 +450,7 @@ def create_with_route(prb: PoolProblem, res: CaseResult) -> Created | None:
         return None
     prim, routed = created
     route = make_route(prb, res, routed)
-    return None if route is None else Created(prim, route)
+    return None if route is None else Created(prim, route, prim.info)
 
 
 def _footprint(prb: PoolProblem) -> int:

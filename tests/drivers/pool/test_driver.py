@@ -1,11 +1,14 @@
 """The pooling driver as a user sees it: descriptors, repro lines, skips, the CI batch end
 to end, GB/s perf lines, and the workspace defects caught."""
 
+import re
+
 import pytest
 from conftest import BEST_ISA, VECTOR_ISAS, run_cli
 
 from benchdnn_py.drivers.pool.desc import parse_pool
 from benchdnn_py.errors import ProblemError
+from benchdnn_py.reports.results import read
 
 
 def failed_lines(res):
@@ -70,8 +73,20 @@ def test_benchdnn_attributes_parse_and_what_does_not_run_says_so():
     assert lines[2][1].endswith("--attr-post-ops=linear:0.5:-1 ic4ih5oh3kh3ph0")
     assert lines[3][0].startswith("3:UNIMPLEMENTED (--attr-post-ops=sum: `sum`: a pooling "
                                   "primitive takes eltwise, binary and prelu post-ops)")
-    assert lines[4][0].startswith("4:UNIMPLEMENTED (--attr-scratchpad=user: ")
+    assert lines[4][0].startswith("4:PASSED ") and "--attr-scratchpad=user" in lines[4][1]
     assert res.code == 1
+
+
+def test_user_scratchpad_size_is_reported(tmp_path):
+    """-v5 and the results file give the work memory the kernels take from the driver."""
+    out = tmp_path / "r.jsonl"
+    res = run_cli("--pool", "-v5", f"--results={out}", "--attr-scratchpad=user",
+                  "--dir=FWD_D,BWD_D", "--dt=f32,bf16", "--alg=avg_p", "mb2ic20ih10kh3ph1")
+    assert res.code == 0 and res.summary()["passed"] == 4, res.out
+    sizes = [int(m.group(1))
+             for m in re.finditer(r"scratchpad (\d+) bytes \(user\)", res.out + res.err)]
+    assert len(sizes) == 4 and all(n > 0 for n in sizes)
+    assert [r["memory"]["scratchpad_bytes"] for r in read(str(out)).cases] == sizes
 
 
 @pytest.mark.parametrize("tag", ["abx", "axb", "aBx16b"])

@@ -277,3 +277,40 @@ def test_a_max_over_no_tap_is_the_types_lowest_value(impl):
             got = bufs.out.array.astype(np.float64)
             assert np.isfinite(got).all() and (got == cfg.lowest(dt)).sum() >= 2 * 4
             assert res.status is driver.Status.PASSED, (dt, tag, res.diagnostics[:3])
+
+
+# -- the user scratchpad --------------------------------------------------------------------
+
+SCRATCH_ROWS = [i for i in RUNNABLE if i.operands in (core.Operands.F32, core.Operands.BF16)]
+
+
+@pytest.mark.parametrize("impl", SCRATCH_ROWS, ids=lambda i: i.name)
+@pytest.mark.parametrize("direction", [driver.Dir.FWD_D, driver.Dir.BWD_D],
+                         ids=lambda d: d.value)
+def test_user_scratchpad_gives_the_library_modes_bits(impl, direction, monkeypatch):
+    """In a scratchpad poisoned 0xFF, then 0x00, every layout the row takes writes the same
+    bits as with its own memory: the kernels write each part before reading it, and the
+    reported size holds every part (a short one would leave the guard zones or fail)."""
+    dt = "f32" if impl.operands is core.Operands.F32 else "bf16"
+    sized = 0
+    for text in ("mb2ic4ih10kh3ph1", "mb1ic20ih6kh3sh2ph1", "mb1ic13id4ih5iw3kd2kh3kw2sh2ph1pw1"):
+        for tag in impl_tags(impl):
+            for alg in ("max", "avg_p"):
+                prb = _problem(text, direction, alg, dt, tag)
+                shape = dataclasses.replace(prb.shape, layout=driver.kernel_layout(prb))
+                outs = []
+                for user, poison in ((False, 0), (True, 0xFF), (True, 0x00)):
+                    monkeypatch.setattr(core.pool, "scratchpad_buffer",
+                                        lambda n, p=poison: core.conv.scratchpad_buffer(n, p))
+                    prim = core.PoolPrimitive(impl, shape, prb.kalg, prb.dir.prop, dt=dt,
+                                              user_scratchpad=user)
+                    bufs = driver.prepare(prb, prim, _route(prb), perf=False)
+                    bufs.run()
+                    assert bufs.out.intact()
+                    outs.append(bufs.out.array.view(np.uint8).copy())
+                sized = max(sized, prim.scratchpad_bytes)
+                assert prim.memory_bytes == prim.scratchpad_bytes + prim.workspace_bytes
+                for out in outs[1:]:
+                    np.testing.assert_array_equal(out, outs[0], err_msg=(text, tag, alg))
+    # the plain rows' bounds (and bf16's widened planes, backward averages' accumulators)
+    assert sized > 0
