@@ -177,13 +177,13 @@ class PoolPrimitive:
                              f"bytes")
         return ffi.from_buffer("char[]", ws)
 
-    def _scratchpad(self) -> tuple[np.ndarray | None, object]:
-        """(the buffer to keep alive, its pointer): user mode, a scratchpad of
+    def _scratchpad(self) -> tuple[np.ndarray | None, object, int]:
+        """(the buffer to keep alive, its pointer, its size): user mode, a scratchpad of
         scratchpad_bytes poisoned 0xFF; library mode, NULL (each call allocates)."""
         if not self.user_scratchpad or not self.scratchpad_bytes:
-            return None, ffi.NULL
+            return None, ffi.NULL, 0
         buf = scratchpad_buffer(self.scratchpad_bytes)
-        return buf, ffi.from_buffer("char[]", buf)
+        return buf, ffi.from_buffer("char[]", buf), buf.size
 
     def bind_fwd(self, src: np.ndarray, dst: np.ndarray, ws: np.ndarray | None,
                  post_chain: PostChain | None = None) -> Callable[[], None]:
@@ -192,12 +192,12 @@ class PoolPrimitive:
         chain = post_chain.cdata if post_chain is not None else ffi.NULL
         if post_chain is not None:
             post_chain.check(s.elems(s.dst_shape))
-        pad, pad_ptr = self._scratchpad()
+        pad, pad_ptr, pad_bytes = self._scratchpad()
         args = (self.impl.index, self._desc, int(self.alg), int(self.prop),
                 DATA_TYPES[self.dt][0], DATA_TYPES[self.dst_dt][0], chain,
                 _bytes(src, self.dt, s.elems(s.src_shape)),
                 _out_bytes(dst, self.dst_dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
-                pad_ptr, int(self.fault))
+                pad_ptr, pad_bytes, int(self.fault))
         run = _runner(lib.bdnn_pool_fwd, args, self.name)
         run.keep = (post_chain, pad)   # what the C arguments only point to
         return run
@@ -205,10 +205,10 @@ class PoolPrimitive:
     def bind_bwd(self, diff_dst: np.ndarray, ws: np.ndarray | None,
                  diff_src: np.ndarray) -> Callable[[], None]:
         s = self.shape
-        pad, pad_ptr = self._scratchpad()
+        pad, pad_ptr, pad_bytes = self._scratchpad()
         args = (self.impl.index, self._desc, int(self.alg), DATA_TYPES[self.dt][0],
                 _bytes(diff_dst, self.dt, s.elems(s.dst_shape)), self._ws_ptr(ws),
-                _out_bytes(diff_src, self.dt, s.elems(s.src_shape)), pad_ptr,
+                _out_bytes(diff_src, self.dt, s.elems(s.src_shape)), pad_ptr, pad_bytes,
                 int(self.fault))
         run = _runner(lib.bdnn_pool_bwd, args, self.name)
         run.keep = pad

@@ -93,18 +93,20 @@ int bdnn_pool_workspace(int impl, const bdnn_pool_desc_t *d, int alg, int prop,
  * BDNN_FAULT_SRC1_CHANNEL0 (tests only). */
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
                   int dst_dt, const bdnn_post_chain_t *po, const void *src, void *dst,
-                  void *ws, void *scratchpad, int fault);
+                  void *ws, void *scratchpad, int64_t scratchpad_bytes, int fault);
 /* Backward data: diff_src (fully overwritten) from diff_dst; max reads ws (as written by
  * the forward-training call on the same descriptor), averages need none. A workspace entry
  * that names no tap of its window contributes nothing (it is never a write elsewhere). */
 int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const void *diff_dst,
-                  const void *ws, void *diff_src, void *scratchpad, int fault);
+                  const void *ws, void *diff_src, void *scratchpad, int64_t scratchpad_bytes,
+                  int fault);
 /* The work memory a call of bdnn_pool_fwd (backward 0, dst_dt its dst type) or
  * bdnn_pool_bwd (backward 1) takes at the current OpenMP thread count: -1 when the row
  * does not take the problem. A call's scratchpad (NULL: the call allocates its own block
- * and frees it) must hold that many bytes, 64-byte aligned, and be used at the same
- * thread count; its contents on entry do not matter (every part is written before it is
- * read), and two calls running at once need two scratchpads. */
+ * and frees it) of scratchpad_bytes, 64-byte aligned, must hold that many bytes at the
+ * call's thread count (else BDNN_STATUS_INVALID, nothing written); its contents on entry
+ * do not matter (every part is written before it is read), and two calls running at once
+ * need two scratchpads. */
 int64_t bdnn_pool_scratchpad_bytes(int impl, const bdnn_pool_desc_t *d, int alg, int backward,
                                    int dt, int dst_dt);
 

@@ -218,13 +218,18 @@ int64_t bdnn_pool_scratchpad_bytes(int impl, const bdnn_pool_desc_t *d, int alg,
                                omp_get_max_threads());
 }
 
-/* The call's work block: the scratchpad (which must hold work_bytes), or a new block
- * (*owned set; NULL when out of memory, or of 0 bytes). */
+/* The call's work block: the scratchpad, or a new block (*owned set; NULL when out of
+ * memory, or of 0 bytes). */
 static char *work_block(void *scratchpad, size_t bytes, char **owned) {
     *owned = NULL;
     if (scratchpad || !bytes) return scratchpad;
     *owned = aligned_alloc(WORK_ALIGN, work_round(bytes));
     return *owned;
+}
+
+/* A scratchpad too small for the call (another thread count than it was sized at). */
+static int scratchpad_short(const void *scratchpad, int64_t scratchpad_bytes, size_t bytes) {
+    return scratchpad && (scratchpad_bytes < 0 || (size_t)scratchpad_bytes < bytes);
 }
 
 /* Output columns [lo, hi) whose input column ow*SW + off lies in [0, IW), per kw. */
@@ -274,7 +279,7 @@ static void fwd_rows_typed(const bdnn_pool_desc_t *d, int alg, int dt, int dst_d
 
 int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt,
                   int dst_dt, const bdnn_post_chain_t *po, const void *src, void *dst,
-                  void *ws, void *scratchpad, int fault) {
+                  void *ws, void *scratchpad, int64_t scratchpad_bytes, int fault) {
     const int st = usable(impl, d, alg, dt, 0);
     if (st != BDNN_STATUS_OK) return st;
     /* dst: any type whose conversions this row's ISA has */
@@ -296,6 +301,7 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     if (g.blk && (po || dst_dt != dt)) return BDNN_STATUS_UNIMPLEMENTED;
     const int nthr = omp_get_max_threads();
     const size_t bytes = work_bytes(d, alg, 0, dt, dst_dt, nthr);
+    if (scratchpad_short(scratchpad, scratchpad_bytes, bytes)) return BDNN_STATUS_INVALID;
     char *owned, *mem = work_block(scratchpad, bytes, &owned);
     if (!mem && bytes) return BDNN_STATUS_OUT_OF_MEMORY;
     char *cursor = mem;
@@ -400,7 +406,8 @@ static void bwd_plane(const bdnn_pool_desc_t *d, int alg, const float *dd, const
 }
 
 int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const void *diff_dst,
-                  const void *ws, void *diff_src, void *scratchpad, int fault) {
+                  const void *ws, void *diff_src, void *scratchpad, int64_t scratchpad_bytes,
+                  int fault) {
     const int st = usable(impl, d, alg, dt, 1);
     if (st != BDNN_STATUS_OK) return st;
     if (alg == BDNN_POOL_MAX && !ws) return BDNN_STATUS_INVALID;
@@ -408,6 +415,7 @@ int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const vo
     const pool_cx_t g = cx_geometry(d);
     const int nthr = omp_get_max_threads();
     const size_t bytes = work_bytes(d, alg, 1, dt, dt, nthr);
+    if (scratchpad_short(scratchpad, scratchpad_bytes, bytes)) return BDNN_STATUS_INVALID;
     char *owned, *mem = work_block(scratchpad, bytes, &owned);
     if (!mem && bytes) return BDNN_STATUS_OUT_OF_MEMORY;
     char *cursor = mem;

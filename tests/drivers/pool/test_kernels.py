@@ -314,3 +314,18 @@ def test_user_scratchpad_gives_the_library_modes_bits(impl, direction, monkeypat
                     np.testing.assert_array_equal(out, outs[0], err_msg=(text, tag, alg))
     # the plain rows' bounds (and bf16's widened planes, backward averages' accumulators)
     assert sized > 0
+
+
+def test_a_scratchpad_sized_for_fewer_threads_is_refused():
+    """The size is the thread count's: a scratchpad sized at one thread, run at two, would
+    be overrun; the call refuses it and writes nothing."""
+    impl = next(i for i in SCRATCH_ROWS if i.operands is core.Operands.BF16)
+    prb = _problem("mb2ic4ih10kh3ph1", driver.Dir.FWD_D, "avg_p", "bf16")
+    with core.threads(1):
+        prim = core.PoolPrimitive(impl, prb.shape, prb.kalg, prb.dir.prop, dt="bf16",
+                                  user_scratchpad=True)
+    src = np.ones(prb.shape.elems(prb.shape.src_shape), core.numpy_dtype("bf16"))
+    dst = np.zeros(prb.shape.elems(prb.shape.dst_shape), core.numpy_dtype("bf16"))
+    with core.threads(2), pytest.raises(core.InvalidProblem):
+        prim.bind_fwd(src, dst, None)()
+    assert not dst.astype(np.float32).any()
