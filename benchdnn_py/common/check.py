@@ -45,7 +45,6 @@ import numpy as np
 from ..errors import UsageError
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
-DBL_EPSILON = float(np.finfo(np.float64).eps)
 FLT_TINY = float(np.finfo(np.float32).tiny)   # the smallest normal f32
 TINY = 1e-5
 MAX_PRINTED_POINTS = 10
@@ -230,7 +229,7 @@ def compare(ref: np.ndarray, got: np.ndarray, setup: CompareSetup,
         ok = exp_f32 == got_f                                            # rule 1
         if setup.integral:
             ok |= np.isnan(exp_f32)                                      # rule 2
-        ok |= small & (diff < (DBL_EPSILON if setup.dt == "f64" else FLT_EPSILON))  # rule 3
+        ok |= small & (diff < np.finfo(ftype).eps)                       # rule 3
         ok |= np.where(small, diff, rel) <= setup.trh                    # rule 4
         if setup.dt in SMALLEST_NORMAL:                                  # rule 4b
             floor = SMALLEST_NORMAL[setup.dt]

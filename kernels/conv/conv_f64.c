@@ -52,22 +52,19 @@ static void f64_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *args)
     f64_args_t a = {d, f64_act(c, d->ic, d->id * d->ih * d->iw),
                     f64_act(c, d->oc, d->od * d->oh * d->ow), args->src, args->wei,
                     args->bias, args->diff_dst, NULL, c->fault == BDNN_FAULT_TRUNCATE_DST};
-    if (c->dir == BDNN_DIR_FWD) {
-        a.out = args->dst;
+    if (c->dir != BDNN_DIR_BWD_WEIGHTS) {
+        /* rows of the written activation: dst's (od, oh) forward, diff_src's (id, ih)
+         * backward data */
+        const int fwd = c->dir == BDNN_DIR_FWD;
+        void (*row)(const f64_args_t *, int64_t, int64_t, int64_t, int64_t)
+            = fwd ? k->fwd_row : k->bwd_data_row;
+        const int64_t R0 = fwd ? d->od : d->id, R1 = fwd ? d->oh : d->ih;
+        a.out = fwd ? args->dst : args->diff_src;
 #pragma omp parallel for collapse(4) schedule(static) num_threads(c->nthr)
         for (int64_t n = 0; n < d->mb; ++n)
             for (int64_t g = 0; g < G; ++g)
-                for (int64_t od = 0; od < d->od; ++od)
-                    for (int64_t oh = 0; oh < d->oh; ++oh) k->fwd_row(&a, n, g, od, oh);
-        return;
-    }
-    if (c->dir == BDNN_DIR_BWD_DATA) {
-        a.out = args->diff_src;
-#pragma omp parallel for collapse(4) schedule(static) num_threads(c->nthr)
-        for (int64_t n = 0; n < d->mb; ++n)
-            for (int64_t g = 0; g < G; ++g)
-                for (int64_t id = 0; id < d->id; ++id)
-                    for (int64_t ih = 0; ih < d->ih; ++ih) k->bwd_data_row(&a, n, g, id, ih);
+                for (int64_t r0 = 0; r0 < R0; ++r0)
+                    for (int64_t r1 = 0; r1 < R1; ++r1) row(&a, n, g, r0, r1);
         return;
     }
     a.out = args->diff_wei;

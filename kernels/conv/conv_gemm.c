@@ -92,6 +92,19 @@ static int64_t kblock_start(const gemm_plan_t *p, int64_t k) {
     return seg + (k - seg) / KC * KC;
 }
 
+/* The same blocks by index (K rows): per segment (a tap's rows for shift, else all K),
+ * ceil(segment / KC) of them; kblocks gives their count, kblock_first block b's start. */
+static int64_t kblocks_per_seg(const gemm_plan_t *p, int64_t K) {
+    return bdnn_div_up(p->shift ? p->s_icg : K, KC);
+}
+static int64_t kblocks(const gemm_plan_t *p, int64_t K) {
+    return (p->shift ? K / p->s_icg : 1) * kblocks_per_seg(p, K);
+}
+static int64_t kblock_first(const gemm_plan_t *p, int64_t K, int64_t b) {
+    const int64_t per_seg = kblocks_per_seg(p, K);
+    return (p->shift ? b / per_seg * p->s_icg : 0) + b % per_seg * KC;
+}
+
 /* From this many packed values on, the rows k of A are packed on the primitive's threads
  * (each k's values land at a place of their own: no two threads write one). */
 enum { PACK_PARALLEL_MIN = 1 << 20 };
@@ -161,9 +174,7 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
     /* per-channel zero points (gather route: row k is (channel read, tap) of the group,
      * ic forward, oc backward data) */
     const int64_t cg = c->dir == BDNN_DIR_FWD ? d->ic / d->g : d->oc / d->g;
-    /* k blocks by index: KC apart from 0, or (shift) from each tap's first row */
-    const int64_t per_seg = p->shift ? bdnn_div_up(p->s_icg, KC) : bdnn_div_up(K, KC);
-    const int64_t n_blocks = p->shift ? K / p->s_icg * per_seg : per_seg;
+    const int64_t n_blocks = kblocks(p, K);
     /* each row's compensation: its weights times the padding's byte (zero point + shift),
      * summed exactly in int64 over every k, wrapped to int32 at the end */
     int64_t *sums = comp ? calloc((size_t)(M > 0 ? M : 1), sizeof(int64_t)) : NULL;
@@ -184,8 +195,7 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
 #pragma omp for schedule(static)
             for (int64_t b = 0; b < n_blocks; ++b) {
                 if (!ok) continue;
-                const int64_t pc = p->shift ? b / per_seg * p->s_icg + b % per_seg * KC
-                                            : b * KC;
+                const int64_t pc = kblock_first(p, K, b);
                 const int64_t kc = kblock_len(p, pc), kcp = bdnn_div_up(kc, p->pack) * p->pack;
                 for (int64_t k = pc; k < pc + kc; ++k) pack_k_f32(c, wg, k, blk);
                 for (int64_t ip = 0; ip < p->a_panels; ++ip)

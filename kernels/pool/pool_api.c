@@ -218,18 +218,22 @@ int64_t bdnn_pool_scratchpad_bytes(int impl, const bdnn_pool_desc_t *d, int alg,
                                omp_get_max_threads());
 }
 
-/* The call's work block: the scratchpad, or a new block (*owned set; NULL when out of
- * memory, or of 0 bytes). */
-static char *work_block(void *scratchpad, size_t bytes, char **owned) {
+/* The call's work block of `bytes`: the scratchpad (*status BDNN_STATUS_INVALID when
+ * its scratchpad_bytes is short: sized at another thread count), or a new block (*owned
+ * set, to be freed; *status BDNN_STATUS_OUT_OF_MEMORY when it cannot be had). */
+static char *work_block(void *scratchpad, int64_t scratchpad_bytes, size_t bytes,
+                        char **owned, int *status) {
     *owned = NULL;
-    if (scratchpad || !bytes) return scratchpad;
+    *status = BDNN_STATUS_OK;
+    if (scratchpad) {
+        if (scratchpad_bytes < 0 || (size_t)scratchpad_bytes < bytes)
+            *status = BDNN_STATUS_INVALID;
+        return scratchpad;
+    }
+    if (!bytes) return NULL;
     *owned = aligned_alloc(WORK_ALIGN, work_round(bytes));
+    if (!*owned) *status = BDNN_STATUS_OUT_OF_MEMORY;
     return *owned;
-}
-
-/* A scratchpad too small for the call (another thread count than it was sized at). */
-static int scratchpad_short(const void *scratchpad, int64_t scratchpad_bytes, size_t bytes) {
-    return scratchpad && (scratchpad_bytes < 0 || (size_t)scratchpad_bytes < bytes);
 }
 
 /* Output columns [lo, hi) whose input column ow*SW + off lies in [0, IW), per kw. */
@@ -300,11 +304,10 @@ int bdnn_pool_fwd(int impl, const bdnn_pool_desc_t *d, int alg, int prop, int dt
     /* post-ops and a dst type of its own: the plain rows only */
     if (g.blk && (po || dst_dt != dt)) return BDNN_STATUS_UNIMPLEMENTED;
     const int nthr = omp_get_max_threads();
-    const size_t bytes = work_bytes(d, alg, 0, dt, dst_dt, nthr);
-    if (scratchpad_short(scratchpad, scratchpad_bytes, bytes)) return BDNN_STATUS_INVALID;
-    char *owned, *mem = work_block(scratchpad, bytes, &owned);
-    if (!mem && bytes) return BDNN_STATUS_OUT_OF_MEMORY;
-    char *cursor = mem;
+    int mem_st;
+    char *owned, *cursor = work_block(scratchpad, scratchpad_bytes,
+                                      work_bytes(d, alg, 0, dt, dst_dt, nthr), &owned, &mem_st);
+    if (mem_st != BDNN_STATUS_OK) return mem_st;
     if (g.blk) {
         pool_axis_t ax[3];
         axis_tables(d, ax, &cursor);
@@ -415,10 +418,9 @@ int bdnn_pool_bwd(int impl, const bdnn_pool_desc_t *d, int alg, int dt, const vo
     const pool_cx_t g = cx_geometry(d);
     const int nthr = omp_get_max_threads();
     const size_t bytes = work_bytes(d, alg, 1, dt, dt, nthr);
-    if (scratchpad_short(scratchpad, scratchpad_bytes, bytes)) return BDNN_STATUS_INVALID;
-    char *owned, *mem = work_block(scratchpad, bytes, &owned);
-    if (!mem && bytes) return BDNN_STATUS_OUT_OF_MEMORY;
-    char *cursor = mem;
+    int mem_st;
+    char *owned, *cursor = work_block(scratchpad, scratchpad_bytes, bytes, &owned, &mem_st);
+    if (mem_st != BDNN_STATUS_OK) return mem_st;
     if (g.blk) {
         pool_axis_t ax[3];
         axis_tables(d, ax, &cursor);

@@ -29,7 +29,7 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr, dropout, dt_names, eltwise, fill, layout, post_ops, reorders
-from ...common.check import (DBL_EPSILON, FLT_EPSILON, MAX_PRINTED_POINTS, CompareSetup,
+from ...common.check import (FLT_EPSILON, MAX_PRINTED_POINTS, CompareSetup,
                              Verdict, compare, diagnostics, memory_faults)
 from ...common.layout import tensor_layout
 from ...engine import case
@@ -282,6 +282,7 @@ class Buffers(Bound):
     diff_dst: np.ndarray | None = None   # logical
     src1: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # post-op inputs
     mask: Guarded | None = None          # dropout's mask (u8, dst's layout), when written
+    keep: np.ndarray | None = None       # the reference's dropout decisions (logical)
 
 
 def make_route(prb: EltwiseProblem, res: CaseResult) -> reorders.Route | None:
@@ -376,8 +377,10 @@ def reference(prb: EltwiseProblem, bufs: Buffers) -> np.ndarray:
     if prb.dir.forward:
         exp = ref.forward(prb.alg, bufs.src, prb.alpha, prb.beta)
         if prb.modes.dropout:      # between the result and the post-ops (oneDNN's order),
-            # in f32 before a chain, as the kernels, whose chain starts from f32 values
-            exp = dropout.apply(exp, dropout_keep(prb), prb.modes.dropout.p,
+            # in f32 before a chain, as the kernels, whose chain starts from f32 values;
+            # the decisions kept for judge's mask check
+            bufs.keep = dropout_keep(prb)
+            exp = dropout.apply(exp, bufs.keep, prb.modes.dropout.p,
                                 np.float32 if prb.post_ops else np.float64)
         if prb.post_ops:           # the chain on the f32 result
             exp = post_ops.chain_reference(exp, prb.post_ops, bufs.src1).astype(np.float64)
@@ -416,7 +419,7 @@ def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> V
         return v
     zone = ref.cancellation_zone(prb.alg, bufs.src.ravel()[v.failing], prb.alpha,
                                  prb.backward, v.trh,
-                                 DBL_EPSILON if prb.dt == "f64" else FLT_EPSILON)
+                                 float(np.finfo(cfg.logical_dtype(prb.dt)).eps))
     scale = np.abs(bufs.diff_dst.ravel()[v.failing]) if prb.backward else 1.0
     diff = np.abs(v.exp[v.failing].astype(np.float64) - v.got[v.failing])
     rescued = zone & (diff <= v.trh * np.maximum(scale, 1.0))
@@ -439,7 +442,7 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     res.status = (Status.FAILED if verdict.failed else
                   Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
     if bufs.mask is not None:
-        judge_mask(prb, bufs.mask.array, res)
+        judge_mask(prb, bufs.mask.array, bufs.keep, res)
     # the memory beyond the points: a blocked layout's padded tail must hold zeros
     fault = memory_faults("SRC" if prb.backward else "DST", prb.layout, bufs.out.array,
                           None)
@@ -449,11 +452,12 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
         res.diagnostics += extra
 
 
-def judge_mask(prb: EltwiseProblem, mask: np.ndarray, res: CaseResult) -> None:
-    """Dropout's mask against the reference's keep mask, exactly: FAILED, with the first
-    differing points, when any element's 0 or 1 differs."""
+def judge_mask(prb: EltwiseProblem, mask: np.ndarray, keep: np.ndarray,
+               res: CaseResult) -> None:
+    """Dropout's mask against the reference's keep decisions, exactly: FAILED, with the
+    first differing points, when any element's 0 or 1 differs."""
     got = reorders.read(mask, prb.layout).reshape(-1)
-    exp = dropout_keep(prb).reshape(-1).astype(np.uint8)
+    exp = keep.reshape(-1).astype(np.uint8)
     bad = np.flatnonzero(got != exp)
     if not bad.size:
         return
