@@ -275,6 +275,9 @@ def case_record(case, prb, result, idx: int, wall_ms: float) -> dict[str, Any]:
         "settings": {"global": global_settings_json(settings),
                      "driver": {k: _jsonable(v) for k, v in case.values.items()}},
         "wall_ms": round(wall_ms, 3),
+        # where wall_ms went, per service timer (the `total:` line's parts for this case)
+        "service_ms": {name: round(seconds * 1e3, 3)
+                       for name, seconds in result.timers.seconds.items()},
         "samples_ms": samples,
         "min_ms": best,
         "avg_ms": statistics.fmean(samples) if samples else None,

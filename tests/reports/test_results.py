@@ -52,6 +52,11 @@ def test_a_perf_run_writes_header_cases_and_footer(tmp_path):
         assert case["impl"] == line.split(",")[2]          # the implementation used
         assert case["settings"]["global"]["fix_times_per_prb"] == 4
         assert case["repro"] == "--mode=P --fix-times-per-prb=4 " + case["key"]
+        # a perf-only case creates and executes, never references or compares
+        service = case["service_ms"]
+        assert service["execute"] > 0 and service["create_prim"] > 0
+        assert service["compute_ref"] == service["compare"] == 0
+        assert sum(service.values()) <= case["wall_ms"]
     assert f.cases[1]["key"] == "--conv --dir=BWD_D mb1ic8ih6oc8oh6kh3ph1"
     assert f.cases[1]["settings"]["driver"]["dir"] == "BWD_D"
 
