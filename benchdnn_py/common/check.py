@@ -293,7 +293,7 @@ def memory_faults(kind: str, lay, out: np.ndarray,
     breaks the memory checks of the module docstring, else None. Padding must be +0 bit
     for bit. before: the buffer as it was before execution, needed when has_gaps(lay)."""
     pad = lay.padding_offsets()
-    bad_pad = pad[_bits(out[pad]) != 0]
+    bad_pad = np.sort(pad[_bits(out[pad]) != 0])
     if bad_pad.size:
         return (f"padded tail not zero at {bad_pad.size} of {pad.size} points",
                 [f"[PADDING][{kind}] not zero at offsets "

@@ -112,7 +112,7 @@ def test_sizes_include_padding(tag, dims, padded, size):
     lay = layout.parse_tag(tag).layout(dims)
     assert lay.padded_dims == padded and lay.size == size
     pad = lay.padding_offsets()
-    assert pad.size == size - math.prod(dims)
+    assert pad.size == size - math.prod(dims) == np.unique(pad).size
     assert np.intersect1d(pad, lay.offset_table().ravel()).size == 0
 
 
@@ -213,7 +213,7 @@ def test_jobs_visit_every_point_once_and_zero_the_padding(stag, dtag, dims):
     assert np.array_equal(d[order], dst.offset_table().ravel()[expected])
     assert np.array_equal(s[order], src.offset_table().ravel()[expected])
     zeros = np.concatenate([_points(j)[1] for j in layout.zero_jobs(dst)] or [np.empty(0, int)])
-    assert np.array_equal(np.sort(zeros), dst.padding_offsets())
+    assert np.array_equal(np.sort(zeros), np.sort(dst.padding_offsets()))
 
 
 def test_blocks_that_do_not_nest_are_refused():
