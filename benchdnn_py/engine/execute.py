@@ -25,6 +25,7 @@ from ..reports.text import result_line
 from ..status import Reason, Status
 from .case import CaseResult, RunContext
 from .harness import PlannedCase
+from . import memory
 from .memory import CaseMemory
 from .settings import GlobalSettings
 from .timing import MachineCheck, TimingGroup
@@ -106,6 +107,7 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None,
         result = _run_case(case.driver.run, prb, RunContext(case.settings, task.idx, log, group),
                            err)
     ms = (time.perf_counter() - start) * 1e3
+    memory.after_case(result.memory.estimate if result.memory else 0)
     return CaseOutcome(
         task.seq, task.idx, result.status, result.reason,
         _line(case, task.idx, result, ms, repro), result.impl, ms,

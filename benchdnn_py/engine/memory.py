@@ -4,6 +4,8 @@ estimate against the RAM budget its run shares, and the peak RSS it really reach
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import dataclasses
 import os
 import re
@@ -125,6 +127,76 @@ def budget() -> Budget:
 def set_budget(ask: Callable[[int], None] | None, jobs: int) -> None:
     global _budget
     _budget = Budget(ask, jobs)
+
+
+# -- keeping what a case frees for the next one ----------------------------------------
+
+# glibc's mallopt parameters (malloc.h); their values are C ints
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_MAX = -1, -2, -4
+_INT_MAX = 2**31 - 1
+
+
+class FreedMemory:
+    """Up to ``keep`` bytes of what a case frees stay in this process for the next case.
+
+    glibc serves every large array with a mapping of its own and unmaps it on free, so the
+    next case's arrays are fresh pages: each first touch a fault whose page the kernel
+    zeroes (in a virtual machine, often a fault of the host too), a large share of filling
+    a big tensor. Served from the heap instead (no mappings), freed arrays stay resident
+    for the next case to reuse: free() returns memory to the system only past ``keep`` at
+    the heap's top, and after a case that allocated more than ``keep`` (whose frees can
+    leave resident holes below the top), malloc_trim returns all but ``keep``. A worker is
+    counted in the run's budget as holding at least its ``small`` share, which is what it
+    keeps (Budget). Elsewhere than glibc, nothing changes."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = min(keep, _INT_MAX)
+        self._libc = _glibc()
+        ok = self._libc is not None and all(
+            self._libc.mallopt(param, value) == 1
+            for param, value in ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, self.keep),
+                                 (_M_TOP_PAD, self.keep)))
+        if not ok:
+            self._libc = None
+
+    @property
+    def active(self) -> bool:
+        return self._libc is not None
+
+    def after_case(self, allocated: int) -> None:
+        """A case that allocated this many bytes ended (CaseMemory.estimate)."""
+        if self._libc is not None and allocated > self.keep:
+            self._libc.malloc_trim(ctypes.c_size_t(self.keep))
+
+
+def _glibc():
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        if libc is None or not hasattr(libc, "gnu_get_libc_version"):
+            return None
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):   # pragma: no cover - not glibc
+        return None
+
+
+_freed: FreedMemory | None = None
+
+
+def keep_freed_memory(nbytes: int) -> FreedMemory:
+    """Sets up this process's FreedMemory (once: a worker at its start, a serial run
+    before its first case)."""
+    global _freed
+    if _freed is None:
+        _freed = FreedMemory(nbytes)
+    return _freed
+
+
+def after_case(allocated: int) -> None:
+    if _freed is not None:
+        _freed.after_case(allocated)
 
 
 # -- what a case really used ------------------------------------------------------------

@@ -25,6 +25,7 @@ from ..reports.junit import JUnitWriter, run_properties
 from ..reports.results import ResultsError, ResultsWriter, case_key, read, run_json
 from ..reports.text import RunSummary, result_line
 from ..status import Status
+from . import memory
 from . import shard as sharding
 from .case import group_timing
 from .execute import CaseOutcome, CaseTask, lost_outcome, repro_of, run_task
@@ -241,6 +242,7 @@ class Session:
         pending: dict[int, CaseOutcome] = {}
         try:
             if self.pool is None:
+                memory.keep_freed_memory(memory.budget().small)
                 for members in timing_groups(self.todo):
                     if len(members) == 1:
                         emit.case(members[0], run_task(members[0].task, log=emit.out,

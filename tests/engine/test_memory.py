@@ -184,3 +184,47 @@ def test_a_peak_past_the_estimate_is_reported(monkeypatch, capsys):
     assert res.memory.peak > res.memory.estimate and res.memory.over
     assert res.diagnostics[-1].startswith("memory guard: the case's peak RSS grew by ")
     assert capsys.readouterr().out.splitlines()[-1].startswith("memory: tensors ")
+
+
+_FREED_SCRIPT = r"""
+import sys
+import numpy as np
+from benchdnn_py.engine import memory
+
+def rss():
+    return memory._status_kib("VmRSS")
+
+keep = 256 << 20
+if sys.argv[1] == "keep":
+    assert memory.keep_freed_memory(keep).active
+base = rss()
+a = np.ones(64 << 20, np.uint8)            # 64 MiB, touched
+del a
+kept = rss() - base
+b = np.ones(3 * keep, np.uint8)            # past keep, then something above it
+c = np.ones(1 << 20, np.uint8)
+del b                                      # a hole below c: free() cannot trim it
+hole = rss() - base
+memory.after_case(3 * keep)                # a case that allocated past keep ended
+print(kept, hole, rss() - base)
+"""
+
+
+@pytest.mark.parametrize("mode", ["keep", "default"])
+def test_freed_arrays_stay_resident_up_to_the_keep_size(mode):
+    """With FreedMemory, an array a case frees stays resident for the next case, and a
+    case that allocated past the keep size leaves at most that much behind, holes below
+    the heap's top included; by default glibc returns a large array's pages when it is
+    freed."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _FREED_SCRIPT, mode], capture_output=True,
+                         text=True, check=True).stdout.split()
+    kept, hole, after = (int(v) for v in out)
+    mib = 1 << 20
+    if mode == "keep":
+        assert kept >= 60 * mib
+        assert hole >= 700 * mib          # resident until the case's end trims it
+        assert after <= 256 * mib + 16 * mib
+    else:
+        assert kept < 4 * mib and hole < 4 * mib and after < 4 * mib
