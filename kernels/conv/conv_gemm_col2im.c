@@ -19,9 +19,13 @@ static const int64_t COL_MAX_PRIVATE_FLOATS = (int64_t)16 << 20;
 static int col_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t diff_src = d->mb * d->ic * in_points(d);
-    const int col_private = d->mb * d->g < 2 * (int64_t)c->nthr;
-    if (col_private && diff_src * c->nthr > COL_MAX_PRIVATE_FLOATS)
-        return BDNN_STATUS_UNIMPLEMENTED;   /* the gather route then; the plan is untouched */
+    int col_private = d->mb * d->g < 2 * (int64_t)c->nthr;
+    if (col_private && diff_src * c->nthr > COL_MAX_PRIVATE_FLOATS) {
+        /* the gather route then (the plan is untouched), unless it refuses the problem:
+         * then threads own whole (image, group) slices, and those past them idle */
+        if (!bdnn_few_live_taps(d)) return BDNN_STATUS_UNIMPLEMENTED;
+        col_private = 0;
+    }
     p->col2im = 1, p->col_private = col_private;
     p->instances = d->mb * d->g;
     p->M = (d->ic / d->g) * taps_of(d), p->N = out_points(d), p->K = d->oc / d->g;

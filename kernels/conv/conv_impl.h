@@ -100,6 +100,20 @@ static inline int bdnn_ahead_slice(bdnn_ahead_t *h, bdnn_pf_slice_t *s) {
 /* Backward weights' f32 operands come from memory on every run: src and diff_dst together
  * pass BDNN_BWT_CACHED_MAX_BYTES. Where they do, both routes read each next k block
  * ahead. */
+/* Backward data by input points (the gather routes) reads, for each input point, every
+ * tap of the kernel, though only the taps that reach an output point are live: per
+ * spatial dim at most min(k, o) of k. A kernel much larger than the output
+ * (3d_conv_large_shape: a 192^3 kernel over a 192^3 input, one output point) leaves one
+ * tap in millions live, and that work, the input points times the taps, would not
+ * finish. Those routes refuse such a problem; col2im, whose work is the live products
+ * only, takes it. */
+enum { BDNN_LIVE_TAPS_MIN_SHARE = 64 };
+static inline int bdnn_few_live_taps(const bdnn_conv_desc_t *d) {
+    const int64_t live = (d->kd < d->od ? d->kd : d->od) * (d->kh < d->oh ? d->kh : d->oh)
+                       * (d->kw < d->ow ? d->kw : d->ow);
+    return live * BDNN_LIVE_TAPS_MIN_SHARE < d->kd * d->kh * d->kw;
+}
+
 static inline int bdnn_bwt_from_memory(const bdnn_conv_desc_t *d) {
     return d->mb * (d->id * d->ih * d->iw * d->ic + d->od * d->oh * d->ow * d->oc)
                * (int64_t)sizeof(float)

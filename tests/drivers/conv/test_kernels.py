@@ -571,6 +571,35 @@ def test_bwd_data_col2im_route_matches_reference_exactly(impl, text):
     _assert_bwd_data_exact(impl, text)
 
 
+# A kernel far larger than its output (3d_conv_large_shape in little: one output point, so
+# one tap in 1728 live per input point): the gather routes, which read every tap for every
+# input point, refuse backward data, on every layout; col2im, which computes the live
+# products only, takes it.
+FEW_LIVE_TAPS = "mb1ic4id12oc3od1kd12pd0"
+
+
+def test_backward_data_with_few_live_taps_runs_col2im_not_gather():
+    shape = _shape(FEW_LIVE_TAPS)
+    gathers = [i for i in core.conv_impls()
+               if core.isa_supported(i.isa) and i.operands is core.Operands.F32
+               and i.name.startswith(("gemm_conv:", "gemm_conv_nhwc:", "gemm_conv_blocked:"))
+               and i.name.endswith(":gather")]
+    assert len(gathers) >= 3
+    for row in gathers:
+        layout = (core.ActLayout.NHWC if "nhwc" in row.name
+                  else core.ActLayout.BLOCKED16 if "blocked" in row.name
+                  else core.ActLayout.PLAIN)
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(row, shape, core.Direction.BWD_DATA, False,
+                               attr=core.ConvAttr(layout=layout))
+        # forward reads only live taps' worth per output point: still taken
+        core.ConvPrimitive(row, shape, FWD, False, attr=core.ConvAttr(layout=layout)).close()
+    for group in GEMM_IMPLS:
+        with conv_rows.create(group, shape, core.Direction.BWD_DATA, False) as prim:
+            assert prim.name.endswith(":col2im")
+        _assert_bwd_data_exact(group, FEW_LIVE_TAPS)
+
+
 def test_bwd_data_bias_is_added_for_deconvolution():
     shape = _shape("mb2ic6ih5oc4kh3sh2ph1")
     rng = np.random.default_rng(5)
