@@ -5,7 +5,6 @@ estimate against the RAM budget its run shares, and the peak RSS it really reach
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import dataclasses
 import os
 import re
@@ -170,10 +169,10 @@ class FreedMemory:
 
 
 def _glibc():
-    name = ctypes.util.find_library("c")
+    """The C library this process runs on, when it is glibc (None elsewhere)."""
     try:
-        libc = ctypes.CDLL(name) if name else None
-        if libc is None or not hasattr(libc, "gnu_get_libc_version"):
+        libc = ctypes.CDLL(None)   # the process's own symbols: its C library's among them
+        if not hasattr(libc, "gnu_get_libc_version"):
             return None
         libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
         libc.malloc_trim.argtypes = [ctypes.c_size_t]
