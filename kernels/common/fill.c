@@ -9,9 +9,11 @@
  *
  * Real fills round once per operation, as the contract's NumPy statement does: this file
  * is built for the baseline ISA, which has no fused multiply-add for the compiler to
- * contract lo + width * u into. */
+ * contract lo + width * u into. The integer fill also has an AVX-512 loop
+ * (fill_avx512.c), chosen by the CPU, which computes the same bits. */
 #include <math.h>
 #include "bdnn.h"
+#include "fill.h"
 
 enum { STREAM_INT = 1, STREAM_KEEP = 2, STREAM_FIRST = 3, STREAM_REAL = 4, STREAM_CHOICE = 5 };
 
@@ -34,17 +36,34 @@ static double unit_double(uint64_t bits) {
     return (double)(bits >> 11) * (1.0 / 9007199254740992.0);   /* top 53 bits x 2^-53 */
 }
 
+void bdnn_fill_int_scalar(int64_t first, int64_t count, uint64_t key_value,
+                          uint64_t key_keep, int64_t lo, uint64_t span, double density,
+                          float *out) {
+    for (int64_t i = first; i < first + count; ++i) {
+        const int64_t value = lo + (int64_t)(splitmix64((uint64_t)i ^ key_value) % span);
+        const int keep = unit_double(splitmix64((uint64_t)i ^ key_keep)) < density;
+        /* a mask, not a branch: at density 0.5 a branch mispredicts every other element */
+        out[i] = (float)(value & -(int64_t)keep);
+    }
+}
+
+/* Elements per piece of the threads' share: whole vectors, each piece one call. */
+enum { FILL_PIECE = 1 << 14 };
+
 void bdnn_fill_int(int kind, int64_t n, int64_t lo, int64_t hi, double density, float *out) {
     if (n <= 0) return;
     const uint64_t key_value = stream_key(kind, n, STREAM_INT);
     const uint64_t key_keep = stream_key(kind, n, STREAM_KEEP);
     const uint64_t span = (uint64_t)(hi - lo + 1);
+    /* the vector loop where the CPU has it and its exactness argument holds (the range
+     * and the values small enough for doubles) */
+    const int vec = span <= FILL_VEC_MAX_SPAN && lo > -((int64_t)1 << 40)
+        && lo < ((int64_t)1 << 40) && __builtin_cpu_supports("avx512dq");
 #pragma omp parallel for schedule(static) if (n >= FILL_PARALLEL_MIN)
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t value = lo + (int64_t)(splitmix64((uint64_t)i ^ key_value) % span);
-        const int keep = unit_double(splitmix64((uint64_t)i ^ key_keep)) < density;
-        /* a mask, not a branch: at density 0.5 a branch mispredicts every other element */
-        out[i] = (float)(value & -(int64_t)keep);
+    for (int64_t i = 0; i < n; i += FILL_PIECE) {
+        const int64_t count = n - i < FILL_PIECE ? n - i : FILL_PIECE;
+        (vec ? bdnn_fill_int_avx512 : bdnn_fill_int_scalar)(i, count, key_value, key_keep, lo,
+                                                            span, density, out);
     }
     if (hi >= 1) {   /* element 0 strictly positive: no output is identically zero */
         const int64_t positive_lo = lo > 1 ? lo : 1;

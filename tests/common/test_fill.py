@@ -50,6 +50,19 @@ def test_int_fill_is_the_contract_bit_for_bit(kind, lo, hi, density):
         np.testing.assert_array_equal(got, numpy_int_fill(n, int(kind), lo, hi, density))
 
 
+# The C core's AVX-512 loop takes widths up to 2^24 (its remainder is built in double:
+# kernels/common/fill_avx512.c) and the scalar loop the rest: both must be the contract,
+# at a width's edges, at prime and power-of-two widths, far from zero and past 2^31.
+@pytest.mark.parametrize("lo,hi", [
+    (0, 2**24 - 1), (-2**23, 2**23), (0, 2**24), (-4096, 4096), (0, 65520), (1, 8191),
+    (2**30, 2**30 + 999), (-2**39, -2**39 + 2**24 - 1), (-2**31, 2**31 - 1), (0, 2**40)])
+@pytest.mark.parametrize("density", [1.0, 0.5])
+def test_int_fill_wide_ranges_are_the_contract_bit_for_bit(lo, hi, density):
+    for n in (7, 8, 9, 16_387, 200_003):
+        np.testing.assert_array_equal(fill.int_fill(n, Kind.WEI, lo, hi, density),
+                                      numpy_int_fill(n, int(Kind.WEI), lo, hi, density))
+
+
 @pytest.mark.parametrize("lo,hi", [(-1.0, 1.0), (0.0, 4.0), (-2, 3), (0.25, 0.75)])
 @pytest.mark.parametrize("kind", list(Kind))
 def test_real_fill_is_the_contract_bit_for_bit(kind, lo, hi):
