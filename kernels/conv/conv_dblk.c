@@ -346,22 +346,30 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
     const int64_t P = p->ker->pack, esz = p->esz;
     const char *w = wei;
     char *out = packed;
+    /* the blocks' padding is zeros (+0 in every type); then only real channels are
+     * copied, a block's taps on the primitive's threads when they are many (a kernel as
+     * large as its input: 3d_conv_large_shape) */
+    memset(out, 0, (size_t)(esz * G * p->OCB * p->wblk));
     for (int64_t g = 0; g < G; ++g)
         for (int64_t q = 0; q < p->n_ocg; ++q) {
             const int64_t nq = ocb_of(p, q), oc0 = q * p->ocb * B;
+            const int64_t ocs = min64(nq * B, OCG - oc0);
             char *base = out + esz * (g * p->OCB + q * p->ocb) * p->wblk;
-            for (int64_t icb = 0; icb < p->ICB; ++icb)
+            for (int64_t icb = 0; icb < p->ICB; ++icb) {
+                const int64_t ics = min64(B, ICG - icb * B);
+#pragma omp parallel for num_threads(c->nthr) schedule(static) if (taps * ics * ocs >= (1 << 20))
                 for (int64_t t = 0; t < taps; ++t)
-                    for (int64_t i = 0; i < B; ++i)
-                        for (int64_t o = 0; o < nq * B; ++o) {
+                    for (int64_t i = 0; i < ics; ++i)
+                        for (int64_t o = 0; o < ocs; ++o) {
                             const int64_t ic = icb * B + i, oc = oc0 + o;
                             const int64_t at = p->bwd
                                 ? ((g * ICG + ic) * OCG + oc) * taps + taps - 1 - t
                                 : ((g * OCG + oc) * ICG + ic) * taps + t;
                             char *to = base + esz * (((((icb * taps + t) * (B / P) + i / P)
                                                        * nq * B + o) * P) + i % P);
-                            put_elem(to, ic < ICG && oc < OCG ? w + esz * at : NULL, esz);
+                            put_elem(to, w + esz * at, esz);
                         }
+            }
         }
 }
 

@@ -125,14 +125,18 @@ static void pack_k_f32(const struct bdnn_conv *c, const float *wg, int64_t k, fl
     const int real = !p->s2d_h || s2d_source(d, p, k, &k_ch, &k_tap);
     for (int64_t ip = 0; ip < p->a_panels; ++ip) {
         float *row = blk + ip * kc * MR + kk * MR;
-        for (int64_t r = 0; r < MR; ++r) {
+        /* rows past M are zeros, written without the loop below (an M of 1, a single
+         * output channel, leaves MR - 1 of them in every k) */
+        const int64_t live = real ? (M - ip * MR < MR ? M - ip * MR : MR) : 0;
+        for (int64_t r = live; r < MR; ++r) row[r] = 0.0f;
+        for (int64_t r = 0; r < live; ++r) {
             const int64_t m = ip * MR + r;
             /* forward: A[oc][(ic, tap)]; backward data: A[ic][(oc, tap)]; col2im:
              * A[(ic, tap)][oc]; shift: A[oc][(tap, ic)] */
             const int64_t oc = fwd ? m : k_ch;
             const int64_t ic = fwd ? k_ch : p->col2im ? m / taps : m;
             const int64_t tp = fwd || !p->col2im ? k_tap : m % taps;
-            float v = m < M && real ? wg[(oc * icg + ic) * taps + tp] : 0.0f;
+            float v = wg[(oc * icg + ic) * taps + tp];
             if (c->fault == BDNN_FAULT_SKIP_LAST_IC && ic == icg - 1) v = 0.0f;
             if (c->fault == BDNN_FAULT_SKIP_LAST_TAP && tp == taps - 1) v = 0.0f;
             row[r] = v;
