@@ -72,12 +72,23 @@ static const conv_impl_entry_t impls[] = {
      NULL, FUSED},
     {"fused_dw_int8:scalar", BDNN_ISA_SCALAR, &bdnn_conv_fused_dw_ops, NULL, INT8,
      PLAIN | BLOCKS, NULL, FUSED},
-    {"dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, F32, PLAIN,
-     NULL, 0},
-    {"dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, F32, PLAIN, NULL,
-     0},
-    {"dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, F32, PLAIN,
-     NULL, 0},
+    /* Depthwise forward on plain layouts (conv_fwd_dw.c): f32 FMA over widened planes for
+     * every operand class (int8 within exact f32 sums), the low-precision epilogue after
+     * it wherever types, scales, zero points or the chain need it. */
+#define DW_FWD(name, isa, ker, ops_class)                                                   \
+    {name, isa, &bdnn_conv_dw_ops, ker, ops_class, PLAIN, NULL, CONV_ROW_SRC1}
+    DW_FWD("dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, F32),
+    DW_FWD("dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, F32),
+    DW_FWD("dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, F32),
+    DW_FWD("dw_conv_fwd_int8:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, INT8),
+    DW_FWD("dw_conv_fwd_int8:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, INT8),
+    DW_FWD("dw_conv_fwd_int8:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, INT8),
+    DW_FWD("dw_conv_fwd_bf16:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, BF16),
+    DW_FWD("dw_conv_fwd_bf16:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, BF16),
+    DW_FWD("dw_conv_fwd_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, BF16),
+    DW_FWD("dw_conv_fwd_f16:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, F16),
+    DW_FWD("dw_conv_fwd_f16:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, F16),
+    DW_FWD("dw_conv_fwd_f16:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, F16),
     /* Depthwise on channels in lanes (conv_dw_lanes.c): channels last, channel blocks (the
      * AVX-512 row takes nChw16c only: its vector would straddle two 8-channel blocks). */
     {"dw_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512, F32,
@@ -397,10 +408,11 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
         return BDNN_STATUS_UNIMPLEMENTED;
     if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
-    /* Binary and prelu entries: the GEMM rows, whose low-precision epilogue knows each
-     * output's position (bdnn_post_op_src1), and fused_dw, whose steps are GEMM rows
-     * pointed at their block's part of each input. */
-    if (bdnn_has_src1_post_op(a) && !(impls[impl].flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW)))
+    /* Binary and prelu entries: the GEMM rows and the plain depthwise rows, whose
+     * low-precision epilogue knows each output's position (bdnn_post_op_src1), and
+     * fused_dw, whose steps are such rows pointed at their block's part of each input. */
+    if (bdnn_has_src1_post_op(a)
+            && !(impls[impl].flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW | CONV_ROW_SRC1)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
             || !(impls[impl].layouts & ROW_LAYOUT(a->layout)))

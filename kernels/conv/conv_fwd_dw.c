@@ -5,16 +5,28 @@
  * contiguous run with no bounds checks; the ISA's plane kernel (conv_dw.inc) then sums the
  * taps a vector of outputs at a time. Small planes (MobileNet's 7x7 and 14x14) cost a
  * copy and a few vectors per row instead of a bounds-checked loop per tap.
- * Weights layout: the user's own ([G][1][1][KD][KH][KW]), so packing is a copy. */
+ * Weights layout: the user's own ([G][1][1][KD][KH][KW]), so packing is a copy.
+ *
+ * Low precision (c->lp: int8, f16 or bf16 operands, or f32 with scales, zero points, other
+ * output types or a chain the f32 store does not apply): each plane is widened to f32
+ * first (int8: minus its src zero point, so that the zero padding stands for the zero
+ * point, as the other int8 routes pad), the same plane kernel sums the taps in f32 into a
+ * plane of accumulators, and the low-precision epilogue (bdnn_conv_epilogue) applies
+ * scales, bias, post-ops (binary and prelu included: a plane is a run of dst's plain
+ * offsets), dst scale and zero point and the conversion. For int8 the f32 sums are exact:
+ * init refuses a problem whose largest possible sum reaches 2^24. */
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
 #include "conv_impl.h"
+#include "dt.h"
 
 typedef struct {
     int64_t *ow_lo, *ow_hi;   /* per kw: valid output columns [lo, hi) (the edge defect) */
     float **pad;              /* per thread: the padded, phase-split plane */
+    float **wide, **acc, **tmp;   /* lp, per thread: the widened input plane, the output
+                                     plane's f32 sums, the epilogue's row buffer */
     float **swap_tmp;         /* per thread: a plane of outputs (the swapped-post-ops defect) */
     int64_t *tap_off;         /* per tap: offset in pad of its input for output (0, 0, 0) */
     int64_t lz, ly, lx;       /* padded extents: the inputs the outputs reach */
@@ -29,6 +41,9 @@ static void dw_fini(struct bdnn_conv *c) {
         if (p->swap_tmp) free(p->swap_tmp[t]);
         if (p->pad) free(p->pad[t]);
     }
+    free(p->wide);
+    free(p->acc);
+    free(p->tmp);
     free(p->swap_tmp);
     free(p->pad);
     free(p->tap_off);
@@ -38,10 +53,25 @@ static void dw_fini(struct bdnn_conv *c) {
     c->plan = NULL;
 }
 
+/* The largest |src - zero point| of an int8 source (0: not int8). */
+static int64_t int8_src_reach(const struct bdnn_conv *c) {
+    if (c->operands != OPERANDS_INT8) return 0;
+    int64_t zp = c->attr.src_zp < 0 ? -(int64_t)c->attr.src_zp : c->attr.src_zp;
+    for (int64_t ch = 0; c->src_zps && ch < c->d.ic; ++ch) {
+        const int64_t z = c->src_zps[ch] < 0 ? -(int64_t)c->src_zps[ch] : c->src_zps[ch];
+        if (z > zp) zp = z;
+    }
+    return (c->attr.src_dt == BDNN_DT_U8 ? 255 : 128) + zp;
+}
+
 static int dw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
-    if (c->dir != BDNN_DIR_FWD || c->lp) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
     if (d->ic != d->g || d->oc != d->g) return BDNN_STATUS_UNIMPLEMENTED;
+    /* int8 in f32: every partial sum of s8 weights (|w| <= 128) must stay an exact f32
+     * integer (below 2^24) */
+    const int64_t reach = int8_src_reach(c), taps0 = d->kd * d->kh * d->kw;
+    if (reach && taps0 * reach * 128 >= ((int64_t)1 << 24)) return BDNN_STATUS_UNIMPLEMENTED;
     dw_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
@@ -102,6 +132,19 @@ static int dw_init(struct bdnn_conv *c) {
         }
         memset(p->pad[t], 0, sizeof(float) * p->pad_floats);
     }
+    if (c->lp) {
+        const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
+        p->wide = calloc(c->nthr, sizeof(float *));
+        p->acc = calloc(c->nthr, sizeof(float *));
+        p->tmp = calloc(c->nthr, sizeof(float *));
+        if (!p->wide || !p->acc || !p->tmp) return BDNN_STATUS_OUT_OF_MEMORY;
+        for (int t = 0; t < c->nthr; ++t)
+            if (conv_scratch((void **)&p->wide[t], sizeof(float) * (size_t)(in_plane + 1))
+                    || conv_scratch((void **)&p->acc[t], sizeof(float) * (size_t)(out_plane + 1))
+                    || conv_scratch((void **)&p->tmp[t],
+                                    sizeof(float) * (size_t)(out_plane + EPI_TMP_SLACK)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
+    }
     return BDNN_STATUS_OK;
 }
 
@@ -111,8 +154,11 @@ static size_t dw_weights_bytes(const struct bdnn_conv *c) {
 
 static void dw_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed_v) {
     float *packed = packed_v;
+    const int64_t n = c->d.g * c->d.kd * c->d.kh * c->d.kw;
     if (c->fault == BDNN_FAULT_SKIP_LAST_IC) /* the only input channel is the last one */
         memset(packed, 0, dw_weights_bytes(c));
+    else if (c->attr.wei_dt != BDNN_DT_F32)   /* widened: exact for s8, f16 and bf16 */
+        bdnn_cvt_to_f32(c->attr.wei_dt, wei, packed, n);
     else
         memcpy(packed, wei, dw_weights_bytes(c));
     if (c->fault == BDNN_FAULT_SKIP_LAST_TAP) {
@@ -183,12 +229,49 @@ static void dw_fault_right_edge(const bdnn_conv_desc_t *d, const dw_plan_t *p,
     }
 }
 
+/* The low-precision planes (see the top): widen, sum the taps, then the epilogue. */
+static void dw_execute_lp(const struct bdnn_conv *c, const bdnn_conv_args_t *a,
+                          conv_dw_plane_fn plane_kernel) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const dw_plan_t *p = c->plan;
+    const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
+    const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g, OW = d->ow;
+    const int src_dt = c->attr.src_dt;
+    const size_t src_sz = bdnn_dt_size(src_dt);
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t pl = 0; pl < planes; ++pl) {
+        const int64_t ch = pl % d->g;
+        const int tid = omp_get_thread_num();
+        float *wide = p->wide[tid], *acc = p->acc[tid];
+        const float *w = (const float *)a->wei + ch * taps;
+        bdnn_cvt_to_f32(src_dt, (const char *)a->src + (size_t)(pl * in_plane) * src_sz, wide,
+                        in_plane);
+        if (c->operands == OPERANDS_INT8) {
+            const float zp = (float)(c->src_zps ? c->src_zps[ch] : c->attr.src_zp);
+            if (zp != 0.0f)
+                for (int64_t i = 0; i < in_plane; ++i) wide[i] -= zp;
+        }
+        dw_pad_plane(d, p, wide, p->pad[tid]);
+        plane_kernel(&p->geom, p->pad[tid], w, 0.0f, 0.0f, 0, acc);
+        if (c->fault == BDNN_FAULT_RIGHT_PAD_EDGE)
+            for (int64_t od = 0; od < d->od; ++od)
+                for (int64_t oh = 0; oh < d->oh; ++oh)
+                    dw_fault_right_edge(d, p, wide, w, od, oh, acc + (od * d->oh + oh) * OW);
+        bdnn_conv_epilogue(c, acc, out_plane, 1, out_plane, ch, a->bias, NULL, a->dst,
+                           pl * out_plane, out_plane, p->tmp[tid]);
+    }
+}
+
 static void dw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const dw_plan_t *p = c->plan;
     const conv_dw_ker_t *ker = c->impl->kernel;
     const conv_dw_plane_fn plane_kernel = ker->narrow && d->ow <= ker->narrow_vlen
                                               ? ker->narrow : ker->fn;
+    if (c->lp) {
+        dw_execute_lp(c, a, plane_kernel);
+        return;
+    }
     const int64_t in_plane = d->id * d->ih * d->iw, out_plane = d->od * d->oh * d->ow;
     const int64_t taps = d->kd * d->kh * d->kw, planes = d->mb * d->g, OW = d->ow;
     int has_sum;

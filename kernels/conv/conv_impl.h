@@ -441,6 +441,8 @@ enum {
                                   the slow-gemm defect runs its execution twice */
     CONV_ROW_DW_LANES = 8,     /* depthwise on channels in lanes: bdnn_dwl_row serves it */
     CONV_ROW_BLOCKED_DC = 16,  /* the f32 blocked direct route: bdnn_blocked_dc_plan's */
+    CONV_ROW_SRC1 = 32,        /* its low-precision epilogue runs on runs of dst's plain
+                                  offsets: binary and prelu entries know each position */
 };
 /* The activation layouts a row runs on, as a set: ROW_LAYOUT(BDNN_LAYOUT_*) | ... */
 #define ROW_LAYOUT(layout) (1u << (layout))

@@ -7,6 +7,8 @@ reference's value exactly (benchdnn's conv threshold is 0). Also: the deliberate
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import conv_rows
@@ -767,3 +769,49 @@ def test_weights_past_a_million_values_pack_on_threads():
     cases = [l for l in res.lines if l.split(":")[0].isdigit()]
     assert res.code == 0 and len(cases) == 8 and all(":PASSED " in l for l in cases), \
         res.out[-2000:]
+
+
+# ---- low-precision depthwise on plain layouts (conv_fwd_dw.c's lp path) -----------------
+
+# Every operand class, with what the epilogue adds: scales, zero points (common and per
+# channel), sum, binary (per channel and per tensor) and eltwise entries, bias of another
+# type, 1D to 3D, stride, dilation and padding; the sums of the int8 ones are exact.
+DW_LP_BATCH = """\
+--reset --dt=u8:s8:u8 --dir=FWD_B --attr-scales=src:common:0.5+wei:per_oc+dst:common:2
+--attr-zero-points=src:common:3+dst:common:-2 --attr-post-ops=add:f32:per_oc+relu
+g16mb2ic16ih9oc16kh3sh2ph1
+--reset --dt=s8:s8:f32 --attr-zero-points=src:per_dim_1 g8mb1ic8id5ih6iw7oc8kd3kh3kw3pd1ph1pw1
+--reset --dt=u8:s8:s32 --attr-post-ops=sum:0.5 g12mb2ic12ih11oc12kh3dh1ph2
+--reset --dt=f16:f16:f16 --dir=FWD_B --attr-post-ops=swish:1+mul:f16:per_tensor g8mb2ic8ih10oc8kh5ph2
+--reset --dt=bf16:bf16:bf16 g8mb3ic8iw20oc8kw3pw1
+--reset --dt=bf16:bf16:f32 --dir=FWD_B g24mb1ic24ih7oc24kh3sh2ph1
+--reset --dir=FWD_B --attr-post-ops=sum:2+prelu:per_oc g8mb2ic8ih10oc8kh3ph1
+"""
+DW_LP_ROWS = sorted({i.name.split(":")[0] for i in core.conv_impls()
+                     if i.name.startswith("dw_conv_fwd")})
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2", "scalar"])
+def test_low_precision_depthwise_passes_on_every_row(tmp_path, isa):
+    if not core.isa_supported(core.Isa[isa.upper()]):
+        pytest.skip(f"{isa} not on this CPU")
+    batch = tmp_path / "dw_lp"
+    batch.write_text(DW_LP_BATCH)
+    res = run_cli("--conv", "-v5", f"--isa={isa}", f"--batch={batch}")
+    assert res.code == 0, res.out + res.err
+    assert sum(re.match(r"\d+:PASSED ", l) is not None for l in res.lines) == 7, res.out
+    ran = [l.split("implementation: ")[1].split(" ")[0] for l in res.lines
+           if l.startswith("implementation: ")]
+    assert ran == [f"dw_conv_fwd_{c}:{isa}" for c in ("int8",) * 3 + ("f16",) + ("bf16",) * 2]\
+        + [f"dw_conv_fwd:{isa}"], ran
+
+
+@pytest.mark.parametrize("fault", ["skip_last_ic", "skip_last_tap", "right_pad_edge"])
+def test_low_precision_depthwise_defects_fail(tmp_path, fault):
+    batch = tmp_path / "dw_lp"
+    batch.write_text(DW_LP_BATCH)
+    res = run_cli("--conv", f"--batch={batch}", env={"BENCHDNN_PY_TEST_FAULT": fault})
+    # each defect changes every case (each has a right padding column)
+    # (the failed-cases summary repeats the lines: cases by index)
+    assert {l.split(":")[0] for l in res.lines if re.match(r"\d+:FAILED ", l)} == \
+        {str(i) for i in range(7)}, res.out
