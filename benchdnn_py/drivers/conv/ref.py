@@ -97,14 +97,32 @@ def dw_reference(prb, inputs: dict[str, np.ndarray], q: Quant,
     values = check.round_to_dt(forward_epilogue(acc, inputs.get("bia"), q, pre, None, read,
                                                 prb.shape.dst_shape, inputs), prb.dt[2])
     if read is None:
-        mid = values
-    else:   # the points read, the rest 0 (never read by the depthwise step at points)
-        mid = np.zeros(prb.shape.dst_shape, np.float32)
-        mid.reshape(-1)[read] = values
-    acc = compute_ref(dw, np.ascontiguousarray(mid, np.float32), inputs["dw_wei"], None, points)
+        acc = compute_ref(dw, np.ascontiguousarray(values, np.float32), inputs["dw_wei"], None)
+    else:   # (no 1x1 output of GBs to scatter a sample's few values into)
+        acc = dw_at_points(dw, read, np.asarray(values, np.float32), inputs["dw_wei"], points)
     post_inputs = {src1_name(j): inputs[src1_name(after + j)] for j, _ in src1_entries(post)}
     return forward_epilogue(acc, inputs.get("dw_bia"), dw_quant(q), post, None, points,
                             dw.dst_shape, post_inputs)
+
+
+def dw_at_points(dw: core.ConvShape, read: np.ndarray, values: np.ndarray,
+                 dw_wei: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The depthwise step's sums at points (offsets into its dst), from the 1x1 output's
+    values at read (dw_taps_read's sorted offsets): what compute_ref gives at those
+    points, summed as the C reference sums them (from 0, in double, taps in (kh, kw)
+    order, those outside the input skipped), so the bits are the same."""
+    n, c, _, y, x = np.unravel_index(points, dw.dst_shape)
+    w = np.asarray(dw_wei, np.float32).reshape(dw.oc, dw.k[1], dw.k[2])
+    acc = np.zeros(len(points))
+    for kh in range(dw.k[1]):
+        for kw in range(dw.k[2]):
+            h, v = y * dw.s[1] - dw.p[1] + kh, x * dw.s[2] - dw.p[2] + kw
+            inside = (h >= 0) & (h < dw.i[1]) & (v >= 0) & (v < dw.i[2])
+            at = np.ravel_multi_index((n[inside], c[inside], np.zeros_like(h[inside]),
+                                       h[inside], v[inside]), dw.src_shape)
+            acc[inside] += (values[np.searchsorted(read, at)].astype(np.float64)
+                            * w[c[inside], kh, kw].astype(np.float64))
+    return acc
 
 
 def dw_taps_read(dw: core.ConvShape, points: np.ndarray) -> np.ndarray:

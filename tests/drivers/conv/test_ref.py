@@ -371,3 +371,23 @@ def test_reference_at_points_rejects_offsets_outside_the_tensor():
     with pytest.raises(core.InvalidProblem):
         core.ref_conv_bwd_bias_at(shape, y, np.array([shape.oc]))
     assert core.ref_conv_fwd(shape, x, w, None, np.array([], np.int64)).size == 0
+
+
+@pytest.mark.parametrize("o,k,s,p", [((1, 9, 11), 3, 1, 1), ((1, 10, 7), 3, 2, 0),
+                                     ((1, 8, 8), 5, 1, 2), ((1, 13, 6), 7, 2, 3)])
+def test_depthwise_at_points_is_the_c_reference_there(o, k, s, p):
+    """ref.dw_at_points, which sums a fused depthwise step at sampled points from the 1x1
+    output's values where they are read, gives the C reference's bits at those points."""
+    from benchdnn_py.drivers.conv.ref import dw_at_points, dw_taps_read
+    oc, mb = 6, 2
+    dw_o = tuple((o[i] + 2 * p - k) // s + 1 for i in (1, 2))
+    dw = core.ConvShape(oc, mb, oc, oc, o, (1, *dw_o), (1, k, k), (1, s, s), (0, p, p),
+                        (0, 0, 0))
+    rng = np.random.default_rng(k * 10 + s)
+    mid = rng.standard_normal(dw.src_shape).astype(np.float32)
+    wei = rng.standard_normal(dw.wei_shape).astype(np.float32)
+    points = np.unique(rng.integers(0, np.prod(dw.dst_shape), 200)).astype(np.int64)
+    read = dw_taps_read(dw, points)
+    got = dw_at_points(dw, read, mid.reshape(-1)[read], wei, points)
+    want = core.ref_conv_fwd(dw, mid, wei, None, points)
+    assert np.array_equal(got, want)
