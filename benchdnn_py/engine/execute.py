@@ -23,9 +23,9 @@ from ..reports.perf_report import PerfRecord
 from ..reports.results import case_record
 from ..reports.text import result_line
 from ..status import Reason, Status
+from . import memory
 from .case import CaseResult, RunContext
 from .harness import PlannedCase
-from . import memory
 from .memory import CaseMemory
 from .settings import GlobalSettings
 from .timing import MachineCheck, TimingGroup

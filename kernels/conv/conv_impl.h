@@ -97,9 +97,6 @@ static inline int bdnn_ahead_slice(bdnn_ahead_t *h, bdnn_pf_slice_t *s) {
     return 1;
 }
 
-/* Backward weights' f32 operands come from memory on every run: src and diff_dst together
- * pass BDNN_BWT_CACHED_MAX_BYTES. Where they do, both routes read each next k block
- * ahead. */
 /* Backward data by input points (the gather routes) reads, for each input point, every
  * tap of the kernel, though only the taps that reach an output point are live: per
  * spatial dim at most min(k, o) of k. A kernel much larger than the output
@@ -114,6 +111,9 @@ static inline int bdnn_few_live_taps(const bdnn_conv_desc_t *d) {
     return live * BDNN_LIVE_TAPS_MIN_SHARE < d->kd * d->kh * d->kw;
 }
 
+/* Backward weights' f32 operands come from memory on every run: src and diff_dst together
+ * pass BDNN_BWT_CACHED_MAX_BYTES. Where they do, both routes read each next k block
+ * ahead. */
 static inline int bdnn_bwt_from_memory(const bdnn_conv_desc_t *d) {
     return d->mb * (d->id * d->ih * d->iw * d->ic + d->od * d->oh * d->ow * d->oc)
                * (int64_t)sizeof(float)
