@@ -97,6 +97,10 @@ class Budget:
         self.small = self.total // (8 * jobs) if jobs > 1 else self.total
         self.limit = self.total - (jobs - 1) * self.small
         self.ask = ask
+        # what a process that runs cases may keep of the memory they free (FreedMemory):
+        # a worker, the share it is counted at anyway; a serial run, what a worker of
+        # -j 2 keeps (its share would be the whole budget)
+        self.keep = self.total // (8 * max(jobs, 2))
 
     def fits(self, nbytes: int) -> bool:
         return nbytes <= self.limit
@@ -146,7 +150,7 @@ class FreedMemory:
     the heap's top, and after a case that allocated more than ``keep`` (whose frees can
     leave resident holes below the top), malloc_trim returns all but ``keep``. A worker is
     counted in the run's budget as holding at least its ``small`` share, which is what it
-    keeps (Budget). Elsewhere than glibc, nothing changes."""
+    keeps (Budget.keep). Elsewhere than glibc, nothing changes."""
 
     def __init__(self, keep: int) -> None:
         self.keep = min(keep, _INT_MAX)

@@ -242,7 +242,7 @@ class Session:
         pending: dict[int, CaseOutcome] = {}
         try:
             if self.pool is None:
-                memory.keep_freed_memory(memory.budget().small)
+                memory.keep_freed_memory(memory.budget().keep)
                 for members in timing_groups(self.todo):
                     if len(members) == 1:
                         emit.case(members[0], run_task(members[0].task, log=emit.out,

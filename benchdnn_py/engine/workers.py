@@ -224,7 +224,7 @@ def _worker_main(conn: Connection, threads: int, jobs: int, parent: int) -> None
     try:
         inbox = _Inbox(conn)
         memory.set_budget(inbox.ask_memory, jobs)   # the run's, which the parent keeps
-        memory.keep_freed_memory(memory.budget().small)
+        memory.keep_freed_memory(memory.budget().keep)
         inbox.send("ready")
         while True:
             task = inbox.next_task()

@@ -32,6 +32,9 @@ def test_the_budget_is_a_share_of_physical_memory_split_for_workers(monkeypatch)
     assert two.grantable(10500, [0]) and two.grantable(10500, [700])
     assert not two.grantable(10500, [701])
     assert two.grantable(5600, [5600]) and not two.grantable(5601, [5600])
+    # what each keeps of freed memory: a worker its share; a serial run a -j 2 worker's
+    assert two.keep == two.small == serial.keep == 700
+    assert memory.Budget(jobs=4).keep == memory.Budget(jobs=4).small == 350
 
 
 def test_a_small_case_does_not_ask_and_a_large_one_waits_for_its_grant():
