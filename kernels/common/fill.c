@@ -10,7 +10,8 @@
  * Real fills round once per operation, as the contract's NumPy statement does: this file
  * is built for the baseline ISA, which has no fused multiply-add for the compiler to
  * contract lo + width * u into. The integer fill also has an AVX-512 loop
- * (fill_avx512.c), chosen by the CPU, which computes the same bits. */
+ * (fill_avx512.c), taken where that level runs (bdnn_isa_supported), which computes the
+ * same bits. */
 #include <math.h>
 #include "bdnn.h"
 #include "fill.h"
@@ -57,8 +58,8 @@ void bdnn_fill_int(int kind, int64_t n, int64_t lo, int64_t hi, double density, 
     const uint64_t span = (uint64_t)(hi - lo + 1);
     /* the vector loop where the CPU has it and its exactness argument holds (the range
      * and the values small enough for doubles) */
-    const int vec = span <= FILL_VEC_MAX_SPAN && lo > -((int64_t)1 << 40)
-        && lo < ((int64_t)1 << 40) && __builtin_cpu_supports("avx512dq");
+    const int vec = span <= FILL_VEC_MAX_SPAN && lo > -FILL_VEC_MAX_LO && lo < FILL_VEC_MAX_LO
+        && bdnn_isa_supported(BDNN_ISA_AVX512);
 #pragma omp parallel for schedule(static) if (n >= FILL_PARALLEL_MIN)
     for (int64_t i = 0; i < n; i += FILL_PIECE) {
         const int64_t count = n - i < FILL_PIECE ? n - i : FILL_PIECE;

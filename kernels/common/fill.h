@@ -5,8 +5,10 @@
 
 #include <stdint.h>
 
-/* The widest range the vector loop takes (its exactness argument: fill_avx512.c). */
+/* The widest range, and the largest |lo|, the vector loop takes (its exactness argument:
+ * fill_avx512.c needs |lo| + width below 2^53). */
 #define FILL_VEC_MAX_SPAN ((uint64_t)1 << 24)
+#define FILL_VEC_MAX_LO ((int64_t)1 << 40)
 
 void bdnn_fill_int_scalar(int64_t first, int64_t count, uint64_t key_value,
                           uint64_t key_keep, int64_t lo, uint64_t span, double density,

@@ -26,8 +26,15 @@
 #define BLOCKS (ROW_LAYOUT(BDNN_LAYOUT_BLOCKED8) | BLK16)
 #define FUSED CONV_ROW_FUSED_DW
 #define GEMM CONV_ROW_GEMM
+/* The gather routes' domain (plain, channels last, blocks): everything but backward data
+ * with few live taps (bdnn_few_live_taps), which col2im takes. */
+static int gather_applies(const struct bdnn_conv *c) {
+    return c->dir != BDNN_DIR_BWD_DATA || !bdnn_few_live_taps(&c->d);
+}
+
 /* The GEMM family's routes on plain layouts, in their order of preference (each refuses
- * what its domain excludes, and the next takes it; gather takes everything). */
+ * what its domain excludes, and the next takes it; gather takes all but gather_applies'
+ * exception). */
 #define GEMM_OUTER(fam, isa_name, isa, ukr, ops_class)                                      \
     {fam ":" isa_name ":outer", isa, &bdnn_conv_gemm_outer_ops, ukr, ops_class, PLAIN,     \
      bdnn_gemm_outer_applies, GEMM}
@@ -42,13 +49,14 @@
      bdnn_gemm_col2im_applies, GEMM}
 #define GEMM_GATHER(fam, isa_name, isa, ukr, ops_class)                                     \
     {fam ":" isa_name ":gather", isa, &bdnn_conv_gemm_gather_ops, ukr, ops_class, PLAIN,   \
-     NULL, GEMM}
+     gather_applies, GEMM}
 /* ... on channels last (conv_gemm_nhwc*.c) and on channel blocks (the same code). */
 #define NHWC_ROUTE(fam, isa_name, route, isa, ukr, lay, flags)                              \
     {fam ":" isa_name ":" #route, isa, &bdnn_conv_nhwc_##route##_ops, ukr, F32, lay,       \
      bdnn_nhwc_##route##_applies, flags}
 #define NHWC_GATHER(fam, isa_name, isa, ukr, lay)                                           \
-    {fam ":" isa_name ":gather", isa, &bdnn_conv_nhwc_gather_ops, ukr, F32, lay, NULL, 0}
+    {fam ":" isa_name ":gather", isa, &bdnn_conv_nhwc_gather_ops, ukr, F32, lay,            \
+     gather_applies, 0}
 static const conv_impl_entry_t impls[] = {
     /* The only rows that take a dw post-op (and take nothing else); each runs its 1x1
      * and depthwise steps on the rows below, at its ISA or under. */
@@ -75,20 +83,17 @@ static const conv_impl_entry_t impls[] = {
     /* Depthwise forward on plain layouts (conv_fwd_dw.c): f32 FMA over widened planes for
      * every operand class (int8 within exact f32 sums), the low-precision epilogue after
      * it wherever types, scales, zero points or the chain need it. */
-#define DW_FWD(name, isa, ker, ops_class)                                                   \
-    {name, isa, &bdnn_conv_dw_ops, ker, ops_class, PLAIN, NULL, CONV_ROW_SRC1}
-    DW_FWD("dw_conv_fwd:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, F32),
-    DW_FWD("dw_conv_fwd:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, F32),
-    DW_FWD("dw_conv_fwd:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, F32),
-    DW_FWD("dw_conv_fwd_int8:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, INT8),
-    DW_FWD("dw_conv_fwd_int8:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, INT8),
-    DW_FWD("dw_conv_fwd_int8:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, INT8),
-    DW_FWD("dw_conv_fwd_bf16:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, BF16),
-    DW_FWD("dw_conv_fwd_bf16:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, BF16),
-    DW_FWD("dw_conv_fwd_bf16:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, BF16),
-    DW_FWD("dw_conv_fwd_f16:avx512", BDNN_ISA_AVX512, &bdnn_dw_ker_avx512, F16),
-    DW_FWD("dw_conv_fwd_f16:avx2", BDNN_ISA_AVX2, &bdnn_dw_ker_avx2, F16),
-    DW_FWD("dw_conv_fwd_f16:scalar", BDNN_ISA_SCALAR, &bdnn_dw_ker_scalar, F16),
+#define DW_FWD(name, ops_class)                                                             \
+    {name ":avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx512, ops_class,    \
+     PLAIN, NULL, CONV_ROW_SRC1},                                                           \
+    {name ":avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_ops, &bdnn_dw_ker_avx2, ops_class, PLAIN,   \
+     NULL, CONV_ROW_SRC1},                                                                  \
+    {name ":scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_ops, &bdnn_dw_ker_scalar, ops_class,    \
+     PLAIN, NULL, CONV_ROW_SRC1}
+    DW_FWD("dw_conv_fwd", F32),
+    DW_FWD("dw_conv_fwd_int8", INT8),
+    DW_FWD("dw_conv_fwd_bf16", BF16),
+    DW_FWD("dw_conv_fwd_f16", F16),
     /* Depthwise on channels in lanes (conv_dw_lanes.c): channels last, channel blocks (the
      * AVX-512 row takes nChw16c only: its vector would straddle two 8-channel blocks). */
     {"dw_conv_nhwc:avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512, F32,

@@ -45,7 +45,6 @@ static int gather_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t taps = taps_of(d);
-    if (c->dir == BDNN_DIR_BWD_DATA && bdnn_few_live_taps(d)) return BDNN_STATUS_UNIMPLEMENTED;
     gemm_plan_t *p;
     const int st0 = bdnn_gemm_plan_new(c, &p);
     if (st0 != BDNN_STATUS_OK) return st0;

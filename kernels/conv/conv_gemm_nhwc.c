@@ -81,7 +81,6 @@ static int gather_init(struct bdnn_conv *c) {
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t G = d->g, MR = u->mr, NR = u->nr;
     const int64_t nthr = c->nthr;
-    if (c->dir == BDNN_DIR_BWD_DATA && bdnn_few_live_taps(d)) return BDNN_STATUS_UNIMPLEMENTED;
     nhwc_plan_t *p;
     const int st = bdnn_nhwc_plan_new(c, &p);
     if (st != BDNN_STATUS_OK) return st;

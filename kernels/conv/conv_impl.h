@@ -102,8 +102,8 @@ static inline int bdnn_ahead_slice(bdnn_ahead_t *h, bdnn_pf_slice_t *s) {
  * spatial dim at most min(k, o) of k. A kernel much larger than the output
  * (3d_conv_large_shape: a 192^3 kernel over a 192^3 input, one output point) leaves one
  * tap in millions live, and that work, the input points times the taps, would not
- * finish. Those routes refuse such a problem; col2im, whose work is the live products
- * only, takes it. */
+ * finish. Their rows' predicate (gather_applies, conv_api.c) refuses such a problem;
+ * col2im, whose work is the live products only, takes it. */
 enum { BDNN_LIVE_TAPS_MIN_SHARE = 64 };
 static inline int bdnn_few_live_taps(const bdnn_conv_desc_t *d) {
     const int64_t live = (d->kd < d->od ? d->kd : d->od) * (d->kh < d->oh ? d->kh : d->oh)

@@ -111,17 +111,12 @@ def dw_at_points(dw: core.ConvShape, read: np.ndarray, values: np.ndarray,
     values at read (dw_taps_read's sorted offsets): what compute_ref gives at those
     points, summed as the C reference sums them (from 0, in double, taps in (kh, kw)
     order, those outside the input skipped), so the bits are the same."""
-    n, c, _, y, x = np.unravel_index(points, dw.dst_shape)
+    c = np.unravel_index(points, dw.dst_shape)[1]
     w = np.asarray(dw_wei, np.float32).reshape(dw.oc, dw.k[1], dw.k[2])
     acc = np.zeros(len(points))
-    for kh in range(dw.k[1]):
-        for kw in range(dw.k[2]):
-            h, v = y * dw.s[1] - dw.p[1] + kh, x * dw.s[2] - dw.p[2] + kw
-            inside = (h >= 0) & (h < dw.i[1]) & (v >= 0) & (v < dw.i[2])
-            at = np.ravel_multi_index((n[inside], c[inside], np.zeros_like(h[inside]),
-                                       h[inside], v[inside]), dw.src_shape)
-            acc[inside] += (values[np.searchsorted(read, at)].astype(np.float64)
-                            * w[c[inside], kh, kw].astype(np.float64))
+    for kh, kw, inside, at in _dw_taps(dw, points):
+        acc[inside] += (values[np.searchsorted(read, at)].astype(np.float64)
+                        * w[c[inside], kh, kw].astype(np.float64))
     return acc
 
 
@@ -129,17 +124,21 @@ def dw_taps_read(dw: core.ConvShape, points: np.ndarray) -> np.ndarray:
     """The offsets into the 1x1 output [mb][oc][1][oh][ow] that the depthwise step's
     outputs at points (offsets into its [mb][oc][1][dw_oh][dw_ow]) read: every tap inside
     the input, each offset once."""
+    read = [at for _, _, _, at in _dw_taps(dw, points)]
+    return np.unique(np.concatenate(read)).astype(np.int64)
+
+
+def _dw_taps(dw: core.ConvShape, points: np.ndarray):
+    """Per tap (kh, kw), in order: which of the points' reads fall inside the 1x1 output
+    (a mask over points) and those reads' offsets into it."""
     n, c, _, y, x = np.unravel_index(points, dw.dst_shape)
-    ih, iw = dw.i[1], dw.i[2]
-    read = []
     for kh in range(dw.k[1]):
         for kw in range(dw.k[2]):
             h, w = y * dw.s[1] - dw.p[1] + kh, x * dw.s[2] - dw.p[2] + kw
-            inside = (h >= 0) & (h < ih) & (w >= 0) & (w < iw)
-            read.append(np.ravel_multi_index(
+            inside = (h >= 0) & (h < dw.i[1]) & (w >= 0) & (w < dw.i[2])
+            yield kh, kw, inside, np.ravel_multi_index(
                 (n[inside], c[inside], np.zeros_like(h[inside]), h[inside], w[inside]),
-                dw.src_shape))
-    return np.unique(np.concatenate(read)).astype(np.int64)
+                dw.src_shape)
 
 
 def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | None,
