@@ -161,7 +161,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->esz = p->lp ? (int64_t)bdnn_dt_size(c->attr.src_dt) : (int64_t)sizeof(float);
     const int64_t sub_floats = cd->mb * G * bdnn_div_up(cd->ic / G, B) * B * cd->od * cd->oh
                              * cd->ow;
-    if (!bwd && cd->kd * cd->kh * cd->kw == 1 && cd->pd == 0 && cd->ph == 0 && cd->pw == 0
+    if (!bwd && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
             && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && sub_floats <= SUB_MAX_FLOATS) {
         bdnn_conv_desc_t *v = &p->d;
         p->subsampled = 1;

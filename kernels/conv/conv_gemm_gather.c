@@ -83,7 +83,7 @@ static int gather_init(struct bdnn_conv *c) {
      * gathering those once into a dense copy makes it a unit-stride problem read in place,
      * instead of a stride-aware gather per k block. The fault hooks need the gather. */
     if (!c->lp && c->dir == BDNN_DIR_FWD && taps == 1 && !p->b_in_place
-            && d->pd == 0 && d->ph == 0 && d->pw == 0 && c->fault == BDNN_FAULT_NONE) {
+            && bdnn_reads_no_padding(d) && c->fault == BDNN_FAULT_NONE) {
         p->subsampled_slack = u->nr;   /* zeroed by each execution's subsample() */
         if (conv_scratch((void **)&p->subsampled,
                          sizeof(float) * (size_t)(d->mb * d->ic * out_points(d) + u->nr)))

@@ -203,7 +203,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
         && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
                <= BDNN_BWT_CACHED_MAX_BYTES
         && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
-        && d->sd == 1 && d->sh == 1 && d->sw == 1 && !d->pd && !d->ph && !d->pw;
+        && d->sd == 1 && d->sh == 1 && d->sw == 1 && bdnn_reads_no_padding(d);
     /* Read ahead where the tensors come from memory on every run (bwt_ahead). */
     q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC && bdnn_bwt_from_memory(d);
     q->panels = G * (q->Mp / MR);

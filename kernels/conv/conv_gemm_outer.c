@@ -77,8 +77,7 @@ static int op_init(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u
     p->op_stream = large && p->K <= kc && p->N % u->vlen == 0;
     /* A 1x1 without padding: B's rows are the src planes, at a stride once subsampled
      * (the input points the outputs read, copied dense per execution, as forward does). */
-    p->op_planes = taps_of(d) == 1 && d->pd == 0 && d->ph == 0 && d->pw == 0
-        && c->fault == BDNN_FAULT_NONE;
+    p->op_planes = taps_of(d) == 1 && bdnn_reads_no_padding(d) && c->fault == BDNN_FAULT_NONE;
     p->op_runs = !p->op_planes && u->runs_fn && d->kw >= OP_RUNS_MIN_KW && d->sw > 1
         && d->dw == 0 && c->fault == BDNN_FAULT_NONE;
     if (p->op_planes && in_points(d) != out_points(d)) {

@@ -608,5 +608,14 @@ static inline int64_t bdnn_layout_block(int layout) {
 static inline int64_t bdnn_floor_div(int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
+/* Whether every output point's taps all read inside the input: no padding before, and
+ * none after, which an explicit output size can ask for (ih4 oh3 at stride 2 reads row
+ * 4). The fast paths that read a 1x1's input points directly need both. */
+static inline int bdnn_reads_no_padding(const bdnn_conv_desc_t *d) {
+    return d->pd == 0 && d->ph == 0 && d->pw == 0
+        && (d->od - 1) * d->sd + (d->kd - 1) * (d->dd + 1) < d->id
+        && (d->oh - 1) * d->sh + (d->kh - 1) * (d->dh + 1) < d->ih
+        && (d->ow - 1) * d->sw + (d->kw - 1) * (d->dw + 1) < d->iw;
+}
 
 #endif /* BDNN_CONV_IMPL_H */

@@ -573,6 +573,35 @@ def test_bwd_data_col2im_route_matches_reference_exactly(impl, text):
     _assert_bwd_data_exact(impl, text)
 
 
+# A 1x1 whose explicit output size reads past the input's end (ih4 oh3 at stride 2 reads
+# row 4; ih5 oh6 at stride 1): padding after the input with none before, which the paths
+# reading a 1x1's input points directly (subsampled copies, planes read in place) must
+# not take (benchdnn's test_conv_all: the outer route's backward weights and the blocked
+# rows' forward under a dw post-op read past the input). Every family, direction and
+# layout against the reference.
+PADDED_AFTER_1X1 = ["ic16ih4iw8oc16oh3ow8kh1kw1sh2sw1ph0pw0", "ic16ih10oc16oh6kh1sh2ph0",
+                    "ic16ih5oc16oh6kh1ph0", "mb2ic32id3ih6iw5oc16od4oh7ow5kd1kh1kw1"]
+
+
+def test_a_1x1_reading_past_the_input_runs_as_padded():
+    """(Each layout takes its own family's rows: plain, channels last, blocked.)"""
+    res = run_cli("--conv", "--dir=FWD_B,BWD_D,BWD_WB", "--stag=abx,axb,aBx16b",
+                  *PADDED_AFTER_1X1)
+    s = res.summary()
+    assert res.code == 0 and s["passed"] == s["tests"] == 36, res.out
+    ran = {l.split("--impl=")[1].split(" ")[0] for l in res.lines if "__REPRO" in l}
+    assert {"gemm_conv:avx512:gather", "gemm_conv:avx512:outer",
+            "gemm_conv_blocked:avx512:direct"} <= ran or not core.isa_supported(
+        core.Isa.AVX512), ran
+
+
+def test_a_fused_1x1_reading_past_the_input_runs_as_padded():
+    res = run_cli("--conv", "--stag=abx,axb,aBx16b", "--attr-post-ops=relu+dw:k3s1p1",
+                  "ic16ih10oc16oh6kh1sh2ph0")
+    assert res.code == 0 and res.summary()["passed"] == 3, res.out
+    assert all("fused_dw" in l for l in res.lines if "__REPRO" in l), res.out
+
+
 # A kernel far larger than its output (3d_conv_large_shape in little: one output point, so
 # one tap in 1728 live per input point): the gather routes, which read every tap for every
 # input point, refuse backward data, on every layout; col2im, which computes the live
