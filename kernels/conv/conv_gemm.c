@@ -28,6 +28,7 @@ void bdnn_gemm_fini(struct bdnn_conv *c) {
         }
     free(p->scratch);
     free(p->stage_b);
+    free(p->pads);
     free(p->stage_a);
     free(p->bias_f32);
     free(p->partials);
@@ -72,7 +73,8 @@ size_t bdnn_gemm_weights_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return 0;
     if (!p->pack) return sizeof(float) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->K);
-    return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0);
+    return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0)
+           + (p->border ? sizeof(int32_t) * (size_t)(c->d.g * p->M * taps_of(&c->d)) : 0);
 }
 
 /* Space-to-depth: the original input channel and tap of row k = (tap', phase * IC + ic) of
@@ -144,6 +146,27 @@ static void pack_k_f32(const struct bdnn_conv *c, const float *wg, int64_t k, fl
     }
 }
 
+/* The border table (gemm_plan_t.border; forward: row k of A is (ic, tap)): entry (g, oc,
+ * tap) = the sum over ic of w * (pad - zero point) of ic, exact in int64, wrapped to
+ * int32 as the s32 accumulators wrap. */
+static void pack_border(const struct bdnn_conv *c, const float *w32, int32_t *table) {
+    const gemm_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t taps = taps_of(d), icg = d->ic / d->g, M = p->M;
+    for (int64_t g = 0; g < d->g; ++g)
+        for (int64_t oc = 0; oc < M; ++oc)
+            for (int64_t t = 0; t < taps; ++t) {
+                int64_t sum = 0;
+                for (int64_t ic = 0; ic < icg; ++ic) {
+                    const int64_t ch = g * icg + ic;
+                    const int64_t zp = c->src_zps ? c->src_zps[ch] : c->attr.src_zp;
+                    const int64_t pad = p->pads ? p->pads[ch] : (int64_t)p->pad;
+                    sum += (int64_t)w32[((g * M + oc) * icg + ic) * taps + t] * (pad - zp);
+                }
+                table[(g * M + oc) * taps + t] = (int32_t)sum;
+            }
+}
+
 /* Weights of any type: widened to f32 and packed into A's panels, k block by k block
  * (each k's values land at a place of their own: the threads share the k rows); for the
  * dot-product kernels each block goes through a thread's f32 block and is regrouped,
@@ -174,7 +197,7 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
     }
     const size_t elt = a_esz(c);
     int32_t *comp = p->pack == 4 ? (int32_t *)((char *)packed + grouped_bytes(c)) : NULL;
-    const int64_t zp_shift = (int64_t)(p->pad + p->b_shift);
+    const int64_t zp_shift = (int64_t)c->attr.src_zp + (int64_t)p->b_shift;
     /* per-channel zero points (gather route: row k is (channel read, tap) of the group,
      * ic forward, oc backward data) */
     const int64_t cg = c->dir == BDNN_DIR_FWD ? d->ic / d->g : d->oc / d->g;
@@ -228,6 +251,7 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
             for (int64_t m = 0; m < M; ++m) comp[g * M + m] = (int32_t)sums[m];
     }
     free(sums);
+    if (p->border && !oom) pack_border(c, w32, (int32_t *)border_table(c, packed));
     free(wf);
 }
 

@@ -145,6 +145,14 @@ typedef struct {
     int64_t Kp;           /* K rounded up to pack */
     float b_shift;        /* int8: +128 for an s8 source, else 0 */
     float pad;            /* what taps outside the input read (int8 src zero point) */
+    /* int8 forward whose padding byte (zero point + shift) a u8 cannot hold for some
+     * channel (a u8 source's negative zero point): those channels pad with the nearest
+     * byte, and the tiles of output points that read padding take back what it added
+     * (take_back_border, conv_gemm_gather.c), from a table appended to the packed
+     * weights: per group, output channel and tap, the sum over the channels read of
+     * w * (pad - zero point) */
+    int border;
+    int32_t *pads;        /* border, per-channel zero points: each channel's padding value */
     float *stage_b;       /* f32 copy of the tensor B gathers from (NULL if f32 already) */
     float *stage_a;       /* backward weights: f32 copy of diff_dst (NULL if f32) */
     float *bias_f32;      /* backward weights with bias: f32 sums before conversion */
@@ -259,6 +267,13 @@ GEMM_HELPER size_t grouped_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
     return bdnn_div_up(a_esz(c) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->Kp), 64)
            * 64;
+}
+
+/* The border table (gemm_plan_t.border) in packed weights: after the compensation. */
+GEMM_HELPER const int32_t *border_table(const struct bdnn_conv *c, const void *packed) {
+    const gemm_plan_t *p = c->plan;
+    return (const int32_t *)((const char *)packed + grouped_bytes(c)
+                             + sizeof(int32_t) * (size_t)(c->d.g * p->M));
 }
 
 /* Regroups a panel of kc rows x W f32 values (row stride W) into groups of `pack` rows:

@@ -13,17 +13,31 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     const int zp = c->attr.src_zp || c->src_zps;
     if (zp && c->dir == BDNN_DIR_BWD_WEIGHTS) return BDNN_STATUS_UNIMPLEMENTED;
     if (zp && c->operands != OPERANDS_INT8) return BDNN_STATUS_UNIMPLEMENTED;
+    p->pad = (float)c->attr.src_zp;
     if (c->operands == OPERANDS_INT8) {
-        /* the padding's byte, zero point + shift, must be a u8 (each channel's) */
+        /* The padding's byte, zero point + shift, is a u8 where it can be (each
+         * channel's). Forward takes any other zero point: those channels pad with the
+         * nearest byte, and the border table takes back the difference (p->border). */
         p->b_shift = b_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
         const int64_t n = !c->src_zps ? 1 : c->dir == BDNN_DIR_FWD ? d->ic : d->oc;
+        const int64_t shift = (int64_t)p->b_shift;
         for (int64_t ch = 0; ch < n; ++ch) {
             const int64_t v = c->src_zps ? c->src_zps[ch] : c->attr.src_zp;
-            if (v + (int64_t)p->b_shift < 0 || v + (int64_t)p->b_shift > 255)
-                return BDNN_STATUS_UNIMPLEMENTED;
+            if (v + shift >= 0 && v + shift <= 255) continue;
+            if (c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
+            p->border = 1;
+        }
+        if (p->border && c->src_zps) {
+            p->pads = malloc(sizeof(int32_t) * (size_t)n);
+            if (!p->pads) return BDNN_STATUS_OUT_OF_MEMORY;
+        }
+        for (int64_t ch = 0; p->border && ch < n; ++ch) {
+            const int64_t v = c->src_zps ? c->src_zps[ch] : c->attr.src_zp;
+            const int64_t byte = v + shift < 0 ? 0 : v + shift > 255 ? 255 : v + shift;
+            if (p->pads) p->pads[ch] = (int32_t)(byte - shift);
+            else p->pad = (float)(byte - shift);
         }
     }
-    p->pad = (float)c->attr.src_zp;
     if (b_dt != BDNN_DT_F32) {
         const int64_t n = c->dir == BDNN_DIR_BWD_DATA ? dst_elems(d) : src_elems(d);
         if (conv_scratch((void **)&p->stage_b, sizeof(float) * (size_t)(n > 0 ? n : 1)))
@@ -204,6 +218,46 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, const int32_t *zps_
     }
 }
 
+/* The taps of output index o along one dimension that read inside an input of n points
+ * (stride st, dilation dl, padding pd): [lo, hi). */
+static void taps_inside(int64_t o, int64_t st, int64_t dl, int64_t pd, int64_t n, int64_t k,
+                        int64_t *lo, int64_t *hi) {
+    const int64_t i0 = o * st - pd, step = dl + 1;
+    *lo = i0 >= 0 ? 0 : bdnn_div_up(-i0, step);
+    *hi = n - 1 - i0 < 0 ? 0 : bdnn_floor_div(n - 1 - i0, step) + 1;
+    if (*hi > k) *hi = k;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* p->border: on a finished tile of s32 sums (rows of output channels, table: the border
+ * table at the tile's first channel; columns [j, j + nr) of the output grid, row stride
+ * ld), each output point takes back, channel by channel, the table's entries of the taps
+ * that read padding: sum over them of w * (pad - zero point), which the padding added
+ * where the zero point belonged. Interior points read no padding and skip the taps. */
+static void take_back_border(const bdnn_conv_desc_t *d, const int32_t *table, int64_t mr,
+                             int64_t j, int64_t nr, int32_t *acc, int64_t ld) {
+    const int64_t taps = taps_of(d);
+    for (int64_t col = 0; col < nr; ++col) {
+        const int64_t pnt = j + col, ow = pnt % d->ow, oh = pnt / d->ow % d->oh;
+        const int64_t od = pnt / (d->ow * d->oh);
+        int64_t zlo, zhi, ylo, yhi, xlo, xhi;
+        taps_inside(od, d->sd, d->dd, d->pd, d->id, d->kd, &zlo, &zhi);
+        taps_inside(oh, d->sh, d->dh, d->ph, d->ih, d->kh, &ylo, &yhi);
+        taps_inside(ow, d->sw, d->dw, d->pw, d->iw, d->kw, &xlo, &xhi);
+        if (zhi - zlo == d->kd && yhi - ylo == d->kh && xhi - xlo == d->kw) continue;
+        for (int64_t kd = 0; kd < d->kd; ++kd)
+            for (int64_t kh = 0; kh < d->kh; ++kh)
+                for (int64_t kw = 0; kw < d->kw; ++kw) {
+                    if (kd >= zlo && kd < zhi && kh >= ylo && kh < yhi && kw >= xlo && kw < xhi)
+                        continue;
+                    const int64_t t = (kd * d->kh + kh) * d->kw + kw;
+                    for (int64_t r = 0; r < mr; ++r)   /* wrapping, as the s32 sums */
+                        acc[r * ld + col] = (int32_t)((uint32_t)acc[r * ld + col]
+                                                      - (uint32_t)table[r * taps + t]);
+                }
+    }
+}
+
 /* Backward data: B[(oc, tap)][input point i] = diff_dst at o = (i + p - tap*(d+1)) / s when
  * that division is exact and o is inside the output, else 0. */
 static void pack_b_bwd_data(const exec_t *e, const float *ddst_ng, const int32_t *zps_g,
@@ -335,6 +389,10 @@ void bdnn_gemm_run_gather(const exec_t *e) {
         && tail->kind == BDNN_POST_ELTWISE && tail->alg == BDNN_ELT_RELU && tail->scale == 1.0f;
     const int32_t *comp = pack == 4 && p->dir != BDNN_DIR_BWD_WEIGHTS
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
+    /* forward: what each channel's taps outside the input read */
+    const int32_t *pads = p->pads ? p->pads : c->src_zps;
+    const int32_t *border = p->border && c->fault != BDNN_FAULT_BORDER_KEPT
+        ? border_table(c, e->a_packed) : NULL;
 
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -381,7 +439,7 @@ void bdnn_gemm_run_gather(const exec_t *e) {
                 case BDNN_DIR_FWD:
                 case BDNN_DIR_BWD_DATA:
                     if (p->dir == BDNN_DIR_FWD)
-                        pack_b_fwd(e, b_inst, c->src_zps ? c->src_zps + g * (d->ic / G) : NULL,
+                        pack_b_fwd(e, b_inst, pads ? pads + g * (d->ic / G) : NULL,
                                    pc, kc, q_packed, npanels, s);
                     else
                         pack_b_bwd_data(e, b_inst,
@@ -434,6 +492,9 @@ void bdnn_gemm_run_gather(const exec_t *e) {
                             u->fn(kc, (const float *)a_blk + (m - m0) * kc, s->bp + q * kc * NR,
                                   NR, acc, p->nc, mr, nr, pc > 0 ? UKR_ACCUMULATE : UKR_WRITE,
                                   NULL, 0.0f, 0.0f);
+                        if (last && border)
+                            take_back_border(d, border + (g * M + m) * taps_of(d), mr, j, nr,
+                                             (int32_t *)acc, p->nc);
                         if (last)
                             bdnn_conv_epilogue(c, acc, p->nc, mr, nr, g * M + m,
                                                p->dir == BDNN_DIR_BWD_WEIGHTS ? NULL : e->bias,

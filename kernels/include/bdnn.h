@@ -270,8 +270,10 @@ enum {
     BDNN_FAULT_SPLIT_DROPPED = 14,   /* the reductions of per-thread partial results
                                         (k splits, per-thread diff_src) leave out the last
                                         thread's: a defect only a multi-thread run has */
-    BDNN_FAULT_SRC1_CHANNEL0 = 15    /* binary and prelu post-ops read their input at
+    BDNN_FAULT_SRC1_CHANNEL0 = 15,   /* binary and prelu post-ops read their input at
                                         channel 0 for every channel */
+    BDNN_FAULT_BORDER_KEPT = 16      /* int8 gather route, a zero point the padding byte
+                                        cannot hold: the border's correction is skipped */
 };
 /* The defect (BDNN_FAULT_*) every convolution primitive created from now on carries, read
  * at bdnn_conv_create (tests only; BDNN_FAULT_NONE, the default, for correct kernels). */

@@ -119,13 +119,6 @@ def attributes_unsupported(prb) -> tuple[Status, str] | None:
         if entry.mask_for(len(logical_dims(prb.desc)["dst"])) != 2 or not prb.dir.forward:
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: {arg} "
                     "zero points are common, or per channel (per_dim_1) in forward, here")
-    src_zp = prb.zero_points.get("src") if prb.zero_points else None
-    if src_zp is not None and src_zp.zp is not None and prb.dt[0] in check.INT_RANGES:
-        lo, hi = check.INT_RANGES[prb.dt[0]]
-        if not lo <= src_zp.zp <= hi:
-            return (Status.UNIMPLEMENTED, f"--attr-zero-points={prb.zero_points}: a src zero "
-                    f"point outside {prb.dt[0]}'s range [{lo:g}, {hi:g}] (the kernels pad "
-                    "the source with it)")
     return dtypes.attr_unsupported(prb.dir, prb.dt, oscale=prb.oscale, scales=prb.scales,
                                    zero_points=prb.zero_points)
 

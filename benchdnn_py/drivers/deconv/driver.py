@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import core
+from ...common.check import INT_RANGES
 from ...common.direction import Dir
 from ...engine import case
 from ...engine.settings import GlobalSettings
@@ -45,10 +46,19 @@ class DeconvProblem(problem.ConvProblem):
     def kind_unsupported(self):
         """Zero points (int8 forward, as the convolution's: common src and dst values):
         the kernels' backward data reads the deconvolution's src, filling the taps that
-        reach none of it with the zero point, and adds dst's to what it writes."""
+        reach none of it with the zero point, and adds dst's to what it writes. So the
+        src zero point must be a value of the src type (the convolution's gather route
+        corrects other paddings; backward data does not)."""
         if self.zero_points and self.backend != "native":
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={self.zero_points}: the "
                     f"{self.backend} backend runs deconvolution without zero points")
+        src_zp = self.zero_points.get("src") if self.zero_points else None
+        if src_zp is not None and src_zp.zp is not None and self.dt[0] in INT_RANGES:
+            lo, hi = INT_RANGES[self.dt[0]]
+            if not lo <= src_zp.zp <= hi:
+                return (Status.UNIMPLEMENTED, f"--attr-zero-points={self.zero_points}: a src "
+                        f"zero point outside {self.dt[0]}'s range [{lo:g}, {hi:g}] (the "
+                        "backward-data kernels pad the source with it)")
         return None
 
 

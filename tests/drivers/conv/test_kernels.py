@@ -487,6 +487,51 @@ def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught(imp
         assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
 
 
+# A src zero point outside the source's type (a u8 source's -3 or 300, an s8 one's 200;
+# per channel, a mix of both kinds): the int8 gather rows pad with the type's nearest
+# value and take the difference back from the outputs that read padding. Their s32 sums
+# equal the reference's on src - zp (zero outside the input); border_kept, which skips
+# the correction, changes exactly the outputs whose window reaches the padding.
+ZP_BEYOND_SHAPES = ["mb2ic8ih6iw7oc5kh3kw2ph1pw1",
+                    "g2ic8id4ih5iw5oc6kd2kh3kw3sd2sh2pd1ph2pw1dh1"]
+ZP_BEYOND = [("u8", -3), ("u8", 300), ("s8", 200),
+             ("u8", (-4, 0, 7, 260, 1, -1, 2, 255)), ("s8", (-200, 5, 130, -128, 0, 127, -129, 3))]
+INT8_GATHER_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
+                    and i.operands is core.Operands.INT8 and i.name.endswith(":gather")]
+
+
+def _zp_beyond_run(row, shape, src_dt, zp, src, wei, fault=core.Fault.NONE):
+    per_channel = isinstance(zp, tuple)
+    attr = core.ConvAttr(src_dt, "s8", "s32", "f32", src_zp=0 if per_channel else zp,
+                         src_zps=zp if per_channel else ())
+    with core.ConvPrimitive(row, shape, FWD, False, fault, attr=attr) as prim:
+        dst = np.full(shape.dst_shape, -7, np.int32)
+        prim.bind(src, prim.pack_weights(wei), None, dst)()
+    return dst
+
+
+@pytest.mark.parametrize("text", ZP_BEYOND_SHAPES)
+@pytest.mark.parametrize("src_dt,zp", ZP_BEYOND)
+@pytest.mark.parametrize("row", INT8_GATHER_ROWS, ids=[i.name for i in INT8_GATHER_ROWS])
+def test_int8_gather_rows_correct_the_padding_a_zero_point_cannot_fill(row, src_dt, zp, text):
+    shape = _shape(text)
+    rng = np.random.default_rng(11)
+    lo, hi = (0, 255) if src_dt == "u8" else (-128, 127)
+    src = rng.integers(lo, hi + 1, size=shape.src_shape).astype(core.numpy_dtype(src_dt))
+    wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
+    zps = np.array(zp if isinstance(zp, tuple) else (zp,) * shape.ic, np.float32)
+    shifted = src.astype(np.float32) - zps.reshape((1, -1) + (1,) * (src.ndim - 2))
+    ref = core.ref_conv_fwd(shape, shifted, wei.astype(np.float32), None)
+    good = _zp_beyond_run(row, shape, src_dt, zp, src, wei)
+    assert np.array_equal(good, ref.astype(np.int64))
+    bad = _zp_beyond_run(row, shape, src_dt, zp, src, wei, core.Fault.BORDER_KEPT)
+    # the outputs whose window lies inside the input: one tap of padding on each side
+    inner = (Ellipsis, slice(1, -1), slice(1, -1)) if text.startswith("mb2") else \
+        (Ellipsis, slice(1, -1), slice(1, -1), slice(1, -1))
+    assert np.array_equal(bad[inner], good[inner])
+    assert not np.array_equal(bad, good)
+
+
 # bf16 and int8 first layers (few channels, stride > 1, several taps) take the shift route
 # by space-to-depth: the S x S phases of the input become channels of a unit-stride
 # problem with ceil(K/S) taps. Shapes: ResNet-50's conv1 shrunk, one channel, uneven

@@ -34,3 +34,16 @@ def test_int8_zero_points_run_on_the_backward_data_kernels():
     shifted = dict(inputs, src=inputs["src"] - 31)
     assert np.array_equal(with_zp, driver._reference(prb, shifted, Quant(), None)["dst"])
     assert not np.array_equal(with_zp, driver._reference(prb, inputs, Quant(), None)["dst"])
+
+
+def test_a_src_zero_point_outside_the_src_type_is_named_not_run():
+    """The backward-data kernels pad with the src zero point itself, so one a u8 cannot
+    hold is UNIMPLEMENTED with that reason (the convolution's forward corrects it)."""
+    args = ("--dt=u8:s8:u8", "--attr-zero-points=src:common:-2", "mb2ic16ih7oc24kh3sh2ph1")
+    res = run_cli("--deconv", *args)
+    assert res.summary()["unimplemented"] == 1, res.out
+    assert "UNIMPLEMENTED (--attr-zero-points=src:common:-2: a src zero point outside " \
+        "u8's range [0, 255]" in res.out, res.out
+    res = run_cli("--conv", *args)
+    assert res.code == 0 and res.summary()["passed"] == 1, res.out
+
