@@ -54,6 +54,12 @@ NAN_OUTPUTS = ("f16", "f8_e5m2", "f8_e4m3")
 # differently there), zero points of both signs and 0 (a point whose step is skipped).
 SCALE_TABLE = (0.5, 2.0, 0.25, 4.0, 3.0, 1.0, 0.125)
 ZP_TABLE = (-1, 2, 0, -3, 5)
+# ... for an unsigned zero point type, nonnegative (the same steps, 0 and a skipped one)
+ZP_TABLE_UNSIGNED = (1, 2, 0, 3, 5)
+# The types an attribute's values may have: every table entry is exact in each (a scale
+# of bf16 or f16, a zero point of 4 bits), so the kernels read them as f32 and s32.
+SCALE_DTS = ("f32", "bf16", "f16")
+ZP_DTS = ("s32", "s8", "u8", "s4", "u4")
 
 ZERO_TRUST_PERCENT = 80.0     # benchdnn's for reorder: 0 and small fractions are in the table
 TRH = 0.0                     # a reorder is exact
@@ -77,14 +83,27 @@ def perf_values(n: int, kind: fill.Kind, dt: str) -> np.ndarray:
     return round_to_dt(fill.real_fill(n, kind, *CFG[dt].perf), dt)
 
 
-def attr_values(name: str, mask: int, dims: tuple[int, ...]) -> np.ndarray:
+def attr_values(name: str, mask: int, dims: tuple[int, ...], groups: tuple[int, ...] = (),
+                dt: str = "") -> np.ndarray:
     """The per-point array of an attribute (core.REORDER_ARGS name) over the dims in
-    mask: shaped to broadcast over the tensor (1 along the other dims)."""
-    shape = tuple(n if mask >> d & 1 else 1 for d, n in enumerate(dims))
+    mask: shaped to broadcast over the tensor (1 along the other dims). groups (AxB, over
+    the last two dims, as benchdnn's get_idx): one value per A x B block of points, each
+    repeated over its block, since the kernels read a value per point. dt: the zero
+    point's type (unsigned ones take nonnegative values)."""
+    size = [1] * len(dims)
+    if groups:
+        size[-2:] = groups
+    shape = tuple(n // size[d] if mask >> d & 1 else 1 for d, n in enumerate(dims))
     count = int(np.prod(shape))
     if name == "src_zps":
-        return np.resize(np.array(ZP_TABLE, np.int32), count).reshape(shape)
-    return np.resize(np.array(SCALE_TABLE, np.float32), count).reshape(shape)
+        values = np.resize(np.array(ZP_TABLE_UNSIGNED if dt.startswith("u") else ZP_TABLE,
+                                    np.int32), count).reshape(shape)
+    else:
+        values = np.resize(np.array(SCALE_TABLE, np.float32), count).reshape(shape)
+    for d, k in enumerate(size):
+        if k > 1 and mask >> d & 1:
+            values = np.repeat(values, k, axis=d)
+    return values
 
 
 def comp_count(dims: tuple[int, ...], mask: int) -> int:

@@ -20,7 +20,8 @@ import numpy as np
 from ... import backends, core
 from ...common import attr as attrs
 from ...common import dt_names, fill, layout, packed
-from ...common.check import CompareSetup, compare, diagnostics, memory_faults
+from ...common.check import (INT_RANGES, CompareSetup, compare, diagnostics, memory_faults,
+                             round_to_dt)
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
 from ...engine.memory import Guarded, aligned_zeros, poison
@@ -155,9 +156,12 @@ class ReorderProblem:
         return " ".join(parts + self.modes.options())
 
     def scale(self, arg: str) -> float:
-        """The common scale of arg (1 when none, or when it has one per point)."""
+        """The common scale of arg (1 when none, or when it has one per point), as its
+        type holds it."""
         entry = self.scales.get(arg)
-        return 1.0 if entry is None or entry.scale is None else entry.scale
+        if entry is None or entry.scale is None:
+            return 1.0
+        return float(round_to_dt(np.array([entry.scale], np.float32), entry.dt)[0])
 
     def zero_point(self, arg: str) -> int:
         """The common zero point of arg (0 when none, or when it has one per point)."""
@@ -188,6 +192,12 @@ class ReorderProblem:
         if self.oflag:
             out["comp"] = self.comp[1]
         return out
+
+    def attr_type(self, name: str) -> tuple[tuple[int, ...], str]:
+        """The groups and the type of a per-point attribute array (masks() name)."""
+        entries = self.zero_points if name == "src_zps" else self.scales
+        entry = entries.get(name.split("_")[0])
+        return entry.groups, entry.dt
 
     @property
     def sum_scale(self) -> float | None:
@@ -228,6 +238,14 @@ def make_problem(values: Mapping[str, Any], text: str,
                 raise ProblemError(f"--attr-{option}={entry}: mask "
                                    f"{entry.mask_for(ndims)} names a dimension past the "
                                    f"tensor's {ndims}")
+            if entry.groups and ndims < 2:
+                raise ProblemError(f"--attr-{option}={entry}: groups cover the last two "
+                                   f"dimensions, and the tensor has {ndims}")
+            # a group divides each dimension it covers (in the mask), as oneDNN requires
+            for d, k in zip(range(ndims - 2, ndims), entry.groups):
+                if entry.mask_for(ndims) >> d & 1 and desc.dims[d] % k:
+                    raise ProblemError(f"--attr-{option}={entry}: groups of {k} do not "
+                                       f"divide dimension {d} ({desc.dims[d]})")
     return ReorderProblem(desc, values["sdt"], values["ddt"], values["stag"], values["dtag"],
                           strides, scales, values["attr-post-ops"], values["impl_filter"],
                           src, dst, values["backend"], values["attr-zero-points"],
@@ -244,10 +262,21 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     if prb.cross_engine != "none":
         return (Status.UNIMPLEMENTED, f"--cross-engine={prb.cross_engine}: no GPU engine "
                 "here")
+    for option, entries, dts in (("scales", prb.scales, cfg.SCALE_DTS),
+                                 ("zero-points", prb.zero_points, cfg.ZP_DTS)):
+        for entry in entries.entries:
+            if entry.dt not in dts:
+                return (Status.UNIMPLEMENTED, f"--attr-{option}={entry}: {option} are "
+                        f"{', '.join(dts)} here")
+            value = getattr(entry, "zp", None)
+            lo, hi = INT_RANGES.get(entry.dt, (value, value))
+            if value is not None and not lo <= value <= hi:
+                return (Status.UNIMPLEMENTED, f"--attr-{option}={entry}: {value} is "
+                        f"outside {entry.dt}'s range [{lo:g}, {hi:g}]")
+            if entry.groups and entry.arg != "src":
+                return (Status.UNIMPLEMENTED, f"--attr-{option}={entry}: groups on src "
+                        "only, as benchdnn's reference reads them")
     for entry in prb.zero_points.entries:
-        if entry.dt != "s32" or entry.groups:
-            return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: s32 zero points "
-                    "without groups only")
         if entry.arg == "dst" and not entry.is_common:
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: one dst zero point "
                     "(common), as oneDNN's reorders take")
@@ -263,10 +292,6 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
     modes = prb.modes.verdict(prb.backend, native=frozenset({"scratchpad"}))
     if modes:
         return modes
-    for entry in prb.scales.entries:
-        if entry.dt != "f32" or entry.groups:
-            return (Status.UNIMPLEMENTED, f"--attr-scales={entry}: f32 scales without "
-                    "groups only")
     entries = prb.post_ops.entries
     if any(not isinstance(e, attrs.Sum) or e.zero_point or e.dt for e in entries):
         return Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: only sum[:SCALE]"
@@ -339,7 +364,7 @@ def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buf
                 .view(np.int32) for k, name in enumerate(names)}
     else:
         dst, comp = Guarded(n_dst, poison(ddt_np), ddt_np), {}
-    arrays = {name: cfg.attr_values(name, mask, prb.desc.dims)
+    arrays = {name: cfg.attr_values(name, mask, prb.desc.dims, *prb.attr_type(name))
               for name, mask in prb.masks().items() if name != "comp"}
     bound = {"run": prim.bind(src_buf, dst.array,
                               **{name: a.ravel() for name, a in arrays.items()}, **comp),

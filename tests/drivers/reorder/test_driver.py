@@ -100,13 +100,13 @@ def test_bad_problems_are_one_line_and_the_batch_goes_on(args, needle):
 
 
 def test_what_is_not_implemented_says_so():
-    res = run_cli("--reorder", "--attr-scales=src:per_dim_1:f16", "2x3", "--attr-scales=",
+    res = run_cli("--reorder", "--attr-scales=src:per_dim_1:e8m0", "2x3", "--attr-scales=",
                   "--attr-zero-points=dst:per_dim_1", "2x3", "--attr-zero-points=",
                   "--runtime-dim-mask=3", "--stag=aBx16b", "--dtag=aBx24b", "2x48",
                   "--runtime-dim-mask=0", "--reset", "--attr-post-ops=relu", "2x3")
     lines = [l for l in res.lines if "__REPRO" in l]
-    assert ("UNIMPLEMENTED (--attr-scales=src:per_dim_1:f16: f32 scales without groups "
-            "only)") in lines[0]
+    assert ("UNIMPLEMENTED (--attr-scales=src:per_dim_1:e8m0: scales are f32, bf16, f16 "
+            "here)") in lines[0]
     assert "UNIMPLEMENTED (--attr-zero-points=dst:per_dim_1: one dst zero point" in lines[1]
     assert "UNIMPLEMENTED (blocks of dim 1 do not nest" in lines[2]
     assert "UNIMPLEMENTED (--attr-post-ops=relu: only sum[:SCALE])" in lines[3]
@@ -134,6 +134,26 @@ def test_benchdnn_options_the_kernels_lack_are_per_case_verdicts():
     assert verdicts[4].startswith("4:SKIPPED (Case not supported)")
     assert lines[5][1].endswith("--oflag=s8s8_comp:1 --runtime-dim-mask=3 2x3")
     assert res.summary()["skipped"] == 2 and res.code == 0
+
+
+def test_grouped_and_typed_scales_and_zero_points_run_and_their_limits_are_named():
+    """Weights decompression: src scales and zero points of their own types, in groups
+    over the last two dimensions (tests/drivers/reorder/test_cfg.py holds the grouping to
+    benchdnn's index); a group that does not divide its dimension is an invalid problem,
+    groups on dst and zero points outside their type are per-case verdicts."""
+    res = run_cli("--reorder", "--sdt=s4,u8", "--ddt=f32,bf16",
+                  "--attr-scales=src:per_tensor:f16:1x16,src:common:0.3:bf16",
+                  "--attr-zero-points=src:per_tensor:u4:8x1", "8x32", "--reset",
+                  "--attr-zero-points=src:per_tensor:s4:3x1", "8x32",
+                  "--attr-zero-points=", "--attr-scales=dst:per_tensor:f32:2x2", "8x32",
+                  "--attr-scales=", "--attr-zero-points=src:common:-1:u8", "8x32")
+    lines = [l.split(" __REPRO: ")[0] for l in res.lines if "__REPRO" in l][:11]
+    assert [l.split(" ")[0].split(":")[1] for l in lines] == ["PASSED"] * 8 + [
+        "INVALID_ARGUMENTS", "UNIMPLEMENTED", "UNIMPLEMENTED"], lines
+    assert "groups of 3 do not divide dimension 0 (8)" in lines[8]
+    assert "groups on src only" in lines[9]
+    assert "-1 is outside u8's range [0, 255]" in lines[10]
+    assert res.summary()["invalid_arguments"] == 1
 
 
 @pytest.mark.parametrize("args", [
