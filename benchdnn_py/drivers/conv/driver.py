@@ -109,7 +109,7 @@ def attributes_unsupported(prb) -> tuple[Status, str] | None:
             return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: {arg} scales are "
                     "common f32 values here")
     wei = prb.scales.get("wei") if prb.scales else None
-    if wei is not None and (wei.policy not in ("common", "per_oc") or wei.dt != "f32"):
+    if wei is not None and (not (wei.is_common or wei.policy == "per_oc") or wei.dt != "f32"):
         return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: weights scales are "
                 "common or per_oc f32 values here")
     for arg in ("src", "dst"):

@@ -394,6 +394,19 @@ def test_per_channel_zero_points_pad_and_shift_each_channel(driver_name):
     assert res.summary()["failed"] > 0, res.err[-2000:]
 
 
+def test_host_scalar_scales_run_as_common_on_every_argument():
+    """benchdnn's test_conv_all passes the weights' scale as a host scalar too: one value,
+    run as `common` (912 of its cases were UNIMPLEMENTED)."""
+    host = "src:host_scalar:0.5+dst:host_scalar:4+wei:host_scalar:2"
+    args = ("--dt=u8:s8:u8,s8:s8:f32", "--attr-zero-points=,src:common:1", "-v2",
+            "mb2ic16ih7oc24kh3ph1", "g4ic8ih7oc8kh3sh2ph1")
+    res = run_cli("--conv", f"--attr-scales={host}", *args)
+    assert res.code == 0 and res.summary()["passed"] == 8, res.out
+    common = run_cli("--conv", f"--attr-scales={host.replace('host_scalar', 'common')}",
+                     *args)
+    assert common.code == 0 and common.summary()["passed"] == 8, common.out
+
+
 def test_per_channel_zero_points_are_for_forward_and_channels_only():
     res = run_cli("--conv", "--dt=u8:s8:u8", "--attr-zero-points=src:per_dim_0",
                   "mb2ic16ih7oc24kh3ph1", "--attr-zero-points=src:per_dim_1",
