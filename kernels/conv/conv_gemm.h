@@ -146,8 +146,9 @@ typedef struct {
     float b_shift;        /* int8: +128 for an s8 source, else 0 */
     float pad;            /* what taps outside the input read (int8 src zero point) */
     /* int8 forward whose padding byte (zero point + shift) a u8 cannot hold for some
-     * channel (a u8 source's negative zero point): those channels pad with the nearest
-     * byte, and the tiles of output points that read padding take back what it added
+     * channel (a u8 source's negative zero point), on a problem some of whose taps read
+     * padding: those channels pad with the nearest byte, and the tiles of output points
+     * that read padding take back what it added
      * (take_back_border, conv_gemm_gather.c), from a table appended to the packed
      * weights: per group, output channel and tap, the sum over the channels read of
      * w * (pad - zero point) */

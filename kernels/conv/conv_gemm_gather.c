@@ -17,16 +17,19 @@ static int lp_init(const struct bdnn_conv *c, gemm_plan_t *p) {
     if (c->operands == OPERANDS_INT8) {
         /* The padding's byte, zero point + shift, is a u8 where it can be (each
          * channel's). Forward takes any other zero point: those channels pad with the
-         * nearest byte, and the border table takes back the difference (p->border). */
+         * nearest byte, and where some tap reads padding, the border table takes back
+         * the difference (p->border). */
         p->b_shift = b_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
         const int64_t n = !c->src_zps ? 1 : c->dir == BDNN_DIR_FWD ? d->ic : d->oc;
         const int64_t shift = (int64_t)p->b_shift;
+        int clamped = 0;
         for (int64_t ch = 0; ch < n; ++ch) {
             const int64_t v = c->src_zps ? c->src_zps[ch] : c->attr.src_zp;
             if (v + shift >= 0 && v + shift <= 255) continue;
             if (c->dir != BDNN_DIR_FWD) return BDNN_STATUS_UNIMPLEMENTED;
-            p->border = 1;
+            clamped = 1;
         }
+        p->border = clamped && !bdnn_reads_no_padding(d);
         if (p->border && c->src_zps) {
             p->pads = malloc(sizeof(int32_t) * (size_t)n);
             if (!p->pads) return BDNN_STATUS_OUT_OF_MEMORY;

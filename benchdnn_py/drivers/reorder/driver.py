@@ -179,25 +179,26 @@ class ReorderProblem:
                       if flag in items)
         return names, int(next(iter(items.values())))
 
-    def masks(self) -> dict[str, int]:
-        """The per-point attribute arrays (core.REORDER_ARGS names) -> their masks over
-        the tensor's dims; common values are not among them."""
+    def attr_entries(self) -> dict[str, Any]:
+        """The per-point attribute arrays (core.REORDER_ARGS names) -> the scale or zero
+        point entry each holds (mask, groups, type); common values are not among them."""
         out = {}
         for name, entries, arg in (("src_scales", self.scales, "src"),
                                    ("dst_scales", self.scales, "dst"),
                                    ("src_zps", self.zero_points, "src")):
             entry = entries.get(arg)
             if entry is not None and not entry.is_common:
-                out[name] = entry.mask_for(len(self.desc.dims))
+                out[name] = entry
+        return out
+
+    def masks(self) -> dict[str, int]:
+        """The per-point attribute arrays, and the compensation, -> their masks over the
+        tensor's dims."""
+        out = {name: entry.mask_for(len(self.desc.dims))
+               for name, entry in self.attr_entries().items()}
         if self.oflag:
             out["comp"] = self.comp[1]
         return out
-
-    def attr_type(self, name: str) -> tuple[tuple[int, ...], str]:
-        """The groups and the type of a per-point attribute array (masks() name)."""
-        entries = self.zero_points if name == "src_zps" else self.scales
-        entry = entries.get(name.split("_")[0])
-        return entry.groups, entry.dt
 
     @property
     def sum_scale(self) -> float | None:
@@ -268,15 +269,14 @@ def unsupported(prb: ReorderProblem) -> tuple[Status, str] | None:
             if entry.dt not in dts:
                 return (Status.UNIMPLEMENTED, f"--attr-{option}={entry}: {option} are "
                         f"{', '.join(dts)} here")
-            value = getattr(entry, "zp", None)
-            lo, hi = INT_RANGES.get(entry.dt, (value, value))
-            if value is not None and not lo <= value <= hi:
-                return (Status.UNIMPLEMENTED, f"--attr-{option}={entry}: {value} is "
-                        f"outside {entry.dt}'s range [{lo:g}, {hi:g}]")
             if entry.groups and entry.arg != "src":
                 return (Status.UNIMPLEMENTED, f"--attr-{option}={entry}: groups on src "
                         "only, as benchdnn's reference reads them")
     for entry in prb.zero_points.entries:
+        lo, hi = INT_RANGES[entry.dt]
+        if entry.zp is not None and not lo <= entry.zp <= hi:
+            return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: {entry.zp} is "
+                    f"outside {entry.dt}'s range [{lo:g}, {hi:g}]")
         if entry.arg == "dst" and not entry.is_common:
             return (Status.UNIMPLEMENTED, f"--attr-zero-points={entry}: one dst zero point "
                     "(common), as oneDNN's reorders take")
@@ -364,8 +364,9 @@ def prepare(prb: ReorderProblem, prim: core.ReorderPrimitive, perf: bool) -> Buf
                 .view(np.int32) for k, name in enumerate(names)}
     else:
         dst, comp = Guarded(n_dst, poison(ddt_np), ddt_np), {}
-    arrays = {name: cfg.attr_values(name, mask, prb.desc.dims, *prb.attr_type(name))
-              for name, mask in prb.masks().items() if name != "comp"}
+    ndims = len(prb.desc.dims)
+    arrays = {name: cfg.attr_values(name, e.mask_for(ndims), prb.desc.dims, e.groups, e.dt)
+              for name, e in prb.attr_entries().items()}
     bound = {"run": prim.bind(src_buf, dst.array,
                               **{name: a.ravel() for name, a in arrays.items()}, **comp),
              "outs": (dst,), "breach_reason": "wrote outside the dst buffer"}
