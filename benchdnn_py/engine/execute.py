@@ -95,6 +95,7 @@ def run_task(task: CaseTask, log: Log | None = None, err: Log | None = None,
     start = time.perf_counter()
     case = task.planned()
     core.cap_isa(case.settings.isa)
+    memory.huge_pages(case.settings.mode.performance)
     kept_log: list[str] = []
     kept_err: list[str] = []
     log = log or kept_log.append

@@ -202,6 +202,25 @@ def after_case(allocated: int) -> None:
         _freed.after_case(allocated)
 
 
+def huge_pages(timed: bool) -> None:
+    """Whether NumPy asks for transparent huge pages on its large arrays for the next case:
+    only where the case is timed. Where the system compacts memory for such a request
+    (THP defrag=madvise), each fault of a fresh array can wait on compaction, a large
+    share of filling a big tensor; a timed case keeps them for its kernels' TLB reach."""
+    setter = getattr(_numpy_multiarray(), "_set_madvise_hugepage", None)
+    if setter is not None:
+        setter(timed)
+
+
+def _numpy_multiarray():
+    """numpy's multiarray module (numpy._core from NumPy 2, numpy.core before it)."""
+    try:
+        from numpy._core import multiarray
+    except ImportError:   # pragma: no cover - NumPy 1
+        from numpy.core import multiarray
+    return multiarray
+
+
 # -- what a case really used ------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)

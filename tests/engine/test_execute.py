@@ -30,3 +30,19 @@ def test_a_descriptor_error_travels_as_its_message():
     (p,) = runner.prepare(harness.plan(["--conv", "ic8ih8oc8kh3xx1"]))
     task = pickle.loads(pickle.dumps(p.task))
     assert task.prb is None and "xx1" in task.error and task.repro == p.repro
+
+
+@pytest.mark.parametrize("mode, timed", [("C", False), ("P", True), ("CP", True)])
+def test_numpy_asks_for_huge_pages_only_for_a_timed_case(mode, timed):
+    from numpy._core import multiarray
+
+    from benchdnn_py.engine import execute
+    (p,) = runner.prepare(harness.plan(["--conv", f"--mode={mode}", "--max-ms-per-prb=10",
+                                        "ic8ih8oc8kh3ph1"]))
+    before = multiarray._set_madvise_hugepage(not timed)
+    try:
+        outcome = execute.run_task(p.task)
+        assert outcome.status.name == ("EXECUTED" if mode == "P" else "PASSED")
+        assert multiarray._get_madvise_hugepage() is timed
+    finally:
+        multiarray._set_madvise_hugepage(before)
