@@ -197,8 +197,8 @@ def test_list_mode_round_trips_every_problem_file():
     assert len(files) >= 8
     by_driver = {}
     for path in files:
-        driver = next((d for d in ("eltwise", "pool") if path.name.startswith(f"shapes_{d}")),
-                      "conv")
+        driver = next((d for d in ("eltwise", "pool", "softmax")
+                       if path.name.startswith(f"shapes_{d}")), "conv")
         by_driver.setdefault(driver, []).append(path)
     for driver, paths in by_driver.items():   # one run per driver: each file in turn
         res = run_cli(f"--{driver}", "--mode=L", *[f"--batch={p}" for p in paths])
@@ -237,7 +237,7 @@ def test_help_and_info():
     assert res.code == 0 and "--dir=" in res.out and "exit status" in res.out
     res = run_cli("info")
     assert res.code == 0 and "gemm_conv:scalar" in res.out and "threads:" in res.out
-    for table in ("conv and deconv", "eltwise", "pool", "reorder"):
+    for table in ("conv and deconv", "eltwise", "pool", "reorder", "softmax"):
         assert f"{table} implementations (in order of preference):" in res.out
     assert "reorder:scalar" in res.out and "pool:scalar" in res.out
     # The measured limits, each a positive rate (or "no vector route" without one).

@@ -23,6 +23,7 @@ from benchdnn_py.drivers import DRIVERS
 from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.conv.dt import DT_NAMES
 from benchdnn_py.drivers.pool import driver as pool_driver
+from benchdnn_py.drivers.softmax import driver as softmax_driver
 from benchdnn_py.engine import shipped
 from benchdnn_py.engine.options import enum_value, int_value
 from benchdnn_py.engine.settings import COLOR_CHOICES, GLOBAL_OPTIONS, ISA_LEVELS, MODES
@@ -109,16 +110,18 @@ def test_global_values():
 
 
 def test_backend_alg_and_data_type_values():
-    for name in ("conv", "deconv", "eltwise", "pool", "reorder"):
+    for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax"):
         assert values([f"--{name}"], "--backend=") == list(BACKENDS)
     assert values(["--conv"], "--alg=") == list(conv_problem.ALGS)
     assert values(["--eltwise"], "--alg=") == sorted(eltwise.ALGS)
     assert values(["--pool"], "--alg=") == list(pool_driver.ALG_SPELLINGS)
+    assert values(["--softmax"], "--alg=") == list(softmax_driver.ALGS)
     assert values(["--conv"], "--dt=") == list(DT_NAMES)
     assert values(["--conv"], "--bia-dt=") == list(DT_NAMES)
     # every name benchdnn parses (a type the kernels lack is a per-case verdict)
     assert values(["--reorder"], "--sdt=") == list(dt_names.DT_NAMES)
     assert values(["--eltwise"], "--dt=") == list(dt_names.DT_NAMES)
+    assert values(["--softmax"], "--ddt=") == list(dt_names.DT_NAMES)
 
 
 def test_list_values_complete_the_item_after_the_last_comma():

@@ -38,6 +38,7 @@ class Kind(enum.IntEnum):
     POST_SRC1 = 7   # binary and prelu post-op inputs: entry i of a chain seeds 7 + i
     SRC_ZPS = 20    # per-channel zero points (past the chain's seeds)
     DST_ZPS = 21
+    LINES = 22      # per-line draws of the softmax fill: kinds 22 to 25
 
 
 def int_fill(n: int, kind: Kind, lo: int, hi: int, density: float = 1.0) -> np.ndarray:

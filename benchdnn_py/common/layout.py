@@ -599,6 +599,29 @@ def tensor_layout(tag: Tag, dims: tuple[int, ...]) -> Layout:
         raise ProblemError(f"--tag={tag}: {exc} (dims: mb, channels, spatial)") from None
 
 
+def channels_last(lay: Layout) -> bool | None:
+    """Whether a dense layout keeps channels last (axb: True), first (abx: False), or
+    neither (None): the two orders the memory-bound kernels' post-op chains index."""
+    for tag, last in (("abx", False), ("axb", True)):
+        if lay.same_memory(plain(lay.dims, tag)):
+            return last
+    return None
+
+
+def dense_order(lay: Layout) -> tuple[int, ...] | None:
+    """The dims from outermost to innermost when the layout is a dense permutation of
+    them (plain, no padding, gaps or offset: `acdb`, `nhwc`, `cn`, ...), else None."""
+    if not lay.is_plain or lay.offset0 or lay.size != lay.nelems:
+        return None
+    order = tuple(sorted(range(lay.ndims), key=lambda d: (-lay.strides[d], d)))
+    stride = 1
+    for d in reversed(order):
+        if lay.dims[d] > 1 and lay.strides[d] != stride:
+            return None
+        stride *= lay.dims[d]
+    return order
+
+
 @functools.lru_cache(maxsize=4096)
 def plain(dims: tuple[int, ...], tag: str = "abx") -> Layout:
     """A dense plain layout named by its canonical letters (how `any` shows once

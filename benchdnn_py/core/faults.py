@@ -42,8 +42,9 @@ FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
 
 
 class OpFault(enum.IntEnum):
-    """Deliberate defects of the eltwise, pooling and reorder kernels (tests only), selected by the
-    same $BENCHDNN_PY_TEST_FAULT as Fault; the values live in these kernels' headers."""
+    """Deliberate defects of the eltwise, pooling, reorder and softmax kernels (tests
+    only), selected by the same $BENCHDNN_PY_TEST_FAULT as Fault; the values live in these
+    kernels' headers."""
 
     NONE = 0
     ELT_TAIL_DROPPED = lib.BDNN_ELT_FAULT_TAIL_DROPPED
@@ -55,6 +56,8 @@ class OpFault(enum.IntEnum):
     SRC1_CHANNEL0 = lib.BDNN_FAULT_SRC1_CHANNEL0  # and of the post-ops' extra input
     REORDER_PADDING_GARBAGE = lib.BDNN_REORDER_FAULT_PADDING_GARBAGE
     REORDER_DENSE_DST = lib.BDNN_REORDER_FAULT_DENSE_DST
+    SMX_NO_MAX = lib.BDNN_SMX_FAULT_NO_MAX
+    SMX_SUM_SHORT = lib.BDNN_SMX_FAULT_SUM_SHORT
 
 
 def _fault(own: type[enum.IntEnum]):

@@ -11,6 +11,7 @@ from .eltwise import DRIVER as _ELTWISE
 from .graph import make_driver as _graph_on
 from .pool import DRIVER as _POOL
 from .reorder import DRIVER as _REORDER
+from .softmax import DRIVER as _SOFTMAX
 
 DRIVERS: dict[str, Driver] = {
     "conv": _CONV,
@@ -19,6 +20,7 @@ DRIVERS: dict[str, Driver] = {
     "eltwise": _ELTWISE,
     "pool": _POOL,
     "reorder": _REORDER,
+    "softmax": _SOFTMAX,
 }
 
 
@@ -30,7 +32,8 @@ def _implementation_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     from ..common.reorders import ROUTE_SUFFIX
 
     rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
-                                    core.reorder_impls) for impl in table()]
+                                    core.reorder_impls, core.softmax_impls)
+            for impl in table()]
     peers = tuple(f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE)
     return (*rows, *(row + ROUTE_SUFFIX for row in rows)), peers
 

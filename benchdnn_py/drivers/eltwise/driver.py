@@ -160,7 +160,7 @@ class EltwiseProblem:
         scratch."""
         lay = self.layout
         if lay.padded_dims == lay.dims and lay.size == lay.nelems \
-                and (not self.post_ops or channels_last(lay) is not None):
+                and (not self.post_ops or layout.channels_last(lay) is not None):
             return lay
         return layout.plain(lay.dims)
 
@@ -171,15 +171,6 @@ class EltwiseProblem:
     @property
     def from_dst(self) -> bool:
         return eltwise.ALGS[self.alg].bwd_from_dst
-
-
-def channels_last(lay: layout.Layout) -> bool | None:
-    """Whether a dense layout keeps channels last (axb), first (abx: False), or neither
-    (None)."""
-    for tag, last in (("abx", False), ("axb", True)):
-        if lay.same_memory(layout.plain(lay.dims, tag)):
-            return last
-    return None
 
 
 def make_problem(values: Mapping[str, Any], text: str,
@@ -327,7 +318,7 @@ def prepare(prb: EltwiseProblem, prim: core.EltwisePrimitive, route: reorders.Ro
         src1 = post_ops.fill_src1(prb.post_ops, shape)
         # (another backend takes no chain: the verdict keeps post-ops off it)
         chain = post_ops.kernel_chain(prb.post_ops, src1, shape,
-                                      bool(channels_last(prb.kernel_layout)))
+                                      bool(layout.channels_last(prb.kernel_layout)))
         drop = dropout_args(prb)
         # (dropout runs on dst's memory itself: dropout_unsupported)
         mask = (reorders.output_buffer(lay, "u8")

@@ -9,9 +9,9 @@ module only ties them to the options: `--stag`/`--dtag` name each tensor's layou
 from __future__ import annotations
 
 from ...common import layout
+from ...common.dims import Dims
+from ...common.dims import parse_dims as _parse_dims
 from ...errors import ProblemError
-from ..eltwise.desc import Dims
-from ..eltwise.desc import parse_dims as _parse_dims
 
 Strides = layout.Strides
 tag_option = layout.tag_option
