@@ -1,6 +1,6 @@
 """--softmax: softmax and log-softmax over one axis, forward and backward data (files:
 desc.py dims and the axis, cfg.py per-type numbers and fill, ref.py reference, driver.py
-options and case flow)."""
+options and case flow, backend_onednn.py oneDNN's primitives)."""
 
 from ...reports.perf_report import BANDWIDTH_TEMPLATE, COMMON_FIELDS
 from ..base import Driver

@@ -37,7 +37,7 @@ from ...errors import ProblemError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
-from . import cfg, ref
+from . import backend_onednn, cfg, ref
 from .desc import Dims, check_axis, parse_dims, split
 
 
@@ -97,11 +97,13 @@ OPTIONS = (
     *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: each problem's backends run back to back.
     Option("backend", backends.parse, backends.NATIVE,
-           "what executes the problem: native (this project's kernels)", is_list=True),
+           "what executes the problem: native (this project's kernels) or onednn "
+           "(oneDNN's softmax primitives)", is_list=True),
 )
 
-# --backend -> the module that creates its primitive, other than the native kernels
-BACKENDS: dict[str, Any] = {}
+# --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
+# other than the native kernels
+BACKENDS = {"onednn": backend_onednn}
 
 PERF_FIELDS = frozenset({"dir", "sdt", "ddt", "stag", "dtag", "alg", "axis", "prop", "mb"})
 CSV_PERF_FIELDS = "%dir%,%sdt%,%ddt%,%stag%,%dtag%,%alg%,%axis%"
@@ -321,16 +323,21 @@ def create(prb: SoftmaxProblem, res: CaseResult) -> core.SoftmaxPrimitive | None
 
 
 def route_layouts(prb: SoftmaxProblem) -> tuple[dict, dict, dict, tuple, tuple]:
-    """(memory layouts, kernel layouts, types, inputs, outputs) of the case's tensors."""
+    """(memory layouts, kernel layouts, types, inputs, outputs) of the case's tensors.
+    Another backend runs on the memory's layouts themselves (an empty route)."""
     k = prb.kernel_layout
     if prb.dir.forward:
         mem = {"src": tensor_layout(prb.stag, prb.dims), "dst": prb.dst_layout}
-        return (mem, {"src": k, "dst": k}, {"src": prb.sdt, "dst": prb.ddt}, ("src",),
-                ("dst",))
-    mem = {"dst": prb.data_layout, "diff_dst": k, "diff_src": k}
-    return (mem, {n: k for n in mem}, {"dst": prb.ddt, "diff_dst": prb.ddt,
-                                       "diff_src": prb.sdt}, ("dst", "diff_dst"),
-            ("diff_src",))
+        kernel = {"src": k, "dst": k}
+        dts, ins, outs = {"src": prb.sdt, "dst": prb.ddt}, ("src",), ("dst",)
+    else:
+        mem = {"dst": prb.data_layout, "diff_dst": k, "diff_src": k}
+        kernel = {n: k for n in mem}
+        dts = {"dst": prb.ddt, "diff_dst": prb.ddt, "diff_src": prb.sdt}
+        ins, outs = ("dst", "diff_dst"), ("diff_src",)
+    if prb.backend != backends.NATIVE:
+        kernel = dict(mem)
+    return mem, kernel, dts, ins, outs
 
 
 def make_route(prb: SoftmaxProblem, res: CaseResult) -> reorders.Route | None:
@@ -560,7 +567,8 @@ def perf_record(prb: SoftmaxProblem, ctx: RunContext, impl: str, times: list[flo
 
 
 def create_with_route(prb: SoftmaxProblem, res: CaseResult) -> Created | None:
-    prim = create(prb, res)
+    prim = (create if prb.backend == backends.NATIVE else BACKENDS[prb.backend].create)(
+        prb, res)
     route = make_route(prb, res) if prim is not None else None
     return None if route is None else Created(prim, route)
 
