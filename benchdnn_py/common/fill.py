@@ -39,6 +39,7 @@ class Kind(enum.IntEnum):
     SRC_ZPS = 20    # per-channel zero points (past the chain's seeds)
     DST_ZPS = 21
     LINES = 22      # per-line draws of the softmax fill: kinds 22 to 25
+    MULTI_SRC = 26  # the sources of a sum or concat: source i seeds 26 + i
 
 
 def int_fill(n: int, kind: Kind, lo: int, hi: int, density: float = 1.0) -> np.ndarray:

@@ -2,8 +2,8 @@
 
 Modules by role: ``capi`` loads the library and marshals arrays, statuses, data types,
 instruction sets and threads; one module per primitive family (``conv``, ``eltwise``,
-``pool``, ``reorder``, ``softmax``); ``probes`` measures the machine; ``faults`` holds the
-test-only kernel defects; ``fill`` the C fill generators. Callers use the names below
+``pool``, ``reorder``, ``softmax``, ``sum``); ``probes`` measures the machine; ``faults``
+holds the test-only kernel defects; ``fill`` the C fill generators. Callers use the names below
 (``core.X``); no C enum or pointer leaves this package.
 """
 
@@ -28,5 +28,6 @@ from .probes import (BANDWIDTH_BYTES, CACHE_PROBE_BYTES, CACHE_PROBE_PASSES, CAC
                      parallel_memcpy, probe_cache, probe_peak, remeasure_limits)
 from .reorder import REORDER_ARGS, ReorderAttr, ReorderPrimitive, reorder_impls
 from .softmax import SOFTMAX_ALGS, Lines, SoftmaxPrimitive, softmax_impls
+from .sum import SumPrimitive, sum_impls
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -16,6 +16,7 @@ if TYPE_CHECKING:   # pragma: no cover
     from .conv import ActLayout
 
 
+@enum.unique   # (a value two defects shared would make one an alias of the other)
 class Fault(enum.IntEnum):
     """Deliberate kernel defects, for tests that prove the checks catch them."""
 
@@ -41,8 +42,9 @@ class Fault(enum.IntEnum):
 FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
 
 
+@enum.unique
 class OpFault(enum.IntEnum):
-    """Deliberate defects of the eltwise, pooling, reorder and softmax kernels (tests
+    """Deliberate defects of the eltwise, pooling, reorder, softmax and sum kernels (tests
     only), selected by the same $BENCHDNN_PY_TEST_FAULT as Fault; the values live in these
     kernels' headers."""
 
@@ -58,6 +60,7 @@ class OpFault(enum.IntEnum):
     REORDER_DENSE_DST = lib.BDNN_REORDER_FAULT_DENSE_DST
     SMX_NO_MAX = lib.BDNN_SMX_FAULT_NO_MAX
     SMX_SUM_SHORT = lib.BDNN_SMX_FAULT_SUM_SHORT
+    SUM_LAST_DROPPED = lib.BDNN_SUM_FAULT_LAST_DROPPED
 
 
 def _fault(own: type[enum.IntEnum]):

@@ -12,6 +12,7 @@ from .graph import make_driver as _graph_on
 from .pool import DRIVER as _POOL
 from .reorder import DRIVER as _REORDER
 from .softmax import DRIVER as _SOFTMAX
+from .sum import DRIVER as _SUM
 
 DRIVERS: dict[str, Driver] = {
     "conv": _CONV,
@@ -21,6 +22,7 @@ DRIVERS: dict[str, Driver] = {
     "pool": _POOL,
     "reorder": _REORDER,
     "softmax": _SOFTMAX,
+    "sum": _SUM,
 }
 
 
@@ -32,7 +34,7 @@ def _implementation_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     from ..common.reorders import ROUTE_SUFFIX
 
     rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
-                                    core.reorder_impls, core.softmax_impls)
+                                    core.reorder_impls, core.softmax_impls, core.sum_impls)
             for impl in table()]
     peers = tuple(f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE)
     return (*rows, *(row + ROUTE_SUFFIX for row in rows)), peers

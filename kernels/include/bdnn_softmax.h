@@ -31,8 +31,8 @@ enum {
 
 /* Deliberate defects of these kernels (tests only), numbered apart from the others'. */
 enum {
-    BDNN_SMX_FAULT_NO_MAX = 301,        /* forward: the line's maximum is not subtracted */
-    BDNN_SMX_FAULT_SUM_SHORT = 302      /* the line's sum leaves out its last element */
+    BDNN_SMX_FAULT_NO_MAX = 501,        /* forward: the line's maximum is not subtracted */
+    BDNN_SMX_FAULT_SUM_SHORT = 502      /* the line's sum leaves out its last element */
 };
 
 /* A fixed table, in order of preference; an entry is usable when its ISA is supported and
