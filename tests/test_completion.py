@@ -110,7 +110,7 @@ def test_global_values():
 
 
 def test_backend_alg_and_data_type_values():
-    for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "sum"):
+    for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "sum", "concat"):
         assert values([f"--{name}"], "--backend=") == list(BACKENDS)
     assert values(["--conv"], "--alg=") == list(conv_problem.ALGS)
     assert values(["--eltwise"], "--alg=") == sorted(eltwise.ALGS)

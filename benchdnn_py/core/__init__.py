@@ -2,15 +2,16 @@
 
 Modules by role: ``capi`` loads the library and marshals arrays, statuses, data types,
 instruction sets and threads; one module per primitive family (``conv``, ``eltwise``,
-``pool``, ``reorder``, ``softmax``, ``sum``); ``probes`` measures the machine; ``faults``
-holds the test-only kernel defects; ``fill`` the C fill generators. Callers use the names below
-(``core.X``); no C enum or pointer leaves this package.
+``pool``, ``reorder``, ``softmax``, ``sum``, ``concat``); ``probes`` measures the machine;
+``faults`` holds the test-only kernel defects; ``fill`` the C fill generators. Callers use
+the names below (``core.X``); no C enum or pointer leaves this package.
 """
 
 from .capi import (DATA_TYPES, DOUBLE_DTS, PACKED_DTS, ImplInfo, InvalidProblem, Isa, Operands,
                    Unimplemented, build_info, cap_isa, dt_convert, elements, isa_cap,
                    isa_supported, max_threads, numpy_dtype, parallel_fill, set_threads,
                    threads)
+from .concat import ConcatPrimitive, concat_impls
 from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .base import Driver
+from .concat import DRIVER as _CONCAT
 from .conv import DRIVER as _CONV
 from .deconv import DRIVER as _DECONV
 from .eltwise import DRIVER as _ELTWISE
@@ -23,6 +24,7 @@ DRIVERS: dict[str, Driver] = {
     "reorder": _REORDER,
     "softmax": _SOFTMAX,
     "sum": _SUM,
+    "concat": _CONCAT,
 }
 
 
@@ -34,7 +36,8 @@ def _implementation_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     from ..common.reorders import ROUTE_SUFFIX
 
     rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
-                                    core.reorder_impls, core.softmax_impls, core.sum_impls)
+                                    core.reorder_impls, core.softmax_impls, core.sum_impls,
+                                    core.concat_impls)
             for impl in table()]
     peers = tuple(f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE)
     return (*rows, *(row + ROUTE_SUFFIX for row in rows)), peers
