@@ -13,7 +13,8 @@ wrapping arithmetic, and a unit double is its top 53 bits times 2^-53. Integers 
 lo + (stream 1 mod (hi - lo + 1)), kept where stream 2's unit double < density, else 0;
 element 0, when hi >= 1, is max(lo, 1) + (element 0 of stream (kind, 1, 3) mod the width
 of [max(lo, 1), hi]). Reals are lo + (hi - lo) * stream 4's unit double, rounded to f32
-once; choices are values[stream 5 mod len(values)].
+once (one that rounds up to hi becomes the float below it: the range is half-open);
+choices are values[stream 5 mod len(values)].
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from .. import core
+from ..common.check import Verdict, diagnostics
 from ..reports.perf_report import PerfRecord, machine_limit
 from ..status import Reason, Status
 from . import memory
@@ -51,6 +52,21 @@ class CaseResult:
     timers: Stopwatch = dataclasses.field(default_factory=Stopwatch)
     machine: MachineCheck | None = None   # the perf guard's probes around the timing
     memory: memory.CaseMemory | None = None   # the memory guard's estimate, and the peak
+
+    def take_verdict(self, verdict: Verdict, shape: tuple[int, ...], verbose: int) -> None:
+        """A compared tensor's verdict: its diagnostic lines (points in shape's logical
+        order), its counts, and FAILED, MISTRUSTED or PASSED."""
+        self.diagnostics += diagnostics(verdict, shape, verbose)
+        self.errors, self.total, self.outputs = verdict.errors, verdict.total, verdict.size
+        self.status = (Status.FAILED if verdict.failed else
+                       Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+
+    def take_memory_fault(self, fault: tuple[str, list[str]] | None) -> None:
+        """check.memory_faults' finding, if any: FAILED with its reason and lines."""
+        if fault:
+            self.status = Status.FAILED
+            self.reason, extra = fault
+            self.diagnostics += extra
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr, dt_names, layout, reorders
-from ...common.check import CompareSetup, compare, diagnostics, memory_faults
+from ...common.check import CompareSetup, compare, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -271,15 +271,8 @@ def judge(prb: ConcatProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
     got = reorders.read(bufs.out.array, prb.dst_layout).reshape(prb.dims)
     verdict = compare(exp, got, compare_setup(prb))
-    res.diagnostics += diagnostics(verdict, prb.dims, verbose)
-    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
-    res.status = (Status.FAILED if verdict.failed else
-                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
-    fault = memory_faults("DST", prb.dst_layout, bufs.out.array, None)
-    if fault:
-        res.status = Status.FAILED
-        res.reason, extra = fault
-        res.diagnostics += extra
+    res.take_verdict(verdict, prb.dims, verbose)
+    res.take_memory_fault(memory_faults("DST", prb.dst_layout, bufs.out.array, None))
 
 
 def perf_record(prb: ConcatProblem, ctx: RunContext, impl: str, times: list[float],

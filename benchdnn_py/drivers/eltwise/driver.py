@@ -29,8 +29,8 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr, dropout, dt_names, eltwise, fill, layout, post_ops, reorders
-from ...common.check import (FLT_EPSILON, MAX_PRINTED_POINTS, CompareSetup,
-                             Verdict, compare, diagnostics, memory_faults)
+from ...common.check import (FLT_EPSILON, MAX_PRINTED_POINTS, CompareSetup, Verdict,
+                             compare, memory_faults)
 from ...common.layout import tensor_layout
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -416,11 +416,7 @@ def with_cancellation_check(v: Verdict, prb: EltwiseProblem, bufs: Buffers) -> V
     rescued = zone & (diff <= v.trh * np.maximum(scale, 1.0))
     if not rescued.any():
         return v
-    failing = v.failing[~rescued]
-    mistrusted = (failing.size == 0 and v.total >= 10
-                  and 100.0 * v.zeros / v.total > v.zero_trust_percent)
-    return dataclasses.replace(v, errors=int(failing.size), failing=failing,
-                               mistrusted=mistrusted)
+    return v.keep_failing(v.failing[~rescued])
 
 
 def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
@@ -428,19 +424,12 @@ def judge(prb: EltwiseProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     got = reorders.read(bufs.out.array, prb.layout).reshape(prb.desc.dims)
     verdict = compare(exp, got, compare_setup(prb))
     verdict = with_cancellation_check(verdict, prb, bufs)
-    res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
-    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
-    res.status = (Status.FAILED if verdict.failed else
-                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    res.take_verdict(verdict, prb.desc.dims, verbose)
     if bufs.mask is not None:
         judge_mask(prb, bufs.mask.array, bufs.keep, res)
     # the memory beyond the points: a blocked layout's padded tail must hold zeros
-    fault = memory_faults("SRC" if prb.backward else "DST", prb.layout, bufs.out.array,
-                          None)
-    if fault:
-        res.status = Status.FAILED
-        res.reason, extra = fault
-        res.diagnostics += extra
+    res.take_memory_fault(memory_faults("SRC" if prb.backward else "DST", prb.layout,
+                                        bufs.out.array, None))
 
 
 def judge_mask(prb: EltwiseProblem, mask: np.ndarray, keep: np.ndarray,

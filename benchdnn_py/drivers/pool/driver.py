@@ -36,7 +36,7 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr, dt_names, eltwise, fill, layout, post_ops, reorders
-from ...common.check import CompareSetup, compare, diagnostics, memory_faults, round_to_dt
+from ...common.check import CompareSetup, compare, memory_faults, round_to_dt
 from ...common.layout import tensor_layout
 from ...core import PoolAlg, PoolLayout, PoolShape, Prop
 from ...engine import case
@@ -392,16 +392,11 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     axes = prb.desc.spatial_axes
     sizes = prb.desc.i if backward else prb.desc.o
     logical = (prb.desc.mb, prb.desc.ic) + tuple(sizes[a] for a in axes)
-    res.diagnostics += diagnostics(verdict, logical, verbose)
-    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
-    res.status = (Status.FAILED if verdict.failed else
-                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    res.take_verdict(verdict, logical, verbose)
     # the memory beyond the points: a blocked layout's padded tail must hold zeros
     fault = memory_faults("SRC" if backward else "DST", lay, bufs.out.array, None)
     if fault:
-        res.status = Status.FAILED
-        res.reason, extra = fault
-        res.diagnostics += extra
+        res.take_memory_fault(fault)
         return
     # (another backend's workspace has its own format: its entries are not checked)
     if not backward and bufs.ws is not None and not verdict.failed \

@@ -20,8 +20,7 @@ import numpy as np
 from ... import backends, core
 from ...common import attr as attrs
 from ...common import dt_names, fill, layout, packed
-from ...common.check import (INT_RANGES, CompareSetup, compare, diagnostics, memory_faults,
-                             round_to_dt)
+from ...common.check import INT_RANGES, CompareSetup, compare, memory_faults, round_to_dt
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
 from ...engine.memory import Guarded, aligned_zeros, poison
@@ -408,15 +407,8 @@ def judge(prb: ReorderProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
                          allow_nans=prb.ddt in cfg.NAN_OUTPUTS, dt=prb.ddt,
                          eps=float(np.finfo(np.float32).eps))
     verdict = compare(exp, got, setup)
-    res.diagnostics += diagnostics(verdict, prb.desc.dims, verbose)
-    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
-    res.status = (Status.FAILED if verdict.failed else
-                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
-    fault = memory_faults("DST", prb.dst, out, bufs.before)
-    if fault:
-        res.status = Status.FAILED
-        res.reason, extra = fault
-        res.diagnostics += extra
+    res.take_verdict(verdict, prb.desc.dims, verbose)
+    res.take_memory_fault(memory_faults("DST", prb.dst, out, bufs.before))
     names, mask = prb.comp
     if names and res.status is not Status.FAILED:
         # each compensation from the reference values, as the s8 dst stores them

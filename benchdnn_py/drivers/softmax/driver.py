@@ -26,7 +26,7 @@ import numpy as np
 
 from ... import backends, core
 from ...common import attr, check, dropout, dt_names, fill, layout, post_ops, reorders
-from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, diagnostics, memory_faults
+from ...common.check import FLT_EPSILON, CompareSetup, Verdict, compare, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -38,7 +38,7 @@ from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import backend_onednn, cfg, ref
-from .desc import Dims, check_axis, parse_dims, split
+from .desc import Dims, check_axis, parse_dims
 
 
 class Dir(enum.Enum):
@@ -501,31 +501,18 @@ def with_rescues(v: Verdict, prb: SoftmaxProblem, bufs: Buffers) -> Verdict:
         delta = np.abs(exp) * trh_f32
         for edge in (exp - delta, exp + delta):
             ok |= check.round_to_dt(edge.astype(np.float32), dt) == got
-    failing = v.failing[~ok]
-    if failing.size == v.failing.size:
-        return v
-    mistrusted = (failing.size == 0 and v.total >= 10
-                  and 100.0 * v.zeros / v.total > v.zero_trust_percent)
-    return dataclasses.replace(v, errors=int(failing.size), failing=failing,
-                               mistrusted=mistrusted)
+    return v.keep_failing(v.failing[~ok])
 
 
 def judge(prb: SoftmaxProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
           verbose: int) -> None:
     got = reorders.read(bufs.out.array, bufs.out_layout).reshape(prb.dims)
     verdict = with_rescues(compare(exp, got, compare_setup(prb)), prb, bufs)
-    res.diagnostics += diagnostics(verdict, prb.dims, verbose)
-    res.errors, res.total, res.outputs = verdict.errors, verdict.total, verdict.size
-    res.status = (Status.FAILED if verdict.failed else
-                  Status.MISTRUSTED if verdict.mistrusted else Status.PASSED)
+    res.take_verdict(verdict, prb.dims, verbose)
     if bufs.mask is not None:
         judge_mask(prb, bufs.mask.array, bufs.keep, res)
-    fault = memory_faults("SRC" if prb.backward else "DST", bufs.out_layout, bufs.out.array,
-                          None)
-    if fault:
-        res.status = Status.FAILED
-        res.reason, extra = fault
-        res.diagnostics += extra
+    res.take_memory_fault(memory_faults("SRC" if prb.backward else "DST", bufs.out_layout,
+                                        bufs.out.array, None))
 
 
 def judge_mask(prb: SoftmaxProblem, mask: np.ndarray, keep: np.ndarray,
