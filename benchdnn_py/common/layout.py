@@ -232,6 +232,16 @@ def tag_option(name: str):
     return parse
 
 
+def tag_or_undef_option(name: str):
+    """tag_option's parser, which also takes `undef` (None: the primitive's choice, as
+    `any`; benchdnn's default dst tag of sum and concat)."""
+    parse_tag_value = tag_option(name)
+
+    def parse(text: str) -> Tag | None:
+        return None if text == "undef" else parse_tag_value(text)
+    return parse
+
+
 Strides = tuple[tuple[int, ...], int] | None     # (strides, offset0), or none
 
 

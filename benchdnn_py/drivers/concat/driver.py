@@ -47,17 +47,12 @@ def _stag(text: str) -> tuple[layout.Tag, ...]:
     return tuple(layout.tag_option("stag")(item) for item in text.split(":"))
 
 
-def _dtag(text: str) -> layout.Tag | None:
-    """--dtag: a tag, or undef (None: the primitive's choice, as `any`)."""
-    return None if text == "undef" else layout.tag_option("dtag")(text)
-
-
 OPTIONS = (
     Option("sdt", _dt_option("sdt"), "f32", "the sources' type", is_list=True),
     Option("ddt", _dt_option("ddt"), "f32", "dst's type", is_list=True),
     Option("stag", _stag, (layout.parse_tag("abx"),),
            "the sources' tags joined by : (one applies to all)", is_list=True),
-    Option("dtag", _dtag, None, "dst's tag; undef (default) or any: source 0's",
+    Option("dtag", layout.tag_or_undef_option("dtag"), None, "dst's tag; undef (default) or any: source 0's",
            is_list=True),
     Option("axis", int_value("axis", 0), 1, "the dimension the sources are joined along",
            is_list=True),

@@ -37,11 +37,6 @@ from . import cfg, ref
 from .desc import Dims, parse_dims, parse_scales, parse_sdt, parse_stag, per_source
 
 
-def _dtag(text: str) -> layout.Tag | None:
-    """--dtag: a tag, or undef (None: the primitive's choice, as `any`)."""
-    return None if text == "undef" else layout.tag_option("dtag")(text)
-
-
 def _ddt(text: str) -> str:
     return dt_names.parse_name(text, "ddt", text)
 
@@ -52,7 +47,7 @@ OPTIONS = (
     Option("ddt", _ddt, "f32", "dst's type", is_list=True),
     Option("stag", parse_stag, (layout.parse_tag("abx"),),
            "the sources' tags joined by : (one applies to all)", is_list=True),
-    Option("dtag", _dtag, None, "dst's tag; undef (default) or any: source 0's",
+    Option("dtag", layout.tag_or_undef_option("dtag"), None, "dst's tag; undef (default) or any: source 0's",
            is_list=True),
     Option("scales", parse_scales, (1.0,), "the sources' scales joined by : (one applies "
            "to all)", is_list=True),
