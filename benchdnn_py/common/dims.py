@@ -1,4 +1,4 @@
-"""The dims descriptor of the drivers whose problem is a tensor's shape (eltwise, softmax,
+"""The dims descriptor of the drivers whose problem is a tensor's shape (eltwise, softmax, sum,
 reorder; benchdnn reference 9.1, 9.2).
 
 A descriptor is dims joined by `x` (`50x192x55x55`, logical order N, C, then spatial),
