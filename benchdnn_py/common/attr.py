@@ -328,7 +328,7 @@ SCALE_DTS = ("f32", "f16", "bf16", "e8m0", "f8_e5m2", "f8_e4m3")
 ZP_DTS = ("s32", "s8", "u8", "s4", "u4")
 
 
-def _g(value: float) -> str:
+def number_text(value: float) -> str:
     """%g like benchdnn, unless six digits would not read back as the same number: a
     repro line must reproduce the case, so then the shortest exact form."""
     text = f"{value:g}"
@@ -383,7 +383,7 @@ class ScaleEntry(_Quant):
     groups: tuple[int, ...] = ()
 
     def __str__(self) -> str:
-        return self._tail("" if self.scale is None else _g(self.scale), "f32")
+        return self._tail("" if self.scale is None else number_text(self.scale), "f32")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -582,7 +582,7 @@ class OScale:
     def __str__(self) -> str:
         if not self.policy:
             return ""
-        return self.policy if self.scale is None else f"{self.policy}:{_g(self.scale)}"
+        return self.policy if self.scale is None else f"{self.policy}:{number_text(self.scale)}"
 
     def __bool__(self) -> bool:
         return bool(self.policy)

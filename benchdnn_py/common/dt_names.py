@@ -11,6 +11,13 @@ DT_NAMES = ("f32", "bf16", "f16", "f64", "s32", "s8", "u8", "s4", "u4", "f8_e5m2
             "f4_e2m1", "e8m0", "s64", "boolean")
 
 
+def option(name: str):
+    """The parser of a --NAME=DT option value: one type name."""
+    def parse(text: str) -> str:
+        return parse_name(text, name, text)
+    return parse
+
+
 def parse_name(item: str, option: str, text: str, undef: bool = False) -> str:
     """One data type name of `--option=text` (a `dnnl_` prefix allowed); `undef` also
     accepts the name undef."""

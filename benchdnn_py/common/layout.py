@@ -232,6 +232,16 @@ def tag_option(name: str):
     return parse
 
 
+def tags_option(name: str):
+    """The parser of a --NAME=TAG:TAG... option value (one tag per source of a sum or
+    concat): the tags in order."""
+    parse_one = tag_option(name)
+
+    def parse(text: str) -> tuple[Tag, ...]:
+        return tuple(parse_one(item) for item in text.split(":"))
+    return parse
+
+
 def tag_or_undef_option(name: str):
     """tag_option's parser, which also takes `undef` (None: the primitive's choice, as
     `any`; benchdnn's default dst tag of sum and concat)."""
@@ -630,6 +640,16 @@ def dense_order(lay: Layout) -> tuple[int, ...] | None:
             return None
         stride *= lay.dims[d]
     return order
+
+
+def around_axis(dims: tuple[int, ...], order: tuple[int, ...],
+                axis: int) -> tuple[int, int, int]:
+    """(outer, size, inner) of a dense memory order (dims outermost first, dense_order's):
+    how many elements the dims before the axis in memory hold, the axis's size, and how
+    many the dims after it hold."""
+    pos = order.index(axis)
+    return (math.prod(dims[d] for d in order[:pos]), dims[axis],
+            math.prod(dims[d] for d in order[pos + 1:]))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -50,6 +50,18 @@ def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
     return buf
 
 
+def needs_route(layouts: dict[str, layout.Layout], kernel: dict[str, layout.Layout]) -> bool:
+    """Whether any tensor's memory is not the kernels' layout (Route's arguments): the
+    case then runs through the reorder route, and its filter sees the `+reorder` name."""
+    return any(not lay.same_memory(kernel[name]) for name, lay in layouts.items())
+
+
+def place_values(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
+    """Logical f32 values (any shape) as a new buffer of type dt in layout lay (place)."""
+    typed = np.ascontiguousarray(values.reshape(-1).astype(core.numpy_dtype(dt)))
+    return place(typed, lay, dt)
+
+
 def place_into(values: np.ndarray, lay: layout.Layout, dt: str, out: np.ndarray) -> None:
     """values (plain) into the existing buffer out of layout lay (a sum's prior dst)."""
     flat = np.ascontiguousarray(values.reshape(-1), core.numpy_dtype(dt))

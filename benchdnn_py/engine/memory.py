@@ -207,18 +207,21 @@ def huge_pages(timed: bool) -> None:
     only where the case is timed. Where the system compacts memory for such a request
     (THP defrag=madvise), each fault of a fresh array can wait on compaction, a large
     share of filling a big tensor; a timed case keeps them for its kernels' TLB reach."""
-    setter = getattr(_numpy_multiarray(), "_set_madvise_hugepage", None)
-    if setter is not None:
-        setter(timed)
+    if _SET_MADVISE_HUGEPAGE is not None:
+        _SET_MADVISE_HUGEPAGE(timed)
 
 
-def _numpy_multiarray():
-    """numpy's multiarray module (numpy._core from NumPy 2, numpy.core before it)."""
+def _numpy_setter():
+    """numpy's switch of huge-page requests (numpy._core from NumPy 2, numpy.core before
+    it), or None where it has none."""
     try:
         from numpy._core import multiarray
     except ImportError:   # pragma: no cover - NumPy 1
         from numpy.core import multiarray
-    return multiarray
+    return getattr(multiarray, "_set_madvise_hugepage", None)
+
+
+_SET_MADVISE_HUGEPAGE = _numpy_setter()   # looked up once, not per case
 
 
 # -- what a case really used ------------------------------------------------------------

@@ -37,23 +37,13 @@ from . import cfg, ref
 from .desc import ConcatDims, check_axis, order_tag, parse_concat
 
 
-def _dt_option(name: str):
-    def parse(text: str) -> str:
-        return dt_names.parse_name(text, name, text)
-    return parse
-
-
-def _stag(text: str) -> tuple[layout.Tag, ...]:
-    return tuple(layout.tag_option("stag")(item) for item in text.split(":"))
-
-
 OPTIONS = (
-    Option("sdt", _dt_option("sdt"), "f32", "the sources' type", is_list=True),
-    Option("ddt", _dt_option("ddt"), "f32", "dst's type", is_list=True),
-    Option("stag", _stag, (layout.parse_tag("abx"),),
+    Option("sdt", dt_names.option("sdt"), "f32", "the sources' type", is_list=True),
+    Option("ddt", dt_names.option("ddt"), "f32", "dst's type", is_list=True),
+    Option("stag", layout.tags_option("stag"), (layout.parse_tag("abx"),),
            "the sources' tags joined by : (one applies to all)", is_list=True),
-    Option("dtag", layout.tag_or_undef_option("dtag"), None, "dst's tag; undef (default) or any: source 0's",
-           is_list=True),
+    Option("dtag", layout.tag_or_undef_option("dtag"), None,
+           "dst's tag; undef (default) or any: source 0's", is_list=True),
     Option("axis", int_value("axis", 0), 1, "the dimension the sources are joined along",
            is_list=True),
     Option("mb", int_value("mb", 0), 0, "replaces every source's dims[0] (0: the "
@@ -202,7 +192,7 @@ def create(prb: ConcatProblem, res: CaseResult) -> Created | None:
     fault = core.active_op_fault()
     mem, kernel, dts, ins, outs = route_layouts(prb)
     with res.timers("create_pd"):
-        routed = any(not mem[n].same_memory(kernel[n]) for n in mem)
+        routed = reorders.needs_route(mem, kernel)
     allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
     prim = first_accepting(core.concat_impls(), allow,
                            lambda impl: core.ConcatPrimitive(impl, prb.sdt, prb.ddt, fault),
@@ -226,9 +216,7 @@ class Buffers(Bound):
 
 def walk(prb: ConcatProblem) -> tuple[int, tuple[int, ...], int]:
     """(outer, each source's axis size, inner) in the kernel's memory order."""
-    pos = prb.order.index(prb.axis)
-    outer = math.prod(prb.dims[d] for d in prb.order[:pos])
-    inner = math.prod(prb.dims[d] for d in prb.order[pos + 1:])
+    outer, _, inner = layout.around_axis(prb.dims, prb.order, prb.axis)
     return outer, tuple(d[prb.axis] for d in prb.desc.srcs), inner
 
 
@@ -240,8 +228,7 @@ def prepare(prb: ConcatProblem, prim: core.ConcatPrimitive, route: reorders.Rout
         values = (cfg.perf_values(n, i, prb.sdt) if perf
                   else cfg.fill_source(n, i, prb.sdt, prb.ddt))
         srcs.append(values.reshape(dims))
-        typed = np.ascontiguousarray(values.astype(core.numpy_dtype(prb.sdt)))
-        mems[f"src{i}"] = reorders.place(typed, prb.src_layout(i), prb.sdt)
+        mems[f"src{i}"] = reorders.place_values(values, prb.src_layout(i), prb.sdt)
     out = reorders.output_buffer(prb.dst_layout, prb.ddt)
     k_in, k_out, wrap = route.bind(mems, {"dst": out.array})
     outer, sizes, inner = walk(prb)

@@ -60,10 +60,6 @@ class Dir(enum.Enum):
                 Dir.BWD_D: "backward_data"}[self]
 
 
-def _parse_dt(text: str) -> str:
-    return dt_names.parse_name(text, "dt", text)
-
-
 def _parse_alg(text: str) -> str:
     found = eltwise.lookup(text)
     if found is None:
@@ -75,7 +71,7 @@ def _parse_alg(text: str) -> str:
 OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
-    Option("dt", _parse_dt, "f32", "data type of src and dst", is_list=True),
+    Option("dt", dt_names.option("dt"), "f32", "data type of src and dst", is_list=True),
     Option("tag", layout.tag_option("tag"), layout.parse_tag("abx"),
            "memory tag of src and dst: any tag (abx, nhwc, nChw16c, aBx8b, ...)",
            is_list=True),

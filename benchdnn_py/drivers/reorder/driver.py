@@ -35,12 +35,6 @@ from .desc import (DEFAULT_TAG, Dims, Strides, format_strides, parse_dims, parse
                    tag_option, tensor_layout)
 
 
-def _dt_option(name: str):
-    def parse(text: str) -> str:
-        return dt_names.parse_name(text, name, text)
-    return parse
-
-
 def _scales_option(text: str) -> attrs.Scales:
     return attrs.parse_scales(text)
 
@@ -69,8 +63,8 @@ CROSS_ENGINES = ("none", "cpu2gpu", "gpu2cpu")
 
 
 OPTIONS = (
-    Option("sdt", _dt_option("sdt"), "f32", "source data type", is_list=True),
-    Option("ddt", _dt_option("ddt"), "f32", "destination data type", is_list=True),
+    Option("sdt", dt_names.option("sdt"), "f32", "source data type", is_list=True),
+    Option("ddt", dt_names.option("ddt"), "f32", "destination data type", is_list=True),
     Option("stag", tag_option("stag"), layout.parse_tag(DEFAULT_TAG),
            "source format tag (plain, alias, abx/axb, blocked)", is_list=True),
     Option("dtag", tag_option("dtag"), layout.parse_tag(DEFAULT_TAG),

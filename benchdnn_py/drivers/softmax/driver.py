@@ -62,18 +62,12 @@ ALGS = {"SOFTMAX": "softmax", "softmax_accurate": "softmax", "LOGSOFTMAX": "logs
 ALG_NAMES = {"softmax": "SOFTMAX", "logsoftmax": "LOGSOFTMAX"}   # how repro lines print them
 
 
-def _dt_option(name: str):
-    def parse(text: str) -> str:
-        return dt_names.parse_name(text, name, text)
-    return parse
-
-
 OPTIONS = (
     Option("dir", enum_value("dir", {d.value: d for d in Dir}), Dir.FWD_D,
            "propagation direction", is_list=True),
-    Option("sdt", _dt_option("sdt"), "f32", "data type of src (backward: diff_src)",
+    Option("sdt", dt_names.option("sdt"), "f32", "data type of src (backward: diff_src)",
            is_list=True),
-    Option("ddt", _dt_option("ddt"), "f32", "data type of dst (backward: dst, diff_dst)",
+    Option("ddt", dt_names.option("ddt"), "f32", "data type of dst (backward: dst, diff_dst)",
            is_list=True),
     Option("stag", layout.tag_option("stag"), layout.parse_tag("abx"),
            "memory tag of src (backward: of dst when --dtag is any)", is_list=True),
@@ -301,11 +295,7 @@ def unsupported(prb: SoftmaxProblem) -> tuple[Status, str] | None:
 def lines(lay: layout.Layout, axis: int) -> core.Lines:
     """The tensor as the kernels walk it in a dense layout: the elements before the axis in
     memory order, the axis, those after it."""
-    n, size = lay.nelems, lay.dims[axis]
-    if size == 1:                     # every element is a line of its own
-        return core.Lines(n, 1, 1)
-    inner = lay.strides[axis]
-    return core.Lines(n // (size * inner), size, inner)
+    return core.Lines(*layout.around_axis(lay.dims, layout.dense_order(lay), axis))
 
 
 def create(prb: SoftmaxProblem, res: CaseResult) -> core.SoftmaxPrimitive | None:
@@ -314,7 +304,7 @@ def create(prb: SoftmaxProblem, res: CaseResult) -> core.SoftmaxPrimitive | None
     fault = core.active_op_fault()
     with res.timers("create_pd"):
         mem, kernel = route_layouts(prb)[:2]
-        routed = any(not mem[n].same_memory(kernel[n]) for n in mem)
+        routed = reorders.needs_route(mem, kernel)
     allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
     return first_accepting(
         core.softmax_impls(), allow,
@@ -380,12 +370,6 @@ def fill_src1(prb: SoftmaxProblem) -> dict[str, np.ndarray]:
     return values
 
 
-def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
-    """Logical f32 values as a buffer of type dt in layout lay."""
-    typed = np.ascontiguousarray(values.reshape(-1).astype(core.numpy_dtype(dt)))
-    return reorders.place(typed, lay, dt)
-
-
 def prepare(prb: SoftmaxProblem, prim: core.SoftmaxPrimitive, route: reorders.Route,
             perf: bool) -> Buffers:
     n, k = prb.nelems, prb.kernel_layout
@@ -393,7 +377,7 @@ def prepare(prb: SoftmaxProblem, prim: core.SoftmaxPrimitive, route: reorders.Ro
     if prb.dir.forward:
         src = (cfg.perf_values(n, fill.Kind.SRC, prb.sdt).reshape(prb.dims) if perf
                else cfg.fill_forward(prb.dims, prb.axis, prb.sdt, prb.ddt))
-        src_mem = place(src, tensor_layout(prb.stag, prb.dims), prb.sdt)
+        src_mem = reorders.place_values(src, tensor_layout(prb.stag, prb.dims), prb.sdt)
         out = reorders.output_buffer(prb.dst_layout, prb.ddt)
         if prb.inplace:
             out.array[:] = src_mem
@@ -418,8 +402,8 @@ def prepare(prb: SoftmaxProblem, prim: core.SoftmaxPrimitive, route: reorders.Ro
     else:
         dst = cfg.fill_backward(n, "dst", prb.ddt, prb.log).reshape(prb.dims)
         diff_dst = cfg.fill_backward(n, "diff_dst", prb.ddt, prb.log).reshape(prb.dims)
-    dst_mem = place(dst, prb.data_layout, prb.ddt)
-    dd_mem = place(diff_dst, k, prb.ddt)
+    dst_mem = reorders.place_values(dst, prb.data_layout, prb.ddt)
+    dd_mem = reorders.place_values(diff_dst, k, prb.ddt)
     out = reorders.output_buffer(k, prb.sdt)
     if prb.inplace:
         out.array[:] = dd_mem

@@ -5,12 +5,12 @@ every source, as in benchdnn."""
 
 from __future__ import annotations
 
-from ...common import dt_names, layout
+from ...common import dt_names
 from ...common.dims import Dims, parse_dims
 from ...engine.options import ascii_number
 from ...errors import ProblemError, UsageError
 
-__all__ = ["Dims", "parse_dims", "parse_sdt", "parse_stag", "parse_scales", "per_source"]
+__all__ = ["Dims", "parse_dims", "parse_sdt", "parse_scales", "per_source"]
 
 
 def parse_sdt(text: str) -> tuple[str, ...]:
@@ -18,10 +18,6 @@ def parse_sdt(text: str) -> tuple[str, ...]:
     if len(items) < 2:
         raise UsageError(f"--sdt={text}: a sum takes two sources or more (DT:DT[:DT...])")
     return tuple(dt_names.parse_name(i, "sdt", text) for i in items)
-
-
-def parse_stag(text: str) -> tuple[layout.Tag, ...]:
-    return tuple(layout.tag_option("stag")(item) for item in text.split(":"))
 
 
 def parse_scales(text: str) -> tuple[float, ...]:

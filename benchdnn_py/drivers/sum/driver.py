@@ -34,21 +34,17 @@ from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import cfg, ref
-from .desc import Dims, parse_dims, parse_scales, parse_sdt, parse_stag, per_source
-
-
-def _ddt(text: str) -> str:
-    return dt_names.parse_name(text, "ddt", text)
+from .desc import Dims, parse_dims, parse_scales, parse_sdt, per_source
 
 
 OPTIONS = (
     Option("sdt", parse_sdt, ("f32", "f32"), "the sources' types, joined by : (two or more)",
            is_list=True),
-    Option("ddt", _ddt, "f32", "dst's type", is_list=True),
-    Option("stag", parse_stag, (layout.parse_tag("abx"),),
+    Option("ddt", dt_names.option("ddt"), "f32", "dst's type", is_list=True),
+    Option("stag", layout.tags_option("stag"), (layout.parse_tag("abx"),),
            "the sources' tags joined by : (one applies to all)", is_list=True),
-    Option("dtag", layout.tag_or_undef_option("dtag"), None, "dst's tag; undef (default) or any: source 0's",
-           is_list=True),
+    Option("dtag", layout.tag_or_undef_option("dtag"), None,
+           "dst's tag; undef (default) or any: source 0's", is_list=True),
     Option("scales", parse_scales, (1.0,), "the sources' scales joined by : (one applies "
            "to all)", is_list=True),
     Option("inplace", bool_value("inplace"), False, "dst overwrites source 0", is_list=True),
@@ -68,12 +64,6 @@ BACKENDS: dict[str, Any] = {}
 
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag", "mb"})
 CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%"
-
-
-def _g(value: float) -> str:
-    """%g, unless six digits would not read back as the same number."""
-    text = f"{value:g}"
-    return text if float(text) == value else repr(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +99,7 @@ class SumProblem:
             parts.append(f"--dtag={self.dtag}")
         scales = self.given_scales or self.scales
         if scales != (1.0,):
-            parts.append(f"--scales={':'.join(_g(s) for s in scales)}")
+            parts.append(f"--scales={':'.join(attr.number_text(s) for s in scales)}")
         if self.inplace:
             parts.append("--inplace=true")
         parts += self.modes.options()
@@ -196,7 +186,7 @@ def create(prb: SumProblem, res: CaseResult) -> Created | None:
     fault = core.active_op_fault()
     mem, kernel, dts, ins, outs = route_layouts(prb)
     with res.timers("create_pd"):
-        routed = any(not mem[n].same_memory(kernel[n]) for n in mem)
+        routed = reorders.needs_route(mem, kernel)
     allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
     prim = first_accepting(core.sum_impls(), allow,
                            lambda impl: core.SumPrimitive(impl, prb.sdt, prb.ddt, fault), res)
@@ -224,8 +214,7 @@ def prepare(prb: SumProblem, prim: core.SumPrimitive, route: reorders.Route,
     for i, dt in enumerate(prb.sdt):
         values = cfg.perf_values(n, i, dt) if perf else cfg.fill_source(n, i, dt)
         srcs.append(values.reshape(prb.dims))
-        typed = np.ascontiguousarray(values.astype(core.numpy_dtype(dt)))
-        mems[f"src{i}"] = reorders.place(typed, prb.src_layout(i), dt)
+        mems[f"src{i}"] = reorders.place_values(values, prb.src_layout(i), dt)
     out = reorders.output_buffer(prb.dst_layout, prb.ddt)
     if prb.inplace:
         out.array[:] = mems["src0"]
