@@ -21,7 +21,7 @@ from .. import core
 from ..errors import ProblemError, UsageError
 from ..status import Status
 from . import eltwise, fill, layout, reorders
-from .attr import POLICY_MASKS, Binary, Eltwise, Modes, PostOps, Prelu
+from .attr import POLICY_MASKS, Binary, Eltwise, Modes, PostOps, Prelu, Sum
 
 Dims = tuple[int, ...]
 # the dims of the tensor the chain applies to, or of the one each entry index applies to
@@ -155,12 +155,15 @@ def has_comparison(post_ops: PostOps) -> bool:
     return any(isinstance(e, Binary) and e.alg in COMPARISONS for e in post_ops.entries)
 
 
-def kernel_entry(e: Eltwise | Binary | Prelu, dst_dims: tuple[int, ...]) -> core.PostOp:
-    """An eltwise, binary or prelu entry in the C core's terms (dst_dims: the written
+def kernel_entry(e: Eltwise | Binary | Prelu | Sum, dst_dims: tuple[int, ...]) -> core.PostOp:
+    """An eltwise, binary, prelu or sum entry in the C core's terms (dst_dims: the written
     tensor's logical dims)."""
     if isinstance(e, Eltwise):
         return core.PostOp(core.PostKind.ELTWISE, eltwise.ALGS[e.name].code, e.scale,
                            e.alpha, e.beta)
+    if isinstance(e, Sum):
+        return core.PostOp(core.PostKind.SUM, scale=e.scale, zero_point=e.zero_point,
+                           sum_dt=e.dt)
     kind = core.PostKind.BINARY if isinstance(e, Binary) else core.PostKind.PRELU
     alg = core.BINARY_ALGS[e.alg] if isinstance(e, Binary) else 0
     return core.PostOp(kind, alg, src1_dt=src1_dt(e),
@@ -212,29 +215,35 @@ def memory_bound_verdict(post_ops: PostOps, modes: Modes, backend: str, primitiv
             or modes.verdict(backend, native))
 
 
-def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarray]
-                    ) -> np.ndarray:
-    """x (double, the primitive's exact result, dst's logical shape) through an eltwise,
-    binary and prelu chain as the kernels define it: each entry in f32, eltwise entries
-    through the double formulas rounded to f32 (as the convolutions' reference), binary
-    and prelu on their inputs (inputs' src1_{i}, logical, broadcast against x)."""
+def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarray],
+                    prior: np.ndarray | None = None) -> np.ndarray:
+    """x (double, the primitive's exact result, dst's logical shape) through a chain of
+    eltwise, binary, prelu and sum entries as the kernels define it: each entry in f32,
+    eltwise entries through the double formulas rounded to f32 (as the convolutions'
+    reference), binary and prelu on their inputs (inputs' src1_{i}, logical, broadcast
+    against x), sum as x + scale * (prior - zero_point) on dst's prior values (logical)."""
+    f32 = np.float32
     with np.errstate(over="ignore"):    # past f32's range is inf, as the kernels hold it
-        out = x.astype(np.float32)
+        out = x.astype(f32)
     for i, e in enumerate(post_ops.entries):
         if isinstance(e, Eltwise):
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 out = (e.scale * eltwise.apply(e.name, out.astype(np.float64), e.alpha,
-                                               e.beta)).astype(np.float32)
+                                               e.beta)).astype(f32)
+        elif isinstance(e, Sum):
+            out = out + f32(e.scale) * (prior.astype(f32).reshape(out.shape)
+                                        - f32(e.zero_point))
         else:
-            out = apply_src1(e, out, inputs[src1_name(i)].astype(np.float32))
+            out = apply_src1(e, out, inputs[src1_name(i)].astype(f32))
     return out
 
 
 def kernel_chain(post_ops: PostOps, src1: dict[str, np.ndarray], dims: tuple[int, ...],
                  channels_last: bool = False) -> core.PostChain | None:
-    """A chain for the memory-bound kernels (None without entries) over a written tensor
-    of logical dims (mb, channels, up to 3 spatial) stored channels first or last; each
-    input (src1's logical f32 values) in its type and the layout its entry names."""
+    """A chain for the memory-bound kernels (None without entries; sum entries only for a
+    primitive that reads the prior dst, binary) over a written tensor of logical dims (mb,
+    channels, up to 3 spatial) stored channels first or last; each input (src1's logical
+    f32 values) in its type and the layout its entry names."""
     if not post_ops:
         return None
     inputs = {}

@@ -44,9 +44,9 @@ FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
 
 @enum.unique
 class OpFault(enum.IntEnum):
-    """Deliberate defects of the eltwise, pooling, reorder, softmax, sum and concat kernels
-    (tests only), selected by the same $BENCHDNN_PY_TEST_FAULT as Fault; the values live
-    in these kernels' headers."""
+    """Deliberate defects of the eltwise, pooling, reorder, softmax, sum, concat and binary
+    kernels (tests only), selected by the same $BENCHDNN_PY_TEST_FAULT as Fault; the
+    values live in these kernels' headers."""
 
     NONE = 0
     ELT_TAIL_DROPPED = lib.BDNN_ELT_FAULT_TAIL_DROPPED
@@ -62,6 +62,7 @@ class OpFault(enum.IntEnum):
     SMX_SUM_SHORT = lib.BDNN_SMX_FAULT_SUM_SHORT
     SUM_LAST_DROPPED = lib.BDNN_SUM_FAULT_LAST_DROPPED
     CONCAT_LAST_SHIFTED = lib.BDNN_CONCAT_FAULT_LAST_SHIFTED
+    BINARY_SRC1_INNER_FIXED = lib.BDNN_BINARY_FAULT_SRC1_INNER_FIXED
 
 
 def _fault(own: type[enum.IntEnum]):

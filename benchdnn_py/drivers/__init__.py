@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .base import Driver
+from .binary import DRIVER as _BINARY
 from .concat import DRIVER as _CONCAT
 from .conv import DRIVER as _CONV
 from .deconv import DRIVER as _DECONV
@@ -25,6 +26,7 @@ DRIVERS: dict[str, Driver] = {
     "softmax": _SOFTMAX,
     "sum": _SUM,
     "concat": _CONCAT,
+    "binary": _BINARY,
 }
 
 
@@ -37,7 +39,7 @@ def _implementation_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
     rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
                                     core.reorder_impls, core.softmax_impls, core.sum_impls,
-                                    core.concat_impls)
+                                    core.concat_impls, core.binary_impls)
             for impl in table()]
     peers = tuple(f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE)
     return (*rows, *(row + ROUTE_SUFFIX for row in rows)), peers

@@ -111,7 +111,7 @@ int bdnn_src1_entry_ok(const bdnn_post_op_t *op) {
     return 1;
 }
 
-int bdnn_post_chain_status(const bdnn_post_chain_t *ch) {
+static int chain_status(const bdnn_post_chain_t *ch, int sums_allowed) {
     if (!ch || ch->n == 0) return BDNN_STATUS_OK;
     if (ch->n < 0 || ch->n > BDNN_MAX_POST_OPS || ch->c <= 0 || ch->d <= 0 || ch->h <= 0
             || ch->w <= 0)
@@ -126,19 +126,51 @@ int bdnn_post_chain_status(const bdnn_post_chain_t *ch) {
         case BDNN_POST_PRELU:
             if (!ch->src1[i] || !bdnn_src1_entry_ok(op)) return BDNN_STATUS_INVALID;
             break;
+        case BDNN_POST_SUM:
+            if (sums_allowed-- <= 0) return BDNN_STATUS_UNIMPLEMENTED;
+            if (op->sum_dt >= 0 && !bdnn_dt_bits(op->sum_dt)) return BDNN_STATUS_INVALID;
+            break;
         default:
-            return BDNN_STATUS_UNIMPLEMENTED;   /* sum, dw: the convolutions' */
+            return BDNN_STATUS_UNIMPLEMENTED;   /* dw: the convolutions' */
         }
     }
     return BDNN_STATUS_OK;
 }
 
+int bdnn_post_chain_status(const bdnn_post_chain_t *ch) { return chain_status(ch, 0); }
+int bdnn_post_chain_status_sum(const bdnn_post_chain_t *ch) {
+    return chain_status(ch, BDNN_MAX_POST_OPS);
+}
+
+int bdnn_post_chain_has_sum(const bdnn_post_chain_t *ch) {
+    for (int i = 0; ch && i < ch->n; ++i)
+        if (ch->ops[i].kind == BDNN_POST_SUM) return 1;
+    return 0;
+}
+
+/* x[k] += scale * (prior[k] - zero_point), each step rounded to f32 as the reference's
+ * (no contraction into an FMA). */
+__attribute__((optimize("fp-contract=off")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void sum_apply(const bdnn_post_op_t *op, float *restrict x,
+                      const float *restrict prior, int64_t n) {
+    const float s = op->scale, z = (float)op->zero_point;
+    for (int64_t k = 0; k < n; ++k) x[k] += s * (prior[k] - z);
+}
+
 void bdnn_post_chain_run(const bdnn_post_chain_t *ch, float *x, int64_t off, int64_t n,
                          int fault) {
+    bdnn_post_chain_run_prior(ch, x, NULL, off, n, fault);
+}
+
+void bdnn_post_chain_run_prior(const bdnn_post_chain_t *ch, float *x, const float *prior,
+                               int64_t off, int64_t n, int fault) {
     for (int i = 0; i < ch->n; ++i) {
         const bdnn_post_op_t *op = &ch->ops[i];
         if (op->kind == BDNN_POST_ELTWISE)
             bdnn_eltwise_fwd(op, x, n);
+        else if (op->kind == BDNN_POST_SUM)
+            sum_apply(op, x, prior, n);
         else
             bdnn_src1_run(op, ch->src1[i], ch->c, ch->d, ch->h, ch->w, ch->channels_last,
                           fault == BDNN_FAULT_SRC1_CHANNEL0, x, off, n);

@@ -18,8 +18,17 @@ int bdnn_src1_entry_ok(const bdnn_post_op_t *op);
 /* Whether a chain is one the memory-bound primitives run: BDNN_STATUS_OK, or
  * _UNIMPLEMENTED (a sum or dw entry) or _INVALID (a bad field, a missing input). */
 int bdnn_post_chain_status(const bdnn_post_chain_t *ch);
+/* The same for a primitive that reads the prior dst (bdnn_post_chain_run_prior): sum
+ * entries are allowed too. */
+int bdnn_post_chain_status_sum(const bdnn_post_chain_t *ch);
+/* Whether the chain has a sum entry (which then needs the prior dst). */
+int bdnn_post_chain_has_sum(const bdnn_post_chain_t *ch);
 /* The chain on x[0:n], the written tensor's elements from offset off. */
 void bdnn_post_chain_run(const bdnn_post_chain_t *ch, float *x, int64_t off, int64_t n,
                          int fault);
+/* The same with sum entries: x = x + scale * (prior - zero_point), prior[0:n] the written
+ * tensor's values before the execution, in f32 (NULL when the chain has no sum). */
+void bdnn_post_chain_run_prior(const bdnn_post_chain_t *ch, float *x, const float *prior,
+                               int64_t off, int64_t n, int fault);
 
 #endif /* BDNN_POST_CHAIN_H */

@@ -6,43 +6,23 @@ source empty along the axis adds nothing, and a 0 elsewhere makes every tensor e
 
 from __future__ import annotations
 
-import dataclasses
-import re
-
 from ...common import layout
+from ...common.dims import MultiDims, parse_multi_dims
 from ...errors import ProblemError
 
-_DESC = re.compile(r"([0-9]+(?:x[0-9]+)*(?::[0-9]+(?:x[0-9]+)*)+)(?:_?n(.*))?")
+ConcatDims = MultiDims
 
 
-@dataclasses.dataclass(frozen=True)
-class ConcatDims:
-    srcs: tuple[tuple[int, ...], ...]
-    name: str = ""
-
-    def with_mb(self, mb: int) -> "ConcatDims":
-        return dataclasses.replace(self, srcs=tuple((mb,) + d[1:] for d in self.srcs))
-
-    def format(self, canonical: bool = False) -> str:
-        text = ":".join("x".join(map(str, d)) for d in self.srcs)
-        return text + (f"_n{self.name}" if self.name else "")
-
-    __str__ = format
-
-    def dst(self, axis: int) -> tuple[int, ...]:
-        first = self.srcs[0]
-        return first[:axis] + (sum(d[axis] for d in self.srcs),) + first[axis + 1:]
+def dst_dims(desc: ConcatDims, axis: int) -> tuple[int, ...]:
+    first = desc.srcs[0]
+    return first[:axis] + (sum(d[axis] for d in desc.srcs),) + first[axis + 1:]
 
 
 def parse_concat(text: str) -> ConcatDims:
-    m = _DESC.fullmatch(text)
-    if not m:
-        raise ProblemError(f"`{text}`: expected two sources' dims or more, joined by `:` "
-                           "(like 2x16x3x4:2x8x3x4), optionally followed by _n\"name\"")
-    srcs = tuple(tuple(int(d) for d in part.split("x")) for part in m.group(1).split(":"))
-    if len({len(d) for d in srcs}) != 1:
+    desc = parse_multi_dims(text, "2x16x3x4:2x8x3x4")
+    if len({len(d) for d in desc.srcs}) != 1:
         raise ProblemError(f"`{text}`: the sources differ in rank")
-    return ConcatDims(srcs, m.group(2) or "")
+    return desc
 
 
 def check_axis(desc: ConcatDims, axis: int) -> None:

@@ -34,7 +34,7 @@ from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from . import cfg, ref
-from .desc import ConcatDims, check_axis, order_tag, parse_concat
+from .desc import ConcatDims, check_axis, dst_dims, order_tag, parse_concat
 
 
 OPTIONS = (
@@ -111,7 +111,7 @@ class ConcatProblem:
     @property
     def dims(self) -> tuple[int, ...]:
         """dst's dims."""
-        return self.desc.dst(self.axis)
+        return dst_dims(self.desc, self.axis)
 
     def src_layout(self, i: int) -> layout.Layout:
         return tensor_layout(self.stag[i], self.desc.srcs[i])
@@ -157,7 +157,7 @@ def make_problem(values: Mapping[str, Any], text: str,
             raise ProblemError(str(exc).replace("--tag=", "--stag=")) from None
     if values["dtag"] is not None:
         try:
-            tensor_layout(values["dtag"], desc.dst(values["axis"]))
+            tensor_layout(values["dtag"], dst_dims(desc, values["axis"]))
         except ProblemError as exc:
             raise ProblemError(str(exc).replace("--tag=", "--dtag=")) from None
     return ConcatProblem(desc, values["sdt"], values["ddt"], stag, values["dtag"],

@@ -10,7 +10,7 @@ def test_bad_descriptors_and_axes_are_per_case_verdicts_naming_the_token():
                   "2x16x3x4:2x8x3", "2x16x3x4:2x8x5x4", "2x16x3x4:2x8x3x4")
     statuses = [s for s, _ in case_statuses(res)]
     assert statuses == ["INVALID_ARGUMENTS"] * 3 + ["PASSED"] and res.code == 1
-    assert "`2x16x3x4`: expected two sources' dims or more, joined by `:`" in res.out
+    assert "`2x16x3x4`: expected two tensors' dims or more, joined by `:`" in res.out
     assert "`2x16x3x4:2x8x3`: the sources differ in rank" in res.out
     assert "the sources differ along dim 2, not only along --axis=1" in res.out
     res = run_cli("--concat", "--stag=abx:axb", "2x16x3x4:2x8x3x4:2x1x3x4")
