@@ -238,7 +238,7 @@ def test_help_and_info():
     res = run_cli("info")
     assert res.code == 0 and "gemm_conv:scalar" in res.out and "threads:" in res.out
     for table in ("conv and deconv", "eltwise", "pool", "reorder", "softmax", "sum",
-                  "concat"):
+                  "concat", "binary"):
         assert f"{table} implementations (in order of preference):" in res.out
     assert "reorder:scalar" in res.out and "pool:scalar" in res.out
     # The measured limits, each a positive rate (or "no vector route" without one).

@@ -20,6 +20,7 @@ from benchdnn_py.common import dt_names, eltwise
 from benchdnn_py.common.direction import Dir
 from benchdnn_py.completion import candidates
 from benchdnn_py.drivers import DRIVERS
+from benchdnn_py.drivers.binary import driver as binary_driver
 from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.conv.dt import DT_NAMES
 from benchdnn_py.drivers.pool import driver as pool_driver
@@ -110,8 +111,10 @@ def test_global_values():
 
 
 def test_backend_alg_and_data_type_values():
-    for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "sum", "concat"):
+    for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "sum", "concat",
+                 "binary"):
         assert values([f"--{name}"], "--backend=") == list(BACKENDS)
+    assert values(["--binary"], "--alg=") == [a.upper() for a in binary_driver.ALGS]
     assert values(["--conv"], "--alg=") == list(conv_problem.ALGS)
     assert values(["--eltwise"], "--alg=") == sorted(eltwise.ALGS)
     assert values(["--pool"], "--alg=") == list(pool_driver.ALG_SPELLINGS)

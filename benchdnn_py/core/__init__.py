@@ -2,8 +2,9 @@
 
 Modules by role: ``capi`` loads the library and marshals arrays, statuses, data types,
 instruction sets and threads; one module per primitive family (``conv``, ``eltwise``,
-``pool``, ``reorder``, ``softmax``, ``sum``, ``concat``, ``binary``); ``probes`` measures the machine;
-``faults`` holds the test-only kernel defects; ``fill`` the C fill generators. Callers use
+``pool``, ``reorder``, ``softmax``, ``sum``, ``concat``, ``binary``); ``probes`` measures
+the machine; ``faults`` holds the test-only kernel defects; ``fill`` the C fill
+generators. Callers use
 the names below (``core.X``); no C enum or pointer leaves this package.
 """
 
