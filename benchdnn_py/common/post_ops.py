@@ -150,6 +150,19 @@ def src1_bytes(post_ops: PostOps, dst_dims: DimsArg) -> int:
                * core.numpy_dtype(src1_dt(e)).itemsize for i, e in src1_entries(post_ops))
 
 
+DEFAULT_ZERO_TRUST_PERCENT = 30.0
+
+
+def zero_trust_percent(post_ops: PostOps, dt: str) -> float:
+    """benchdnn's default zero trust of the memory-bound drivers, 30 %, which grows to
+    (100 + 30) / 2 where negatives become 0 (a u8 dst, a relu-like entry:
+    eltwise.zeroes_negatives), as half the outputs may be negative before."""
+    clamps = dt == "u8" or any(isinstance(e, Eltwise) and eltwise.zeroes_negatives(e.name,
+                                                                                  e.alpha)
+                               for e in post_ops.entries)
+    return (100.0 + DEFAULT_ZERO_TRUST_PERCENT) / 2 if clamps else DEFAULT_ZERO_TRUST_PERCENT
+
+
 def has_comparison(post_ops: PostOps) -> bool:
     """A comparison writes 0 for every false: zeros are its right answer (zero trust)."""
     return any(isinstance(e, Binary) and e.alg in COMPARISONS for e in post_ops.entries)

@@ -38,8 +38,7 @@ CFG: dict[str, DtCfg] = {
 
 HIGHEST = 8
 # Comparisons write 0 for every false: a mostly-zero dst is their right answer (benchdnn
-# trusts up to 99 % zeros for them, 30 % otherwise).
-ZERO_TRUST_PERCENT = 30.0
+# trusts up to 99 % zeros for them; otherwise its default, common/post_ops.py).
 ZERO_TRUST_PERCENT_COMPARISON = 99.0
 
 

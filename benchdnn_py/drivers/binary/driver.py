@@ -36,7 +36,7 @@ from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
-from . import cfg, ref
+from . import backend_onednn, cfg, ref
 from .desc import BinaryDims, check_broadcast, dst_dims, parse_binary
 
 ALGS = tuple(core.BINARY_PRIMITIVE_ALGS)
@@ -89,11 +89,13 @@ OPTIONS = (
     *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: each problem's backends run back to back.
     Option("backend", backends.parse, backends.NATIVE,
-           "what executes the problem: native (this project's kernels)", is_list=True),
+           "what executes the problem: native (this project's kernels) or onednn (oneDNN's "
+           "binary primitive)", is_list=True),
 )
 
-# --backend -> the module that creates its primitive, other than the native kernels
-BACKENDS: dict[str, Any] = {}
+# --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
+# other than the native kernels
+BACKENDS: dict[str, Any] = {"onednn": backend_onednn}
 
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag", "alg", "mb"})
 CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%,%alg%"
@@ -308,27 +310,35 @@ def plan(prb: BinaryProblem) -> Plan:
 
 
 def create(prb: BinaryProblem, res: CaseResult) -> Created | None:
+    """The first native implementation the CPU runs and the filter allows, with its
+    reorder route; or another backend's primitive on the memory itself (an empty route).
+    None with res's status set otherwise."""
     fault = core.active_op_fault()
+    native = prb.backend == backends.NATIVE
     with res.timers("create_pd"):
         p = plan(prb)
-    allow = reorders.RouteFilter(prb.impl_filter) if p.routed else prb.impl_filter
-    dims = tuple(prb.dims[d] for d in p.order)
-    scales = (prb.scale("src"), prb.scale("src1"))
-    prim = first_accepting(
-        core.binary_impls(), allow,
-        lambda impl: core.BinaryPrimitive(impl, prb.alg, prb.sdt, prb.ddt, dims, p.strides,
-                                          scales, fault), res)
+    if native:
+        allow = reorders.RouteFilter(prb.impl_filter) if p.routed else prb.impl_filter
+        dims = tuple(prb.dims[d] for d in p.order)
+        scales = (prb.scale("src"), prb.scale("src1"))
+        prim = first_accepting(
+            core.binary_impls(), allow,
+            lambda impl: core.BinaryPrimitive(impl, prb.alg, prb.sdt, prb.ddt, dims,
+                                              p.strides, scales, fault), res)
+    else:
+        prim = BACKENDS[prb.backend].create(prb, res)
     if prim is None:
         return None
     dts = {"src0": prb.sdt[0], "src1": prb.sdt[1], "src2": "s8", "dst": prb.ddt}
     try:
         with res.timers("create_prim"):
-            route = reorders.Route(p.mem, p.kernel, dts, prb.inputs, ("dst",),
-                                   read_outs=("dst",) if prb.has_sum else (), fault=fault)
+            route = reorders.Route(p.mem, p.kernel if native else p.mem, dts, prb.inputs,
+                                   ("dst",), read_outs=("dst",) if prb.has_sum else (),
+                                   fault=fault)
     except core.Unimplemented as exc:
         res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
         return None
-    return Created(prim, route, info=plan_note(prb, p))
+    return Created(prim, route, info=plan_note(prb, p) if native else prim.info)
 
 
 def plan_note(prb: BinaryProblem, p: Plan) -> str:
@@ -365,10 +375,11 @@ def prepare(prb: BinaryProblem, prim: core.BinaryPrimitive, route: reorders.Rout
         mems["src0"] = out.array
     k_in, k_out, wrap = route.bind(mems, {"dst": out.array})
     src1 = post_ops.fill_src1(prb.post_ops, prb.dims)
+    # (another backend takes the chain in its attributes: the verdict keeps binary and
+    # prelu entries off it)
     chain = (post_ops.kernel_chain(prb.post_ops, src1, prb.dims, p.channels_last)
-             if prb.nelems else None)
-    run = wrap(prim.bind(k_in["src0"], k_in["src1"], k_in.get("src2"),
-                         k_out["dst"][:p.kernel["dst"].nelems], chain))
+             if prb.nelems and prb.backend == backends.NATIVE else None)
+    run = wrap(prim.bind(k_in["src0"], k_in["src1"], k_in.get("src2"), k_out["dst"], chain))
     return Buffers(srcs=srcs, out=out, outs=(out,), run=run, prior=prior, src1=src1)
 
 
@@ -385,7 +396,7 @@ def compare_setup(prb: BinaryProblem) -> CompareSetup:
     elts = prb.post_ops.eltwise
     return CompareSetup("DST", cfg.threshold(prb.ddt),
                         cfg.ZERO_TRUST_PERCENT_COMPARISON if comparison
-                        else cfg.ZERO_TRUST_PERCENT,
+                        else post_ops.zero_trust_percent(prb.post_ops, prb.ddt),
                         integral=dtc.integral,
                         eltwise=bool(elts), exp_post_op=any(e.name == "exp" for e in elts),
                         eps=dtc.eps if prb.ddt != "f32" else cfg.CFG["f32"].eps, dt=prb.ddt)

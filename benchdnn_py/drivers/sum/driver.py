@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ... import backends, core
-from ...common import attr, dt_names, layout, reorders
+from ...common import attr, dt_names, layout, post_ops, reorders
 from ...common.check import CompareSetup, compare, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
@@ -232,8 +232,9 @@ def reference(prb: SumProblem, bufs: Buffers) -> np.ndarray:
 
 def compare_setup(prb: SumProblem) -> CompareSetup:
     dtc = cfg.CFG[prb.ddt]
-    # a sum of values of both signs is 0 now and then: 30 % zeros is the most trusted
-    return CompareSetup("DST", cfg.threshold(prb.ddt, len(prb.sdt)), 30.0,
+    # a sum of values of both signs is 0 now and then: benchdnn's default zero trust
+    return CompareSetup("DST", cfg.threshold(prb.ddt, len(prb.sdt)),
+                        post_ops.zero_trust_percent(attr.PostOps(), prb.ddt),
                         integral=dtc.integral, eps=dtc.eps, dt=prb.ddt)
 
 
