@@ -104,6 +104,25 @@ def assert_all_passed(res: Result, count: int, impl_prefix: str) -> None:
     assert res.code == 0
 
 
+TORCH_REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_TORCH"
+
+
+@pytest.fixture(scope="session")
+def torch():
+    """The torch module. Without it the test skips, saying so (the README's plain test
+    command installs only the test extra); with BENCHDNN_PY_REQUIRE_TORCH=1 (set by
+    .ci/run, which installs the torch extra) it fails instead."""
+    try:
+        import torch as module
+    except ImportError as exc:
+        if os.environ.get(TORCH_REQUIRE_ENV) == "1":
+            pytest.fail(f"{TORCH_REQUIRE_ENV}=1 but torch cannot be imported ({exc}); install "
+                        "the extra: python -m pip install -e '.[test,torch]'")
+        pytest.skip("torch is not installed; python -m pip install -e '.[test,torch]' runs "
+                    "these tests")
+    return module
+
+
 ONEDNN_REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_ONEDNN"
 
 

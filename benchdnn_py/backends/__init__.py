@@ -1,4 +1,4 @@
-"""Execution backends: what runs the timed operation of a --conv or --deconv case.
+"""Execution backends: what runs the timed operation of a case.
 
 A backend is a name here (--backend=NAME), a library loader (backends/torch.py for the
 optional PyTorch, backends/onednn.py for the optional oneDNN; the native C kernels are
@@ -70,11 +70,11 @@ BACKENDS: dict[str, Backend] = {
     NATIVE: Backend(NATIVE, "this project's C kernels", _nothing_to_describe),
     "torch": Backend("torch", "PyTorch's CPU operators, an optional extra: "
                      f"{torch_loader.INSTALL_HINT}", torch_loader.describe,
-                     ("conv", "deconv")),
+                     ("conv", "deconv", "binary")),
     "onednn": Backend("onednn", "oneDNN's CPU primitives, an optional extra: "
                       f"{onednn_loader.INSTALL_HINT} (or {onednn_loader.LIB_ENV}=PATH)",
                       onednn_loader.describe,
-                      ("conv", "deconv", "eltwise", "pool", "reorder", "softmax")),
+                      ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "binary")),
 }
 
 

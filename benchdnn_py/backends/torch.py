@@ -25,6 +25,17 @@ def to_torch(torch, a: np.ndarray):
     return torch.from_numpy(a)
 
 
+# The data types the memory-bound drivers' torch backends take, as torch dtype names.
+FLOAT_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def view(torch, memory: np.ndarray, lay) -> Any:
+    """A zero-copy torch tensor of a plain layout's logical dims over its memory (a flat
+    array of the layout's size): its strides and offset, as torch.as_strided takes them."""
+    flat = to_torch(torch, memory.reshape(-1))
+    return torch.as_strided(flat, lay.dims, lay.strides, lay.offset0)
+
+
 def to_numpy(torch, t) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)

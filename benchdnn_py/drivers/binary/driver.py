@@ -36,7 +36,7 @@ from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
-from . import backend_onednn, cfg, ref
+from . import backend_onednn, backend_torch, cfg, ref
 from .desc import BinaryDims, check_broadcast, dst_dims, parse_binary
 
 ALGS = tuple(core.BINARY_PRIMITIVE_ALGS)
@@ -89,13 +89,13 @@ OPTIONS = (
     *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: each problem's backends run back to back.
     Option("backend", backends.parse, backends.NATIVE,
-           "what executes the problem: native (this project's kernels) or onednn (oneDNN's "
-           "binary primitive)", is_list=True),
+           "what executes the problem: native (this project's kernels), onednn (oneDNN's "
+           "binary primitive) or torch (PyTorch's elementwise operators)", is_list=True),
 )
 
 # --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
 # other than the native kernels
-BACKENDS: dict[str, Any] = {"onednn": backend_onednn}
+BACKENDS: dict[str, Any] = {"onednn": backend_onednn, "torch": backend_torch}
 
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag", "alg", "mb"})
 CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%,%alg%"

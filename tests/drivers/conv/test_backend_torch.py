@@ -9,7 +9,6 @@ no-torch behaviour are tested everywhere.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import subprocess
 import sys
@@ -30,23 +29,8 @@ from benchdnn_py.engine.settings import GlobalSettings
 from benchdnn_py.errors import ProblemError
 from benchdnn_py.status import Status
 
-REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_TORCH"
 ALL_DIRS = "--dir=FWD_B,FWD_D,FWD_I,BWD_D,BWD_W,BWD_WB"
 CASE_RE = re.compile(r"^(\d+):(\w+) ")
-
-
-
-@pytest.fixture(scope="module")
-def torch():
-    try:
-        import torch as module
-    except ImportError as exc:
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(f"{REQUIRE_ENV}=1 but torch cannot be imported ({exc}); install the "
-                        f"extra: python -m pip install -e '.[test,torch]'")
-        pytest.skip("torch is not installed; python -m pip install -e '.[test,torch]' runs "
-                    "these tests")
-    return module
 
 
 def _cases(res) -> list[tuple[str, str]]:
