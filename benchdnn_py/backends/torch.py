@@ -7,12 +7,13 @@ driver's backend_torch module)."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 import ml_dtypes
 import numpy as np
 
 from .. import core
+from ..status import Reason, Status
 
 INSTALL_HINT = 'pip install "benchdnn-py[torch]"'
 
@@ -34,6 +35,13 @@ def view(torch, memory: np.ndarray, lay) -> Any:
     array of the layout's size): its strides and offset, as torch.as_strided takes them."""
     flat = to_torch(torch, memory.reshape(-1))
     return torch.as_strided(flat, lay.dims, lay.strides, lay.offset0)
+
+
+def memory_order_view(torch, memory: np.ndarray, order: tuple[int, ...], dims) -> Any:
+    """A contiguous torch tensor over a dense layout's memory, its dims in memory order
+    (order: layout.dense_order's, outermost first): for operators whose `out=` assumes a
+    contiguous output."""
+    return to_torch(torch, memory.reshape(-1)).view(tuple(dims[d] for d in order))
 
 
 def to_numpy(torch, t) -> np.ndarray:
@@ -69,6 +77,26 @@ def describe() -> dict[str, Any]:
         return {"available": False, "reason": why}
     return {"available": True, "version": torch.__version__, "threads": torch.get_num_threads(),
             "mkldnn": bool(torch.backends.mkldnn.is_available())}
+
+
+def create_in_case(res, impl_filter, make: Callable[[Any], Any]):
+    """A driver's torch primitive, created as a case creates it: torch at the case's thread
+    count, the implementation name checked against impl_filter under create_pd, then
+    make(torch) under create_prim. None with res's status set: UNIMPLEMENTED without torch,
+    SKIPPED when the filter leaves it out."""
+    torch, why = load()
+    if torch is None:
+        res.status, res.reason = Status.UNIMPLEMENTED, why
+        return None
+    # the threads the case runs on (its --threads, set around it for OpenMP): ours and
+    # torch's stay equal case by case
+    torch.set_num_threads(core.max_threads())
+    with res.timers("create_pd"):
+        if not impl_filter.allows(impl_name(torch)):
+            res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
+            return None
+    with res.timers("create_prim"):
+        return make(torch)
 
 
 def impl_name(torch) -> str:

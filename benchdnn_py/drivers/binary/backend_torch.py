@@ -22,10 +22,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ... import core
 from ...backends import torch as torch_backend
 from ...common.attr import Eltwise, Sum
-from ...status import Reason, Status
+from ...status import Status
 from ..base import CaseResult
 
 SIGNIFICAND_BITS = {"f32": 24, "f16": 11, "bf16": 8}
@@ -123,14 +122,4 @@ class _Binary:
 
 
 def create(prb, res: CaseResult) -> _Binary | None:
-    torch, why = torch_backend.load()
-    if torch is None:    # unsupported() has reported it; kept for direct callers
-        res.status, res.reason = Status.UNIMPLEMENTED, why
-        return None
-    torch.set_num_threads(core.max_threads())
-    with res.timers("create_pd"):
-        if not prb.impl_filter.allows(torch_backend.impl_name(torch)):
-            res.status, res.reason = Status.SKIPPED, Reason.SKIP_IMPL_HIT.value
-            return None
-    with res.timers("create_prim"):
-        return _Binary(torch, prb)
+    return torch_backend.create_in_case(res, prb.impl_filter, lambda torch: _Binary(torch, prb))

@@ -37,7 +37,7 @@ from ...errors import ProblemError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
-from . import backend_onednn, cfg, ref
+from . import backend_onednn, backend_torch, cfg, ref
 from .desc import Dims, check_axis, parse_dims
 
 
@@ -91,13 +91,13 @@ OPTIONS = (
     *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: each problem's backends run back to back.
     Option("backend", backends.parse, backends.NATIVE,
-           "what executes the problem: native (this project's kernels) or onednn "
-           "(oneDNN's softmax primitives)", is_list=True),
+           "what executes the problem: native (this project's kernels), onednn (oneDNN's "
+           "softmax primitives) or torch (PyTorch's softmax operators)", is_list=True),
 )
 
 # --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
 # other than the native kernels
-BACKENDS = {"onednn": backend_onednn}
+BACKENDS = {"onednn": backend_onednn, "torch": backend_torch}
 
 PERF_FIELDS = frozenset({"dir", "sdt", "ddt", "stag", "dtag", "alg", "axis", "prop", "mb"})
 CSV_PERF_FIELDS = "%dir%,%sdt%,%ddt%,%stag%,%dtag%,%alg%,%axis%"
