@@ -33,7 +33,7 @@ from ...errors import ProblemError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
-from . import cfg, ref
+from . import backend_torch, cfg, ref
 from .desc import ConcatDims, check_axis, dst_dims, order_tag, parse_concat
 
 
@@ -56,11 +56,13 @@ OPTIONS = (
     *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: each problem's backends run back to back.
     Option("backend", backends.parse, backends.NATIVE,
-           "what executes the problem: native (this project's kernels)", is_list=True),
+           "what executes the problem: native (this project's kernels) or torch "
+           "(torch.cat)", is_list=True),
 )
 
-# --backend -> the module that creates its primitive, other than the native kernels
-BACKENDS: dict[str, Any] = {}
+# --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
+# other than the native kernels
+BACKENDS: dict[str, Any] = {"torch": backend_torch}
 
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag", "axis", "mb"})
 CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%,%axis%"
@@ -189,14 +191,20 @@ def route_layouts(prb: ConcatProblem) -> tuple[dict, dict, dict, tuple, tuple]:
 
 
 def create(prb: ConcatProblem, res: CaseResult) -> Created | None:
+    """The first native implementation the CPU runs and the filter allows, with its
+    reorder route; or another backend's primitive on the memory itself (an empty route)."""
     fault = core.active_op_fault()
     mem, kernel, dts, ins, outs = route_layouts(prb)
-    with res.timers("create_pd"):
-        routed = reorders.needs_route(mem, kernel)
-    allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
-    prim = first_accepting(core.concat_impls(), allow,
-                           lambda impl: core.ConcatPrimitive(impl, prb.sdt, prb.ddt, fault),
-                           res)
+    if prb.backend != backends.NATIVE:
+        kernel = dict(mem)
+        prim = BACKENDS[prb.backend].create(prb, res)
+    else:
+        with res.timers("create_pd"):
+            routed = reorders.needs_route(mem, kernel)
+        allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+        prim = first_accepting(core.concat_impls(), allow,
+                               lambda impl: core.ConcatPrimitive(impl, prb.sdt, prb.ddt,
+                                                                 fault), res)
     if prim is None:
         return None
     try:
@@ -232,9 +240,10 @@ def prepare(prb: ConcatProblem, prim: core.ConcatPrimitive, route: reorders.Rout
     out = reorders.output_buffer(prb.dst_layout, prb.ddt)
     k_in, k_out, wrap = route.bind(mems, {"dst": out.array})
     outer, sizes, inner = walk(prb)
-    n_dst = math.prod(prb.dims)
-    run = wrap(prim.bind([k_in[f"src{i}"][:outer * k * inner] for i, k in enumerate(sizes)],
-                         k_out["dst"][:n_dst], outer, sizes, inner,
+    # each tensor in the kernels' layout (dense; another backend's: the memory's)
+    k = {name: lay.size for name, lay in route.kernel.items()}
+    run = wrap(prim.bind([k_in[f"src{i}"][:k[f"src{i}"]] for i in range(prb.n_src)],
+                         k_out["dst"][:k["dst"]], outer, sizes, inner,
                          tuple(prb.scale(i) for i in range(prb.n_src))))
     return Buffers(srcs=srcs, out=out, outs=(out,), run=run)
 
