@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import core
+from ..common import layout as layouts
 from ..status import Reason, Status
 
 INSTALL_HINT = 'pip install "benchdnn-py[torch]"'
@@ -28,6 +29,27 @@ def to_torch(torch, a: np.ndarray):
 
 # The data types the memory-bound drivers' torch backends take, as torch dtype names.
 FLOAT_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def float_verdict(dts, primitive: str) -> tuple[Status, str] | None:
+    """UNIMPLEMENTED without torch, or for a type of dts outside FLOAT_DTYPES (the
+    arithmetic drivers: torch's integer arithmetic wraps where oneDNN's saturates)."""
+    torch, why = load()
+    if torch is None:
+        return Status.UNIMPLEMENTED, why
+    for dt in dts:
+        if dt not in FLOAT_DTYPES:
+            return (Status.UNIMPLEMENTED, f"{dt}: the torch backend runs {primitive} on "
+                    f"{', '.join(FLOAT_DTYPES)} (torch's integer arithmetic wraps where "
+                    "oneDNN's saturates)")
+    return None
+
+
+def one_dense_order(lays) -> tuple[int, ...] | None:
+    """The dense memory order (layout.dense_order) that every layout of lays has, or
+    None: for operators whose `out=` writes a contiguous output (memory_order_view)."""
+    orders = {layouts.dense_order(lay) for lay in lays}
+    return orders.pop() if len(orders) == 1 else None
 
 
 def view(torch, memory: np.ndarray, lay) -> Any:

@@ -45,14 +45,9 @@ ELTWISE = {
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    torch, why = torch_backend.load()
-    if torch is None:
-        return Status.UNIMPLEMENTED, why
-    for dt in (*prb.sdt, prb.ddt):
-        if dt not in torch_backend.FLOAT_DTYPES:
-            return (Status.UNIMPLEMENTED, f"{dt}: the torch backend runs binary on "
-                    f"{', '.join(torch_backend.FLOAT_DTYPES)} (torch's integer arithmetic "
-                    "wraps where oneDNN's saturates)")
+    verdict = torch_backend.float_verdict((*prb.sdt, prb.ddt), "binary")
+    if verdict:
+        return verdict
     compute = prb.sdt[0] if prb.sdt[0] == prb.sdt[1] else "f32"   # torch's promotion
     if SIGNIFICAND_BITS[compute] < SIGNIFICAND_BITS[prb.ddt]:
         return (Status.UNIMPLEMENTED, f"--sdt={':'.join(prb.sdt)} --ddt={prb.ddt}: torch "

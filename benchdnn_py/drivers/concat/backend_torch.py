@@ -16,7 +16,6 @@ from typing import Callable
 import numpy as np
 
 from ...backends import torch as torch_backend
-from ...common import layout
 from ...status import Status
 from ..base import CaseResult
 
@@ -42,9 +41,8 @@ def unsupported(prb) -> tuple[Status, str] | None:
 
 def memory_order(prb) -> tuple[int, ...] | None:
     """The one dense memory order of the case's tensors, or None."""
-    lays = [prb.src_layout(i) for i in range(prb.n_src)] + [prb.dst_layout]
-    orders = {layout.dense_order(lay) for lay in lays}
-    return orders.pop() if len(orders) == 1 else None
+    return torch_backend.one_dense_order(
+        [prb.src_layout(i) for i in range(prb.n_src)] + [prb.dst_layout])
 
 
 class _Concat:

@@ -20,7 +20,6 @@ from typing import Callable
 import numpy as np
 
 from ...backends import torch as torch_backend
-from ...common import layout
 from ...common.layout import tensor_layout
 from ...status import Status
 from ..base import CaseResult
@@ -42,16 +41,12 @@ def unsupported(prb) -> tuple[Status, str] | None:
     return None
 
 
-def layouts(prb) -> tuple:
-    if prb.dir.forward:
-        return tensor_layout(prb.stag, prb.dims), prb.dst_layout
-    return prb.data_layout, prb.kernel_layout
-
-
 def memory_order(prb) -> tuple[int, ...] | None:
     """The one dense memory order of the case's tensors, or None."""
-    orders = {layout.dense_order(lay) for lay in layouts(prb)}
-    return orders.pop() if len(orders) == 1 else None
+    if prb.dir.forward:
+        return torch_backend.one_dense_order((tensor_layout(prb.stag, prb.dims),
+                                              prb.dst_layout))
+    return torch_backend.one_dense_order((prb.data_layout, prb.kernel_layout))
 
 
 class _Softmax:

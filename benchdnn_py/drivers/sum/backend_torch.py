@@ -21,14 +21,9 @@ from ..base import CaseResult
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
-    torch, why = torch_backend.load()
-    if torch is None:
-        return Status.UNIMPLEMENTED, why
-    for dt in (*prb.sdt, prb.ddt):
-        if dt not in torch_backend.FLOAT_DTYPES:
-            return (Status.UNIMPLEMENTED, f"{dt}: the torch backend runs sum on "
-                    f"{', '.join(torch_backend.FLOAT_DTYPES)} (torch's integer arithmetic "
-                    "wraps where oneDNN's saturates)")
+    verdict = torch_backend.float_verdict((*prb.sdt, prb.ddt), "sum")
+    if verdict:
+        return verdict
     lays = [prb.src_layout(i) for i in range(len(prb.sdt))] + [prb.dst_layout]
     for lay in lays:
         if not lay.is_plain:
