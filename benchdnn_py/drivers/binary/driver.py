@@ -25,7 +25,7 @@ import numpy as np
 from ... import backends, core
 from ...common import attr, dt_names, layout, post_ops, reorders
 from ...common.attr import Binary, Depthwise, Prelu, Sum
-from ...common.check import CompareSetup, Verdict, compare, memory_faults
+from ...common.check import CompareSetup, Verdict, compare, has_gaps, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
 from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
@@ -72,6 +72,9 @@ OPTIONS = (
            "src0's and src1's tags (TAG:TAG; src1's any: src0's)", is_list=True),
     Option("dtag", layout.tag_option("dtag"), layout.parse_tag("any"),
            "dst's tag (any: src0's)", is_list=True),
+    Option("strides", lambda text: layout.parse_strides_option(text, STRIDED),
+           (None, None, None), "SRC0:SRC1:DST plain strides, each S0xS1x...[@OFFSET] or "
+           "empty (the tensor's tag decides)", is_list=True),
     Option("alg", parse_alg, "add", "the operation: ADD, SUB, MUL, DIV, MAX, MIN, GE, GT, "
            "LE, LT, EQ, NE or SELECT (dst = src2 ? src0 : src1)", is_list=True),
     Option("inplace", bool_value("inplace"), False, "dst overwrites src0", is_list=True),
@@ -97,6 +100,7 @@ OPTIONS = (
 # other than the native kernels
 BACKENDS: dict[str, Any] = {"onednn": backend_onednn, "torch": backend_torch}
 
+STRIDED = ("src0", "src1", "dst")     # the tensors --strides names, in its order
 PERF_FIELDS = frozenset({"sdt", "ddt", "stag", "dtag", "alg", "mb"})
 CSV_PERF_FIELDS = "%sdt%,%ddt%,%stag%,%dtag%,%alg%"
 DEFAULT_STAG = ("abx", "any")
@@ -117,6 +121,7 @@ class BinaryProblem:
     post_ops: attr.PostOps = attr.PostOps()
     modes: attr.Modes = attr.Modes()
     backend: str = backends.NATIVE
+    strides: tuple[layout.Strides, ...] = (None, None, None)   # src0, src1, dst
 
     @property
     def desc_text(self) -> str:
@@ -132,6 +137,8 @@ class BinaryProblem:
             parts.append(f"--stag={self.stag[0]}:{self.stag[1]}")
         if not self.dtag.is_any:
             parts.append(f"--dtag={self.dtag}")
+        if any(self.strides):
+            parts.append(f"--strides={layout.format_strides(self.strides)}")
         if self.alg != "add":
             parts.append(f"--alg={self.alg}")
         if self.inplace:
@@ -165,10 +172,16 @@ class BinaryProblem:
         return tag
 
     def src_layout(self, i: int) -> layout.Layout:
+        """Its strides when given (select's condition: src0's), else its tag's layout."""
+        given = self.strides[min(i, 1) if i < 2 else 0]
+        if given is not None:
+            return layout.strided_layout(self.src_dims(i), *given)
         return tensor_layout(self.src_tag(i), self.src_dims(i))
 
     @property
     def dst_layout(self) -> layout.Layout:
+        if self.strides[2] is not None:
+            return layout.strided_layout(self.dims, *self.strides[2])
         return tensor_layout(self.stag[0] if self.dtag.is_any else self.dtag, self.dims)
 
     @property
@@ -202,7 +215,14 @@ def make_problem(values: Mapping[str, Any], text: str,
     prb = BinaryProblem(desc, values["sdt"], values["ddt"], values["stag"], values["dtag"],
                         values["alg"], values["inplace"], values["impl_filter"], values["mb"],
                         values["attr-scales"], values["attr-post-ops"],
-                        attr.modes_of(values), values["backend"])
+                        attr.modes_of(values), values["backend"], values["strides"])
+    # benchdnn's rule: a tensor takes a tag or strides, not both
+    tags = (prb.stag[0].text != DEFAULT_STAG[0], prb.stag[1].text != DEFAULT_STAG[1],
+            not prb.dtag.is_any)
+    for name, given, tagged in zip(STRIDED, prb.strides, tags):
+        if given is not None and tagged:
+            raise ProblemError(f"--strides={layout.format_strides(prb.strides)}: {name} "
+                               "has both strides and a tag (--stag, --dtag); give one")
     for name, lay in (("stag", lambda: prb.src_layout(0)), ("stag", lambda: prb.src_layout(1)),
                       ("dtag", lambda: prb.dst_layout)):     # the rank check, at parse time
         try:
@@ -353,6 +373,7 @@ class Buffers(Bound):
     srcs: list[np.ndarray]                # logical f32 values of each input, exact
     out: Guarded                          # dst, in its layout
     prior: np.ndarray | None = None       # a sum's prior dst (logical)
+    before: np.ndarray | None = None      # dst's buffer before execution (strides' gaps)
     src1: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # post-op inputs
 
 
@@ -373,6 +394,7 @@ def prepare(prb: BinaryProblem, prim: core.BinaryPrimitive, route: reorders.Rout
     if prb.inplace:
         out.array[:] = mems["src0"]
         mems["src0"] = out.array
+    before = out.array.copy() if has_gaps(prb.dst_layout) else None
     k_in, k_out, wrap = route.bind(mems, {"dst": out.array})
     src1 = post_ops.fill_src1(prb.post_ops, prb.dims)
     # (another backend takes the chain in its attributes: the verdict keeps binary and
@@ -380,7 +402,8 @@ def prepare(prb: BinaryProblem, prim: core.BinaryPrimitive, route: reorders.Rout
     chain = (post_ops.kernel_chain(prb.post_ops, src1, prb.dims, p.channels_last)
              if prb.nelems and prb.backend == backends.NATIVE else None)
     run = wrap(prim.bind(k_in["src0"], k_in["src1"], k_in.get("src2"), k_out["dst"], chain))
-    return Buffers(srcs=srcs, out=out, outs=(out,), run=run, prior=prior, src1=src1)
+    return Buffers(srcs=srcs, out=out, outs=(out,), run=run, prior=prior, src1=src1,
+                   before=before)
 
 
 def reference(prb: BinaryProblem, bufs: Buffers) -> np.ndarray:
@@ -417,7 +440,7 @@ def judge(prb: BinaryProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     got = reorders.read(bufs.out.array, prb.dst_layout).reshape(prb.dims)
     verdict = with_division_check(compare(exp, got, compare_setup(prb)), prb)
     res.take_verdict(verdict, prb.dims, verbose)
-    res.take_memory_fault(memory_faults("DST", prb.dst_layout, bufs.out.array, None))
+    res.take_memory_fault(memory_faults("DST", prb.dst_layout, bufs.out.array, bufs.before))
 
 
 def input_bytes(prb: BinaryProblem) -> int:

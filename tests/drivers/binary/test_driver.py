@@ -29,6 +29,16 @@ def test_verdicts_name_what_is_invalid_or_missing():
     assert "takes sum, eltwise, binary and prelu post-ops" in res.out
 
 
+def test_strides_place_each_tensor_and_exclude_its_tag():
+    res = run_cli("--binary", "--summary=no-failures", "--alg=ADD,SELECT",
+                  "--strides=:1x4x12x36:,::360x1x72x6@3", "4x3x3x5:4x3x3x5")
+    lines = [l for s, l in case_statuses(res) if s == "PASSED"]
+    assert len(lines) == 4 and "--strides=::360x1x72x6@3 " in lines[2]
+    res = run_cli("--binary", "--summary=no-failures", "--dtag=axb", "--strides=::1x2x3x4",
+                  "4x3x3x5:4x3x3x5")
+    assert "dst has both strides and a tag (--stag, --dtag); give one" in res.out
+
+
 def test_every_repro_line_reruns_its_case():
     res = run_cli("--binary", "--summary=no-failures", "--sdt=f32:s8,bf16:f16", "--ddt=f32",
                   "--stag=axb:any,aBx8b:abx", "--alg=MUL,select",
