@@ -251,8 +251,8 @@ def invalid(prb: BinaryProblem) -> str | None:
 
 def attrs_unsupported(prb: BinaryProblem) -> tuple[Status, str] | None:
     """The attributes the kernels cannot apply: scales other than common src0 and src1
-    ones, a dw entry, a chain on more than 5 dims, and what post_ops.src1_unsupported
-    names."""
+    ones, a dw entry, binary and prelu entries on more than 5 dims, and what
+    post_ops.src1_unsupported names."""
     for e in prb.scales.entries:
         if e.arg not in ("src", "src1") or not e.is_common or e.groups:
             return (Status.UNIMPLEMENTED, f"--attr-scales={prb.scales}: `{e}`: binary takes "
@@ -275,9 +275,9 @@ def attrs_unsupported(prb: BinaryProblem) -> tuple[Status, str] | None:
     if len(sum_dts) > 1:
         return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: sums reading dst as "
                 f"different types ({', '.join(sorted(sum_dts))})")
-    if prb.post_ops and len(prb.dims) > 5:
-        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: post-ops run on "
-                "tensors of up to 5 dims (mb, channels, 3 spatial)")
+    if post_ops.src1_entries(prb.post_ops) and len(prb.dims) > 5:
+        return (Status.UNIMPLEMENTED, f"--attr-post-ops={prb.post_ops}: binary and prelu "
+                "entries run on tensors of up to 5 dims (mb, channels, 3 spatial)")
     return post_ops.src1_unsupported(prb.post_ops, prb.dims, prb.backend)
 
 
@@ -399,7 +399,9 @@ def prepare(prb: BinaryProblem, prim: core.BinaryPrimitive, route: reorders.Rout
     src1 = post_ops.fill_src1(prb.post_ops, prb.dims)
     # (another backend takes the chain in its attributes: the verdict keeps binary and
     # prelu entries off it)
-    chain = (post_ops.kernel_chain(prb.post_ops, src1, prb.dims, p.channels_last)
+    # (sum and eltwise entries need no element's position: any rank, as one line)
+    chain_dims = prb.dims if len(prb.dims) <= 5 else (prb.nelems,)
+    chain = (post_ops.kernel_chain(prb.post_ops, src1, chain_dims, p.channels_last)
              if prb.nelems and prb.backend == backends.NATIVE else None)
     run = wrap(prim.bind(k_in["src0"], k_in["src1"], k_in.get("src2"), k_out["dst"], chain))
     return Buffers(srcs=srcs, out=out, outs=(out,), run=run, prior=prior, src1=src1,
