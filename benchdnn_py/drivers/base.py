@@ -19,8 +19,10 @@ import abc
 import dataclasses
 from typing import Any, Callable, Mapping, Protocol
 
-from .. import backends
+from .. import backends, core
+from ..common import reorders
 from ..engine.case import CaseResult, RunContext
+from ..engine.impl_filter import first_accepting
 from ..engine.memory import Guarded
 from ..engine.options import Option
 from ..engine.settings import GlobalSettings
@@ -171,6 +173,37 @@ class Driver:
             if opt.name == name:
                 return opt
         return None
+
+
+def create_routed(prb, res: CaseResult, layouts: tuple, table: Callable[[], Any],
+                  make: Callable[[Any], Any], others: Mapping[str, Any],
+                  read_outs: tuple[str, ...] = ()) -> Created | None:
+    """A memory-bound driver's primitive with its reorder route: the first implementation
+    of table (make(impl)) the CPU runs and the filter allows, its tensors routed between
+    their memory and the kernels' layouts; or, on another backend, others[backend]'s
+    primitive on the memory itself (an empty route). layouts: (memory layouts, kernel
+    layouts, types, inputs, outputs) by tensor name; read_outs: outputs the primitive
+    reads first (a sum's prior dst). None with res's status set otherwise."""
+    fault = core.active_op_fault()
+    mem, kernel, dts, ins, outs = layouts
+    if prb.backend != backends.NATIVE:
+        kernel = dict(mem)
+        prim = others[prb.backend].create(prb, res)
+    else:
+        with res.timers("create_pd"):
+            routed = reorders.needs_route(mem, kernel)
+        allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
+        prim = first_accepting(table(), allow, make, res)
+    if prim is None:
+        return None
+    try:
+        with res.timers("create_prim"):
+            route = reorders.Route(mem, kernel, dts, ins, outs, read_outs=read_outs,
+                                   fault=fault)
+    except core.Unimplemented as exc:
+        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
+        return None
+    return Created(prim, route)
 
 
 def backend_unsupported(what: str, prb, modules: Mapping[str, Any]) -> tuple[Status, str] | None:

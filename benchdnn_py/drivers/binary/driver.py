@@ -28,14 +28,15 @@ from ...common.attr import Binary, Depthwise, Prelu, Sum
 from ...common.check import CompareSetup, Verdict, compare, has_gaps, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
-from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
+from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter
 from ...engine.memory import Guarded
 from ...engine.options import Option, bool_value, int_value, regex_value
 from ...engine.settings import GlobalSettings
 from ...errors import ProblemError, UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
-from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
+from ..base import (Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported,
+                    create_routed)
 from . import backend_onednn, backend_torch, cfg, ref
 from .desc import BinaryDims, check_broadcast, dst_dims, parse_binary
 
@@ -306,10 +307,6 @@ class Plan:
     strides: tuple[tuple[int, ...], tuple[int, ...]]
     channels_last: bool
 
-    @property
-    def routed(self) -> bool:
-        return reorders.needs_route(self.mem, self.kernel)
-
 
 def plan(prb: BinaryProblem) -> Plan:
     mem = {name: prb.src_layout(i) for i, name in enumerate(prb.inputs)}
@@ -330,35 +327,21 @@ def plan(prb: BinaryProblem) -> Plan:
 
 
 def create(prb: BinaryProblem, res: CaseResult) -> Created | None:
-    """The first native implementation the CPU runs and the filter allows, with its
-    reorder route; or another backend's primitive on the memory itself (an empty route).
-    None with res's status set otherwise."""
     fault = core.active_op_fault()
-    native = prb.backend == backends.NATIVE
     with res.timers("create_pd"):
         p = plan(prb)
-    if native:
-        allow = reorders.RouteFilter(prb.impl_filter) if p.routed else prb.impl_filter
-        dims = tuple(prb.dims[d] for d in p.order)
-        scales = (prb.scale("src"), prb.scale("src1"))
-        prim = first_accepting(
-            core.binary_impls(), allow,
-            lambda impl: core.BinaryPrimitive(impl, prb.alg, prb.sdt, prb.ddt, dims,
-                                              p.strides, scales, fault), res)
-    else:
-        prim = BACKENDS[prb.backend].create(prb, res)
-    if prim is None:
-        return None
+    dims = tuple(prb.dims[d] for d in p.order)
+    scales = (prb.scale("src"), prb.scale("src1"))
     dts = {"src0": prb.sdt[0], "src1": prb.sdt[1], "src2": "s8", "dst": prb.ddt}
-    try:
-        with res.timers("create_prim"):
-            route = reorders.Route(p.mem, p.kernel if native else p.mem, dts, prb.inputs,
-                                   ("dst",), read_outs=("dst",) if prb.has_sum else (),
-                                   fault=fault)
-    except core.Unimplemented as exc:
-        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
-        return None
-    return Created(prim, route, info=plan_note(prb, p) if native else prim.info)
+    created = create_routed(
+        prb, res, (p.mem, p.kernel, dts, prb.inputs, ("dst",)), core.binary_impls,
+        lambda impl: core.BinaryPrimitive(impl, prb.alg, prb.sdt, prb.ddt, dims, p.strides,
+                                          scales, fault),
+        BACKENDS, read_outs=("dst",) if prb.has_sum else ())
+    if created is not None:
+        created.info = (plan_note(prb, p) if prb.backend == backends.NATIVE
+                        else created.prim.info)
+    return created
 
 
 def plan_note(prb: BinaryProblem, p: Plan) -> str:

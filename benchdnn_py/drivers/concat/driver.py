@@ -25,14 +25,15 @@ from ...common import attr, dt_names, layout, reorders
 from ...common.check import CompareSetup, compare, memory_faults
 from ...common.layout import tensor_layout
 from ...engine import case
-from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter, first_accepting
+from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter
 from ...engine.memory import Guarded
 from ...engine.options import Option, int_value, regex_value
 from ...engine.settings import GlobalSettings
 from ...errors import ProblemError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Status
-from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
+from ..base import (Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported,
+                    create_routed)
 from . import backend_torch, cfg, ref
 from .desc import ConcatDims, check_axis, dst_dims, order_tag, parse_concat
 
@@ -191,29 +192,10 @@ def route_layouts(prb: ConcatProblem) -> tuple[dict, dict, dict, tuple, tuple]:
 
 
 def create(prb: ConcatProblem, res: CaseResult) -> Created | None:
-    """The first native implementation the CPU runs and the filter allows, with its
-    reorder route; or another backend's primitive on the memory itself (an empty route)."""
     fault = core.active_op_fault()
-    mem, kernel, dts, ins, outs = route_layouts(prb)
-    if prb.backend != backends.NATIVE:
-        kernel = dict(mem)
-        prim = BACKENDS[prb.backend].create(prb, res)
-    else:
-        with res.timers("create_pd"):
-            routed = reorders.needs_route(mem, kernel)
-        allow = reorders.RouteFilter(prb.impl_filter) if routed else prb.impl_filter
-        prim = first_accepting(core.concat_impls(), allow,
-                               lambda impl: core.ConcatPrimitive(impl, prb.sdt, prb.ddt,
-                                                                 fault), res)
-    if prim is None:
-        return None
-    try:
-        with res.timers("create_prim"):
-            route = reorders.Route(mem, kernel, dts, ins, outs, fault=fault)
-    except core.Unimplemented as exc:
-        res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
-        return None
-    return Created(prim, route)
+    return create_routed(prb, res, route_layouts(prb), core.concat_impls,
+                         lambda impl: core.ConcatPrimitive(impl, prb.sdt, prb.ddt, fault),
+                         BACKENDS)
 
 
 @dataclasses.dataclass(kw_only=True)

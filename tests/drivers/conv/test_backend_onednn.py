@@ -94,7 +94,7 @@ def test_the_checker_catches_onednn_3_2s_deconvolution_bias_defect(onednn_lib):
     input-channel chunk (every element off by one or two bias values) when the input
     channels span several chunks; without bias, or on plain layouts (another
     implementation), it is right. The chunk size follows the CPU's caches: 512 input
-    channels show it on a Zen 4 (1 MiB L2), 1024 on a Xeon with 2 MiB per core."""
+    channels show it where L2 holds 1 MiB per core, 1024 where it holds 2 MiB."""
     if onednn_lib.version != "3.2.0" or "avx512_core" not in onednn_lib.isa:
         pytest.skip("the defect was found in oneDNN 3.2.0 on AVX-512")
     found = []
