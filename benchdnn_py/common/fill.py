@@ -24,6 +24,7 @@ import enum
 import numpy as np
 
 from .. import core
+from .check import round_to_dt
 
 
 class Kind(enum.IntEnum):
@@ -62,3 +63,11 @@ def choice_fill(n: int, kind: Kind, values: tuple[float, ...]) -> np.ndarray:
     if not values:
         raise ValueError("choice_fill: no values to choose from")
     return core.fill_choice(int(kind), n, np.asarray(values, np.float32))
+
+
+def exact_in(values: np.ndarray, dt: str) -> np.ndarray:
+    """f32 values rounded to dt and kept as f32 (exact in dt; f64 holds them as they are),
+    -0 made +0: a fill as the tensor of type dt will hold it."""
+    out = round_to_dt(np.asarray(values, np.float32), dt)
+    out[out == 0] = 0
+    return out

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from ...common import check, fill
+from ...common import fill
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +63,5 @@ def fill_prior(n: int, dt: str) -> np.ndarray:
     return fill.int_fill(n, fill.Kind.DST, max(-HIGHEST, CFG[dt].lowest), HIGHEST)
 
 
-def to_dt(values: np.ndarray, dt: str) -> np.ndarray:
-    """f32 values rounded to dt (as f32), -0 made +0."""
-    out = check.round_to_dt(np.asarray(values, np.float32), dt)
-    out[out == 0] = 0
-    return out
+# the fill as a tensor of dt holds it
+to_dt = fill.exact_in

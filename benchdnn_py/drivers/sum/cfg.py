@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ...common import check, fill
+from ...common import fill
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,8 +54,5 @@ def perf_values(n: int, index: int, dt: str) -> np.ndarray:
     return to_dt(fill.real_fill(n, fill.Kind.MULTI_SRC + index, *CFG[dt].perf), dt)
 
 
-def to_dt(values: np.ndarray, dt: str) -> np.ndarray:
-    """f32 values rounded to dt (as f32), -0 made +0."""
-    out = check.round_to_dt(np.asarray(values, np.float32), dt)
-    out[out == 0] = 0
-    return out
+# the fill as a tensor of dt holds it
+to_dt = fill.exact_in
