@@ -31,6 +31,7 @@ from ..engine.options import Option, ascii_number, read_bool
 from ..errors import UsageError
 from ..status import Status
 from . import eltwise, layout
+from .check import round_to_dt
 from .dt_names import DT_NAMES
 
 DTS = ("f32", "bf16", "f16", "s32", "s8", "u8")
@@ -429,6 +430,16 @@ class _QuantEntries:
 @dataclasses.dataclass(frozen=True)
 class Scales(_QuantEntries):
     entries: tuple[ScaleEntry, ...] = ()
+
+    def common_value(self, arg: str) -> float:
+        """arg's common scale as its type holds it (f32, or rounded to bf16/f16), 1
+        without one."""
+        e = self.get(arg)
+        if e is None:
+            return 1.0
+        value = np.array([1.0 if e.scale is None else e.scale], np.float32)
+        return float(round_to_dt(value, e.dt)[0]) if e.dt in ("bf16", "f16") \
+            else float(value[0])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -199,12 +199,7 @@ class BinaryProblem:
         return self.desc.srcs[0] != self.dims
 
     def scale(self, arg: str) -> float:
-        """A common scale's value (1 without one), as its type holds it."""
-        e = self.scales.get(arg)
-        if e is None:
-            return 1.0
-        value = np.array([1.0 if e.scale is None else e.scale], np.float32)
-        return float(cfg.to_dt(value, e.dt)[0]) if e.dt in ("bf16", "f16") else float(value[0])
+        return self.scales.common_value(arg)
 
 
 def make_problem(values: Mapping[str, Any], text: str,

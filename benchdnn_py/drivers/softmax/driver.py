@@ -196,13 +196,7 @@ class SoftmaxProblem:
         return tensor_layout(self.stag if self.dtag.is_any else self.dtag, self.dims)
 
     def scale(self, arg: str) -> float:
-        """A common scale's value (1 without one), as its type holds it."""
-        e = self.scales.get(arg)
-        if e is None:
-            return 1.0
-        value = 1.0 if e.scale is None else e.scale
-        return float(cfg.to_dt(np.array([value], np.float32), e.dt)[0]) \
-            if e.dt in ("bf16", "f16") else float(np.float32(value))
+        return self.scales.common_value(arg)
 
 
 def make_problem(values: Mapping[str, Any], text: str,
