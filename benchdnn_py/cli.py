@@ -365,7 +365,7 @@ def info() -> None:
     click.echo("backends (--backend=):")
     for name in backends.BACKENDS:
         click.echo(f"  {name:<8} {_backend_text(name)}")
-    tables = {"conv and deconv": core.conv_impls, "eltwise": core.eltwise_impls,
+    tables = {"conv, deconv and ip": core.conv_impls, "eltwise": core.eltwise_impls,
               "pool": core.pool_impls, "reorder": core.reorder_impls,
               "softmax": core.softmax_impls, "sum": core.sum_impls,
               "concat": core.concat_impls, "binary": core.binary_impls}

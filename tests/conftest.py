@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 from benchdnn_py import core
 from benchdnn_py.drivers.conv import driver as conv_driver
 from benchdnn_py.drivers.deconv import driver as deconv_driver
+from benchdnn_py.drivers.ip import driver as ip_driver
 from benchdnn_py.errors import BenchError
 from benchdnn_py.reports.results import SCHEMA, SCHEMA_VERSION, ResultsFile
 
@@ -162,8 +163,9 @@ def results_file(samples: list[list[float]], name: str) -> ResultsFile:
 
 
 def conv_steps(prb):
-    """The case steps of a conv or deconv problem's driver, whose backends create it."""
-    return {"conv": conv_driver.STEPS, "deconv": deconv_driver.STEPS}[prb.desc.kind]
+    """The case steps of a conv, deconv or ip problem's driver, whose backends create it."""
+    return {"conv": conv_driver.STEPS, "deconv": deconv_driver.STEPS,
+            "ip": ip_driver.STEPS}[prb.desc.kind]
 
 
 def create_executor(prb, res):

@@ -237,7 +237,7 @@ def test_help_and_info():
     assert res.code == 0 and "--dir=" in res.out and "exit status" in res.out
     res = run_cli("info")
     assert res.code == 0 and "gemm_conv:scalar" in res.out and "threads:" in res.out
-    for table in ("conv and deconv", "eltwise", "pool", "reorder", "softmax", "sum",
+    for table in ("conv, deconv and ip", "eltwise", "pool", "reorder", "softmax", "sum",
                   "concat", "binary"):
         assert f"{table} implementations (in order of preference):" in res.out
     assert "reorder:scalar" in res.out and "pool:scalar" in res.out

@@ -112,7 +112,7 @@ def test_global_values():
 
 def test_backend_alg_and_data_type_values():
     for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "sum", "concat",
-                 "binary"):
+                 "binary", "ip"):
         assert values([f"--{name}"], "--backend=") == list(BACKENDS)
     assert values(["--binary"], "--alg=") == [a.upper() for a in binary_driver.ALGS]
     assert values(["--conv"], "--alg=") == list(conv_problem.ALGS)

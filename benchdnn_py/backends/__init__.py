@@ -74,7 +74,8 @@ BACKENDS: dict[str, Backend] = {
     "onednn": Backend("onednn", "oneDNN's CPU primitives, an optional extra: "
                       f"{onednn_loader.INSTALL_HINT} (or {onednn_loader.LIB_ENV}=PATH)",
                       onednn_loader.describe,
-                      ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "binary")),
+                      ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "binary",
+                       "ip")),
 }
 
 

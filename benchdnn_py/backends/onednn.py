@@ -149,6 +149,19 @@ dnnl_status_t dnnl_pooling_backward_primitive_desc_create(dnnl_primitive_desc_t 
     const dnnl_dims_t kernel, const dnnl_dims_t dilation, const dnnl_dims_t padding_l,
     const dnnl_dims_t padding_r, const_dnnl_primitive_desc_t hint_fwd_pd,
     dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_inner_product_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
+    dnnl_engine_t engine, int prop_kind, const_dnnl_memory_desc_t src_md,
+    const_dnnl_memory_desc_t weights_md, const_dnnl_memory_desc_t bias_md,
+    const_dnnl_memory_desc_t dst_md, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_inner_product_backward_data_primitive_desc_create(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, const_dnnl_memory_desc_t diff_src_md,
+    const_dnnl_memory_desc_t weights_md, const_dnnl_memory_desc_t diff_dst_md,
+    const_dnnl_primitive_desc_t hint_fwd_pd, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_inner_product_backward_weights_primitive_desc_create(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, const_dnnl_memory_desc_t src_md,
+    const_dnnl_memory_desc_t diff_weights_md, const_dnnl_memory_desc_t diff_bias_md,
+    const_dnnl_memory_desc_t diff_dst_md, const_dnnl_primitive_desc_t hint_fwd_pd,
+    dnnl_primitive_attr_t attr);
 """
 
 

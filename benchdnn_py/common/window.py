@@ -62,6 +62,8 @@ _CONV = dict(
 FORMULAS = {
     "conv": Formulas(**_CONV),
     "pool": Formulas(**_CONV, dilation_marks_axis=False),
+    # an inner product: the convolution whose kernel covers the input (one output point)
+    "ip": Formulas(**_CONV),
     "deconv": Formulas(
         out=lambda i, k, s, p, d: (i - 1) * s + (k - 1) * (d + 1) - 2 * p + 1,
         pad=lambda o, i, k, s, d: c_div((i - 1) * s - o + effective_kernel(k, d), 2),
@@ -112,8 +114,9 @@ class ConvDesc:
         return format_desc(self)
 
 
-def lex(text: str) -> tuple[dict[str, int], str, bool]:
-    """Splits a descriptor into key values, the name, and the depthwise flag."""
+def lex(text: str, keys: tuple[str, ...] = KEYS) -> tuple[dict[str, int], str, bool]:
+    """Splits a descriptor into key values, the name, and the depthwise flag (keys: the
+    grammar's keys; `_dw` only where they include g)."""
     values: dict[str, int] = {}
     name = ""
     depthwise = False
@@ -121,10 +124,10 @@ def lex(text: str) -> tuple[dict[str, int], str, bool]:
     while pos < len(text):
         start = pos
         matched = False
-        if text.startswith("dw", pos) and pos > 0 and text[pos - 1] == "_" and (
+        if "g" in keys and text.startswith("dw", pos) and pos > 0 and text[pos - 1] == "_" and (
                 pos + 2 == len(text) or text[pos + 2] in "_n"):
             depthwise, matched, pos = True, True, pos + 2
-        for key in KEYS:
+        for key in keys:
             if not text.startswith(key, pos):
                 continue
             m = _VALUE.match(text, pos + len(key))
@@ -146,7 +149,7 @@ def lex(text: str) -> tuple[dict[str, int], str, bool]:
         if not matched:
             raise ProblemError(f"unrecognized pattern in `{text}` starting from "
                                f"`{text[start:]}`: expected one of the keys "
-                               f"{' '.join(KEYS)}, `_` between entries, or n\"name\"")
+                               f"{' '.join(keys)}, `_` between entries, or n\"name\"")
     return values, name, depthwise
 
 

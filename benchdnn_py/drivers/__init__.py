@@ -11,6 +11,7 @@ from .conv import DRIVER as _CONV
 from .deconv import DRIVER as _DECONV
 from .eltwise import DRIVER as _ELTWISE
 from .graph import make_driver as _graph_on
+from .ip import DRIVER as _IP
 from .pool import DRIVER as _POOL
 from .reorder import DRIVER as _REORDER
 from .softmax import DRIVER as _SOFTMAX
@@ -27,6 +28,7 @@ DRIVERS: dict[str, Driver] = {
     "sum": _SUM,
     "concat": _CONCAT,
     "binary": _BINARY,
+    "ip": _IP,
 }
 
 

@@ -72,24 +72,32 @@ def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
                for name, lay in prb.requested_layouts.items())
 
 
+def route_filter(prb, act: core.ActLayout = core.ActLayout.PLAIN):
+    """The case's impl filter, matching names through the reorder route when the case
+    needs it on act's layouts."""
+    return reorders.RouteFilter(prb.impl_filter) if routed(prb, act) else prb.impl_filter
+
+
 def _impl_filter(prb, entry: AnyEntry):
-    filt = (reorders.RouteFilter(prb.impl_filter) if routed(prb, entry.act)
-            else prb.impl_filter)
+    filt = route_filter(prb, entry.act)
     return _IsaFilter(filt, entry.isa) if entry.isa is not None else filt
 
 
 class _Executor:
-    """One created kernel, with the route its layouts need (built here, at creation)."""
+    """One created kernel, with the route its layouts need (built here, at creation); act:
+    the activation layout the kernel's buffers are in, the primitive's unless given (the
+    inner product's GEMM runs a channels-last primitive on plain buffers)."""
 
     def __init__(self, prim: core.ConvPrimitive, prb,
-                 kernel_bind: Callable[..., Callable[[], None]]) -> None:
+                 kernel_bind: Callable[..., Callable[[], None]],
+                 act: core.ActLayout | None = None) -> None:
         self.prim, self.prb, self.kernel_bind = prim, prb, kernel_bind
         # what the primitive planned for, and its work memory's size and owner
         self.scratchpad_bytes = prim.scratchpad_bytes
         self.user_scratchpad = prim.attr.scratchpad_user
         self.info = (f"threads={core.max_threads()}, scratchpad {self.scratchpad_bytes} bytes "
                      f"({'user' if self.user_scratchpad else 'library'})")
-        kernel = kernel_layouts(prb, prim.attr.layout)
+        kernel = kernel_layouts(prb, prim.attr.layout if act is None else act)
         requested = prb.requested_layouts
         self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
                         for n in kernel}
@@ -157,17 +165,18 @@ def _nothing() -> None:
     pass
 
 
-def _conv_bind(prim, prb, inputs, packed, outs):
+def conv_bind(prim, prb, inputs, packed, outs):
     return conv_prim.bind(prim, prb.dir, inputs, packed, outs)
 
 
-def _executor(prim, prb, kernel_bind, res: CaseResult):
-    """The executor, or None (UNIMPLEMENTED) when the route cannot reorder a layout."""
+def executor(prim, prb, kernel_bind, res: CaseResult, act: core.ActLayout | None = None):
+    """The executor (_Executor's act), or None (UNIMPLEMENTED) when the route cannot
+    reorder a layout."""
     if prim is None:
         return None
     try:
         with res.timers("create_prim"):
-            return _Executor(prim, prb, kernel_bind)
+            return _Executor(prim, prb, kernel_bind, act)
     except core.Unimplemented as exc:
         prim.close()
         res.status, res.reason = Status.UNIMPLEMENTED, f"reorder route: {exc}"
@@ -184,7 +193,7 @@ def create_on(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.Conv
         res.status, res.reason = before
         prim = create_one(entry.act, _impl_filter(prb, entry))
         if prim is not None:
-            return _executor(prim, prb, kernel_bind, res)
+            return executor(prim, prb, kernel_bind, res)
     return None
 
 
@@ -194,7 +203,7 @@ def _create_conv(prb, res: CaseResult):
     return create_on(prb, res, kernel_dir, prb.shape, lambda act, impl_filter: conv_prim.create(
         prb.shape, kernel_dir, prb.dir.with_bias, impl_filter, res,
         prb.post_ops, attr=dataclasses.replace(attr, layout=act),
-        alg=policy.resolved_alg(prb)), _conv_bind)
+        alg=policy.resolved_alg(prb)), conv_bind)
 
 
 def unsupported(prb) -> tuple[Status, str] | None:

@@ -126,14 +126,18 @@ def _alg(c, prb) -> int:
 
 
 def _create_pd(lib: onednn.Library, prb, mds: dict[str, Any], attr: Any, created: _Created):
-    """The direction's primitive descriptor, or raises onednn.Failed with the status."""
+    """The direction's primitive descriptor, or raises onednn.Failed with the status. An
+    inner product's (desc.kind ip) functions take neither an algorithm nor the geometry."""
     c, ffi, L = lib.c, lib.ffi, lib.lib
     desc, d = prb.desc, prb.dir
     axes = desc.spatial_axes
-    geo = [lib._dims(tuple(v[a] for a in axes)) for v in (desc.s, desc.dil, desc.p, desc.p_r)]
+    if desc.kind == "ip":
+        fn, geo, alg = "dnnl_inner_product", [], ()
+    else:
+        geo = [lib._dims(tuple(v[a] for a in axes))
+               for v in (desc.s, desc.dil, desc.p, desc.p_r)]
+        fn, alg = f"dnnl_{desc.kind}olution", (_alg(c, prb),)
     created.keep += geo
-    fn = f"dnnl_{desc.kind}olution"
-    alg = _alg(c, prb)
     null = ffi.NULL
     bias = mds.get("bia", null)
 
@@ -144,7 +148,7 @@ def _create_pd(lib: onednn.Library, prb, mds: dict[str, Any], attr: Any, created
     def forward(prop: int, attr_: Any) -> Any:
         out = ffi.new("dnnl_primitive_desc_t *")
         status = getattr(L, f"{fn}_forward_primitive_desc_create")(
-            out, lib.engine, prop, alg, mds["src"], mds["wei"], bias if d.forward else null,
+            out, lib.engine, prop, *alg, mds["src"], mds["wei"], bias if d.forward else null,
             mds["dst"], *geo, attr_)
         return made(f"{fn}_forward", status, out)
 
@@ -156,10 +160,10 @@ def _create_pd(lib: onednn.Library, prb, mds: dict[str, Any], attr: Any, created
     out = ffi.new("dnnl_primitive_desc_t *")
     if d is Dir.BWD_D:
         status = getattr(L, f"{fn}_backward_data_primitive_desc_create")(
-            out, lib.engine, alg, mds["src"], mds["wei"], mds["dst"], *geo, hint, attr)
+            out, lib.engine, *alg, mds["src"], mds["wei"], mds["dst"], *geo, hint, attr)
         return made(f"{fn}_backward_data", status, out)
     status = getattr(L, f"{fn}_backward_weights_primitive_desc_create")(
-        out, lib.engine, alg, mds["src"], mds["wei"], bias if d.with_bias else null,
+        out, lib.engine, *alg, mds["src"], mds["wei"], bias if d.with_bias else null,
         mds["dst"], *geo, hint, attr)
     return made(f"{fn}_backward_weights", status, out)
 

@@ -42,13 +42,14 @@ def logical_dims(desc: ConvDesc, dw_o: tuple[int, int, int] | None = None
                  ) -> dict[str, tuple[int, ...]]:
     """The user's dims of src, wei and dst (the order tags and strides refer to):
     (mb, ic, spatial), (g, oc/g, ic/g, spatial) with groups or (oc, ic, spatial), and
-    (mb, oc, spatial); dw_o: the depthwise step's output sizes, dst's with a dw post-op."""
+    (mb, oc, spatial); dw_o: the depthwise step's output sizes, dst's with a dw post-op.
+    An inner product's dst is (mb, oc) at every rank."""
     axes = desc.spatial_axes
     pick = lambda t: tuple(t[a] for a in axes)  # noqa: E731
     wei = ((desc.g, desc.oc // desc.g, desc.ic // desc.g) if desc.has_groups
            else (desc.oc, desc.ic // desc.g)) + pick(desc.k)
-    return {"src": (desc.mb, desc.ic) + pick(desc.i), "wei": wei,
-            "dst": (desc.mb, desc.oc) + pick(dw_o or desc.o)}
+    dst = (desc.mb, desc.oc) + (() if desc.kind == "ip" else pick(dw_o or desc.o))
+    return {"src": (desc.mb, desc.ic) + pick(desc.i), "wei": wei, "dst": dst}
 
 
 def tensors(desc: ConvDesc, shape: core.ConvShape,
