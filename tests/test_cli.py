@@ -197,7 +197,7 @@ def test_list_mode_round_trips_every_problem_file():
     assert len(files) >= 8
     by_driver = {}
     for path in files:
-        driver = next((d for d in ("eltwise", "pool", "softmax")
+        driver = next((d for d in ("eltwise", "pool", "softmax", "ip")
                        if path.name.startswith(f"shapes_{d}")), "conv")
         by_driver.setdefault(driver, []).append(path)
     for driver, paths in by_driver.items():   # one run per driver: each file in turn
