@@ -109,7 +109,7 @@ def _eltwise_ops(torch) -> dict[str, Callable[[Any, float, float], Any]]:
     }
 
 
-def _post_op_steps(torch, post_ops: PostOps) -> list[Callable[[Any, Any], Any]]:
+def post_op_steps(torch, post_ops: PostOps) -> list[Callable[[Any, Any], Any]]:
     """One (y, prior) -> y step per entry, in the chain's order."""
     table = _eltwise_ops(torch)
     steps = []
@@ -244,7 +244,7 @@ class _Program:
             fwd = getattr(F, f"conv{self.nd}d")
             self.forward_op = lambda x, w, b: fwd(x, w, b, geo.stride, geo.padding,
                                                   geo.dilation, prb.desc.g)
-        self.post_ops = _post_op_steps(torch, prb.post_ops)
+        self.post_ops = post_op_steps(torch, prb.post_ops)
 
     def _pad(self, x, ext: tuple[int, ...]):
         """x extended by ext zeros at the end of each spatial axis (F.pad: last axis

@@ -3,7 +3,7 @@ engine.case), with this driver's descriptor, op count and backends. The parsed
 descriptor is the convolution the inner product is (desc.py), so the convolution's
 tensors, fill, reference, compare and perf record serve it unchanged; the native backend
 runs it as one matrix product (backend_native.py), the oneDNN backend as oneDNN's inner
-product primitive."""
+product primitive, the torch backend as torch's linear layer."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ...status import Status
 from ..base import CaseResult, RunContext
 from ..conv import backend_onednn, problem
 from ..conv import driver as conv
-from . import backend_native, ref
+from . import backend_native, backend_torch, ref
 from .desc import parse_ip
 
 # benchdnn's ip takes the conv options but --alg (an inner product has one algorithm).
@@ -57,7 +57,7 @@ class Steps(conv.Steps):
     """The convolution case's steps with this driver's backends."""
 
     driver = "ip"
-    backends = {"native": backend_native, "onednn": backend_onednn}
+    backends = {"native": backend_native, "onednn": backend_onednn, "torch": backend_torch}
 
 
 STEPS = Steps()
