@@ -78,7 +78,12 @@
  * them as the file-local functions they are. */
 #define NHWC_HELPER static __attribute__((unused))
 
-enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 8, BWW_NC_PANELS = 4, MAX_MR = 32 };
+/* Column blocks of forward and backward data are up to NC_PANELS micro-panels wide: each
+ * work item packs its A rows once per k block and reuses them across the block's panels,
+ * so a wide block packs them fewer times (a GEMM thousands of columns wide, an inner
+ * product's, repacked A once per 8 panels before); the C block it accumulates stays in
+ * L2 at MC_PANELS rows. */
+enum { NKC = 256, MC_PANELS = 8, NC_PANELS = 64, BWW_NC_PANELS = 4, MAX_MR = 32 };
 /* backward data by output rows: the largest C block of one GEMM (it stays in L2) */
 enum { COL_C_BYTES = 512 * 1024 };
 
