@@ -72,6 +72,26 @@ def to_numpy(torch, t) -> np.ndarray:
     return t.numpy()
 
 
+def run_and_collect(torch, program: Callable[[], dict[str, Any]], outs,
+                    convert: Callable[[str, np.ndarray], np.ndarray] | None = None):
+    """(run, collect) of a program that returns its results by output name, allocated by
+    torch: run (timed) keeps the latest, collect (untimed) copies each into its output
+    buffer (outs: name -> Guarded) in the buffer's type, through convert(name, array)
+    where the output's layout is not torch's."""
+    last: dict[str, Any] = {}
+
+    def run() -> None:
+        last.update(program())
+
+    def collect() -> None:
+        for name, result in last.items():
+            arr = to_numpy(torch, result).astype(outs[name].array.dtype)
+            if convert is not None:
+                arr = convert(name, arr)
+            np.copyto(outs[name].array.reshape(arr.shape), arr)
+    return run, collect
+
+
 @functools.lru_cache(maxsize=None)
 def load() -> tuple[Any, str]:
     """(torch, "") with its thread count set to the native kernels' (OpenMP's), so both

@@ -359,21 +359,9 @@ class _Executor:
             t["bia"] = torch_backend.to_torch(torch, inputs["bia"]).to(t["src"].dtype)
         if any(isinstance(e, Sum) for e in prb.post_ops.entries):
             t["prior"] = torch_backend.to_torch(torch, outs["dst"].array.reshape(shapes["dst"]).copy())
-        program = self.program.build(t)
-        last: dict[str, Any] = {}
-
-        def run() -> None:
-            last.update(program())
-
-        def collect() -> None:
-            for name, result in last.items():
-                arr = torch_backend.to_numpy(torch, result).astype(outs[name].array.dtype)
-                target = outs[name].array
-                if name == "wei":
-                    target[:] = _from_torch_weights(prb.desc, arr)
-                else:
-                    np.copyto(target.reshape(arr.shape), arr)
-        return run, collect
+        return torch_backend.run_and_collect(
+            torch, self.program.build(t), outs,
+            lambda name, arr: _from_torch_weights(prb.desc, arr) if name == "wei" else arr)
 
     def close(self) -> None:
         pass

@@ -74,17 +74,7 @@ class _Executor:
             t["bia"] = torch_backend.to_torch(torch, inputs["bia"]).to(t["src"].dtype)
         if any(isinstance(e, Sum) for e in prb.post_ops.entries):
             t["prior"] = torch_backend.to_torch(torch, outs["dst"].array.reshape(rows["dst"]).copy())
-        program = self._program(t)
-        last: dict[str, Any] = {}
-
-        def run() -> None:
-            last.update(program())
-
-        def collect() -> None:
-            for name, result in last.items():
-                arr = torch_backend.to_numpy(torch, result).astype(outs[name].array.dtype)
-                np.copyto(outs[name].array.reshape(arr.shape), arr)
-        return run, collect
+        return torch_backend.run_and_collect(torch, self._program(t), outs)
 
     def close(self) -> None:
         pass
