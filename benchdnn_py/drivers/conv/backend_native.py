@@ -1,5 +1,6 @@
-"""The native backend of the conv and deconv drivers: this project's C kernels (through
-the core package, the only one that calls C). Implementation selection and weight
+"""The native backend of the conv and deconv drivers (and, through executor(), the ip
+driver's): this project's C kernels (through the core package, the only one that calls
+C). Implementation selection and weight
 packing are prim.py's, the layouts `any` takes policy.py's; this module turns a created
 kernel primitive into the Executor of backends/__init__.py and gives the kernels the
 memory formats they lack.

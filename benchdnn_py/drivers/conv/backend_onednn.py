@@ -1,6 +1,7 @@
-"""The oneDNN backend of the conv and deconv drivers: the same problems, fill, reference
-check and timing loop, executed by oneDNN's own convolution and deconvolution primitives
-(backends/onednn.py owns the library; this module builds the primitives).
+"""The oneDNN backend of the conv, deconv and ip drivers: the same problems, fill, reference
+check and timing loop, executed by oneDNN's own convolution, deconvolution and inner
+product primitives (backends/onednn.py owns the library; this module builds the
+primitives).
 
 Creation, as benchdnn does it: each tensor's descriptor is the layout the user asked for
 (--stag/--wtag/--dtag, --strides) or `any`, which lets oneDNN choose; the direction's
