@@ -215,6 +215,12 @@ class BnormProblem:
         return layout.plain(self.dims)
 
     @property
+    def diff_layout(self) -> layout.Layout:
+        """Backward's gradients (`any`): the kernels' layout, or src's on another backend
+        (what oneDNN's `any` resolves to)."""
+        return self.kernel_layout if self.backend == backends.NATIVE else self.data_layout
+
+    @property
     def lines(self) -> core.Lines:
         """The kernel layout as the kernels walk it: outer x channels x inner."""
         k = self.kernel_layout
@@ -275,10 +281,11 @@ def route_layouts(prb: BnormProblem) -> tuple[dict, dict, dict, tuple, tuple]:
         if prb.add:
             mem["src1"], ins = data, ins + ("src1",)
     else:
-        mem = {"src": data, "diff_dst": k, "diff_src": k}
+        diff = prb.diff_layout
+        mem = {"src": data, "diff_dst": diff, "diff_src": diff}
         ins, outs = ("src", "diff_dst"), ("diff_src",)
         if prb.add:
-            mem["diff_src1"], outs = k, outs + ("diff_src1",)
+            mem["diff_src1"], outs = diff, outs + ("diff_src1",)
     kernel = {n: k for n in mem}
     return mem, kernel, {n: prb.dt for n in mem}, ins, outs
 
@@ -399,15 +406,16 @@ def prepare(prb: BnormProblem, prim: Any, route: reorders.Route, perf: bool) -> 
     n = prb.nelems
     diff_dst = (cfg.perf_values(n, "diff_dst", prb.dt) if perf
                 else cfg.fill_diff_dst(n, prb.dt)).reshape(src.shape)
-    dd_mem = reorders.place_values(diff_dst.reshape(dims), k, prb.dt)
-    out = reorders.output_buffer(k, prb.dt)
+    diff = prb.diff_layout
+    dd_mem = reorders.place_values(diff_dst.reshape(dims), diff, prb.dt)
+    out = reorders.output_buffer(diff, prb.dt)
     if prb.inplace:
         out.array[:] = dd_mem
         dd_mem = out.array
     extra = {name: stats_buffer(C) for name in prb.diff_params}
     outs = {"diff_src": out.array}
     if prb.add:
-        extra["diff_src1"] = reorders.output_buffer(k, prb.dt)
+        extra["diff_src1"] = reorders.output_buffer(diff, prb.dt)
         outs["diff_src1"] = extra["diff_src1"].array
     ws = (reorders.place_values(kept.reshape(dims).astype(np.float32), k, "u8")
           if kept is not None else None)
@@ -416,9 +424,11 @@ def prepare(prb: BnormProblem, prim: Any, route: reorders.Route, perf: bool) -> 
         k_in["src"], mean, var, k_in["diff_dst"], k_out["diff_src"], prb.lines, scale, ws,
         k_out.get("diff_src1"),
         extra["diff_scale"].array if "diff_scale" in extra else None,
-        extra["diff_shift"].array if "diff_shift" in extra else None))
+        extra["diff_shift"].array if "diff_shift" in extra else None,
+        # (another backend may rerun the forward for its own workspace: it needs shift)
+        **({"shift": shift} if prb.backend != backends.NATIVE else {})))
     return Buffers(src=src, mean=mean, var=var, scale=scale, shift=shift,
-                   diff_dst=diff_dst, kept=kept, out=out, out_layout=k, extra=extra,
+                   diff_dst=diff_dst, kept=kept, out=out, out_layout=diff, extra=extra,
                    outs=(out, *extra.values()), run=run)
 
 
