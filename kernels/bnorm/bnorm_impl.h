@@ -28,12 +28,15 @@ typedef struct {
  *   cf (inner > 1): a run of `inner` contiguous points per (o, c). Reductions own whole
  *     channels [c0, c1); the elementwise pass owns runs w = o * C + c in [w0, w1).
  *   cl (inner == 1): rows of C channels. Reductions and the elementwise pass own row
- *     tiles of BN_ROWS(C) rows, [t0, t1); a reduction returns per-channel partials that
- *     the entry point combines in tile order.
- * Reduction blocks: BN_BLOCK points of a run, or a row tile; a block's statistics are
- * its sum and its sum of squared deviations from its own mean, two passes over the block
- * in cache, all in double. */
+ *     tiles of bn_rows(C) rows, [t0, t1); a reduction returns per-channel partials that
+ *     the entry point combines in thread order.
+ * Reduction blocks: BN_BLOCK points of a run, or BN_JOIN row tiles; a block's statistics
+ * are its sum and its sum of squared deviations from its own mean, two passes over the
+ * block in cache, all in double. */
 enum { BN_BLOCK = 4096, BN_COLS = 1024, BN_TILE = 4096 };
+/* Row tiles per block of the channels-last statistics: the block (128 KiB of f32) stays
+ * in L2 between its two passes, and the join's divisions come once per block. */
+enum { BN_JOIN = 8 };
 
 /* Rows per tile of a channels-last walk: even (so that a tile's pairs of points stay
  * whole: README, fill), at least 2, about BN_TILE elements of min(C, BN_COLS) columns. */
