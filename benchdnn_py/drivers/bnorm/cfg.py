@@ -56,14 +56,17 @@ F32_TRH = {
 
 
 def threshold(kind: str, dt: str) -> float:
-    """f32's threshold, scaled to a type with fewer significant bits (its own rounding)."""
+    """f32's threshold, scaled to a data type with fewer significant bits (its own
+    rounding); mean and variance are f32 whatever dt is."""
+    if kind in ("MEAN", "VAR"):
+        return F32_TRH[kind]
     return F32_TRH[kind] * 2.0 ** max(0, 24 - CFG[dt].digits)
 
 
 # Zero trust: benchdnn's 30 %, (100 + 30) / 2 where a relu turns negatives into 0, 99 %
 # for bf16 (its fill is mostly the sparse alg_0). Where the reference itself is mostly 0
 # by the fill's design (alg_0's sparse src, a sparse diff_dst under global stats), the
-# limit sits halfway between the reference's share of zeros and 100 %.
+# limit moves toward 100 % by that share: base + (100 - base) z for a share z of zeros.
 ZERO_TRUST = 30.0
 ZERO_TRUST_RELU = (100.0 + ZERO_TRUST) / 2
 ZERO_TRUST_BF16 = 99.0
@@ -71,7 +74,7 @@ ZERO_TRUST_BF16 = 99.0
 
 def zero_trust_percent(dt: str, relu: bool, ref_zeros: float) -> float:
     base = ZERO_TRUST_BF16 if dt == "bf16" else ZERO_TRUST_RELU if relu else ZERO_TRUST
-    return max(base, (100.0 + 100.0 * ref_zeros) / 2)
+    return base + (100.0 - base) * ref_zeros
 
 
 class CheckAlg(enum.Enum):
