@@ -26,7 +26,8 @@ typedef struct {
 
 /* Two walks, each a family of loops:
  *   cf (inner > 1): a run of `inner` contiguous points per (o, c). Reductions own whole
- *     channels [c0, c1); the elementwise pass owns runs w = o * C + c in [w0, w1).
+ *     channels [c0, c1), walked in memory order (for each o, the runs of c0 to c1); the
+ *     elementwise pass owns runs w = o * C + c in [w0, w1).
  *   cl (inner == 1): rows of C channels. Reductions and the elementwise pass own row
  *     tiles of bn_rows(C) rows, [t0, t1); a reduction returns per-channel partials that
  *     the entry point combines in thread order.
