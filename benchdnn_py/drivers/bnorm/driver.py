@@ -628,7 +628,7 @@ class Steps(CaseSteps):
     def footprint(self, prb: BnormProblem) -> int:
         # the tensors in their layouts and the route's scratch, the fill's int64 and
         # double temporaries, and the reference's and the compare's double arrays
-        return prb.nelems * 160 + 4 * prb.data_layout.size * 8
+        return prb.nelems * 96 + 4 * prb.data_layout.size * 8
 
     def tensor_bytes(self, prb: BnormProblem, prim: Created) -> int:
         size, n = core.numpy_dtype(prb.dt).itemsize, prb.nelems
