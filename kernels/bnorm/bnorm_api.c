@@ -141,7 +141,13 @@ int bdnn_bnorm_fwd(int impl, const bdnn_bnorm_desc_t *d, const bdnn_post_chain_t
     if (po && po->n == 0) po = NULL;
     const int64_t C = d->channels, n = d->outer * C * d->inner;
     if (po && n % (po->c * po->d * po->h * po->w)) return BDNN_STATUS_INVALID;
-    if (n == 0) return BDNN_STATUS_OK;
+    if (n == 0) {       /* no points: statistics over nothing are 0 */
+        for (int64_t c = 0; c < C && !glob; ++c) {
+            if (mean) mean[c] = 0.0f;
+            if (variance) variance[c] = 0.0f;
+        }
+        return BDNN_STATUS_OK;
+    }
     const int relu = !!(f & (BDNN_BNORM_RELU | BDNN_BNORM_ADD_RELU));
     float *coef = malloc(sizeof(float) * (size_t)(4 * C));
     if (!coef) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -187,7 +193,13 @@ int bdnn_bnorm_bwd(int impl, const bdnn_bnorm_desc_t *d, const void *src,
             || ((f & BDNN_BNORM_ADD_RELU) && !diff_src1))
         return BDNN_STATUS_INVALID;
     const int64_t C = d->channels, N = d->outer * d->inner;
-    if (N * C == 0) return BDNN_STATUS_OK;
+    if (N * C == 0) {   /* no points: sums over nothing are 0 */
+        for (int64_t c = 0; c < C; ++c) {
+            if (diff_scale) diff_scale[c] = 0.0f;
+            if (diff_shift) diff_shift[c] = 0.0f;
+        }
+        return BDNN_STATUS_OK;
+    }
     const int glob = !!(f & BDNN_BNORM_GLOBAL_STATS);
     const int nt = omp_get_max_threads();
     const int parts = d->inner > 1 ? 1 : nt;

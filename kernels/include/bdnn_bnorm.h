@@ -18,6 +18,7 @@
  * f32 arrays of `channels`; the workspace is one byte per element (1: the relu kept it).
  * Statistics accumulate in double (README: blocks combined by Chan's formula); every
  * other step computes in f32. In place (dst == src, diff_src == diff_dst) is allowed.
+ * Without points (outer or inner 0) the statistics and the gradients' sums are 0.
  */
 #ifndef BDNN_BNORM_H
 #define BDNN_BNORM_H
