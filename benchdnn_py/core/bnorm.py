@@ -9,7 +9,8 @@ from typing import Callable
 
 import numpy as np
 
-from .capi import DATA_TYPES, ImplInfo, _bytes, _check, _out_bytes, _runner, _table, ffi, lib
+from .capi import (DATA_TYPES, ImplInfo, _bytes, _check, _out_bytes, _runner, _table, ffi,
+                   lib)
 from .conv import PostChain
 from .faults import OpFault, _with_fault
 from .softmax import Lines
@@ -42,7 +43,7 @@ class BnormPrimitive:
     """One implementation for data of type dt, flags (benchdnn's letters, any order),
     forward (training or inference) or backward. Tensors are dense in one memory order,
     walked as Lines(outer, channels, inner); per-channel arrays are f32. bind_* check the
-    buffers once and return a no-argument callable, so timed runs pay only for the C call."""
+    buffers once and return a no-argument callable: timed runs pay only for the C call."""
 
     impl: ImplInfo
     dt: str

@@ -31,7 +31,7 @@ from ...common import fill
 
 @dataclasses.dataclass(frozen=True)
 class DtCfg:
-    digits: int                  # significant bits (benchdnn's digits_dt): the fill's budget
+    digits: int                  # significant bits (benchdnn's digits_dt): the fill's bits
     eps: float                   # machine epsilon (the compare's rule 3 and 4b)
     perf: tuple[float, float]    # performance-mode fill range
     integral: bool = False       # s8: inference with global stats only
@@ -91,7 +91,7 @@ MIN_FLEX_BITS = 3
 
 @dataclasses.dataclass(frozen=True)
 class FillPlan:
-    """benchdnn's cfg_t for a sequence of L points per channel in a type of `digits` bits."""
+    """benchdnn's cfg_t for a sequence of L points per channel in a type of dt."""
 
     alg: CheckAlg
     flex_bits: int
@@ -214,11 +214,13 @@ PERF_KINDS = {"src": fill.Kind.SRC, "diff_dst": fill.Kind.DST, "src1": fill.Kind
 
 
 def perf_values(n: int, what: str, dt: str) -> np.ndarray:
+    """A data tensor's values in dt's perf range (exact in dt); per-channel f32 arrays in
+    [-1, 1), the variance in [0.5, 2)."""
     if what == "var":
         return fill.real_fill(n, PERF_KINDS[what], 0.5, 2.0)
-    lo, hi = CFG[dt].perf if what not in ("mean", "scale", "shift") else (-1.0, 1.0)
-    return to_dt(fill.real_fill(n, PERF_KINDS[what], lo, hi), dt) \
-        if what in ("src", "diff_dst", "src1") else fill.real_fill(n, PERF_KINDS[what], lo, hi)
+    if what in ("mean", "scale", "shift"):
+        return fill.real_fill(n, PERF_KINDS[what], -1.0, 1.0)
+    return to_dt(fill.real_fill(n, PERF_KINDS[what], *CFG[dt].perf), dt)
 
 
 # the fill as a tensor of dt holds it

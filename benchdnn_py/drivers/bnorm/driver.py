@@ -36,7 +36,7 @@ from ...engine.impl_filter import IMPL_FILTER_OPTIONS, ImplFilter
 from ...engine.memory import Guarded
 from ...engine.options import Option, bool_value, enum_value, int_value, regex_value
 from ...engine.settings import GlobalSettings
-from ...errors import ProblemError, UsageError
+from ...errors import UsageError
 from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported

@@ -90,7 +90,8 @@ def test_each_defect_fails_the_cases_it_touches():
     # a truncated store is within bf16's threshold (benchdnn's, 2^16 of f32's): s8's
     # integers show it
     trunc = run_cli("--bnorm", "--summary=no-failures", "--dir=FWD_I", "--dt=f32,s8",
-                    "--flags=GCH", "mb2ic7ih5", env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
+                    "--flags=GCH", "mb2ic7ih5",
+                    env={"BENCHDNN_PY_TEST_FAULT": "truncate_dst"})
     assert [s for s, _ in case_statuses(trunc)] == ["PASSED", "FAILED"]
 
 

@@ -50,7 +50,8 @@ def test_forward_matches_the_reference(impl, walk, flags):
     lines = core.Lines(*walk)
     n, C = lines.size, lines.axis
     x = (rng.standard_normal(n) * 3 + 5).astype(np.float32)
-    sc, sh = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
+    sc = rng.standard_normal(C).astype(np.float32)
+    sh = rng.standard_normal(C).astype(np.float32)
     src1 = rng.standard_normal(n).astype(np.float32) if "A" in flags else None
     xs, dst, mean, var, ws, s1 = _run_fwd(impl, "f32", flags, x, lines, sc, sh, src1)
     view = _as_mcs(xs, lines)

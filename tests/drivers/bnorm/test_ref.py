@@ -15,7 +15,8 @@ def _by_hand(x, g, sc, sh, src1, relu, glob, mean=None, var=None):
     mb, C, sp = x.shape
     N = mb * sp
     y = np.empty_like(x)
-    out = {"diff_src": np.empty_like(x), "diff_scale": np.empty(C), "diff_shift": np.empty(C)}
+    out = {"diff_src": np.empty_like(x), "diff_scale": np.empty(C),
+           "diff_shift": np.empty(C)}
     means, variances = [], []
     for c in range(C):
         pts = [(n, s) for n in range(mb) for s in range(sp)]
