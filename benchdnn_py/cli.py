@@ -368,7 +368,8 @@ def info() -> None:
     tables = {"conv, deconv and ip": core.conv_impls, "eltwise": core.eltwise_impls,
               "pool": core.pool_impls, "reorder": core.reorder_impls,
               "softmax": core.softmax_impls, "sum": core.sum_impls,
-              "concat": core.concat_impls, "binary": core.binary_impls}
+              "concat": core.concat_impls, "binary": core.binary_impls,
+              "bnorm": core.bnorm_impls}
     for what, table in tables.items():
         click.echo(f"{what} implementations (in order of preference):")
         for impl in table():

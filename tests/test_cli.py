@@ -197,7 +197,7 @@ def test_list_mode_round_trips_every_problem_file():
     assert len(files) >= 8
     by_driver = {}
     for path in files:
-        driver = next((d for d in ("eltwise", "pool", "softmax", "ip")
+        driver = next((d for d in ("eltwise", "pool", "softmax", "ip", "bnorm")
                        if path.name.startswith(f"shapes_{d}")), "conv")
         by_driver.setdefault(driver, []).append(path)
     for driver, paths in by_driver.items():   # one run per driver: each file in turn
@@ -238,7 +238,7 @@ def test_help_and_info():
     res = run_cli("info")
     assert res.code == 0 and "gemm_conv:scalar" in res.out and "threads:" in res.out
     for table in ("conv, deconv and ip", "eltwise", "pool", "reorder", "softmax", "sum",
-                  "concat", "binary"):
+                  "concat", "binary", "bnorm"):
         assert f"{table} implementations (in order of preference):" in res.out
     assert "reorder:scalar" in res.out and "pool:scalar" in res.out
     # The measured limits, each a positive rate (or "no vector route" without one).

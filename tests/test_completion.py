@@ -21,6 +21,8 @@ from benchdnn_py.common.direction import Dir
 from benchdnn_py.completion import candidates
 from benchdnn_py.drivers import DRIVERS
 from benchdnn_py.drivers.binary import driver as binary_driver
+from benchdnn_py.drivers.bnorm import cfg as bnorm_cfg
+from benchdnn_py.drivers.bnorm import driver as bnorm_driver
 from benchdnn_py.drivers.conv import problem as conv_problem
 from benchdnn_py.drivers.conv.dt import DT_NAMES
 from benchdnn_py.drivers.pool import driver as pool_driver
@@ -112,7 +114,7 @@ def test_global_values():
 
 def test_backend_alg_and_data_type_values():
     for name in ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "sum", "concat",
-                 "binary", "ip"):
+                 "binary", "ip", "bnorm"):
         assert values([f"--{name}"], "--backend=") == list(BACKENDS)
     assert values(["--binary"], "--alg=") == [a.upper() for a in binary_driver.ALGS]
     assert values(["--conv"], "--alg=") == list(conv_problem.ALGS)
@@ -125,6 +127,9 @@ def test_backend_alg_and_data_type_values():
     assert values(["--reorder"], "--sdt=") == list(dt_names.DT_NAMES)
     assert values(["--eltwise"], "--dt=") == list(dt_names.DT_NAMES)
     assert values(["--softmax"], "--ddt=") == list(dt_names.DT_NAMES)
+    assert values(["--bnorm"], "--dt=") == list(dt_names.DT_NAMES)
+    assert values(["--bnorm"], "--dir=") == [d.value for d in bnorm_driver.Dir]
+    assert values(["--bnorm"], "--check-alg=") == list(bnorm_cfg.CHECK_ALGS)
 
 
 def test_list_values_complete_the_item_after_the_last_comma():

@@ -138,6 +138,15 @@ dnnl_status_t dnnl_binary_primitive_desc_create(dnnl_primitive_desc_t *pd,
     dnnl_engine_t engine, int alg_kind, const_dnnl_memory_desc_t src0_md,
     const_dnnl_memory_desc_t src1_md, const_dnnl_memory_desc_t dst_md,
     dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_batch_normalization_forward_primitive_desc_create(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int prop_kind,
+    const_dnnl_memory_desc_t src_md, const_dnnl_memory_desc_t dst_md, float epsilon,
+    unsigned flags, dnnl_primitive_attr_t attr);
+dnnl_status_t dnnl_batch_normalization_backward_primitive_desc_create(
+    dnnl_primitive_desc_t *pd, dnnl_engine_t engine, int prop_kind,
+    const_dnnl_memory_desc_t diff_src_md, const_dnnl_memory_desc_t diff_dst_md,
+    const_dnnl_memory_desc_t src_md, float epsilon, unsigned flags,
+    const_dnnl_primitive_desc_t hint_fwd_pd, dnnl_primitive_attr_t attr);
 dnnl_status_t dnnl_pooling_forward_primitive_desc_create(dnnl_primitive_desc_t *pd,
     dnnl_engine_t engine, int prop_kind, int alg_kind, const_dnnl_memory_desc_t src_md,
     const_dnnl_memory_desc_t dst_md, const dnnl_dims_t strides, const dnnl_dims_t kernel,

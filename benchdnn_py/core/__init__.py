@@ -2,8 +2,8 @@
 
 Modules by role: ``capi`` loads the library and marshals arrays, statuses, data types,
 instruction sets and threads; one module per primitive family (``conv``, ``eltwise``,
-``pool``, ``reorder``, ``softmax``, ``sum``, ``concat``, ``binary``); ``probes`` measures
-the machine; ``faults`` holds the test-only kernel defects; ``fill`` the C fill
+``pool``, ``reorder``, ``softmax``, ``sum``, ``concat``, ``binary``, ``bnorm``);
+``probes`` measures the machine; ``faults`` holds the test-only kernel defects; ``fill`` the C fill
 generators. Callers use
 the names below (``core.X``); no C enum or pointer leaves this package.
 """
@@ -14,6 +14,7 @@ from .capi import (DATA_TYPES, DOUBLE_DTS, PACKED_DTS, ImplInfo, InvalidProblem,
                    threads)
 from .binary import MAX_NDIMS as MAX_BINARY_NDIMS
 from .binary import BINARY_PRIMITIVE_ALGS, BinaryPrimitive, binary_impls
+from .bnorm import BNORM_FLAGS, BnormPrimitive, bnorm_impls
 from .concat import ConcatPrimitive, concat_impls
 from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,

@@ -44,8 +44,8 @@ FAULT_ENV = "BENCHDNN_PY_TEST_FAULT"
 
 @enum.unique
 class OpFault(enum.IntEnum):
-    """Deliberate defects of the eltwise, pooling, reorder, softmax, sum, concat and binary
-    kernels (tests only), selected by the same $BENCHDNN_PY_TEST_FAULT as Fault; the
+    """Deliberate defects of the eltwise, pooling, reorder, softmax, sum, concat, binary and
+    bnorm kernels (tests only), selected by the same $BENCHDNN_PY_TEST_FAULT as Fault; the
     values live in these kernels' headers."""
 
     NONE = 0
@@ -63,6 +63,8 @@ class OpFault(enum.IntEnum):
     SUM_LAST_DROPPED = lib.BDNN_SUM_FAULT_LAST_DROPPED
     CONCAT_LAST_SHIFTED = lib.BDNN_CONCAT_FAULT_LAST_SHIFTED
     BINARY_SRC1_INNER_FIXED = lib.BDNN_BINARY_FAULT_SRC1_INNER_FIXED
+    BNORM_LAST_CHANNEL = lib.BDNN_BNORM_FAULT_LAST_CHANNEL
+    BNORM_SUM_SHORT = lib.BDNN_BNORM_FAULT_SUM_SHORT
 
 
 def _fault(own: type[enum.IntEnum]):

@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from .base import Driver
 from .binary import DRIVER as _BINARY
+from .bnorm import DRIVER as _BNORM
 from .concat import DRIVER as _CONCAT
 from .conv import DRIVER as _CONV
 from .deconv import DRIVER as _DECONV
@@ -29,6 +30,7 @@ DRIVERS: dict[str, Driver] = {
     "concat": _CONCAT,
     "binary": _BINARY,
     "ip": _IP,
+    "bnorm": _BNORM,
 }
 
 
@@ -41,7 +43,8 @@ def _implementation_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
     rows = [impl.name for table in (core.conv_impls, core.eltwise_impls, core.pool_impls,
                                     core.reorder_impls, core.softmax_impls, core.sum_impls,
-                                    core.concat_impls, core.binary_impls)
+                                    core.concat_impls, core.binary_impls,
+                                    core.bnorm_impls)
             for impl in table()]
     peers = tuple(f"{name}:" for name in backends.BACKENDS if name != backends.NATIVE)
     return (*rows, *(row + ROUTE_SUFFIX for row in rows)), peers

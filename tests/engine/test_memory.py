@@ -152,6 +152,7 @@ MEASURED = [
     ("--pool", "--dir=BWD_D", "--tag=aBcd16b", "mb8ic64ih112oh56kh3sh2ph1"),
     ("--eltwise", "--dir=BWD_D", "--alg=gelu_erf", "8x64x56x56"),
     ("--reorder", "--stag=abx", "--dtag=ABx16a16b", "8x64x112x112"),
+    ("--bnorm", "--dir=FWD_D,BWD_DW", "--flags=,CHA", "--tag=abx,aBx16b", "mb8ic64ih56"),
 ]
 
 

@@ -1,0 +1,33 @@
+"""The oneDNN backend of the bnorm driver: oneDNN's batch normalization primitives
+through the same fill and checks. Skips (or fails under BENCHDNN_PY_REQUIRE_ONEDNN=1)
+without the onednn extra, as tests/backends/test_onednn.py explains."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import case_statuses, run_cli
+
+
+@pytest.mark.usefixtures("onednn_lib")
+def test_directions_flags_and_layouts_pass_on_onednn():
+    res = run_cli("--bnorm", "--summary=no-failures", "--backend=onednn",
+                  "--dir=FWD_D,FWD_I,BWD_D,BWD_DW", "--flags=,G,CH,R,GCHR",
+                  "--tag=abx,axb,aBx16b", "mb3ic19ih5")
+    cases = case_statuses(res)
+    assert len(cases) == 4 * 5 * 3
+    assert {s for s, _ in cases} == {"PASSED"}, [l for s, l in cases if s != "PASSED"][:5]
+    assert all("--impl=onednn:" in l for _, l in cases) and res.code == 0
+    res = run_cli("--bnorm", "--summary=no-failures", "--backend=onednn", "--inplace=true",
+                  "--dt=bf16,f16", "--dir=FWD_D,BWD_DW", "--flags=CHR", "mb2ic16ih5")
+    assert {s for s, _ in case_statuses(res)} == {"PASSED"}
+
+
+@pytest.mark.usefixtures("onednn_lib")
+def test_what_the_backend_lacks_is_unimplemented_with_the_reason():
+    res = run_cli("--bnorm", "--summary=no-failures", "--backend=onednn", "--flags=A",
+                  "mb2ic16ih5", "--flags=", "--dir=FWD_I", "--attr-post-ops=relu",
+                  "mb2ic16ih5")
+    lines = [l for _, l in case_statuses(res)]
+    assert "UNIMPLEMENTED (oneDNN" in lines[0] and "unimplemented" in lines[0]
+    assert "UNIMPLEMENTED (--attr-post-ops=relu: the onednn backend runs a batch " \
+        "normalization primitive without post-ops)" in lines[1]
