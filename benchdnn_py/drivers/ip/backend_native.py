@@ -11,6 +11,12 @@ one before has no row that accepts the case):
 | GEMM | one image, mb output points in a row, channels last: `dst[mb][oc] = src[mb][K] x wei[oc][K]^T`, the whole batch one GEMM | gemm_conv_nhwc (f32) |
 | per image | mb images of one point, ic = K: one matrix-vector product per image | every plain row (all types) |
 
+Backward weights of a small batch (at most STREAM_MAX_MB images) into weights of at least
+STREAM_MIN_WEIGHTS floats tries the per-image route first: each weight then takes a few
+products, so writing diff_weights dominates, and that route's outer product streams it
+past the caches (kernels/conv/README.md, OP_STREAM_MIN_FLOATS) where the GEMM reads it in
+first. From 16 images on, the GEMM's reuse wins.
+
 Both read and write the user's plain buffers as they are (abx: a 0D tensor's `ab`, a
 spatial one's nchw); other layouts (`axb` with spatial dims, `ba`, blocked) take the
 reorder route of the convolution's backend. A binary or prelu entry's input is read over
@@ -23,6 +29,7 @@ import dataclasses
 import math
 
 from ... import core
+from ...common.direction import Dir
 from ..base import CaseResult
 from ..conv import attrs, backend_native
 from ..conv import prim as conv_prim
@@ -30,6 +37,8 @@ from ..conv import prim as conv_prim
 unsupported = backend_native.unsupported
 
 _ONE, _ZERO = (1, 1, 1), (0, 0, 0)
+STREAM_MAX_MB = 8
+STREAM_MIN_WEIGHTS = 1 << 20   # floats: the outer route's streaming threshold
 
 
 def gemm_shape(desc) -> core.ConvShape:
@@ -70,8 +79,11 @@ def create(prb, res: CaseResult):
     kernel_dir = conv_prim.KERNEL_DIR[prb.dir]
     impl_filter = backend_native.route_filter(prb)
     before = (res.status, res.reason)
-    routes = [("gemm", gemm_shape(prb.desc))] if prb.desc.mb > 0 else []
-    routes.append(("image", image_shape(prb.desc)))
+    d = prb.desc
+    routes = [("gemm", gemm_shape(d))] if d.mb > 0 else []
+    streamed = (prb.dir in (Dir.BWD_W, Dir.BWD_WB) and d.mb <= STREAM_MAX_MB
+                and d.oc * d.ic * math.prod(d.i) >= STREAM_MIN_WEIGHTS)
+    routes.insert(0 if streamed else len(routes), ("image", image_shape(d)))
     for route, shape in routes:
         res.status, res.reason = before
         prim = conv_prim.create(shape, kernel_dir, prb.dir.with_bias, impl_filter, res,

@@ -9,6 +9,7 @@ from conftest import create_executor, run_cli
 
 from benchdnn_py import core
 from benchdnn_py.common.attr import parse_post_ops
+from benchdnn_py.common.direction import Dir
 from benchdnn_py.drivers.base import CaseResult
 from benchdnn_py.drivers.ip import backend_native, driver
 from benchdnn_py.engine.impl_filter import ImplFilter
@@ -72,3 +73,20 @@ def test_gemm_route_agrees_with_the_per_image_route():
     assert all(impl in l for l in outs[0] for impl in ["gemm_conv_nhwc"])
     assert all("gemm_conv:" in l for l in outs[1])
     assert np.all([a.split()[-1] == b.split()[-1] for a, b in zip(*outs)])
+
+
+def test_small_batch_backward_weights_streams_on_the_per_image_route():
+    """Up to STREAM_MAX_MB images into at least STREAM_MIN_WEIGHTS weights: the per-image
+    route (its outer product streams diff_weights) first; more images, or weights that
+    stay in cache, the GEMM."""
+    cases = ((f"mb{backend_native.STREAM_MAX_MB}ic1024oc1024", "gemm_conv:"),
+             (f"mb{backend_native.STREAM_MAX_MB * 2}ic1024oc1024", "gemm_conv_nhwc:"),
+             ("mb2ic512oc512", "gemm_conv_nhwc:"))
+    for text, prefix in cases:
+        for d in (Dir.BWD_W, Dir.BWD_WB):
+            res = CaseResult(Status.UNTESTED)
+            ex = create_executor(_problem(text, dir=d), res)
+            try:
+                assert ex.name.startswith(prefix), (text, d, ex.name)
+            finally:
+                ex.close()
