@@ -63,6 +63,7 @@ def _to_points(op: core.PostOp) -> core.PostOp:
 
 
 def _attr(prb, route: str) -> core.ConvAttr:
+    """The convolution's attributes of the case on a route's problem (gemm or image)."""
     q = attrs.quant_of(prb, prb.desc.oc)
     attr = conv_prim.kernel_attr(prb, q)
     spatial = math.prod(prb.desc.i)
