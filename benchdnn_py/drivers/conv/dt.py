@@ -220,7 +220,7 @@ def classify(direction: Any, dt: tuple[str, str, str],
         return Status.UNIMPLEMENTED, reason
     if any(rule(*dt) for rule in KNOWN_UNSUPPORTED):
         return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
-    reason = f"{spelled} on {name}: not a data-type combination the convolution supports here"
+    reason = f"{spelled} on {name}: not a data-type combination the convolution kernels run"
     return Status.UNIMPLEMENTED, reason
 
 
