@@ -235,9 +235,31 @@ def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarr
     eltwise entries through the double formulas rounded to f32 (as the convolutions'
     reference), binary and prelu on their inputs (inputs' src1_{i}, logical, broadcast
     against x), sum as x + scale * (prior - zero_point) on dst's prior values (logical)."""
+    out = None
+    for out in _chain_steps(x, post_ops, inputs, prior):
+        pass
+    return out
+
+
+def chain_with_magnitude(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarray]
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """(the chain's result in double, the largest magnitude each point reaches on the way,
+    x's included): a binary add can cancel most of a value whose f32 rounding stays in the
+    result, so that magnitude bounds the result's error."""
+    mag = np.abs(x)
+    for out in _chain_steps(x, post_ops, inputs):
+        mag = np.maximum(mag, np.abs(out))
+    return out.astype(np.float64), mag
+
+
+def _chain_steps(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarray],
+                 prior: np.ndarray | None = None):
+    """chain_reference's value after each entry (x in f32 alone, without entries)."""
     f32 = np.float32
     with np.errstate(over="ignore"):    # past f32's range is inf, as the kernels hold it
         out = x.astype(f32)
+    if not post_ops.entries:
+        yield out
     for i, e in enumerate(post_ops.entries):
         if isinstance(e, Eltwise):
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -248,7 +270,7 @@ def chain_reference(x: np.ndarray, post_ops: PostOps, inputs: dict[str, np.ndarr
                                         - f32(e.zero_point))
         else:
             out = apply_src1(e, out, inputs[src1_name(i)].astype(f32))
-    return out
+        yield out
 
 
 def kernel_chain(post_ops: PostOps, src1: dict[str, np.ndarray], dims: tuple[int, ...],

@@ -466,14 +466,9 @@ def reference(prb: BnormProblem, bufs: Buffers) -> dict[str, np.ndarray]:
     y = ref.forward(bufs.src, mean, var, eps, bufs.scale, bufs.shift, bufs.src1,
                     prb.relu).reshape(prb.dims)
     if prb.post_ops:
-        # the largest magnitude each point reaches in the chain: a binary add can cancel
-        # most of it, so its f32 rounding bounds the result's error (with_rescues)
-        mag = np.abs(y)
-        for k in range(1, len(prb.post_ops.entries)):
-            step = attr.PostOps(prb.post_ops.entries[:k])
-            mag = np.maximum(mag, np.abs(post_ops.chain_reference(y, step, bufs.po_src1)))
-        y = post_ops.chain_reference(y, prb.post_ops, bufs.po_src1).astype(np.float64)
-        bufs.mag = np.maximum(mag, np.abs(y)).reshape(-1)
+        # (the largest magnitude each point reaches bounds its error: with_rescues)
+        y, mag = post_ops.chain_with_magnitude(y, prb.post_ops, bufs.po_src1)
+        bufs.mag = mag.reshape(-1)
     exp = {"DST": y}
     if prb.stats_out:
         exp["MEAN"], exp["VAR"] = mean, var

@@ -427,14 +427,9 @@ def reference(prb: SoftmaxProblem, bufs: Buffers) -> np.ndarray:
         exp = dropout.apply(exp, bufs.keep, prb.modes.dropout.p,
                             np.float32 if prb.post_ops else np.float64)
     if prb.post_ops:
-        # the largest magnitude each point reaches in the chain: a binary add or sub can
-        # cancel most of it, so its f32 rounding bounds the result's error (with_rescues)
-        mag = np.abs(exp)
-        for k in range(1, len(prb.post_ops.entries)):
-            step = attr.PostOps(prb.post_ops.entries[:k])
-            mag = np.maximum(mag, np.abs(post_ops.chain_reference(exp, step, bufs.src1)))
-        exp = post_ops.chain_reference(exp, prb.post_ops, bufs.src1).astype(np.float64)
-        bufs.mag = (np.maximum(mag, np.abs(exp)) / prb.scale("dst")).reshape(-1)
+        # (the largest magnitude each point reaches bounds its error: with_rescues)
+        exp, mag = post_ops.chain_with_magnitude(exp, prb.post_ops, bufs.src1)
+        bufs.mag = (mag / prb.scale("dst")).reshape(-1)
     return exp * (1.0 / prb.scale("dst"))
 
 
