@@ -92,6 +92,18 @@ def test_each_defect_fails_exactly_the_cases_it_touches():
     assert [s for s, _ in case_statuses(trunc)] == ["PASSED", "FAILED"]
 
 
+def test_a_streamed_output_takes_the_scales_and_post_ops_and_a_defect_fails_it():
+    """An f32 dst of 8 MiB or more is streamed past the caches after the attributes are
+    applied in the kept exponentials; the check covers them, and the short sum (which
+    leaves the kept path) still fails."""
+    args = ("--softmax", "--summary=no-failures", "--alg=SOFTMAX,LOGSOFTMAX",
+            "--attr-scales=src:common:2+dst:common:0.5",
+            "--attr-post-ops=add:f32:per_oc+relu", "2100x1001")
+    assert [s for s, _ in case_statuses(run_cli(*args))] == ["PASSED"] * 2
+    short = run_cli(*args, env={"BENCHDNN_PY_TEST_FAULT": "smx_sum_short"})
+    assert [s for s, _ in case_statuses(short)] == ["FAILED"] * 2
+
+
 def test_perf_mode_prints_bandwidth_and_the_implementation():
     res = run_cli("--softmax", "--mode=P", "--max-ms-per-prb=20", SMX, "--alg=LOGSOFTMAX",
                   "64x1000")

@@ -91,6 +91,34 @@ def test_large_inputs_do_not_overflow_and_the_signed_maximum_is_subtracted(impl)
 
 
 @pytest.mark.parametrize("impl", F32_ROWS, ids=lambda i: i.name)
+def test_a_nan_input_makes_its_line_nan_and_no_other(impl):
+    x = np.array([[1, np.nan, 3, 4] * 8, [np.nan] * 32, [-1, 0, 1, 2] * 8], np.float32)
+    for alg in ("softmax", "logsoftmax"):
+        got = _forward(impl, alg, x, 1)
+        assert np.isnan(got[:2]).all() and np.isfinite(got[2]).all(), alg
+
+
+@pytest.mark.parametrize("impl", F32_ROWS, ids=lambda i: i.name)
+@pytest.mark.parametrize("alg", ["softmax", "logsoftmax"])
+def test_an_output_streamed_past_the_caches_has_every_element(impl, alg):
+    """An f32 dst of 8 MiB or more is written with non-temporal stores where the ISA has
+    them: rows of 1001 elements start off a 64-byte line, so each row has a plain head and
+    tail around its streamed lines. The output starts as NaN: a lost store shows."""
+    x = np.random.default_rng(13).uniform(-30, 30, (2100, 1001)).astype(np.float32)
+    assert x.nbytes >= 8 * 2**20
+    got = _forward(impl, alg, x, 1).astype(np.float64)
+    x64 = x.astype(np.float64)
+    shifted = x64 - x64.max(axis=1, keepdims=True)
+    s = np.exp(shifted).sum(axis=1, keepdims=True)
+    if alg == "softmax":
+        exp = np.exp(shifted) / s
+        err = np.abs(got - exp) / np.maximum(exp, 2.0**-126)
+        assert (err / (8 + np.abs(shifted))).max() <= ULP
+    else:
+        assert (np.abs(got - (shifted - np.log(s))) / (np.abs(shifted) + 1.0)).max() <= 8 * ULP
+
+
+@pytest.mark.parametrize("impl", F32_ROWS, ids=lambda i: i.name)
 @pytest.mark.parametrize("alg", ["softmax", "logsoftmax"])
 def test_backward_matches_the_formula(impl, alg):
     rng = np.random.default_rng(11)
