@@ -81,9 +81,9 @@ static void run_all(smx_run_t run, const smx_job_t *j) {
     }
 }
 
-/* Forward streams an f32 output of at least this many bytes past the caches (as the C
- * library's memcpy does large copies): its stores then read no old line, a third of the
- * row path's traffic. A smaller one stays in cache for the consumer next to it. */
+/* An f32 output (dst, diff_src) of at least this many bytes is streamed past the caches
+ * (as the C library's memcpy does large copies): its stores then read no old line, a
+ * third of forward's traffic. A smaller one stays in cache for the consumer next to it. */
 enum { STREAM_MIN_BYTES = 8 * 1024 * 1024 };
 
 static int dims_ok(int64_t outer, int64_t axis, int64_t inner) {
@@ -123,9 +123,10 @@ int bdnn_smx_bwd(int impl, int alg, int src_dt, int dst_dt, const void *dst,
     if ((alg != BDNN_SOFTMAX_ACCURATE && alg != BDNN_SOFTMAX_LOG) || !dims_ok(outer, axis, inner))
         return BDNN_STATUS_INVALID;
     if (outer * axis * inner == 0) return BDNN_STATUS_OK;
-    const smx_job_t job = {alg, src_dt, dst_dt, 1.0f, 1.0f, NULL, NULL, dst, diff_dst,
-                           diff_src, outer, axis, inner, fault, 0};
     const int f64 = impls[impl].operands == BDNN_OPERANDS_F64;
+    const int stream = !f64 && src_dt == BDNN_DT_F32 && outer * axis * inner * 4 >= STREAM_MIN_BYTES;
+    const smx_job_t job = {alg, src_dt, dst_dt, 1.0f, 1.0f, NULL, NULL, dst, diff_dst,
+                           diff_src, outer, axis, inner, fault, stream};
     run_all(f64 ? impls[impl].ker->bwd_f64 : impls[impl].ker->bwd_f32, &job);
     return BDNN_STATUS_OK;
 }

@@ -17,7 +17,7 @@ typedef struct {
     void *out;
     int64_t outer, axis, inner;
     int fault;
-    int stream;    /* forward: the output is too large to stay in cache; stream f32 rows */
+    int stream;    /* the f32 output is too large to stay in cache: stream it */
 } smx_job_t;
 
 /* Lines are the job's work items. With inner == 1 each line is contiguous: item o is the

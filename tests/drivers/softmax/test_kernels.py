@@ -98,18 +98,23 @@ def test_a_nan_input_makes_its_line_nan_and_no_other(impl):
         assert np.isnan(got[:2]).all() and np.isfinite(got[2]).all(), alg
 
 
+# f32 outputs of 8 MiB or more, written with non-temporal stores where the ISA has them:
+# rows of 1001 elements and columns 15001 apart start off a 64-byte line, so each run has
+# a plain head and tail around its streamed lines
+STREAMED = [((2100, 1001), 1), ((2, 70, 15001), 1)]
+
+
 @pytest.mark.parametrize("impl", F32_ROWS, ids=lambda i: i.name)
 @pytest.mark.parametrize("alg", ["softmax", "logsoftmax"])
-def test_an_output_streamed_past_the_caches_has_every_element(impl, alg):
-    """An f32 dst of 8 MiB or more is written with non-temporal stores where the ISA has
-    them: rows of 1001 elements start off a 64-byte line, so each row has a plain head and
-    tail around its streamed lines. The output starts as NaN: a lost store shows."""
-    x = np.random.default_rng(13).uniform(-30, 30, (2100, 1001)).astype(np.float32)
+@pytest.mark.parametrize("shape,axis", STREAMED)
+def test_an_output_streamed_past_the_caches_has_every_element(impl, alg, shape, axis):
+    """The output starts as NaN: a lost store shows."""
+    x = np.random.default_rng(13).uniform(-30, 30, shape).astype(np.float32)
     assert x.nbytes >= 8 * 2**20
-    got = _forward(impl, alg, x, 1).astype(np.float64)
+    got = _forward(impl, alg, x, axis).astype(np.float64)
     x64 = x.astype(np.float64)
-    shifted = x64 - x64.max(axis=1, keepdims=True)
-    s = np.exp(shifted).sum(axis=1, keepdims=True)
+    shifted = x64 - x64.max(axis=axis, keepdims=True)
+    s = np.exp(shifted).sum(axis=axis, keepdims=True)
     if alg == "softmax":
         exp = np.exp(shifted) / s
         err = np.abs(got - exp) / np.maximum(exp, 2.0**-126)
@@ -121,8 +126,9 @@ def test_an_output_streamed_past_the_caches_has_every_element(impl, alg):
 @pytest.mark.parametrize("impl", F32_ROWS, ids=lambda i: i.name)
 @pytest.mark.parametrize("alg", ["softmax", "logsoftmax"])
 def test_backward_matches_the_formula(impl, alg):
+    """Including diff_src outputs large enough to be streamed."""
     rng = np.random.default_rng(11)
-    for shape, axis in SHAPES:
+    for shape, axis in SHAPES + STREAMED:
         d = rng.uniform(-1, 1, shape).astype(np.float32)
         g = rng.uniform(-4, 4, shape).astype(np.float32)
         prim = core.SoftmaxPrimitive(impl, alg, "f32", "f32", backward=True)
