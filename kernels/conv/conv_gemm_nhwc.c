@@ -276,8 +276,12 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const a
     const int64_t RD = fwd ? d->id : d->od, RH = fwd ? d->ih : d->oh, RW = fwd ? d->iw : d->ow;
     const int64_t SD = fwd ? 1 : d->sd, SH = fwd ? 1 : d->sh, SW = fwd ? 1 : d->sw;
     const int64_t sgn = fwd ? 1 : -1, plane = t->points * t->B;
+    const int64_t step = ukr_of(c)->row_step ? ukr_of(c)->row_step : MR;
     for (int64_t m = m0; m < m1; m += MR) {
         float *panel = ap + (m - m0) * blk.kc;
+        /* the rows the micro-kernel reads: a short panel's live ones rounded up to its
+         * row step (an inner product of 2 images packed 12 rows, 10 of them zeros) */
+        const int64_t rows = min64(MR, bdnn_div_up(m1 - m, step) * step);
         unsigned char any = 0;
         xyz_t origin[MAX_MR];
         for (int64_t r = 0; r < MR && m + r < m1; ++r) origin[r] = row_origin(c, m + r);
@@ -292,7 +296,7 @@ static void pack_a_rows(const struct bdnn_conv *c, const nhwc_plan_t *p, const a
             const int64_t o0 = t->B - run_from(t, first), base = at(t, first, 0);
             const int64_t oz = sgn * kd * (d->dd + 1), oy = sgn * kh * (d->dh + 1),
                           ox = sgn * kw * (d->dw + 1);
-            for (int64_t r = 0; r < MR; ++r) {
+            for (int64_t r = 0; r < rows; ++r) {
                 float *a = panel + k * MR + r;
                 int64_t pt = -1;
                 if (m + r < m1) {   /* point_at, inline */

@@ -262,6 +262,9 @@ typedef struct conv_gemm_ukr {
     /* The full-width tile of the same ISA that backward weights by taps runs on instead
      * (a blocked row's one-block tile: its packing absorbs the blocks); NULL: this one. */
     const struct conv_gemm_ukr *bwt_tile;
+    /* fn's short tiles: a tile of mr < MR rows reads A's first mr rows rounded up to a
+     * multiple of this (packers leave the rows past them unwritten); 0: MR (all rows) */
+    int row_step;
 } conv_gemm_ukr_t;
 
 /* u's f32 tile (mode UKR_WRITE or UKR_ACCUMULATE), reading the next tile's slice of `next`

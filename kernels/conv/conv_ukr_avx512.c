@@ -9,7 +9,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define VLEN 16
 #define MR 12
 #define NRV 2
-#define UKR_ROW_STEP 4
+#define UKR_ROW_STEP 2
 #define UKR_FN gemm_ukr_avx512_12x32
 #define UKR_OBJ bdnn_gemm_ukr_avx512
 #define UKR_STREAM_STORE(p, v) _mm512_stream_ps((float *)(p), (__m512)(v))
