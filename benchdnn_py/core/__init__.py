@@ -8,10 +8,10 @@ generators. Callers use
 the names below (``core.X``); no C enum or pointer leaves this package.
 """
 
-from .capi import (DATA_TYPES, DOUBLE_DTS, PACKED_DTS, ImplInfo, InvalidProblem, Isa, Operands,
-                   Unimplemented, build_info, cap_isa, dt_convert, elements, isa_cap,
-                   isa_supported, max_threads, numpy_dtype, parallel_fill, set_threads,
-                   threads)
+from .capi import (ALIGN, DATA_TYPES, DOUBLE_DTS, PACKED_DTS, ImplInfo, InvalidProblem, Isa,
+                   Operands, Unimplemented, aligned_empty, build_info, cap_isa, dt_convert,
+                   elements, isa_cap, isa_supported, max_threads, numpy_dtype, parallel_fill,
+                   set_threads, threads)
 from .binary import MAX_NDIMS as MAX_BINARY_NDIMS
 from .binary import BINARY_PRIMITIVE_ALGS, BinaryPrimitive, binary_impls
 from .bnorm import BNORM_FLAGS, BnormPrimitive, bnorm_impls

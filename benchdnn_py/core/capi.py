@@ -136,6 +136,19 @@ def _check(status: int, what: str) -> None:
     raise BenchError(f"{what}: unexpected status {status}")
 
 
+ALIGN = 64   # bytes: the kernels' buffers start on a cache line, as oneDNN's do
+
+
+def aligned_empty(nbytes: int) -> np.ndarray:
+    """nbytes of uint8 starting on an ALIGN boundary. numpy's large arrays come from mmap
+    plus a header (16-byte aligned only); a kernel's vector loads and stores split cache
+    lines there (an inner product's packed weights, read once per product, took half as
+    long again), and whole-line streaming stores need the alignment."""
+    raw = np.empty(nbytes + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + nbytes]
+
+
 def _ptr(array: np.ndarray | None, ctype: str, dtype: type, count: int | None = None):
     if array is None:
         return ffi.NULL

@@ -11,8 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from .capi import (DATA_TYPES, ImplInfo, Unimplemented, _bytes, _check, _count, _out_bytes,
-                   _out_ptr, _points, _ptr, _runner, _set_spatial, _table, ffi, lib)
+from .capi import (ALIGN, DATA_TYPES, ImplInfo, Unimplemented, _bytes, _check, _count,
+                   _out_bytes, _out_ptr, _points, _ptr, _runner, _set_spatial, _table,
+                   aligned_empty, ffi, lib)
 from .faults import Fault, _with_fault
 
 
@@ -373,16 +374,16 @@ def bias_grad(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
     return lambda: _check(fn(*args), "bias gradient")
 
 
-SCRATCHPAD_ALIGN = 64   # bdnn_conv_set_scratchpad's alignment
+SCRATCHPAD_ALIGN = ALIGN   # bdnn_conv_set_scratchpad's alignment
 
 
 def scratchpad_buffer(nbytes: int, poison: int = 0xFF) -> np.ndarray:
     """nbytes of SCRATCHPAD_ALIGN-aligned memory for set_scratchpad, every byte poison
     (0xFF reads as NaN in f32 and -1 in s32): a kernel that reads work memory it did not
     write in the same execution computes garbage, not the zeros fresh pages would hold."""
-    raw = np.full(nbytes + SCRATCHPAD_ALIGN, poison, np.uint8)
-    skip = -raw.ctypes.data % SCRATCHPAD_ALIGN
-    return raw[skip:skip + nbytes]
+    buf = aligned_empty(nbytes)
+    buf.fill(poison)
+    return buf
 
 
 class ConvPrimitive:
@@ -452,7 +453,7 @@ class ConvPrimitive:
         """The weights reorder into the implementation's layout (forward, backward data):
         opaque bytes for bind. With a dw post-op, its weights [oc][1][1][k][k] and (with
         bias) its bias [oc] are packed into the same bytes."""
-        packed = np.empty(self.weights_bytes, np.uint8)
+        packed = aligned_empty(self.weights_bytes)
         fn, args = self._pack_args(wei, dw_wei, dw_bia)
         _check(fn(*args, _bytes(packed)), "weights reorder")
         return packed

@@ -23,16 +23,7 @@ RSS_SLACK_BYTES = 64 << 20
 
 
 GUARD_BYTES = 4 * GUARD_ELEMS
-ALIGN = 64                # bytes: buffers start on a cache line, as oneDNN's do
-
-
-def aligned_empty(nbytes: int) -> np.ndarray:
-    """nbytes of uint8 starting on an ALIGN boundary. numpy's large arrays come from mmap
-    plus a header (16-byte aligned only); a kernel's whole-line streaming stores, and
-    vector stores that do not split lines, need the cache-line alignment."""
-    raw = np.empty(nbytes + ALIGN, np.uint8)
-    start = -raw.ctypes.data % ALIGN
-    return raw[start:start + nbytes]
+aligned_empty = core.aligned_empty   # every buffer starts on a cache line (core.ALIGN)
 
 
 def aligned_zeros(n: int, dtype) -> np.ndarray:

@@ -176,3 +176,26 @@ def test_large_conversions_split_across_threads_convert_every_element(dt, ref):
     got = core.dt_convert(x, dt)
     _same_bits(got, exp)
     _same_bits(core.dt_convert(got, "f32", from_dt=dt), got.astype(np.float32))
+
+
+@pytest.mark.parametrize("nbytes", [1, 100, 4096, 1 << 20, (1 << 22) + 3])
+def test_kernel_buffers_start_on_a_cache_line(nbytes):
+    """Small arrays come from the heap, large ones from mmap plus numpy's header (16-byte
+    aligned): both start on a cache line, whatever is left of the others."""
+    held = [np.empty(n, np.uint8) for n in (17, 1 << 21)]   # shift the allocator's state
+    buf = core.aligned_empty(nbytes)
+    assert buf.dtype == np.uint8 and buf.size == nbytes and buf.flags.c_contiguous
+    assert buf.ctypes.data % core.ALIGN == 0 and core.ALIGN == 64
+    assert core.scratchpad_buffer(nbytes).ctypes.data % 64 == 0
+    del held
+
+
+def test_packed_weights_start_on_a_cache_line():
+    impl = next(i for i in core.conv_impls() if core.isa_supported(i.isa)
+                and i.name.startswith("gemm_conv_nhwc") and i.name.endswith(":gather"))
+    shape = core.ConvShape(1, 1, 768, 768, (1, 1, 2), (1, 1, 2), (1, 1, 1), (1, 1, 1),
+                           (0, 0, 0), (0, 0, 0))
+    attr = core.ConvAttr(layout=core.ActLayout.NHWC)
+    with core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr) as prim:
+        wei = np.ones(768 * 768, np.float32)
+        assert prim.pack_weights(wei).ctypes.data % 64 == 0

@@ -152,7 +152,7 @@ class _Executor:
         packed, pre = None, ()
         if "wei" in k_in:
             if "wei" in self.to_kernel:
-                packed = np.empty(self.prim.weights_bytes, np.uint8)
+                packed = core.aligned_empty(self.prim.weights_bytes)
                 pre = (self.prim.bind_pack_weights(k_in["wei"], packed, *dw),)
             else:   # the kernels' own layout: packed once, as oneDNN's `any` weights
                 packed = self.prim.pack_weights(k_in["wei"], *dw)

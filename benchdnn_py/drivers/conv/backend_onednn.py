@@ -169,12 +169,11 @@ def _create_pd(lib: onednn.Library, prb, mds: dict[str, Any], attr: Any, created
     return made(f"{fn}_backward_weights", status, out)
 
 
-def _aligned(nbytes: int, align: int = 64) -> np.ndarray:
-    """A zeroed byte buffer whose data starts on an `align` boundary (oneDNN's kernels
-    load whole cache lines)."""
-    raw = np.zeros(nbytes + align, np.uint8)
-    start = -raw.ctypes.data % align
-    return raw[start:start + nbytes]
+def _aligned(nbytes: int) -> np.ndarray:
+    """A zeroed byte buffer on a cache line (oneDNN's kernels load whole cache lines)."""
+    buf = core.aligned_empty(nbytes)
+    buf.fill(0)
+    return buf
 
 
 class _Executor:
