@@ -41,6 +41,13 @@ enum {
     BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 1024,
     BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024
 };
+/* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
+ * size on are stored past the caches: each store then reads no old line, where the
+ * products per weight are too few to hide that read (an inner product of 16 images into
+ * 2048 x 1000 weights). Smaller ones stay in L2, where the plain store is the faster;
+ * weights accumulated over several k blocks are never streamed (the last pass reads each
+ * line anyway). */
+enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024 };
 /* src is read in place only while the whole tensor stays in cache between runs. Past that
  * each run brings it from memory, where the in-place walk (one NR-wide slice of every
  * point per panel, a point apart) stalls and the copy streams. The bound is
@@ -410,6 +417,12 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
     const int64_t blocks = d->mb * q->kblocks, per_split = bdnn_div_up(blocks, q->k_splits);
     const int direct = q->k_splits == 1 && taps == 1;
     const int64_t ldc = direct ? ICG : taps * Np;   /* C rows: the user's, or [tap][Np] */
+    /* The user's C written once (one k block per thread) and of BWT_STREAM_MIN_BYTES or
+     * more goes past the caches (full tiles on whole vectors; the rest plain) */
+    const size_t vec_bytes = (size_t)u->vlen * sizeof(float);
+    const int stream_c = direct && (size_t)(ICG * (int64_t)sizeof(float)) % vec_bytes == 0
+        && (uintptr_t)diff_wei % vec_bytes == 0
+        && d->oc * ICG * (int64_t)sizeof(float) >= BWT_STREAM_MIN_BYTES;
 
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -433,7 +446,8 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
             for (int64_t blk = bs; blk < be; ++blk) {
                 const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
                 const int64_t kc = min64(q->kc, q->kext - k0);
-                const int mode = blk == bs ? UKR_WRITE : UKR_ACCUMULATE;
+                const int mode = blk == bs ? UKR_WRITE | (stream_c && be - bs == 1 ? UKR_STREAM : 0)
+                                           : UKR_ACCUMULATE;
                 bdnn_ahead_t next = {0}, *reading = NULL;
                 if (q->read_ahead && blk + 1 < be) {
                     const int64_t nn = (blk + 1) / q->kblocks;
@@ -478,6 +492,7 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                                                       * ICG * taps);
 #undef BWT_C
         }
+        if (stream_c) bdnn_stream_fence();   /* the streamed rows before the join */
         if (q->k_splits > 1) {
 #pragma omp barrier
             /* every thread's partial rows are in its cs; sum them into the user's rows */

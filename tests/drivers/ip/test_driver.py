@@ -4,7 +4,7 @@ one-line errors."""
 
 from __future__ import annotations
 
-from conftest import case_statuses, run_cli
+from conftest import BEST_ISA, case_statuses, run_cli
 
 
 def test_every_direction_rank_and_layout_passes():
@@ -44,6 +44,16 @@ def test_prelu_and_binary_entries_on_every_dst_layout():
                   "sub:f32:common+linear:2:1", "ic13oc17", "mb16ic3ih2oc5")
     s = res.summary()
     assert res.code == 0 and s["tests"] == s["passed"] == 2 * 4 * 2, res.out[-2000:]
+
+
+def test_weights_written_in_one_pass_past_the_caches_are_all_there():
+    """Backward weights of 4 MiB or more from few images are stored past the caches:
+    every weight is checked, with whole tiles (2048 x 1000) and with a partial row panel
+    (1013 output channels on 12-row tiles)."""
+    res = run_cli("--ip", "--dir=BWD_W,BWD_WB", "mb16ic2048oc1000", "mb12ic1040oc1013")
+    s = res.summary()
+    assert res.code == 0 and s["tests"] == s["passed"] == 4, res.out[-2000:]
+    assert f"gemm_conv_nhwc:{BEST_ISA}:taps : 4 " in res.out, res.out[-2000:]
 
 
 def test_the_gemm_route_defect_fails():
