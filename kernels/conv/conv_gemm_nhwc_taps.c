@@ -76,6 +76,12 @@ typedef struct {
                                    are src's points (1x1, stride 1, no padding), whole
                                    NR panels per group */
     int read_ahead;             /* each k block's tiles fetch the next block (bwt_ahead) */
+    /* The window's columns in ranges of cw (a multiple of NR; Np: one range), each packed
+     * and multiplied in turn; panel_outer: per range, each of the thread's A panels meets
+     * every B panel of the range (A's panel in L1, the range's window in L2), instead of
+     * each B panel meeting every A panel (B's panel in L1, all of the thread's A in L2). */
+    int64_t cw;
+    int panel_outer;
 } bwt_plan_t;
 
 void bdnn_nhwc_bwt_fini(void *plan, int nthr) {
@@ -148,6 +154,7 @@ static int bwt_groups(const bdnn_conv_desc_t *d, bwt_plan_t *q, int64_t pack_flo
         const double cost = (double)ng * (double)(kc + spread) / (double)kc;
         if (level == 0 || cost < best) best = cost, q->grp_taps = gt, q->n_grp = ng, q->kc = kc;
     }
+    free(q->grp_base), free(q->grp_spread);   /* a plan tried before */
     q->grp_base = calloc((size_t)q->n_grp, sizeof(int64_t));
     q->grp_spread = calloc((size_t)q->n_grp, sizeof(int64_t));
     if (!q->grp_base || !q->grp_spread) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -230,9 +237,33 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     const int64_t pack_floats = (q->read_ahead && c_bytes <= BWT_AHEAD_MAX_C_BYTES
                                  ? BWT_AHEAD_PACK_BYTES : BWT_PACK_BYTES)
                               / (int64_t)sizeof(float);
-    const int64_t win = q->Np * q->n_phase;
-    const int st = bwt_groups(d, q, pack_floats, win, min64(rows_t, q->Mp));
+    const int64_t a_rows = min64(rows_t, q->Mp);
+    int st = bwt_groups(d, q, pack_floats, q->Np * q->n_phase, a_rows);
     if (st != BDNN_STATUS_OK) return st;
+    q->cw = q->Np;
+    /* Many rows per thread (an inner product's 2048 output channels) or a wide window (4096
+     * input channels) leave short k blocks beside all of A and the whole window, and C is
+     * then read and written once per block (16 MiB ten times, for BERT-Large's 1024 x
+     * 4096). Ranges of the window's columns with A's panels outside give blocks of up to
+     * NKC: each range of cw columns is packed in turn and stays in L2 while every A panel
+     * of the thread meets it. Taken where it cuts the number of blocks. */
+    if (q->kc < NKC / 2 && !q->src_in_place) {
+        const int64_t blocks_before = bdnn_div_up(q->kext, q->kc);
+        int64_t cw = q->Np;
+        for (;;) {
+            st = bwt_groups(d, q, pack_floats, cw * q->n_phase, MR);
+            if (st != BDNN_STATUS_OK) return st;
+            if (q->kc >= NKC / 2 || cw == NR) break;
+            cw = bdnn_div_up(cw / NR, 2) * NR;
+        }
+        if (bdnn_div_up(q->kext, q->kc) < blocks_before) {
+            q->cw = cw, q->panel_outer = 1;
+        } else {
+            st = bwt_groups(d, q, pack_floats, q->Np * q->n_phase, a_rows);
+            if (st != BDNN_STATUS_OK) return st;
+        }
+    }
+    const int64_t win = q->cw * q->n_phase;
     q->kblocks = bdnn_div_up(q->kext, q->kc);
     q->kc = bdnn_div_up(q->kext, q->kblocks);   /* even blocks: no short tail */
     int64_t spread = 0;
@@ -315,15 +346,16 @@ static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const ac
     }
 }
 
-/* B: every src channel of group g at the n window points from ext point k0 on of one
- * image, per phase, in NR-column panels ([phase][panel][point][NR], span points a panel:
- * a micro-kernel's B is contiguous), zero outside the input and past the group's
- * channels. */
+/* B: the src channels [j0, j0 + cw) of group g (the column range) at the n window points
+ * from ext point k0 on of one image, per phase, in NR-column panels ([phase][panel][point]
+ * [NR], span points a panel: a micro-kernel's B is contiguous), zero outside the input and
+ * past the group's channels. */
 static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
-                         const float *img, int64_t g, int64_t k0, int64_t n, float *bb) {
+                         const float *img, int64_t g, int64_t j0, int64_t cw, int64_t k0,
+                         int64_t n, float *bb) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = q->u->nr, ICG = d->ic / d->g;
-    const int64_t npan = q->Np / NR;
+    const int64_t npan = cw / NR;
     for (int64_t ph = 0; ph < q->n_phase; ++ph) {
         const int64_t *r = q->phase[ph];
         int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
@@ -335,9 +367,11 @@ static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const a
             const int inside = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
                             && iw >= 0 && iw < d->iw;
             const int64_t pt = (id * d->ih + ih) * d->iw + iw;
-            for (int64_t j = 0; j < npan; ++j)
-                copy_channels(t, img, g * ICG + j * NR, inside ? min64(NR, ICG - j * NR) : 0,
+            for (int64_t j = 0; j < npan; ++j) {
+                const int64_t ch = j0 + j * NR;   /* within the group */
+                copy_channels(t, img, g * ICG + ch, inside && ch < ICG ? min64(NR, ICG - ch) : 0,
                               pt, out + (j * q->span + p) * NR, NR);
+            }
             if (++x == q->X) { x = 0; if (++y == q->rows) { y = 0; ++z; } }
         }
     }
@@ -461,26 +495,34 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                     const int64_t g1 = min64(p1, (g + 1) * ppg);
                     bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
                                 (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
+                    for (int64_t j0 = 0; j0 < Np; j0 += q->cw)     /* column ranges */
                     for (int64_t tap = 0; tap < taps; ++tap) {
-                        const int64_t grp = tap / q->grp_taps;
+                        const int64_t grp = tap / q->grp_taps, cw = min64(q->cw, Np - j0);
                         if (tap % q->grp_taps == 0 && !q->src_in_place)   /* its window */
-                            bwt_pack_src(c, q, &ts, src + n * ts.img, g, k0 + q->grp_base[grp],
-                                         kc + q->grp_spread[grp], bb);
-                        for (int64_t j = 0; j < Np; j += NR) {
-                            const float *bt = q->src_in_place
-                                ? src + n * ts.img + k0 * ts.B + g * ICG + j
-                                : bb + ((q->tap_phase[tap] * (Np / NR) + j / NR) * q->span
-                                        + q->tap_off[tap] - q->grp_base[grp]) * NR;
-                            const int64_t ldb = q->src_in_place ? ts.B : NR;
-                            for (int64_t pn = g0; pn < g1; ++pn) {
-                                const int64_t oc0 = (pn - g * ppg) * MR;
-                                bdnn_ukr_reading_ahead(
-                                    u, reading, kc, ab + (pn - g0) * MR * kc, bt, ldb,
-                                    BWT_C(pn, 0) + (direct ? j : tap * Np + j), ldc,
-                                    min64(MR, OCG - oc0), direct ? min64(NR, ICG - j) : NR,
-                                    mode);
-                            }
+                            bwt_pack_src(c, q, &ts, src + n * ts.img, g, j0, cw,
+                                         k0 + q->grp_base[grp], kc + q->grp_spread[grp], bb);
+                        /* tile (j, pn): B's panel j of the range, A's panel pn */
+#define BWT_TILE(j, pn)                                                                     \
+    do {                                                                                    \
+        const float *bt = q->src_in_place                                                   \
+            ? src + n * ts.img + k0 * ts.B + g * ICG + (j)                                  \
+            : bb + ((q->tap_phase[tap] * (cw / NR) + ((j) - j0) / NR) * q->span             \
+                    + q->tap_off[tap] - q->grp_base[grp]) * NR;                             \
+        const int64_t oc0 = ((pn) - g * ppg) * MR;                                          \
+        bdnn_ukr_reading_ahead(u, reading, kc, ab + ((pn) - g0) * MR * kc, bt,              \
+                               q->src_in_place ? ts.B : NR,                                 \
+                               BWT_C(pn, 0) + (direct ? (j) : tap * Np + (j)), ldc,         \
+                               min64(MR, OCG - oc0), direct ? min64(NR, ICG - (j)) : NR,    \
+                               mode);                                                       \
+    } while (0)
+                        if (q->panel_outer) {
+                            for (int64_t pn = g0; pn < g1; ++pn)
+                                for (int64_t j = j0; j < j0 + cw; j += NR) BWT_TILE(j, pn);
+                        } else {
+                            for (int64_t j = j0; j < j0 + cw; j += NR)
+                                for (int64_t pn = g0; pn < g1; ++pn) BWT_TILE(j, pn);
                         }
+#undef BWT_TILE
                     }
                 }
             }
