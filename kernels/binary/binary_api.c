@@ -117,12 +117,14 @@ int bdnn_binary(int impl, const bdnn_binary_desc_t *d, const bdnn_post_chain_t *
     }
     const binary_ker_t *ker = impls[impl].ker;
     const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
+    const int stream = d->dst_dt == BDNN_DT_F32 && prior_dt < 0
+                       && n * 4 >= BDNN_STREAM_OUT_MIN_BYTES;   /* dt.h */
 #pragma omp parallel
     {
         const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
         const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
         if (hi > lo)
-            ker->run(&s, po, prior_dt, src0, src1, src2, dst, lo, hi, fault, truncate);
+            ker->run(&s, po, prior_dt, src0, src1, src2, dst, lo, hi, fault, truncate, stream);
     }
     return BDNN_STATUS_OK;
 }

@@ -11,11 +11,12 @@
  * tile at a time: each source gathered into f32, scaled, OP, the chain (po: NULL or one
  * with entries; prior_dt: the type its sum entry reads dst as, or -1 without a sum), the
  * store. fault: passed to the chain (BDNN_FAULT_SRC1_CHANNEL0); truncate:
- * BDNN_FAULT_TRUNCATE_DST's store. */
+ * BDNN_FAULT_TRUNCATE_DST's store; stream: an f32 dst stored past the caches (fenced
+ * before the run returns). */
 typedef struct {
     void (*run)(const bdnn_binary_desc_t *d, const bdnn_post_chain_t *po, int prior_dt,
                 const void *src0, const void *src1, const void *src2, void *dst, int64_t lo,
-                int64_t hi, int fault, int truncate);
+                int64_t hi, int fault, int truncate, int stream);
 } binary_ker_t;
 
 extern const binary_ker_t bdnn_binary_ker_scalar, bdnn_binary_ker_avx2, bdnn_binary_ker_avx512;

@@ -264,4 +264,12 @@ int bdnn_cpu_f16c(void);
 void bdnn_cvt_to_f32(int dt, const void *in, float *out, int64_t n);
 void bdnn_cvt_from_f32(int dt, const float *in, void *out, int64_t n);
 
+/* A memory-bound kernel (reorder, softmax, binary, sum, concat, bnorm) writing an output of
+ * at least this many bytes streams its stores past the caches (dt_vec.inc's stream_f32, as
+ * the C library's memcpy does large copies): a store then costs no read of the old line,
+ * a third of a one-source pass's traffic. Below it (a convolution route's scratch, a few
+ * MiB) the result stays in cache for the consumer next to it. Never where a sum reads the
+ * old output: its lines are read anyway. */
+enum { BDNN_STREAM_OUT_MIN_BYTES = 8 * 1024 * 1024 };
+
 #endif /* BDNN_DT_H */

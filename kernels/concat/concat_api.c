@@ -64,6 +64,8 @@ int bdnn_concat(int impl, int n_src, int src_dt, const void *const *srcs,
     const int64_t in_sz = bdnn_dt_size(src_dt), out_sz = bdnn_dt_size(dst_dt);
     const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
     const int64_t items = outer * n_src;
+    const int stream = dst_dt == BDNN_DT_F32
+                       && outer * axis * inner * 4 >= BDNN_STREAM_OUT_MIN_BYTES;   /* dt.h */
 #pragma omp parallel
     {
         const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -78,8 +80,9 @@ int bdnn_concat(int impl, int n_src, int src_dt, const void *const *srcs,
             const int64_t run = axis_sizes[s] * inner;
             const char *in = (const char *)srcs[s] + o * run * in_sz;
             char *out = (char *)dst + ((o * axis + before) * inner) * out_sz;
-            ker->copy(src_dt, in, scales[s], dst_dt, out, run, truncate);
+            ker->copy(src_dt, in, scales[s], dst_dt, out, run, truncate, stream);
         }
+        if (stream) ker->fence();
     }
     return BDNN_STATUS_OK;
 }

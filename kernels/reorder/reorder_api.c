@@ -47,12 +47,6 @@ enum { SWAP_MAX = 16, SWAP_MIN_BYTES = 512 };
  * more than the copy (on a loaded machine a fork/join can take milliseconds, while 64 KiB
  * copy in microseconds), and a convolution's reorder route runs several small jobs. */
 enum { PARALLEL_MIN_BYTES = 64 * 1024 };
-/* A job writing at least this much streams its stores past the caches (as the C
- * library's memcpy does for large copies): the stores then cost no read of the old dst
- * line, a third of the traffic of a transposition. Below it (a convolution route's
- * scratch, a few MiB at most) the result stays in cache for the consumer next to it.
- * Never with a sum: its dst lines are read anyway. */
-enum { STREAM_MIN_BYTES = 8 * 1024 * 1024 };
 
 int bdnn_reorder_impl_count(void) { return N_IMPLS; }
 const char *bdnn_reorder_impl_name(int impl) {
@@ -308,7 +302,7 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
     for (int k = 0; k < L; ++k) points *= job.n[k];
     const int parallel = points * ((job.zero ? 0 : ssz) + dsz) >= PARALLEL_MIN_BYTES;
     ctx_t cj = *c;
-    cj.stream = !c->attr->sum && points * dsz >= STREAM_MIN_BYTES;
+    cj.stream = !c->attr->sum && points * dsz >= BDNN_STREAM_OUT_MIN_BYTES;
     c = &cj;
 
     /* Each thread takes one contiguous range of units (outer point, tile row, chunk),

@@ -81,11 +81,6 @@ static void run_all(smx_run_t run, const smx_job_t *j) {
     }
 }
 
-/* An f32 output (dst, diff_src) of at least this many bytes is streamed past the caches
- * (as the C library's memcpy does large copies): its stores then read no old line, a
- * third of forward's traffic. A smaller one stays in cache for the consumer next to it. */
-enum { STREAM_MIN_BYTES = 8 * 1024 * 1024 };
-
 static int dims_ok(int64_t outer, int64_t axis, int64_t inner) {
     return outer >= 0 && axis >= 0 && inner >= 0;
 }
@@ -108,7 +103,7 @@ int bdnn_smx_fwd(int impl, int alg, int src_dt, int dst_dt, float src_scale,
     const int f64 = impls[impl].operands == BDNN_OPERANDS_F64;
     if (f64 && (po || dropout)) return BDNN_STATUS_UNIMPLEMENTED;   /* f32 steps only */
     if (n == 0) return BDNN_STATUS_OK;
-    const int stream = !f64 && dst_dt == BDNN_DT_F32 && n * 4 >= STREAM_MIN_BYTES;
+    const int stream = !f64 && dst_dt == BDNN_DT_F32 && n * 4 >= BDNN_STREAM_OUT_MIN_BYTES;
     const smx_job_t job = {alg, src_dt, dst_dt, src_scale, dst_scale, dropout, po, src, NULL,
                            dst, outer, axis, inner, fault, stream};
     run_all(f64 ? impls[impl].ker->fwd_f64 : impls[impl].ker->fwd_f32, &job);
@@ -124,7 +119,8 @@ int bdnn_smx_bwd(int impl, int alg, int src_dt, int dst_dt, const void *dst,
         return BDNN_STATUS_INVALID;
     if (outer * axis * inner == 0) return BDNN_STATUS_OK;
     const int f64 = impls[impl].operands == BDNN_OPERANDS_F64;
-    const int stream = !f64 && src_dt == BDNN_DT_F32 && outer * axis * inner * 4 >= STREAM_MIN_BYTES;
+    const int stream = !f64 && src_dt == BDNN_DT_F32
+                       && outer * axis * inner * 4 >= BDNN_STREAM_OUT_MIN_BYTES;
     const smx_job_t job = {alg, src_dt, dst_dt, 1.0f, 1.0f, NULL, NULL, dst, diff_dst,
                            diff_src, outer, axis, inner, fault, stream};
     run_all(f64 ? impls[impl].ker->bwd_f64 : impls[impl].ker->bwd_f32, &job);

@@ -63,11 +63,13 @@ int bdnn_sum(int impl, int n_src, const int *src_dts, const void *const *srcs,
     const sum_ker_t *ker = impls[impl].ker;
     const int used = n_src - (fault == BDNN_SUM_FAULT_LAST_DROPPED && n_src > 1);
     const int truncate = fault == BDNN_FAULT_TRUNCATE_DST;
+    const int stream = dst_dt == BDNN_DT_F32 && n * 4 >= BDNN_STREAM_OUT_MIN_BYTES;   /* dt.h */
 #pragma omp parallel
     {
         const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
         const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
-        if (hi > lo) ker->run(used, src_dts, srcs, scales, dst_dt, dst, lo, hi, truncate);
+        if (hi > lo)
+            ker->run(used, src_dts, srcs, scales, dst_dt, dst, lo, hi, truncate, stream);
     }
     return BDNN_STATUS_OK;
 }

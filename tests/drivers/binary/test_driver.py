@@ -64,3 +64,13 @@ def test_the_ci_batch_passes_and_broken_kernels_fail_it():
         broken = run_cli("-j", "2", "--binary", "--summary=no-failures", batch,
                          env={"BENCHDNN_PY_TEST_FAULT": fault})
         assert broken.code == 1 and broken.summary()["failed"] > 0, fault
+
+
+def test_a_large_f32_output_streamed_past_the_caches_is_whole():
+    """An f32 dst of 8 MiB or more is written by non-temporal stores over its aligned
+    lines (rows of 701 elements start off them); a per-channel src1 and a post-op too.
+    The driver checks every element of a dst that starts as NaN."""
+    res = run_cli("--binary", "--summary=no-failures", "--alg=MUL,ADD",
+                  "--attr-post-ops=,relu", "2x3x1001x701:2x3x1x701")
+    s = res.summary()
+    assert res.code == 0 and s["tests"] == s["passed"] == 4, res.out[-2000:]

@@ -51,3 +51,13 @@ def test_the_ci_batch_passes_and_broken_kernels_fail_it():
         broken = run_cli("-j", "2", "--concat", "--summary=no-failures", batch,
                          env={"BENCHDNN_PY_TEST_FAULT": fault})
         assert broken.code == 1 and broken.summary()["failed"] > 0, fault
+
+
+def test_a_large_f32_output_streamed_past_the_caches_is_whole():
+    """An f32 dst of 8 MiB or more is written by non-temporal stores over its aligned
+    lines (runs of 350 and 351 elements start off them); the driver checks every element
+    of a dst that starts as NaN."""
+    res = run_cli("--concat", "--summary=no-failures", "--axis=3", "--sdt=f32,bf16",
+                  "2x3x1001x350:2x3x1001x351")
+    s = res.summary()
+    assert res.code == 0 and s["tests"] == s["passed"] == 2, res.out[-2000:]

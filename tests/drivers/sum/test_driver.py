@@ -49,3 +49,12 @@ def test_the_ci_batch_passes_and_broken_kernels_fail_it():
         broken = run_cli("-j", "2", "--sum", "--summary=no-failures", batch,
                          env={"BENCHDNN_PY_TEST_FAULT": fault})
         assert broken.code == 1 and broken.summary()["failed"] > 0, fault
+
+
+def test_a_large_f32_output_streamed_past_the_caches_is_whole():
+    """An f32 dst of 8 MiB or more is written by non-temporal stores over its aligned
+    lines; the driver checks every element of a dst that starts as NaN."""
+    res = run_cli("--sum", "--summary=no-failures", "--sdt=f32:f32,bf16:f32",
+                  "--scales=0.5:2", "3x1001x701")
+    s = res.summary()
+    assert res.code == 0 and s["tests"] == s["passed"] == 2, res.out[-2000:]
