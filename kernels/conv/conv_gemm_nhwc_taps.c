@@ -369,8 +369,8 @@ static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const a
             const int64_t pt = (id * d->ih + ih) * d->iw + iw;
             for (int64_t j = 0; j < npan; ++j) {
                 const int64_t ch = j0 + j * NR;   /* within the group */
-                copy_channels(t, img, g * ICG + ch, inside && ch < ICG ? min64(NR, ICG - ch) : 0,
-                              pt, out + (j * q->span + p) * NR, NR);
+                copy_channels(t, img, g * ICG + ch, inside ? min64(NR, ICG - ch) : 0, pt,
+                              out + (j * q->span + p) * NR, NR);
             }
             if (++x == q->X) { x = 0; if (++y == q->rows) { y = 0; ++z; } }
         }
