@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import core
 from ..common import layout as layouts
-from ..common.attr import PostOps, Sum
+from ..common.attr import Binary, PostOps, Prelu, Sum
+from ..common.post_ops import src1_name
 from ..status import Reason, Status
 
 INSTALL_HINT = 'pip install "benchdnn-py[torch]"'
@@ -150,13 +151,38 @@ def eltwise_ops(torch) -> dict[str, Callable[[Any, float, float], Any]]:
     }
 
 
-def post_op_steps(torch, post_ops: PostOps) -> list[Callable[[Any, Any], Any]]:
-    """One (y, prior) -> y step per entry, in the chain's order."""
+def _comparison(name: str) -> Callable[[Any, Any, Any], Any]:
+    return lambda t, y, b: getattr(t, name)(y, b).to(t.promote_types(y.dtype, b.dtype))
+
+
+# Binary post-op algorithms as torch expressions of (y, src1), oneDNN's definitions: max
+# and min as x > b ? x : b (a NaN x gives b), comparisons 1 or 0 in the promoted type.
+BINARY_OPS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "add": lambda t, y, b: t.add(y, b), "sub": lambda t, y, b: t.sub(y, b),
+    "mul": lambda t, y, b: t.mul(y, b), "div": lambda t, y, b: t.div(y, b),
+    "max": lambda t, y, b: t.where(y > b, y, b),
+    "min": lambda t, y, b: t.where(y < b, y, b),
+    **{name: _comparison(name) for name in ("ge", "gt", "le", "lt", "eq", "ne")},
+}
+
+
+def post_op_steps(torch, post_ops: PostOps,
+                  src1: dict[str, Any] | None = None) -> list[Callable[[Any, Any], Any]]:
+    """One (y, prior) -> y step per entry, in the chain's order. src1: the binary and
+    prelu entries' inputs as torch tensors by name (post_ops.src1_name), logical (dst's
+    dims, 1 where broadcast); torch's type promotion computes a binary entry in the wider
+    of y's and src1's types."""
     table = eltwise_ops(torch)
     steps = []
-    for e in post_ops.entries:
+    for i, e in enumerate(post_ops.entries):
         if isinstance(e, Sum):
             steps.append(lambda y, prior, s=e.scale: y.add_(prior, alpha=s))
+        elif isinstance(e, Binary):
+            steps.append(lambda y, prior, f=BINARY_OPS[e.alg], b=src1[src1_name(i)]:
+                         f(torch, y, b))
+        elif isinstance(e, Prelu):
+            steps.append(lambda y, prior, w=src1[src1_name(i)]:
+                         torch.where(y > 0, y, y * w))
         else:
             steps.append(lambda y, prior, f=table[e.name], a=e.alpha, b=e.beta, s=e.scale:
                          f(y, a, b) if s == 1.0 else f(y, a, b).mul_(s))
