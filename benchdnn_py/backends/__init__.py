@@ -70,7 +70,7 @@ BACKENDS: dict[str, Backend] = {
     NATIVE: Backend(NATIVE, "this project's C kernels", _nothing_to_describe),
     "torch": Backend("torch", "PyTorch's CPU operators, an optional extra: "
                      f"{torch_loader.INSTALL_HINT}", torch_loader.describe,
-                     ("conv", "deconv", "softmax", "sum", "concat", "binary", "ip")),
+                     ("conv", "deconv", "softmax", "sum", "concat", "binary", "ip", "bnorm")),
     "onednn": Backend("onednn", "oneDNN's CPU primitives, an optional extra: "
                       f"{onednn_loader.INSTALL_HINT} (or {onednn_loader.LIB_ENV}=PATH)",
                       onednn_loader.describe,

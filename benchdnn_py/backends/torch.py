@@ -1,8 +1,8 @@
 """The one module that imports PyTorch (an optional extra): loading it with its thread
 count matched to the native kernels', what a results file records about it, its
-implementation name, and zero-copy array views between numpy and torch (bf16 included).
-The operators each driver runs through torch live with that driver (conv: the conv
-driver's backend_torch module)."""
+implementation name, zero-copy array views between numpy and torch (bf16 included), and
+post-op chains as torch operators. The operators each driver runs through torch live with
+that driver (conv: the conv driver's backend_torch module)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import numpy as np
 
 from .. import core
 from ..common import layout as layouts
+from ..common.attr import Binary, PostOps, Prelu, Sum
+from ..common.post_ops import src1_name
 from ..status import Reason, Status
 
 INSTALL_HINT = 'pip install "benchdnn-py[torch]"'
@@ -90,6 +92,101 @@ def run_and_collect(torch, program: Callable[[], dict[str, Any]], outs,
                 arr = convert(name, arr)
             np.copyto(outs[name].array.reshape(arr.shape), arr)
     return run, collect
+
+
+# --------------------------------------------------------------------------------------
+# Post-ops
+# --------------------------------------------------------------------------------------
+
+def eltwise_ops(torch) -> dict[str, Callable[[Any, float, float], Any]]:
+    """Eltwise algorithm -> torch expression of eltwise.ALGS's formula, x -> f(x; a, b).
+    Where torch's own function has fixed parameters (hardsigmoid, hardswish, silu), the
+    formula is written with torch operators instead, so every alpha/beta works."""
+    F = torch.nn.functional
+
+    def clip(x, a, b):
+        return x.clamp_(a, b)
+
+    def elu(x, a, b):
+        return F.elu_(x, a)
+
+    def exp(x, a, b):
+        return x.exp_()
+
+    def logistic(x, a, b):
+        return x.sigmoid_()
+
+    def relu(x, a, b):
+        return F.relu_(x) if a == 0 else F.leaky_relu_(x, a)
+
+    def sqrt(x, a, b):
+        return x.sqrt_()
+
+    def tanh(x, a, b):
+        return x.tanh_()
+
+    return {
+        "abs": lambda x, a, b: x.abs_(),
+        "clip": clip, "clip_v2": clip, "clip_v2_dst": clip,
+        "elu": elu, "elu_dst": elu,
+        "exp": exp, "exp_dst": exp,
+        "gelu_erf": lambda x, a, b: F.gelu(x),
+        "gelu_tanh": lambda x, a, b: F.gelu(x, approximate="tanh"),
+        "hardsigmoid": lambda x, a, b: x.mul_(a).add_(b).clamp_(0.0, 1.0),
+        "hardswish": lambda x, a, b: x.mul_((x * a).add_(b).clamp_(0.0, 1.0)),
+        "linear": lambda x, a, b: x.mul_(a).add_(b),
+        "log": lambda x, a, b: x.log_(),
+        "logistic": logistic, "logistic_dst": logistic,
+        "mish": lambda x, a, b: F.mish(x, inplace=True),
+        "pow": lambda x, a, b: x.pow_(b).mul_(a),
+        "relu": relu, "relu_dst": relu,
+        "round": lambda x, a, b: x.round_(),   # half to even, as the reference
+        # softplus(a x) / a; past torch's threshold (a x > 20) it returns x, which differs
+        # from the formula by log1p(e^-20) / a, far below the tolerance.
+        "soft_relu": lambda x, a, b: F.softplus(x, beta=a),
+        "sqrt": sqrt, "sqrt_dst": sqrt,
+        "square": lambda x, a, b: x.square_(),
+        "swish": lambda x, a, b: x.mul_(torch.sigmoid(x * a)),
+        "tanh": tanh, "tanh_dst": tanh,
+    }
+
+
+def _comparison(name: str) -> Callable[[Any, Any, Any], Any]:
+    return lambda t, y, b: getattr(t, name)(y, b).to(t.promote_types(y.dtype, b.dtype))
+
+
+# Binary post-op algorithms as torch expressions of (y, src1), oneDNN's definitions: max
+# and min as x > b ? x : b (a NaN x gives b), comparisons 1 or 0 in the promoted type.
+BINARY_OPS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "add": lambda t, y, b: t.add(y, b), "sub": lambda t, y, b: t.sub(y, b),
+    "mul": lambda t, y, b: t.mul(y, b), "div": lambda t, y, b: t.div(y, b),
+    "max": lambda t, y, b: t.where(y > b, y, b),
+    "min": lambda t, y, b: t.where(y < b, y, b),
+    **{name: _comparison(name) for name in ("ge", "gt", "le", "lt", "eq", "ne")},
+}
+
+
+def post_op_steps(torch, post_ops: PostOps,
+                  src1: dict[str, Any] | None = None) -> list[Callable[[Any, Any], Any]]:
+    """One (y, prior) -> y step per entry, in the chain's order. src1: the binary and
+    prelu entries' inputs as torch tensors by name (post_ops.src1_name), logical (dst's
+    dims, 1 where broadcast); torch's type promotion computes a binary entry in the wider
+    of y's and src1's types."""
+    table = eltwise_ops(torch)
+    steps = []
+    for i, e in enumerate(post_ops.entries):
+        if isinstance(e, Sum):
+            steps.append(lambda y, prior, s=e.scale: y.add_(prior, alpha=s))
+        elif isinstance(e, Binary):
+            steps.append(lambda y, prior, f=BINARY_OPS[e.alg], b=src1[src1_name(i)]:
+                         f(torch, y, b))
+        elif isinstance(e, Prelu):
+            steps.append(lambda y, prior, w=src1[src1_name(i)]:
+                         torch.where(y > 0, y, y * w))
+        else:
+            steps.append(lambda y, prior, f=table[e.name], a=e.alpha, b=e.beta, s=e.scale:
+                         f(y, a, b) if s == 1.0 else f(y, a, b).mul_(s))
+    return steps
 
 
 @functools.lru_cache(maxsize=None)

@@ -183,9 +183,12 @@ def kernel_entry(e: Eltwise | Binary | Prelu | Sum, dst_dims: tuple[int, ...]) -
                        src1_strides=src1_kernel_strides(src1_layout(e, dst_dims)))
 
 
-def src1_unsupported(post_ops: PostOps, dst_dims: DimsArg,
-                     backend: str) -> tuple[Status, str] | None:
-    """Binary and prelu entries the problem or the native kernels cannot run."""
+def src1_unsupported(post_ops: PostOps, dst_dims: DimsArg, backend: str,
+                     chains: frozenset[str] = frozenset({"native"})
+                     ) -> tuple[Status, str] | None:
+    """Binary and prelu entries the problem or the native kernels cannot run; chains:
+    the backends that run them (the native kernels, and a backend that applies the chain
+    as operators of its own)."""
     for i, e in src1_entries(post_ops):
         if isinstance(e, Binary) and not e.dt:
             return (Status.INVALID_ARGUMENTS, f"`{e}`: a binary post-op names src1's data "
@@ -205,26 +208,28 @@ def src1_unsupported(post_ops: PostOps, dst_dims: DimsArg,
         if not lay.is_plain:
             return (Status.UNIMPLEMENTED, f"`{e}`: src1 in the blocked layout {lay.name}; "
                     "the kernels read it through strides (plain layouts) only")
-        if backend != "native":
+        if backend not in chains:
             return (Status.UNIMPLEMENTED, f"`{e}`: the {backend} backend does not run "
                     "binary or prelu post-ops")
     return None
 
 
 def memory_bound_verdict(post_ops: PostOps, modes: Modes, backend: str, primitive: str,
-                         dst_dims: tuple[int, ...],
-                         native: frozenset[str] = frozenset()) -> tuple[Status, str] | None:
+                         dst_dims: tuple[int, ...], native: frozenset[str] = frozenset(),
+                         chains: frozenset[str] = frozenset({"native"})
+                         ) -> tuple[Status, str] | None:
     """The verdict of the eltwise and pooling drivers, whose kernels fuse eltwise, binary
     and prelu entries (oneDNN's post-ops for them): a sum or dw entry is UNIMPLEMENTED, as
-    is a chain on another backend and what src1_unsupported and Modes.verdict name."""
+    is a chain on a backend other than chains' and what src1_unsupported and Modes.verdict
+    name."""
     for e in post_ops.entries:
         if not isinstance(e, (Eltwise, Binary, Prelu)):
             return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: `{e}`: {primitive} "
                     "primitive takes eltwise, binary and prelu post-ops")
-    if post_ops and backend != "native":
+    if post_ops and backend not in chains:
         return (Status.UNIMPLEMENTED, f"--attr-post-ops={post_ops}: the {backend} backend "
                 f"runs {primitive} primitive without post-ops")
-    return (src1_unsupported(post_ops, dst_dims, backend)
+    return (src1_unsupported(post_ops, dst_dims, backend, chains)
             or modes.verdict(backend, native))
 
 

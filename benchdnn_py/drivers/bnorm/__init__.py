@@ -1,7 +1,7 @@
 """--bnorm: batch normalization, forward (training, inference) and backward (files:
 desc.py the descriptor grammar, cfg.py per-type numbers and fill, ref.py reference,
-driver.py options and case flow, backend_onednn.py oneDNN's primitives; no torch
-backend)."""
+driver.py options and case flow, backend_onednn.py oneDNN's primitives, backend_torch.py
+PyTorch's operators)."""
 
 from ...reports.perf_report import BANDWIDTH_TEMPLATE, COMMON_FIELDS
 from ..base import Driver

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from ...reports.perf_report import BANDWIDTH, PerfRecord
 from ...status import Reason, Status
 from ..base import Bound, CaseResult, CaseSteps, Created, RunContext, backend_unsupported
 from ..base import create_routed
-from . import backend_onednn, cfg, ref
+from . import backend_onednn, backend_torch, cfg, ref
 from .desc import BnormDesc, parse_desc
 
 
@@ -103,13 +103,21 @@ OPTIONS = (
     *IMPL_FILTER_OPTIONS,
     # Last, so that it expands innermost: each problem's backends run back to back.
     Option("backend", backends.parse, backends.NATIVE,
-           "what executes the problem: native (this project's kernels) or onednn "
-           "(oneDNN's batch normalization primitives)", is_list=True),
+           "what executes the problem: native (this project's kernels), onednn "
+           "(oneDNN's batch normalization primitives) or torch (PyTorch's batch norm "
+           "operators)", is_list=True),
 )
 
 # --backend -> the module that creates its primitive (unsupported(prb), create(prb, res)),
 # other than the native kernels
-BACKENDS = {"onednn": backend_onednn}
+BACKENDS = {"onednn": backend_onednn, "torch": backend_torch}
+# the backends that apply forward post-op chains: the native kernels fuse them, torch runs
+# them as operators after its batch norm
+POST_OP_BACKENDS = frozenset({backends.NATIVE, "torch"})
+# the backends whose forward folds the normalization into dst = src alpha + beta in f32
+# (alpha = g r, beta = b - m alpha): torch's CPU kernels. Where src alpha and m alpha
+# nearly cancel, dst keeps their roundings, which the check allows (with_rescues).
+FOLDING_BACKENDS = frozenset({"torch"})
 
 PERF_FIELDS = frozenset({"dir", "dt", "tag", "flags", "prop", "mb"})
 CSV_PERF_FIELDS = "%dir%,%dt%,%tag%,%flags%"
@@ -253,7 +261,8 @@ def attrs_unsupported(prb: BnormProblem) -> tuple[Status, str] | None:
             return Status.SKIPPED, Reason.CASE_NOT_SUPPORTED.value
     return post_ops.memory_bound_verdict(prb.post_ops, prb.modes, prb.backend,
                                          "a batch normalization", prb.dims,
-                                         native=frozenset({"scratchpad"}))
+                                         native=frozenset({"scratchpad"}),
+                                         chains=POST_OP_BACKENDS)
 
 
 def unsupported(prb: BnormProblem) -> tuple[Status, str] | None:
@@ -310,6 +319,8 @@ class Buffers(Bound):
     po_src1: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     mag: np.ndarray | None = None          # each point's largest magnitude in the post-op
                                            # chain (flat, logical; reference())
+    fold: np.ndarray | None = None         # a folding backend's: each point's magnitude
+                                           # of the fold's terms (flat, logical)
     out: Guarded                           # dst or diff_src
     out_layout: layout.Layout
     extra: dict[str, Guarded] = dataclasses.field(default_factory=dict)
@@ -355,6 +366,14 @@ def stats_buffer(n: int) -> Guarded:
     return reorders.output_buffer(layout.plain((n,)), "f32")
 
 
+def bound(result: Any, wrap: Callable) -> dict[str, Callable[[], None]]:
+    """Bound's run and collect from a primitive's bind result: the native and oneDNN
+    primitives return run alone (they write the case's memories), torch's (run, collect)
+    (collect copies its results in after timing); run goes through the route's wrap."""
+    run, *collect = result if isinstance(result, tuple) else (result,)
+    return {"run": wrap(run), **({"collect": collect[0]} if collect else {})}
+
+
 def prepare(prb: BnormProblem, prim: Any, route: reorders.Route, perf: bool) -> Buffers:
     vals = fill_inputs(prb, perf)
     src_mem = reorders.place_values(vals["src"].reshape(prb.dims), prb.data_layout, prb.dt)
@@ -391,13 +410,16 @@ def prepare_fwd(prb: BnormProblem, prim: Any, route: reorders.Route, perf: bool,
     po_src1 = post_ops.fill_src1(prb.post_ops, dims)
     chain = post_ops.kernel_chain(prb.post_ops, po_src1, dims,
                                   bool(layout.channels_last(k)))
-    run = wrap(prim.bind_fwd(k_in["src"], k_out["dst"], prb.lines, mean, var, scale,
-                             shift, k_in.get("src1"),
-                             extra["ws"].array if "ws" in extra else None, chain))
+    runs = bound(prim.bind_fwd(
+        k_in["src"], k_out["dst"], prb.lines, mean, var, scale, shift, k_in.get("src1"),
+        extra["ws"].array if "ws" in extra else None, chain,
+        # (another backend that runs the chain takes its inputs, logical)
+        **({"po_src1": po_src1} if po_src1 and prb.backend != backends.NATIVE else {})),
+        wrap)
     return Buffers(src=src, mean=vals["mean"] if prb.glob else None,
                    var=vals["var"] if prb.glob else None, scale=scale, shift=shift,
                    src1=vals.get("src1"), po_src1=po_src1, out=out, out_layout=data,
-                   extra=extra, outs=(out, *extra.values()), run=run)
+                   extra=extra, outs=(out, *extra.values()), **runs)
 
 
 def prepare_bwd(prb: BnormProblem, prim: Any, route: reorders.Route, perf: bool,
@@ -433,16 +455,16 @@ def prepare_bwd(prb: BnormProblem, prim: Any, route: reorders.Route, perf: bool,
     ws = (reorders.place_values(kept.reshape(dims).astype(np.float32), k, "u8")
           if kept is not None else None)
     k_in, k_out, wrap = route.bind({"src": src_mem, "diff_dst": dd_mem}, outs)
-    run = wrap(prim.bind_bwd(
+    runs = bound(prim.bind_bwd(
         k_in["src"], mean, var, k_in["diff_dst"], k_out["diff_src"], prb.lines, scale, ws,
         k_out.get("diff_src1"),
         extra["diff_scale"].array if "diff_scale" in extra else None,
         extra["diff_shift"].array if "diff_shift" in extra else None,
         # (another backend may rerun the forward for its own workspace: it needs shift)
-        **({"shift": shift} if prb.backend != backends.NATIVE else {})))
+        **({"shift": shift} if prb.backend != backends.NATIVE else {})), wrap)
     return Buffers(src=src, mean=mean, var=var, scale=scale, shift=shift,
                    diff_dst=diff_dst, kept=kept, out=out, out_layout=diff, extra=extra,
-                   outs=(out, *extra.values()), run=run)
+                   outs=(out, *extra.values()), **runs)
 
 
 def reference(prb: BnormProblem, bufs: Buffers) -> dict[str, np.ndarray]:
@@ -465,6 +487,8 @@ def reference(prb: BnormProblem, bufs: Buffers) -> dict[str, np.ndarray]:
         mean, var = ref.stats(bufs.src)
     y = ref.forward(bufs.src, mean, var, eps, bufs.scale, bufs.shift, bufs.src1,
                     prb.relu).reshape(prb.dims)
+    if prb.backend in FOLDING_BACKENDS:
+        bufs.fold = fold_magnitude(prb, bufs, mean, var).reshape(-1)
     if prb.post_ops:
         # (the largest magnitude each point reaches bounds its error: with_rescues)
         y, mag = post_ops.chain_with_magnitude(y, prb.post_ops, bufs.po_src1)
@@ -473,6 +497,23 @@ def reference(prb: BnormProblem, bufs: Buffers) -> dict[str, np.ndarray]:
     if prb.stats_out:
         exp["MEAN"], exp["VAR"] = mean, var
     return exp
+
+
+def fold_magnitude(prb: BnormProblem, bufs: Buffers, mean: np.ndarray,
+                   var: np.ndarray) -> np.ndarray:
+    """|src alpha| + |m alpha| + |b| (+ |src1|) per point (mb, C, spatial): the terms of
+    dst = src alpha + beta, alpha = g r and beta = b - m alpha, each rounded once in f32,
+    which bound the folded dst's error."""
+    alpha = 1.0 / np.sqrt(np.asarray(var, np.float64) + prb.desc.eps)
+    if bufs.scale is not None:
+        alpha = alpha * bufs.scale
+    pc = lambda a: np.asarray(a, np.float64)[None, :, None]   # noqa: E731
+    mag = np.abs(np.asarray(bufs.src, np.float64) * pc(alpha)) + np.abs(pc(mean * alpha))
+    if bufs.shift is not None:
+        mag = mag + np.abs(pc(bufs.shift))
+    if bufs.src1 is not None:
+        mag = mag + np.abs(np.asarray(bufs.src1, np.float64))
+    return mag
 
 
 # compared kind -> the buffer holding it (besides the main output, DST or SRC)
@@ -504,7 +545,9 @@ def with_rescues(v: Verdict, prb: BnormProblem, bufs: Buffers) -> Verdict:
     threshold of exp - t relative to |exp - t| (the error of g (x - m) r itself). After a
     post-op chain, a difference within the threshold of the largest magnitude the point
     reached in the chain passes (a binary add can cancel most of a value whose f32
-    rounding stays in the result)."""
+    rounding stays in the result). On a backend that folds the normalization
+    (FOLDING_BACKENDS), a difference within the threshold of the fold's terms passes
+    (fold_magnitude: where src alpha and m alpha nearly cancel, their roundings stay)."""
     if not v.failed or prb.backward or v.kind != "DST":
         return v
     at = v.failing if v.points is None else v.points[v.failing]
@@ -513,6 +556,8 @@ def with_rescues(v: Verdict, prb: BnormProblem, bufs: Buffers) -> Verdict:
     ok = np.zeros(at.size, bool)
     if bufs.mag is not None:
         ok |= np.abs(exp - got) <= v.trh * bufs.mag[at]
+    if bufs.fold is not None:
+        ok |= np.abs(exp - got) <= v.trh * bufs.fold[at]
     if bufs.shift is not None or bufs.src1 is not None:
         added = np.zeros(at.size)
         if bufs.shift is not None:

@@ -12,7 +12,7 @@ Operators (what a PyTorch user runs, and what autograd calls):
                              exist for convolution only and cannot take a bias gradient.
     post-ops                 after the operator, in the chain's order: eltwise as torch
                              operators (in place where torch has one), sum as an in-place
-                             add of scale * prior dst
+                             add of scale * prior dst (backends/torch.py's post_op_steps)
 Tensors are contiguous NCHW (torch's default) wrapped around the drivers' arrays with
 torch.from_numpy; the deconvolution weights are transposed per group into torch's
 (in, out/g, k) layout before timing, as the native kernels' weights reorder is.
@@ -39,7 +39,7 @@ import numpy as np
 from ... import core
 from ...backends import torch as torch_backend
 from ...common import layout
-from ...common.attr import Eltwise, PostOps, Sum
+from ...common.attr import Eltwise, Sum
 from ...common.direction import Dir
 from ...engine.memory import Guarded
 from ...status import Reason, Status
@@ -50,76 +50,6 @@ from .prim import tensors
 # Data types this backend maps to torch dtypes. torch computes a convolution in one type:
 # every tensor of a case must have it (bf16:bf16:f32 and the int8 rows are not expressible).
 DTYPES = {"f32": "float32", "bf16": "bfloat16"}
-
-
-# --------------------------------------------------------------------------------------
-# Post-ops
-# --------------------------------------------------------------------------------------
-
-def _eltwise_ops(torch) -> dict[str, Callable[[Any, float, float], Any]]:
-    """Eltwise algorithm -> torch expression of eltwise.ALGS's formula, x -> f(x; a, b).
-    Where torch's own function has fixed parameters (hardsigmoid, hardswish, silu), the
-    formula is written with torch operators instead, so every alpha/beta works."""
-    F = torch.nn.functional
-
-    def clip(x, a, b):
-        return x.clamp_(a, b)
-
-    def elu(x, a, b):
-        return F.elu_(x, a)
-
-    def exp(x, a, b):
-        return x.exp_()
-
-    def logistic(x, a, b):
-        return x.sigmoid_()
-
-    def relu(x, a, b):
-        return F.relu_(x) if a == 0 else F.leaky_relu_(x, a)
-
-    def sqrt(x, a, b):
-        return x.sqrt_()
-
-    def tanh(x, a, b):
-        return x.tanh_()
-
-    return {
-        "abs": lambda x, a, b: x.abs_(),
-        "clip": clip, "clip_v2": clip, "clip_v2_dst": clip,
-        "elu": elu, "elu_dst": elu,
-        "exp": exp, "exp_dst": exp,
-        "gelu_erf": lambda x, a, b: F.gelu(x),
-        "gelu_tanh": lambda x, a, b: F.gelu(x, approximate="tanh"),
-        "hardsigmoid": lambda x, a, b: x.mul_(a).add_(b).clamp_(0.0, 1.0),
-        "hardswish": lambda x, a, b: x.mul_((x * a).add_(b).clamp_(0.0, 1.0)),
-        "linear": lambda x, a, b: x.mul_(a).add_(b),
-        "log": lambda x, a, b: x.log_(),
-        "logistic": logistic, "logistic_dst": logistic,
-        "mish": lambda x, a, b: F.mish(x, inplace=True),
-        "pow": lambda x, a, b: x.pow_(b).mul_(a),
-        "relu": relu, "relu_dst": relu,
-        "round": lambda x, a, b: x.round_(),   # half to even, as the reference
-        # softplus(a x) / a; past torch's threshold (a x > 20) it returns x, which differs
-        # from the formula by log1p(e^-20) / a, far below the tolerance.
-        "soft_relu": lambda x, a, b: F.softplus(x, beta=a),
-        "sqrt": sqrt, "sqrt_dst": sqrt,
-        "square": lambda x, a, b: x.square_(),
-        "swish": lambda x, a, b: x.mul_(torch.sigmoid(x * a)),
-        "tanh": tanh, "tanh_dst": tanh,
-    }
-
-
-def post_op_steps(torch, post_ops: PostOps) -> list[Callable[[Any, Any], Any]]:
-    """One (y, prior) -> y step per entry, in the chain's order."""
-    table = _eltwise_ops(torch)
-    steps = []
-    for e in post_ops.entries:
-        if isinstance(e, Sum):
-            steps.append(lambda y, prior, s=e.scale: y.add_(prior, alpha=s))
-        else:
-            steps.append(lambda y, prior, f=table[e.name], a=e.alpha, b=e.beta, s=e.scale:
-                         f(y, a, b) if s == 1.0 else f(y, a, b).mul_(s))
-    return steps
 
 
 def unsupported(prb) -> tuple[Status, str] | None:
@@ -140,7 +70,7 @@ def unsupported(prb) -> tuple[Status, str] | None:
            for lay in prb.requested_layouts.values()):
         return (Status.UNIMPLEMENTED, "the torch backend runs plain layouts only (any, "
                 "nchw, oihw...); other --stag/--wtag/--dtag/--strides run natively")
-    table = _eltwise_ops(torch)
+    table = torch_backend.eltwise_ops(torch)
     for e in prb.post_ops.entries:
         if isinstance(e, Eltwise) and e.name not in table:
             return Status.UNIMPLEMENTED, f"`{e}`: no torch expression of this eltwise yet"
@@ -244,7 +174,7 @@ class _Program:
             fwd = getattr(F, f"conv{self.nd}d")
             self.forward_op = lambda x, w, b: fwd(x, w, b, geo.stride, geo.padding,
                                                   geo.dilation, prb.desc.g)
-        self.post_ops = post_op_steps(torch, prb.post_ops)
+        self.post_ops = torch_backend.post_op_steps(torch, prb.post_ops)
 
     def _pad(self, x, ext: tuple[int, ...]):
         """x extended by ext zeros at the end of each spatial axis (F.pad: last axis

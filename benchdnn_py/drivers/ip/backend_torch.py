@@ -4,7 +4,7 @@ loop, executed as PyTorch runs a linear layer (torch loaded lazily: backends/tor
 Operators (what a PyTorch user runs, and what autograd calls for it):
     forward            torch.nn.functional.linear(src, wei, bias) on src flattened to
                        mb x K (K = ic x spatial) and the weights to oc x K, then the
-                       post-ops as torch operators (conv/backend_torch.py's)
+                       post-ops as torch operators (backends/torch.py's)
     backward data      diff_dst.mm(wei), viewed back as src's shape
     backward weights   diff_dst.t().mm(src), and diff_dst.sum(0) for the bias
 The conv backend's limits apply (one floating type for every tensor, plain layouts, no
@@ -45,7 +45,7 @@ class _Executor:
         torch, prb = self.torch, self.prb
         if prb.dir.forward:
             x, w, b, prior = t["src"], t["wei"], t.get("bia"), t.get("prior")
-            steps = conv_torch.post_op_steps(torch, prb.post_ops)
+            steps = torch_backend.post_op_steps(torch, prb.post_ops)
             linear = torch.nn.functional.linear
 
             def forward() -> dict[str, Any]:

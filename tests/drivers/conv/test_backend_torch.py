@@ -143,7 +143,7 @@ def test_registry_is_the_one_place_and_native_is_default():
 # --------------------------------------------------------------------------------------
 
 def test_eltwise_table_covers_every_algorithm(torch):
-    assert set(torch_backend._eltwise_ops(torch)) == set(eltwise.ALGS)
+    assert set(torch_loader.eltwise_ops(torch)) == set(eltwise.ALGS)
 
 
 def test_threads_match_the_native_count(torch):

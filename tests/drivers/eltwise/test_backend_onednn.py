@@ -30,4 +30,4 @@ def test_what_onednn_has_no_implementation_for_is_unimplemented_with_its_status(
         f"0:UNIMPLEMENTED (oneDNN {onednn_lib.version}: dnnl_eltwise_forward: "), line
     res = run_cli("--eltwise", "--backend=torch", "2x3")
     assert case_statuses(res)[0][1].startswith(
-        "0:UNIMPLEMENTED (--backend=torch: runs no eltwise (its drivers: conv, deconv, softmax, sum, concat, binary, ip))")
+        "0:UNIMPLEMENTED (--backend=torch: runs no eltwise (its drivers: conv, deconv, softmax, sum, concat, binary, ip, bnorm))")

@@ -25,4 +25,4 @@ def test_every_algorithm_direction_and_layout_passes_on_onednn():
 def test_torch_runs_no_pooling():
     res = run_cli("--pool", "--backend=torch", "ic4ih4kh2")
     assert case_statuses(res)[0][1].startswith(
-        "0:UNIMPLEMENTED (--backend=torch: runs no pooling (its drivers: conv, deconv, softmax, sum, concat, binary, ip))")
+        "0:UNIMPLEMENTED (--backend=torch: runs no pooling (its drivers: conv, deconv, softmax, sum, concat, binary, ip, bnorm))")

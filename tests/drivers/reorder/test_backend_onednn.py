@@ -19,7 +19,7 @@ def test_reorders_pass_on_onednn_with_scales_sum_and_every_layout_kind():
     assert_all_passed(res, 2 * 2 * 2, "onednn:")
     res = run_cli("--reorder", "--backend=torch", "2x3")
     assert case_statuses(res)[0][1].startswith(
-        "0:UNIMPLEMENTED (--backend=torch: runs no reorder (its drivers: conv, deconv, softmax, sum, concat, binary, ip))")
+        "0:UNIMPLEMENTED (--backend=torch: runs no reorder (its drivers: conv, deconv, softmax, sum, concat, binary, ip, bnorm))")
 
 
 @pytest.mark.usefixtures("onednn_lib")
