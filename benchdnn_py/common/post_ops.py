@@ -163,6 +163,12 @@ def zero_trust_percent(post_ops: PostOps, dt: str) -> float:
     return (100.0 + DEFAULT_ZERO_TRUST_PERCENT) / 2 if clamps else DEFAULT_ZERO_TRUST_PERCENT
 
 
+def nans_possible(post_ops: PostOps) -> bool:
+    """Whether an eltwise entry's formula can give NaN or Inf on its inputs (sqrt, log and
+    pow of negatives): a NaN expected and got then passes (benchdnn's rule 5)."""
+    return any(eltwise.ALGS[e.name].nan_inf_possible for e in post_ops.eltwise)
+
+
 def has_comparison(post_ops: PostOps) -> bool:
     """A comparison writes 0 for every false: zeros are its right answer (zero trust)."""
     return any(isinstance(e, Binary) and e.alg in COMPARISONS for e in post_ops.entries)

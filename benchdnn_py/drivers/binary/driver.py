@@ -400,7 +400,7 @@ def compare_setup(prb: BinaryProblem) -> CompareSetup:
     return CompareSetup("DST", cfg.threshold(prb.ddt),
                         cfg.ZERO_TRUST_PERCENT_COMPARISON if comparison
                         else post_ops.zero_trust_percent(prb.post_ops, prb.ddt),
-                        integral=dtc.integral,
+                        integral=dtc.integral, allow_nans=post_ops.nans_possible(prb.post_ops),
                         eltwise=bool(elts), exp_post_op=any(e.name == "exp" for e in elts),
                         eps=dtc.eps if prb.ddt != "f32" else cfg.CFG["f32"].eps, dt=prb.ddt)
 

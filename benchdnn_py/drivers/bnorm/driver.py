@@ -533,6 +533,7 @@ def compare_setup(prb: BnormProblem, kind: str, exp: np.ndarray) -> CompareSetup
         if data else 100.0)
     return CompareSetup(kind, cfg.threshold(kind, prb.dt), trust,
                         integral=data and cfg.CFG[prb.dt].integral,
+                        allow_nans=kind == "DST" and post_ops.nans_possible(prb.post_ops),
                         eltwise=bool(prb.post_ops.eltwise) and kind == "DST",
                         eps=cfg.CFG[dt].eps if dt != "f32" else FLT_EPSILON, dt=dt,
                         norm_fallback=prb.backward)

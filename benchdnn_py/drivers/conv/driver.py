@@ -30,7 +30,8 @@ from ...common import check, eltwise, fill, reorders
 from ...common.attr import Sum
 from ...common.check import CompareSetup, compare, diagnostics, draw_points
 from ...common.direction import Dir
-from ...common.post_ops import fill_src1, has_comparison, src1_bytes, src1_dims, src1_entries
+from ...common.post_ops import (fill_src1, has_comparison, nans_possible, src1_bytes, src1_dims,
+                                src1_entries)
 from ...engine import case
 from ...engine.memory import Guarded
 from ...reports.perf_report import PerfRecord
@@ -240,8 +241,7 @@ def compare_setups(prb, q: Quant | None = None) -> dict[str, CompareSetup]:
         return CompareSetup(kind, trh, ztp, integral=dt in check.INT_RANGES,
                             eps=cfg.eps(dt), dt=dt, norm_fallback=wino, **kw)
     dst = setup("DST", "dst", cfg.dst_zero_trust_percent(exceeds or zeroing),
-                allow_nans=any(eltwise.ALGS[e.name].nan_inf_possible for e in elts)
-                or dts["dst"] == "f16",
+                allow_nans=nans_possible(prb.post_ops) or dts["dst"] == "f16",
                 eltwise=bool(elts), exp_post_op=any(e.name.startswith("exp") for e in elts),
                 dst_scale=q is not None and q.kind is core.Scales.ARGS and q.dst_scale != 1.0)
     dst = dataclasses.replace(dst, trh=max([dst.trh] + [eltwise.ALGS[e.name].trh for e in elts]))

@@ -394,7 +394,7 @@ def compare_setup(prb: EltwiseProblem) -> CompareSetup:
                         integral=dtc.integral,
                         allow_nans=eltwise.ALGS[prb.alg].nan_inf_possible
                         or prb.dt in ("f16", "f8_e5m2", "f8_e4m3")
-                        or any(eltwise.ALGS[e.name].nan_inf_possible for e in elts),
+                        or post_ops.nans_possible(prb.post_ops),
                         eps=dtc.eps if prb.dt != "f32" else FLT_EPSILON, dt=prb.dt)
 
 

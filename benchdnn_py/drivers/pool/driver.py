@@ -385,8 +385,7 @@ def judge(prb: PoolProblem, bufs: Buffers, exp: np.ndarray, res: CaseResult,
     setup = CompareSetup("SRC" if backward else "DST", trh,
                          cfg.ZERO_TRUST_BWD_PERCENT if backward else cfg.ZERO_TRUST_FWD_PERCENT,
                          integral=dtc.integral, eps=dtc.eps, dt=dt, eltwise=bool(elts),
-                         allow_nans=dt == "f16"
-                         or any(eltwise.ALGS[e.name].nan_inf_possible for e in elts))
+                         allow_nans=dt == "f16" or post_ops.nans_possible(prb.post_ops))
     lay = prb.layout("src" if backward else "dst")
     verdict = compare(exp, reorders.read(bufs.out.array, lay).reshape(exp.shape), setup)
     axes = prb.desc.spatial_axes

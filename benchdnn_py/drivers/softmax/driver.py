@@ -446,7 +446,8 @@ def compare_setup(prb: SoftmaxProblem) -> CompareSetup:
                         # log-softmax's floor results lie near f32's lowest value (a
                         # scale or post-op takes them to -Inf or NaN), which f16 and the
                         # 8-bit floats round to -Inf anyway
-                        allow_nans=prb.log or dt in ("f16", "f8_e5m2", "f8_e4m3"),
+                        allow_nans=prb.log or dt in ("f16", "f8_e5m2", "f8_e4m3")
+                        or post_ops.nans_possible(prb.post_ops),
                         eltwise=bool(elts), eps=cfg.CFG[dt].eps if dt != "f32" else FLT_EPSILON,
                         dt=dt, dst_scale=prb.scales.get("dst") is not None)
 

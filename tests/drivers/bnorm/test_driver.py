@@ -108,3 +108,12 @@ def test_perf_mode_prints_bandwidth_and_the_implementation():
     assert float(ibytes) == pytest.approx(4 * n * 4, rel=1e-5) and float(obytes) == n * 4
     assert float(gbw) > 0
     assert "--dir=BWD_DW --flags=CH ic64ih32" in prb
+
+
+def test_a_post_op_that_makes_nans_passes_where_both_sides_are_nan():
+    """Normalized values are negative about half the time: sqrt, log and a square root
+    by pow give NaN in the reference and in dst alike (benchdnn's rule 5)."""
+    res = run_cli("--bnorm", "--summary=no-failures", "--attr-post-ops=sqrt,log,pow:1:0.5",
+                  "mb2ic8ih4")
+    s = res.summary()
+    assert res.code == 0 and s["tests"] == s["passed"] == 3, res.out[-2000:]
