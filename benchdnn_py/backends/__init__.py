@@ -75,7 +75,7 @@ BACKENDS: dict[str, Backend] = {
                       f"{onednn_loader.INSTALL_HINT} (or {onednn_loader.LIB_ENV}=PATH)",
                       onednn_loader.describe,
                       ("conv", "deconv", "eltwise", "pool", "reorder", "softmax", "binary",
-                       "ip")),
+                       "ip", "bnorm")),
 }
 
 
