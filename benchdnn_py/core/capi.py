@@ -141,9 +141,9 @@ ALIGN = 64   # bytes: the kernels' buffers start on a cache line, as oneDNN's do
 
 def aligned_empty(nbytes: int) -> np.ndarray:
     """nbytes of uint8 starting on an ALIGN boundary. numpy's large arrays come from mmap
-    plus a header (16-byte aligned only); a kernel's vector loads and stores split cache
-    lines there (an inner product's packed weights, read once per product, took half as
-    long again), and whole-line streaming stores need the alignment."""
+    plus a header (16-byte aligned only), where every vector load or store of a kernel
+    splits two cache lines (packed weights are read a vector at a time), and whole-line
+    streaming stores need the alignment."""
     raw = np.empty(nbytes + ALIGN, np.uint8)
     start = -raw.ctypes.data % ALIGN
     return raw[start:start + nbytes]
