@@ -272,4 +272,13 @@ void bdnn_cvt_from_f32(int dt, const float *in, void *out, int64_t n);
  * old output: its lines are read anyway. */
 enum { BDNN_STREAM_OUT_MIN_BYTES = 8 * 1024 * 1024 };
 
+/* Orders a thread's non-temporal stores before whatever it does next: called by each
+ * thread that streamed, before the barrier (or the join) after which its output is read.
+ * sfence is baseline x86-64, so every ISA's row may call it. */
+static inline void bdnn_stream_fence(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_sfence();
+#endif
+}
+
 #endif /* BDNN_DT_H */

@@ -82,7 +82,7 @@ int bdnn_concat(int impl, int n_src, int src_dt, const void *const *srcs,
             char *out = (char *)dst + ((o * axis + before) * inner) * out_sz;
             ker->copy(src_dt, in, scales[s], dst_dt, out, run, truncate, stream);
         }
-        if (stream) ker->fence();
+        if (stream) bdnn_stream_fence();
     }
     return BDNN_STATUS_OK;
 }

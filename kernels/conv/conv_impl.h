@@ -4,6 +4,7 @@
 #define BDNN_CONV_IMPL_H
 
 #include "bdnn.h"
+#include "dt.h"   /* bdnn_stream_fence */
 
 /* GEMM micro-kernel (BLIS model): one MR x NR tile of C. With bias[r] (0 when bias is
  * NULL) broadcast along row r:
@@ -24,13 +25,6 @@
  * caller fences (bdnn_stream_fence) before C is read. For a C written once and far larger
  * than the caches, this saves reading each line in before it is overwritten. */
 enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2, UKR_RELU = 4, UKR_STREAM = 8 };
-/* Orders a thread's non-temporal stores (UKR_STREAM) before whatever it does next: called
- * by each thread that streamed, before the barrier after which C is read. */
-static inline void bdnn_stream_fence(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_sfence();
-#endif
-}
 /* Whether a forward output of `bytes` at dst, written once, goes past the caches: at
  * least BDNN_STREAM_MIN_BYTES (bdnn.h, why there), and dst aligned to the vector of
  * vec_bytes that each non-temporal store writes whole. */
