@@ -225,10 +225,17 @@ def problem_fields(values: Mapping[str, Any]) -> dict[str, Any]:
                 modes=modes_of(values))
 
 
-def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:
-    desc = parse_desc(text, "conv")
+def problem_of(cls: type[ConvProblem], desc: ConvDesc, values: Mapping[str, Any],
+               settings: GlobalSettings) -> ConvProblem:
+    """A problem of class cls (conv's, deconv's, ip's) over a parsed descriptor, --mb
+    applied; a tag or strides that do not fit the descriptor raise here (this case's
+    error)."""
     if values["mb"]:
         desc = desc.with_mb(values["mb"])
-    prb = ConvProblem(desc, **problem_fields(values), check=settings.check)
-    prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
+    prb = cls(desc, **problem_fields(values), check=settings.check)
+    prb.requested_layouts    # noqa: B018 - raises on layouts that do not fit
     return prb
+
+
+def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> ConvProblem:
+    return problem_of(ConvProblem, parse_desc(text, "conv"), values, settings)

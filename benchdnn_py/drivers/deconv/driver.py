@@ -64,12 +64,7 @@ class DeconvProblem(problem.ConvProblem):
 
 def make_problem(values: Mapping[str, Any], text: str,
                  settings: GlobalSettings) -> DeconvProblem:
-    desc = parse_deconv(text)
-    if values["mb"]:
-        desc = desc.with_mb(values["mb"])
-    prb = DeconvProblem(desc, **problem.problem_fields(values), check=settings.check)
-    prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
-    return prb
+    return problem.problem_of(DeconvProblem, parse_deconv(text), values, settings)
 
 
 def _fill(prb: DeconvProblem, t: dict[str, prim.Tensor], perf: bool,

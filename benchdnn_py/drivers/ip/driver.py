@@ -45,12 +45,7 @@ class IpProblem(problem.ConvProblem):
 
 
 def make_problem(values: Mapping[str, Any], text: str, settings: GlobalSettings) -> IpProblem:
-    desc = parse_ip(text)
-    if values["mb"]:
-        desc = desc.with_mb(values["mb"])
-    prb = IpProblem(desc, **problem.problem_fields(values), check=settings.check)
-    prb.requested_layouts    # noqa: B018 - a tag or strides that do not fit: this case's error
-    return prb
+    return problem.problem_of(IpProblem, parse_ip(text), values, settings)
 
 
 class Steps(conv.Steps):
