@@ -30,7 +30,7 @@ from ...backends import onednn
 from ...common import layout
 from ...common.attr import Depthwise, Eltwise, Sum
 from ...common.direction import Dir
-from ...engine.memory import Guarded
+from ...engine.memory import Guarded, aligned_zeros
 from ...status import Status
 from ..base import CaseResult
 from .attrs import quant_of
@@ -169,13 +169,6 @@ def _create_pd(lib: onednn.Library, prb, mds: dict[str, Any], attr: Any, created
     return made(f"{fn}_backward_weights", status, out)
 
 
-def _aligned(nbytes: int) -> np.ndarray:
-    """A zeroed byte buffer on a cache line (oneDNN's kernels load whole cache lines)."""
-    buf = core.aligned_empty(nbytes)
-    buf.fill(0)
-    return buf
-
-
 class _Executor:
     def __init__(self, lib: onednn.Library, prb, pd: Any, prim: Any,
                  created: _Created, name: str) -> None:
@@ -231,7 +224,7 @@ class _Executor:
         keep += [array, md, user]   # the buffers live as long as the memories
         if lib.lib.dnnl_memory_desc_equal(md, prim_md):
             return user, user, None
-        buf = _aligned(lib.md_size(prim_md))
+        buf = aligned_zeros(lib.md_size(prim_md), np.uint8)   # on a cache line
         mem = lib.memory(prim_md, buf)
         keep += [buf, mem]
         return user, mem, (md, prim_md)
