@@ -112,6 +112,7 @@ GUARD_CACHE_FIRST = 5
 GUARD_ATTEMPTS = 3
 GUARD_POLL_S = 0.1
 GUARD_SETTLE_S = 2.0
+PROBE_DIGITS = 3   # a probe's share is kept to 0.1% (a probe's own spread is larger)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +122,12 @@ class MachineCheck:
     share: float     # the lower compute probe over the peak (higher of measured and probed)
     attempts: int    # timings made; the kept one had the healthiest probes
     cache: float = 1.0   # the lower cache probe over its best (1: none; records before it)
+
+    def __post_init__(self) -> None:
+        # kept as a results record keeps them, so that the run's verdicts and those read
+        # back from its file agree at the thresholds' edges
+        object.__setattr__(self, "share", round(self.share, PROBE_DIGITS))
+        object.__setattr__(self, "cache", round(self.cache, PROBE_DIGITS))
 
     @property
     def health(self) -> float:
@@ -143,8 +150,7 @@ class MachineCheck:
 
     def record(self) -> dict[str, float | int]:
         """As a results record keeps it (`machine`)."""
-        return {"share": round(self.share, 3), "cache": round(self.cache, 3),
-                "attempts": self.attempts}
+        return {"share": self.share, "cache": self.cache, "attempts": self.attempts}
 
 
 @dataclasses.dataclass

@@ -5,8 +5,9 @@ import pytest
 
 from benchdnn_py.engine.timing import (GUARD_ATTEMPTS, GUARD_CACHE_FIRST, GUARD_CACHE_SHARE,
                                        GUARD_POLL_S, GUARD_REMEASURE_MAX, GUARD_REMEASURE_OVER,
-                                       GUARD_SETTLE_S, GUARD_SHARE, MIN_TIMES_PER_PRB, MachineCheck,
-                                       MachineGuard, TimingGroup, measure, measure_turns)
+                                       GUARD_SETTLE_S, GUARD_SHARE, MIN_TIMES_PER_PRB, GuardTally,
+                                       MachineCheck, MachineGuard, TimingGroup, measure,
+                                       measure_turns)
 
 PEAK = 200.0
 POLLS = round(GUARD_SETTLE_S / GUARD_POLL_S)   # the probes a settle makes after its first
@@ -184,6 +185,19 @@ def test_both_probes_low_name_both_and_a_record_without_cache_reads_healthy():
                                         "its peak and its cache probe 70% of its best")
     # results files from before the cache probe: their checks have share and attempts
     assert not MachineCheck(**{"share": 0.9, "attempts": 1}).degraded
+
+
+def test_a_check_is_judged_as_its_record_keeps_it():
+    """A probe a hair under a threshold rounds to it in the record: the run's verdict and
+    the one read back from its results file are the same."""
+    for share, cache in ((GUARD_SHARE - 4e-4, 1.0), (0.95, GUARD_CACHE_SHARE - 4e-4),
+                         (GUARD_SHARE - 6e-4, 1.0), (0.95, GUARD_CACHE_SHARE - 6e-4)):
+        check = MachineCheck(share=share, attempts=1, cache=cache)
+        again = MachineCheck(**check.record())
+        assert again == check and again.degraded == check.degraded
+        assert GuardTally.of_records([{"machine": check.record()}]).degraded == check.degraded
+    assert not MachineCheck(share=GUARD_SHARE - 4e-4, attempts=1).degraded
+    assert MachineCheck(share=GUARD_SHARE - 6e-4, attempts=1).degraded
 
 
 def test_the_cache_reference_is_per_thread_count_and_rises_with_better_readings():
