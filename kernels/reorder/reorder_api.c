@@ -361,7 +361,7 @@ static void run_job(const ctx_t *c, const bdnn_reorder_job_t *job_in, const char
                 idx[k] = 0;
             }
         }
-        if (c->stream) c->ker->fence();   /* the streamed lines reach memory before the join */
+        if (c->stream) bdnn_stream_fence();   /* the streamed lines reach memory before the join */
     }
 }
 

@@ -8,7 +8,7 @@
 
 /* The per-ISA kernels. Element offsets, not bytes; stream: the caller's request for
  * non-temporal stores (honoured only where whole aligned vectors are stored; the caller
- * calls fence() once after the last store of a thread that asked for them).
+ * calls dt.h's bdnn_stream_fence once after the last store of a thread that asked for them).
  *   tr4:      dst[y * dst_ld + x] = src[x * src_ld + y] for y < ny, x < nx, 4-byte
  *             elements copied bit for bit (f32, s32; 1-byte types widened first);
  *             src read along y, dst written along x; nx <= REORDER_TILE, ny any.
@@ -38,7 +38,6 @@ typedef struct {
     void (*from_f32)(int dt, const float *in, void *out, int64_t n, int stream);
     void (*widen)(size_t size, const void *in, uint32_t *out, int64_t n);
     void (*narrow)(size_t size, const uint32_t *in, void *out, int64_t n, int stream);
-    void (*fence)(void);
 } reorder_ker_t;
 
 /* 64 x 64: a tile of 4-byte elements (16 KiB each side) stays in L1, and each src line
