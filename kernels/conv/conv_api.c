@@ -162,6 +162,12 @@ static const conv_impl_entry_t impls[] = {
      * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points. */
     {"gemm_conv_blocked_int8:avx512_vnni:direct", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
      &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, 0},
+    /* int8 forward with a long reduction and few outputs per image (conv_gemm_dot.c): dot
+     * products of kw runs read in place, the reduction split across threads. */
+#define DOT_ROW(isa_name, isa)                                                              \
+    {"gemm_conv_int8:" #isa_name ":dot", isa, &bdnn_conv_dot_ops, &bdnn_dot_ker_##isa_name,  \
+     INT8, PLAIN, bdnn_conv_dot_applies, CONV_ROW_SRC1}
+    DOT_ROW(avx512_vnni, BDNN_ISA_AVX512_VNNI),
     /* int8: vpdpbusd (u8 x s8 quads into s32); AVX2: vpmaddwd on the quads' s16 halves;
      * scalar: s32 multiply-adds. */
     GEMM_SHIFT("gemm_conv_int8", "avx512_vnni", BDNN_ISA_AVX512_VNNI,
@@ -170,9 +176,11 @@ static const conv_impl_entry_t impls[] = {
              &bdnn_gemm_ukr_int8_avx512_vnni, INT8),
     GEMM_GATHER("gemm_conv_int8", "avx512_vnni", BDNN_ISA_AVX512_VNNI,
                 &bdnn_gemm_ukr_int8_avx512_vnni, INT8),
+    DOT_ROW(avx2, BDNN_ISA_AVX2),
     GEMM_SHIFT("gemm_conv_int8", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_int8_avx2, INT8),
     GEMM_S2D("gemm_conv_int8", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_int8_avx2, INT8),
     GEMM_GATHER("gemm_conv_int8", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_int8_avx2, INT8),
+    DOT_ROW(scalar, BDNN_ISA_SCALAR),
     GEMM_SHIFT("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
     GEMM_S2D("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
     GEMM_GATHER("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),

@@ -391,6 +391,17 @@ extern const conv_wino_blk_ker_t bdnn_wino_blk_ker_avx2, bdnn_wino_blk_ker_avx51
 int bdnn_wino_f43_takes(const struct bdnn_conv *c, int own_fault);
 void bdnn_wino_f43_weights(const struct bdnn_conv *c, const float *w, double *u);
 
+/* The int8 dot route's kernel (conv_gemm_dot.c; conv_dot_<isa>.c). Contract: over n >= 0
+ * activation bytes x (u8; with flip, s8 read as u8 by flipping the sign bit, that is
+ * x + 128) and n s8 weights w, *dot = the sum of x * w and *wsum = the sum of w, both
+ * wrapped to 32 bits as the s32 sums of every int8 kernel. Unaligned pointers allowed. */
+typedef void (*conv_dot_fn)(const uint8_t *x, const int8_t *w, int64_t n, int flip,
+                            uint32_t *dot, uint32_t *wsum);
+typedef struct {
+    conv_dot_fn fn;
+} conv_dot_ker_t;
+extern const conv_dot_ker_t bdnn_dot_ker_scalar, bdnn_dot_ker_avx2, bdnn_dot_ker_avx512_vnni;
+
 /* Per-ISA kernel objects, defined in conv_ukr_<isa>.c / conv_dw_<isa>.c. */
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_scalar, bdnn_gemm_ukr_avx2, bdnn_gemm_ukr_avx512;
 extern const conv_gemm_ukr_t bdnn_gemm_ukr_blk_avx2, bdnn_gemm_ukr_blk_avx512;  /* NR 8, 16 */
@@ -523,6 +534,8 @@ void bdnn_conv_epilogue_scalar(const struct bdnn_conv *c, const void *acc, int64
 void bdnn_conv_store_faulty(void *out, int dt, int64_t i, float v, int fault);
 
 extern const conv_impl_ops_t bdnn_conv_dw_ops, bdnn_conv_fused_dw_ops;
+extern const conv_impl_ops_t bdnn_conv_dot_ops;   /* conv_gemm_dot.c */
+int bdnn_conv_dot_applies(const struct bdnn_conv *c);
 
 /* The index of a problem's dw post-op entry, or -1. */
 static inline int bdnn_dw_post_op(const bdnn_conv_attr_t *a) {

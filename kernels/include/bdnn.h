@@ -377,6 +377,9 @@ int bdnn_conv_impl_operands(int impl);
 
 typedef struct bdnn_conv bdnn_conv_t;
 
+/* Whether the forward shape is the int8 dot route's (conv_gemm_dot.c): a long reduction with
+ * few outputs per image. The layout policy runs such int8 cases on the plain layouts. */
+int bdnn_conv_dot_shape(const bdnn_conv_desc_t *d);
 /* Builds the primitive for one direction: checks the problem, plans blocking and
  * threading, allocates its scratch space. with_bias: forward adds bias; backward data adds
  * a bias to diff_src (used by deconvolution, whose forward is a convolution's backward

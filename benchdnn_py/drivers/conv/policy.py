@@ -134,6 +134,13 @@ def _strided_wide(shape: core.ConvShape) -> bool:
     return not _unit_stride(shape) and shape.ic // shape.g >= 16
 
 
+def _not_dot(shape: core.ConvShape) -> bool:
+    """Not a shape of the int8 dot route (a long reduction with few outputs per image),
+    which runs on the plain layouts: the blocked rows pad its few output channels to a
+    block, and would pack that many times its weights."""
+    return not core.conv_dot_shape(shape)
+
+
 def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
     """Whether backward weights by taps on channels last (run_bwt) outruns the plain rows:
     an output at least 14 wide (narrower: too few points per k block for its C), at
@@ -172,14 +179,15 @@ class AnyEntry:
 #   forward: channel blocks, 16 wide where AVX-512 runs, else 8; their direct kernels keep
 #     an output block in registers across all taps (channels last ran slower than them).
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
-#     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain).
+#     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
+#     and int8 on the dot route's shapes (_not_dot).
 #   backward data: channel blocks at unit stride (strided, they ran slower than plain);
 #     channels last when strided with a vector's worth of channels.
 #   backward weights: channels last where _bwt_pays says run_bwt outruns the plain rows'
 #     packing; channel blocks never (they ran slower than plain).
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
-                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI, _not_dot),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
                          AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),
                          AnyEntry(core.ActLayout.PLAIN)),

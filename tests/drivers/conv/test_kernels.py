@@ -532,6 +532,60 @@ def test_int8_gather_rows_correct_the_padding_a_zero_point_cannot_fill(row, src_
     assert not np.array_equal(bad, good)
 
 
+# int8 forward with a long reduction and few outputs per image takes the dot route
+# (conv_gemm_dot.c): per output, dot products of the kw taps inside the input, the zero point
+# taken off in s32 (so any zero point, beyond the source type's range too), the reduction
+# split across threads. Its s32 sums equal the reference's on src - zp, zero outside.
+DOT_SHAPES = ["mb2ic5ih4iw40oc3oh2ow2kh3kw20ph1pw1",          # padding on every side
+              "mb1ic7ih3iw33oc2oh1ow1kh3kw33",                # the whole input, one point
+              "g2mb2ic8ih5iw50oc6oh2ow3sh2sw7kh2kw17pw2dh1",  # groups, strides, dilation
+              "mb3ic4id3ih3iw24oc5od2oh1ow1kd2kh3kw24"]       # 3D
+DOT_ZPS = [("u8", 0), ("u8", 135), ("u8", -3), ("s8", 0), ("s8", 200),
+           ("u8", (-4, 0, 7, 260, 1, -1, 2, 255)), ("s8", (-200, 5, 130, -128, 0, 127, -129, 3))]
+DOT_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
+            and i.name.startswith("gemm_conv_int8:") and i.name.endswith(":dot")]
+
+
+@pytest.mark.parametrize("text", DOT_SHAPES)
+@pytest.mark.parametrize("src_dt,zp", DOT_ZPS)
+@pytest.mark.parametrize("row", DOT_ROWS, ids=[i.name for i in DOT_ROWS])
+def test_int8_dot_rows_sum_exactly_with_any_zero_point(row, src_dt, zp, text):
+    shape = _shape(text)
+    assert core.conv_dot_shape(shape)
+    rng = np.random.default_rng(5)
+    lo, hi = (0, 255) if src_dt == "u8" else (-128, 127)
+    src = rng.integers(lo, hi + 1, size=shape.src_shape).astype(core.numpy_dtype(src_dt))
+    wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
+    zps = np.array(zp if isinstance(zp, tuple) else (zp,) * shape.ic, np.float32)
+    shifted = src.astype(np.float32) - zps[:shape.ic].reshape((1, -1) + (1,) * (src.ndim - 2))
+    ref = core.ref_conv_fwd(shape, shifted, wei.astype(np.float32), None)
+    per_channel = isinstance(zp, tuple)
+    attr = core.ConvAttr(src_dt, "s8", "s32", "f32", src_zp=0 if per_channel else zp,
+                         src_zps=zp[:shape.ic] if per_channel else ())
+    with core.ConvPrimitive(row, shape, FWD, False, core.Fault.NONE, attr=attr) as prim:
+        assert prim.name == row.name
+        dst = np.full(shape.dst_shape, -7, np.int32)
+        prim.bind(src, prim.pack_weights(wei), None, dst)()
+    assert np.array_equal(dst, ref.astype(np.int64))
+
+
+def test_dot_route_takes_its_shapes_by_default_and_only_those():
+    """With `any` tags, an int8 case of the dot route's shape runs there (not on the
+    blocked rows, which would pad its output channels), with scales, zero points and
+    post-ops, and passes; a short kernel row stays on the other routes."""
+    res = run_cli("--conv", "--dt=u8:s8:u8,s8:s8:f32,u8:s8:bf16",
+                  "--attr-scales=src:common:0.25+wei:per_oc+dst:common:2",
+                  "--attr-zero-points=,src:common:135+dst:common:1",
+                  "--attr-post-ops=,sum:1.5:2+relu:0:0:2.6,add:f32:per_oc",
+                  *DOT_SHAPES)
+    assert res.code == 0, res.out
+    cases = [l for l in res.lines if l[:1].isdigit()]
+    assert len(cases) == 3 * 2 * 3 * len(DOT_SHAPES)
+    assert all(":PASSED " in l and ":dot " in l for l in cases), res.out
+    res = run_cli("--conv", "--dt=u8:s8:u8", "mb1ic4ih3iw40oc2oh1ow38kh3kw3")
+    assert res.code == 0 and ":PASSED " in res.out and ":dot " not in res.out, res.out
+
+
 # bf16 and int8 first layers (few channels, stride > 1, several taps) take the shift route
 # by space-to-depth: the S x S phases of the input become channels of a unit-stride
 # problem with ceil(K/S) taps. Shapes: ResNet-50's conv1 shrunk, one channel, uneven
