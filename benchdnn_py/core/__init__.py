@@ -19,7 +19,8 @@ from .concat import ConcatPrimitive, concat_impls
 from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,
-                   bias_grad, conv_dot_shape, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at, ref_conv_bwd_data,
+                   bias_grad, conv_dot_shape, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at,
+                   ref_conv_bwd_data,
                    ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, scratchpad_buffer,
                    wino_f43_matrices)
 from .eltwise import DropoutArgs, EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported

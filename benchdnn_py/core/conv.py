@@ -275,12 +275,12 @@ class ConvShape:
         return _conv_desc(self)
 
 
-@lru_cache(maxsize=256)
 def conv_dot_shape(shape: ConvShape) -> bool:
     """Whether the int8 dot route's shape rule holds (bdnn_conv_dot_shape)."""
     return bool(lib.bdnn_conv_dot_shape(shape.cdata()))
 
 
+@lru_cache(maxsize=256)
 def _conv_desc(shape: ConvShape):
     d = ffi.new("bdnn_conv_desc_t *")
     d.g, d.mb, d.ic, d.oc = shape.g, shape.mb, shape.ic, shape.oc

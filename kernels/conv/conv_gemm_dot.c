@@ -91,17 +91,6 @@ static void dot_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
     memcpy(packed, wei, dot_weights_bytes(c));
 }
 
-/* The taps [lo, hi) of output index o along one axis (stride st, dilation dl, padding
- * pd, kernel k) that read inside an input of n points. */
-static void dot_taps_inside(int64_t o, int64_t st, int64_t dl, int64_t pd, int64_t n, int64_t k,
-                            int64_t *lo, int64_t *hi) {
-    const int64_t i0 = o * st - pd, step = dl + 1;
-    *lo = i0 >= 0 ? 0 : bdnn_div_up(-i0, step);
-    *hi = n - 1 - i0 < 0 ? 0 : bdnn_floor_div(n - 1 - i0, step) + 1;
-    if (*hi > k) *hi = k;
-    if (*lo > *hi) *lo = *hi;
-}
-
 /* Output o's sum over rows [r0, r1) of its (ic, kd) rows. */
 static uint32_t dot_share(const struct bdnn_conv *c, const uint8_t *src, const int8_t *wei,
                           int64_t o, int64_t r0, int64_t r1) {
@@ -112,9 +101,9 @@ static uint32_t dot_share(const struct bdnn_conv *c, const uint8_t *src, const i
     const int64_t g = oc / ocg;
     const int64_t ow = pt % d->ow, oh = pt / d->ow % d->oh, od = pt / (d->ow * d->oh);
     int64_t zlo, zhi, ylo, yhi, xlo, xhi;
-    dot_taps_inside(od, d->sd, d->dd, d->pd, d->id, d->kd, &zlo, &zhi);
-    dot_taps_inside(oh, d->sh, d->dh, d->ph, d->ih, d->kh, &ylo, &yhi);
-    dot_taps_inside(ow, d->sw, 0, d->pw, d->iw, d->kw, &xlo, &xhi);
+    bdnn_taps_inside(od, d->sd, d->dd, d->pd, d->id, d->kd, &zlo, &zhi);
+    bdnn_taps_inside(oh, d->sh, d->dh, d->ph, d->ih, d->kh, &ylo, &yhi);
+    bdnn_taps_inside(ow, d->sw, 0, d->pw, d->iw, d->kw, &xlo, &xhi);
     const int flip = c->attr.src_dt == BDNN_DT_S8;
     const int64_t ix0 = ow * d->sw - d->pw + xlo, len = xhi - xlo;
     uint32_t sum = 0;

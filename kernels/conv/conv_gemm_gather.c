@@ -221,17 +221,6 @@ static void pack_b_fwd(const exec_t *e, const float *src_ng, const int32_t *zps_
     }
 }
 
-/* The taps of output index o along one dimension that read inside an input of n points
- * (stride st, dilation dl, padding pd): [lo, hi). */
-static void taps_inside(int64_t o, int64_t st, int64_t dl, int64_t pd, int64_t n, int64_t k,
-                        int64_t *lo, int64_t *hi) {
-    const int64_t i0 = o * st - pd, step = dl + 1;
-    *lo = i0 >= 0 ? 0 : bdnn_div_up(-i0, step);
-    *hi = n - 1 - i0 < 0 ? 0 : bdnn_floor_div(n - 1 - i0, step) + 1;
-    if (*hi > k) *hi = k;
-    if (*lo > *hi) *lo = *hi;
-}
-
 /* p->border: on a finished tile of s32 sums (rows of output channels, table: the border
  * table at the tile's first channel; columns [j, j + nr) of the output grid, row stride
  * ld), each output point takes back, channel by channel, the table's entries of the taps
@@ -244,9 +233,9 @@ static void take_back_border(const bdnn_conv_desc_t *d, const int32_t *table, in
         const int64_t pnt = j + col, ow = pnt % d->ow, oh = pnt / d->ow % d->oh;
         const int64_t od = pnt / (d->ow * d->oh);
         int64_t zlo, zhi, ylo, yhi, xlo, xhi;
-        taps_inside(od, d->sd, d->dd, d->pd, d->id, d->kd, &zlo, &zhi);
-        taps_inside(oh, d->sh, d->dh, d->ph, d->ih, d->kh, &ylo, &yhi);
-        taps_inside(ow, d->sw, d->dw, d->pw, d->iw, d->kw, &xlo, &xhi);
+        bdnn_taps_inside(od, d->sd, d->dd, d->pd, d->id, d->kd, &zlo, &zhi);
+        bdnn_taps_inside(oh, d->sh, d->dh, d->ph, d->ih, d->kh, &ylo, &yhi);
+        bdnn_taps_inside(ow, d->sw, d->dw, d->pw, d->iw, d->kw, &xlo, &xhi);
         if (zhi - zlo == d->kd && yhi - ylo == d->kh && xhi - xlo == d->kw) continue;
         for (int64_t kd = 0; kd < d->kd; ++kd)
             for (int64_t kh = 0; kh < d->kh; ++kh)

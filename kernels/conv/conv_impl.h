@@ -618,6 +618,16 @@ static inline int64_t bdnn_layout_block(int layout) {
 static inline int64_t bdnn_floor_div(int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
+/* The taps [lo, hi) of output index o along one axis (stride st, dilation dl, padding
+ * pd, kernel k) that read inside an input of n points. */
+static inline void bdnn_taps_inside(int64_t o, int64_t st, int64_t dl, int64_t pd, int64_t n,
+                                    int64_t k, int64_t *lo, int64_t *hi) {
+    const int64_t i0 = o * st - pd, step = dl + 1;
+    *lo = i0 >= 0 ? 0 : bdnn_div_up(-i0, step);
+    *hi = n - 1 - i0 < 0 ? 0 : bdnn_floor_div(n - 1 - i0, step) + 1;
+    if (*hi > k) *hi = k;
+    if (*lo > *hi) *lo = *hi;
+}
 /* Whether every output point's taps all read inside the input: no padding before, and
  * none after, which an explicit output size can ask for (ih4 oh3 at stride 2 reads row
  * 4). The fast paths that read a 1x1's input points directly need both. */
