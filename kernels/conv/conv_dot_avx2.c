@@ -1,6 +1,6 @@
 /* The int8 dot route's kernel (contract: conv_dot_fn in conv_impl.h), AVX2: 16 bytes a
  * step, widened to s16 (vpmaddubsw would saturate 255 * 127 pairs), vpmaddwd into eight
- * s32 lanes; the weights' sum by vpmaddwd with ones. The tail in scalar code. */
+ * s32 lanes; the weights' sum by vpmaddwd with ones. The tail by the scalar kernel. */
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
 
@@ -23,13 +23,10 @@ static void dot_avx2(const uint8_t *x, const int8_t *w, int64_t n, int flip, uin
     _mm256_storeu_si256((__m256i *)lanes, acc);
     _mm256_storeu_si256((__m256i *)wlanes, ws);
     for (int l = 0; l < 8; ++l) a += lanes[l], s += wlanes[l];
-    const uint8_t m = flip ? 0x80 : 0x00;
-    for (; i < n; ++i) {
-        a += (uint32_t)((int32_t)(uint8_t)(x[i] ^ m) * (int32_t)w[i]);
-        s += (uint32_t)(int32_t)w[i];
-    }
-    *dot = a;
-    *wsum = s;
+    uint32_t ta, ts;   /* the tail: the scalar kernel's loop */
+    bdnn_dot_ker_scalar.fn(x + i, w + i, n - i, flip, &ta, &ts);
+    *dot = a + ta;
+    *wsum = s + ts;
 }
 
 const conv_dot_ker_t bdnn_dot_ker_avx2 = {dot_avx2};

@@ -7,7 +7,7 @@
  *   conv_gemm_col2im.c  backward data, f32: a plain GEMM added into diff_src (col2im)
  *   conv_gemm_gather.c  every direction and type: B gathered per block (im2col-like)
  *   conv_gemm_dot.c     int8 forward, a long reduction, few outputs: dot products of
- *                       kw runs in place (no GEMM: none of this header's plan)
+ *                       kw runs in place (no GEMM: of this header, only its helpers)
  *   conv_gemm.c         the plan's head and teardown, the weights reorder, execution
  *
  * Each direction is, per "instance", C[M x N] = A[M x K] * B[K x N] (+ bias per row):

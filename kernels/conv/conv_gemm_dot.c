@@ -22,7 +22,7 @@
 #include <string.h>
 #include <omp.h>
 
-#include "conv_impl.h"
+#include "conv_gemm.h"   /* out_points */
 
 /* The domain: few outputs per instance (a gather micro-panel would be mostly padding)
  * and runs long enough for a vector kernel. */
@@ -38,11 +38,9 @@ typedef struct {
     float *tmp;        /* the epilogue's row */
 } dot_plan_t;
 
-static int64_t dot_out_points(const bdnn_conv_desc_t *d) { return d->od * d->oh * d->ow; }
-
 int bdnn_conv_dot_shape(const bdnn_conv_desc_t *d) {
-    return d->dw == 0 && d->kw >= DOT_MIN_RUN && dot_out_points(d) <= DOT_MAX_POINTS
-        && (d->oc / d->g) * dot_out_points(d) <= DOT_MAX_OUTPUTS;
+    return d->dw == 0 && d->kw >= DOT_MIN_RUN && out_points(d) <= DOT_MAX_POINTS
+        && (d->oc / d->g) * out_points(d) <= DOT_MAX_OUTPUTS;
 }
 
 int bdnn_conv_dot_applies(const struct bdnn_conv *c) {
@@ -68,7 +66,7 @@ static int dot_init(struct bdnn_conv *c) {
     dot_plan_t *p = calloc(1, sizeof(*p));
     if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = p;
-    const int64_t points = dot_out_points(d);
+    const int64_t points = out_points(d);
     p->outputs = d->mb * d->oc * points;
     p->rows = (d->ic / d->g) * d->kd;
     /* enough items for every thread to get several; no share without rows */
@@ -96,7 +94,7 @@ static uint32_t dot_share(const struct bdnn_conv *c, const uint8_t *src, const i
                           int64_t o, int64_t r0, int64_t r1) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_dot_fn dot = ((const conv_dot_ker_t *)c->impl->kernel)->fn;
-    const int64_t points = dot_out_points(d), icg = d->ic / d->g, ocg = d->oc / d->g;
+    const int64_t points = out_points(d), icg = d->ic / d->g, ocg = d->oc / d->g;
     const int64_t pt = o % points, oc = (o / points) % d->oc, n = o / (points * d->oc);
     const int64_t g = oc / ocg;
     const int64_t ow = pt % d->ow, oh = pt / d->ow % d->oh, od = pt / (d->ow * d->oh);
@@ -143,7 +141,7 @@ static void dot_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         for (int64_t s = 0; s < S; ++s) sum += p->part[o * S + s];
         p->acc[o] = (float)(int32_t)sum;
     }
-    const int64_t points = dot_out_points(d);
+    const int64_t points = out_points(d);
     for (int64_t n = 0; n < d->mb; ++n)
         bdnn_conv_epilogue(c, p->acc + n * d->oc * points, points, d->oc, points, 0, a->bias,
                            NULL, a->dst, n * d->oc * points, points, p->tmp);
