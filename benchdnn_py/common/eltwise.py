@@ -20,7 +20,20 @@ from .. import core
 Formula = Callable[[np.ndarray, float, float], np.ndarray]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+_erfc_scalar = np.vectorize(math.erfc, otypes=[np.float64])
+# Points per call of the vectorized erfc: it makes a Python float per point (about 32
+# bytes each), so a large tensor goes through it in pieces.
+_ERFC_CHUNK = 1 << 16
+
+
+def _erfc(x) -> np.ndarray:
+    """libm's erfc of every element, in double."""
+    x = np.asarray(x, np.float64)
+    flat, out = x.reshape(-1), np.empty(x.shape, np.float64)
+    out_flat = out.reshape(-1)
+    for start in range(0, flat.size, _ERFC_CHUNK):
+        out_flat[start:start + _ERFC_CHUNK] = _erfc_scalar(flat[start:start + _ERFC_CHUNK])
+    return out
 
 
 def _soft_plus(x: np.ndarray) -> np.ndarray:

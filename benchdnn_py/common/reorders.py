@@ -137,6 +137,9 @@ class Route:
                 self.to_kernel[name] = reorder(lay, kernel[name], dts[name], fault)
             if name in outs:
                 self.to_memory[name] = reorder(kernel[name], lay, dts[name], fault)
+        # what bind allocates: a scratch buffer in the kernels' layout per reordered tensor
+        self.scratch_bytes = sum(kernel[n].nelems * core.numpy_dtype(dts[n]).itemsize
+                                 for n in {*self.to_kernel, *self.to_memory})
 
     @property
     def active(self) -> bool:

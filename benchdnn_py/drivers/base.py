@@ -116,6 +116,12 @@ class CaseSteps(abc.ABC):
         temporaries, and a route's reorder buffers (the memory guard; the primitive's
         own memory is prim.memory_bytes)."""
 
+    def estimate(self, prb, prim) -> int:
+        """The memory guard's estimate once the primitive exists: the footprint (a driver
+        may size it by the layouts the primitive resolved) and the primitive's own
+        memory."""
+        return self.footprint(prb) + prim.memory_bytes
+
     @abc.abstractmethod
     def tensor_bytes(self, prb, prim) -> int:
         """Bytes of the problem's tensors in the layouts the case ran on (reported with

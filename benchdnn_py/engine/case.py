@@ -6,11 +6,12 @@
     memory guard         -> SKIPPED when steps.footprint (the driver's buffers) would not
                             fit in the run's RAM budget
     steps.create         -> the primitive (or res set: SKIPPED by --impl, UNIMPLEMENTED)
-    memory guard         -> the estimate, the footprint plus the primitive's own memory
-                            (prim.memory_bytes: packed weights, scratch, a backend's
-                            copies): SKIPPED if it cannot fit; else held in the budget
-                            (shared with the run's other workers) while the case runs, and
-                            the peak RSS the case reached measured against it
+    memory guard         -> the estimate (steps.estimate: the footprint in the layouts
+                            the primitive resolved, plus its own memory, prim.memory_bytes:
+                            packed weights, scratch, a backend's copies): SKIPPED if it
+                            cannot fit; else held in the budget (shared with the run's
+                            other workers) while the case runs, and the peak RSS the case
+                            reached measured against it
     correctness modes:   steps.prepare (fill, bind) -> execute -> collect -> the guard
                          bands -> steps.reference -> steps.judge (compare, memory checks)
     performance modes:   steps.prepare (perf fill, when not done) -> the timing loop
@@ -33,7 +34,8 @@ from ..reports.perf_report import PerfRecord, machine_limit
 from ..status import Reason, Status
 from . import memory
 from .settings import GlobalSettings
-from .timing import MachineCheck, MachineGuard, Stopwatch, TimingGroup, measure, measure_turns
+from .timing import (WAIT_TIMER, MachineCheck, MachineGuard, Stopwatch, TimingGroup, measure,
+                     measure_turns)
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..drivers.base import CaseSteps
@@ -104,11 +106,11 @@ def run(prb, ctx: RunContext, steps: "CaseSteps") -> CaseResult:
         if prim is None:
             return res
         try:
-            estimate = footprint + prim.memory_bytes
+            estimate = steps.estimate(prb, prim)
             if not budget.fits(estimate):
                 res.status, res.reason = Status.SKIPPED, Reason.NOT_ENOUGH_RAM.value
                 return res
-            budget.hold(estimate)   # (until the case ends)
+            res.timers.seconds[WAIT_TIMER] += budget.hold(estimate)   # (until the case ends)
             # (after create: a backend loaded on first use is not the case's memory)
             rss = memory.PeakRss()
             try:

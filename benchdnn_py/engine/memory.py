@@ -8,6 +8,7 @@ import ctypes
 import dataclasses
 import os
 import re
+import time
 from typing import Callable
 
 import numpy as np
@@ -96,10 +97,14 @@ class Budget:
     def fits(self, nbytes: int) -> bool:
         return nbytes <= self.limit
 
-    def hold(self, nbytes: int) -> None:
-        """Waits until the run's budget holds this case's estimate (until it ends)."""
-        if self.ask is not None and nbytes > self.small:
-            self.ask(nbytes)
+    def hold(self, nbytes: int) -> float:
+        """Waits until the run's budget holds this case's estimate (until it ends);
+        returns the seconds it waited (0 for a case that need not ask)."""
+        if self.ask is None or nbytes <= self.small:
+            return 0.0
+        start = time.perf_counter()
+        self.ask(nbytes)
+        return time.perf_counter() - start
 
     def grantable(self, nbytes: int, others: list[int]) -> bool:
         """Whether a case of nbytes fits beside the other workers' holdings (the

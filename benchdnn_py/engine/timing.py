@@ -16,6 +16,9 @@ MIN_TIMES_PER_PRB = 5
 # enables each: creation always runs when executing, fill/execute when executing,
 # compute_ref/compare only when checking correctness.
 TIMERS = ("create_pd", "create_prim", "fill", "execute", "compute_ref", "compare")
+# The memory guard's wait for room in the run's budget (memory.Budget.hold): part of a
+# case's wall time that no step takes; the `total:` line shows it when a run waited.
+WAIT_TIMER = "memory_wait"
 
 
 def measure(run: Callable[[], None], max_ms: float, fix_times: int) -> list[float]:
@@ -331,7 +334,7 @@ class Stopwatch:
     """Accumulates seconds per named timer: ``with sw("fill"): ...``."""
 
     def __init__(self) -> None:
-        self.seconds = dict.fromkeys(TIMERS, 0.0)
+        self.seconds = dict.fromkeys(TIMERS + (WAIT_TIMER,), 0.0)
         self._name: str | None = None
         self._start = 0.0
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..engine.settings import GlobalSettings, Summary
-from ..engine.timing import TIMERS, GuardTally, Stopwatch
+from ..engine.timing import TIMERS, WAIT_TIMER, GuardTally, Stopwatch
 from ..status import SUMMARY_FIELDS, Counts, Status
 from .perf_report import PerfRecord
 
@@ -87,11 +87,14 @@ def failures_block(failed: list[str]) -> list[str]:
     return lines
 
 
-def active_timers(settings: GlobalSettings) -> tuple[str, ...]:
+def active_timers(settings: GlobalSettings, timers: Stopwatch | None = None) -> tuple[str, ...]:
+    """The `total:` line's timers: the mode's steps, and the memory guard's wait when
+    a case waited."""
     mode = settings.mode
     if not mode.execute:
         return ()
-    return TIMERS if mode.correctness else TIMERS[:4]
+    steps = TIMERS if mode.correctness else TIMERS[:4]
+    return steps + ((WAIT_TIMER,) if timers is not None and timers.seconds[WAIT_TIMER] else ())
 
 
 def end_of_run(run: RunSummary, settings: GlobalSettings) -> list[str]:
@@ -115,7 +118,7 @@ def end_of_run(run: RunSummary, settings: GlobalSettings) -> list[str]:
     timer_text = "".join(
         f" {name}: {run.timers.seconds[name]:.2f}s "
         f"({100 * run.timers.seconds[name] / total if total > 0 else 0:.0f}%);"
-        for name in active_timers(settings))
+        for name in active_timers(settings, run.timers))
     lines.append(f"total: {total:.2f}s;{timer_text}")
     return lines
 

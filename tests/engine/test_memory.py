@@ -6,6 +6,7 @@ reported against its estimate."""
 from __future__ import annotations
 
 import json
+import time
 import types
 
 import numpy as np
@@ -17,6 +18,8 @@ from benchdnn_py.drivers.conv import driver as conv_driver
 from benchdnn_py.drivers.eltwise import driver as eltwise_driver
 from benchdnn_py.engine import harness, memory, workers
 from benchdnn_py.engine.settings import GlobalSettings
+from benchdnn_py.engine.timing import WAIT_TIMER, Stopwatch
+from benchdnn_py.reports import text
 from benchdnn_py.status import Reason, Status
 
 
@@ -44,6 +47,24 @@ def test_a_small_case_does_not_ask_and_a_large_one_waits_for_its_grant():
     assert asked == []
     budget.hold(budget.small + 1)
     assert asked == [budget.small + 1]
+
+
+def test_the_wait_for_a_grant_is_timed_and_shown_only_when_a_case_waited(monkeypatch):
+    asked = []
+
+    def ask(nbytes):
+        asked.append(nbytes)
+        time.sleep(0.05)   # the parent grants after the other worker's case ends
+
+    budget = memory.Budget(ask, jobs=2)
+    budget.small = 0       # (this small case asks as a large one does)
+    monkeypatch.setattr(memory, "_budget", budget)
+    res = conv_driver.run(_problem("ic8ih8oc8kh3"), RunContext(GlobalSettings(), 0, print))
+    assert res.status is Status.PASSED and asked == [res.memory.estimate]
+    assert res.timers.seconds[WAIT_TIMER] >= 0.05
+    settings = GlobalSettings()
+    assert text.active_timers(settings, res.timers)[-1] == WAIT_TIMER
+    assert WAIT_TIMER not in text.active_timers(settings, Stopwatch())
 
 
 def _worker(held=0, wants=None, asked=0.0):
@@ -109,16 +130,28 @@ def test_sampled_check_is_not_charged_the_full_reference():
 
 
 def test_footprint_sizes_each_tensor_by_its_data_type():
-    """u8 src, s8 weights and a u8 dst take a quarter of f32's bytes in their library
-    buffers; the f32 fill values, the f32 bias and the reference's bytes are the same."""
+    """A u8 dst takes a quarter of f32's bytes; u8 src and s8 weights are held in their
+    types beside the f32 values they were filled from, which plain f32 inputs are
+    themselves; the f32 bias and the reference's bytes are the same."""
     f32 = _problem("mb2ic64ih28oc64kh3ph1")
     int8 = _problem("mb2ic64ih28oc64kh3ph1", "--dt=u8:s8:u8")
     shape = f32.shape
     src, wei, dst = (int(np.prod(s)) for s in (shape.src_shape, shape.wei_shape, shape.dst_shape))
     delta = conv_driver.footprint_bytes(f32, shape) - conv_driver.footprint_bytes(int8, shape)
-    # src, the weights (in the user's layout; the packed ones are the primitive's) and
-    # dst: 4 bytes -> 1.
-    assert delta == 3 * (src + wei + dst)
+    assert delta == 3 * dst - (src + wei)
+
+
+def test_footprint_counts_the_layouts_the_primitive_resolved():
+    """`any` tags resolved to a blocked layout: two channels padded to 16 hold 8 times the
+    points, and the judge checks the padding; the estimate after creation counts them."""
+    prb = _problem("mb2ic2ih64oc2oh64kh1ph0")
+    prim = conv_driver.STEPS.create(prb, conv_driver.CaseResult(Status.UNTESTED))
+    lays = prim.layouts
+    assert lays["dst"].padded_nelems == 8 * lays["dst"].nelems
+    plain = conv_driver.footprint_bytes(prb, prb.shape)
+    assert conv_driver.footprint_bytes(prb, prb.shape, lays) > plain + 7 * conv_driver.PADDING_CHECK_BYTES * lays["dst"].nelems
+    assert conv_driver.STEPS.estimate(prb, prim) == (
+        conv_driver.footprint_bytes(prb, prb.shape, lays) + prim.memory_bytes)
 
 
 def test_a_case_past_the_budget_after_creation_is_skipped_before_its_buffers(monkeypatch):

@@ -114,10 +114,11 @@ class _Executor:
         self.to_kernel, self.to_memory = self.route.to_kernel, self.route.to_memory
         self.name = self.route.name(prim.name)
         # The primitive's scratch (and in user mode the scratchpad the driver gives it),
-        # the packed weights, and the f32 copies packing makes.
+        # the packed weights, the f32 copies packing makes, and the route's buffers.
         self.memory_bytes = (prim.scratch_bytes + prim.weights_bytes
                              + 8 * math.prod(prb.shape.wei_shape)
-                             + (self.scratchpad_bytes if self.user_scratchpad else 0))
+                             + (self.scratchpad_bytes if self.user_scratchpad else 0)
+                             + self.route.scratch_bytes)
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and

@@ -26,7 +26,7 @@ import numpy as np
 
 from ... import core
 from ...backends import Executor
-from ...common import check, eltwise, fill, reorders
+from ...common import check, eltwise, fill, layout, reorders
 from ...common.attr import Sum
 from ...common.check import CompareSetup, compare, diagnostics, draw_points
 from ...common.direction import Dir
@@ -294,45 +294,76 @@ def judge_memory(res: CaseResult, outs: dict[str, Guarded], t: dict[str, Tensor]
 # about eight f32 or bool arrays of its size); set from measured peaks (int8 forward
 # needs the most), with room.
 REF_BYTES_PER_POINT = 56
+# Bytes per padded point of an output in a blocked layout while the judge checks that
+# its padding is zero (the offsets of the padded points and the tests on them), measured.
+PADDING_CHECK_BYTES = 32
 
 
-def footprint_bytes(prb, shape: core.ConvShape) -> int:
-    """What a correctness case allocates at its peak, about: each input in its own type,
-    as the f32 values it was filled from and in f64, the outputs in their types, the prior
-    dst of a sum post-op (f32, and its copy), and REF_BYTES_PER_POINT for every point the reference computes: all of the
-    outputs, or N of each with --check=sampled:N. A tensor in a requested layout counts
-    the layout's size (padding and gaps included) and, for the route the native kernels
-    take and the read-back, a plain copy and an offset table (8 bytes per point). The
-    primitive's own memory (packed weights, scratch) is its memory_bytes."""
+def footprint_bytes(prb, shape: core.ConvShape, layouts: Layouts | None = None) -> int:
+    """What a correctness case allocates at its peak, about: what it holds from its fill
+    to its verdict, and the largest of its steps' temporaries. layouts: each tensor's
+    memory (None or absent: plain); the requested ones before creation, the ones the
+    primitive resolved after it. The primitive's own memory (packed weights, scratch, a
+    route's plain copies) is its memory_bytes.
+
+    held: each input as the f32 values it was filled from, and its memory unless that is
+      the same array (plain f32): the input in its type, as large as its layout; each
+      output as large as its layout, and the contents of its strides' gaps before
+      execution; a sum's prior dst (f32); binary and prelu inputs (16 bytes a point).
+    temporaries, one step at a time:
+      prepare: the plain copy in its type of each input placed into another layout (and
+        an f64 input's offset table), and the sum's prior dst in the dst's type (twice
+        with a sum type of its own);
+      reference: src less a zero point, and REF_BYTES_PER_POINT for each point computed
+        (all, or N per output with --check=sampled:N; with a dw post-op, those of the 1x1
+        output the depthwise taps read too);
+      judge: the reference's values still, and per output read back whole from another
+        layout its offset table and values, checking its padding PADDING_CHECK_BYTES a
+        padded point, checking its gaps four bytes per position and its offset table."""
     dts = tensor_dts(prb)
-    size = {"src": math.prod(shape.src_shape), "wei": math.prod(shape.wei_shape),
-            "bia": shape.oc, "dst": math.prod(shape.dst_shape)}
-    extra = 0
-    for name, lay in prb.requested_layouts.items():
-        if lay is not None:
-            item = core.numpy_dtype(dts[name]).itemsize
-            extra += item * (lay.size + size[name]) + 8 * size[name]
+    t = tensors(prb.desc, shape, dw_shape_of(prb))
     item = {name: core.numpy_dtype(dt).itemsize for name, dt in dts.items()}
-    inputs, _, _, _ = direction_chain(prb.dir, shape)
+    size = {name: math.prod(tensor.shape) for name, tensor in t.items()}
+    lays = {name: layout_of(t, layouts, name) for name in t}
+    plain = {name: lay.same_memory(layout.plain(lay.dims)) for name, lay in lays.items()}
+    inputs = direction_chain(prb.dir, shape)[0]
+    inputs += [n for n in ("dw_wei", "dw_bia")
+               if n in t and (n == "dw_wei" or prb.dir.with_bias)]
     outs = output_names(prb.dir)
-    # each input in its type, as f32 fill values, and once more in f64 for the reference
-    # (backward weights' reference was measured holding that much)
-    total = sum((item[n] + 4 + 8) * size[n] for n in inputs)
-    total += sum(item[n] * size[n] for n in outs)
-    if any(isinstance(e, Sum) for e in prb.post_ops.entries):
-        total += 8 * size["dst"]
-    # binary and prelu inputs: f32 fill values, the buffer in its type, 5D reference view
-    dst_dims = logical_dims(prb.desc)["dst"]
-    total += sum(16 * math.prod(src1_dims(e, dst_dims)) for _, e in src1_entries(prb.post_ops))
+    held = prepare = 0
+    for n in inputs:
+        held += 4 * size[n]
+        if not plain[n] or dts[n] != "f32":
+            held += item[n] * lays[n].size
+        if not plain[n] and dts[n] != "f32":   # (f64 is placed by an offset table)
+            prepare += (item[n] + (16 if dts[n] in core.DOUBLE_DTS else 0)) * size[n]
+    for n in outs:
+        held += item[n] * lays[n].size * (2 if check.has_gaps(lays[n]) else 1)
+    sums = [e for e in prb.post_ops.entries if isinstance(e, Sum)]
+    if sums:
+        held += 4 * size["dst"]
+        prepare += item["dst"] * size["dst"] + (
+            (item["dst"] + 4) * size["dst"] if sums[0].dt not in ("", dts["dst"]) else 0)
+    applies_to = src1_dims_by_entry(prb, t["dst"].logical)
+    held += sum(16 * math.prod(src1_dims(e, applies_to[i]))
+                for i, e in src1_entries(prb.post_ops))
     points = prb.check.points
-    total += REF_BYTES_PER_POINT * sum(size[n] if points is None else min(points, size[n])
-                                       for n in outs)
-    if prb.dw is not None:
-        # the reference's 1x1 output (dw_reference): computed whole, or under a sampled
-        # check an f32 tensor holding the points the depthwise taps read (8 bytes a point:
-        # the tensor and room for the temporaries beside it)
-        total += (REF_BYTES_PER_POINT if points is None else 8) * size["dst"]
-    return int(total + extra)
+    computed = {n: size[n] if points is None else min(points, size[n]) for n in outs}
+    ref = REF_BYTES_PER_POINT * sum(computed.values())
+    if prb.dw is not None:   # the 1x1 output: whole, or where the depthwise taps read
+        taps = math.prod(prb.dw_shape.k)
+        ref += REF_BYTES_PER_POINT * (math.prod(shape.dst_shape) if points is None
+                                      else min(taps * computed["dst"],
+                                               math.prod(shape.dst_shape)))
+    shifted = 4 * size["src"] if prb.dir.forward and prb.zero_points.get("src") else 0
+    judge = 0
+    for n in outs:
+        lay = lays[n]
+        read = (8 + item[n]) * size[n] if points is None and not plain[n] else 0
+        padding = PADDING_CHECK_BYTES * (lay.padded_nelems - lay.nelems)
+        gaps = 4 * lay.size + 8 * size[n] if check.has_gaps(lay) else 0
+        judge = max(judge, read, padding + gaps)
+    return int(held + max(prepare, shifted + ref, ref + judge))
 
 
 def tensor_bytes(prb, shape: core.ConvShape, layouts: Layouts | None) -> tuple[int, int]:
@@ -412,7 +443,10 @@ class Steps(CaseSteps):
         return unsupported(prb) or self.backends[prb.backend].unsupported(prb)
 
     def footprint(self, prb) -> int:
-        return footprint_bytes(prb, prb.shape)
+        return footprint_bytes(prb, prb.shape, prb.requested_layouts)
+
+    def estimate(self, prb, prim: Executor) -> int:
+        return footprint_bytes(prb, prb.shape, prim.layouts) + prim.memory_bytes
 
     def tensor_bytes(self, prb, prim: Executor) -> int:
         return sum(tensor_bytes(prb, prb.shape, prim.layouts))
