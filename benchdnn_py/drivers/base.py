@@ -111,10 +111,11 @@ class CaseSteps(abc.ABC):
 
     @abc.abstractmethod
     def footprint(self, prb) -> int:
-        """Bytes the driver allocates for a correctness case, at its peak: the tensors in
-        their layouts (padding included), their fill and reference copies, the compare's
-        temporaries, and a route's reorder buffers (the memory guard; the primitive's
-        own memory is prim.memory_bytes)."""
+        """Bytes the driver allocates for a correctness case, at its peak, in the layouts
+        requested: the tensors in their layouts (padding included), their fill and
+        reference copies, the compare's temporaries, and a route's reorder buffers where
+        the primitive does not count them (the memory guard; the primitive's own memory
+        is prim.memory_bytes)."""
 
     def estimate(self, prb, prim) -> int:
         """The memory guard's estimate once the primitive exists: the footprint (a driver

@@ -182,6 +182,12 @@ class Quant:
             return np.float32(self.src_zp)
         return self.src_zps.astype(np.float32).reshape((1, -1) + (1,) * (ndim - 2))
 
+    def shifted_src(self, src: np.ndarray) -> np.ndarray:
+        """src less its zero point, as the reference reads it: src itself for a zero point
+        of 0 (no copy of a large src)."""
+        zp = self.src_zero_point(src.ndim)
+        return src - zp if np.any(zp) else src
+
     def per_oc(self, oc: int) -> np.ndarray:
         return np.broadcast_to(self.wei_scales, (oc,)).astype(np.float64)
 

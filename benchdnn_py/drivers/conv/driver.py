@@ -191,13 +191,20 @@ def fill_inputs(prb, t: dict[str, Tensor], perf: bool, q: Quant | None = None
     return out
 
 
+def dw_inputs(prb) -> list[str]:
+    """The depthwise step's inputs: its weights, and its bias where the direction has one
+    (none without a dw post-op)."""
+    if prb.dw is None:
+        return []
+    return ["dw_wei"] + (["dw_bia"] if prb.dir.with_bias else [])
+
+
 def fill_dw(prb, t: dict[str, Tensor], perf: bool) -> dict[str, np.ndarray]:
-    """The depthwise step's weights (and bias, where the direction has one): their own
-    kinds and seeds, the ranges of their types (cfg.CFG's dw_wei and bia)."""
+    """The depthwise step's inputs (dw_inputs): their own kinds and seeds, the ranges of
+    their types (cfg.CFG's dw_wei and bia)."""
     dts = tensor_dts(prb)
-    names = ["dw_wei"] + (["dw_bia"] if prb.dir.with_bias else [])
     out = {}
-    for name in names:
+    for name in dw_inputs(prb):
         n, row = math.prod(t[name].shape), cfg.CFG[dts[name]]
         if perf:
             data = fill.real_fill(n, t[name].kind, *row.perf)
@@ -326,9 +333,7 @@ def footprint_bytes(prb, shape: core.ConvShape, layouts: Layouts | None = None) 
     size = {name: math.prod(tensor.shape) for name, tensor in t.items()}
     lays = {name: layout_of(t, layouts, name) for name in t}
     plain = {name: lay.same_memory(layout.plain(lay.dims)) for name, lay in lays.items()}
-    inputs = direction_chain(prb.dir, shape)[0]
-    inputs += [n for n in ("dw_wei", "dw_bia")
-               if n in t and (n == "dw_wei" or prb.dir.with_bias)]
+    inputs = direction_chain(prb.dir, shape)[0] + dw_inputs(prb)
     outs = output_names(prb.dir)
     held = prepare = 0
     for n in inputs:

@@ -151,10 +151,7 @@ def reference(prb, inputs: dict[str, np.ndarray], q: Quant, prior: np.ndarray | 
     if prb_dir.forward and prb.dw is not None:
         return {"dst": dw_reference(prb, inputs, q, at("dst"))}
     if prb_dir.forward:
-        zp = q.src_zero_point(inputs["src"].ndim)
-        # (no copy of a large src for the common zero point 0)
-        src = inputs["src"] - zp if np.any(zp) else inputs["src"]
-        acc = compute_ref(shape, src, inputs["wei"], None, at("dst"))
+        acc = compute_ref(shape, q.shifted_src(inputs["src"]), inputs["wei"], None, at("dst"))
         return {"dst": forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
                                         at("dst"), shape.dst_shape, inputs)}
     if prb_dir is Dir.BWD_D:

@@ -88,10 +88,7 @@ def _reference(prb: DeconvProblem, inputs: dict[str, np.ndarray], q: attrs.Quant
                prior, points: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     at = (points or {}).get
     if prb.dir.forward:
-        zp = q.src_zero_point(inputs["src"].ndim)
-        # (no copy of a large src for the common zero point 0)
-        src = inputs["src"] - zp if np.any(zp) else inputs["src"]
-        acc = ref.ref_fwd(prb.desc, src, inputs["wei"], None, at("dst"))
+        acc = ref.ref_fwd(prb.desc, q.shifted_src(inputs["src"]), inputs["wei"], None, at("dst"))
         return {"dst": conv_ref.forward_epilogue(acc, inputs.get("bia"), q, prb.post_ops, prior,
                                              at("dst"), prb.shape.dst_shape, inputs)}
     if prb.dir is Dir.BWD_D:
