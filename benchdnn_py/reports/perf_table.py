@@ -47,6 +47,18 @@ def _threads(record: dict[str, Any]) -> int:
     return record["settings"]["driver"].get("threads") or 0
 
 
+def _isa(record: dict[str, Any]) -> str:
+    """The --isa cap of the record's run ("" for none)."""
+    return record["settings"].get("global", {}).get("isa", "")
+
+
+def _case_key(record: dict[str, Any]) -> str:
+    """What pairs a case across backends: its key without the backend, and the run's
+    --isa cap (a global option, not in the key), so that capped runs keep cases apart."""
+    isa = _isa(record)
+    return (f"--isa={isa} " if isa else "") + pair_key(record["key"])
+
+
 def _limit_key(record: dict[str, Any], limit: str) -> tuple[str, int]:
     """A limit of a record's run, told apart by class and thread count."""
     return limit, _threads(record)
@@ -75,13 +87,13 @@ def cases_of(records: Iterable[dict[str, Any]],
     one-thread twin from one_thread (the records of one-thread runs)."""
     records, one_thread = list(records), list(one_thread)
     best = best_limits(records + one_thread)
-    single = {pair_key(r["key"]): r for r in one_thread
+    single = {_case_key(r): r for r in one_thread
               if r.get("driver") == "conv" and r.get("median_ms")
               and r.get("backend", "native") == "native"}
     by_key: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for record in records:
         if record.get("driver") == "conv" and record.get("median_ms"):
-            by_key[pair_key(record["key"])][record.get("backend", "native")] = record
+            by_key[_case_key(record)][record.get("backend", "native")] = record
     # A --threads=1 case whose problem also ran on another count (or with none) in this run
     # is that case's one-thread twin, not a case of its own.
     problem = {key: _THREADS.sub("", key) for key in by_key}
@@ -114,7 +126,8 @@ def cases_of(records: Iterable[dict[str, Any]],
                         threads=int(threads.group(1)) if threads else 0,
                         limit_g=best.get(_limit_key(ours, ours["limit"]))
                         if ours.get("limit") else None,
-                        copy_g=best.get(_limit_key(ours, "bw"))))
+                        copy_g=best.get(_limit_key(ours, "bw")),
+                        onednn=sides.get("onednn"), isa=_isa(ours)))
         if name and not post_ops and desc.g > 1 and desc.g == desc.ic == desc.oc:
             depthwise[(name.group(1), desc.mb)] = ours
     return [dataclasses.replace(c, separate_dw=depthwise.get((f"{c.network}:{c.layer}",
@@ -156,6 +169,24 @@ class Row:
         return self._geomean([c.vs_torch for c in self.cases])
 
     @property
+    def onednn_gflops(self) -> float | None:
+        return self._geomean([Case.gflops(c.onednn) if c.onednn else None
+                              for c in self.cases])
+
+    @property
+    def vs_onednn(self) -> float | None:
+        return self._geomean([c.vs_onednn for c in self.cases])
+
+    @property
+    def vs_onednn_min(self) -> float | None:
+        return self._lowest([c.vs_onednn for c in self.cases])
+
+    def weakest(self, count: int = 3) -> list[Case]:
+        """Up to COUNT cases slower than oneDNN, slowest first."""
+        behind = [c for c in self.cases if c.vs_onednn and c.vs_onednn < 1.0]
+        return sorted(behind, key=lambda c: c.vs_onednn)[:count]
+
+    @property
     def ours_gbps(self) -> float | None:
         return self._geomean([Case.gbps(c.ours) for c in self.cases])
 
@@ -179,7 +210,12 @@ class Row:
                 (t.min_eff_each, self.eff_min, f"every case >= {t.min_eff_each:g}%"
                  if t.min_eff_each else ""),
                 (t.min_vs_torch, self.vs_torch, f">= {t.min_vs_torch:g}x PyTorch"
-                 if t.min_vs_torch else "")]
+                 if t.min_vs_torch else ""),
+                (t.min_vs_onednn, self.vs_onednn, f">= {t.min_vs_onednn:g}x oneDNN"
+                 if t.min_vs_onednn else ""),
+                (t.min_each_vs_onednn, self.vs_onednn_min,
+                 f"every case >= {t.min_each_vs_onednn:g}x oneDNN"
+                 if t.min_each_vs_onednn else "")]
         return [(text, None if value is None else value >= bar)
                 for bar, value, text in bars if bar is not None]
 
@@ -227,16 +263,33 @@ def _verdict_text(row: Row) -> str:
     return "; ".join(f"{text}: {marks[ok]}" for text, ok in row.verdicts())
 
 
+def _weakest_text(row: Row) -> str:
+    return ", ".join(f"{c.layer} {c.vs_onednn:.2f}" for c in row.weakest()) or "-"
+
+
 def markdown(rows: list[Row]) -> list[str]:
-    lines = ["| target group | cases | ours GFLOPS | % of peak (geomean, min) | PyTorch GFLOPS "
-             "| ours / PyTorch | bars |",
-             "|---|---|---|---|---|---|---|"]
+    """One line per target. The PyTorch and oneDNN columns appear when a row has cases
+    of that backend or a bar against it."""
+    torch = any(r.target.min_vs_torch or any(c.torch for c in r.cases) for r in rows)
+    onednn = any(r.target.min_vs_onednn or r.target.min_each_vs_onednn
+                 or any(c.onednn for c in r.cases) for r in rows)
+    head = ["target group", "cases", "ours GFLOPS", "% of peak (geomean, min)"]
+    head += ["PyTorch GFLOPS", "ours / PyTorch"] if torch else []
+    head += ["oneDNN GFLOPS", "ours / oneDNN (geomean, min)",
+             "weakest layers (ours / oneDNN)"] if onednn else []
+    head.append("bars")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        lines.append(
-            f"| {row.target.label} | {len(row.cases)} | {_num(row.ours_gflops, '.0f')} | "
-            f"{_num(row.eff, '.0f')}, {_num(row.eff_min, '.0f')} | "
-            f"{_num(row.torch_gflops, '.0f')} | {_num(row.vs_torch, '.2f')}x | "
-            f"{_verdict_text(row) if row.cases else 'not measured'} |")
+        cells = [row.target.label, str(len(row.cases)), _num(row.ours_gflops, ".0f"),
+                 f"{_num(row.eff, '.0f')}, {_num(row.eff_min, '.0f')}"]
+        if torch:
+            cells += [_num(row.torch_gflops, ".0f"), f"{_num(row.vs_torch, '.2f')}x"]
+        if onednn:
+            cells += [_num(row.onednn_gflops, ".0f"),
+                      f"{_num(row.vs_onednn, '.2f')}x, {_num(row.vs_onednn_min, '.2f')}x",
+                      _weakest_text(row)]
+        cells.append(_verdict_text(row) if row.cases else "not measured")
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -258,12 +311,19 @@ def bandwidth_lines(rows: list[Row]) -> list[str]:
 
 
 def layer_lines(cases: list[Case]) -> list[str]:
-    lines = ["| network | layer | dir | types | mb | ours GFLOPS | % of peak | PyTorch GFLOPS "
-             "| ours / PyTorch | impl |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in sorted(cases, key=lambda c: (c.network, c.operands, c.direction, c.desc.mb)):
-        lines.append(
+    """A row per case; oneDNN's columns when any case has a oneDNN twin."""
+    onednn = any(c.onednn for c in cases)
+    head = ["network", "layer", "dir", "types", "mb", "ours GFLOPS", "% of peak",
+            "PyTorch GFLOPS", "ours / PyTorch"]
+    head += ["oneDNN GFLOPS", "ours / oneDNN", "oneDNN impl"] if onednn else []
+    head.append("impl")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in sorted(cases, key=lambda c: (c.isa, c.network, c.operands, c.direction,
+                                          c.desc.mb)):
+        line = (
             f"| {c.network} | {c.layer}{' +' + c.post_ops if c.post_ops else ''}"
             f"{' --alg=' + c.alg if c.alg else ''}"
+            f"{' --isa=' + c.isa if c.isa else ''}"
             f"{f' ({c.wino_speedup:.2f}x direct)' if c.wino_speedup else ''}"
             f"{f' ({c.thread_speedup:.2f}x one thread)' if c.thread_speedup else ''}"
             f"{f' ({Case.gbps(c.ours):.1f} GB/s, {c.copy_pct:.0f}% of copy)' if c.copy_pct else ''}"
@@ -271,7 +331,12 @@ def layer_lines(cases: list[Case]) -> list[str]:
             f"{c.direction} | {c.operands} "
             f"| {c.desc.mb} | {Case.gflops(c.ours):.0f} | {_num(c.eff_pct, '.0f')} | "
             f"{_num(Case.gflops(c.torch) if c.torch else None, '.0f')} | "
-            f"{_num(c.vs_torch, '.2f')} | {c.ours['impl']} |")
+            f"{_num(c.vs_torch, '.2f')} |")
+        if onednn:
+            line += (f" {_num(Case.gflops(c.onednn) if c.onednn else None, '.0f')} | "
+                     f"{_num(c.vs_onednn, '.2f')} | "
+                     f"{c.onednn['impl'] if c.onednn else '-'} |")
+        lines.append(line + f" {c.ours['impl']} |")
     return lines
 
 
@@ -473,9 +538,9 @@ def table(paths: list[str], layers: bool = False, targets: Targets | None = None
             lines += ["", *kind_lines(kind, cases, targets)]
         if layers:
             lines += ["", *layer_lines(cases)]
-        # the target tables compare with torch only: a run holding another backend (oneDNN)
-        # gets every case against it too
-        if {r.get("backend", "native") for r in records} - {"native", "torch"}:
+        # the target tables compare with torch and oneDNN only: a run holding another
+        # backend gets every case against it too
+        if {r.get("backend", "native") for r in records} - {"native", "torch", "onednn"}:
             lines += ["", *case_lines(records)]
     if reorders and targets.reorder:
         lines += ["", *reorder_lines(reorders, targets.reorder.max_over_copy)]

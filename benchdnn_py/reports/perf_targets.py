@@ -1,4 +1,5 @@
-"""Performance targets, one list per kind (shares of the peak and ratios to PyTorch, post-op
+"""Performance targets, one list per kind (shares of the peak and ratios to PyTorch and
+oneDNN, post-op
 overhead, fusion, Winograd, thread scaling, reorders), read from a targets file
 (batches/perf_targets.json holds this project's), and the case record (a results file's
 perf record, paired across backends) they judge."""
@@ -23,7 +24,8 @@ OPERAND_CLASS = {"f32:f32": "f32", "bf16:bf16": "bf16", "f16:f16": "f16",
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One problem as both backends measured it."""
+    """One problem as each backend measured it: ours, and PyTorch's and oneDNN's when the
+run has them."""
 
     desc: ConvDesc
     network: str
@@ -46,6 +48,8 @@ class Case:
     # its limit and copy bandwidth, G/s (best_limits; None: the record's own)
     limit_g: float | None = None
     copy_g: float | None = None
+    onednn: dict[str, Any] | None = None    # the same problem on --backend=onednn
+    isa: str = ""                           # the run's --isa cap, "" for none
 
     @property
     def depthwise(self) -> bool:
@@ -78,6 +82,11 @@ class Case:
         return self.torch["median_ms"] / self.ours["median_ms"] if self.torch else None
 
     @property
+    def vs_onednn(self) -> float | None:
+        """oneDNN's median over ours: above 1 when ours is faster."""
+        return self.onednn["median_ms"] / self.ours["median_ms"] if self.onednn else None
+
+    @property
     def over_plain(self) -> float | None:
         """Time with the post-ops over the time without (native, medians)."""
         return self.ours["median_ms"] / self.plain["median_ms"] if self.plain else None
@@ -104,8 +113,8 @@ class Case:
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """A group of cases and the bars they must clear: shares of the measured peak, and a
-    speedup over PyTorch (each None: no such bar)."""
+    """A group of cases and the bars they must clear: shares of the measured peak, and
+    speedups over PyTorch and over oneDNN (each None: no such bar)."""
 
     label: str
     network: str
@@ -115,7 +124,11 @@ class Target:
     min_eff_geomean: float | None = None   # % of the measured peak, geomean of the group
     min_eff_each: float | None = None      # % of the measured peak, every case
     min_vs_torch: float | None = None      # geomean of torch median / ours
+    min_vs_onednn: float | None = None     # geomean of oneDNN median / ours
+    min_each_vs_onednn: float | None = None    # oneDNN median / ours, every case
     depthwise_only: bool = False           # only the group's depthwise layers
+    no_depthwise: bool = False             # only the group's other layers
+    isa: str = ""                          # cases of runs capped by this --isa ("": none)
     # memory-bound cases: also read as GB/s against the copy bandwidth (bandwidth_lines)
     memory_bound: bool = False
     why: str = ""
@@ -124,7 +137,9 @@ class Target:
         return (case.network == self.network and case.direction in self.directions
                 and case.operands == self.operands and case.desc.mb == self.mb
                 and not case.post_ops and not case.alg and not case.threads
-                and (case.depthwise or not self.depthwise_only))
+                and case.isa == self.isa
+                and (case.depthwise or not self.depthwise_only)
+                and not (case.depthwise and self.no_depthwise))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,6 +321,12 @@ def _entry(cls: type, where: str, obj: Any) -> Any:
     if bad:
         raise UsageError(f"{where}.directions: unknown direction `{bad[0]}`; expected "
                          f"{', '.join(DIRECTIONS)}")
+    from ..engine.settings import ISA_LEVELS   # here: settings imports this module
+    if values.get("isa") and values["isa"] not in ISA_LEVELS:
+        raise UsageError(f"{where}.isa: unknown instruction set `{values['isa']}`; expected "
+                         f"{', '.join(ISA_LEVELS)}")
+    if values.get("depthwise_only") and values.get("no_depthwise"):
+        raise UsageError(f"{where}: depthwise_only and no_depthwise select no case together")
     return cls(**values)
 
 

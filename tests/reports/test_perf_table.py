@@ -14,13 +14,14 @@ BAR = TARGETS.reorder.max_over_copy
 
 
 def record(desc, *, backend="native", direction="FWD_I", dt=("f32", "f32", "f32"),
-           median_ms=1.0, gops=0.2):
+           median_ms=1.0, gops=0.2, isa=""):
     option = "" if backend == "native" else f"--backend={backend} "
     dir_option = "" if direction == "FWD_B" else f"--dir={direction} "
     dt_option = "" if dt == ("f32", "f32", "f32") else f"--dt={':'.join(dt)} "
     return {"type": "case", "driver": "conv", "backend": backend,
             "key": f"--conv {option}{dir_option}{dt_option}{desc}", "impl": f"{backend}:x",
-            "settings": {"driver": {"dir": direction, "dt": list(dt)}},
+            "settings": {"driver": {"dir": direction, "dt": list(dt)},
+                         "global": {"isa": isa}},
             "median_ms": median_ms, "ops": gops * 1e9, "limit": "f32",
             "limit_g_per_s": LIMIT}
 
@@ -173,6 +174,60 @@ def test_any_run_gets_a_row_per_case_with_the_ratio_between_backends(tmp_path):
     assert res.lines[-1] == ("3 cases; native at 37% of the measured limit (geomean of 3; "
                              "lowest 25%); native / torch: 1.41x (geomean of 2 cases; range "
                              "1.00x to 2.00x)")
+
+
+ONEDNN = perf_targets.load(ROOT / "batches" / "perf_targets_onednn.json")
+
+
+def test_onednn_rows_judge_the_geomean_and_every_layer_and_name_the_weakest(tmp_path):
+    dw = 'mb1g32ic32ih112oc32oh112kh3ph1n"mobilenet_v1:conv2_1_dw"'
+    pw = 'mb1ic32ih112oc64oh112kh1ph0n"mobilenet_v1:conv2_1_pw"'
+    records = [record(resnet("a"), median_ms=1.0),
+               record(resnet("a"), backend="onednn", median_ms=1.6),   # ours 1.6x
+               record(resnet("b"), median_ms=1.0),
+               record(resnet("b"), backend="onednn", median_ms=0.8),   # ours 0.8x
+               record(resnet("c"), median_ms=1.0),
+               record(resnet("c"), backend="onednn", median_ms=0.9),
+               record(dw, median_ms=1.0), record(dw, backend="onednn", median_ms=0.5),
+               record(pw, median_ms=1.0), record(pw, backend="onednn", median_ms=1.0),
+               # an AVX2-capped run joins its own rows only
+               record(resnet("a"), median_ms=2.0, isa="avx2"),
+               record(resnet("a"), backend="onednn", median_ms=1.9, isa="avx2")]
+    rows = {r.target.label: r for r in
+            perf_table.rows_of(perf_table.cases_of(records), ONEDNN)}
+    row = rows["ResNet-50 f32 forward, mb1"]
+    assert [c.layer for c in row.cases] == ["a", "b", "c"]
+    assert row.vs_onednn == pytest.approx((1.6 * 0.8 * 0.9) ** (1 / 3))
+    assert row.vs_onednn_min == pytest.approx(0.8)
+    assert [c.layer for c in row.weakest()] == ["b", "c"]      # the slower ones, worst first
+    assert dict(row.verdicts()) == {">= 1x oneDNN": True,
+                                    "every case >= 0.85x oneDNN": False}
+    avx2 = rows["ResNet-50 f32 forward, mb1, AVX2"]
+    assert len(avx2.cases) == 1 and avx2.vs_onednn == pytest.approx(0.95)
+    assert dict(avx2.verdicts()) == {">= 0.9x oneDNN": True}
+    # the 1x1 row leaves the depthwise layer to the depthwise row
+    assert [c.layer for c in rows["MobileNet v1 f32 forward, conv1 and 1x1 layers, mb1"]
+            .cases] == ["conv2_1_pw"]
+    assert [c.layer for c in rows["MobileNet v1 f32 depthwise, mb1"].cases] == ["conv2_1_dw"]
+    lines = perf_table.markdown(list(rows.values()))
+    assert lines[0] == ("| target group | cases | ours GFLOPS | % of peak (geomean, min) | "
+                        "oneDNN GFLOPS | ours / oneDNN (geomean, min) | "
+                        "weakest layers (ours / oneDNN) | bars |")
+    assert lines[2].startswith("| ResNet-50 f32 forward, mb1 | 3 | 200 | 50, 50 | ")
+    assert "| 1.05x, 0.80x | b 0.80, c 0.90 | >= 1x oneDNN: met; every case >= 0.85x " \
+           "oneDNN: missed |" in lines[2]
+    # the CLI, by the targets a results file carries, with oneDNN's columns per layer
+    path = tmp_path / "onednn.jsonl"
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1,
+              "run": {"perf_targets": perf_targets.to_json(ONEDNN)}}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
+    res = run_cli("perf-table", "--layers", str(path))
+    assert res.code == 0, res.err
+    assert "| ResNet-50 f32 forward, mb1, AVX2 | 1 | 100 |" in res.out
+    assert "| resnet_50 | b | FWD_I | f32 | 1 | 200 | 50 | - | - | 250 | 0.80 | onednn:x | " \
+           "native:x |" in res.out
+    assert "| resnet_50 | a --isa=avx2 | FWD_I |" in res.out
+    assert "| case |" not in res.out     # no per-case table: oneDNN has its columns
 
 
 def test_the_guard_line_counts_retimed_and_still_degraded_cases():

@@ -45,6 +45,10 @@ PEAK = {"label": "x", "network": "resnet_50", "directions": ["FWD_I"], "operands
     ({"wino": [{"label": "w", "networks": "vgg_19", "mb": 16, "min_ratio": 1.4}]},
      ': wino[0].networks: expected a list of strings, not "vgg_19"'),
     ({"reorder": {"max_over_copy": 1.5, "bar": 2}}, ": reorder: unknown key `bar`"),
+    ({"peak": [{**PEAK, "isa": "avx3"}]},
+     ": peak[0].isa: unknown instruction set `avx3`; expected scalar, avx2"),
+    ({"peak": [{**PEAK, "depthwise_only": True, "no_depthwise": True}]},
+     ": peak[0]: depthwise_only and no_depthwise select no case together"),
     ([], ": expected a JSON object of target lists"),
 ])
 def test_a_bad_file_is_one_line_naming_the_file_and_entry(tmp_path, content, message):
@@ -54,6 +58,19 @@ def test_a_bad_file_is_one_line_naming_the_file_and_entry(tmp_path, content, mes
         perf_targets.load(path)
     assert_one_line(exc.value)
     assert str(exc.value).startswith(str(path)) and message in str(exc.value), exc.value
+
+
+def test_the_onednn_file_loads_with_a_row_per_group_mb_and_isa():
+    targets = perf_targets.load(ROOT / "batches" / "perf_targets_onednn.json")
+    assert len(targets.peak) == 40 and all(t.why for t in targets.peak)
+    assert all(t.min_vs_onednn == (0.9 if t.isa else 1.0) for t in targets.peak)
+    assert {t.isa for t in targets.peak} == {"", "avx2"}
+    assert {t.mb for t in targets.peak} == {1, 16}
+    # no layer under 0.85x, except where only a geomean is asked (depthwise, AVX2)
+    each = [t for t in targets.peak if t.min_each_vs_onednn]
+    assert each and all(not t.isa and not t.depthwise_only and t.min_each_vs_onednn == 0.85
+                        for t in each)
+    assert perf_targets.from_json(perf_targets.to_json(targets), "header") == targets
 
 
 def test_a_file_that_is_not_json_names_its_line(tmp_path):
