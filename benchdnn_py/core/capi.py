@@ -181,13 +181,15 @@ def isa_supported(isa: Isa) -> bool:
 
 
 _isa_cap = max(Isa)
+_isa_level = ""   # the --isa text in force, "" for none
 
 
 def cap_isa(level: str) -> None:
     """--isa: no instruction set above level ("": none above what the CPU has). Every row
     table, `any`'s layout choice and the measured peaks go through isa_supported."""
-    global _isa_cap
+    global _isa_cap, _isa_level
     cap = Isa[level.upper()] if level else max(Isa)
+    _isa_level = level.lower()
     if cap != _isa_cap:
         lib.bdnn_set_max_isa(int(cap))
         _isa_cap = cap
@@ -195,8 +197,9 @@ def cap_isa(level: str) -> None:
 
 
 def isa_cap() -> str:
-    """The --isa level in force ("": none below what the CPU has)."""
-    return "" if _isa_cap == max(Isa) else _isa_cap.name.lower()
+    """The --isa level in force ("": none). Even the highest level is a cap for a library
+    whose instruction sets go beyond ours (oneDNN's AMX over avx512_bf16)."""
+    return _isa_level
 
 
 def max_threads() -> int:

@@ -171,6 +171,10 @@ class Session:
         self.junit: JUnitWriter | None = None
         if backend_names is None:   # the header records each backend the cases use
             backend_names = backends.used_by([p.case for p in cases])
+        # The header loads those backends, and oneDNN takes its instruction-set cap once, at
+        # load: the first case's --isa is in force by then, as when that case loads it.
+        if cases:
+            core.cap_isa(cases[0].case.settings.isa)
         self._open_files(s, argv, head, backend_names)
 
     # -- setup ------------------------------------------------------------------------

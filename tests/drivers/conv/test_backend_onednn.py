@@ -10,6 +10,7 @@ import re
 import pytest
 from conftest import assert_all_passed, case_statuses, run_cli
 
+from benchdnn_py import core
 from benchdnn_py.backends import onednn
 
 ALL_DIRS = "--dir=FWD_B,FWD_D,FWD_I,BWD_D,BWD_W,BWD_WB"
@@ -148,6 +149,21 @@ def test_isa_caps_onednn_as_it_caps_the_native_kernels(onednn_lib):
     res = run_cli("--conv", "--backend=onednn", "--isa=scalar", "mb1ic16ih10oc32kh3ph1")
     assert case_statuses(res)[0][1].startswith(
         "0:UNIMPLEMENTED (--isa=scalar: oneDNN has no such cap (its lowest is sse41))")
+
+
+def test_isa_caps_onednn_with_a_results_file_and_at_the_highest_level(onednn_lib, tmp_path):
+    """The results header loads oneDNN before the first case runs: the cap must be in
+    force by then. And --isa=avx512_bf16, our highest level, still caps oneDNN (at
+    avx512_core_bf16: no AMX), so that both sides run the same instructions."""
+    for isa, dt, want in (("avx2", "f32", ":avx2"), ("avx512_bf16", "bf16", ":avx512_core_bf16")):
+        if not core.isa_supported(core.Isa[isa.upper()]):
+            continue
+        results = tmp_path / f"{isa}.jsonl"
+        res = run_cli("--conv", "--backend=onednn", f"--isa={isa}", f"--dt={dt}", "-v5",
+                      f"--results={results}", "mb1ic16ih10oc32kh3ph1")
+        assert res.code == 0, res.out
+        (impl,) = [l for l in res.lines if l.startswith("implementation: ")]
+        assert want in impl and "amx" not in impl, impl
 
 
 
