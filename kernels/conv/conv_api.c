@@ -108,6 +108,17 @@ static const conv_impl_entry_t impls[] = {
      BLOCKS, NULL, CONV_ROW_DW_LANES},
     {"dw_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_scalar,
      F32, BLOCKS, NULL, CONV_ROW_DW_LANES},
+    /* ... and on bf16 operands, widened as they are read (not fused_dw's row step, which
+     * hands f32 rows over). */
+#define DW_LANES_BF16(name, lay)                                                            \
+    {name ":avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512, BF16,  \
+     lay, NULL, 0},                                                                         \
+    {name ":avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx2, BF16, lay,   \
+     NULL, 0},                                                                              \
+    {name ":scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_scalar, BF16,  \
+     lay, NULL, 0}
+    DW_LANES_BF16("dw_conv_nhwc_bf16", NHWC),
+    DW_LANES_BF16("dw_conv_blocked_bf16", BLOCKS),
     /* Winograd F(4x4, 3x3): only where the caller asks for it (--alg=wino, or auto's
      * rule); the Python side filters these rows out for direct. The blocked rows take few
      * input channels on channel blocks (conv_wino_blk.c), the others plain layouts. */

@@ -8,7 +8,16 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define DW_FN bdnn_dw_plane_avx2
 #define DW_OBJ bdnn_dw_ker_avx2
 #include "conv_dw.inc"
-/* and the row kernel on channels in lanes, on the same vectors */
+/* and the row kernel on channels in lanes, on the same vectors: bf16 inputs, then f32;
+ * with the conversions of a low-precision dst */
+#define DT_VEC(x) bdnn_dwl_##x##_avx2
+#include "dt_vec.inc"
+#define DWL_SRC_BF16
+#define DWL_FN bdnn_dwl_row_bf16_avx2
+#include "conv_dw_lanes.inc"
+#undef DWL_SRC_BF16
+#undef DWL_FN
+#define DWL_FN_BF16 bdnn_dwl_row_bf16_avx2
 #define DWL_FN bdnn_dwl_row_avx2
 #define DWL_OBJ bdnn_dwl_ker_avx2
 #include "conv_dw_lanes.inc"

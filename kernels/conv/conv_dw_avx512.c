@@ -13,7 +13,17 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DW_NARROW bdnn_dw_plane_avx2
 #define DW_NARROW_VLEN 8
 #include "conv_dw.inc"
-/* and the row kernel on channels in lanes, on the same vectors */
+/* and the row kernel on channels in lanes, on the same vectors: bf16 inputs, then f32;
+ * with the conversions of a low-precision dst */
+#define DT_VEC_AVX512
+#define DT_VEC(x) bdnn_dwl_##x##_avx512
+#include "dt_vec.inc"
+#define DWL_SRC_BF16
+#define DWL_FN bdnn_dwl_row_bf16_avx512
+#include "conv_dw_lanes.inc"
+#undef DWL_SRC_BF16
+#undef DWL_FN
+#define DWL_FN_BF16 bdnn_dwl_row_bf16_avx512
 #define DWL_FN bdnn_dwl_row_avx512
 #define DWL_OBJ bdnn_dwl_ker_avx512
 #include "conv_dw_lanes.inc"

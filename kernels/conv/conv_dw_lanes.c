@@ -19,21 +19,30 @@
  * the eltwise entries to the chunk's finished row, in cache. The padded tail of the last
  * block is written as zeros; that of the input is never read.
  *
- * Weights are packed per channel vector: [C/VLEN][tap][VLEN], zero past the channels.
- * f32 without scales or zero points only; of the test defects, the sum-scale,
- * padding-garbage, skipped-last-tap and skipped-input-channel ones (and slow-gemm, which
- * is gemm_conv's: a no-op here, as on dw_conv_fwd). */
+ * Weights are packed per channel vector: [C/VLEN][tap][VLEN], f32, zero past the
+ * channels. f32 without scales or zero points; and bf16 (the _bf16 rows), whose inputs
+ * the row kernel widens as it reads them, with the chain the f32 path takes (a sum
+ * first, then eltwise entries), into an f32 or bf16 dst. A bf16 dst gets the chunk's row
+ * computed in f32 in the thread's row buffer (the prior dst there first when the chain
+ * sums), the eltwise entries on it, and one conversion into dst. Of the test defects,
+ * the sum-scale, padding-garbage, skipped-last-tap and skipped-input-channel ones (and
+ * slow-gemm, which is gemm_conv's: a no-op here, as on dw_conv_fwd). */
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
 #include "conv_impl.h"
+#include "dt.h"
 
 typedef struct {
     int64_t B, vlen, nvec;        /* channels per block; channel vectors of vlen */
     int64_t vec_per_chunk, nchunk;
     int64_t taps;
+    int64_t esz;                  /* bytes per src element (4 f32, 2 bf16) */
     dwl_geom_t geom;
+    float *rows;                  /* dst not f32: per thread, a row [ow][B] in f32 */
+    int64_t row_floats;
+    float *bias;                  /* a bias not in f32: in f32, C values */
 } dwl_plan_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -41,14 +50,38 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static void dwl_fini(struct bdnn_conv *c) {
     dwl_plan_t *p = c->plan;
     if (!p) return;
+    free(p->rows);
+    free(p->bias);
     free(p);
     c->plan = NULL;
+}
+
+/* bf16 operands: what the row kernel and the f32 row buffer serve. No scales or zero
+ * points; a sum (first, without zero point, in dst's type) and eltwise entries; an f32
+ * or bf16 dst. */
+static int bf16_serves(const struct bdnn_conv *c) {
+    const bdnn_conv_attr_t *at = &c->attr;
+    if (at->src_dt != BDNN_DT_BF16 || at->wei_dt != BDNN_DT_BF16
+            || (c->out_dt != BDNN_DT_BF16 && c->out_dt != BDNN_DT_F32)
+            || at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp || c->src_zps
+            || c->dst_zps)
+        return 0;
+    for (int i = 0; i < c->n_post_ops; ++i) {
+        const bdnn_post_op_t *op = &c->post_ops[i];
+        if (op->kind == BDNN_POST_SUM ? i > 0 || op->zero_point
+                                        || (op->sum_dt >= 0 && op->sum_dt != c->out_dt)
+                                      : op->kind != BDNN_POST_ELTWISE || op->scale != 1.0f)
+            return 0;
+    }
+    return 1;
 }
 
 static int dwl_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_dwl_ker_t *k = c->impl->kernel;
-    if (c->dir != BDNN_DIR_FWD || c->lp || c->operands != OPERANDS_F32)
+    if (c->dir != BDNN_DIR_FWD || c->operands != c->impl->operands
+            || (c->operands == OPERANDS_F32 ? c->lp
+                                            : c->operands != OPERANDS_BF16 || !bf16_serves(c)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (d->ic != d->g || d->oc != d->g) return BDNN_STATUS_UNIMPLEMENTED;
     switch (c->fault) {   /* (SLOW_GEMM is gemm_conv's alone: here it changes nothing) */
@@ -67,6 +100,7 @@ static int dwl_init(struct bdnn_conv *c) {
     c->plan = p;
     p->B = B;
     p->vlen = k->vlen;
+    p->esz = (int64_t)bdnn_dt_size(c->attr.src_dt);
     /* blocked: every vector of the padded blocks (those wholly in the tail get zeros) */
     p->nvec = layout == BDNN_LAYOUT_NHWC ? bdnn_div_up(C, k->vlen)
                                           : bdnn_div_up(C, B) * (B / k->vlen);
@@ -89,6 +123,14 @@ static int dwl_init(struct bdnn_conv *c) {
     g->ow_hi = bdnn_floor_div(d->iw - 1 + d->pw - (d->kw - 1) * g->dw, d->sw) + 1;
     g->ow_hi = g->ow_hi < 0 ? 0 : min64(g->ow_hi, d->ow);
     if (g->ow_lo > d->ow) g->ow_lo = d->ow;
+    if (c->with_bias && c->attr.bia_dt != BDNN_DT_F32
+            && conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(C > 0 ? C : 1)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
+    if (c->out_dt != BDNN_DT_F32) {
+        p->row_floats = d->ow * B;
+        if (conv_scratch((void **)&p->rows, sizeof(float) * (size_t)(c->nthr * p->row_floats)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+    }
     return BDNN_STATUS_OK;
 }
 
@@ -99,7 +141,7 @@ static size_t dwl_weights_bytes(const struct bdnn_conv *c) {
 
 static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void *packed_v) {
     const dwl_plan_t *p = c->plan;
-    const float *wei = wei_v;   /* [C][1][1][kd][kh][kw] */
+    const int wdt = c->attr.wei_dt;   /* [C][1][1][kd][kh][kw], f32 or bf16 */
     float *packed = packed_v;
     const int64_t C = c->d.g, T = p->taps, V = p->vlen;
     for (int64_t v = 0; v < p->nvec; ++v)
@@ -108,53 +150,83 @@ static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void 
                 const int64_t ch = v * V + l;
                 const int dropped = c->fault == BDNN_FAULT_SKIP_LAST_IC   /* ic/g = 1 */
                                  || (c->fault == BDNN_FAULT_SKIP_LAST_TAP && t == T - 1);
-                packed[(v * T + t) * V + l] = ch < C && !dropped ? wei[ch * T + t] : 0.0f;
+                packed[(v * T + t) * V + l] = ch < C && !dropped ? bdnn_load_f32(wei_v, wdt, ch * T + t)
+                                                                 : 0.0f;
             }
 }
 
 /* One output row of chunk `chunk`'s channels: nrows tap rows, row r's pixel 0 of channel
- * 0 at row0[r] (channel blocks in_blk floats apart) and its first tap row_tap[r]; out:
- * the output row's pixel 0 of channel 0 (blocks out_blk apart). Bias and the sum in the
- * row kernel's store, then the eltwise entries on the chunk's row, the padded tail zero. */
+ * 0 at row0[r] (channel blocks in_blk elements apart) and its first tap row_tap[r]; out:
+ * the output row's pixel 0 of channel 0 (blocks out_blk elements apart), of dst's type;
+ * frow: where the row is computed when that is not f32 (the thread's row buffer, [ow][B]),
+ * else NULL; bias: f32, C values, or NULL. Bias and the sum in the row kernel's store,
+ * then the eltwise entries on the chunk's row, the padded tail zero, and a low-precision
+ * dst converted from frow. */
 static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrows,
-                          const float *const *row0, const int64_t *row_tap, int64_t in_blk,
-                          const float *wei, const float *bias, float *out0, int64_t out_blk) {
+                          const void *const *row0, const int64_t *row_tap, int64_t in_blk,
+                          const float *wei, const float *bias, void *out0, int64_t out_blk,
+                          float *frow) {
     const dwl_plan_t *p = c->plan;
-    const conv_dwl_row_fn row_fn = ((const conv_dwl_ker_t *)c->impl->kernel)->fn;
+    const conv_dwl_ker_t *k = c->impl->kernel;
+    const conv_dwl_row_fn row_fn = c->operands == OPERANDS_BF16 ? k->fn_bf16 : k->fn;
     const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
     const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
     int has_sum;
     const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
-    const float *in_row[nrows > 0 ? nrows : 1], *wrow[nrows > 0 ? nrows : 1];
-    float bv[16] __attribute__((aligned(64)));
+    const void *in_row[nrows > 0 ? nrows : 1];
+    const float *wrow[nrows > 0 ? nrows : 1];
+    float bv[16] __attribute__((aligned(64))) = {0};   /* a partial vector's bias, or none */
     const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
+    /* the chunk's lanes, c0 .. c0 + lanes - 1 of its block: whole vectors where the block
+     * is padded (their tail is written), else its channels */
+    const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds a channel */
+    const int64_t lanes = zero_tail ? (v1 - v0) * V : nch, lane0 = c0 % B;
+    const size_t osz = bdnn_dt_size(c->out_dt);
+    char *out = (char *)out0 + osz * (size_t)((c0 / B) * out_blk);   /* the chunk's block */
+    float *row = frow ? frow : (float *)out;   /* [ow][B], lane c % B of channel c */
+    if (frow && has_sum) {   /* the prior dst, for the row kernel's store to scale */
+        if (lanes == B)
+            k->to_f32(c->out_dt, out, row, OW * B);
+        else
+            for (int64_t ow = 0; ow < OW; ++ow)
+                k->to_f32(c->out_dt, out + osz * (size_t)(ow * B + lane0), row + ow * B + lane0,
+                          lanes);
+    }
     for (int64_t v = v0; v < v1; ++v) {
-        const int64_t c0 = v * V, nv = min64(V, C - c0), at = (c0 / B) * in_blk + c0 % B;
-        float *out = out0 + (c0 / B) * out_blk + c0 % B;
+        const int64_t cv = v * V, nv = min64(V, C - cv), at = (cv / B) * in_blk + cv % B;
+        float *o = row + cv % B;
         if (nv <= 0) {   /* a vector of the padded tail */
-            for (int64_t ow = 0; ow < OW; ++ow) memset(out + ow * B, 0, sizeof(float) * (size_t)V);
+            for (int64_t ow = 0; ow < OW; ++ow) memset(o + ow * B, 0, sizeof(float) * (size_t)V);
             continue;
         }
         for (int64_t r = 0; r < nrows; ++r) {
-            in_row[r] = row0[r] + at;
+            in_row[r] = (const char *)row0[r] + p->esz * at;
             wrow[r] = wei + (v * T + row_tap[r]) * V;
         }
-        for (int64_t l = 0; l < V; ++l) bv[l] = bias && l < nv ? bias[c0 + l] : 0.0f;
-        row_fn(&p->geom, nrows, in_row, wrow, bv, sum_scale, has_sum, out, nv, zero_tail);
+        if (bias && nv < V)   /* the last channels: the lanes past them read zero */
+            for (int64_t l = 0; l < V; ++l) bv[l] = l < nv ? bias[cv + l] : 0.0f;
+        row_fn(&p->geom, nrows, in_row, wrow, bias && nv == V ? bias + cv : bv, sum_scale,
+               has_sum, o, nv, zero_tail);
     }
-    const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds a channel */
-    float *row = out0 + (c0 / B) * out_blk + c0 % B;
-    if (c->n_post_ops > (has_sum ? 1 : 0)) bdnn_post_ops_eltwise(c, row, B, OW, nch);
+    if (c->n_post_ops > (has_sum ? 1 : 0)) bdnn_post_ops_eltwise(c, row + lane0, B, OW, nch);
     if (zero_tail && C % B && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C)
         for (int64_t ow = 0; ow < OW; ++ow)
             for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
+    if (!frow) return;
+    if (lanes == B)   /* the row is one run of dst */
+        k->from_f32(c->out_dt, row, out, OW * B, 0);
+    else
+        for (int64_t ow = 0; ow < OW; ++ow)
+            k->from_f32(c->out_dt, row + ow * B + lane0, out + osz * (size_t)(ow * B + lane0),
+                        lanes, 0);
 }
 
 void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *row0,
                   const int64_t *row_tap, int64_t in_blk, const float *wei, const float *bias,
                   float *out0, int64_t out_blk) {
     for (int64_t chunk = 0; chunk < ((const dwl_plan_t *)c->plan)->nchunk; ++chunk)
-        dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_blk, wei, bias, out0, out_blk);
+        dwl_chunk_row(c, chunk, nrows, (const void *const *)row0, row_tap, in_blk, wei, bias,
+                      out0, out_blk, NULL);
 }
 
 static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
@@ -163,7 +235,13 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int64_t B = p->B, in_px = d->id * d->ih * d->iw, out_px = d->od * d->oh * d->ow;
     const int64_t nblk = bdnn_div_up(d->g, B), in_img = nblk * B * in_px, out_img = nblk * B * out_px;
     const int64_t items = d->mb * p->nchunk * d->od * d->oh, KDH = d->kd * d->kh;
-    const float *src = a->src;
+    const char *src = a->src;
+    const size_t osz = bdnn_dt_size(c->out_dt);
+    const float *bias = a->bias;   /* in f32: as given, or converted once here */
+    if (a->bias && c->attr.bia_dt != BDNN_DT_F32) {
+        bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->g);
+        bias = p->bias;
+    }
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t item = 0; item < items; ++item) {
         int64_t rest = item;
@@ -172,24 +250,26 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         const int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
         /* the (kd, kh) tap rows inside the input: their pixel 0 and first taps */
         int64_t nrows = 0, row_tap[KDH > 0 ? KDH : 1];
-        const float *row0[KDH > 0 ? KDH : 1];
+        const void *row0[KDH > 0 ? KDH : 1];
         for (int64_t kd = 0; kd < d->kd; ++kd) {
             const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
             if (id < 0 || id >= d->id) continue;
             for (int64_t kh = 0; kh < d->kh; ++kh) {
                 const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
                 if (ih < 0 || ih >= d->ih) continue;
-                row0[nrows] = src + n * in_img + (id * d->ih + ih) * d->iw * B;
+                row0[nrows] = src + p->esz * (n * in_img + (id * d->ih + ih) * d->iw * B);
                 row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
             }
         }
-        float *out0 = (float *)a->dst + n * out_img + (od * d->oh + oh) * d->ow * B;
-        dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_px * B, a->wei, a->bias, out0,
-                      out_px * B);
+        char *out0 = (char *)a->dst + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
+        float *frow = p->rows ? p->rows + omp_get_thread_num() * p->row_floats : NULL;
+        dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_px * B, a->wei, bias, out0,
+                      out_px * B, frow);
     }
 }
 
-/* The rows dw_conv_nhwc and dw_conv_blocked (conv_api.c names each one's layouts). */
+/* The rows dw_conv_nhwc and dw_conv_blocked, and their _bf16 forms (conv_api.c names
+ * each one's layouts). */
 const conv_impl_ops_t bdnn_conv_dw_lanes_ops = {
     dwl_init, dwl_weights_bytes, dwl_pack_weights, dwl_execute, dwl_fini, NULL,
 };

@@ -312,7 +312,8 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
  *                of wrow[r][kw] * in_row[r][iw]      (products lane by lane)
  *
  * in_row[r]: input pixel iw = 0 of the r-th (kd, kh) tap row inside the input (the driver
- * drops the rows in the padding), pixels in_ps floats apart; wrow[r]: that row's KW
+ * drops the rows in the padding), pixels in_ps elements apart, f32 (fn) or bf16 (fn_bf16,
+ * widened exactly as it is read); wrow[r]: that row's KW
  * weight vectors (VLEN floats each, zero past the n valid lanes); bias:
  * VLEN floats; out: pixel ow at out + ow * out_ps. Only n lanes (1..VLEN) are valid: with
  * n < VLEN the kernel reads no input or output float past a vector's n-th, writes the n
@@ -322,14 +323,17 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
  * driver's, on the finished row. */
 typedef struct {
     int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
-    int64_t in_ps, out_ps;            /* floats between neighbouring pixels */
+    int64_t in_ps, out_ps;            /* elements between neighbouring pixels */
     int64_t ow_lo, ow_hi;
 } dwl_geom_t;
-typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const float *const *in_row,
+typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                                 const float *const *wrow, const float *bias, float sum_scale,
                                 int has_sum, float *out, int64_t n, int zero_tail);
 typedef struct {
-    conv_dwl_row_fn fn;
+    conv_dwl_row_fn fn, fn_bf16;   /* f32 inputs; bf16 inputs */
+    /* n elements of type dt to f32 and back (dt_vec.inc's contract, on this ISA) */
+    void (*to_f32)(int dt, const void *in, float *out, int64_t n);
+    void (*from_f32)(int dt, const float *in, void *out, int64_t n, int truncate);
     int vlen;
 } conv_dwl_ker_t;
 extern const conv_dwl_ker_t bdnn_dwl_ker_scalar, bdnn_dwl_ker_avx2, bdnn_dwl_ker_avx512;
@@ -447,7 +451,7 @@ enum {
     CONV_ROW_GEMM = 4,         /* the plain-layout GEMM family (conv_gemm*.c): its kernel's
                                   MR rows tile the output channels (fused_dw's blocks), and
                                   the slow-gemm defect runs its execution twice */
-    CONV_ROW_DW_LANES = 8,     /* depthwise on channels in lanes: bdnn_dwl_row serves it */
+    CONV_ROW_DW_LANES = 8,     /* depthwise on channels in lanes, f32: bdnn_dwl_row serves it */
     CONV_ROW_BLOCKED_DC = 16,  /* the f32 blocked direct route: bdnn_blocked_dc_plan's */
     CONV_ROW_SRC1 = 32,        /* its low-precision epilogue runs on runs of dst's plain
                                   offsets: binary and prelu entries know each position */

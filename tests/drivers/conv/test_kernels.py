@@ -903,7 +903,8 @@ def test_weights_past_a_million_values_pack_on_threads():
 
 # Every operand class, with what the epilogue adds: scales, zero points (common and per
 # channel), sum, binary (per channel and per tensor) and eltwise entries, bias of another
-# type, 1D to 3D, stride, dilation and padding; the sums of the int8 ones are exact.
+# type, 1D to 3D, stride, dilation and padding; the sums of the int8 ones are exact. (bf16
+# on plain layouts: `any` gives it channel blocks, dw_conv_blocked_bf16's.)
 DW_LP_BATCH = """\
 --reset --dt=u8:s8:u8 --dir=FWD_B --attr-scales=src:common:0.5+wei:per_oc+dst:common:2
 --attr-zero-points=src:common:3+dst:common:-2 --attr-post-ops=add:f32:per_oc+relu
@@ -911,8 +912,8 @@ g16mb2ic16ih9oc16kh3sh2ph1
 --reset --dt=s8:s8:f32 --attr-zero-points=src:per_dim_1 g8mb1ic8id5ih6iw7oc8kd3kh3kw3pd1ph1pw1
 --reset --dt=u8:s8:s32 --attr-post-ops=sum:0.5 g12mb2ic12ih11oc12kh3dh1ph2
 --reset --dt=f16:f16:f16 --dir=FWD_B --attr-post-ops=swish:1+mul:f16:per_tensor g8mb2ic8ih10oc8kh5ph2
---reset --dt=bf16:bf16:bf16 g8mb3ic8iw20oc8kw3pw1
---reset --dt=bf16:bf16:f32 --dir=FWD_B g24mb1ic24ih7oc24kh3sh2ph1
+--reset --dt=bf16:bf16:bf16 --stag=abx --dtag=abx g8mb3ic8iw20oc8kw3pw1
+--reset --dt=bf16:bf16:f32 --dir=FWD_B --stag=abx --dtag=abx g24mb1ic24ih7oc24kh3sh2ph1
 --reset --dir=FWD_B --attr-post-ops=sum:2+prelu:per_oc g8mb2ic8ih10oc8kh3ph1
 """
 DW_LP_ROWS = sorted({i.name.split(":")[0] for i in core.conv_impls()

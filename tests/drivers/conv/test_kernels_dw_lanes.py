@@ -168,3 +168,116 @@ def test_cli_depthwise_runs_on_the_native_row(tag, row):
     assert "PASSED" in out and "+reorder" not in out
     if core.isa_supported(core.Isa.AVX2):
         assert f"implementation: {row}" in out, out
+
+
+# The bf16 rows (dw_conv_nhwc_bf16, dw_conv_blocked_bf16): the same kernel reading bf16
+# inputs, widened exactly; small integers are exact in bf16 and every partial sum of
+# theirs in f32, so the rows' outputs are the reference's, rounded once into dst's type.
+BF16_ROWS = [i for i in core.conv_impls()
+             if i.name.startswith(("dw_conv_nhwc_bf16:", "dw_conv_blocked_bf16:"))]
+BF16_RUNNABLE = [i for i in BF16_ROWS if core.isa_supported(i.isa)]
+BF16 = core.numpy_dtype("bf16")
+
+
+def _takes_bf16(impl) -> tuple:
+    return (NHWC,) if impl.name.startswith("dw_conv_nhwc_bf16:") else BLOCKS[impl.isa]
+
+
+def _run_bf16(impl, lay, s, src, wei, bias, dst_dt, prior=None, post_ops=(),
+              fault=core.Fault.NONE):
+    """dst after one execution, as f64 (logical, and the padded tail apart); src and wei
+    go in as bf16, the bias as f32, the prior (or NaN: unwritten) in dst_dt."""
+    attr = core.ConvAttr("bf16", "bf16", dst_dt, layout=LAYOUT[lay], post_ops=tuple(post_ops))
+    start = np.full(s.dst_shape, np.nan, np.float32) if prior is None else prior
+    dst = _to(start, lay, np.nan if prior is None else 0.0).astype(core.numpy_dtype(dst_dt))
+    with core.ConvPrimitive(impl, s, core.Direction.FWD, bias is not None, fault,
+                            attr=attr) as prim:
+        prim.bind(_to(src, lay).astype(BF16), prim.pack_weights(wei.astype(BF16)), bias, dst)()
+    return _from(dst.astype(np.float32), lay, s.oc)
+
+
+def _as(v: np.ndarray, dt: str) -> np.ndarray:
+    return np.asarray(v, np.float32).astype(core.numpy_dtype(dt)).astype(np.float32)
+
+
+def test_bf16_rows_take_bf16_depthwise_on_their_layouts_only():
+    assert {i.isa for i in BF16_ROWS} == {core.Isa.AVX512, core.Isa.AVX2, core.Isa.SCALAR}
+    dw = _shape("ic32ih6oc32kh3ph1_dw")
+    for impl in BF16_RUNNABLE:
+        lay = _takes_bf16(impl)[0]
+        for dst_dt in ("bf16", "f32"):
+            core.ConvPrimitive(impl, dw, core.Direction.FWD, False,
+                               attr=core.ConvAttr("bf16", "bf16", dst_dt,
+                                                  layout=LAYOUT[lay])).close()
+        refused = [core.ConvAttr(layout=LAYOUT[lay]),                                  # f32
+                   core.ConvAttr("bf16", "bf16", "f16", layout=LAYOUT[lay]),
+                   core.ConvAttr("bf16", "bf16", "bf16", layout=LAYOUT[lay],
+                                 scales=core.Scales.OSCALE, wei_scales=(0.5,)),
+                   core.ConvAttr("bf16", "bf16", "bf16", layout=LAYOUT[lay],           # sum 2nd
+                                 post_ops=(core.PostOp(core.PostKind.ELTWISE,
+                                                       alg=core.EltAlg.RELU),
+                                           core.PostOp(core.PostKind.SUM, scale=0.5)))]
+        for attr in refused:
+            with pytest.raises(core.Unimplemented):
+                core.ConvPrimitive(impl, dw, core.Direction.FWD, False, attr=attr)
+        with pytest.raises(core.Unimplemented):
+            core.ConvPrimitive(impl, dw, core.Direction.BWD_DATA, False,
+                               attr=core.ConvAttr("bf16", "bf16", "bf16", layout=LAYOUT[lay]))
+
+
+BF16_CASES = [pytest.param(i, lay, t, dst, id=f"{i.name}-{lay}-{t}-{dst}")
+              for i in BF16_RUNNABLE for lay in _takes_bf16(i) for t in SHAPES
+              for dst in ("bf16", "f32")]
+
+
+@pytest.mark.parametrize("impl,lay,text,dst_dt", BF16_CASES)
+def test_bf16_forward_matches_reference_rounded_once(impl, lay, text, dst_dt):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    out, tail = _run_bf16(impl, lay, s, src, wei, bias, dst_dt)
+    ref = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
+    assert np.array_equal(out, _as(ref, dst_dt)) and not tail.any()
+
+
+@pytest.mark.parametrize("dst_dt", ["bf16", "f32"])
+@pytest.mark.parametrize("impl", BF16_RUNNABLE, ids=[i.name for i in BF16_RUNNABLE])
+def test_bf16_sum_then_eltwise_chain_in_order_into_dst(impl, dst_dt):
+    """The prior dst (of dst's type) scaled, relu and a shifting linear, then one rounding;
+    the shift would make a blocked tail nonzero if it reached it. Channels last runs its
+    rows in runs of vectors when the rows are few (mb1, 3 rows): not one run of dst."""
+    for text in ("mb2ic20ih7iw9oc20kh3kw3ph1pw1_dw", "mb1ic40ih3iw5oc40kh3kw3ph1pw1_dw"):
+        s = _shape(text)
+        lay = _takes_bf16(impl)[-1]
+        rng = np.random.default_rng(5)
+        src, wei, bias, prior = (_ints(rng, s.src_shape), _ints(rng, s.wei_shape),
+                                 _ints(rng, s.oc), _ints(rng, s.dst_shape))
+        chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
+                 core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
+                 core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
+                             beta=3.0))
+        out, tail = _run_bf16(impl, lay, s, src, wei, bias, dst_dt, prior, chain)
+        v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
+        ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+        assert np.array_equal(out, _as(ref, dst_dt)) and not tail.any(), text
+
+
+def test_bf16_padding_garbage_defect_writes_the_tail():
+    impl = next(i for i in BF16_RUNNABLE if i.name.startswith("dw_conv_blocked_bf16:"))
+    s = _shape("ic5ih6oc5kh3ph1_dw")
+    rng = np.random.default_rng(7)
+    _, tail = _run_bf16(impl, _takes_bf16(impl)[0], s, _ints(rng, s.src_shape),
+                        _ints(rng, s.wei_shape), None, "bf16",
+                        fault=core.Fault.PADDING_GARBAGE)
+    assert tail.size and (tail == 1).all()
+
+
+@pytest.mark.parametrize("tag,row", [("nhwc", "dw_conv_nhwc_bf16:"),
+                                     ("nChw16c", "dw_conv_blocked_bf16:"),
+                                     ("any", "dw_conv_blocked_bf16:")])
+def test_cli_bf16_depthwise_runs_on_the_native_row(tag, row):
+    out = run_cli("--conv", "--dir=FWD_B", "--dt=bf16", f"--stag={tag}", f"--dtag={tag}",
+                  "--attr-post-ops=sum+relu", "-v5", "mb2ic32ih10oc32kh3sh2ph1_dw").out
+    assert "PASSED" in out and "+reorder" not in out
+    if core.isa_supported(core.Isa.AVX2):
+        assert f"implementation: {row}" in out, out
