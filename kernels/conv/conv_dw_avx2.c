@@ -12,7 +12,11 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
  * with the conversions of a low-precision dst */
 #define DT_VEC(x) bdnn_dwl_##x##_avx2
 #include "dt_vec.inc"
+/* rows this wide or narrower are computed whole, in registers (of 16) */
+#define DWL_ROW_MAX 8
 #define DWL_SRC_BF16
+#define DWL_BF16_WIDEN(p) \
+    ((vf)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
 #define DWL_FN bdnn_dwl_row_bf16_avx2
 #include "conv_dw_lanes.inc"
 #undef DWL_SRC_BF16

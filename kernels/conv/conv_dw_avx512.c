@@ -18,7 +18,11 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DT_VEC_AVX512
 #define DT_VEC(x) bdnn_dwl_##x##_avx512
 #include "dt_vec.inc"
+/* rows this wide or narrower are computed whole, in registers (of 32) */
+#define DWL_ROW_MAX 16
 #define DWL_SRC_BF16
+#define DWL_BF16_WIDEN(p) \
+    ((vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
 #define DWL_FN bdnn_dwl_row_bf16_avx512
 #include "conv_dw_lanes.inc"
 #undef DWL_SRC_BF16

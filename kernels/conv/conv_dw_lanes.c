@@ -43,6 +43,7 @@ typedef struct {
     float *rows;                  /* dst not f32: per thread, a row [ow][B] in f32 */
     int64_t row_floats;
     float *bias;                  /* a bias not in f32: in f32, C values */
+    int64_t *kw_range;            /* geom's kw_lo and kw_hi, KW each */
 } dwl_plan_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -52,6 +53,7 @@ static void dwl_fini(struct bdnn_conv *c) {
     if (!p) return;
     free(p->rows);
     free(p->bias);
+    free(p->kw_range);
     free(p);
     c->plan = NULL;
 }
@@ -123,6 +125,18 @@ static int dwl_init(struct bdnn_conv *c) {
     g->ow_hi = bdnn_floor_div(d->iw - 1 + d->pw - (d->kw - 1) * g->dw, d->sw) + 1;
     g->ow_hi = g->ow_hi < 0 ? 0 : min64(g->ow_hi, d->ow);
     if (g->ow_lo > d->ow) g->ow_lo = d->ow;
+    /* tap kw reaches pixel ow when ow*SW - PW + kw*DW is inside [0, IW) */
+    p->kw_range = malloc(sizeof(int64_t) * (size_t)(2 * (d->kw > 0 ? d->kw : 1)));
+    if (!p->kw_range) return BDNN_STATUS_OUT_OF_MEMORY;
+    int64_t *lo = p->kw_range, *hi = p->kw_range + d->kw;
+    for (int64_t kw = 0; kw < d->kw; ++kw) {
+        const int64_t off = kw * g->dw - d->pw;
+        hi[kw] = bdnn_floor_div(d->iw - 1 - off, d->sw) + 1;
+        hi[kw] = hi[kw] < 0 ? 0 : min64(hi[kw], d->ow);
+        lo[kw] = min64(off >= 0 ? 0 : bdnn_div_up(-off, d->sw), hi[kw]);
+    }
+    g->kw_lo = lo;
+    g->kw_hi = hi;
     if (c->with_bias && c->attr.bia_dt != BDNN_DT_F32
             && conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(C > 0 ? C : 1)))
         return BDNN_STATUS_OUT_OF_MEMORY;
@@ -178,11 +192,14 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
     float bv[16] __attribute__((aligned(64))) = {0};   /* a partial vector's bias, or none */
     const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
     /* the chunk's lanes, c0 .. c0 + lanes - 1 of its block: whole vectors where the block
-     * is padded (their tail is written), else its channels */
+     * is padded (their tail is written), else its channels. A chunk lies in one block: a
+     * block is a chunk (blocked), or all channels are one block (channels last); no
+     * division per row (a narrow row's few multiply-adds took as long as a few). */
+    const int64_t blk = zero_tail ? chunk : 0;
     const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds a channel */
-    const int64_t lanes = zero_tail ? (v1 - v0) * V : nch, lane0 = c0 % B;
+    const int64_t lanes = zero_tail ? (v1 - v0) * V : nch, lane0 = c0 - blk * B;
     const size_t osz = bdnn_dt_size(c->out_dt);
-    char *out = (char *)out0 + osz * (size_t)((c0 / B) * out_blk);   /* the chunk's block */
+    char *out = (char *)out0 + osz * (size_t)(blk * out_blk);   /* the chunk's block */
     float *row = frow ? frow : (float *)out;   /* [ow][B], lane c % B of channel c */
     if (frow && has_sum) {   /* the prior dst, for the row kernel's store to scale */
         if (lanes == B)
@@ -193,8 +210,9 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
                           lanes);
     }
     for (int64_t v = v0; v < v1; ++v) {
-        const int64_t cv = v * V, nv = min64(V, C - cv), at = (cv / B) * in_blk + cv % B;
-        float *o = row + cv % B;
+        const int64_t cv = v * V, nv = min64(V, C - cv), lane = cv - blk * B;
+        const int64_t at = blk * in_blk + lane;
+        float *o = row + lane;
         if (nv <= 0) {   /* a vector of the padded tail */
             for (int64_t ow = 0; ow < OW; ++ow) memset(o + ow * B, 0, sizeof(float) * (size_t)V);
             continue;
@@ -209,7 +227,7 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
                has_sum, o, nv, zero_tail);
     }
     if (c->n_post_ops > (has_sum ? 1 : 0)) bdnn_post_ops_eltwise(c, row + lane0, B, OW, nch);
-    if (zero_tail && C % B && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C)
+    if (zero_tail && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C && C % B)
         for (int64_t ow = 0; ow < OW; ++ow)
             for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
     if (!frow) return;
@@ -242,29 +260,44 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->g);
         bias = p->bias;
     }
-#pragma omp parallel for num_threads(c->nthr) schedule(static)
-    for (int64_t item = 0; item < items; ++item) {
-        int64_t rest = item;
-        const int64_t oh = rest % d->oh; rest /= d->oh;
-        const int64_t od = rest % d->od; rest /= d->od;
-        const int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
-        /* the (kd, kh) tap rows inside the input: their pixel 0 and first taps */
-        int64_t nrows = 0, row_tap[KDH > 0 ? KDH : 1];
-        const void *row0[KDH > 0 ? KDH : 1];
-        for (int64_t kd = 0; kd < d->kd; ++kd) {
-            const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
-            if (id < 0 || id >= d->id) continue;
-            for (int64_t kh = 0; kh < d->kh; ++kh) {
-                const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
-                if (ih < 0 || ih >= d->ih) continue;
-                row0[nrows] = src + p->esz * (n * in_img + (id * d->ih + ih) * d->iw * B);
-                row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
+    /* each thread a contiguous range of items, walked by incrementing (oh, od, chunk, n):
+     * an item of a narrow row is a few dozen multiply-adds, and decoding its index by
+     * division cost as much */
+#pragma omp parallel num_threads(c->nthr)
+    {
+        const int64_t nthr = omp_get_num_threads(), ithr = omp_get_thread_num();
+        const int64_t start = items * ithr / nthr, end = items * (ithr + 1) / nthr;
+        float *frow = p->rows ? p->rows + ithr * p->row_floats : NULL;
+        int64_t rest = start;
+        int64_t oh = rest % d->oh; rest /= d->oh > 0 ? d->oh : 1;
+        int64_t od = rest % d->od; rest /= d->od > 0 ? d->od : 1;
+        int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
+        for (int64_t item = start; item < end; ++item) {
+            /* the (kd, kh) tap rows inside the input: their pixel 0 and first taps */
+            int64_t nrows = 0, row_tap[KDH > 0 ? KDH : 1];
+            const void *row0[KDH > 0 ? KDH : 1];
+            for (int64_t kd = 0; kd < d->kd; ++kd) {
+                const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
+                if (id < 0 || id >= d->id) continue;
+                for (int64_t kh = 0; kh < d->kh; ++kh) {
+                    const int64_t ih = oh * d->sh - d->ph + kh * (d->dh + 1);
+                    if (ih < 0 || ih >= d->ih) continue;
+                    row0[nrows] = src + p->esz * (n * in_img + (id * d->ih + ih) * d->iw * B);
+                    row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
+                }
+            }
+            char *out0 = (char *)a->dst
+                       + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
+            dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_px * B, a->wei, bias, out0,
+                          out_px * B, frow);
+            if (++oh == d->oh) {
+                oh = 0;
+                if (++od == d->od) {
+                    od = 0;
+                    if (++chunk == p->nchunk) chunk = 0, ++n;
+                }
             }
         }
-        char *out0 = (char *)a->dst + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
-        float *frow = p->rows ? p->rows + omp_get_thread_num() * p->row_floats : NULL;
-        dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_px * B, a->wei, bias, out0,
-                      out_px * B, frow);
     }
 }
 

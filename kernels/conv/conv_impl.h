@@ -325,6 +325,8 @@ typedef struct {
     int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
     int64_t in_ps, out_ps;            /* elements between neighbouring pixels */
     int64_t ow_lo, ow_hi;
+    /* per kw tap: the output pixels whose column it reaches, [kw_lo, kw_hi) */
+    const int64_t *kw_lo, *kw_hi;
 } dwl_geom_t;
 typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                                 const float *const *wrow, const float *bias, float sum_scale,
