@@ -791,21 +791,13 @@ static int dc_lp_init(struct bdnn_conv *c) {
     const dc_ker_t *ker = c->impl->kernel;
     const bdnn_conv_attr_t *at = &c->attr;
     if (c->dir != BDNN_DIR_FWD || ker->pack < 2 || !(ker->store_dts & (1u << c->out_dt))
-            || at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp || c->src_zps
-            || c->dst_zps)
+            || !bdnn_post_ops_row_store(c))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* an s8 source would need the +128 shift and its compensation (the plain rows') */
     if (ker->s32 && at->src_dt != BDNN_DT_U8) return BDNN_STATUS_UNIMPLEMENTED;
     if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
             && c->fault != BDNN_FAULT_CRASH && c->fault != BDNN_FAULT_PADDING_GARBAGE)
         return BDNN_STATUS_UNIMPLEMENTED;
-    for (int i = 0; i < c->n_post_ops; ++i) {
-        const bdnn_post_op_t *op = &c->post_ops[i];
-        if (op->kind == BDNN_POST_SUM ? i > 0 || op->zero_point
-                                        || (op->sum_dt >= 0 && op->sum_dt != c->out_dt)
-                                      : op->kind != BDNN_POST_ELTWISE || op->scale != 1.0f)
-            return BDNN_STATUS_UNIMPLEMENTED;
-    }
     return dc_init(c, ker, &c->plan);
 }
 

@@ -58,24 +58,12 @@ static void dwl_fini(struct bdnn_conv *c) {
     c->plan = NULL;
 }
 
-/* bf16 operands: what the row kernel and the f32 row buffer serve. No scales or zero
- * points; a sum (first, without zero point, in dst's type) and eltwise entries; an f32
- * or bf16 dst. */
+/* bf16 operands: what the row kernel and the f32 row buffer serve. bf16 src and weights,
+ * an f32 or bf16 dst, and a chain the row store takes. */
 static int bf16_serves(const struct bdnn_conv *c) {
     const bdnn_conv_attr_t *at = &c->attr;
-    if (at->src_dt != BDNN_DT_BF16 || at->wei_dt != BDNN_DT_BF16
-            || (c->out_dt != BDNN_DT_BF16 && c->out_dt != BDNN_DT_F32)
-            || at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp || c->src_zps
-            || c->dst_zps)
-        return 0;
-    for (int i = 0; i < c->n_post_ops; ++i) {
-        const bdnn_post_op_t *op = &c->post_ops[i];
-        if (op->kind == BDNN_POST_SUM ? i > 0 || op->zero_point
-                                        || (op->sum_dt >= 0 && op->sum_dt != c->out_dt)
-                                      : op->kind != BDNN_POST_ELTWISE || op->scale != 1.0f)
-            return 0;
-    }
-    return 1;
+    return at->src_dt == BDNN_DT_BF16 && at->wei_dt == BDNN_DT_BF16
+        && (c->out_dt == BDNN_DT_BF16 || c->out_dt == BDNN_DT_F32) && bdnn_post_ops_row_store(c);
 }
 
 static int dwl_init(struct bdnn_conv *c) {
@@ -164,8 +152,8 @@ static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void 
                 const int64_t ch = v * V + l;
                 const int dropped = c->fault == BDNN_FAULT_SKIP_LAST_IC   /* ic/g = 1 */
                                  || (c->fault == BDNN_FAULT_SKIP_LAST_TAP && t == T - 1);
-                packed[(v * T + t) * V + l] = ch < C && !dropped ? bdnn_load_f32(wei_v, wdt, ch * T + t)
-                                                                 : 0.0f;
+                packed[(v * T + t) * V + l] =
+                    ch < C && !dropped ? bdnn_load_f32(wei_v, wdt, ch * T + t) : 0.0f;
             }
 }
 

@@ -599,6 +599,10 @@ static inline int bdnn_has_src1_post_op(const bdnn_conv_attr_t *a) {
 }
 /* The sum post-op's scale (sets *has_sum), honouring the dropped-scale defect. */
 float bdnn_post_ops_sum_scale(const struct bdnn_conv *c, int *has_sum);
+/* Whether a low-precision row of f32 sums can finish in f32 and convert on the store: no
+ * scales or zero points, a first sum without zero point reading dst's type, eltwise
+ * entries without a scale (the blocked direct and the depthwise lanes rows). */
+int bdnn_post_ops_row_store(const struct bdnn_conv *c);
 
 /* Helpers shared by the drivers. */
 void *bdnn_aligned_alloc(size_t bytes);

@@ -90,6 +90,20 @@ float bdnn_post_ops_sum_scale(const struct bdnn_conv *c, int *has_sum) {
     return c->fault == BDNN_FAULT_SUM_SCALE_DROPPED ? 1.0f : c->post_ops[0].scale;
 }
 
+int bdnn_post_ops_row_store(const struct bdnn_conv *c) {
+    const bdnn_conv_attr_t *at = &c->attr;
+    if (at->scales != BDNN_SCALES_NONE || at->src_zp || at->dst_zp || c->src_zps || c->dst_zps)
+        return 0;
+    for (int i = 0; i < c->n_post_ops; ++i) {
+        const bdnn_post_op_t *op = &c->post_ops[i];
+        if (op->kind == BDNN_POST_SUM ? i > 0 || op->zero_point
+                                        || (op->sum_dt >= 0 && op->sum_dt != c->out_dt)
+                                      : op->kind != BDNN_POST_ELTWISE || op->scale != 1.0f)
+            return 0;
+    }
+    return 1;
+}
+
 void bdnn_post_op_src1(const struct bdnn_conv *c, int i, float *x, int64_t off, int64_t n) {
     const bdnn_conv_desc_t *d = &c->d;
     const int bwd = c->dir == BDNN_DIR_BWD_DATA;   /* the written tensor is diff_src */
