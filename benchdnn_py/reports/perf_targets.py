@@ -1,8 +1,7 @@
 """Performance targets, one list per kind (shares of the peak and ratios to PyTorch and
-oneDNN, post-op
-overhead, fusion, Winograd, thread scaling, reorders), read from a targets file
-(batches/perf_targets.json holds this project's), and the case record (a results file's
-perf record, paired across backends) they judge."""
+oneDNN, post-op overhead, fusion, Winograd, thread scaling, reorders), read from a targets
+file (batches/perf_targets.json and perf_targets_onednn.json hold this project's), and the
+case record (a results file's perf record, paired across backends) they judge."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ OPERAND_CLASS = {"f32:f32": "f32", "bf16:bf16": "bf16", "f16:f16": "f16",
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One problem as each backend measured it: ours, and PyTorch's and oneDNN's when the
-run has them."""
+    run has them."""
 
     desc: ConvDesc
     network: str
