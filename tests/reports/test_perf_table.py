@@ -26,6 +26,14 @@ def record(desc, *, backend="native", direction="FWD_I", dt=("f32", "f32", "f32"
             "limit_g_per_s": LIMIT}
 
 
+def _carrying(path, targets, records):
+    """A results file of RECORDS whose header carries TARGETS (a batch's --perf-targets)."""
+    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1,
+              "run": {"perf_targets": perf_targets.to_json(targets)}}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
+    return str(path)
+
+
 def resnet(layer, mb=1):
     return f'mb{mb}ic64ih56oc64oh56kh3ph1n"resnet_50:{layer}"'
 
@@ -117,11 +125,7 @@ def test_depthwise_layers_are_read_in_gb_per_s_against_the_copy_bandwidth(tmp_pa
     (row,) = [r for r in perf_table.rows_of(old, TARGETS) if r.target.memory_bound]
     assert perf_table.bandwidth_lines([row])[2].endswith("| 1 | - | -, - | - | - |")
     # the CLI prints the table under the targets, and the per-layer line names the GB/s
-    path = tmp_path / "perf.jsonl"
-    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1,
-              "run": {"perf_targets": perf_targets.to_json(TARGETS)}}
-    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
-    res = run_cli("perf-table", "--layers", str(path))
+    res = run_cli("perf-table", "--layers", _carrying(tmp_path / "perf.jsonl", TARGETS, records))
     assert res.code == 0, res.err
     assert "| MobileNet v1 depthwise layers, f32 forward, mb1 | 2 | 20.0 | 100, 50 |" in res.out
     assert "| mobilenet_v1 | conv2_1_dw (40.0 GB/s, 200% of copy) | FWD_I |" in res.out
@@ -217,11 +221,7 @@ def test_onednn_rows_judge_the_geomean_and_every_layer_and_name_the_weakest(tmp_
     assert "| 1.05x, 0.80x | b 0.80, c 0.90 | >= 1x oneDNN: met; every case >= 0.85x " \
            "oneDNN: missed |" in lines[2]
     # the CLI, by the targets a results file carries, with oneDNN's columns per layer
-    path = tmp_path / "onednn.jsonl"
-    header = {"type": "header", "schema": "benchdnn-py-results", "version": 1,
-              "run": {"perf_targets": perf_targets.to_json(ONEDNN)}}
-    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
-    res = run_cli("perf-table", "--layers", str(path))
+    res = run_cli("perf-table", "--layers", _carrying(tmp_path / "onednn.jsonl", ONEDNN, records))
     assert res.code == 0, res.err
     assert "| ResNet-50 f32 forward, mb1, AVX2 | 1 | 100 |" in res.out
     assert "| resnet_50 | b | FWD_I | f32 | 1 | 200 | 50 | - | - | 250 | 0.80 | onednn:x | " \

@@ -116,12 +116,9 @@ def test_forward_matches_reference_exactly(impl, lay, text, with_bias):
     assert np.array_equal(out, ref) and not tail.any()
 
 
-@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
-def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
-    """sum (scaled prior) in the store, then relu and a shifting linear on the row; the
-    shift would make a blocked tail nonzero if it reached it."""
-    lay = _takes(impl)[-1]
-    s = _shape("mb2ic20ih7iw9oc20kh3kw3ph1pw1_dw")
+def _chain_case(s):
+    """Inputs, a prior dst and the chain sum:0.5 + relu:0.25 + linear:1:3, with the f32
+    result the chain gives (exact: small integers)."""
     rng = np.random.default_rng(5)
     src, wei, bias, prior = (_ints(rng, s.src_shape), _ints(rng, s.wei_shape),
                              _ints(rng, s.oc), _ints(rng, s.dst_shape))
@@ -129,9 +126,18 @@ def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
                          beta=3.0))
-    out, tail = _run(impl, lay, s, src, wei, bias, prior, chain)
     v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
-    ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+    return src, wei, bias, prior, chain, np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
+    """sum (scaled prior) in the store, then relu and a shifting linear on the row; the
+    shift would make a blocked tail nonzero if it reached it."""
+    lay = _takes(impl)[-1]
+    s = _shape("mb2ic20ih7iw9oc20kh3kw3ph1pw1_dw")
+    src, wei, bias, prior, chain, ref = _chain_case(s)
+    out, tail = _run(impl, lay, s, src, wei, bias, prior, chain)
     assert np.array_equal(out, ref) and not tail.any()
 
 
@@ -248,17 +254,9 @@ def test_bf16_sum_then_eltwise_chain_in_order_into_dst(impl, dst_dt):
     rows in runs of vectors when the rows are few (mb1, 3 rows): not one run of dst."""
     for text in ("mb2ic20ih7iw9oc20kh3kw3ph1pw1_dw", "mb1ic40ih3iw5oc40kh3kw3ph1pw1_dw"):
         s = _shape(text)
-        lay = _takes_bf16(impl)[-1]
-        rng = np.random.default_rng(5)
-        src, wei, bias, prior = (_ints(rng, s.src_shape), _ints(rng, s.wei_shape),
-                                 _ints(rng, s.oc), _ints(rng, s.dst_shape))
-        chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
-                 core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
-                 core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
-                             beta=3.0))
-        out, tail = _run_bf16(impl, lay, s, src, wei, bias, dst_dt, prior, chain)
-        v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
-        ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
+        src, wei, bias, prior, chain, ref = _chain_case(s)
+        out, tail = _run_bf16(impl, _takes_bf16(impl)[-1], s, src, wei, bias, dst_dt, prior,
+                              chain)
         assert np.array_equal(out, _as(ref, dst_dt)) and not tail.any(), text
 
 
