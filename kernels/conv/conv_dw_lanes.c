@@ -181,8 +181,8 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
     const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
     /* the chunk's lanes, c0 .. c0 + lanes - 1 of its block: whole vectors where the block
      * is padded (their tail is written), else its channels. A chunk lies in one block: a
-     * block is a chunk (blocked), or all channels are one block (channels last); no
-     * division per row (a narrow row's few multiply-adds took as long as a few). */
+     * block is a chunk (blocked), or all channels are one block (channels last). No
+     * division per row: a few cost as much as a narrow row's multiply-adds. */
     const int64_t blk = zero_tail ? chunk : 0;
     const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds a channel */
     const int64_t lanes = zero_tail ? (v1 - v0) * V : nch, lane0 = c0 - blk * B;
