@@ -12,6 +12,11 @@ import os
 import signal
 import sys
 
+# numpy's OpenBLAS starts its threads when numpy is first imported (by the modules below),
+# and they spin after each call: nothing here needs BLAS threads, and spinning ones take
+# cores from the kernels' OpenMP team while a case is timed. So the count is set first.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import click
 
 from . import __version__, backends, completion, core
@@ -444,7 +449,4 @@ def _driver_help(driver) -> str:
 
 
 def main() -> None:
-    # numpy's and scipy's OpenBLAS keep threads that spin after each call; nothing here
-    # needs BLAS threads, and spinning ones would take cores from the kernels' OpenMP team.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli(prog_name="benchdnn-py")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
@@ -503,3 +507,15 @@ def test_color_always_colours_standard_error_even_into_a_pipe():
     r = run_cli("--color=sometimes", "--conv", "ic3ih5oc3kh3")
     assert r.code == 2 and "--color=sometimes: unknown value `sometimes`; expected one of " \
         "auto, always, never" in r.err
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_the_cli_starts_numpy_without_blas_threads():
+    """numpy's OpenBLAS starts its threads at import, and they spin after each call,
+    taking cores from the kernels' team while a case is timed: the CLI module sets their
+    count to 1 before anything imports numpy (a user's own setting stays)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    probe = "import benchdnn_py.cli, os; print(len(os.listdir('/proc/self/task')))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    assert out.strip() == "1", out
