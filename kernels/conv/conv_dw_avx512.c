@@ -18,7 +18,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DT_VEC_AVX512
 #define DT_VEC(x) bdnn_dwl_##x##_avx512
 #include "dt_vec.inc"
-/* rows this wide or narrower are computed whole, in registers (of 32) */
+/* rows run in segments of this many pixels, each held in registers (of 32) */
 #define DWL_ROW_MAX 16
 #define DWL_SRC_BF16
 #define DWL_BF16_WIDEN(p) \

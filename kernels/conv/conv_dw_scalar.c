@@ -12,7 +12,7 @@ typedef float vfu __attribute__((vector_size(16), aligned(4)));
  * with the conversions of a low-precision dst */
 #define DT_VEC(x) bdnn_dwl_##x##_scalar
 #include "dt_vec.inc"
-/* rows this wide or narrower are computed whole, in registers (of 16) */
+/* rows run in segments of this many pixels, each held in registers (of 16) */
 #define DWL_ROW_MAX 8
 #define DWL_SRC_BF16
 #define DWL_FN bdnn_dwl_row_bf16_scalar

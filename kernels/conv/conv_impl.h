@@ -313,13 +313,14 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
  *
  * in_row[r]: input pixel iw = 0 of the r-th (kd, kh) tap row inside the input (the driver
  * drops the rows in the padding), pixels in_ps elements apart, f32 (fn) or bf16 (fn_bf16,
- * widened exactly as it is read); wrow[r]: that row's KW
- * weight vectors (VLEN floats each, zero past the n valid lanes); bias:
- * VLEN floats; out: pixel ow at out + ow * out_ps. Only n lanes (1..VLEN) are valid: with
- * n < VLEN the kernel reads no input or output float past a vector's n-th, writes the n
- * lanes, and with zero_tail stores zero into the other VLEN - n (a blocked layout's
- * padded tail), else leaves them alone. ow_lo, ow_hi: the output pixels whose every kw
- * tap lies inside the row (unchecked); the others check each tap. Eltwise entries are the
+ * widened exactly as it is read); wrow[r]: that row's KW weight vectors (VLEN floats
+ * each, zero past the n valid lanes); bias: VLEN floats; out: pixel ow at
+ * out + ow * out_ps. Only n lanes (1..VLEN) are valid: with n < VLEN the kernel reads no
+ * input or output float past a vector's n-th, writes the n lanes, and with zero_tail
+ * stores zero into the other VLEN - n (a blocked layout's padded tail), else leaves them
+ * alone. Whole vectors run in segments of pixels, each kw tap over the pixels kw_lo ..
+ * kw_hi - 1; partial ones use ow_lo, ow_hi: the output pixels whose every kw tap lies
+ * inside the row (unchecked; the others check each tap). Eltwise entries are the
  * driver's, on the finished row. */
 typedef struct {
     int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
