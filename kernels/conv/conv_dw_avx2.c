@@ -19,9 +19,15 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
     ((vf)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
 #define DWL_FN bdnn_dwl_row_bf16_avx2
 #include "conv_dw_lanes.inc"
+#undef DWL_FN
+#define DWL_OUT_BF16
+#define DWL_FN bdnn_dwl_row_bf16_out_avx2
+#include "conv_dw_lanes.inc"
+#undef DWL_OUT_BF16
 #undef DWL_SRC_BF16
 #undef DWL_FN
 #define DWL_FN_BF16 bdnn_dwl_row_bf16_avx2
+#define DWL_FN_BF16_OUT bdnn_dwl_row_bf16_out_avx2
 #define DWL_FN bdnn_dwl_row_avx2
 #define DWL_OBJ bdnn_dwl_ker_avx2
 #include "conv_dw_lanes.inc"

@@ -25,9 +25,15 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
     ((vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
 #define DWL_FN bdnn_dwl_row_bf16_avx512
 #include "conv_dw_lanes.inc"
+#undef DWL_FN
+#define DWL_OUT_BF16
+#define DWL_FN bdnn_dwl_row_bf16_out_avx512
+#include "conv_dw_lanes.inc"
+#undef DWL_OUT_BF16
 #undef DWL_SRC_BF16
 #undef DWL_FN
 #define DWL_FN_BF16 bdnn_dwl_row_bf16_avx512
+#define DWL_FN_BF16_OUT bdnn_dwl_row_bf16_out_avx512
 #define DWL_FN bdnn_dwl_row_avx512
 #define DWL_OBJ bdnn_dwl_ker_avx512
 #include "conv_dw_lanes.inc"

@@ -22,9 +22,10 @@
  * Weights are packed per channel vector: [C/VLEN][tap][VLEN], f32, zero past the
  * channels. f32 without scales or zero points; and bf16 (the _bf16 rows), whose inputs
  * the row kernel widens as it reads them, with the chain the f32 path takes (a sum
- * first, then eltwise entries), into an f32 or bf16 dst. A bf16 dst gets the chunk's row
- * computed in f32 in the thread's row buffer (the prior dst there first when the chain
- * sums), the eltwise entries on it, and one conversion into dst. Of the test defects,
+ * first, then eltwise entries), into an f32 or bf16 dst. The row kernel stores a bf16
+ * dst itself when the chain has no eltwise entry; otherwise the chunk's row is computed
+ * in f32 in the thread's row buffer (the prior dst there first when the chain sums), the
+ * eltwise entries run on it, and one conversion writes it into dst. Of the test defects,
  * the sum-scale, padding-garbage, skipped-last-tap and skipped-input-channel ones (and
  * slow-gemm, which is gemm_conv's: a no-op here, as on dw_conv_fwd). */
 #include <stdlib.h>
@@ -170,11 +171,19 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
                           float *frow) {
     const dwl_plan_t *p = c->plan;
     const conv_dwl_ker_t *k = c->impl->kernel;
-    const conv_dwl_row_fn row_fn = c->operands == OPERANDS_BF16 ? k->fn_bf16 : k->fn;
     const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
     const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
     int has_sum;
     const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    /* a bf16 dst without eltwise entries: stored by the row kernel itself, rounded in its
+     * registers (the row buffer and its conversion pass took a third of a narrow row's
+     * time) */
+    if (frow && c->out_dt == BDNN_DT_BF16 && c->n_post_ops == (has_sum ? 1 : 0)
+            && c->fault != BDNN_FAULT_PADDING_GARBAGE)
+        frow = NULL;
+    const conv_dwl_row_fn row_fn = c->operands != OPERANDS_BF16 ? k->fn
+                                 : c->out_dt == BDNN_DT_BF16 && !frow ? k->fn_bf16_out
+                                                                      : k->fn_bf16;
     const void *in_row[nrows > 0 ? nrows : 1];
     const float *wrow[nrows > 0 ? nrows : 1];
     float bv[16] __attribute__((aligned(64))) = {0};   /* a partial vector's bias, or none */
@@ -188,7 +197,10 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
     const int64_t lanes = zero_tail ? (v1 - v0) * V : nch, lane0 = c0 - blk * B;
     const size_t osz = bdnn_dt_size(c->out_dt);
     char *out = (char *)out0 + osz * (size_t)(blk * out_blk);   /* the chunk's block */
-    float *row = frow ? frow : (float *)out;   /* [ow][B], lane c % B of channel c */
+    /* the row computed: [ow][B], lane c % B of channel c, in frow (f32) or in dst */
+    char *row_at = frow ? (char *)frow : out;
+    const size_t rsz = frow ? sizeof(float) : osz;
+    float *row = (float *)row_at;   /* (f32 rows only: eltwise entries, the garbage defect) */
     if (frow && has_sum) {   /* the prior dst, for the row kernel's store to scale */
         if (lanes == B)
             k->to_f32(c->out_dt, out, row, OW * B);
@@ -200,9 +212,10 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
     for (int64_t v = v0; v < v1; ++v) {
         const int64_t cv = v * V, nv = min64(V, C - cv), lane = cv - blk * B;
         const int64_t at = blk * in_blk + lane;
-        float *o = row + lane;
+        char *o = row_at + rsz * (size_t)lane;
         if (nv <= 0) {   /* a vector of the padded tail */
-            for (int64_t ow = 0; ow < OW; ++ow) memset(o + ow * B, 0, sizeof(float) * (size_t)V);
+            for (int64_t ow = 0; ow < OW; ++ow)
+                memset(o + rsz * (size_t)(ow * B), 0, rsz * (size_t)V);
             continue;
         }
         for (int64_t r = 0; r < nrows; ++r) {

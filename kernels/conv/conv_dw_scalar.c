@@ -17,9 +17,15 @@ typedef float vfu __attribute__((vector_size(16), aligned(4)));
 #define DWL_SRC_BF16
 #define DWL_FN bdnn_dwl_row_bf16_scalar
 #include "conv_dw_lanes.inc"
+#undef DWL_FN
+#define DWL_OUT_BF16
+#define DWL_FN bdnn_dwl_row_bf16_out_scalar
+#include "conv_dw_lanes.inc"
+#undef DWL_OUT_BF16
 #undef DWL_SRC_BF16
 #undef DWL_FN
 #define DWL_FN_BF16 bdnn_dwl_row_bf16_scalar
+#define DWL_FN_BF16_OUT bdnn_dwl_row_bf16_out_scalar
 #define DWL_FN bdnn_dwl_row_scalar
 #define DWL_OBJ bdnn_dwl_ker_scalar
 #include "conv_dw_lanes.inc"

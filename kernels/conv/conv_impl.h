@@ -331,9 +331,10 @@ typedef struct {
 } dwl_geom_t;
 typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                                 const float *const *wrow, const float *bias, float sum_scale,
-                                int has_sum, float *out, int64_t n, int zero_tail);
+                                int has_sum, void *out, int64_t n, int zero_tail);
 typedef struct {
-    conv_dwl_row_fn fn, fn_bf16;   /* f32 inputs; bf16 inputs */
+    /* f32 inputs; bf16 inputs (out f32 in both); bf16 inputs and out, rounded in the store */
+    conv_dwl_row_fn fn, fn_bf16, fn_bf16_out;
     /* n elements of type dt to f32 and back (dt_vec.inc's contract, on this ISA) */
     void (*to_f32)(int dt, const void *in, float *out, int64_t n);
     void (*from_f32)(int dt, const float *in, void *out, int64_t n, int truncate);

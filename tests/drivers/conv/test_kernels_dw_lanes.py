@@ -279,3 +279,34 @@ def test_cli_bf16_depthwise_runs_on_the_native_row(tag, row):
     assert "PASSED" in out and "+reorder" not in out
     if core.isa_supported(core.Isa.AVX2):
         assert f"implementation: {row}" in out, out
+
+
+@pytest.mark.parametrize("impl", BF16_RUNNABLE, ids=[i.name for i in BF16_RUNNABLE])
+def test_bf16_store_keeps_nan_and_rounds_ties_to_even(impl):
+    """The row kernel rounds into a bf16 dst itself (no eltwise entry): a NaN input gives
+    NaN in the outputs that read it, and the others round to nearest even, ties included
+    (sums such as 257, halfway between 256 and 258, occur among these integers)."""
+    s = _shape("mb1ic40ih7oc40kh3ph1_dw")
+    rng = np.random.default_rng(11)
+    src, wei = rng.integers(-8, 9, size=s.src_shape).astype(np.float32), _ints(rng, s.wei_shape)
+    bias = rng.integers(250, 262, size=s.oc).astype(np.float32)
+    src[0, 3, 0, 3, 3] = np.nan
+    out, tail = _run_bf16(impl, _takes_bf16(impl)[-1], s, src, wei, bias, "bf16")
+    ref = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
+    assert np.array_equal(np.isnan(out), np.isnan(ref)) and np.isnan(out).sum() == 9
+    finite = ~np.isnan(ref)
+    assert np.array_equal(out[finite], _as(ref, "bf16")[finite]) and not tail.any()
+
+
+@pytest.mark.parametrize("impl", BF16_RUNNABLE, ids=[i.name for i in BF16_RUNNABLE])
+def test_bf16_sum_alone_is_read_and_rounded_in_the_store(impl):
+    """A chain of a sum alone stays in the row kernel's store: the prior bf16 dst widened,
+    scaled and added, the result rounded once; channels past a vector (20) included."""
+    s = _shape("mb2ic20ih7iw9oc20kh3kw3ph1pw1_dw")
+    rng = np.random.default_rng(3)
+    src, wei, bias, prior = (_ints(rng, s.src_shape), _ints(rng, s.wei_shape),
+                             _ints(rng, s.oc), _ints(rng, s.dst_shape))
+    out, tail = _run_bf16(impl, _takes_bf16(impl)[-1], s, src, wei, bias, "bf16", prior,
+                          (core.PostOp(core.PostKind.SUM, scale=0.5),))
+    v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
+    assert np.array_equal(out, _as(v, "bf16")) and not tail.any()
