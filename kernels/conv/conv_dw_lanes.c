@@ -109,11 +109,6 @@ static int dwl_init(struct bdnn_conv *c) {
     dwl_geom_t *g = &p->geom;
     *g = (dwl_geom_t){.ow = d->ow, .iw = d->iw, .kw = d->kw, .sw = d->sw, .dw = d->dw + 1,
                       .pw = d->pw, .in_ps = B, .out_ps = B};
-    /* interior: ow*SW - PW >= 0 and ow*SW - PW + (KW-1)*DW <= IW - 1 */
-    g->ow_lo = d->pw > 0 ? bdnn_div_up(d->pw, d->sw) : 0;
-    g->ow_hi = bdnn_floor_div(d->iw - 1 + d->pw - (d->kw - 1) * g->dw, d->sw) + 1;
-    g->ow_hi = g->ow_hi < 0 ? 0 : min64(g->ow_hi, d->ow);
-    if (g->ow_lo > d->ow) g->ow_lo = d->ow;
     /* tap kw reaches pixel ow when ow*SW - PW + kw*DW is inside [0, IW) */
     p->kw_range = malloc(sizeof(int64_t) * (size_t)(2 * (d->kw > 0 ? d->kw : 1)));
     if (!p->kw_range) return BDNN_STATUS_OUT_OF_MEMORY;

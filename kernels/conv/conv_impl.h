@@ -318,14 +318,11 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
  * out + ow * out_ps. Only n lanes (1..VLEN) are valid: with n < VLEN the kernel reads no
  * input or output float past a vector's n-th, writes the n lanes, and with zero_tail
  * stores zero into the other VLEN - n (a blocked layout's padded tail), else leaves them
- * alone. Whole vectors run in segments of pixels, each kw tap over the pixels kw_lo ..
- * kw_hi - 1; partial ones use ow_lo, ow_hi: the output pixels whose every kw tap lies
- * inside the row (unchecked; the others check each tap). Eltwise entries are the
- * driver's, on the finished row. */
+ * alone. The row runs in segments of pixels, each kw tap over the pixels kw_lo ..
+ * kw_hi - 1. Eltwise entries are the driver's, on the finished row. */
 typedef struct {
     int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
     int64_t in_ps, out_ps;            /* elements between neighbouring pixels */
-    int64_t ow_lo, ow_hi;
     /* per kw tap: the output pixels whose column it reaches, [kw_lo, kw_hi) */
     const int64_t *kw_lo, *kw_hi;
 } dwl_geom_t;
