@@ -342,7 +342,7 @@ ELTWISE_NAMES = {"clip_v2_dst": "clip_v2_use_dst_for_bwd", "elu_dst": "elu_use_d
 # --isa levels -> oneDNN's max CPU ISA (dnnl_cpu_isa_t names); oneDNN has no scalar-only
 # mode (its lowest is sse41), so --isa=scalar has no counterpart.
 ISA_CAPS = {"avx2": "avx2", "avx512": "avx512_core", "avx512_vnni": "avx512_core_vnni",
-            "avx512_bf16": "avx512_core_bf16"}
+            "avx512_bf16": "avx512_core_bf16", "avx512_amx": "avx512_core_amx"}
 
 
 @dataclasses.dataclass

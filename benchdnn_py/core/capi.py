@@ -65,6 +65,7 @@ class Isa(enum.IntEnum):
     AVX512 = lib.BDNN_ISA_AVX512
     AVX512_VNNI = lib.BDNN_ISA_AVX512_VNNI
     AVX512_BF16 = lib.BDNN_ISA_AVX512_BF16
+    AVX512_AMX = lib.BDNN_ISA_AVX512_AMX
 
 
 # Data types the kernels take: benchdnn's name -> (C code, numpy dtype of its buffers).

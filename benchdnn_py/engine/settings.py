@@ -161,7 +161,7 @@ def parse_executor(text: str) -> str:
 
 # --isa levels, lowest first (the C core's BDNN_ISA_* order, as oneDNN's max ISA): a cap
 # lets one machine run every row family a lesser CPU would.
-ISA_LEVELS = ("scalar", "avx2", "avx512", "avx512_vnni", "avx512_bf16")
+ISA_LEVELS = ("scalar", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "avx512_amx")
 
 
 def _parse_isa(text: str) -> str:

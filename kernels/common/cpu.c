@@ -2,6 +2,10 @@
  * and how this core was built. Kernels never assume an ISA at compile time (no -march);
  * each variant is compiled with a target pragma and chosen here at run time. */
 #include <omp.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "bdnn.h"
 
@@ -11,8 +15,32 @@
 
 /* The highest level the user allows (--isa): levels above it report unsupported, so every
  * row table, and the measured peaks, stop at it. Levels are ordered as oneDNN's max ISA
- * (AVX512_BF16 above AVX512_VNNI above AVX512). */
-static int max_isa = BDNN_ISA_AVX512_BF16;
+ * (AVX512_AMX above AVX512_BF16 above AVX512_VNNI above AVX512). */
+static int max_isa = BDNN_ISA_AVX512_AMX;
+
+/* AMX: the CPU's tile, bf16 and int8 sets, the OS saving tile state (XCR0 bits 17 and 18),
+ * and Linux's permission for this process to use tile data (arch_prctl
+ * ARCH_REQ_XCOMP_PERM; without it the first tile instruction faults). Asked once. */
+static int amx_usable(void) {
+#if defined(__linux__) && defined(__x86_64__)
+    static int usable = -1;
+    if (usable < 0) {
+        int ok = __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16")
+              && __builtin_cpu_supports("amx-int8") && __builtin_cpu_supports("osxsave");
+        if (ok) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            ok = (lo & (3u << 17)) == (3u << 17);
+        }
+        enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+        if (ok) ok = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+        usable = ok;
+    }
+    return usable;
+#else
+    return 0;
+#endif
+}
 
 void bdnn_set_max_isa(int isa) { max_isa = isa; }
 
@@ -32,6 +60,9 @@ int bdnn_isa_supported(int isa) {
         return bdnn_isa_supported(BDNN_ISA_AVX512) && __builtin_cpu_supports("avx512vnni");
     case BDNN_ISA_AVX512_BF16:
         return bdnn_isa_supported(BDNN_ISA_AVX512) && __builtin_cpu_supports("avx512bf16");
+    case BDNN_ISA_AVX512_AMX:
+        return bdnn_isa_supported(BDNN_ISA_AVX512_BF16)
+            && bdnn_isa_supported(BDNN_ISA_AVX512_VNNI) && amx_usable();
     default: return 0;
     }
 #else

@@ -147,6 +147,12 @@ static const conv_impl_entry_t impls[] = {
     GEMM_SHIFT("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
     GEMM_COL2IM("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
     GEMM_GATHER("gemm_conv", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F32),
+    /* bf16 and int8 (u8 source) on channels last: AMX tile products (conv_amx.c); forward,
+     * without scales or zero points, one group, 2D. */
+    {"tile_conv_nhwc_bf16:avx512_amx", BDNN_ISA_AVX512_AMX, &bdnn_conv_amx_ops, NULL, BF16,
+     NHWC, NULL, 0},
+    {"tile_conv_nhwc_int8:avx512_amx", BDNN_ISA_AVX512_AMX, &bdnn_conv_amx_ops, NULL, INT8,
+     NHWC, NULL, 0},
     /* bf16 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vdpbf16ps on
      * channel pairs (conv_dblk.c); forward, without scales. */
     {"gemm_conv_blocked_bf16:avx512_bf16:direct", BDNN_ISA_AVX512_BF16, &bdnn_conv_dc_lp_ops,

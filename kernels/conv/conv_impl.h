@@ -558,6 +558,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
 extern const conv_impl_ops_t bdnn_conv_wino_ops;        /* conv_wino.c */
 extern const conv_impl_ops_t bdnn_conv_wino_blk_ops;    /* conv_wino_blk.c */
 extern const conv_impl_ops_t bdnn_conv_dw_lanes_ops;   /* conv_dw_lanes.c */
+extern const conv_impl_ops_t bdnn_conv_amx_ops;        /* conv_amx.c */
 /* The GEMM family's routes on plain layouts (conv_gemm.h has their files) and on channels
  * last and channel blocks (conv_gemm_nhwc.h), each with the predicate of its domain. */
 extern const conv_impl_ops_t bdnn_conv_gemm_outer_ops, bdnn_conv_gemm_shift_ops,

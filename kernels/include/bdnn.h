@@ -58,7 +58,8 @@ enum {
     BDNN_ISA_AVX2 = 1,
     BDNN_ISA_AVX512 = 2,
     BDNN_ISA_AVX512_VNNI = 3,   /* vpdpbusd: u8 x s8 dot products into s32 */
-    BDNN_ISA_AVX512_BF16 = 4    /* vdpbf16ps: bf16 pair dot products into f32 */
+    BDNN_ISA_AVX512_BF16 = 4,   /* vdpbf16ps: bf16 pair dot products into f32 */
+    BDNN_ISA_AVX512_AMX = 5     /* AMX tiles: bf16 pairs into f32, u8 x s8 quads into s32 */
 };
 
 /* Data types of tensors. */

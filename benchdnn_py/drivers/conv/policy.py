@@ -176,7 +176,10 @@ class AnyEntry:
 # by the direction the kernel computes (a deconvolution's forward runs the backward-data
 # kernels), each with the instruction set of the rows that run it fast (with --impl=scalar,
 # say, those entries find no row and the plain layout serves the case).
-#   forward: channel blocks, 16 wide where AVX-512 runs, else 8; their direct kernels keep
+#   forward: channels last where AMX runs, for the tile rows (bf16 and int8 only: an f32
+#     case finds no row there); a tile row reads 64 bytes of one point's channels, which
+#     16-channel blocks do not hold. Else channel blocks, 16 wide where AVX-512 runs, else
+#     8; their direct kernels keep
 #     an output block in registers across all taps (channels last ran slower than them).
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
 #     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
@@ -186,7 +189,8 @@ class AnyEntry:
 #   backward weights: channels last where _bwt_pays says run_bwt outruns the plain rows'
 #     packing; channel blocks never (they ran slower than plain).
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
-    core.Direction.FWD: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
+    core.Direction.FWD: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512_AMX),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI, _not_dot),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
                          AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),

@@ -240,8 +240,9 @@ def test_the_padding_garbage_defect_writes_the_tail(impl, t):
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_cli_any_runs_on_the_blocked_row(impl, t):
     row, dt = impl.name, f"{t.src}:{t.wei}:{t.dsts[0]}"
+    # (capped below AMX, whose tile rows `any` takes first where the CPU has them)
     out = run_cli("--conv", f"--dt={dt}", "--dir=FWD_B", "--attr-post-ops=,sum+relu", "-v5",
-                  "mb2ic20ih6oc18kh3ph1").out
+                  "--isa=avx512_bf16", "mb2ic20ih6oc18kh3ph1").out
     assert out.count("PASSED") == 2
     assert out.count(f"implementation: {row}") == 2
     assert "dst any=aBcd16b" in out and "+reorder" not in out

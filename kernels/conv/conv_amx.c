@@ -1,0 +1,400 @@
+/* Forward convolution on AMX tiles (the tile_conv_nhwc_bf16 and tile_conv_nhwc_int8 rows):
+ * bf16 x bf16 into f32 sums (tdpbf16ps), or u8 x s8 into s32 sums (tdpbusd), on
+ * channels-last activations. kernels/conv/README.md, "tile_conv_nhwc".
+ *
+ * Contract. An item is 32 output points x 32 output channels: two A tiles of 16 points
+ * each (a tile row is one point's next 64 bytes of input channels: 32 bf16 or 64 u8, kc),
+ * two B tiles of 16 channels each (row k holds the 16 channels' weights of input channels
+ * kc * kb + PACK * k .. + PACK - 1, PACK = 2 bf16, 4 u8), four C tiles of sums. Every tap
+ * and every kc block of input channels is one step of four tile products; the sums are
+ * then stored to the thread's 32 x 32 block, finished in f32 (bias, a sum post-op, the
+ * eltwise entries) and converted into dst.
+ *
+ * Point i of an item reads its input at a + i * lda + tap_off[t] + kb * 64 (bytes), for
+ * one of three walks of the output points:
+ *   GEMM  1x1 without padding: the points of every image in a row, each reading one input
+ *         point: src itself (unit stride, input channels a multiple of kc; the last item's
+ *         points past the end read a staged copy), else a dense copy of the points read,
+ *         channels zero-padded to kc.
+ *   FLAT  unit stride: a zero-padded copy of each image (channels padded to kc), wb
+ *         points wide, in which output point (oh, ow) is point q = oh * wb + ow and tap
+ *         (kh, kw) sits kh * dh * wb + kw * dw points further; q runs over every column
+ *         of the copy, and the columns past OW are computed and dropped.
+ *   ROWS  strided: the same copy, an item being up to 32 points of one output row, lda
+ *         the stride's points.
+ * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
+ * their sums are dropped: a tile row's sums depend on that row alone. */
+#pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq")
+#include <immintrin.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_impl.h"
+#include "conv_store_avx512.h"
+#include "dt.h"
+
+enum { AMX_PTS = 32, AMX_OCS = 32, AMX_ROWB = 64, AMX_BTILE = 1024 };
+enum { WALK_GEMM, WALK_FLAT, WALK_ROWS };
+/* The input bytes one block of items should stay within (their A rows re-read for each
+ * chunk of output channels, from L2). */
+enum { AMX_A_BLOCK_BYTES = 256 * 1024 };
+
+typedef struct {
+    int walk;
+    int s32;                 /* int8: s32 sums */
+    int64_t esz, kc;         /* element bytes; channels per 64-byte tile row */
+    int64_t icp, nkb;        /* channels per point of the operand read; kc blocks per tap */
+    int copy;                /* the A operand is the copy in buf (else src) */
+    int64_t hb, wb;          /* the copy's rows and columns per image (GEMM: 1, OH * OW) */
+    int64_t ntaps;
+    int64_t tap_off[64];     /* bytes; ntaps of them (kh * kw <= 64, init) */
+    int64_t lda;             /* bytes between an item's consecutive points */
+    int64_t occ;             /* chunks of AMX_OCS output channels */
+    int64_t m_per_img;       /* FLAT, ROWS: point items per image; GEMM: in all */
+    int64_t m_items;         /* point items in all */
+    int64_t m_block;         /* point items per block of the item order */
+    int64_t q;               /* FLAT: walk points per image; GEMM: in all */
+    int64_t owc;             /* ROWS: items per output row */
+    int64_t slack_pts;       /* points of zeros after the copy */
+    size_t buf_bytes;
+    char *buf;               /* scratch: the copy, then its slack */
+    char *stage;             /* scratch: GEMM from src, the last item's points */
+    float *acc;              /* scratch: per thread, AMX_PTS x AMX_OCS sums */
+    float *bias;             /* scratch: occ * AMX_OCS, f32 */
+} amx_plan_t;
+
+/* The tile configuration (palette 1): eight tiles of 16 rows of 64 bytes. */
+typedef struct __attribute__((packed, aligned(64))) {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_cfg_t;
+
+static void amx_configure(void) {
+    amx_cfg_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.palette = 1;
+    for (int t = 0; t < 8; ++t) cfg.colsb[t] = AMX_ROWB, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* One item's sums into acc (AMX_PTS rows of AMX_OCS, f32 or s32): C tiles 0 to 3
+ * (points 0-15 and 16-31 x channels 0-15 and 16-31), A tiles 4 and 5, B tiles 6 and 7.
+ * w: the chunk's packed weights, [tap][kb][2][16 rows][64 bytes]. */
+#define AMX_ITEM(name, DP)                                                                 \
+    static void name(const char *a, int64_t lda, const int64_t *tap_off, int64_t ntaps,    \
+                     int64_t nkb, const char *w, void *acc) {                              \
+        _tile_zero(0);                                                                     \
+        _tile_zero(1);                                                                     \
+        _tile_zero(2);                                                                     \
+        _tile_zero(3);                                                                     \
+        const char *a1 = a + 16 * lda;                                                     \
+        for (int64_t t = 0; t < ntaps; ++t) {                                              \
+            for (int64_t kb = 0; kb < nkb; ++kb, w += 2 * AMX_BTILE) {                     \
+                const int64_t at = tap_off[t] + kb * AMX_ROWB;                             \
+                _tile_loadd(4, a + at, lda);                                               \
+                _tile_loadd(6, w, AMX_ROWB);                                               \
+                DP(0, 4, 6);                                                               \
+                _tile_loadd(7, w + AMX_BTILE, AMX_ROWB);                                   \
+                DP(1, 4, 7);                                                               \
+                _tile_loadd(5, a1 + at, lda);                                              \
+                DP(2, 5, 6);                                                               \
+                DP(3, 5, 7);                                                               \
+            }                                                                              \
+        }                                                                                  \
+        char *c = acc;                                                                     \
+        _tile_stored(0, c, 4 * AMX_OCS);                                                   \
+        _tile_stored(1, c + 64, 4 * AMX_OCS);                                              \
+        _tile_stored(2, c + 16 * 4 * AMX_OCS, 4 * AMX_OCS);                                \
+        _tile_stored(3, c + 16 * 4 * AMX_OCS + 64, 4 * AMX_OCS);                           \
+    }
+#define DP_BF16(c, a, b) _tile_dpbf16ps(c, a, b)
+#define DP_INT8(c, a, b) _tile_dpbusd(c, a, b)
+AMX_ITEM(amx_item_bf16, DP_BF16)
+AMX_ITEM(amx_item_int8, DP_INT8)
+
+/* 16 values of an out_dt row at element j (lanes m), as f32: the prior dst of a sum. */
+static inline __m512 amx_load16(int dt, const void *row, int64_t j, __mmask16 m) {
+    switch (dt) {
+    case BDNN_DT_BF16:
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)row + j)), 16));
+    case BDNN_DT_U8:
+        return _mm512_cvtepi32_ps(
+            _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, (const uint8_t *)row + j)));
+    case BDNN_DT_S8:
+        return _mm512_cvtepi32_ps(
+            _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, (const int8_t *)row + j)));
+    case BDNN_DT_S32:
+        return _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, (const int32_t *)row + j));
+    default:
+        return _mm512_maskz_loadu_ps(m, (const float *)row + j);
+    }
+}
+
+typedef struct {
+    const struct bdnn_conv *c;
+    char *dst;
+    int has_sum, has_eltwise;
+    float sum_scale;
+} amx_out_t;
+
+/* An item's sums (acc) into dst: pix[i] the dst point of sum row i (-1: dropped), the
+ * channels oc0 .. oc0 + 31 (those below OC). f32 first: s32 converted, the bias, the
+ * sum post-op's scale times the prior dst; then the eltwise entries; then dst's type.
+ * Without eltwise entries that is one pass, each vector stored as it is finished. */
+static void amx_finish(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t *pix,
+                       int64_t oc0) {
+    const struct bdnn_conv *c = x->c;
+    const int64_t OC = c->d.oc;
+    __mmask16 m[2];
+    bdnn_tile_masks32(OC - oc0, &m[0], &m[1]);
+    const int halves = m[1] ? 2 : 1;
+    const __m512 bias[2] = {_mm512_loadu_ps(p->bias + oc0), _mm512_loadu_ps(p->bias + oc0 + 16)};
+    const __m512 scale = _mm512_set1_ps(x->sum_scale);
+    for (int i = 0; i < AMX_PTS; ++i) {
+        if (pix[i] < 0) continue;
+        float *r = acc + i * AMX_OCS;
+        const int64_t at = pix[i] * OC + oc0;
+        for (int h = 0; h < halves; ++h) {
+            __m512 v = p->s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
+                              : _mm512_loadu_ps(r + 16 * h);
+            v = _mm512_add_ps(v, bias[h]);
+            if (x->has_sum)
+                v = _mm512_fmadd_ps(amx_load16(c->out_dt, x->dst, at + 16 * h, m[h]), scale, v);
+            if (x->has_eltwise) _mm512_storeu_ps(r + 16 * h, v);
+            else bdnn_epi_store16(c->out_dt, v, x->dst, at + 16 * h, m[h]);
+        }
+    }
+    if (!x->has_eltwise) return;
+    bdnn_post_ops_eltwise(c, acc, AMX_OCS, AMX_PTS, AMX_OCS);
+    for (int i = 0; i < AMX_PTS; ++i) {
+        if (pix[i] < 0) continue;
+        for (int h = 0; h < halves; ++h)
+            bdnn_epi_store16(c->out_dt, _mm512_loadu_ps(acc + i * AMX_OCS + 16 * h), x->dst,
+                             pix[i] * OC + oc0 + 16 * h, m[h]);
+    }
+}
+
+static int amx_init(struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const bdnn_conv_attr_t *at = &c->attr;
+    const int s32 = c->operands == OPERANDS_INT8;
+    const unsigned dts = s32 ? (1u << BDNN_DT_U8) | (1u << BDNN_DT_S8) | (1u << BDNN_DT_S32)
+                                   | (1u << BDNN_DT_F32) | (1u << BDNN_DT_BF16)
+                             : (1u << BDNN_DT_F32) | (1u << BDNN_DT_BF16);
+    if (c->dir != BDNN_DIR_FWD || d->g != 1 || d->kd != 1 || d->id != 1 || d->od != 1
+            || !(dts & (1u << c->out_dt)) || !bdnn_post_ops_row_store(c)
+            || d->kh * d->kw > 64)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    /* an s8 source would need the +128 shift and its compensation (the plain rows') */
+    if (s32 && at->src_dt != BDNN_DT_U8) return BDNN_STATUS_UNIMPLEMENTED;
+    if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
+            && c->fault != BDNN_FAULT_CRASH)
+        return BDNN_STATUS_UNIMPLEMENTED;
+    amx_plan_t *p = calloc(1, sizeof(*p));
+    if (!p) return BDNN_STATUS_OUT_OF_MEMORY;
+    c->plan = p;
+    p->s32 = s32;
+    p->esz = s32 ? 1 : 2;
+    p->kc = AMX_ROWB / p->esz;
+    const int64_t dh1 = d->dh + 1, dw1 = d->dw + 1;
+    const int one = d->kh == 1 && d->kw == 1 && bdnn_reads_no_padding(d);
+    p->walk = one ? WALK_GEMM : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
+    p->copy = !(one && d->sh == 1 && d->sw == 1 && d->ic % p->kc == 0);
+    p->icp = p->copy ? bdnn_div_up(d->ic, p->kc) * p->kc : d->ic;
+    p->nkb = p->icp / p->kc;
+    const int64_t pt = p->icp * p->esz;   /* bytes per point of the operand read */
+    p->ntaps = d->kh * d->kw;
+    if (p->walk == WALK_GEMM) {
+        p->hb = 1, p->wb = d->oh * d->ow;
+        p->q = d->mb * p->wb;
+        p->m_items = p->m_per_img = bdnn_div_up(p->q, AMX_PTS);
+        p->lda = pt;
+        p->slack_pts = AMX_PTS;
+    } else {
+        p->hb = (d->oh - 1) * d->sh + (d->kh - 1) * dh1 + 1;
+        p->wb = (d->ow - 1) * d->sw + (d->kw - 1) * dw1 + 1;
+        if (p->walk == WALK_FLAT) {
+            p->q = (d->oh - 1) * p->wb + d->ow;
+            p->m_per_img = bdnn_div_up(p->q, AMX_PTS);
+        } else {
+            p->owc = bdnn_div_up(d->ow, AMX_PTS);
+            p->m_per_img = d->oh * p->owc;
+        }
+        p->m_items = d->mb * p->m_per_img;
+        p->lda = d->sw * pt;
+        p->slack_pts = AMX_PTS * d->sw;
+    }
+    for (int64_t kh = 0; kh < d->kh; ++kh)
+        for (int64_t kw = 0; kw < d->kw; ++kw)
+            p->tap_off[kh * d->kw + kw] = (kh * dh1 * p->wb + kw * dw1) * pt;
+    p->occ = bdnn_div_up(d->oc, AMX_OCS);
+    const int64_t a_item = AMX_PTS * pt * d->kh * d->sw;
+    p->m_block = a_item >= AMX_A_BLOCK_BYTES ? 1 : AMX_A_BLOCK_BYTES / a_item;
+    if (p->copy) {
+        p->buf_bytes = (size_t)((d->mb * p->hb * p->wb + p->slack_pts) * pt);
+        if (conv_scratch((void **)&p->buf, p->buf_bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
+    } else if (conv_scratch((void **)&p->stage, (size_t)(AMX_PTS * pt))) {
+        return BDNN_STATUS_OUT_OF_MEMORY;
+    }
+    if (conv_scratch((void **)&p->acc, sizeof(float) * (size_t)(c->nthr * AMX_PTS * AMX_OCS))
+            || conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(p->occ * AMX_OCS)))
+        return BDNN_STATUS_OUT_OF_MEMORY;
+    return BDNN_STATUS_OK;
+}
+
+static size_t amx_weights_bytes(const struct bdnn_conv *c) {
+    const amx_plan_t *p = c->plan;
+    return (size_t)(p->occ * p->ntaps * p->nkb * 2 * AMX_BTILE);
+}
+
+/* [occ][tap][kb][half][k][16 channels][PACK]: the B tiles in the order an item reads
+ * them; channels past OC and input channels past IC are zero. */
+static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {
+    const amx_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t pack = 4 / p->esz, IC = d->ic, OC = d->oc, taps = p->ntaps;
+    const int64_t per_occ = taps * p->nkb * 2 * AMX_BTILE;
+#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    for (int64_t o = 0; o < p->occ; ++o) {
+        char *out = (char *)packed + o * per_occ;
+        for (int64_t t = 0; t < taps; ++t)
+            for (int64_t kb = 0; kb < p->nkb; ++kb)
+                for (int64_t h = 0; h < 2; ++h)
+                    for (int64_t k = 0; k < 16; ++k)
+                        for (int64_t n = 0; n < 16; ++n)
+                            for (int64_t r = 0; r < pack; ++r, out += p->esz) {
+                                const int64_t oc = o * AMX_OCS + h * 16 + n;
+                                const int64_t ic = kb * p->kc + k * pack + r;
+                                const int64_t at = (oc * IC + ic) * taps + t;
+                                if (oc >= OC || ic >= IC) memset(out, 0, (size_t)p->esz);
+                                else memcpy(out, (const char *)wei + at * p->esz, (size_t)p->esz);
+                            }
+    }
+}
+
+/* The copy's row b of image n (FLAT, ROWS: input row b - ph, zero outside; GEMM: the
+ * output points' input points), channels zero-padded to icp. */
+static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const char *src,
+                         int64_t n, int64_t b) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t pt = p->icp * p->esz, in_pt = d->ic * p->esz;
+    const char *img = src + n * d->ih * d->iw * in_pt;
+    if (p->walk == WALK_GEMM) {   /* one image: its output points in order */
+        char *out = p->buf + n * p->wb * pt;
+        for (int64_t oh = 0; oh < d->oh; ++oh)
+            for (int64_t ow = 0; ow < d->ow; ++ow, out += pt) {
+                memcpy(out, img + (oh * d->sh * d->iw + ow * d->sw) * in_pt, (size_t)in_pt);
+                memset(out + in_pt, 0, (size_t)(pt - in_pt));
+            }
+        return;
+    }
+    char *out = p->buf + (n * p->hb + b) * p->wb * pt;
+    const int64_t ih = b - d->ph;
+    if (ih < 0 || ih >= d->ih) {
+        memset(out, 0, (size_t)(p->wb * pt));
+        return;
+    }
+    const char *row = img + ih * d->iw * in_pt;
+    /* columns [x0, x1) are inside the input: one run when no channel is padded */
+    const int64_t x0 = d->pw < p->wb ? d->pw : p->wb;
+    const int64_t x1 = d->pw + d->iw < p->wb ? d->pw + d->iw : p->wb;
+    memset(out, 0, (size_t)(x0 * pt));
+    if (pt == in_pt) {
+        memcpy(out + x0 * pt, row, (size_t)((x1 - x0) * pt));
+    } else {
+        for (int64_t x = x0; x < x1; ++x) {
+            memcpy(out + x * pt, row + (x - d->pw) * in_pt, (size_t)in_pt);
+            memset(out + x * pt + in_pt, 0, (size_t)(pt - in_pt));
+        }
+    }
+    memset(out + x1 * pt, 0, (size_t)((p->wb - x1) * pt));
+}
+
+static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
+    const amx_plan_t *p = c->plan;
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t pt = p->icp * p->esz;
+    amx_out_t x = {.c = c, .dst = a->dst};
+    x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
+    x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0);
+    memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
+    if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
+    const int64_t rows = p->walk == WALK_GEMM ? 1 : p->hb;
+    const int64_t n_blk = bdnn_div_up(p->m_items, p->m_block);
+    const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
+#pragma omp parallel num_threads(c->nthr)
+    {
+        if (p->copy) {
+#pragma omp for schedule(static) nowait
+            for (int64_t nb = 0; nb < d->mb * rows; ++nb)
+                amx_copy_row(c, p, a->src, nb / rows, nb % rows);
+#pragma omp single nowait
+            memset(p->buf + d->mb * p->hb * p->wb * pt, 0, (size_t)(p->slack_pts * pt));
+        } else {
+#pragma omp single nowait
+            {   /* the last item's points, then zeros */
+                const int64_t p0 = (p->m_items - 1) * AMX_PTS;
+                memset(p->stage, 0, (size_t)(AMX_PTS * pt));
+                memcpy(p->stage, (const char *)a->src + p0 * pt, (size_t)((p->q - p0) * pt));
+            }
+        }
+#pragma omp barrier
+        amx_configure();
+        float *acc = p->acc + omp_get_thread_num() * AMX_PTS * AMX_OCS;
+        const char *A = p->copy ? p->buf : (const char *)a->src;
+        int64_t pix[AMX_PTS];
+        /* items: blocks of m_block point items, each with every channel chunk */
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < n_blk * p->occ * p->m_block; ++it) {
+            const int64_t blk = it / (p->occ * p->m_block), rest = it % (p->occ * p->m_block);
+            const int64_t o = rest / p->m_block, m = blk * p->m_block + rest % p->m_block;
+            if (m >= p->m_items) continue;
+            const char *base;
+            if (p->walk == WALK_GEMM) {
+                const int64_t p0 = m * AMX_PTS;
+                base = !p->copy && m == p->m_items - 1 ? p->stage : A + p0 * pt;
+                for (int i = 0; i < AMX_PTS; ++i) pix[i] = p0 + i < p->q ? p0 + i : -1;
+            } else {
+                const int64_t n = m / p->m_per_img, mi = m % p->m_per_img;
+                const char *img = A + n * p->hb * p->wb * pt;
+                if (p->walk == WALK_FLAT) {
+                    const int64_t q0 = mi * AMX_PTS;
+                    base = img + q0 * pt;
+                    for (int i = 0; i < AMX_PTS; ++i) {
+                        const int64_t q = q0 + i, oh = q / p->wb, ow = q % p->wb;
+                        pix[i] = q < p->q && ow < d->ow ? (n * d->oh + oh) * d->ow + ow : -1;
+                    }
+                } else {
+                    const int64_t oh = mi / p->owc, ow0 = mi % p->owc * AMX_PTS;
+                    base = img + (oh * d->sh * p->wb + ow0 * d->sw) * pt;
+                    for (int i = 0; i < AMX_PTS; ++i)
+                        pix[i] = ow0 + i < d->ow ? (n * d->oh + oh) * d->ow + ow0 + i : -1;
+                }
+            }
+            const char *w = (const char *)a->wei + o * per_occ;
+            if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, acc);
+            else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, acc);
+            amx_finish(p, &x, acc, pix, o * AMX_OCS);
+        }
+        _tile_release();
+    }
+}
+
+static void amx_fini(struct bdnn_conv *c) {
+    amx_plan_t *p = c->plan;
+    if (!p) return;
+    free(p->buf);
+    free(p->stage);
+    free(p->acc);
+    free(p->bias);
+    free(p);
+}
+
+const conv_impl_ops_t bdnn_conv_amx_ops = {
+    amx_init, amx_weights_bytes, amx_pack_weights, amx_execute, amx_fini, NULL,
+};
