@@ -115,14 +115,80 @@ static void run_int8_avx2(int64_t iters) {
 }
 #undef MADD_ADD
 
+/* AMX: four independent C tiles (16 x 16 sums each) fed by two A and two B tiles loaded
+ * once, four tile products per iteration: throughput-bound, as the tile rows' items are
+ * (conv_amx.c). bf16 2^-7 (0x3c00) operands keep the sums small and normal; u8 1 x s8 1
+ * adds 64 per s32 lane per product. */
+typedef struct __attribute__((packed, aligned(64))) {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} peak_tilecfg_t;
+
+__attribute__((target("amx-tile")))
+static void amx_tiles_load(const void *ab) {
+    peak_tilecfg_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.palette = 1;
+    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ab, 64);
+    _tile_loadd(5, ab, 64);
+    _tile_loadd(6, ab, 64);
+    _tile_loadd(7, ab, 64);
+}
+
+__attribute__((target("amx-tile")))
+static void amx_tiles_release(void) {
+    float out[256];
+    _tile_stored(0, out, 64);
+    g_sink_f = out[0];
+    _tile_release();
+}
+
+__attribute__((target("amx-tile,amx-bf16")))
+static void run_bf16_amx(int64_t iters) {
+    uint16_t ab[512];
+    for (int i = 0; i < 512; ++i) ab[i] = 0x3c00;
+    amx_tiles_load(ab);
+    for (int64_t i = 0; i < iters; ++i) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    amx_tiles_release();
+}
+
+__attribute__((target("amx-tile,amx-int8")))
+static void run_int8_amx(int64_t iters) {
+    uint8_t ab[1024];
+    memset(ab, 1, sizeof(ab));
+    amx_tiles_load(ab);
+    for (int64_t i = 0; i < iters; ++i) {
+        _tile_dpbusd(0, 4, 6);
+        _tile_dpbusd(1, 4, 7);
+        _tile_dpbusd(2, 5, 6);
+        _tile_dpbusd(3, 5, 7);
+    }
+    amx_tiles_release();
+}
+
 typedef struct {
     int kind, isa;
     void (*run)(int64_t);
     double ops_per_iter;   /* per thread, per loop iteration */
 } peak_variant_t;
 
-/* ops per iteration: chains x lanes x multiply-adds per lane x 2 (a multiply and an add). */
+/* ops per iteration: chains x lanes x multiply-adds per lane x 2 (a multiply and an add);
+ * AMX: 4 products x 16 x 16 sums x 32 (bf16) or 64 (int8) multiply-adds x 2. */
 static const peak_variant_t PEAK_VARIANTS[] = {
+    {BDNN_PEAK_BF16, BDNN_ISA_AVX512_AMX, run_bf16_amx, 4 * 16 * 16 * 32 * 2},
+    {BDNN_PEAK_INT8, BDNN_ISA_AVX512_AMX, run_int8_amx, 4 * 16 * 16 * 64 * 2},
     {BDNN_PEAK_F32, BDNN_ISA_AVX512, run_f32_avx512, PEAK_CHAINS * 16 * 1 * 2},
     {BDNN_PEAK_F32, BDNN_ISA_AVX2, run_f32_avx2, PEAK_CHAINS * 8 * 1 * 2},
     {BDNN_PEAK_BF16, BDNN_ISA_AVX512_BF16, run_bf16_avx512, PEAK_CHAINS * 16 * 2 * 2},

@@ -22,6 +22,11 @@
  *         of the copy, and the columns past OW are computed and dropped.
  *   ROWS  strided: the same copy, an item being up to 32 points of one output row, lda
  *         the stride's points.
+ *   FOLD  as ROWS, where folding the kw taps into the channels takes fewer kc blocks (few
+ *         input channels: ResNet's first layer, 3 channels and 7 taps, in one block):
+ *         the copy's point (b, ow) holds the inputs of the KW taps of output column ow
+ *         on row b, one after another (zero outside), so an item's points are
+ *         consecutive, and the taps left are the kh rows.
  * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
  * their sums are dropped: a tile row's sums depend on that row alone. */
 #pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq")
@@ -35,7 +40,7 @@
 #include "dt.h"
 
 enum { AMX_PTS = 32, AMX_OCS = 32, AMX_ROWB = 64, AMX_BTILE = 1024 };
-enum { WALK_GEMM, WALK_FLAT, WALK_ROWS };
+enum { WALK_GEMM, WALK_FLAT, WALK_ROWS, WALK_FOLD };
 /* The input bytes one block of items should stay within (their A rows re-read for each
  * chunk of output channels, from L2). */
 enum { AMX_A_BLOCK_BYTES = 256 * 1024 };
@@ -46,6 +51,8 @@ typedef struct {
     int64_t esz, kc;         /* element bytes; channels per 64-byte tile row */
     int64_t icp, nkb;        /* channels per point of the operand read; kc blocks per tap */
     int copy;                /* the A operand is the copy in buf (else src) */
+    int64_t kw;              /* the taps along w the walk runs (FOLD: 1) */
+    int64_t col_step;        /* ROWS, FOLD: the copy's points per output column */
     int64_t hb, wb;          /* the copy's rows and columns per image (GEMM: 1, OH * OW) */
     int64_t ntaps;
     int64_t tap_off[64];     /* bytes; ntaps of them (kh * kw <= 64, init) */
@@ -145,9 +152,11 @@ typedef struct {
 /* An item's sums (acc) into dst: pix[i] the dst point of sum row i (-1: dropped), the
  * channels oc0 .. oc0 + 31 (those below OC). f32 first: s32 converted, the bias, the
  * sum post-op's scale times the prior dst; then the eltwise entries; then dst's type.
- * Without eltwise entries that is one pass, each vector stored as it is finished. */
-static void amx_finish(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t *pix,
-                       int64_t oc0) {
+ * Without eltwise entries that is one pass, each vector stored as it is finished.
+ * Instanced per dst type and sum type (constants here: no branch per vector). */
+static inline __attribute__((always_inline)) void
+amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t *pix,
+              int64_t oc0, const int dt, const int s32, const int sum, const int eltwise) {
     const struct bdnn_conv *c = x->c;
     const int64_t OC = c->d.oc;
     __mmask16 m[2];
@@ -160,22 +169,48 @@ static void amx_finish(const amx_plan_t *p, const amx_out_t *x, float *acc, cons
         float *r = acc + i * AMX_OCS;
         const int64_t at = pix[i] * OC + oc0;
         for (int h = 0; h < halves; ++h) {
-            __m512 v = p->s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
-                              : _mm512_loadu_ps(r + 16 * h);
+            __m512 v = s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
+                           : _mm512_loadu_ps(r + 16 * h);
             v = _mm512_add_ps(v, bias[h]);
-            if (x->has_sum)
-                v = _mm512_fmadd_ps(amx_load16(c->out_dt, x->dst, at + 16 * h, m[h]), scale, v);
-            if (x->has_eltwise) _mm512_storeu_ps(r + 16 * h, v);
-            else bdnn_epi_store16(c->out_dt, v, x->dst, at + 16 * h, m[h]);
+            if (sum) v = _mm512_fmadd_ps(amx_load16(dt, x->dst, at + 16 * h, m[h]), scale, v);
+            if (eltwise) _mm512_storeu_ps(r + 16 * h, v);
+            else bdnn_epi_store16(dt, v, x->dst, at + 16 * h, m[h]);
         }
     }
-    if (!x->has_eltwise) return;
+    if (!eltwise) return;
     bdnn_post_ops_eltwise(c, acc, AMX_OCS, AMX_PTS, AMX_OCS);
     for (int i = 0; i < AMX_PTS; ++i) {
         if (pix[i] < 0) continue;
         for (int h = 0; h < halves; ++h)
-            bdnn_epi_store16(c->out_dt, _mm512_loadu_ps(acc + i * AMX_OCS + 16 * h), x->dst,
+            bdnn_epi_store16(dt, _mm512_loadu_ps(acc + i * AMX_OCS + 16 * h), x->dst,
                              pix[i] * OC + oc0 + 16 * h, m[h]);
+    }
+}
+
+typedef void (*amx_finish_fn)(const amx_plan_t *p, const amx_out_t *x, float *acc,
+                              const int64_t *pix, int64_t oc0);
+#define AMX_FINISH(dt, s32)                                                                \
+    static void amx_finish_##dt##_##s32(const amx_plan_t *p, const amx_out_t *x,            \
+                                        float *acc, const int64_t *pix, int64_t oc0) {     \
+        if (x->has_eltwise) amx_finish_as(p, x, acc, pix, oc0, BDNN_DT_##dt, s32, x->has_sum, 1); \
+        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, BDNN_DT_##dt, s32, 1, 0);  \
+        else amx_finish_as(p, x, acc, pix, oc0, BDNN_DT_##dt, s32, 0, 0);                  \
+    }
+AMX_FINISH(F32, 0)
+AMX_FINISH(BF16, 0)
+AMX_FINISH(F32, 1)
+AMX_FINISH(BF16, 1)
+AMX_FINISH(S32, 1)
+AMX_FINISH(S8, 1)
+AMX_FINISH(U8, 1)
+
+static amx_finish_fn amx_finish_for(int dt, int s32) {
+    switch (dt) {
+    case BDNN_DT_F32: return s32 ? amx_finish_F32_1 : amx_finish_F32_0;
+    case BDNN_DT_BF16: return s32 ? amx_finish_BF16_1 : amx_finish_BF16_0;
+    case BDNN_DT_S32: return amx_finish_S32_1;
+    case BDNN_DT_S8: return amx_finish_S8_1;
+    default: return amx_finish_U8_1;
     }
 }
 
@@ -203,12 +238,14 @@ static int amx_init(struct bdnn_conv *c) {
     p->kc = AMX_ROWB / p->esz;
     const int64_t dh1 = d->dh + 1, dw1 = d->dw + 1;
     const int one = d->kh == 1 && d->kw == 1 && bdnn_reads_no_padding(d);
-    p->walk = one ? WALK_GEMM : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
+    const int fold = !one && bdnn_div_up(d->kw * d->ic, p->kc) < d->kw * bdnn_div_up(d->ic, p->kc);
+    p->walk = one ? WALK_GEMM : fold ? WALK_FOLD : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
     p->copy = !(one && d->sh == 1 && d->sw == 1 && d->ic % p->kc == 0);
-    p->icp = p->copy ? bdnn_div_up(d->ic, p->kc) * p->kc : d->ic;
+    const int64_t kw = p->kw = fold ? 1 : d->kw;
+    p->icp = !p->copy ? d->ic : bdnn_div_up(d->kw / kw * d->ic, p->kc) * p->kc;
     p->nkb = p->icp / p->kc;
     const int64_t pt = p->icp * p->esz;   /* bytes per point of the operand read */
-    p->ntaps = d->kh * d->kw;
+    p->ntaps = d->kh * kw;
     if (p->walk == WALK_GEMM) {
         p->hb = 1, p->wb = d->oh * d->ow;
         p->q = d->mb * p->wb;
@@ -217,7 +254,8 @@ static int amx_init(struct bdnn_conv *c) {
         p->slack_pts = AMX_PTS;
     } else {
         p->hb = (d->oh - 1) * d->sh + (d->kh - 1) * dh1 + 1;
-        p->wb = (d->ow - 1) * d->sw + (d->kw - 1) * dw1 + 1;
+        p->col_step = fold ? 1 : d->sw;
+        p->wb = fold ? d->ow : (d->ow - 1) * d->sw + (kw - 1) * dw1 + 1;
         if (p->walk == WALK_FLAT) {
             p->q = (d->oh - 1) * p->wb + d->ow;
             p->m_per_img = bdnn_div_up(p->q, AMX_PTS);
@@ -226,12 +264,11 @@ static int amx_init(struct bdnn_conv *c) {
             p->m_per_img = d->oh * p->owc;
         }
         p->m_items = d->mb * p->m_per_img;
-        p->lda = d->sw * pt;
-        p->slack_pts = AMX_PTS * d->sw;
+        p->lda = p->col_step * pt;
+        p->slack_pts = AMX_PTS * p->col_step;
     }
-    for (int64_t kh = 0; kh < d->kh; ++kh)
-        for (int64_t kw = 0; kw < d->kw; ++kw)
-            p->tap_off[kh * d->kw + kw] = (kh * dh1 * p->wb + kw * dw1) * pt;
+    for (int64_t t = 0; t < p->ntaps; ++t)
+        p->tap_off[t] = (t / kw * dh1 * p->wb + t % kw * dw1) * pt;
     p->occ = bdnn_div_up(d->oc, AMX_OCS);
     const int64_t a_item = AMX_PTS * pt * d->kh * d->sw;
     p->m_block = a_item >= AMX_A_BLOCK_BYTES ? 1 : AMX_A_BLOCK_BYTES / a_item;
@@ -253,11 +290,13 @@ static size_t amx_weights_bytes(const struct bdnn_conv *c) {
 }
 
 /* [occ][tap][kb][half][k][16 channels][PACK]: the B tiles in the order an item reads
- * them; channels past OC and input channels past IC are zero. */
+ * them; channels past OC and input channels past IC are zero. Folded, the walk's tap is
+ * kh and its input channel v is channel v % IC of tap (kh, v / IC). */
 static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {
     const amx_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t pack = 4 / p->esz, IC = d->ic, OC = d->oc, taps = p->ntaps;
+    const int64_t kw = p->kw, icf = d->kw / kw * IC;
     const int64_t per_occ = taps * p->nkb * 2 * AMX_BTILE;
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t o = 0; o < p->occ; ++o) {
@@ -269,9 +308,10 @@ static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
                         for (int64_t n = 0; n < 16; ++n)
                             for (int64_t r = 0; r < pack; ++r, out += p->esz) {
                                 const int64_t oc = o * AMX_OCS + h * 16 + n;
-                                const int64_t ic = kb * p->kc + k * pack + r;
-                                const int64_t at = (oc * IC + ic) * taps + t;
-                                if (oc >= OC || ic >= IC) memset(out, 0, (size_t)p->esz);
+                                const int64_t v = kb * p->kc + k * pack + r;
+                                const int64_t ic = v % IC, tw = kw == 1 ? v / IC : t % kw;
+                                const int64_t at = ((oc * IC + ic) * d->kh + t / kw) * d->kw + tw;
+                                if (oc >= OC || v >= icf) memset(out, 0, (size_t)p->esz);
                                 else memcpy(out, (const char *)wei + at * p->esz, (size_t)p->esz);
                             }
     }
@@ -300,6 +340,24 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
         return;
     }
     const char *row = img + ih * d->iw * in_pt;
+    if (p->walk == WALK_FOLD) {   /* point ow: the inputs of its KW taps, zero outside */
+        const int64_t run = d->kw * in_pt;   /* undilated and inside: one run of the row */
+        const __mmask64 m = run >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << run) - 1;
+        for (int64_t ow = 0; ow < d->ow; ++ow, out += pt) {
+            const int64_t iw0 = ow * d->sw - d->pw;
+            if (d->dw == 0 && pt == 64 && iw0 >= 0 && iw0 + d->kw <= d->iw) {
+                _mm512_storeu_si512(out, _mm512_maskz_loadu_epi8(m, row + iw0 * in_pt));
+                continue;
+            }
+            memset(out, 0, (size_t)pt);
+            for (int64_t kw = 0; kw < d->kw; ++kw) {
+                const int64_t iw = iw0 + kw * (d->dw + 1);
+                if (iw >= 0 && iw < d->iw)
+                    memcpy(out + kw * in_pt, row + iw * in_pt, (size_t)in_pt);
+            }
+        }
+        return;
+    }
     /* columns [x0, x1) are inside the input: one run when no channel is padded */
     const int64_t x0 = d->pw < p->wb ? d->pw : p->wb;
     const int64_t x1 = d->pw + d->iw < p->wb ? d->pw + d->iw : p->wb;
@@ -322,6 +380,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     amx_out_t x = {.c = c, .dst = a->dst};
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0);
+    const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);
     memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
     if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
     const int64_t rows = p->walk == WALK_GEMM ? 1 : p->hb;
@@ -371,7 +430,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     }
                 } else {
                     const int64_t oh = mi / p->owc, ow0 = mi % p->owc * AMX_PTS;
-                    base = img + (oh * d->sh * p->wb + ow0 * d->sw) * pt;
+                    base = img + (oh * d->sh * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? (n * d->oh + oh) * d->ow + ow0 + i : -1;
                 }
@@ -379,7 +438,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             const char *w = (const char *)a->wei + o * per_occ;
             if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, acc);
             else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, acc);
-            amx_finish(p, &x, acc, pix, o * AMX_OCS);
+            finish(p, &x, acc, pix, o * AMX_OCS);
         }
         _tile_release();
     }
