@@ -199,7 +199,7 @@ def cap_isa(level: str) -> None:
 
 def isa_cap() -> str:
     """The --isa level in force ("": none). Even the highest level is a cap for a library
-    whose instruction sets go beyond ours (oneDNN's AMX over avx512_bf16)."""
+    whose instruction sets go beyond ours (oneDNN's AMX-FP16 over avx512_amx)."""
     return _isa_level
 
 

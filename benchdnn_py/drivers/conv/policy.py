@@ -179,8 +179,8 @@ class AnyEntry:
 #   forward: channels last where AMX runs, for the tile rows (bf16 and int8 only: an f32
 #     case finds no row there); a tile row reads 64 bytes of one point's channels, which
 #     16-channel blocks do not hold. Else channel blocks, 16 wide where AVX-512 runs, else
-#     8; their direct kernels keep
-#     an output block in registers across all taps (channels last ran slower than them).
+#     8; their direct kernels keep an output block in registers across all taps
+#     (channels last ran slower than them).
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
 #     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
 #     and int8 on the dot route's shapes (_not_dot).
