@@ -430,7 +430,7 @@ def test_an_unknown_isa_is_one_line_and_exit_2():
     assert res.code == 2
     assert res.err.strip().splitlines() == [
         "benchdnn-py: error: --isa=sse4: unknown instruction set; expected one of scalar, "
-        "avx2, avx512, avx512_vnni, avx512_bf16"]
+        "avx2, avx512, avx512_vnni, avx512_bf16, avx512_amx"]
 
 
 def test_a_full_width_digit_in_a_descriptor_is_no_digit():

@@ -29,7 +29,7 @@
  *         consecutive, and the taps left are the kh rows.
  * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
  * their sums are dropped: a tile row's sums depend on that row alone. */
-#pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq")
+#pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16")
 #include <immintrin.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -142,6 +142,20 @@ static inline __m512 amx_load16(int dt, const void *row, int64_t j, __mmask16 m)
     }
 }
 
+/* 32 values (lo's lanes m0, then hi's m1) stored as bf16 at out, as bdnn_epi_store16 would:
+ * one vcvtne2ps2bf16 for both, which rounds to nearest even and quiets NaN as it does but
+ * flushes denormals, so vectors holding a denormal or a NaN take bdnn_epi_store16. */
+static inline void amx_store_bf16x32(__m512 lo, __m512 hi, void *out, int64_t j, __mmask16 m0,
+                                     __mmask16 m1) {
+    if (_mm512_fpclass_ps_mask(lo, 0xa1) | _mm512_fpclass_ps_mask(hi, 0xa1)) {
+        bdnn_epi_store16(BDNN_DT_BF16, lo, out, j, m0);
+        if (m1) bdnn_epi_store16(BDNN_DT_BF16, hi, out, j + 16, m1);
+        return;
+    }
+    _mm512_mask_storeu_epi16((uint16_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16,
+                             (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+}
+
 typedef struct {
     const struct bdnn_conv *c;
     char *dst;
@@ -168,6 +182,17 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
         if (pix[i] < 0) continue;
         float *r = acc + i * AMX_OCS;
         const int64_t at = pix[i] * OC + oc0;
+        if (dt == BDNN_DT_BF16 && !eltwise) {   /* both halves in one conversion */
+            __m512 v[2];
+            for (int h = 0; h < 2; ++h) {
+                v[h] = _mm512_add_ps(s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
+                                         : _mm512_loadu_ps(r + 16 * h), bias[h]);
+                if (sum)
+                    v[h] = _mm512_fmadd_ps(amx_load16(dt, x->dst, at + 16 * h, m[h]), scale, v[h]);
+            }
+            amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1]);
+            continue;
+        }
         for (int h = 0; h < halves; ++h) {
             __m512 v = s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
                            : _mm512_loadu_ps(r + 16 * h);
@@ -424,9 +449,11 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 if (p->walk == WALK_FLAT) {
                     const int64_t q0 = mi * AMX_PTS;
                     base = img + q0 * pt;
+                    /* (one division: the columns then step, wrapping at wb) */
+                    int64_t oh = q0 / p->wb, ow = q0 % p->wb;
                     for (int i = 0; i < AMX_PTS; ++i) {
-                        const int64_t q = q0 + i, oh = q / p->wb, ow = q % p->wb;
-                        pix[i] = q < p->q && ow < d->ow ? (n * d->oh + oh) * d->ow + ow : -1;
+                        pix[i] = q0 + i < p->q && ow < d->ow ? (n * d->oh + oh) * d->ow + ow : -1;
+                        if (++ow == p->wb) ow = 0, ++oh;
                     }
                 } else {
                     const int64_t oh = mi / p->owc, ow0 = mi % p->owc * AMX_PTS;

@@ -76,7 +76,8 @@ def wino_blocked_takes(prb) -> bool:
     if not (d.g == 1 and d.ic < AUTO_WINO_MIN_CHANNELS
             and all(prb.requested_layouts[n] is None for n in ("src", "dst"))):
         return False
-    block = any_layouts(core.Direction.FWD, prb.shape)[0].act.block   # what `any` takes
+    # what `any` takes for f32, the only type of Winograd
+    block = any_layouts(core.Direction.FWD, prb.shape, core.Operands.F32)[0].act.block
     u_bytes = 4 * 36 * d.ic * -(-d.oc // block) * block    # as conv_wino_blk.c's u_bytes
     return (block in AUTO_WINO_FEW_MIN_IC and d.ic >= AUTO_WINO_FEW_MIN_IC[block]
             and u_bytes <= core.WINO_BLOCKED_MAX_U_BYTES)
@@ -207,10 +208,16 @@ ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
 }
 
 
-def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape) -> tuple[AnyEntry, ...]:
-    """The entries an all-`any` case tries (ANY_LAYOUTS), on this CPU, for this shape."""
+def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape,
+                operands: core.Operands | None = None) -> tuple[AnyEntry, ...]:
+    """The entries an all-`any` case tries (ANY_LAYOUTS), on this CPU, for this shape;
+    with operands, only those with a row of that class (f32 finds none on the tile rows'
+    entry)."""
+    isas = None if operands is None else {i.isa for i in core.conv_impls()
+                                          if i.operands is operands}
     return tuple(e for e in ANY_LAYOUTS[kernel_dir]
-                 if (e.isa is None or core.isa_supported(e.isa)) and e.when(shape))
+                 if (e.isa is None or core.isa_supported(e.isa)) and e.when(shape)
+                 and (isas is None or e.isa is None or e.isa in isas))
 
 
 # A case asking for exactly channels-last or one channel-block activations: whether that

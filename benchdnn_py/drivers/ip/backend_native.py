@@ -8,7 +8,7 @@ one before has no row that accepts the case):
 
 | route | the kernels' problem | rows |
 |---|---|---|
-| GEMM | one image, mb output points in a row, channels last: `dst[mb][oc] = src[mb][K] x wei[oc][K]^T`, the whole batch one GEMM | gemm_conv_nhwc (f32) |
+| GEMM | one image, mb output points in a row, channels last: `dst[mb][oc] = src[mb][K] x wei[oc][K]^T`, the whole batch one GEMM | gemm_conv_nhwc (f32); tile_conv_nhwc (bf16 and u8 x s8 forward, where AMX runs) |
 | per image | mb images of one point, ic = K: one matrix-vector product per image | every plain row (all types) |
 
 Backward weights of a small batch (at most STREAM_MAX_MB images) into weights of at least

@@ -207,3 +207,21 @@ def test_cli_any_takes_the_tile_rows_on_channels_last(dt, row):
                      "mb2ic32ih6oc18kh3ph1").out
     assert "PASSED" in capped and "tile_conv_nhwc" not in capped
     assert "dst any=aBcd16b" in capped
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_denormal_and_nan_outputs_keep_their_bf16_bits(impl, t):
+    """A bf16 dst is converted two vectors at a time by an instruction that flushes
+    denormals: a vector holding a denormal or a NaN must take the exact conversion (the
+    bias alone reaches dst: src is zero). Channels 0-15 hold one denormal, 16-31 none,
+    32-47 a NaN."""
+    s = _shape("mb1ic32ih4oc48kh1")
+    src = np.zeros(s.src_shape, np.float32)
+    wei = _ints(np.random.default_rng(2), s.wei_shape)
+    bias = np.arange(1, s.oc + 1, dtype=np.float32)
+    bias[5] = np.float32(2.0 ** -130)   # an f32 denormal, and a bf16 one
+    bias[40] = np.nan
+    out = _run(impl, t, s, _attr(t, "bf16"), src, wei, bias, _unwritten("bf16", s.dst_shape))
+    ref = np.broadcast_to(bias.reshape((1, -1) + (1,) * (out.ndim - 2)), out.shape)
+    assert (out[:, 5] != 0).all()
+    assert np.array_equal(out, _converted(ref, "bf16"), equal_nan=True)

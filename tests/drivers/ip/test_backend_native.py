@@ -32,13 +32,16 @@ def test_shapes_of_the_routes():
 
 
 def test_f32_runs_one_gemm_and_bf16_per_image():
-    for dt, prefix in ((("f32",) * 3, "gemm_conv_nhwc:"), (("bf16",) * 3, "gemm_conv_bf16")):
+    """bf16 too runs one GEMM where the AMX tile rows (channels last) do."""
+    amx = core.isa_supported(core.Isa.AVX512_AMX)
+    bf16 = "tile_conv_nhwc_bf16:" if amx else "gemm_conv_bf16"
+    for dt, prefix in ((("f32",) * 3, "gemm_conv_nhwc:"), (("bf16",) * 3, bf16)):
         res = CaseResult(Status.UNTESTED)
         ex = create_executor(_problem("mb16ic64ih3oc48", dt=dt), res)
         assert ex is not None, res.reason
         try:
             assert ex.name.startswith(prefix), ex.name
-            assert ex.prim.attr.layout is (core.ActLayout.NHWC if dt[0] == "f32"
+            assert ex.prim.attr.layout is (core.ActLayout.NHWC if dt[0] == "f32" or amx
                                            else core.ActLayout.PLAIN)
         finally:
             ex.close()
