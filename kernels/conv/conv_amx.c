@@ -42,8 +42,11 @@
 enum { AMX_PTS = 32, AMX_OCS = 32, AMX_ROWB = 64, AMX_BTILE = 1024 };
 enum { WALK_GEMM, WALK_FLAT, WALK_ROWS, WALK_FOLD };
 /* The input bytes one block of items should stay within (their A rows re-read for each
- * chunk of output channels, from L2). */
-enum { AMX_A_BLOCK_BYTES = 256 * 1024 };
+ * chunk of output channels, from L2); weights up to AMX_W_CACHED_BYTES stay in L2 for
+ * every point item, whose channel chunks then run one after another (an item's dst rows
+ * filled whole: chunk by chunk, each 32-channel piece of a row was written apart from the
+ * rest of its cache lines). */
+enum { AMX_A_BLOCK_BYTES = 256 * 1024, AMX_W_CACHED_BYTES = 512 * 1024 };
 
 typedef struct {
     int walk;
@@ -67,7 +70,7 @@ typedef struct {
     size_t buf_bytes;
     char *buf;               /* scratch: the copy, then its slack */
     char *stage;             /* scratch: GEMM from src, the last item's points */
-    float *acc;              /* scratch: per thread, AMX_PTS x AMX_OCS sums */
+    float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
 } amx_plan_t;
 
@@ -88,12 +91,14 @@ static void amx_configure(void) {
     _tile_loadconfig(&cfg);
 }
 
-/* One item's sums into acc (AMX_PTS rows of AMX_OCS, f32 or s32): C tiles 0 to 3
- * (points 0-15 and 16-31 x channels 0-15 and 16-31), A tiles 4 and 5, B tiles 6 and 7.
- * w: the chunk's packed weights, [tap][kb][2][16 rows][64 bytes]. */
+/* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
+ * from A tiles 4 and 5 and B tiles 6 and 7; w: the chunk's packed weights,
+ * [tap][kb][2][16 rows][64 bytes]. amx_store_sums then stores them to acc (AMX_PTS rows
+ * of AMX_OCS, f32 or s32): in between, the thread finishes the previous item while the
+ * tile unit computes (execute's loop). */
 #define AMX_ITEM(name, DP)                                                                 \
     static void name(const char *a, int64_t lda, const int64_t *tap_off, int64_t ntaps,    \
-                     int64_t nkb, const char *w, void *acc) {                              \
+                     int64_t nkb, const char *w) {                                         \
         _tile_zero(0);                                                                     \
         _tile_zero(1);                                                                     \
         _tile_zero(2);                                                                     \
@@ -112,16 +117,19 @@ static void amx_configure(void) {
                 DP(3, 5, 7);                                                               \
             }                                                                              \
         }                                                                                  \
-        char *c = acc;                                                                     \
-        _tile_stored(0, c, 4 * AMX_OCS);                                                   \
-        _tile_stored(1, c + 64, 4 * AMX_OCS);                                              \
-        _tile_stored(2, c + 16 * 4 * AMX_OCS, 4 * AMX_OCS);                                \
-        _tile_stored(3, c + 16 * 4 * AMX_OCS + 64, 4 * AMX_OCS);                           \
     }
 #define DP_BF16(c, a, b) _tile_dpbf16ps(c, a, b)
 #define DP_INT8(c, a, b) _tile_dpbusd(c, a, b)
 AMX_ITEM(amx_item_bf16, DP_BF16)
 AMX_ITEM(amx_item_int8, DP_INT8)
+
+static void amx_store_sums(void *acc) {
+    char *c = acc;
+    _tile_stored(0, c, 4 * AMX_OCS);
+    _tile_stored(1, c + 64, 4 * AMX_OCS);
+    _tile_stored(2, c + 16 * 4 * AMX_OCS, 4 * AMX_OCS);
+    _tile_stored(3, c + 16 * 4 * AMX_OCS + 64, 4 * AMX_OCS);
+}
 
 /* 16 values of an out_dt row at element j (lanes m), as f32: the prior dst of a sum. */
 static inline __m512 amx_load16(int dt, const void *row, int64_t j, __mmask16 m) {
@@ -156,6 +164,19 @@ static inline void amx_store_bf16x32(__m512 lo, __m512 hi, void *out, int64_t j,
                              (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
 }
 
+/* The same for u8 and s8: saturated and rounded as bdnn_epi_store16 does, narrowed in
+ * registers and stored once (a masked narrowing store to memory per vector was the
+ * epilogue's slowest instruction). */
+static inline void amx_store_i8x32(int dt, __m512 lo, __m512 hi, void *out, int64_t j,
+                                   __mmask16 m0, __mmask16 m1) {
+    const __m512 l = _mm512_set1_ps(dt == BDNN_DT_U8 ? 0.0f : -128.0f);
+    const __m512 h = _mm512_set1_ps(dt == BDNN_DT_U8 ? 255.0f : 127.0f);
+    const __m128i a = _mm512_cvtepi32_epi8(bdnn_epi_sat_round(lo, l, h));
+    const __m128i b = _mm512_cvtepi32_epi8(bdnn_epi_sat_round(hi, l, h));
+    _mm256_mask_storeu_epi8((int8_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16,
+                            _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1));
+}
+
 typedef struct {
     const struct bdnn_conv *c;
     char *dst;
@@ -182,7 +203,8 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
         if (pix[i] < 0) continue;
         float *r = acc + i * AMX_OCS;
         const int64_t at = pix[i] * OC + oc0;
-        if (dt == BDNN_DT_BF16 && !eltwise) {   /* both halves in one conversion */
+        if ((dt == BDNN_DT_BF16 || dt == BDNN_DT_U8 || dt == BDNN_DT_S8) && !eltwise) {
+            /* both halves in one conversion and one store */
             __m512 v[2];
             for (int h = 0; h < 2; ++h) {
                 v[h] = _mm512_add_ps(s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
@@ -190,7 +212,8 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
                 if (sum)
                     v[h] = _mm512_fmadd_ps(amx_load16(dt, x->dst, at + 16 * h, m[h]), scale, v[h]);
             }
-            amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1]);
+            if (dt == BDNN_DT_BF16) amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1]);
+            else amx_store_i8x32(dt, v[0], v[1], x->dst, at, m[0], m[1]);
             continue;
         }
         for (int h = 0; h < halves; ++h) {
@@ -296,14 +319,16 @@ static int amx_init(struct bdnn_conv *c) {
         p->tap_off[t] = (t / kw * dh1 * p->wb + t % kw * dw1) * pt;
     p->occ = bdnn_div_up(d->oc, AMX_OCS);
     const int64_t a_item = AMX_PTS * pt * d->kh * d->sw;
-    p->m_block = a_item >= AMX_A_BLOCK_BYTES ? 1 : AMX_A_BLOCK_BYTES / a_item;
+    const int64_t w_bytes = p->occ * p->ntaps * p->nkb * 2 * AMX_BTILE;
+    p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES
+               ? 1 : AMX_A_BLOCK_BYTES / a_item;
     if (p->copy) {
         p->buf_bytes = (size_t)((d->mb * p->hb * p->wb + p->slack_pts) * pt);
         if (conv_scratch((void **)&p->buf, p->buf_bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
     } else if (conv_scratch((void **)&p->stage, (size_t)(AMX_PTS * pt))) {
         return BDNN_STATUS_OUT_OF_MEMORY;
     }
-    if (conv_scratch((void **)&p->acc, sizeof(float) * (size_t)(c->nthr * AMX_PTS * AMX_OCS))
+    if (conv_scratch((void **)&p->acc, sizeof(float) * (size_t)(c->nthr * 2 * AMX_PTS * AMX_OCS))
             || conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(p->occ * AMX_OCS)))
         return BDNN_STATUS_OUT_OF_MEMORY;
     return BDNN_STATUS_OK;
@@ -429,16 +454,19 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         }
 #pragma omp barrier
         amx_configure();
-        float *acc = p->acc + omp_get_thread_num() * AMX_PTS * AMX_OCS;
+        float *acc = p->acc + omp_get_thread_num() * 2 * AMX_PTS * AMX_OCS;
         const char *A = p->copy ? p->buf : (const char *)a->src;
-        int64_t pix[AMX_PTS];
+        /* two items in flight: one's sums in the tiles, the last one's in its block */
+        int64_t pixes[2][AMX_PTS], prev_oc0 = -1;
+        int cur = 0;
         /* items: blocks of m_block point items, each with every channel chunk */
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
         for (int64_t it = 0; it < n_blk * p->occ * p->m_block; ++it) {
             const int64_t blk = it / (p->occ * p->m_block), rest = it % (p->occ * p->m_block);
             const int64_t o = rest / p->m_block, m = blk * p->m_block + rest % p->m_block;
             if (m >= p->m_items) continue;
             const char *base;
+            int64_t *pix = pixes[cur];
             if (p->walk == WALK_GEMM) {
                 const int64_t p0 = m * AMX_PTS;
                 base = !p->copy && m == p->m_items - 1 ? p->stage : A + p0 * pt;
@@ -463,10 +491,16 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 }
             }
             const char *w = (const char *)a->wei + o * per_occ;
-            if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, acc);
-            else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, acc);
-            finish(p, &x, acc, pix, o * AMX_OCS);
+            if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
+            else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
+            if (prev_oc0 >= 0)
+                finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
+            amx_store_sums(acc + cur * AMX_PTS * AMX_OCS);
+            prev_oc0 = o * AMX_OCS;
+            cur ^= 1;
         }
+        if (prev_oc0 >= 0)
+            finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
         _tile_release();
     }
 }
