@@ -11,7 +11,7 @@
  * eltwise entries) and converted into dst.
  *
  * Point i of an item reads its input at a + i * lda + tap_off[t] + kb * 64 (bytes), for
- * one of three walks of the output points:
+ * one of four walks of the output points:
  *   GEMM  1x1 without padding: the points of every image in a row, each reading one input
  *         point: src itself (unit stride, input channels a multiple of kc; the last item's
  *         points past the end read a staged copy), else a dense copy of the points read,
@@ -61,11 +61,11 @@ typedef struct {
     int64_t tap_off[64];     /* bytes; ntaps of them (kh * kw <= 64, init) */
     int64_t lda;             /* bytes between an item's consecutive points */
     int64_t occ;             /* chunks of AMX_OCS output channels */
-    int64_t m_per_img;       /* FLAT, ROWS: point items per image; GEMM: in all */
+    int64_t m_per_img;       /* FLAT, ROWS, FOLD: point items per image; GEMM: in all */
     int64_t m_items;         /* point items in all */
     int64_t m_block;         /* point items per block of the item order */
     int64_t q;               /* FLAT: walk points per image; GEMM: in all */
-    int64_t owc;             /* ROWS: items per output row */
+    int64_t owc;             /* ROWS, FOLD: items per output row */
     int64_t slack_pts;       /* points of zeros after the copy */
     size_t buf_bytes;
     char *buf;               /* scratch: the copy, then its slack */
@@ -240,9 +240,10 @@ typedef void (*amx_finish_fn)(const amx_plan_t *p, const amx_out_t *x, float *ac
 #define AMX_FINISH(dt, s32)                                                                \
     static void amx_finish_##dt##_##s32(const amx_plan_t *p, const amx_out_t *x,            \
                                         float *acc, const int64_t *pix, int64_t oc0) {     \
-        if (x->has_eltwise) amx_finish_as(p, x, acc, pix, oc0, BDNN_DT_##dt, s32, x->has_sum, 1); \
-        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, BDNN_DT_##dt, s32, 1, 0);  \
-        else amx_finish_as(p, x, acc, pix, oc0, BDNN_DT_##dt, s32, 0, 0);                  \
+        const int dt_ = BDNN_DT_##dt;                                                     \
+        if (x->has_eltwise) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, x->has_sum, 1);   \
+        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 1, 0);           \
+        else amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 0, 0);                           \
     }
 AMX_FINISH(F32, 0)
 AMX_FINISH(BF16, 0)
@@ -367,20 +368,19 @@ static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
     }
 }
 
-/* The copy's row b of image n (FLAT, ROWS: input row b - ph, zero outside; GEMM: the
- * output points' input points), channels zero-padded to icp. */
+/* The copy's row b of image n (FLAT, ROWS, FOLD: input row b - ph, zero outside; GEMM:
+ * the input points of output row b), channels zero-padded to icp. */
 static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const char *src,
                          int64_t n, int64_t b) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t pt = p->icp * p->esz, in_pt = d->ic * p->esz;
     const char *img = src + n * d->ih * d->iw * in_pt;
-    if (p->walk == WALK_GEMM) {   /* one image: its output points in order */
-        char *out = p->buf + n * p->wb * pt;
-        for (int64_t oh = 0; oh < d->oh; ++oh)
-            for (int64_t ow = 0; ow < d->ow; ++ow, out += pt) {
-                memcpy(out, img + (oh * d->sh * d->iw + ow * d->sw) * in_pt, (size_t)in_pt);
-                memset(out + in_pt, 0, (size_t)(pt - in_pt));
-            }
+    if (p->walk == WALK_GEMM) {
+        char *out = p->buf + (n * d->oh + b) * d->ow * pt;
+        for (int64_t ow = 0; ow < d->ow; ++ow, out += pt) {
+            memcpy(out, img + (b * d->sh * d->iw + ow * d->sw) * in_pt, (size_t)in_pt);
+            memset(out + in_pt, 0, (size_t)(pt - in_pt));
+        }
         return;
     }
     char *out = p->buf + (n * p->hb + b) * p->wb * pt;
@@ -433,7 +433,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);
     memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
     if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
-    const int64_t rows = p->walk == WALK_GEMM ? 1 : p->hb;
+    const int64_t rows = p->walk == WALK_GEMM ? d->oh : p->hb;   /* copied per image */
     const int64_t n_blk = bdnn_div_up(p->m_items, p->m_block);
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
 #pragma omp parallel num_threads(c->nthr)
