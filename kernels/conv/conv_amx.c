@@ -323,8 +323,9 @@ static int amx_init(struct bdnn_conv *c) {
     const int64_t w_bytes = p->occ * p->ntaps * p->nkb * 2 * AMX_BTILE;
     p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES
                ? 1 : AMX_A_BLOCK_BYTES / a_item;
-    if (p->copy) {
-        p->buf_bytes = (size_t)((d->mb * p->hb * p->wb + p->slack_pts) * pt);
+    if (p->copy) {   /* GEMM: every image's points; else one image at a time */
+        const int64_t imgs = p->walk == WALK_GEMM ? d->mb : 1;
+        p->buf_bytes = (size_t)((imgs * p->hb * p->wb + p->slack_pts) * pt);
         if (conv_scratch((void **)&p->buf, p->buf_bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
     } else if (conv_scratch((void **)&p->stage, (size_t)(AMX_PTS * pt))) {
         return BDNN_STATUS_OUT_OF_MEMORY;
@@ -383,7 +384,7 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
         }
         return;
     }
-    char *out = p->buf + (n * p->hb + b) * p->wb * pt;
+    char *out = p->buf + b * p->wb * pt;   /* (the copy holds one image) */
     const int64_t ih = b - d->ph;
     if (ih < 0 || ih >= d->ih) {
         memset(out, 0, (size_t)(p->wb * pt));
@@ -433,50 +434,58 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);
     memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
     if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
-    const int64_t rows = p->walk == WALK_GEMM ? d->oh : p->hb;   /* copied per image */
-    const int64_t n_blk = bdnn_div_up(p->m_items, p->m_block);
+    /* GEMM: one pass over every item (the points of all images in a row); the other walks
+     * copy and compute image by image, so the copy is still in cache when its items read
+     * it (the whole batch's copy went to memory and back) */
+    const int per_image = p->walk != WALK_GEMM;
+    const int64_t passes = per_image ? d->mb : 1, m_pass = per_image ? p->m_per_img : p->m_items;
+    const int64_t rows = per_image ? p->hb : d->mb * d->oh;   /* copy rows per pass */
+    const int64_t n_blk = bdnn_div_up(m_pass, p->m_block);
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
+    const int64_t slack_at = (per_image ? 1 : d->mb) * p->hb * p->wb * pt;
 #pragma omp parallel num_threads(c->nthr)
     {
-        if (p->copy) {
-#pragma omp for schedule(static) nowait
-            for (int64_t nb = 0; nb < d->mb * rows; ++nb)
-                amx_copy_row(c, p, a->src, nb / rows, nb % rows);
-#pragma omp single nowait
-            memset(p->buf + d->mb * p->hb * p->wb * pt, 0, (size_t)(p->slack_pts * pt));
-        } else {
-#pragma omp single nowait
-            {   /* the last item's points, then zeros */
-                const int64_t p0 = (p->m_items - 1) * AMX_PTS;
-                memset(p->stage, 0, (size_t)(AMX_PTS * pt));
-                memcpy(p->stage, (const char *)a->src + p0 * pt, (size_t)((p->q - p0) * pt));
-            }
-        }
-#pragma omp barrier
         amx_configure();
         float *acc = p->acc + omp_get_thread_num() * 2 * AMX_PTS * AMX_OCS;
         const char *A = p->copy ? p->buf : (const char *)a->src;
         /* two items in flight: one's sums in the tiles, the last one's in its block */
         int64_t pixes[2][AMX_PTS], prev_oc0 = -1;
         int cur = 0;
-        /* items: blocks of m_block point items, each with every channel chunk */
+        for (int64_t n = 0; n < passes; ++n) {
+            if (p->copy) {
 #pragma omp for schedule(static) nowait
-        for (int64_t it = 0; it < n_blk * p->occ * p->m_block; ++it) {
-            const int64_t blk = it / (p->occ * p->m_block), rest = it % (p->occ * p->m_block);
-            const int64_t o = rest / p->m_block, m = blk * p->m_block + rest % p->m_block;
-            if (m >= p->m_items) continue;
-            const char *base;
-            int64_t *pix = pixes[cur];
-            if (p->walk == WALK_GEMM) {
-                const int64_t p0 = m * AMX_PTS;
-                base = !p->copy && m == p->m_items - 1 ? p->stage : A + p0 * pt;
-                for (int i = 0; i < AMX_PTS; ++i) pix[i] = p0 + i < p->q ? p0 + i : -1;
+                for (int64_t r = 0; r < rows; ++r)
+                    amx_copy_row(c, p, a->src, per_image ? n : r / d->oh,
+                                 per_image ? r : r % d->oh);
+                if (n == 0) {
+#pragma omp single nowait
+                    memset(p->buf + slack_at, 0, (size_t)(p->slack_pts * pt));
+                }
             } else {
-                const int64_t n = m / p->m_per_img, mi = m % p->m_per_img;
-                const char *img = A + n * p->hb * p->wb * pt;
-                if (p->walk == WALK_FLAT) {
-                    const int64_t q0 = mi * AMX_PTS;
-                    base = img + q0 * pt;
+#pragma omp single nowait
+                {   /* the last item's points, then zeros */
+                    const int64_t p0 = (p->m_items - 1) * AMX_PTS;
+                    memset(p->stage, 0, (size_t)(AMX_PTS * pt));
+                    memcpy(p->stage, (const char *)a->src + p0 * pt, (size_t)((p->q - p0) * pt));
+                }
+            }
+#pragma omp barrier
+            /* items: blocks of m_block point items, each with every channel chunk (the
+             * loop's barrier: the next image's copy overwrites this one's) */
+#pragma omp for schedule(static)
+            for (int64_t it = 0; it < n_blk * p->occ * p->m_block; ++it) {
+                const int64_t blk = it / (p->occ * p->m_block), rest = it % (p->occ * p->m_block);
+                const int64_t o = rest / p->m_block, m = blk * p->m_block + rest % p->m_block;
+                if (m >= m_pass) continue;
+                const char *base;
+                int64_t *pix = pixes[cur];
+                if (p->walk == WALK_GEMM) {
+                    const int64_t p0 = m * AMX_PTS;
+                    base = !p->copy && m == p->m_items - 1 ? p->stage : A + p0 * pt;
+                    for (int i = 0; i < AMX_PTS; ++i) pix[i] = p0 + i < p->q ? p0 + i : -1;
+                } else if (p->walk == WALK_FLAT) {
+                    const int64_t q0 = m * AMX_PTS;
+                    base = A + q0 * pt;
                     /* (one division: the columns then step, wrapping at wb) */
                     int64_t oh = q0 / p->wb, ow = q0 % p->wb;
                     for (int i = 0; i < AMX_PTS; ++i) {
@@ -484,20 +493,20 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                         if (++ow == p->wb) ow = 0, ++oh;
                     }
                 } else {
-                    const int64_t oh = mi / p->owc, ow0 = mi % p->owc * AMX_PTS;
-                    base = img + (oh * d->sh * p->wb + ow0 * p->col_step) * pt;
+                    const int64_t oh = m / p->owc, ow0 = m % p->owc * AMX_PTS;
+                    base = A + (oh * d->sh * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? (n * d->oh + oh) * d->ow + ow0 + i : -1;
                 }
+                const char *w = (const char *)a->wei + o * per_occ;
+                if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
+                else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
+                if (prev_oc0 >= 0)
+                    finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
+                amx_store_sums(acc + cur * AMX_PTS * AMX_OCS);
+                prev_oc0 = o * AMX_OCS;
+                cur ^= 1;
             }
-            const char *w = (const char *)a->wei + o * per_occ;
-            if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
-            else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
-            if (prev_oc0 >= 0)
-                finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
-            amx_store_sums(acc + cur * AMX_PTS * AMX_OCS);
-            prev_oc0 = o * AMX_OCS;
-            cur ^= 1;
         }
         if (prev_oc0 >= 0)
             finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
