@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 import conv_rows
+from lp_exact import UNWRITTEN, converted, inputs, ints, unwritten
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -35,9 +36,6 @@ TYPES = {
 ROWS = [(i, t) for i in conv_rows.groups() for p, t in TYPES.items() if i.name.startswith(p)]
 RUNNABLE = [(i, t) for i, t in ROWS if core.isa_supported(i.isa)]
 IDS = [i.name for i, _ in RUNNABLE]
-INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "s32": (-2**31, 2**31 - 1)}
-# a value no case writes into an integer output (sums of these fills stay far below it)
-UNWRITTEN = {"u8": 251, "s8": -127, "s32": -2**31 + 5}
 GUARD = 97   # elements after dst
 
 SHAPES = [
@@ -70,19 +68,6 @@ def _nhwc(x: np.ndarray, dt: str) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(x, 1, -1).astype(core.numpy_dtype(dt)))
 
 
-def _ints(rng, shape, lo: int = -8, hi: int = 8) -> np.ndarray:
-    return rng.integers(lo, hi + 1, size=shape).astype(np.float32)
-
-
-def _converted(v: np.ndarray, dt: str) -> np.ndarray:
-    """f32 values v as the kernels store them in dt, read back as f64."""
-    v = np.asarray(v, np.float32)
-    if dt in INT_RANGE:
-        lo, hi = INT_RANGE[dt]
-        return np.clip(np.rint(v.astype(np.float64)), lo, hi)
-    return v.astype(core.numpy_dtype(dt)).astype(np.float64)
-
-
 def _attr(t: RowTypes, dst_dt: str, **kw) -> core.ConvAttr:
     return core.ConvAttr(src_dt=t.src, wei_dt=t.wei, dst_dt=dst_dt,
                          layout=core.ActLayout.NHWC, **kw)
@@ -105,12 +90,7 @@ def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init):
 
 
 def _inputs(t: RowTypes, s, seed: int):
-    rng = np.random.default_rng(seed)
-    return (_ints(rng, s.src_shape, *t.src_range), _ints(rng, s.wei_shape), _ints(rng, s.oc))
-
-
-def _unwritten(dst_dt: str, shape) -> np.ndarray:
-    return np.full(shape, UNWRITTEN.get(dst_dt, np.nan), np.float64)
+    return inputs(t.src_range, s, seed)
 
 
 pytestmark = pytest.mark.skipif(not RUNNABLE, reason="no AMX on this CPU (or no permission)")
@@ -149,8 +129,8 @@ def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
     s = _shape(text)
     src, wei, bias = _inputs(t, s, len(text))
     bias = bias if with_bias else None
-    out = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, _unwritten(dst_dt, s.dst_shape))
-    assert np.array_equal(out, _converted(core.ref_conv_fwd(s, src, wei, bias), dst_dt))
+    out = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
+    assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), dst_dt))
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
@@ -159,8 +139,8 @@ def test_a_bias_of_the_source_type(impl, t):
     bia_dt = "bf16" if t.src == "bf16" else "s8"
     src, wei, bias = _inputs(t, s, 3)
     out = _run(impl, t, s, _attr(t, "f32", bia_dt=bia_dt), src, wei, bias,
-               _unwritten("f32", s.dst_shape))
-    assert np.array_equal(out, _converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
+               unwritten("f32", s.dst_shape))
+    assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
@@ -171,7 +151,7 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
     one conversion, on each walk."""
     s = _shape(text)
     src, wei, bias = _inputs(t, s, 5)
-    prior = _ints(np.random.default_rng(6), s.dst_shape, 0, 8)
+    prior = ints(np.random.default_rng(6), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
@@ -180,19 +160,19 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
         out = _run(impl, t, s, _attr(t, dst_dt, post_ops=chain), src, wei, bias, prior)
         v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
         ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
-        assert np.array_equal(out, _converted(ref, dst_dt)), dst_dt
+        assert np.array_equal(out, converted(ref, dst_dt)), dst_dt
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_a_sum_alone_reads_the_prior_dst(impl, t):
     s = _shape("mb1ic64ih5oc48kh3ph1")
     src, wei, bias = _inputs(t, s, 7)
-    prior = _ints(np.random.default_rng(8), s.dst_shape, 0, 8)
+    prior = ints(np.random.default_rng(8), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=2.0),)
     for dst_dt in t.dsts:
         out = _run(impl, t, s, _attr(t, dst_dt, post_ops=chain), src, wei, bias, prior)
         v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(2.0) * prior
-        assert np.array_equal(out, _converted(v, dst_dt)), dst_dt
+        assert np.array_equal(out, converted(v, dst_dt)), dst_dt
 
 
 @pytest.mark.parametrize("dt,row", [("bf16", "tile_conv_nhwc_bf16:avx512_amx"),
@@ -217,11 +197,11 @@ def test_denormal_and_nan_outputs_keep_their_bf16_bits(impl, t):
     32-47 a NaN."""
     s = _shape("mb1ic32ih4oc48kh1")
     src = np.zeros(s.src_shape, np.float32)
-    wei = _ints(np.random.default_rng(2), s.wei_shape)
+    wei = ints(np.random.default_rng(2), s.wei_shape)
     bias = np.arange(1, s.oc + 1, dtype=np.float32)
     bias[5] = np.float32(2.0 ** -130)   # an f32 denormal, and a bf16 one
     bias[40] = np.nan
-    out = _run(impl, t, s, _attr(t, "bf16"), src, wei, bias, _unwritten("bf16", s.dst_shape))
+    out = _run(impl, t, s, _attr(t, "bf16"), src, wei, bias, unwritten("bf16", s.dst_shape))
     ref = np.broadcast_to(bias.reshape((1, -1) + (1,) * (out.ndim - 2)), out.shape)
     assert (out[:, 5] != 0).all()
-    assert np.array_equal(out, _converted(ref, "bf16"), equal_nan=True)
+    assert np.array_equal(out, converted(ref, "bf16"), equal_nan=True)

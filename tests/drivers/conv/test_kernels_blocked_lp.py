@@ -16,6 +16,7 @@ import dataclasses
 import numpy as np
 import pytest
 import conv_rows
+from lp_exact import UNWRITTEN, converted, inputs, ints, unwritten
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -40,9 +41,6 @@ TYPES = {
 ROWS = [(i, t) for i in conv_rows.groups() for p, t in TYPES.items() if i.name.startswith(p)]
 RUNNABLE = [(i, t) for i, t in ROWS if core.isa_supported(i.isa)]
 IDS = [i.name for i, _ in RUNNABLE]
-INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "s32": (-2**31, 2**31 - 1)}
-# a value no case writes into an integer output (sums of these fills stay far below it)
-UNWRITTEN = {"u8": 251, "s8": -127, "s32": -2**31 + 5}
 
 SHAPES = [
     "mb1ic3ih10oc5kh3ph1",                        # 3 channels: half a pair, 3/4 of a quad
@@ -83,19 +81,6 @@ def _plain(x: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(full[:, :c]), full[:, c:]
 
 
-def _ints(rng, shape, lo: int = -8, hi: int = 8) -> np.ndarray:
-    return rng.integers(lo, hi + 1, size=shape).astype(np.float32)
-
-
-def _converted(v: np.ndarray, dt: str) -> np.ndarray:
-    """f32 values v as the kernels store them in dt, read back as f64."""
-    v = np.asarray(v, np.float32)
-    if dt in INT_RANGE:
-        lo, hi = INT_RANGE[dt]
-        return np.clip(np.rint(v.astype(np.float64)), lo, hi)
-    return v.astype(core.numpy_dtype(dt)).astype(np.float64)
-
-
 def _attr(t: RowTypes, dst_dt: str, **kw) -> core.ConvAttr:
     return core.ConvAttr(src_dt=t.src, wei_dt=t.wei, dst_dt=dst_dt,
                          layout=core.ActLayout.BLOCKED16, **kw)
@@ -115,12 +100,7 @@ def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init, fault=core.Fault.
 
 
 def _inputs(t: RowTypes, s, seed: int):
-    rng = np.random.default_rng(seed)
-    return (_ints(rng, s.src_shape, *t.src_range), _ints(rng, s.wei_shape), _ints(rng, s.oc))
-
-
-def _unwritten(dst_dt: str, shape) -> np.ndarray:
-    return np.full(shape, UNWRITTEN.get(dst_dt, np.nan), np.float64)
+    return inputs(t.src_range, s, seed)
 
 
 pytestmark = pytest.mark.skipif(not RUNNABLE, reason="no AVX512_BF16 or VNNI on this CPU")
@@ -156,10 +136,10 @@ def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
     s = _shape(text)
     src, wei, bias = _inputs(t, s, len(text))
     bias = bias if with_bias else None
-    dst = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, _unwritten(dst_dt, s.dst_shape))
+    dst = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
     out, tail = _plain(dst, s.oc)
     ref = core.ref_conv_fwd(s, src, wei, bias)
-    assert np.array_equal(out, _converted(ref, dst_dt)) and not tail.any()
+    assert np.array_equal(out, converted(ref, dst_dt)) and not tail.any()
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
@@ -168,9 +148,9 @@ def test_a_bias_of_the_source_type(impl, t):
     bia_dt = "bf16" if t.src == "bf16" else "s8"
     src, wei, bias = _inputs(t, s, 3)
     dst = _run(impl, t, s, _attr(t, "f32", bia_dt=bia_dt), src, wei, bias,
-               _unwritten("f32", s.dst_shape))
+               unwritten("f32", s.dst_shape))
     out, tail = _plain(dst, s.oc)
-    assert np.array_equal(out, _converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
+    assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
     assert not tail.any()
 
 
@@ -183,7 +163,7 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
     3x3 case has a border point per call at either end of a row, the 1x1 runs of points."""
     s = _shape(text)
     src, wei, bias = _inputs(t, s, 5)
-    prior = _ints(np.random.default_rng(6), s.dst_shape, 0, 8)
+    prior = ints(np.random.default_rng(6), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.LINEAR, alpha=1.0,
@@ -193,14 +173,14 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
         v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
         ref = np.where(v > 0, v, np.float32(0.25) * v) + np.float32(3.0)
         out, tail = _plain(dst, s.oc)
-        assert np.array_equal(out, _converted(ref, dst_dt)) and not tail.any(), dst_dt
+        assert np.array_equal(out, converted(ref, dst_dt)) and not tail.any(), dst_dt
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_a_lone_relu_after_a_sum(impl, t):
     s = _shape("mb2ic20ih6iw30oc18kh3kw3ph1pw1")
     src, wei, bias = _inputs(t, s, 6)
-    prior = _ints(np.random.default_rng(7), s.dst_shape)
+    prior = ints(np.random.default_rng(7), s.dst_shape)
     chain = (core.PostOp(core.PostKind.SUM, scale=2.0),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.0))
     dst = _run(impl, t, s, _attr(t, "f32", post_ops=chain), src, wei, bias, prior)
@@ -220,10 +200,10 @@ def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
     relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25)
     for dst_dt in t.dsts:
         dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=(relu,)), src, wei, bias,
-                   _unwritten(dst_dt, s.dst_shape))
+                   unwritten(dst_dt, s.dst_shape))
         v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
         out, tail = _plain(dst, s.oc)
-        assert np.array_equal(out, _converted(np.where(v > 0, v, np.float32(0.25) * v),
+        assert np.array_equal(out, converted(np.where(v > 0, v, np.float32(0.25) * v),
                                               dst_dt)), dst_dt
         assert not tail.any()
 
@@ -233,7 +213,7 @@ def test_the_padding_garbage_defect_writes_the_tail(impl, t):
     s = _shape("ic3ih6oc5kh3ph1")
     src, wei, _ = _inputs(t, s, 8)
     dst = _run(impl, t, s, _attr(t, t.dsts[0]), src, wei, None,
-               _unwritten(t.dsts[0], s.dst_shape), core.Fault.PADDING_GARBAGE)
+               unwritten(t.dsts[0], s.dst_shape), core.Fault.PADDING_GARBAGE)
     assert (_plain(dst, s.oc)[1] == 1).all()
 
 

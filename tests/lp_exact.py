@@ -1,0 +1,39 @@
+"""Exact values for the low-precision kernel rows' tests (test_kernels_blocked_lp.py,
+test_kernels_amx.py): small integers, exact in bf16 and u8/s8, whose products and partial
+sums are exact in f32 and s32, so a row's sums equal the reference's; and the conversion
+every low-precision row stores with (nearest even, integers saturated), which a test's
+expected values go through."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchdnn_py import core
+
+INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "s32": (-2**31, 2**31 - 1)}
+# a value no case writes into an integer output (sums of these fills stay far below it)
+UNWRITTEN = {"u8": 251, "s8": -127, "s32": -2**31 + 5}
+
+
+def ints(rng, shape, lo: int = -8, hi: int = 8) -> np.ndarray:
+    return rng.integers(lo, hi + 1, size=shape).astype(np.float32)
+
+
+def inputs(src_range: tuple[int, int], s: core.ConvShape, seed: int):
+    """src (in src_range), weights and bias of a problem, as f32."""
+    rng = np.random.default_rng(seed)
+    return ints(rng, s.src_shape, *src_range), ints(rng, s.wei_shape), ints(rng, s.oc)
+
+
+def converted(v: np.ndarray, dt: str) -> np.ndarray:
+    """f32 values v as the kernels store them in dt, read back as f64."""
+    v = np.asarray(v, np.float32)
+    if dt in INT_RANGE:
+        lo, hi = INT_RANGE[dt]
+        return np.clip(np.rint(v.astype(np.float64)), lo, hi)
+    return v.astype(core.numpy_dtype(dt)).astype(np.float64)
+
+
+def unwritten(dst_dt: str, shape) -> np.ndarray:
+    """A dst of dt's never-written value (NaN for floats)."""
+    return np.full(shape, UNWRITTEN.get(dst_dt, np.nan), np.float64)
