@@ -54,6 +54,7 @@ SHAPES = [
     "mb1ic5ih9iw20oc17kh3kw3sw2ph1pw1",       # FOLD at stride 2 with edges
     "ic8ih10iw12oc33kh2kw3dw1pw2sw3",         # FOLD, dilated: tap by tap
     "mb1ic12ih8oc30kh5ph2",                   # FOLD (12 x 5 = 60 channels, two bf16 blocks)
+    "mb1ic3ih12iw10oc16kh3kw3dh1ph2pw1",      # FOLD, dilated in h
     "iw40ic64oc64kw3pw1",                     # 1D
     "mb0ic32ih5oc16kh3",                      # empty minibatch
 ]
