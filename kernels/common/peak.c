@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amx_tiles.h"
 #include "bdnn.h"
 
 #define PEAK_CHAINS 12
@@ -119,19 +120,9 @@ static void run_int8_avx2(int64_t iters) {
  * once, four tile products per iteration: throughput-bound, as the tile rows' items are
  * (conv_amx.c). bf16 2^-7 (0x3c00) operands keep the sums small and normal; u8 1 x s8 1
  * adds 64 per s32 lane per product. */
-typedef struct __attribute__((packed, aligned(64))) {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} peak_tilecfg_t;
-
 __attribute__((target("amx-tile")))
 static void amx_tiles_load(const void *ab) {
-    peak_tilecfg_t cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.palette = 1;
-    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
+    bdnn_amx_configure();
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);

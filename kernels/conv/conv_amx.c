@@ -35,11 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amx_tiles.h"
 #include "conv_impl.h"
 #include "conv_store_avx512.h"
 #include "dt.h"
 
-enum { AMX_PTS = 32, AMX_OCS = 32, AMX_ROWB = 64, AMX_BTILE = 1024 };
+enum { AMX_PTS = 32, AMX_OCS = 32, AMX_ROWB = BDNN_AMX_ROW_BYTES, AMX_BTILE = 1024 };
 enum { WALK_GEMM, WALK_FLAT, WALK_ROWS, WALK_FOLD };
 /* The input bytes one block of items should stay within (their A rows re-read for each
  * chunk of output channels, from L2); weights up to AMX_W_CACHED_BYTES stay in L2 for
@@ -67,29 +68,11 @@ typedef struct {
     int64_t q;               /* FLAT: walk points per image; GEMM: in all */
     int64_t owc;             /* ROWS, FOLD: items per output row */
     int64_t slack_pts;       /* points of zeros after the copy */
-    size_t buf_bytes;
     char *buf;               /* scratch: the copy, then its slack */
     char *stage;             /* scratch: GEMM from src, the last item's points */
     float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
 } amx_plan_t;
-
-/* The tile configuration (palette 1): eight tiles of 16 rows of 64 bytes. */
-typedef struct __attribute__((packed, aligned(64))) {
-    uint8_t palette;
-    uint8_t start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} amx_cfg_t;
-
-static void amx_configure(void) {
-    amx_cfg_t cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.palette = 1;
-    for (int t = 0; t < 8; ++t) cfg.colsb[t] = AMX_ROWB, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
 
 /* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
  * from A tiles 4 and 5 and B tiles 6 and 7; w: the chunk's packed weights,
@@ -325,8 +308,8 @@ static int amx_init(struct bdnn_conv *c) {
                ? 1 : AMX_A_BLOCK_BYTES / a_item;
     if (p->copy) {   /* GEMM: every image's points; else one image at a time */
         const int64_t imgs = p->walk == WALK_GEMM ? d->mb : 1;
-        p->buf_bytes = (size_t)((imgs * p->hb * p->wb + p->slack_pts) * pt);
-        if (conv_scratch((void **)&p->buf, p->buf_bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
+        const size_t bytes = (size_t)((imgs * p->hb * p->wb + p->slack_pts) * pt);
+        if (conv_scratch((void **)&p->buf, bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
     } else if (conv_scratch((void **)&p->stage, (size_t)(AMX_PTS * pt))) {
         return BDNN_STATUS_OUT_OF_MEMORY;
     }
@@ -445,7 +428,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int64_t slack_at = (per_image ? 1 : d->mb) * p->hb * p->wb * pt;
 #pragma omp parallel num_threads(c->nthr)
     {
-        amx_configure();
+        bdnn_amx_configure();
         float *acc = p->acc + omp_get_thread_num() * 2 * AMX_PTS * AMX_OCS;
         const char *A = p->copy ? p->buf : (const char *)a->src;
         /* two items in flight: one's sums in the tiles, the last one's in its block */

@@ -90,10 +90,6 @@ def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init):
     return np.moveaxis(dst.astype(np.float64), -1, 1)
 
 
-def _inputs(t: RowTypes, s, seed: int):
-    return inputs(t.src_range, s, seed)
-
-
 pytestmark = pytest.mark.skipif(not RUNNABLE, reason="no AMX on this CPU (or no permission)")
 
 
@@ -128,7 +124,7 @@ CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")
 @pytest.mark.parametrize("impl,t,dst_dt,text", CASES)
 def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
     s = _shape(text)
-    src, wei, bias = _inputs(t, s, len(text))
+    src, wei, bias = inputs(t.src_range, s, len(text))
     bias = bias if with_bias else None
     out = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
     assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), dst_dt))
@@ -138,7 +134,7 @@ def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
 def test_a_bias_of_the_source_type(impl, t):
     s = _shape("mb1ic32ih6oc18kh3ph1")
     bia_dt = "bf16" if t.src == "bf16" else "s8"
-    src, wei, bias = _inputs(t, s, 3)
+    src, wei, bias = inputs(t.src_range, s, 3)
     out = _run(impl, t, s, _attr(t, "f32", bia_dt=bia_dt), src, wei, bias,
                unwritten("f32", s.dst_shape))
     assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
@@ -151,7 +147,7 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
     """bias, then the sum (the prior dst, scaled), leaky relu and a shift, all in f32, and
     one conversion, on each walk."""
     s = _shape(text)
-    src, wei, bias = _inputs(t, s, 5)
+    src, wei, bias = inputs(t.src_range, s, 5)
     prior = ints(np.random.default_rng(6), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
@@ -167,7 +163,7 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_a_sum_alone_reads_the_prior_dst(impl, t):
     s = _shape("mb1ic64ih5oc48kh3ph1")
-    src, wei, bias = _inputs(t, s, 7)
+    src, wei, bias = inputs(t.src_range, s, 7)
     prior = ints(np.random.default_rng(8), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=2.0),)
     for dst_dt in t.dsts:

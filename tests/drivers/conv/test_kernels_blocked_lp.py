@@ -99,10 +99,6 @@ def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init, fault=core.Fault.
     return dst
 
 
-def _inputs(t: RowTypes, s, seed: int):
-    return inputs(t.src_range, s, seed)
-
-
 pytestmark = pytest.mark.skipif(not RUNNABLE, reason="no AVX512_BF16 or VNNI on this CPU")
 
 
@@ -134,7 +130,7 @@ CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")
 @pytest.mark.parametrize("impl,t,dst_dt,text", CASES)
 def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
     s = _shape(text)
-    src, wei, bias = _inputs(t, s, len(text))
+    src, wei, bias = inputs(t.src_range, s, len(text))
     bias = bias if with_bias else None
     dst = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
     out, tail = _plain(dst, s.oc)
@@ -146,7 +142,7 @@ def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
 def test_a_bias_of_the_source_type(impl, t):
     s = _shape("mb1ic20ih6oc18kh3ph1")
     bia_dt = "bf16" if t.src == "bf16" else "s8"
-    src, wei, bias = _inputs(t, s, 3)
+    src, wei, bias = inputs(t.src_range, s, 3)
     dst = _run(impl, t, s, _attr(t, "f32", bia_dt=bia_dt), src, wei, bias,
                unwritten("f32", s.dst_shape))
     out, tail = _plain(dst, s.oc)
@@ -162,7 +158,7 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
     conversion; the shift would make the padded tail nonzero if it reached it. The 7x7
     3x3 case has a border point per call at either end of a row, the 1x1 runs of points."""
     s = _shape(text)
-    src, wei, bias = _inputs(t, s, 5)
+    src, wei, bias = inputs(t.src_range, s, 5)
     prior = ints(np.random.default_rng(6), s.dst_shape, 0, 8)
     chain = (core.PostOp(core.PostKind.SUM, scale=0.5),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25),
@@ -179,7 +175,7 @@ def test_sum_and_eltwise_post_ops_in_f32_then_one_conversion(impl, t, text):
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_a_lone_relu_after_a_sum(impl, t):
     s = _shape("mb2ic20ih6iw30oc18kh3kw3ph1pw1")
-    src, wei, bias = _inputs(t, s, 6)
+    src, wei, bias = inputs(t.src_range, s, 6)
     prior = ints(np.random.default_rng(7), s.dst_shape)
     chain = (core.PostOp(core.PostKind.SUM, scale=2.0),
              core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.0))
@@ -196,7 +192,7 @@ def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
     """bias and relu alone: the last chunk converts its registers straight into dst (the
     300-channel one's earlier chunk does not)."""
     s = _shape(text)
-    src, wei, bias = _inputs(t, s, 9)
+    src, wei, bias = inputs(t.src_range, s, 9)
     relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.25)
     for dst_dt in t.dsts:
         dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=(relu,)), src, wei, bias,
@@ -211,7 +207,7 @@ def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_the_padding_garbage_defect_writes_the_tail(impl, t):
     s = _shape("ic3ih6oc5kh3ph1")
-    src, wei, _ = _inputs(t, s, 8)
+    src, wei, _ = inputs(t.src_range, s, 8)
     dst = _run(impl, t, s, _attr(t, t.dsts[0]), src, wei, None,
                unwritten(t.dsts[0], s.dst_shape), core.Fault.PADDING_GARBAGE)
     assert (_plain(dst, s.oc)[1] == 1).all()
