@@ -111,6 +111,8 @@ static const conv_impl_entry_t impls[] = {
     /* ... and on bf16 operands, widened as they are read (not fused_dw's row step, which
      * hands f32 rows over). */
 #define DW_LANES_BF16(name, lay)                                                            \
+    {name ":avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_dw_lanes_ops,                    \
+     &bdnn_dwl_ker_avx512_bf16, BF16, lay, NULL, 0},                                        \
     {name ":avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512, BF16,  \
      lay, NULL, 0},                                                                         \
     {name ":avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx2, BF16, lay,   \

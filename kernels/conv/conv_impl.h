@@ -337,7 +337,12 @@ typedef struct {
     void (*from_f32)(int dt, const float *in, void *out, int64_t n, int truncate);
     int vlen;
 } conv_dwl_ker_t;
-extern const conv_dwl_ker_t bdnn_dwl_ker_scalar, bdnn_dwl_ker_avx2, bdnn_dwl_ker_avx512;
+extern const conv_dwl_ker_t bdnn_dwl_ker_scalar, bdnn_dwl_ker_avx2, bdnn_dwl_ker_avx512,
+    bdnn_dwl_ker_avx512_bf16;
+/* (the f32 row of bdnn_dwl_ker_avx512_bf16: AVX512_BF16 changes only the bf16 taps) */
+void bdnn_dwl_row_avx512(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
+                         const float *const *wrow, const float *bias, float sum_scale,
+                         int has_sum, void *out, int64_t n, int zero_tail);
 
 /* Winograd F(4x4, 3x3) transform kernels (conv_wino.inc, per ISA) and the GEMM
  * micro-kernel they feed (conv_wino.c has the algorithm and the loops).

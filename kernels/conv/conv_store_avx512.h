@@ -36,6 +36,17 @@ static inline __m256i bdnn_epi_bf16(__m512 v) {
         _mm512_mask_or_epi32(rounded, nan, hi, _mm512_set1_epi32(0x40)));
 }
 
+#ifdef __AVX512BF16__
+/* The same 16 values stored at out with vcvtneps2bf16 where it gives those bits: it rounds
+ * to nearest even alike but flushes denormals and quiets NaN its own way, so a vector
+ * holding either takes bdnn_epi_bf16 (one class test, against its eight operations). */
+static inline void bdnn_store_bf16x16(__m512 v, uint16_t *out) {
+    const __m256i h = _mm512_fpclass_ps_mask(v, 0xa1) ? bdnn_epi_bf16(v)
+                                                      : (__m256i)_mm512_cvtneps_pbh(v);
+    _mm256_storeu_si256((__m256i *)out, h);
+}
+#endif
+
 /* 16 values (lanes m) stored at element j of an out_dt row; 0: a type not handled. The
  * limits are the epilogue's (s32: 2147483520, the largest f32 below 2^31). */
 static inline int bdnn_epi_store16(int out_dt, __m512 v, void *row, int64_t j, __mmask16 m) {

@@ -20,7 +20,8 @@ LAYOUT = {NHWC: core.ActLayout.NHWC, 8: core.ActLayout.BLOCKED8, 16: core.ActLay
 ROWS = [i for i in core.conv_impls() if i.name.startswith(("dw_conv_nhwc:", "dw_conv_blocked:"))]
 RUNNABLE = [i for i in ROWS if core.isa_supported(i.isa)]
 # The layouts each row takes: channels last, or the blocks its vector length divides.
-BLOCKS = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16)}
+BLOCKS = {core.Isa.AVX512_BF16: (16,), core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16),
+          core.Isa.SCALAR: (8, 16)}
 
 
 def _takes(impl) -> tuple:
@@ -207,7 +208,8 @@ def _as(v: np.ndarray, dt: str) -> np.ndarray:
 
 
 def test_bf16_rows_take_bf16_depthwise_on_their_layouts_only():
-    assert {i.isa for i in BF16_ROWS} == {core.Isa.AVX512, core.Isa.AVX2, core.Isa.SCALAR}
+    assert {i.isa for i in BF16_ROWS} == {core.Isa.AVX512_BF16, core.Isa.AVX512, core.Isa.AVX2,
+                                         core.Isa.SCALAR}
     dw = _shape("ic32ih6oc32kh3ph1_dw")
     for impl in BF16_RUNNABLE:
         lay = _takes_bf16(impl)[0]
@@ -310,3 +312,18 @@ def test_bf16_sum_alone_is_read_and_rounded_in_the_store(impl):
                           (core.PostOp(core.PostKind.SUM, scale=0.5),))
     v = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32) + np.float32(0.5) * prior
     assert np.array_equal(out, _as(v, "bf16")) and not tail.any()
+
+
+@pytest.mark.parametrize("impl", BF16_RUNNABLE, ids=[i.name for i in BF16_RUNNABLE])
+def test_bf16_store_keeps_denormal_outputs(impl):
+    """Denormal outputs (a denormal bias over zero products, added in f32 after the taps)
+    keep their bits in the bf16 store, as dt.h's conversion does: vcvtneps2bf16, which
+    the AVX512_BF16 rows store with elsewhere, would flush them to zero."""
+    s = _shape("mb1ic32ih5oc32kh3ph1_dw")
+    src = np.zeros(s.src_shape, np.float32)
+    wei = _ints(np.random.default_rng(5), s.wei_shape)
+    tiny = np.float32(2.0 ** -130)   # a bf16 denormal (the smallest normal is 2^-126)
+    bias = np.where(np.arange(s.oc) % 3 == 0, -tiny, tiny).astype(np.float32)
+    out, tail = _run_bf16(impl, _takes_bf16(impl)[-1], s, src, wei, bias, "bf16")
+    want = np.broadcast_to(bias.reshape((1, -1) + (1,) * (out.ndim - 2)), out.shape)
+    assert np.array_equal(out, want) and np.all(out != 0) and not tail.any()
