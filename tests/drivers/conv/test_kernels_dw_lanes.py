@@ -31,6 +31,8 @@ def _takes(impl) -> tuple:
 SHAPES = [
     "ic5ih7oc5kh3ph1_dw",                         # channels below a vector: the tail
     "g20mb2ic20ih9iw11oc20kh3kw3sh2sw2ph1pw1",    # stride 2, a partial block
+    "ic16ih5iw70oc16kh3kw3sh2sw2ph1pw1_dw",       # 3 taps at stride 2: segments 16, 16, 3
+    "ic17ih6iw36oc17kh3kw3sh2sw2ph0pw0_dw",       # ... no padding: 16 + 1, 17 channels
     "ic40ih7oc40kh3ph1_dw",                       # MobileNet's small planes, 40 channels
     "mb2ic4ih9iw40oc4kh3kw5sh2sw3dw1ph2pw3_dw",   # stride 3, dilation, wide rows
     "ic6ih9oc6kh3dh1ph2_dw",                      # dilation
