@@ -26,8 +26,9 @@
  * group's channels ([phase][panel][point][NR]); tap t's B is that window from point
  * off(t) - base on, read in place by the micro-kernels (a channels-last 1x1 at stride 1
  * without padding and with short points reads src itself: its ext points are src's
- * points). kc keeps A and a window within PACK_BYTES (L2). The micro-kernel is the row
- * ISA's full-width one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
+ * points; and then diff_dst itself as A, each k step's MR channels a point apart). kc
+ * keeps A and a window within PACK_BYTES (L2). The micro-kernel is the row ISA's
+ * full-width one (bwt_ukr), whatever the layout: the packing absorbs the blocks.
  *
  * Threads own ranges of C's MR-row panels ((g, oc panel) pairs) and stream every k block
  * once, each packing only its rows of A but the whole window; where C's rows (x taps) are
@@ -75,6 +76,9 @@ typedef struct {
     int src_in_place;           /* B read from src itself: channels last, the ext points
                                    are src's points (1x1, stride 1, no padding), whole
                                    NR panels per group */
+    int dd_in_place;            /* and A from diff_dst itself (pf_fn's lda: a point's
+                                   channels), where a short panel's rows read stay in
+                                   the group */
     int read_ahead;             /* each k block's tiles fetch the next block (bwt_ahead) */
     /* The window's columns in ranges of cw (a multiple of NR; Np: one range), each packed
      * and multiplied in turn; panel_outer: per range, each of the thread's A panels meets
@@ -218,6 +222,12 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
                <= BDNN_BWT_CACHED_MAX_BYTES
         && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
         && d->sd == 1 && d->sh == 1 && d->sw == 1 && bdnn_reads_no_padding(d);
+    /* With src in place, diff_dst's points are the k steps too: A's panels are its rows
+     * of channels as they lie (the tile's broadcasts one point apart), no packing. A short
+     * panel reads its rows rounded up to the tile's row step (conv_ukr.inc), which must
+     * not pass the group's channels (the tensor's last point would read past its end). */
+    const int64_t step = u->row_step ? u->row_step : MR;
+    q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0;
     /* Read ahead where the tensors come from memory on every run (bwt_ahead). */
     q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC && bdnn_bwt_from_memory(d);
     q->panels = G * (q->Mp / MR);
@@ -277,7 +287,9 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     q->rowbuf = calloc((size_t)nthr, sizeof(float *));
     if (!q->ab || !q->bb || !q->cs || !q->rowbuf) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < nthr; ++t) {
-        if (conv_scratch((void **)&q->ab[t], sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc)))
+        if (!q->dd_in_place
+                && conv_scratch((void **)&q->ab[t],
+                                sizeof(float) * (size_t)(min64(rows_t, q->Mp) * q->kc)))
             return BDNN_STATUS_OUT_OF_MEMORY;
         if (conv_scratch((void **)&q->bb[t], sizeof(float) * (size_t)(q->span * win)))
             return BDNN_STATUS_OUT_OF_MEMORY;
@@ -493,8 +505,9 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                 for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
                     const int64_t g0 = g * ppg > p0 ? g * ppg : p0;
                     const int64_t g1 = min64(p1, (g + 1) * ppg);
-                    bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
-                                (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
+                    if (!q->dd_in_place)
+                        bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
+                                    (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
                     for (int64_t j0 = 0; j0 < Np; j0 += q->cw)     /* column ranges */
                     for (int64_t tap = 0; tap < taps; ++tap) {
                         const int64_t grp = tap / q->grp_taps, cw = min64(q->cw, Np - j0);
@@ -509,7 +522,11 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
             : bb + ((q->tap_phase[tap] * (cw / NR) + ((j) - j0) / NR) * q->span             \
                     + q->tap_off[tap] - q->grp_base[grp]) * NR;                             \
         const int64_t oc0 = ((pn) - g * ppg) * MR;                                          \
-        bdnn_ukr_reading_ahead(u, reading, kc, ab + ((pn) - g0) * MR * kc, bt,              \
+        bdnn_ukr_reading_ahead(u, reading, kc,                                              \
+                               q->dd_in_place                                               \
+                                   ? diff_dst + n * td.img + k0 * td.B + g * OCG + oc0      \
+                                   : ab + ((pn) - g0) * MR * kc,                            \
+                               q->dd_in_place ? td.B : MR, bt,                              \
                                q->src_in_place ? ts.B : NR,                                 \
                                BWT_C(pn, 0) + (direct ? (j) : tap * Np + (j)), ldc,         \
                                min64(MR, OCG - oc0), direct ? min64(NR, ICG - (j)) : NR,    \

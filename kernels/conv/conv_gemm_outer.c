@@ -387,7 +387,7 @@ void bdnn_gemm_run_outer(const exec_t *e) {
                             const int64_t m = ip * MR;
                             if (mode == UKR_ACCUMULATE) op_prefetch_c(c_g, N, m + MR, M, MR, j, nr);
                             bdnn_ukr_reading_ahead(u, reading, kc, s->ap + ip * p->op_a_ld,
-                                                   s->bp, NR, c_g + m * N + j, N,
+                                                   MR, s->bp, NR, c_g + m * N + j, N,
                                                    M - m < MR ? M - m : MR, nr, mode);
                         }
                     }

@@ -43,12 +43,13 @@ typedef struct {
     int64_t col, run, stride, lines;
 } bdnn_pf_slice_t;
 
-/* The same as conv_gemm_ukr_fn (no bias, sum or relu: mode UKR_WRITE or UKR_ACCUMULATE),
- * also asking for pf's lines, one per k step (those past kc are not asked for). The
- * lines are only read ahead, never relied on. */
-typedef void (*conv_gemm_ukr_pf_fn)(int64_t kc, const float *a, const float *b, int64_t ldb,
-                                    float *c, int64_t ldc, int64_t mr, int64_t nr, int mode,
-                                    const bdnn_pf_slice_t *pf);
+/* The same as conv_gemm_ukr_fn (no bias, sum or relu: mode UKR_WRITE or UKR_ACCUMULATE)
+ * with A's k steps lda floats apart (MR: a packed panel; more: A read in place, its rows
+ * a point's channels), also asking for pf's lines, one per k step (those past kc are not
+ * asked for; pf NULL: none). The lines are only read ahead, never relied on. */
+typedef void (*conv_gemm_ukr_pf_fn)(int64_t kc, const float *a, int64_t lda, const float *b,
+                                    int64_t ldb, float *c, int64_t ldc, int64_t mr, int64_t nr,
+                                    int mode, const bdnn_pf_slice_t *pf);
 
 /* A caller's next operands as up to BDNN_AHEAD_PATTERNS patterns of runs, handed out in
  * slices of per_tile lines, one per tile (a slice stays inside one pattern): one line per
@@ -261,15 +262,19 @@ typedef struct conv_gemm_ukr {
     int row_step;
 } conv_gemm_ukr_t;
 
-/* u's f32 tile (mode UKR_WRITE or UKR_ACCUMULATE), reading the next tile's slice of `next`
- * ahead while one is left (pf_fn), else plain (fn); next NULL: no read-ahead. */
+/* u's f32 tile (mode UKR_WRITE or UKR_ACCUMULATE) on A's k steps lda floats apart,
+ * reading the next tile's slice of `next` ahead while one is left; pf_fn where either
+ * asks for it, else plain fn; next NULL: no read-ahead. */
 static inline void bdnn_ukr_reading_ahead(const conv_gemm_ukr_t *u, bdnn_ahead_t *next,
-                                          int64_t kc, const float *a, const float *b,
-                                          int64_t ldb, float *c, int64_t ldc, int64_t mr,
-                                          int64_t nr, int mode) {
+                                          int64_t kc, const float *a, int64_t lda,
+                                          const float *b, int64_t ldb, float *c, int64_t ldc,
+                                          int64_t mr, int64_t nr, int mode) {
     bdnn_pf_slice_t pf;
-    if (next && bdnn_ahead_slice(next, &pf)) u->pf_fn(kc, a, b, ldb, c, ldc, mr, nr, mode, &pf);
-    else u->fn(kc, a, b, ldb, c, ldc, mr, nr, mode, NULL, 0.0f, 0.0f);
+    const int ahead = next && bdnn_ahead_slice(next, &pf);
+    if (ahead || lda != u->mr)
+        u->pf_fn(kc, a, lda, b, ldb, c, ldc, mr, nr, mode, ahead ? &pf : NULL);
+    else
+        u->fn(kc, a, b, ldb, c, ldc, mr, nr, mode, NULL, 0.0f, 0.0f);
 }
 
 /* Depthwise plane kernel: every output of one (n, channel) plane, from the plane's
