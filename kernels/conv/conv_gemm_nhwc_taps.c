@@ -228,8 +228,16 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * not pass the group's channels (the tensor's last point would read past its end). */
     const int64_t step = u->row_step ? u->row_step : MR;
     q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0;
-    /* Read ahead where the tensors come from memory on every run (bwt_ahead). */
-    q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC && bdnn_bwt_from_memory(d);
+    /* Read ahead where the tensors come from memory on every run (bwt_ahead), and on a
+     * 1x1 at unit stride without padding whatever their size: there each k block reads
+     * its points' lines once, in order, so asking for the next block's costs only the
+     * requests, and it covers tensors that a cache could hold but that left it between
+     * runs (training reads src long after the forward pass wrote it). Strided and
+     * several-tap layers keep the size rule: read ahead while warm, they ran slower. */
+    const int unit_1x1 = taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1
+        && bdnn_reads_no_padding(d);
+    q->read_ahead = u->pf_fn && c->attr.layout == BDNN_LAYOUT_NHWC
+        && (bdnn_bwt_from_memory(d) || unit_1x1);
     q->panels = G * (q->Mp / MR);
     /* Panel ranges make every thread pack the whole src window; a k split makes each
      * pack its share of both tensors but sum nthr partial C at the end: the split is the
