@@ -153,60 +153,87 @@ static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void 
             }
 }
 
-/* One output row of chunk `chunk`'s channels: nrows tap rows, row r's pixel 0 of channel
- * 0 at row0[r] (channel blocks in_blk elements apart) and its first tap row_tap[r]; out:
- * the output row's pixel 0 of channel 0 (blocks out_blk elements apart), of dst's type;
- * frow: where the row is computed when that is not f32 (the thread's row buffer, [ow][B]),
- * else NULL; bias: f32, C values, or NULL. Bias and the sum in the row kernel's store,
- * then the eltwise entries on the chunk's row, the padded tail zero, and a low-precision
- * dst converted from frow. */
-static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrows,
-                          const void *const *row0, const int64_t *row_tap, int64_t in_blk,
-                          const float *wei, const float *bias, void *out0, int64_t out_blk,
-                          float *frow) {
-    const dwl_plan_t *p = c->plan;
-    const conv_dwl_ker_t *k = c->impl->kernel;
-    const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
-    const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
+/* What every output row of one chunk shares, found once per run of its rows (a narrow
+ * row's taps cost less than finding these again: MobileNet's 7x7 layers spent two
+ * fifths of their time outside the row kernel when each row did). */
+typedef struct {
+    int64_t chunk;
+    conv_dwl_row_fn row_fn;
+    float sum_scale;
     int has_sum;
-    const float sum_scale = bdnn_post_ops_sum_scale(c, &has_sum);
+    float *frow;       /* where the row is computed when not in dst (f32 rows), else NULL */
+    int64_t v0, v1;    /* the chunk's channel vectors */
+    int64_t blk;       /* its block (blocked), or 0 (channels last: one block) */
+    int64_t c0, nch;   /* its first channel and channels */
+    int64_t lanes, lane0;   /* the lanes it writes in its block, from lane0 */
+} dwl_chunk_t;
+
+/* The bias of a convolution without one (the row kernel reads a vector's). */
+static const float dwl_zeros[16] __attribute__((aligned(64)));
+
+/* The chunk's shared part; frow: the thread's row buffer (dst not f32), else NULL. */
+static void dwl_chunk_of(const struct bdnn_conv *c, int64_t chunk, float *frow, dwl_chunk_t *k) {
+    const dwl_plan_t *p = c->plan;
+    const conv_dwl_ker_t *ker = c->impl->kernel;
+    const int64_t C = c->d.g, B = p->B, V = p->vlen;
+    const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
+    k->chunk = chunk;
+    k->sum_scale = bdnn_post_ops_sum_scale(c, &k->has_sum);
     /* a bf16 dst without eltwise entries: stored by the row kernel itself, rounded in its
      * registers (the row buffer and its conversion pass took a third of a narrow row's
      * time) */
-    if (frow && c->out_dt == BDNN_DT_BF16 && c->n_post_ops == (has_sum ? 1 : 0)
+    if (frow && c->out_dt == BDNN_DT_BF16 && c->n_post_ops == (k->has_sum ? 1 : 0)
             && c->fault != BDNN_FAULT_PADDING_GARBAGE)
         frow = NULL;
-    const conv_dwl_row_fn row_fn = c->operands != OPERANDS_BF16 ? k->fn
-                                 : c->out_dt == BDNN_DT_BF16 && !frow ? k->fn_bf16_out
-                                                                      : k->fn_bf16;
-    const void *in_row[nrows > 0 ? nrows : 1];
-    const float *wrow[nrows > 0 ? nrows : 1];
-    float bv[16] __attribute__((aligned(64))) = {0};   /* a partial vector's bias, or none */
-    const int64_t v0 = chunk * p->vec_per_chunk, v1 = min64(v0 + p->vec_per_chunk, p->nvec);
+    k->frow = frow;
+    k->row_fn = c->operands != OPERANDS_BF16 ? ker->fn
+              : c->out_dt == BDNN_DT_BF16 && !frow ? ker->fn_bf16_out
+                                                   : ker->fn_bf16;
+    k->v0 = chunk * p->vec_per_chunk, k->v1 = min64(k->v0 + p->vec_per_chunk, p->nvec);
     /* the chunk's lanes, c0 .. c0 + lanes - 1 of its block: whole vectors where the block
      * is padded (their tail is written), else its channels. A chunk lies in one block: a
-     * block is a chunk (blocked), or all channels are one block (channels last). No
-     * division per row: a few cost as much as a narrow row's multiply-adds. */
-    const int64_t blk = zero_tail ? chunk : 0;
-    const int64_t c0 = v0 * V, nch = min64(v1 * V, C) - c0;   /* > 0: a block holds a channel */
-    const int64_t lanes = zero_tail ? (v1 - v0) * V : nch, lane0 = c0 - blk * B;
+     * block is a chunk (blocked), or all channels are one block (channels last). */
+    k->blk = zero_tail ? chunk : 0;
+    k->c0 = k->v0 * V, k->nch = min64(k->v1 * V, C) - k->c0;   /* > 0: a block holds one */
+    k->lanes = zero_tail ? (k->v1 - k->v0) * V : k->nch;
+    k->lane0 = k->c0 - k->blk * B;
+}
+
+/* One output row of the chunk k: nrows tap rows, row r's pixel 0 of channel 0 at row0[r]
+ * (channel blocks in_blk elements apart) and its first tap row_tap[r]; out: the output
+ * row's pixel 0 of channel 0 (blocks out_blk elements apart), of dst's type; bias: f32, C
+ * values, or NULL. Bias and the sum in the row kernel's store, then the eltwise entries
+ * on the chunk's row, the padded tail zero, and a low-precision dst converted from the
+ * row buffer. */
+static void dwl_chunk_row(const struct bdnn_conv *c, const dwl_chunk_t *k, int64_t nrows,
+                          const void *const *row0, const int64_t *row_tap, int64_t in_blk,
+                          const float *wei, const float *bias, void *out0, int64_t out_blk) {
+    const dwl_plan_t *p = c->plan;
+    const conv_dwl_ker_t *ker = c->impl->kernel;
+    const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
+    const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
+    float *frow = k->frow;
+    const void *in_row[nrows > 0 ? nrows : 1];
+    const float *wrow[nrows > 0 ? nrows : 1];
+    float bv[16] __attribute__((aligned(64)));   /* a partial vector's bias */
     const size_t osz = bdnn_dt_size(c->out_dt);
-    char *out = (char *)out0 + osz * (size_t)(blk * out_blk);   /* the chunk's block */
+    char *out = (char *)out0 + osz * (size_t)(k->blk * out_blk);   /* the chunk's block */
     /* the row computed: [ow][B], lane c % B of channel c, in frow (f32) or in dst */
     char *row_at = frow ? (char *)frow : out;
     const size_t rsz = frow ? sizeof(float) : osz;
     float *row = (float *)row_at;   /* (f32 rows only: eltwise entries, the garbage defect) */
-    if (frow && has_sum) {   /* the prior dst, for the row kernel's store to scale */
+    const int64_t lanes = k->lanes, lane0 = k->lane0;
+    if (frow && k->has_sum) {   /* the prior dst, for the row kernel's store to scale */
         if (lanes == B)
-            k->to_f32(c->out_dt, out, row, OW * B);
+            ker->to_f32(c->out_dt, out, row, OW * B);
         else
             for (int64_t ow = 0; ow < OW; ++ow)
-                k->to_f32(c->out_dt, out + osz * (size_t)(ow * B + lane0), row + ow * B + lane0,
-                          lanes);
+                ker->to_f32(c->out_dt, out + osz * (size_t)(ow * B + lane0),
+                            row + ow * B + lane0, lanes);
     }
-    for (int64_t v = v0; v < v1; ++v) {
-        const int64_t cv = v * V, nv = min64(V, C - cv), lane = cv - blk * B;
-        const int64_t at = blk * in_blk + lane;
+    for (int64_t v = k->v0; v < k->v1; ++v) {
+        const int64_t cv = v * V, nv = min64(V, C - cv), lane = cv - k->blk * B;
+        const int64_t at = k->blk * in_blk + lane;
         char *o = row_at + rsz * (size_t)lane;
         if (nv <= 0) {   /* a vector of the padded tail */
             for (int64_t ow = 0; ow < OW; ++ow)
@@ -219,28 +246,32 @@ static void dwl_chunk_row(const struct bdnn_conv *c, int64_t chunk, int64_t nrow
         }
         if (bias && nv < V)   /* the last channels: the lanes past them read zero */
             for (int64_t l = 0; l < V; ++l) bv[l] = l < nv ? bias[cv + l] : 0.0f;
-        row_fn(&p->geom, nrows, in_row, wrow, bias && nv == V ? bias + cv : bv, sum_scale,
-               has_sum, o, nv, zero_tail);
+        k->row_fn(&p->geom, nrows, in_row, wrow, !bias ? dwl_zeros : nv == V ? bias + cv : bv,
+                  k->sum_scale, k->has_sum, o, nv, zero_tail);
     }
-    if (c->n_post_ops > (has_sum ? 1 : 0)) bdnn_post_ops_eltwise(c, row + lane0, B, OW, nch);
-    if (zero_tail && c->fault == BDNN_FAULT_PADDING_GARBAGE && c0 + nch == C && C % B)
+    if (c->n_post_ops > (k->has_sum ? 1 : 0))
+        bdnn_post_ops_eltwise(c, row + lane0, B, OW, k->nch);
+    if (zero_tail && c->fault == BDNN_FAULT_PADDING_GARBAGE && k->c0 + k->nch == C && C % B)
         for (int64_t ow = 0; ow < OW; ++ow)
             for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
     if (!frow) return;
     if (lanes == B)   /* the row is one run of dst */
-        k->from_f32(c->out_dt, row, out, OW * B, 0);
+        ker->from_f32(c->out_dt, row, out, OW * B, 0);
     else
         for (int64_t ow = 0; ow < OW; ++ow)
-            k->from_f32(c->out_dt, row + ow * B + lane0, out + osz * (size_t)(ow * B + lane0),
-                        lanes, 0);
+            ker->from_f32(c->out_dt, row + ow * B + lane0, out + osz * (size_t)(ow * B + lane0),
+                          lanes, 0);
 }
 
 void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *row0,
                   const int64_t *row_tap, int64_t in_blk, const float *wei, const float *bias,
                   float *out0, int64_t out_blk) {
-    for (int64_t chunk = 0; chunk < ((const dwl_plan_t *)c->plan)->nchunk; ++chunk)
-        dwl_chunk_row(c, chunk, nrows, (const void *const *)row0, row_tap, in_blk, wei, bias,
-                      out0, out_blk, NULL);
+    for (int64_t chunk = 0; chunk < ((const dwl_plan_t *)c->plan)->nchunk; ++chunk) {
+        dwl_chunk_t k;
+        dwl_chunk_of(c, chunk, NULL, &k);
+        dwl_chunk_row(c, &k, nrows, (const void *const *)row0, row_tap, in_blk, wei, bias,
+                      out0, out_blk);
+    }
 }
 
 static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
@@ -264,6 +295,7 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         const int64_t nthr = omp_get_num_threads(), ithr = omp_get_thread_num();
         const int64_t start = items * ithr / nthr, end = items * (ithr + 1) / nthr;
         float *frow = p->rows ? p->rows + ithr * p->row_floats : NULL;
+        dwl_chunk_t ck = {.chunk = -1};   /* the chunk of the item before */
         int64_t rest = start;
         int64_t oh = rest % d->oh; rest /= d->oh > 0 ? d->oh : 1;
         int64_t od = rest % d->od; rest /= d->od > 0 ? d->od : 1;
@@ -284,8 +316,9 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             }
             char *out0 = (char *)a->dst
                        + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
-            dwl_chunk_row(c, chunk, nrows, row0, row_tap, in_px * B, a->wei, bias, out0,
-                          out_px * B, frow);
+            if (ck.chunk != chunk) dwl_chunk_of(c, chunk, frow, &ck);
+            dwl_chunk_row(c, &ck, nrows, row0, row_tap, in_px * B, a->wei, bias, out0,
+                          out_px * B);
             if (++oh == d->oh) {
                 oh = 0;
                 if (++od == d->od) {
