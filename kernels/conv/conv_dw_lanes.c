@@ -153,9 +153,9 @@ static void dwl_pack_weights(const struct bdnn_conv *c, const void *wei_v, void 
             }
 }
 
-/* What every output row of one chunk shares, found once per run of its rows (a narrow
- * row's taps cost less than finding these again: MobileNet's 7x7 layers spent two
- * fifths of their time outside the row kernel when each row did). */
+/* What every output row of one chunk shares, found once per run of its rows: on a
+ * narrow row (MobileNet's 7-pixel rows) finding it again took as long as a good part of
+ * the row's taps. */
 typedef struct {
     int64_t chunk;
     conv_dwl_row_fn row_fn;
