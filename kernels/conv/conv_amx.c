@@ -134,11 +134,11 @@ static inline __m512 amx_load16(int dt, const void *row, int64_t j, __mmask16 m)
 }
 
 /* 32 values (lo's lanes m0, then hi's m1) stored as bf16 at out, as bdnn_epi_store16 would:
- * one vcvtne2ps2bf16 for both, which rounds to nearest even and quiets NaN as it does but
- * flushes denormals, so vectors holding a denormal or a NaN take bdnn_epi_store16. */
+ * one vcvtne2ps2bf16 for both where that gives its bits (bdnn_bf16_cvtne_exact), else
+ * bdnn_epi_store16 per vector. */
 static inline void amx_store_bf16x32(__m512 lo, __m512 hi, void *out, int64_t j, __mmask16 m0,
                                      __mmask16 m1) {
-    if (_mm512_fpclass_ps_mask(lo, 0xa1) | _mm512_fpclass_ps_mask(hi, 0xa1)) {
+    if (!bdnn_bf16_cvtne_exact(lo) || !bdnn_bf16_cvtne_exact(hi)) {
         bdnn_epi_store16(BDNN_DT_BF16, lo, out, j, m0);
         if (m1) bdnn_epi_store16(BDNN_DT_BF16, hi, out, j + 16, m1);
         return;

@@ -17,10 +17,9 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #include "dt_vec.inc"
 #define DWL_ROW_MAX 16   /* as the AVX-512 instance: a segment's pixels in 16 of 32 registers */
 #define DWL_SRC_BF16
-#define DWL_BF16_WIDEN(p) \
-    ((vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
 #define DWL_DP
 #define DWL_BF16_RAW(p) ((vf)_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))))
+#define DWL_BF16_WIDEN(p) ((vf)_mm512_slli_epi32((__m512i)DWL_BF16_RAW(p), 16))
 #define DWL_MADD(acc, w, x) ((vf)_mm512_dpbf16_ps((__m512)(acc), (__m512bh)(x), (__m512bh)(w)))
 #define DWL_FN bdnn_dwl_row_bf16_avx512_bf16
 #include "conv_dw_lanes.inc"

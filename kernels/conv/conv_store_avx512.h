@@ -37,12 +37,17 @@ static inline __m256i bdnn_epi_bf16(__m512 v) {
 }
 
 #ifdef __AVX512BF16__
-/* The same 16 values stored at out with vcvtneps2bf16 where it gives those bits: it rounds
- * to nearest even alike but flushes denormals and quiets NaN its own way, so a vector
- * holding either takes bdnn_epi_bf16 (one class test, against its eight operations). */
+/* vcvtneps2bf16 (and vcvtne2ps2bf16) give bdnn_epi_bf16's bits for a vector without a
+ * denormal or a NaN: they round to nearest even alike but flush denormals and quiet NaN
+ * their own way. One class test decides, against the integer path's eight operations. */
+static inline int bdnn_bf16_cvtne_exact(__m512 v) {
+    return !_mm512_fpclass_ps_mask(v, 0xa1);   /* QNaN | denormal | SNaN */
+}
+
+/* 16 values stored as bf16 at out, dt.h's bits. */
 static inline void bdnn_store_bf16x16(__m512 v, uint16_t *out) {
-    const __m256i h = _mm512_fpclass_ps_mask(v, 0xa1) ? bdnn_epi_bf16(v)
-                                                      : (__m256i)_mm512_cvtneps_pbh(v);
+    const __m256i h = bdnn_bf16_cvtne_exact(v) ? (__m256i)_mm512_cvtneps_pbh(v)
+                                               : bdnn_epi_bf16(v);
     _mm256_storeu_si256((__m256i *)out, h);
 }
 #endif

@@ -23,7 +23,7 @@ def test_directions_flags_and_layouts_pass_on_onednn(onednn_lib):
 
 def test_f16_runs_where_onednn_has_avx512_fp16_and_is_unimplemented_elsewhere(onednn_lib):
     """oneDNN 3.2 normalizes f16 only with AVX512-FP16 (its avx512_core_fp16 level and the
-    AMX ones above it, which include it); on other CPUs (AMD Zen 4) it answers
+    AMX ones above it, which include it); on other CPUs it answers
     `unimplemented` itself, and the cases report that."""
     res = run_cli("--bnorm", "--summary=no-failures", "--backend=onednn", "--inplace=true",
                   "--dt=f16", "--dir=FWD_D,BWD_DW", "--flags=CHR", "mb2ic16ih5")
