@@ -14,9 +14,8 @@
  * call, its kw taps clipped). A 1x1 convolution at unit stride without padding reads
  * input point p for output point p, so its rows are runs of an image's points, not image
  * rows (the late layers' 7x7 images give calls of UR points instead of 7); a strided one
- * without padding runs so too, on a dense copy of the input points it reads: made once
- * per execution, or where that copy would not stay in L2, by each work item for its own
- * points (see init).
+ * without padding runs so too, each work item on a dense copy of the input points it
+ * reads, gathered into a per-thread buffer (see init).
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
@@ -48,7 +47,6 @@
 
 enum { WEI_CHUNK = 128 * 1024, KW_TAP_CHUNK = 8 * 1024, DST_ITEM = 128 * 1024,
        FLAT_RUN_CALLS = 4 };
-static const int64_t SUB_MAX_FLOATS = (int64_t)16 << 20;
 /* a core's L2, the smallest of the CPUs these kernels target (Zen 3: 512 KiB) */
 static const int64_t L2_BYTES = (int64_t)512 << 10;
 /* a gathering item's copy of its points' input (all input blocks): within L2 */
@@ -80,21 +78,16 @@ typedef struct {
     int whole_groups;      /* threads take contiguous runs of items, not turns (see init) */
     int images_inner;      /* item order (n, g, q, rows) or, when set, (g, q, n, rows) */
     float *bias;           /* G * OCB * B: the bias padded to whole blocks */
-    /* 1x1 strided without padding: the input points the outputs read, copied dense per
-     * execution (sub), and d the unit-stride problem on them, which runs flat. Read in
-     * place, a row's points lie strides apart (a cache line per point's block, half of it
-     * used at stride 2) and rows of 7 or 14 points make calls of 3 to 5; the dense copy
-     * makes long calls on whole lines, and costs one pass over the read points. */
-    int subsampled;                     /* a strided 1x1 run on its points (sub or gather) */
+    /* 1x1 strided without padding: d is the unit-stride problem on the input points the
+     * outputs read, which runs flat on copies of those points gathered by each work item
+     * (items (n, g, range of points, range of n_qs output block groups): see init). Read
+     * in place, a row's points lie strides apart (a cache line per point's block, half of
+     * it used at stride 2, all of it fetched for bf16 and u8 blocks) and rows of 7 or 14
+     * points make calls of 3 to 5; the gathered points make long calls on whole lines. */
+    int subsampled;
     int64_t sub_sd, sub_sh, sub_sw;     /* the strides (when subsampled) */
     int64_t sub_id, sub_ih, sub_iw;     /* ... and the input's dims */
-    char *sub;                          /* (elements of esz bytes) */
-    /* A sub plan whose copy would not stay in L2 and whose weights are light enough
-     * gathers instead (see init): items (n, g, run of rows, range of n_qs output block
-     * groups) copy their own points' input into a per-thread buffer and run every group
-     * of the range on it. */
-    int gather;
-    int64_t n_qs, qs_len;               /* group ranges per run of rows, groups per range */
+    int64_t n_qs, qs_len;               /* group ranges per range of points, groups per range */
     int64_t buf_floats;                 /* per thread, in elements of esz bytes */
     char *bufs;
     /* low-precision operands: elements of the operand type (src, weights) and the
@@ -159,10 +152,8 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->bwd = bwd;
     p->lp = ker->pack > 1;
     p->esz = p->lp ? (int64_t)bdnn_dt_size(c->attr.src_dt) : (int64_t)sizeof(float);
-    const int64_t sub_floats = cd->mb * G * bdnn_div_up(cd->ic / G, B) * B * cd->od * cd->oh
-                             * cd->ow;
     if (!bwd && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
-            && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && sub_floats <= SUB_MAX_FLOATS) {
+            && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1)) {
         bdnn_conv_desc_t *v = &p->d;
         p->subsampled = 1;
         p->sub_sd = cd->sd, p->sub_sh = cd->sh, p->sub_sw = cd->sw;
@@ -243,13 +234,13 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * half. */
     p->whole_groups = !p->images_inner && p->n_rc > 1 && wei_bytes > L2_BYTES
                       && per_rows % c->nthr == 0;
-    /* A strided 1x1 reads its copy (sub) once per output block group: from L3 when the
-     * copy outgrows L2, n_ocg x image bytes per image (ResNet-50's res3a_branch1: 32
-     * groups x 800 KB). Gathering per item instead reads the input once per group range
-     * and the weights once per run of rows: n_rc x W bytes, and the copy is never written
-     * out. Where the copy fits L2 its re-reads are L2 hits and gathering's weight reads
-     * are not: the copy stays. */
-    if (p->subsampled && img_bytes > L2_BYTES) {
+    /* A strided 1x1 runs on its points gathered per work item (n, g, range of points,
+     * range of output block groups): each copies its points' input (every input block)
+     * into a per-thread buffer of at most GATHER_BYTES and runs its groups on it, so the
+     * points are read once per group range and the weights once per range of points,
+     * and no copy of the input is written out and read back (a dense copy made per
+     * execution outgrows the caches at mb16: 12.8 MB for ResNet-50's res3a_branch2a). */
+    if (p->subsampled) {
         const int64_t per = d->mb * G, pt_bytes = p->ICB * B * p->esz;
         int64_t rc = max64(p->rows, 1);
         while (rc > 1 && (per * bdnn_div_up(p->rows, rc) < 4 * c->nthr
@@ -260,23 +251,20 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
          * divide gathers each point once, where group ranges (below) would gather it once
          * per range. */
         while (p->flat && (per * n_rc) % c->nthr) ++n_rc;
-        if (n_rc * wei_bytes < p->n_ocg * img_bytes) {
-            /* group ranges: at least four items per thread, and as many per thread */
-            int64_t n_qs = 1;
-            while (n_qs < p->n_ocg && (per * n_rc * n_qs < 4 * c->nthr
-                                       || (per * n_rc * n_qs) % c->nthr))
-                ++n_qs;
-            p->gather = 1;
-            p->rc = rc, p->n_rc = n_rc;
-            p->qs_len = bdnn_div_up(p->n_ocg, n_qs);
-            p->n_qs = bdnn_div_up(p->n_ocg, p->qs_len);
-            p->n_items = per * n_rc * p->n_qs;
-            p->images_inner = 0;
-            p->whole_groups = 0;
-            p->buf_floats = rc * p->row_len * p->ICB * B;
-            if (conv_scratch((void **)&p->bufs, (size_t)(p->esz * c->nthr * p->buf_floats)))
-                return BDNN_STATUS_OUT_OF_MEMORY;
-        }
+        /* group ranges: at least four items per thread, and as many per thread */
+        int64_t n_qs = 1;
+        while (n_qs < p->n_ocg && (per * n_rc * n_qs < 4 * c->nthr
+                                   || (per * n_rc * n_qs) % c->nthr))
+            ++n_qs;
+        p->rc = rc, p->n_rc = n_rc;
+        p->qs_len = bdnn_div_up(p->n_ocg, n_qs);
+        p->n_qs = bdnn_div_up(p->n_ocg, p->qs_len);
+        p->n_items = per * n_rc * p->n_qs;
+        p->images_inner = 0;
+        p->whole_groups = 0;
+        p->buf_floats = rc * p->row_len * p->ICB * B;
+        if (conv_scratch((void **)&p->bufs, (size_t)(p->esz * c->nthr * p->buf_floats)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
     }
     const int64_t blk_bytes = p->taps * B * p->ocb * B * p->esz;
     /* Rows run by kw taps loop kw outside the rows (dc_group_rows), so one tap's weights
@@ -286,10 +274,6 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * order, which the prefetcher streams from L2: WEI_CHUNK serves them. */
     const int64_t chunk_bytes = p->kw_split ? KW_TAP_CHUNK * d->kw : WEI_CHUNK;
     p->icc = max64(1, min64(p->ICB, chunk_bytes / blk_bytes));
-    /* the strided 1x1's dense copy, unless gathering per item replaced it */
-    if (p->subsampled && !p->gather
-            && conv_scratch((void **)&p->sub, (size_t)(p->esz * sub_floats)))
-        return BDNN_STATUS_OUT_OF_MEMORY;
     if (conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(G * p->OCB * B)))
         return BDNN_STATUS_OUT_OF_MEMORY;
     if (p->lp) {
@@ -310,7 +294,6 @@ void bdnn_dc_fini(void *plan) {
     dc_plan_t *p = plan;
     if (!p) return;
     free(p->bias);
-    free(p->sub);
     free(p->bufs);
     free(p->accs);
     free(p);
@@ -649,20 +632,6 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     const int64_t in_img = G * p->ICB * B * ISP;
     const char *src = p->bwd ? args->diff_dst : args->src;
     const void *bias = args->bias;
-    if (p->sub) {   /* point (z, y, x) of the copy: input point (z*sd, y*sh, x*sw) */
-        const int64_t n_rows = d->mb * G * p->ICB * d->id * d->ih, IW = p->sub_iw;
-        const int64_t IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW, pt_bytes = B * esz;
-        char *sub = p->sub;
-#pragma omp parallel for num_threads(c->nthr)
-        for (int64_t row = 0; row < n_rows; ++row) {
-            const int64_t y = row % d->ih, z = (row / d->ih) % d->id, blk = row / (d->ih * d->id);
-            const char *in = src + pt_bytes * (blk * ISP_IN + z * p->sub_sd * IHW
-                                               + y * p->sub_sh * IW);
-            char *out = sub + pt_bytes * row * d->iw;
-            copy_points(out, in, d->iw, p->sub_sw * pt_bytes, pt_bytes);
-        }
-        src = sub;
-    }
     if (bias)   /* padded to whole blocks: a call reads its blocks' whole vectors */
         for (int64_t g = 0; g < G; ++g)
             for (int64_t oc = 0; oc < p->OCB * B; ++oc)
@@ -695,7 +664,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     const int64_t end = p->whole_groups ? p->n_items * (t + 1) / nt : p->n_items;
     for (int64_t item = first; item < end; item += p->whole_groups ? 1 : nt) {
         int64_t rest = item, n, g, q;
-        if (p->gather) {
+        if (p->subsampled) {
             const int64_t qs = rest % p->n_qs; rest /= p->n_qs;
             const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
             g = rest % G, n = rest / G;
