@@ -199,18 +199,22 @@ static void dwl_chunk_of(const struct bdnn_conv *c, int64_t chunk, float *frow, 
     k->lane0 = k->c0 - k->blk * B;
 }
 
-/* One output row of the chunk k: nrows tap rows, row r's pixel 0 of channel 0 at row0[r]
- * (channel blocks in_blk elements apart) and its first tap row_tap[r]; out: the output
- * row's pixel 0 of channel 0 (blocks out_blk elements apart), of dst's type; bias: f32, C
- * values, or NULL. Bias and the sum in the row kernel's store, then the eltwise entries
- * on the chunk's row, the padded tail zero, and a low-precision dst converted from the
+/* noh output rows of the chunk k (noh > 1 only where k->frow is NULL: rows computed in
+ * dst), from nrows tap rows: row r's pixel 0 of channel 0 at row0[r] for the first output
+ * row, in_rs elements further per output row after it (channel blocks in_blk elements
+ * apart), its first tap row_tap[r]; out: the first output row's pixel 0 of channel 0
+ * (blocks out_blk elements apart; the rows follow each other), of dst's type; bias: f32,
+ * C values, or NULL. Bias and the sum in the row kernel's store, then the eltwise entries
+ * on the chunk's rows, the padded tail zero, and a low-precision dst converted from the
  * row buffer. */
 static void dwl_chunk_row(const struct bdnn_conv *c, const dwl_chunk_t *k, int64_t nrows,
                           const void *const *row0, const int64_t *row_tap, int64_t in_blk,
-                          const float *wei, const float *bias, void *out0, int64_t out_blk) {
+                          int64_t noh, int64_t in_rs, const float *wei, const float *bias,
+                          void *out0, int64_t out_blk) {
     const dwl_plan_t *p = c->plan;
     const conv_dwl_ker_t *ker = c->impl->kernel;
     const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
+    const int64_t NPX = noh * OW;   /* the rows' pixels, B elements apart */
     const int zero_tail = c->attr.layout != BDNN_LAYOUT_NHWC;
     float *frow = k->frow;
     const void *in_row[nrows > 0 ? nrows : 1];
@@ -236,8 +240,8 @@ static void dwl_chunk_row(const struct bdnn_conv *c, const dwl_chunk_t *k, int64
         const int64_t at = k->blk * in_blk + lane;
         char *o = row_at + rsz * (size_t)lane;
         if (nv <= 0) {   /* a vector of the padded tail */
-            for (int64_t ow = 0; ow < OW; ++ow)
-                memset(o + rsz * (size_t)(ow * B), 0, rsz * (size_t)V);
+            for (int64_t px = 0; px < NPX; ++px)
+                memset(o + rsz * (size_t)(px * B), 0, rsz * (size_t)V);
             continue;
         }
         for (int64_t r = 0; r < nrows; ++r) {
@@ -247,13 +251,13 @@ static void dwl_chunk_row(const struct bdnn_conv *c, const dwl_chunk_t *k, int64
         if (bias && nv < V)   /* the last channels: the lanes past them read zero */
             for (int64_t l = 0; l < V; ++l) bv[l] = l < nv ? bias[cv + l] : 0.0f;
         k->row_fn(&p->geom, nrows, in_row, wrow, !bias ? dwl_zeros : nv == V ? bias + cv : bv,
-                  k->sum_scale, k->has_sum, o, nv, zero_tail);
+                  k->sum_scale, k->has_sum, o, nv, noh, in_rs, OW * B, zero_tail);
     }
     if (c->n_post_ops > (k->has_sum ? 1 : 0))
-        bdnn_post_ops_eltwise(c, row + lane0, B, OW, k->nch);
+        bdnn_post_ops_eltwise(c, row + lane0, B, NPX, k->nch);
     if (zero_tail && c->fault == BDNN_FAULT_PADDING_GARBAGE && k->c0 + k->nch == C && C % B)
-        for (int64_t ow = 0; ow < OW; ++ow)
-            for (int64_t l = C % B; l < B; ++l) row[ow * B + l] = 1.0f;
+        for (int64_t px = 0; px < NPX; ++px)
+            for (int64_t l = C % B; l < B; ++l) row[px * B + l] = 1.0f;
     if (!frow) return;
     if (lanes == B)   /* the row is one run of dst */
         ker->from_f32(c->out_dt, row, out, OW * B, 0);
@@ -269,8 +273,8 @@ void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *
     for (int64_t chunk = 0; chunk < ((const dwl_plan_t *)c->plan)->nchunk; ++chunk) {
         dwl_chunk_t k;
         dwl_chunk_of(c, chunk, NULL, &k);
-        dwl_chunk_row(c, &k, nrows, (const void *const *)row0, row_tap, in_blk, wei, bias,
-                      out0, out_blk);
+        dwl_chunk_row(c, &k, nrows, (const void *const *)row0, row_tap, in_blk, 1, 0, wei,
+                      bias, out0, out_blk);
     }
 }
 
@@ -287,6 +291,13 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->g);
         bias = p->bias;
     }
+    /* The output rows whose every kh tap row is inside the input, [oh_lo, oh_hi): their
+     * tap rows are one set moved sh input rows on per output row, so a run of them is one
+     * row kernel call (computed in dst: without a row buffer). On MobileNet's 7x7 images
+     * the calls and their setup took as long as the taps. */
+    const int64_t oh_lo = bdnn_div_up(d->ph, d->sh);
+    const int64_t oh_hi = min64(d->oh, bdnn_floor_div(d->ih - 1 + d->ph - (d->kh - 1) * (d->dh + 1),
+                                                      d->sh) + 1);
     /* each thread a contiguous range of items, walked by incrementing (oh, od, chunk, n):
      * an item of a narrow row is a few dozen multiply-adds, and decoding its index by
      * division cost as much */
@@ -300,7 +311,7 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         int64_t oh = rest % d->oh; rest /= d->oh > 0 ? d->oh : 1;
         int64_t od = rest % d->od; rest /= d->od > 0 ? d->od : 1;
         int64_t chunk = rest % p->nchunk, n = rest / p->nchunk;
-        for (int64_t item = start; item < end; ++item) {
+        for (int64_t item = start; item < end;) {
             /* the (kd, kh) tap rows inside the input: their pixel 0 and first taps */
             int64_t nrows = 0, row_tap[KDH > 0 ? KDH : 1];
             const void *row0[KDH > 0 ? KDH : 1];
@@ -317,9 +328,13 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             char *out0 = (char *)a->dst
                        + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
             if (ck.chunk != chunk) dwl_chunk_of(c, chunk, frow, &ck);
-            dwl_chunk_row(c, &ck, nrows, row0, row_tap, in_px * B, a->wei, bias, out0,
-                          out_px * B);
-            if (++oh == d->oh) {
+            /* this row and the interior ones after it in the item range */
+            const int64_t noh = !ck.frow && oh >= oh_lo && oh < oh_hi
+                              ? min64(oh_hi - oh, end - item) : 1;
+            dwl_chunk_row(c, &ck, nrows, row0, row_tap, in_px * B, noh, d->sh * d->iw * B,
+                          a->wei, bias, out0, out_px * B);
+            item += noh;
+            if ((oh += noh) == d->oh) {
                 oh = 0;
                 if (++od == d->od) {
                     od = 0;

@@ -309,13 +309,17 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
                         float sum_scale, int has_sum, float *dst);
 
 /* Depthwise row kernel on channels in lanes (conv_dw_lanes.inc; driver conv_dw_lanes.c):
- * one output row of VLEN channels, where a channel vector is VLEN consecutive floats:
+ * noh output rows of VLEN channels, where a channel vector is VLEN consecutive floats:
  * channels last (the pixel's channels) or a channel block of B >= VLEN (B % VLEN == 0).
+ * Row i (0 <= i < noh) reads the tap rows of row 0 moved in_rs elements on per row (rows
+ * of one set of taps: those whose every tap row is inside the input, stride-apart):
  *
- *   out[ow] := (has_sum ? sum_scale * out[ow] : 0) + bias
+ *   O(i, ow) := (has_sum ? sum_scale * O(i, ow) : 0) + bias
  *              + sum over r < nrows, kw < KW with iw = ow*SW - PW + kw*DW inside [0, IW)
- *                of wrow[r][kw] * in_row[r][iw]      (products lane by lane)
+ *                of wrow[r][kw] * I(r, i, iw)                    (products lane by lane)
  *
+ * with O(i, ow) the vector at out + i * out_rs + ow * out_ps and I(r, i, iw) the one at
+ * in_row[r] + i * in_rs + iw * in_ps (elements).
  * in_row[r]: input pixel iw = 0 of the r-th (kd, kh) tap row inside the input (the driver
  * drops the rows in the padding), pixels in_ps elements apart, f32 (fn) or bf16 (fn_bf16,
  * widened exactly as it is read); wrow[r]: that row's KW weight vectors (VLEN floats
@@ -324,7 +328,7 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
  * input or output float past a vector's n-th, writes the n lanes, and with zero_tail
  * stores zero into the other VLEN - n (a blocked layout's padded tail), else leaves them
  * alone. The row runs in segments of pixels, each kw tap over the pixels kw_lo ..
- * kw_hi - 1. Eltwise entries are the driver's, on the finished row. */
+ * kw_hi - 1. Eltwise entries are the driver's, on the finished rows. */
 typedef struct {
     int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
     int64_t in_ps, out_ps;            /* elements between neighbouring pixels */
@@ -333,7 +337,8 @@ typedef struct {
 } dwl_geom_t;
 typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                                 const float *const *wrow, const float *bias, float sum_scale,
-                                int has_sum, void *out, int64_t n, int zero_tail);
+                                int has_sum, void *out, int64_t n, int64_t noh, int64_t in_rs,
+                                int64_t out_rs, int zero_tail);
 typedef struct {
     /* f32 inputs; bf16 inputs (out f32 in both); bf16 inputs and out, rounded in the store */
     conv_dwl_row_fn fn, fn_bf16, fn_bf16_out;
@@ -347,7 +352,8 @@ extern const conv_dwl_ker_t bdnn_dwl_ker_scalar, bdnn_dwl_ker_avx2, bdnn_dwl_ker
 /* (the f32 row of bdnn_dwl_ker_avx512_bf16: AVX512_BF16 changes only the bf16 taps) */
 void bdnn_dwl_row_avx512(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                          const float *const *wrow, const float *bias, float sum_scale,
-                         int has_sum, void *out, int64_t n, int zero_tail);
+                         int has_sum, void *out, int64_t n, int64_t noh, int64_t in_rs,
+                         int64_t out_rs, int zero_tail);
 
 /* Winograd F(4x4, 3x3) transform kernels (conv_wino.inc, per ISA) and the GEMM
  * micro-kernel they feed (conv_wino.c has the algorithm and the loops).

@@ -144,6 +144,21 @@ def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
     assert np.array_equal(out, ref) and not tail.any()
 
 
+@pytest.mark.parametrize("nthr", [2, 3, 4])
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_threads_split_a_run_of_interior_rows(impl, nthr):
+    """A run of rows whose taps are all inside the input is one row kernel call, cut where
+    the thread's range of rows ends: a row computed by two threads would add the scaled
+    prior twice (the sum reads what the other thread already wrote)."""
+    lay = _takes(impl)[-1]
+    s = _shape("mb1ic16ih13oc16kh3ph1_dw")   # one chunk: 13 rows, 11 of them interior
+    src, wei, bias, prior, chain, ref = _chain_case(s)
+    with core.threads(nthr):
+        for _ in range(3):
+            out, tail = _run(impl, lay, s, src, wei, bias, prior, chain)
+            assert np.array_equal(out, ref) and not tail.any()
+
+
 @pytest.mark.parametrize("fault", [core.Fault.SKIP_LAST_TAP, core.Fault.SKIP_LAST_IC,
                                    core.Fault.SUM_SCALE_DROPPED])
 def test_defects_change_the_result(fault):
