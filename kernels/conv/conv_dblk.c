@@ -10,8 +10,9 @@
  *
  * Padding never reaches the kernels: per output row the (kd, kh) taps are clipped to the
  * input, and the row's points split into an interior range (every kw tap inside the
- * input: calls of up to UR points) and the border points on either side (one point per
- * call, its kw taps clipped). A 1x1 convolution at unit stride without padding reads
+ * input: calls of up to UR points) and the border points on either side, their kw taps
+ * clipped: calls of up to UR points down a border column where the rows' kd and kh taps
+ * are all inside (dc_border_columns), else one point per call. A 1x1 convolution at unit stride without padding reads
  * input point p for output point p, so its rows are runs of an image's points, not image
  * rows (the late layers' 7x7 images give calls of UR points instead of 7); a strided one
  * without padding runs so too, each work item on a dense copy of the input points it
@@ -20,11 +21,10 @@
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
  *              (or (g, group, n, rows) where weights outweigh inputs: see init)
- *   chunk      input channel blocks whose weights for the group fit WEI_CHUNK (in L2);
- *              on rows run by kw taps, whose one tap's share fits KW_TAP_CHUNK (in L1)
- *   (kw)       on rows run by kw taps: the tap, outside the rows (the init pass first)
+ *   chunk      input channel blocks whose weights for the group fit WEI_CHUNK (in L2)
  *   row        output rows of the item (od, oh), or runs of points (1x1)
- *   call       interior runs of UR points, border points one by one
+ *   call       interior runs of UR points; border points in runs down their columns
+ *              (rows whose kd and kh taps are all inside), else one by one
  *   kernel     input blocks of the chunk, taps, the block's channels
  * The first chunk's calls start from the bias (and the sum post-op's scaled prior), the
  * later ones from dst; after the last chunk the item's rows get the eltwise entries and,
@@ -45,7 +45,7 @@
 #include "conv_dblk.h"
 #include "dt.h"
 
-enum { WEI_CHUNK = 128 * 1024, KW_TAP_CHUNK = 8 * 1024, DST_ITEM = 128 * 1024,
+enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
        FLAT_RUN_CALLS = 4 };
 /* a core's L2, the smallest of the CPUs these kernels target (Zen 3: 512 KiB) */
 static const int64_t L2_BYTES = (int64_t)512 << 10;
@@ -70,7 +70,6 @@ typedef struct {
     int64_t ocb, n_ocg;    /* output blocks per call (the last group may have fewer), groups */
     int64_t taps, wblk;    /* taps; packed floats per output block (ICB * taps * B * B) */
     int flat;              /* 1x1, unit stride, no padding: rows are runs of points */
-    int kw_split;          /* rows with border points run tap by tap (see dc_row) */
     int64_t rows, row_len; /* output rows per image and points per row (flat: per run) */
     int64_t rc, n_rc;      /* rows per work item, row runs per (n, g, group) */
     int64_t icc;           /* input blocks per chunk */
@@ -188,14 +187,6 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->flat = p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
               && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
               && d->iw == d->ow;
-    /* Border points run one per call, with OCB accumulators only (too few to hide the
-     * FMA latency): where they are an eighth of a row or more (7x7 and 14x14 images with
-     * 3x3 taps), f32 rows run tap by tap instead, whose calls span a row's points.
-     * Low-precision rows do not: there each tap's pass would go through the per-thread
-     * block of sums and lose the direct store. */
-    int64_t lo, hi;
-    w_interior(d, &lo, &hi);
-    p->kw_split = !p->flat && !p->lp && (lo + d->ow - hi) * 8 >= d->ow && lo + d->ow - hi > 0;
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the
@@ -267,13 +258,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
             return BDNN_STATUS_OUT_OF_MEMORY;
     }
     const int64_t blk_bytes = p->taps * B * p->ocb * B * p->esz;
-    /* Rows run by kw taps loop kw outside the rows (dc_group_rows), so one tap's weights
-     * of a chunk serve every row of the item: chunks where those stay in L1. A call reads
-     * its tap's weights at a stride of KW taps, which from L2 (every row again, as with
-     * WEI_CHUNK) would stall the FMAs. Rows that run all taps per call read the chunk in
-     * order, which the prefetcher streams from L2: WEI_CHUNK serves them. */
-    const int64_t chunk_bytes = p->kw_split ? KW_TAP_CHUNK * d->kw : WEI_CHUNK;
-    p->icc = max64(1, min64(p->ICB, chunk_bytes / blk_bytes));
+    /* a call runs all its taps, reading the chunk in order, which the prefetcher streams
+     * from L2 */
+    p->icc = max64(1, min64(p->ICB, WEI_CHUNK / blk_bytes));
     if (conv_scratch((void **)&p->bias, sizeof(float) * (size_t)(G * p->OCB * B)))
         return BDNN_STATUS_OUT_OF_MEMORY;
     if (p->lp) {
@@ -380,14 +367,14 @@ static void range_points(const dc_plan_t *p, int64_t rr, int64_t *pt0, int64_t *
 }
 
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
- * of group g and output block group q; on rows run by kw taps, those of tap kw only (kw < 0:
- * the init pass), elsewhere every tap (kw unused). Flat rows read point pt of src_img at
+ * of group g and output block group q, every tap. Flat rows read point pt of src_img at
  * (pt - src_pt0) * B (a gathering item's copy starts at its first point); output point pt
  * is at dst_q + (pt - dst_pt0) * B (lp: the item's sums start at its first point). src_img
- * and wq are in elements of esz bytes. A flat row is the run [row, row + n_flat). */
+ * and wq are in elements of esz bytes. A flat row is the run [row, row + n_flat). Without
+ * borders, a row's border points are left to dc_border_columns. */
 static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *src_img,
                    int64_t src_pt0, const char *wq, float *dst_q, int64_t dst_pt0, int64_t row,
-                   int64_t n_flat, int64_t nq, int64_t kw, dc_call_t *a) {
+                   int64_t n_flat, int64_t nq, int borders, dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
@@ -417,32 +404,6 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     int64_t lo, hi;
     w_interior(d, &lo, &hi);
     const int sv = d->sw <= 2 ? (int)d->sw : 0;   /* the stride's instance */
-    if (p->kw_split) {
-        /* By kw (the caller loops kw over the rows): the first chunk first stores the init
-         * (calls with no taps, kw < 0), then each tap's points form one range, run in calls
-         * of up to UR points that add into dst. */
-        if (kw < 0) {
-            a->nkw = 0;
-            for (int64_t j = 0; j < d->ow; j += urm)
-                k->fn[nq][min64(urm, d->ow - j)][sv](s_row, w_row,
-                                                     call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
-            return;
-        }
-        a->nkw = 1;
-        const int sk = sv == 1 ? DC_ONE_KW : sv;
-        /* points with 0 <= ow * sw - pw + kw * (dw + 1) < iw */
-        const int64_t off = kw * (d->dw + 1) - d->pw;
-        const int64_t plo = off >= 0 ? 0 : bdnn_div_up(-off, d->sw);
-        const int64_t phi = d->iw - 1 - off < 0 ? 0
-                          : min64(d->ow, (d->iw - 1 - off) / d->sw + 1);
-        if (phi <= plo) return;
-        const int64_t n = phi - plo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
-        for (int64_t j = plo; j < phi; j += ur)
-            k->fn[nq][min64(ur, phi - j)][sk](s_row + esz * (j * d->sw + off) * B,
-                                              w_row + esz * kw * nq * B * B,
-                                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
-        return;
-    }
     if (hi > lo) {
         a->nkw = d->kw;
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
@@ -452,7 +413,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
         }
     }
-    for (int64_t ow = 0; ow < d->ow; ++ow) {   /* the border points, one per call */
+    for (int64_t ow = 0; borders && ow < d->ow; ++ow) {   /* the border points, one per call */
         if (ow == lo) ow = hi;
         if (ow >= d->ow) break;
         const int64_t iw0 = ow * d->sw - d->pw;
@@ -463,6 +424,61 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
                         w_row + esz * kw_lo * nq * B * B,
                         call_at(a, dst_q, dst_pt0, pt_row + ow, B), a);
     }
+}
+
+/* Whether every (kd, kh) tap of output row r (od * oh + oh) is inside the input. */
+static int row_inside(const bdnn_conv_desc_t *d, int64_t r) {
+    const int64_t id0 = r / d->oh * d->sd - d->pd, ih0 = r % d->oh * d->sh - d->ph;
+    return id0 >= 0 && id0 + (d->kd - 1) * (d->dd + 1) <= d->id - 1
+        && ih0 >= 0 && ih0 + (d->kh - 1) * (d->dh + 1) <= d->ih - 1;
+}
+
+/* The border points (those whose kw taps are clipped) of rows [r0, r1) that are
+ * row_inside, down each border column: a run of such rows of one output plane shares
+ * the column's taps and lies an output row apart in src and in the sums, so it goes in
+ * calls of up to UR points (s = 0, s_pt and d_pt a row's), where one point per call had
+ * only OCB accumulators (on a 7x7 image, 10 of its 14 border points). Arguments as
+ * dc_row's; the rows' other points are dc_row's. */
+static void dc_border_columns(const dc_plan_t *p, const char *src_img, const char *wq,
+                              float *dst_q, int64_t dst_pt0, int64_t r0, int64_t r1,
+                              int64_t nq, dc_call_t *a) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const dc_ker_t *k = p->ker;
+    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
+    int64_t lo, hi;
+    w_interior(d, &lo, &hi);
+    if (lo == 0 && hi == d->ow) return;
+    const int64_t s_pt = a->s_pt;
+    a->s_pt = d->sh * d->iw * B;
+    a->d_pt = a->o_pt = d->ow * B;
+    a->nkd = d->kd, a->nkh = d->kh;
+    for (int64_t r = r0; r < r1;) {
+        if (!row_inside(d, r)) {
+            ++r;
+            continue;
+        }
+        int64_t e = r + 1;   /* the run [r, e): inside rows of r's plane */
+        while (e < r1 && e / d->oh == r / d->oh && row_inside(d, e)) ++e;
+        const char *s_row = src_img + esz * ((r / d->oh * d->sd - d->pd) * d->ih
+                                             + r % d->oh * d->sh - d->ph) * d->iw * B;
+        const int64_t n = e - r, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
+        for (int64_t ow = 0; ow < d->ow; ++ow) {
+            if (ow == lo) ow = hi;
+            if (ow >= d->ow) break;
+            const int64_t iw0 = ow * d->sw - d->pw;
+            int64_t kw_lo, kw_hi;
+            tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
+            a->nkw = kw_hi - kw_lo;
+            for (int64_t j = 0; j < n; j += ur)
+                k->fn[nq][min64(ur, n - j)][0](
+                    s_row + esz * (j * d->sh * d->iw + iw0 + kw_lo * (d->dw + 1)) * B,
+                    wq + esz * kw_lo * nq * B * B,
+                    call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B), a);
+        }
+        r = e;
+    }
+    a->s_pt = s_pt;
+    a->d_pt = a->o_pt = B;
 }
 
 /* What every work item of one execution shares. */
@@ -478,9 +494,9 @@ typedef struct {
     int with_bias;
     /* lp: the last chunk stores into dst itself (dc_call_t's direct store): no sum, no
      * eltwise entry but a lone relu, and a padded tail of zeros (the zero weights and bias
-     * give it); lp rows never run by kw taps (init), so every call has all its taps */
+     * give it); every call has all its taps */
     int direct;
-    /* f32: every store final (one chunk, not by kw taps, no sum, nothing after the kernels)
+    /* f32: every store final (one chunk, no sum, nothing after the kernels)
      * into a dst of at least BDNN_STREAM_MIN_BYTES, vector-aligned: stored past the caches */
     int stream;
 } dc_exec_t;
@@ -527,6 +543,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     a.s_kh = (d->dh + 1) * d->iw * B;
     a.s_kw = (d->dw + 1) * B;
     a.s_pt = d->sw * B;
+    a.d_pt = a.o_pt = B;
     a.w_kh = d->kw * nq * B * B;
     a.w_kd = d->kh * a.w_kh;
     a.w_icb = p->taps * nq * B * B;
@@ -557,19 +574,10 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
         }
         const char *src_c = src_g + p->esz * c0 * s_icb;
         const char *w_c = wq + p->esz * c0 * a.w_icb;
-        if (p->kw_split) {
-            /* kw outermost: one tap's weights of the chunk (in L1) serve every row */
-            if (a.mode != DC_ACC)
-                for (int64_t r = r0; r < r1; ++r)
-                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, 0, nq, -1, &a);
-            a.mode = DC_ACC;
-            for (int64_t kw = 0; kw < d->kw; ++kw)
-                for (int64_t r = r0; r < r1; ++r)
-                    dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, 0, nq, kw, &a);
-        } else {
-            for (int64_t r = r0; r < r1; r += r_step)
-                dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, min64(L, r1 - r), nq, 0, &a);
-        }
+        for (int64_t r = r0; r < r1; r += r_step)
+            dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, min64(L, r1 - r), nq,
+                   p->flat || !row_inside(d, r), &a);
+        if (!p->flat) dc_border_columns(p, src_c, w_c, sums, s_pt0, r0, r1, nq, &a);
     }
     if (x->direct) return;
     for (int64_t o = 0; o < nq; ++o) {
@@ -644,8 +652,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     else
         x.dst = p->bwd ? args->diff_src : args->dst;
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
-    /* relu in the last chunk's store; not by kw (a point's last tap may come in any pass) */
-    x.relu = p->kw_split ? NULL : fusable_relu(c, x.has_sum);
+    x.relu = fusable_relu(c, x.has_sum);   /* in the last chunk's store */
     x.direct = p->lp && !x.has_sum && c->n_post_ops == (x.relu ? 1 : 0)
                && c->fault != BDNN_FAULT_PADDING_GARBAGE;
     if (p->ker->s32 && !x.direct) x.relu = NULL;   /* s32 sums: relu after the conversion */
@@ -654,7 +661,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     x.with_bias = bias != NULL;
     const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * G * p->OCB * B * d->od * d->oh * d->ow);
-    x.stream = !p->lp && !p->kw_split && p->icc >= p->ICB && !x.has_sum && !x.has_eltwise
+    x.stream = !p->lp && p->icc >= p->ICB && !x.has_sum && !x.has_eltwise
                && x.tail == 0 && bdnn_streams_output(x.dst, dst_bytes, sizeof(float) * (size_t)B);
 
 #pragma omp parallel num_threads(c->nthr)
@@ -723,6 +730,7 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
         dc_call_t a = {0};
         a.s_icb = ISP * B;
         a.s_pt = B;
+        a.d_pt = a.o_pt = B;
         a.w_icb = nq * B * B;
         a.d_ocb = d_ocb;
         a.bias = bias ? bias + ob0 * B : NULL;

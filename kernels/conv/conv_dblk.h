@@ -20,8 +20,9 @@
  *                src[icb * s_icb + kd * s_kd + kh * s_kh + kw * s_kw + j * s_pt + ic]
  *                * wei[icb * w_icb + kd * w_kd + kh * w_kh + kw * OCB * B * B
  *                      + ((Q * OCB + o) * B + (0 .. B-1)) * PACK + r]
- *   dst[o * d_ocb + j * B + (0 .. B-1)] := acc[j][o]
+ *   dst[o * d_ocb + j * P + (0 .. B-1)] := acc[j][o]
  *
+ * with P = B, or d_pt for s = 0 (below: a column of border points, an output row apart)
  * (strides and offsets in elements of the operand type; dst is f32, or s32). A lane whose
  * last channels are past last_ic reads those as zero, whatever src holds there.
  * src: the first tap in range of output point 0 (the caller clips the taps, so every read
@@ -29,7 +30,8 @@
  * packed weights of the call's OCB output blocks (for each lane of PACK input channels
  * the OCB weight vectors are adjacent: [icb][kd][kh][kw][ic / PACK][OCB][B][PACK]) at that
  * tap and block; dst: point 0 at
- * output block 0. s_pt is the distance of consecutive output points' inputs (stride * B).
+ * output block 0. s_pt is the distance of consecutive output points' inputs (stride * B,
+ * or an output row's for a column of points).
  * mode DC_ACC: init = dst (a later chunk of input blocks); DC_BIAS: init = bias[o * B ..]
  * (padded to whole blocks; 0 when bias is NULL); DC_SUM: sum_scale * dst + bias (the sum
  * post-op, first chunk). With no tap in range only the init is stored. With relu set,
@@ -39,9 +41,9 @@
  * Direct store (low-precision kernels, out not NULL: the last chunk of a problem whose
  * epilogue is only the bias, the conversion and at most that relu): instead of dst, the
  * values go to out converted to out_dt as dc_ker_t.store converts them, point j of block
- * o at element o * o_ocb + j * B of out. f32 sums (bf16) come with the bias and relu
- * already applied as above; s32 sums become (float)acc + out_bias[o * B ..] (if
- * out_bias), then relu_alpha's relu if out_relu.
+ * o at element o * o_ocb + j * B of out (j * o_pt for s = 0). f32 sums (bf16) come with
+ * the bias and relu already applied as above; s32 sums become (float)acc
+ * + out_bias[o * B ..] (if out_bias), then relu_alpha's relu if out_relu.
  *
  * stream (f32 kernels whose ISA has the instruction, DC_STREAM): dst's stores are
  * non-temporal, so dst and d_ocb must be vector-aligned; the driver sets it only on a
@@ -53,6 +55,7 @@ typedef struct {
     int64_t n_icb, last_ic;
     int64_t nkd, nkh, nkw;
     int64_t s_icb, s_kd, s_kh, s_kw, s_pt;
+    int64_t d_pt, o_pt;          /* s = 0: consecutive points' dst and out (else B) */
     int64_t w_icb, w_kd, w_kh;
     int64_t d_ocb;
     const float *bias;
@@ -78,17 +81,16 @@ enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
 
 /* The kernels of one ISA: fn[ocb][ur][s] for 1 <= ocb <= DC_OCB_MAX and
  * 1 <= ur <= ur_max[ocb]; s = 1, 2 are specialized for s_pt == s * B (strides 1 and 2:
- * the points' offsets are constants), s = 0 reads s_pt, and s = DC_ONE_TAP assumes
- * s_pt == B and nkd == nkh == nkw == 1 (the flat 1x1 rows: no tap loops, no overhead
- * per input block beyond the channels' own loads and FMAs), s = DC_ONE_KW s_pt == B and
- * nkw == 1 (unit-stride rows run tap by tap). */
-enum { DC_ONE_TAP = 3, DC_ONE_KW = 4 };
+ * the points' offsets are constants), s = 0 reads s_pt (and d_pt, o_pt), and
+ * s = DC_ONE_TAP assumes s_pt == B and nkd == nkh == nkw == 1 (the flat 1x1 rows: no tap
+ * loops, no overhead per input block beyond the channels' own loads and FMAs). */
+enum { DC_ONE_TAP = 3 };
 typedef struct {
     int vlen;
     int pack;                          /* channels per lane: 1 f32, 2 bf16, 4 u8 */
     int ocb_pref;                      /* output blocks per call where there are enough */
     int ur_max[DC_OCB_MAX + 1];
-    dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][DC_ONE_KW + 1];
+    dc_ker_fn fn[DC_OCB_MAX + 1][DC_UR_MAX + 1][DC_ONE_TAP + 1];
     /* Low-precision operands: n f32 values (a multiple of vlen) converted to out_dt at out
      * exactly as bdnn_conv_epilogue stores them; out_dt one of store_dts (1 << dt). NULL
      * for f32 kernels, which accumulate in dst itself. */

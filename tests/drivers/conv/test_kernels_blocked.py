@@ -30,6 +30,8 @@ SHAPES = [
     "ic20ih6oc18kh3ph1",                          # 2D, tails in and out
     "ic2ih5iw7oc3kh3kw2ph1pw0",                   # rectangular
     "ic17ih8iw6oc9kh3kw3sh2sw1ph1pw1",            # stride: backward data skips taps
+    "mb1ic20ih11iw9oc512kh3kw3sh2sw1ph1pw1",      # border columns: runs of strided rows
+    "mb1ic17id5ih3iw6oc256kd1kh1kw3sd2pw1",       # ... cut at each output plane
     "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
     "ic3ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
     "g2ic32ih6oc32kh3ph1",                        # groups of whole blocks

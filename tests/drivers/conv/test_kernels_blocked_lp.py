@@ -45,6 +45,8 @@ IDS = [i.name for i, _ in RUNNABLE]
 SHAPES = [
     "mb1ic3ih10oc5kh3ph1",                        # 3 channels: half a pair, 3/4 of a quad
     "mb1ic17ih8iw6oc9kh3kw3sh2sw1ph1pw1",         # a block and one channel; stride
+    "mb1ic20ih11iw9oc512kh3kw3sh2sw1ph1pw1",      # border columns: runs of strided rows
+    "mb1ic17id5ih3iw6oc256kd1kh1kw3sd2pw1",       # ... cut at each output plane
     "ic4iw10oc6kw3sw2pw1",                        # 1D
     "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
     "ic6ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
