@@ -12,11 +12,12 @@
  * input, and the row's points split into an interior range (every kw tap inside the
  * input: calls of up to UR points) and the border points on either side, their kw taps
  * clipped: calls of up to UR points down a border column where the rows' kd and kh taps
- * are all inside (dc_border_columns), else one point per call. A 1x1 convolution at unit stride without padding reads
- * input point p for output point p, so its rows are runs of an image's points, not image
- * rows (the late layers' 7x7 images give calls of UR points instead of 7); a strided one
- * without padding runs so too, each work item on a dense copy of the input points it
- * reads, gathered into a per-thread buffer (see init).
+ * are all inside (dc_border_columns), else one point per call. A 1x1 convolution at
+ * unit stride without padding reads input point p for output point p, so its rows are
+ * runs of an image's points, not image rows (the late layers' 7x7 images give calls of
+ * UR points instead of 7); a strided one without padding runs so too, each work item on
+ * a dense copy of the input points it reads, gathered into a per-thread buffer (see
+ * init).
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
@@ -366,6 +367,17 @@ static void range_points(const dc_plan_t *p, int64_t rr, int64_t *pt0, int64_t *
     }
 }
 
+/* Border point ow's kw taps inside the input: sets a->nkw and returns the first, kw_lo;
+ * *col: the input column it reads. */
+static int64_t border_taps(const bdnn_conv_desc_t *d, int64_t ow, dc_call_t *a, int64_t *col) {
+    const int64_t iw0 = ow * d->sw - d->pw;
+    int64_t kw_lo, kw_hi;
+    tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
+    a->nkw = kw_hi - kw_lo;
+    *col = iw0 + kw_lo * (d->dw + 1);
+    return kw_lo;
+}
+
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
  * of group g and output block group q, every tap. Flat rows read point pt of src_img at
  * (pt - src_pt0) * B (a gathering item's copy starts at its first point); output point pt
@@ -416,12 +428,9 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     for (int64_t ow = 0; borders && ow < d->ow; ++ow) {   /* the border points, one per call */
         if (ow == lo) ow = hi;
         if (ow >= d->ow) break;
-        const int64_t iw0 = ow * d->sw - d->pw;
-        int64_t kw_lo, kw_hi;
-        tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
-        a->nkw = kw_hi - kw_lo;
-        k->fn[nq][1][1](s_row + esz * (iw0 + kw_lo * (d->dw + 1)) * B,
-                        w_row + esz * kw_lo * nq * B * B,
+        int64_t col;
+        const int64_t kw_lo = border_taps(d, ow, a, &col);
+        k->fn[nq][1][1](s_row + esz * col * B, w_row + esz * kw_lo * nq * B * B,
                         call_at(a, dst_q, dst_pt0, pt_row + ow, B), a);
     }
 }
@@ -465,13 +474,11 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
         for (int64_t ow = 0; ow < d->ow; ++ow) {
             if (ow == lo) ow = hi;
             if (ow >= d->ow) break;
-            const int64_t iw0 = ow * d->sw - d->pw;
-            int64_t kw_lo, kw_hi;
-            tap_range(iw0, d->kw, d->dw, d->iw, &kw_lo, &kw_hi);
-            a->nkw = kw_hi - kw_lo;
+            int64_t col;
+            const int64_t kw_lo = border_taps(d, ow, a, &col);
             for (int64_t j = 0; j < n; j += ur)
                 k->fn[nq][min64(ur, n - j)][0](
-                    s_row + esz * (j * d->sh * d->iw + iw0 + kw_lo * (d->dw + 1)) * B,
+                    s_row + esz * (j * d->sh * d->iw + col) * B,
                     wq + esz * kw_lo * nq * B * B,
                     call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B), a);
         }
