@@ -71,6 +71,9 @@ typedef struct {
     int64_t ocb, n_ocg;    /* output blocks per call (the last group may have fewer), groups */
     int64_t taps, wblk;    /* taps; packed floats per output block (ICB * taps * B * B) */
     int flat;              /* 1x1, unit stride, no padding: rows are runs of points */
+    /* per axis (d, h, w) the outputs [in_lo, in_hi) whose every tap is inside the input:
+     * rows' interior points (w), and the rows whose kd and kh taps are (row_inside) */
+    int64_t in_lo[3], in_hi[3];
     int64_t rows, row_len; /* output rows per image and points per row (flat: per run) */
     int64_t rc, n_rc;      /* rows per work item, row runs per (n, g, group) */
     int64_t icc;           /* input blocks per chunk */
@@ -110,13 +113,15 @@ static void tap_range(int64_t o, int64_t k_n, int64_t dil, int64_t n, int64_t *l
     if (*hi < *lo) *hi = *lo;
 }
 
-/* The interior of a row: the points [*lo, *hi) whose every kw tap is inside the input
- * (ow * sw - pw >= 0 and ow * sw - pw + (KW - 1) * (DW + 1) <= IW - 1). */
-static void w_interior(const bdnn_conv_desc_t *d, int64_t *lo, int64_t *hi) {
-    const int64_t span = (d->kw - 1) * (d->dw + 1);
-    *lo = d->pw > 0 ? min64(bdnn_div_up(d->pw, d->sw), d->ow) : 0;
-    *hi = bdnn_floor_div(d->iw - 1 + d->pw - span, d->sw) + 1;
-    *hi = *hi < *lo ? *lo : min64(*hi, d->ow);
+/* The interior of one axis: the outputs [*lo, *hi) of o_n whose every one of k taps
+ * (dilation dil) is inside the input of i_n (o * s - pad >= 0 and o * s - pad + (k - 1) *
+ * (dil + 1) <= i_n - 1). */
+static void interior(int64_t o_n, int64_t k, int64_t dil, int64_t s, int64_t pad, int64_t i_n,
+                     int64_t *lo, int64_t *hi) {
+    const int64_t span = (k - 1) * (dil + 1);
+    *lo = pad > 0 ? min64(bdnn_div_up(pad, s), o_n) : 0;
+    *hi = bdnn_floor_div(i_n - 1 + pad - span, s) + 1;
+    *hi = *hi < *lo ? *lo : min64(*hi, o_n);
 }
 
 /* Output blocks of group q. */
@@ -188,6 +193,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->flat = p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
               && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
               && d->iw == d->ow;
+    interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
+    interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
+    interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &p->in_lo[2], &p->in_hi[2]);
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the
@@ -412,9 +420,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     const char *s_row = src_img + esz * ((id0 + kd_lo * (d->dd + 1)) * d->ih
                                          + ih0 + kh_lo * (d->dh + 1)) * d->iw * B;
     const char *w_row = wq + esz * (kd_lo * d->kh + kh_lo) * KWB;
-    const int64_t pt_row = row * d->ow;
-    int64_t lo, hi;
-    w_interior(d, &lo, &hi);
+    const int64_t pt_row = row * d->ow, lo = p->in_lo[2], hi = p->in_hi[2];
     const int sv = d->sw <= 2 ? (int)d->sw : 0;   /* the stride's instance */
     if (hi > lo) {
         a->nkw = d->kw;
@@ -436,10 +442,9 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
 }
 
 /* Whether every (kd, kh) tap of output row r (od * oh + oh) is inside the input. */
-static int row_inside(const bdnn_conv_desc_t *d, int64_t r) {
-    const int64_t id0 = r / d->oh * d->sd - d->pd, ih0 = r % d->oh * d->sh - d->ph;
-    return id0 >= 0 && id0 + (d->kd - 1) * (d->dd + 1) <= d->id - 1
-        && ih0 >= 0 && ih0 + (d->kh - 1) * (d->dh + 1) <= d->ih - 1;
+static int row_inside(const dc_plan_t *p, int64_t r) {
+    const int64_t od = r / p->d.oh, oh = r % p->d.oh;
+    return od >= p->in_lo[0] && od < p->in_hi[0] && oh >= p->in_lo[1] && oh < p->in_hi[1];
 }
 
 /* The border points (those whose kw taps are clipped) of rows [r0, r1) that are
@@ -454,20 +459,19 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
-    int64_t lo, hi;
-    w_interior(d, &lo, &hi);
+    const int64_t lo = p->in_lo[2], hi = p->in_hi[2];
     if (lo == 0 && hi == d->ow) return;
     const int64_t s_pt = a->s_pt;
     a->s_pt = d->sh * d->iw * B;
-    a->d_pt = a->o_pt = d->ow * B;
+    a->d_pt = d->ow * B;
     a->nkd = d->kd, a->nkh = d->kh;
     for (int64_t r = r0; r < r1;) {
-        if (!row_inside(d, r)) {
+        if (!row_inside(p, r)) {
             ++r;
             continue;
         }
         int64_t e = r + 1;   /* the run [r, e): inside rows of r's plane */
-        while (e < r1 && e / d->oh == r / d->oh && row_inside(d, e)) ++e;
+        while (e < r1 && e / d->oh == r / d->oh && row_inside(p, e)) ++e;
         const char *s_row = src_img + esz * ((r / d->oh * d->sd - d->pd) * d->ih
                                              + r % d->oh * d->sh - d->ph) * d->iw * B;
         const int64_t n = e - r, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
@@ -485,7 +489,7 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
         r = e;
     }
     a->s_pt = s_pt;
-    a->d_pt = a->o_pt = B;
+    a->d_pt = B;
 }
 
 /* What every work item of one execution shares. */
@@ -550,7 +554,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     a.s_kh = (d->dh + 1) * d->iw * B;
     a.s_kw = (d->dw + 1) * B;
     a.s_pt = d->sw * B;
-    a.d_pt = a.o_pt = B;
+    a.d_pt = B;
     a.w_kh = d->kw * nq * B * B;
     a.w_kd = d->kh * a.w_kh;
     a.w_icb = p->taps * nq * B * B;
@@ -583,7 +587,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
         const char *w_c = wq + p->esz * c0 * a.w_icb;
         for (int64_t r = r0; r < r1; r += r_step)
             dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, min64(L, r1 - r), nq,
-                   p->flat || !row_inside(d, r), &a);
+                   p->flat || !row_inside(p, r), &a);
         if (!p->flat) dc_border_columns(p, src_c, w_c, sums, s_pt0, r0, r1, nq, &a);
     }
     if (x->direct) return;
@@ -737,7 +741,7 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
         dc_call_t a = {0};
         a.s_icb = ISP * B;
         a.s_pt = B;
-        a.d_pt = a.o_pt = B;
+        a.d_pt = B;
         a.w_icb = nq * B * B;
         a.d_ocb = d_ocb;
         a.bias = bias ? bias + ob0 * B : NULL;

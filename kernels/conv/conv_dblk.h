@@ -41,9 +41,9 @@
  * Direct store (low-precision kernels, out not NULL: the last chunk of a problem whose
  * epilogue is only the bias, the conversion and at most that relu): instead of dst, the
  * values go to out converted to out_dt as dc_ker_t.store converts them, point j of block
- * o at element o * o_ocb + j * B of out (j * o_pt for s = 0). f32 sums (bf16) come with
- * the bias and relu already applied as above; s32 sums become (float)acc
- * + out_bias[o * B ..] (if out_bias), then relu_alpha's relu if out_relu.
+ * o at element o * o_ocb + j * B of out (j * d_pt for s = 0: out's points lie as dst's).
+ * f32 sums (bf16) come with the bias and relu already applied as above; s32 sums become
+ * (float)acc + out_bias[o * B ..] (if out_bias), then relu_alpha's relu if out_relu.
  *
  * stream (f32 kernels whose ISA has the instruction, DC_STREAM): dst's stores are
  * non-temporal, so dst and d_ocb must be vector-aligned; the driver sets it only on a
@@ -55,7 +55,7 @@ typedef struct {
     int64_t n_icb, last_ic;
     int64_t nkd, nkh, nkw;
     int64_t s_icb, s_kd, s_kh, s_kw, s_pt;
-    int64_t d_pt, o_pt;          /* s = 0: consecutive points' dst and out (else B) */
+    int64_t d_pt;                /* s = 0: consecutive points' dst and out (else B) */
     int64_t w_icb, w_kd, w_kh;
     int64_t d_ocb;
     const float *bias;
@@ -81,7 +81,7 @@ enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
 
 /* The kernels of one ISA: fn[ocb][ur][s] for 1 <= ocb <= DC_OCB_MAX and
  * 1 <= ur <= ur_max[ocb]; s = 1, 2 are specialized for s_pt == s * B (strides 1 and 2:
- * the points' offsets are constants), s = 0 reads s_pt (and d_pt, o_pt), and
+ * the points' offsets are constants), s = 0 reads s_pt (and d_pt), and
  * s = DC_ONE_TAP assumes s_pt == B and nkd == nkh == nkw == 1 (the flat 1x1 rows: no tap
  * loops, no overhead per input block beyond the channels' own loads and FMAs). */
 enum { DC_ONE_TAP = 3 };
