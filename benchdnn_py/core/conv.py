@@ -184,6 +184,9 @@ class ConvAttr:
     dst_zp: int = 0
     post_ops: tuple[PostOp, ...] = ()
     layout: ActLayout = ActLayout.PLAIN   # src and dst; the rows accept one each
+    # src's own layout where it differs (None: layout's): channels last beside blocked dst,
+    # forward, on the blocked direct rows only (bdnn_conv_attr_t.src_nhwc)
+    src_layout: ActLayout | None = None
     src_zps: tuple[int, ...] = ()          # per channel (forward: ic), or () for src_zp
     dst_zps: tuple[int, ...] = ()          # per channel (oc), or () for dst_zp
     # ARGS with a dw post-op: its own weights' scales (() = 1, one, or per oc) and dst's
@@ -214,11 +217,21 @@ class ConvAttr:
         if len(self.post_ops) > lib.BDNN_MAX_POST_OPS:
             raise Unimplemented(f"more than {lib.BDNN_MAX_POST_OPS} post-ops")
         a.layout = int(self.layout)
+        if self.src_layout not in (None, self.layout):
+            if self.src_layout is not ActLayout.NHWC or not self.layout.block:
+                raise Unimplemented(f"src in {self.src_layout.name} with the other "
+                                    f"activations in {self.layout.name}")
+            a.src_nhwc = 1
         a.scratchpad_user = int(self.scratchpad_user)
         a.n_post_ops = len(self.post_ops)
         for slot, op in zip(a.post_ops, self.post_ops):
             _post_op_slot(slot, op)
         return a
+
+    @property
+    def src_act(self) -> ActLayout:
+        """src's layout (diff_src's in backward data)."""
+        return self.layout if self.src_layout is None else self.src_layout
 
     @property
     def dw(self) -> PostOp | None:
@@ -508,7 +521,7 @@ class ConvPrimitive:
         self._expect(Direction.FWD)
         s, a = self.shape, self.attr
         dst_dt = a.dw.dw_dst_dt if a.dw is not None else a.dst_dt
-        args = (self._handle, _bytes(src, a.src_dt, a.layout.count(s.src_shape)),
+        args = (self._handle, _bytes(src, a.src_dt, a.src_act.count(s.src_shape)),
                 self._packed(wei_packed), self._bias_ptr(bias, s.oc),
                 _out_bytes(dst, dst_dt, a.layout.count(self.dst_shape)))
         return self._runner(lib.bdnn_conv_execute, args)
@@ -520,7 +533,7 @@ class ConvPrimitive:
         s, a = self.shape, self.attr
         args = (self._handle, _bytes(diff_dst, a.dst_dt, a.layout.count(s.dst_shape)),
                 self._packed(wei_packed), self._bias_ptr(bias, s.ic),
-                _out_bytes(diff_src, a.src_dt, a.layout.count(s.src_shape)))
+                _out_bytes(diff_src, a.src_dt, a.src_act.count(s.src_shape)))
         return self._runner(lib.bdnn_conv_execute_bwd_data, args)
 
     def bind_bwd_weights(self, src: np.ndarray, diff_dst: np.ndarray, diff_wei: np.ndarray,
@@ -528,7 +541,7 @@ class ConvPrimitive:
         """Backward weights: diff_wei in the user layout (and diff_bias)."""
         self._expect(Direction.BWD_WEIGHTS)
         s, a = self.shape, self.attr
-        args = (self._handle, _bytes(src, a.src_dt, a.layout.count(s.src_shape)),
+        args = (self._handle, _bytes(src, a.src_dt, a.src_act.count(s.src_shape)),
                 _bytes(diff_dst, a.dst_dt, a.layout.count(s.dst_shape)),
                 _out_bytes(diff_wei, a.wei_dt, _count(s.wei_shape)),
                 _out_bytes(diff_bias, a.bia_dt, s.oc) if self.with_bias else ffi.NULL)

@@ -156,9 +156,9 @@ static const conv_impl_entry_t impls[] = {
     {"tile_conv_nhwc_int8:avx512_amx", BDNN_ISA_AVX512_AMX, &bdnn_conv_amx_ops, NULL, INT8,
      NHWC, NULL, 0},
     /* bf16 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vdpbf16ps on
-     * channel pairs (conv_dblk.c); forward, without scales. */
+     * channel pairs (conv_dblk.c); forward, without scales; src also channels last. */
     {"gemm_conv_blocked_bf16:avx512_bf16:direct", BDNN_ISA_AVX512_BF16, &bdnn_conv_dc_lp_ops,
-     &bdnn_dc_ker_bf16_avx512_bf16, BF16, BLK16, NULL, 0},
+     &bdnn_dc_ker_bf16_avx512_bf16, BF16, BLK16, NULL, CONV_ROW_SRC_NHWC},
     /* bf16: vdpbf16ps on bf16 pairs; AVX2: the pairs split into f32 in registers, f32 FMA;
      * AVX-512 without the instruction: exact conversion to an f32 copy, f32 FMA. The
      * dot-product kernels also take the shift and space-to-depth routes. */
@@ -178,9 +178,10 @@ static const conv_impl_entry_t impls[] = {
     GEMM_GATHER("gemm_conv_f16", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F16),
     GEMM_GATHER("gemm_conv_f16", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F16),
     /* int8 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vpdpbusd on
-     * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points. */
+     * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points; src
+     * also channels last. */
     {"gemm_conv_blocked_int8:avx512_vnni:direct", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
-     &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, 0},
+     &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, CONV_ROW_SRC_NHWC},
     /* int8 forward with a long reduction and few outputs per image (conv_gemm_dot.c): dot
      * products of kw runs read in place, the reduction split across threads. */
 #define DOT_ROW(isa_name, isa)                                                              \
@@ -219,15 +220,16 @@ static const conv_impl_entry_t impls[] = {
     /* Channel-blocked activations (BDNN_LAYOUT_BLOCKED8/16), f32: a row takes the blocks
      * its micro-kernel's width divides (avx512 16; avx2 8 and 16; scalar both). Forward
      * and unit-stride backward data by the direct convolution (conv_dblk.c, where the ISA
-     * has one), backward weights by taps, else gather. */
+     * has one; forward also from channels-last src, attr.src_nhwc), backward weights by
+     * taps, else gather. */
     NHWC_ROUTE("gemm_conv_blocked", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
-               BLOCKS, CONV_ROW_BLOCKED_DC),
+               BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
     NHWC_ROUTE("gemm_conv_blocked", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                BLOCKS, 0),
     NHWC_GATHER("gemm_conv_blocked", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                 BLOCKS),
     NHWC_ROUTE("gemm_conv_blocked", "avx2", direct, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2,
-               BLOCKS, CONV_ROW_BLOCKED_DC),
+               BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
     NHWC_ROUTE("gemm_conv_blocked", "avx2", taps, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS,
                0),
     NHWC_GATHER("gemm_conv_blocked", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS),
@@ -448,6 +450,10 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
             || !(impls[impl].layouts & ROW_LAYOUT(a->layout)))
+        return BDNN_STATUS_UNIMPLEMENTED;
+    /* src channels last beside blocked dst: forward, on the rows that read it */
+    if (a->src_nhwc && (dir != BDNN_DIR_FWD || !bdnn_layout_block(a->layout)
+                        || !(impls[impl].flags & CONV_ROW_SRC_NHWC)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;

@@ -17,7 +17,9 @@
  * runs of an image's points, not image rows (the late layers' 7x7 images give calls of
  * UR points instead of 7); a strided one without padding runs so too, each work item on
  * a dense copy of the input points it reads, gathered into a per-thread buffer (see
- * init).
+ * init). A first layer's src may come channels last instead (attr.src_nhwc: its few
+ * input channels would be mostly padding in a block): the same calls read each point's
+ * IC channels in place (points IC elements apart, not B), on image rows.
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
@@ -71,6 +73,10 @@ typedef struct {
     int64_t ocb, n_ocg;    /* output blocks per call (the last group may have fewer), groups */
     int64_t taps, wblk;    /* taps; packed floats per output block (ICB * taps * B * B) */
     int flat;              /* 1x1, unit stride, no padding: rows are runs of points */
+    /* src elements per input point: B, or on channels-last src (attr.src_nhwc) its IC;
+     * a channels-last src is never flat or subsampled (its rows are image rows) */
+    int src_nhwc;
+    int64_t px;
     /* per axis (d, h, w) the outputs [in_lo, in_hi) whose every tap is inside the input:
      * rows' interior points (w), and the rows whose kd and kh taps are (row_inside) */
     int64_t in_lo[3], in_hi[3];
@@ -157,7 +163,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->bwd = bwd;
     p->lp = ker->pack > 1;
     p->esz = p->lp ? (int64_t)bdnn_dt_size(c->attr.src_dt) : (int64_t)sizeof(float);
-    if (!bwd && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
+    p->src_nhwc = c->attr.src_nhwc;
+    p->px = p->src_nhwc ? cd->ic : B;
+    if (!bwd && !p->src_nhwc && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
             && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1)) {
         bdnn_conv_desc_t *v = &p->d;
         p->subsampled = 1;
@@ -190,7 +198,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->taps = d->kd * d->kh * d->kw;
     p->wblk = p->ICB * p->taps * B * B;
     const int64_t OSP = d->od * d->oh * d->ow;
-    p->flat = p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
+    p->flat = !p->src_nhwc && p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
               && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
               && d->iw == d->ow;
     interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
@@ -224,7 +232,8 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * innermost where that is less (large weights, few output block groups, small
      * images). */
     const int64_t wei_bytes = p->esz * G * p->OCB * p->wblk;
-    const int64_t img_bytes = p->esz * G * p->ICB * B * d->id * d->ih * d->iw;
+    const int64_t img_bytes = p->esz * (p->src_nhwc ? d->ic : G * p->ICB * B) * d->id * d->ih
+                              * d->iw;
     p->images_inner = d->mb > 1 && wei_bytes > L2_BYTES
                       && wei_bytes > p->n_ocg * img_bytes;
     /* Threads taking items in turn split each group's rows, so every thread reads every
@@ -397,7 +406,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
                    int64_t n_flat, int64_t nq, int borders, dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
-    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
+    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz, px = p->px;
     if (p->flat) {
         const int64_t p0 = row, n = n_flat;
         a->nkd = a->nkh = a->nkw = 1;
@@ -418,16 +427,17 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     a->nkh = kh_hi - kh_lo;
     const int64_t KWB = d->kw * nq * B * B;   /* packed elements per kh */
     const char *s_row = src_img + esz * ((id0 + kd_lo * (d->dd + 1)) * d->ih
-                                         + ih0 + kh_lo * (d->dh + 1)) * d->iw * B;
+                                         + ih0 + kh_lo * (d->dh + 1)) * d->iw * px;
     const char *w_row = wq + esz * (kd_lo * d->kh + kh_lo) * KWB;
     const int64_t pt_row = row * d->ow, lo = p->in_lo[2], hi = p->in_hi[2];
-    const int sv = d->sw <= 2 ? (int)d->sw : 0;   /* the stride's instance */
+    /* the stride's instance (points px apart: the general one) */
+    const int sv = px == B && d->sw <= 2 ? (int)d->sw : 0;
     if (hi > lo) {
         a->nkw = d->kw;
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = lo; j < hi; j += ur) {
             const int64_t u = min64(ur, hi - j);
-            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * B, w_row,
+            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * px, w_row,
                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
         }
     }
@@ -436,7 +446,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         if (ow >= d->ow) break;
         int64_t col;
         const int64_t kw_lo = border_taps(d, ow, a, &col);
-        k->fn[nq][1][1](s_row + esz * col * B, w_row + esz * kw_lo * nq * B * B,
+        k->fn[nq][1][px == B](s_row + esz * col * px, w_row + esz * kw_lo * nq * B * B,
                         call_at(a, dst_q, dst_pt0, pt_row + ow, B), a);
     }
 }
@@ -458,11 +468,11 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
                               int64_t nq, dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
-    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz;
+    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz, px = p->px;
     const int64_t lo = p->in_lo[2], hi = p->in_hi[2];
     if (lo == 0 && hi == d->ow) return;
     const int64_t s_pt = a->s_pt;
-    a->s_pt = d->sh * d->iw * B;
+    a->s_pt = d->sh * d->iw * px;
     a->d_pt = d->ow * B;
     a->nkd = d->kd, a->nkh = d->kh;
     for (int64_t r = r0; r < r1;) {
@@ -473,7 +483,7 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
         int64_t e = r + 1;   /* the run [r, e): inside rows of r's plane */
         while (e < r1 && e / d->oh == r / d->oh && row_inside(p, e)) ++e;
         const char *s_row = src_img + esz * ((r / d->oh * d->sd - d->pd) * d->ih
-                                             + r % d->oh * d->sh - d->ph) * d->iw * B;
+                                             + r % d->oh * d->sh - d->ph) * d->iw * px;
         const int64_t n = e - r, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t ow = 0; ow < d->ow; ++ow) {
             if (ow == lo) ow = hi;
@@ -482,7 +492,7 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
             const int64_t kw_lo = border_taps(d, ow, a, &col);
             for (int64_t j = 0; j < n; j += ur)
                 k->fn[nq][min64(ur, n - j)][0](
-                    s_row + esz * (j * d->sh * d->iw + col) * B,
+                    s_row + esz * (j * d->sh * d->iw + col) * px,
                     wq + esz * kw_lo * nq * B * B,
                     call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B), a);
         }
@@ -550,10 +560,10 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     const float *bias = x->with_bias ? p->bias + ob0 * B : NULL;
     dc_call_t a = {0};
     a.s_icb = s_icb;
-    a.s_kd = (d->dd + 1) * d->ih * d->iw * B;
-    a.s_kh = (d->dh + 1) * d->iw * B;
-    a.s_kw = (d->dw + 1) * B;
-    a.s_pt = d->sw * B;
+    a.s_kd = (d->dd + 1) * d->ih * d->iw * p->px;
+    a.s_kh = (d->dh + 1) * d->iw * p->px;
+    a.s_kw = (d->dw + 1) * p->px;
+    a.s_pt = d->sw * p->px;
     a.d_pt = B;
     a.w_kh = d->kw * nq * B * B;
     a.w_kd = d->kh * a.w_kh;
@@ -648,7 +658,10 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OCG = d->oc / G, esz = p->esz;
     const int64_t ISP = d->id * d->ih * d->iw;
-    const int64_t in_img = G * p->ICB * B * ISP;
+    /* an image's src, and a group's offset and input blocks' distance in it */
+    const int64_t in_img = (p->src_nhwc ? d->ic : G * p->ICB * B) * ISP;
+    const int64_t in_g = p->src_nhwc ? d->ic / G : p->ICB * ISP * B;
+    const int64_t in_icb = p->src_nhwc ? B : ISP * B;
     const char *src = p->bwd ? args->diff_dst : args->src;
     const void *bias = args->bias;
     if (bias)   /* padded to whole blocks: a call reads its blocks' whole vectors */
@@ -704,8 +717,8 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         }
         int64_t pt0, pt1;
         range_points(p, rr, &pt0, &pt1);
-        dc_group_rows(c, p, &x, n, g, q, pt0, pt1, src + esz * (n * in_img + g * p->ICB * ISP * B),
-                      ISP * B, 0);
+        dc_group_rows(c, p, &x, n, g, q, pt0, pt1, src + esz * (n * in_img + g * in_g), in_icb,
+                      0);
     }
     if (x.stream) bdnn_stream_fence();
     }

@@ -31,7 +31,10 @@
  * the OCB weight vectors are adjacent: [icb][kd][kh][kw][ic / PACK][OCB][B][PACK]) at that
  * tap and block; dst: point 0 at
  * output block 0. s_pt is the distance of consecutive output points' inputs (stride * B,
- * or an output row's for a column of points).
+ * or an output row's for a column of points). On channels-last src (attr.src_nhwc) an
+ * input point is IC elements, not B, and input block icb starts at channel icb * B of
+ * each point (s_icb = B): the driver's strides say so, and only s = 0 instances (and
+ * one-point calls) run on it.
  * mode DC_ACC: init = dst (a later chunk of input blocks); DC_BIAS: init = bias[o * B ..]
  * (padded to whole blocks; 0 when bias is NULL); DC_SUM: sum_scale * dst + bias (the sum
  * post-op, first chunk). With no tap in range only the init is stored. With relu set,

@@ -472,6 +472,8 @@ enum {
     CONV_ROW_BLOCKED_DC = 16,  /* the f32 blocked direct route: bdnn_blocked_dc_plan's */
     CONV_ROW_SRC1 = 32,        /* its low-precision epilogue runs on runs of dst's plain
                                   offsets: binary and prelu entries know each position */
+    CONV_ROW_SRC_NHWC = 64,    /* takes attr.src_nhwc: forward, src channels last and
+                                  dst blocked (the blocked direct rows) */
 };
 /* The activation layouts a row runs on, as a set: ROW_LAYOUT(BDNN_LAYOUT_*) | ... */
 #define ROW_LAYOUT(layout) (1u << (layout))

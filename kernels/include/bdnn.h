@@ -206,6 +206,11 @@ typedef struct {
     bdnn_post_op_t post_ops[8];           /* BDNN_MAX_POST_OPS */
     int layout;                           /* BDNN_LAYOUT_*: src and dst (diff_src,
                                              diff_dst); weights stay in the user layout */
+    int src_nhwc;                         /* 1: forward with layout BLOCKED8/16 takes
+                                             src channels last instead (first layers:
+                                             a few channels padded to a block would be
+                                             mostly padding); the blocked direct rows
+                                             only */
     int scratchpad_user;                  /* 1: the caller provides the work memory
                                              (bdnn_conv_set_scratchpad); 0: the
                                              primitive allocates it at creation */

@@ -66,21 +66,25 @@ class _IsaFilter:
         return impl_name in self.rows and self.inner.allows(impl_name)
 
 
-def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> bool:
-    """Whether the case asks for a layout the act rows do not run on (the reorder route)."""
-    kernel = kernel_layouts(prb, act)
+def routed(prb, act: core.ActLayout = core.ActLayout.PLAIN,
+           src: core.ActLayout | None = None) -> bool:
+    """Whether the case asks for a layout the act rows (src in src, where given) do not
+    run on (the reorder route)."""
+    kernel = kernel_layouts(prb, act, src)
     return any(lay is not None and not lay.same_memory(kernel[name])
                for name, lay in prb.requested_layouts.items())
 
 
-def route_filter(prb, act: core.ActLayout = core.ActLayout.PLAIN):
+def route_filter(prb, act: core.ActLayout = core.ActLayout.PLAIN,
+                 src: core.ActLayout | None = None):
     """The case's impl filter, matching names through the reorder route when the case
-    needs it on act's layouts."""
-    return reorders.RouteFilter(prb.impl_filter) if routed(prb, act) else prb.impl_filter
+    needs it on act's layouts (src in src, where given)."""
+    return (reorders.RouteFilter(prb.impl_filter) if routed(prb, act, src)
+            else prb.impl_filter)
 
 
 def _impl_filter(prb, entry: AnyEntry):
-    filt = route_filter(prb, entry.act)
+    filt = route_filter(prb, entry.act, entry.src)
     return _IsaFilter(filt, entry.isa) if entry.isa is not None else filt
 
 
@@ -98,7 +102,8 @@ class _Executor:
         self.user_scratchpad = prim.attr.scratchpad_user
         self.info = (f"threads={core.max_threads()}, scratchpad {self.scratchpad_bytes} bytes "
                      f"({'user' if self.user_scratchpad else 'library'})")
-        kernel = kernel_layouts(prb, prim.attr.layout if act is None else act)
+        kernel = (kernel_layouts(prb, prim.attr.layout, prim.attr.src_layout) if act is None
+                  else kernel_layouts(prb, act))
         requested = prb.requested_layouts
         self.layouts = {n: requested[n] if requested[n] is not None else kernel[n]
                         for n in kernel}
@@ -188,12 +193,12 @@ def executor(prim, prb, kernel_bind, res: CaseResult, act: core.ActLayout | None
 def create_on(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.ConvShape,
             create_one, kernel_bind):
     """The executor of the first activation layout (act_layouts) whose rows accept the
-    case; create_one(act, filter) creates the kernel primitive or sets res. The
+    case; create_one(entry, filter) creates the kernel primitive or sets res. The
     deconvolution's native backend creates through this too, on its swapped problem."""
     before = (res.status, res.reason)
     for entry in act_layouts(prb, kernel_dir, shape):
         res.status, res.reason = before
-        prim = create_one(entry.act, _impl_filter(prb, entry))
+        prim = create_one(entry, _impl_filter(prb, entry))
         if prim is not None:
             return executor(prim, prb, kernel_bind, res)
     return None
@@ -202,9 +207,9 @@ def create_on(prb, res: CaseResult, kernel_dir: core.Direction, shape: core.Conv
 def _create_conv(prb, res: CaseResult):
     attr = conv_prim.kernel_attr(prb, attrs.quant_of(prb, prb.shape.oc))
     kernel_dir = conv_prim.KERNEL_DIR[prb.dir]
-    return create_on(prb, res, kernel_dir, prb.shape, lambda act, impl_filter: conv_prim.create(
+    return create_on(prb, res, kernel_dir, prb.shape, lambda entry, impl_filter: conv_prim.create(
         prb.shape, kernel_dir, prb.dir.with_bias, impl_filter, res,
-        prb.post_ops, attr=dataclasses.replace(attr, layout=act),
+        prb.post_ops, attr=dataclasses.replace(attr, layout=entry.act, src_layout=entry.src),
         alg=policy.resolved_alg(prb)), conv_bind)
 
 

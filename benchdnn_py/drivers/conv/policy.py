@@ -163,14 +163,22 @@ def _bwt_pays_avx512(shape: core.ConvShape) -> bool:
     return _bwt_pays(shape, hiding_macs=48)
 
 
+def _few_channels(block: int) -> Callable[[core.ConvShape], bool]:
+    """One group of fewer input channels than a block: a first layer, whose src in blocks
+    would be mostly padding (3 channels in 16-wide blocks: 5.3 times the bytes)."""
+    return lambda shape: shape.g == 1 and shape.ic < block
+
+
 @dataclasses.dataclass(frozen=True)
 class AnyEntry:
     """One layout an all-`any` case tries: its rows of one instruction set (None: any
-    row) where the shape rule holds."""
+    row) where the shape rule holds; src: src's own layout where it differs from act's
+    (core.ConvAttr.src_layout: channels last beside blocked dst, forward convolution)."""
 
     act: core.ActLayout
     isa: core.Isa | None = None
     when: Callable[[core.ConvShape], bool] = _always
+    src: core.ActLayout | None = None
 
 
 # `any` activations (src and dst both `any`): the layouts whose rows are tried, in order,
@@ -181,7 +189,9 @@ class AnyEntry:
 #     case finds no row there); a tile row reads 64 bytes of one point's channels, which
 #     16-channel blocks do not hold. Else channel blocks, 16 wide where AVX-512 runs, else
 #     8; their direct kernels keep an output block in registers across all taps
-#     (channels last ran slower than them).
+#     (channels last ran slower than them). A first layer (_few_channels) reads its src
+#     channels last beside those blocks: the direct kernels broadcast each input channel
+#     anyway, and a block's padding would multiply the bytes read.
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
 #     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
 #     and int8 on the dot route's shapes (_not_dot).
@@ -191,9 +201,18 @@ class AnyEntry:
 #     packing; channel blocks never (they ran slower than plain).
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.FWD: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512_AMX),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16,
+                                  _few_channels(16), core.ActLayout.NHWC),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI,
+                                  lambda s: _few_channels(16)(s) and _not_dot(s),
+                                  core.ActLayout.NHWC),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI, _not_dot),
+                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512, _few_channels(16),
+                                  core.ActLayout.NHWC),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512),
+                         AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2, _few_channels(8),
+                                  core.ActLayout.NHWC),
                          AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2),
                          AnyEntry(core.ActLayout.PLAIN)),
     core.Direction.BWD_DATA: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512, _unit_stride),
@@ -237,14 +256,15 @@ NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape
 }
 
 
-def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN) -> dict[str, layout.Layout]:
+def kernel_layouts(prb, act: core.ActLayout = core.ActLayout.PLAIN,
+                   src: core.ActLayout | None = None) -> dict[str, layout.Layout]:
     """The kernels' own layout of src, wei and dst, over the user's logical dims, for the
-    rows that run on activations in act."""
+    rows that run on activations in act (src in src, where given)."""
     t = prim.tensors(prb.desc, prb.shape, prim.dw_shape_of(prb))
     wei_tag = "abx"
     if prb.desc.kind == "deconv":
         wei_tag = "acbx" if prb.desc.has_groups else "bax"
-    return {"src": layout.plain(t["src"].logical, ACT_TAGS[act]),
+    return {"src": layout.plain(t["src"].logical, ACT_TAGS[src or act]),
             "dst": layout.plain(t["dst"].logical, ACT_TAGS[act]),
             "wei": layout.plain(t["wei"].logical, wei_tag)}
 
@@ -261,8 +281,10 @@ def act_layouts(prb, kernel_dir: core.Direction,
     requested = prb.requested_layouts
     plain = kernel_layouts(prb)
     asked = [(requested[n], n) for n in ("src", "dst") if requested[n] is not None]
+    # a deconvolution's kernel reads its dst: src's own layout is convolution's
+    conv = prb.desc.kind == "conv"
     if not asked:
-        return any_layouts(kernel_dir, shape)
+        return tuple(e for e in any_layouts(kernel_dir, shape) if conv or e.src is None)
     route = AnyEntry(core.ActLayout.PLAIN)
     if not any(not lay.same_memory(plain[n]) for lay, n in asked):
         return (route,)
@@ -270,4 +292,11 @@ def act_layouts(prb, kernel_dir: core.Direction,
         native = kernel_layouts(prb, act)
         if all(lay.same_memory(native[n]) for lay, n in asked):
             return (AnyEntry(act), route) if first(shape) else (route, AnyEntry(act))
+    # channels-last src beside blocked dst: the forward blocked direct rows', before the
+    # route (they run without its two reorders)
+    for act in (core.ActLayout.BLOCKED16, core.ActLayout.BLOCKED8):
+        native = kernel_layouts(prb, act, core.ActLayout.NHWC)
+        if (conv and kernel_dir is core.Direction.FWD
+                and all(lay.same_memory(native[n]) for lay, n in asked)):
+            return (AnyEntry(act, src=core.ActLayout.NHWC), route)
     return (route,)

@@ -23,8 +23,8 @@ def create(prb, res: CaseResult):
     kernel_dir = deconv.KERNEL_DIR[prb.dir]
     return backend_native.create_on(
         prb, res, kernel_dir, shape,
-        lambda act, impl_filter: conv_prim.create(shape, kernel_dir,
-                                             prb.dir.forward and prb.dir.with_bias,
-                                             impl_filter, res, prb.post_ops,
-                                             attr=dataclasses.replace(attr, layout=act)),
+        lambda entry, impl_filter: conv_prim.create(shape, kernel_dir,
+                                               prb.dir.forward and prb.dir.with_bias,
+                                               impl_filter, res, prb.post_ops,
+                                               attr=dataclasses.replace(attr, layout=entry.act)),
         deconv.bind)

@@ -103,7 +103,45 @@ def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
     ex = _executor(_problem(*args, "mb2ic20ih6oc18kh3ph1", drv=drv))
     try:
         assert ("+reorder" in ex.name) is routed
-        assert native.routed(ex.prb, ex.prim.attr.layout) is routed
+        assert native.routed(ex.prb, ex.prim.attr.layout, ex.prim.attr.src_layout) is routed
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("drv,desc,src_nhwc", [
+    ("conv", "mb2ic3ih12oc18kh3sh2ph1", True),     # a first layer: src channels last
+    ("conv", "mb2ic1ih9oc16kh3ph1", True),
+    ("conv", "mb2ic20ih6oc18kh3ph1", False),       # a block's worth of channels
+    ("conv", "g3mb2ic6ih6oc48kh3ph1", False),      # groups
+    ("deconv", "mb2ic18ih6oc3kh3ph1", False),      # a deconvolution's kernel reads its dst
+])
+def test_any_reads_a_first_layers_src_channels_last(drv, desc, src_nhwc):
+    ex = _executor(_problem("--dir=FWD_B", desc, drv=drv))
+    try:
+        blocked = ex.prim.attr.layout.block > 1
+        assert (ex.prim.attr.src_layout is core.ActLayout.NHWC) is (src_nhwc and blocked)
+        if src_nhwc and blocked:
+            assert ex.layouts["src"].describe() == "acdb"
+            assert ex.layouts["dst"].describe() == f"aBcd{ex.prim.attr.layout.block}b"
+        assert "+reorder" not in ex.name and not ex.to_kernel and not ex.to_memory
+    finally:
+        ex.close()
+
+
+def test_channels_last_src_and_blocked_dst_asked_for_take_no_route():
+    if not core.isa_supported(core.Isa.AVX512):
+        pytest.skip("the 16-wide blocked direct rows run on AVX-512")
+    for desc in ("mb2ic3ih12oc18kh3sh2ph1", "mb2ic20ih6oc18kh3ph1"):   # any channel count
+        ex = _executor(_problem("--stag=nhwc", "--dtag=nChw16c", desc))
+        try:
+            assert ex.prim.attr.src_layout is core.ActLayout.NHWC and "+reorder" not in ex.name
+        finally:
+            ex.close()
+    # backward data's diff_src is written by other rows: the route
+    ex = _executor(_problem("--dir=BWD_D", "--stag=nhwc", "--dtag=nChw16c",
+                            "mb2ic3ih12oc18kh3ph1"))
+    try:
+        assert ex.prim.attr.src_layout is None and "+reorder" in ex.name
     finally:
         ex.close()
 

@@ -133,6 +133,69 @@ def test_forward_matches_reference_exactly(impl, b, text, with_bias):
     assert np.array_equal(out, ref) and not tail.any()
 
 
+# Forward from channels-last src beside blocked dst (attr src_layout, the first layers'
+# `any`): the direct rows, on their own block only.
+DIRECT_BLOCK = {core.Isa.AVX512: 16, core.Isa.AVX2: 8}
+NHWC_SRC_SHAPES = [
+    "mb2ic3ih20oc32kh3sh2ph1",                    # MobileNet's first layer, small
+    "mb1ic3ih23oc64kh7sh2ph3",                    # ResNet's
+    "mb1ic1ih17oc16kh3sh3ph2dh1",                 # one channel; stride past the kernel
+    "ic20ih6oc18kh3ph1",                          # a whole block and part of one
+    "mb1ic20ih11iw9oc512kh3kw3sh2sw1ph1pw1",      # border columns: runs of strided rows
+    "mb1ic5id4oc3kd3pd1",                         # 3D
+    "ic3ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
+    "mb2ic3ih10oc20kh1",                          # 1x1: image rows, not runs of points
+    "mb1ic7ih9oc24kh1sh2",                        # strided 1x1: read in place
+    "g2ic32ih6oc32kh3ph1",                        # groups: g * IC/G into each point
+    "mb0ic3ih5oc4kh3",                            # empty minibatch
+]
+NHWC_SRC = [pytest.param(i, DIRECT_BLOCK[i.isa], t, id=f"{i.name}-{t}")
+            for i in RUNNABLE if i.isa in DIRECT_BLOCK for t in NHWC_SRC_SHAPES]
+
+
+def _nhwc(x: np.ndarray) -> np.ndarray:
+    """[mb][c][spatial] -> [mb][spatial][c]."""
+    return np.ascontiguousarray(np.moveaxis(x, 1, -1))
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("impl,b,text", NHWC_SRC)
+def test_forward_from_channels_last_src_matches_reference_exactly(impl, b, text, with_bias):
+    s = _shape(text)
+    rng = np.random.default_rng(len(text) + 3)
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    attr = _attr(b, src_layout=core.ActLayout.NHWC)
+    with conv_rows.create(impl, s, core.Direction.FWD, with_bias, attr=attr) as prim:
+        assert prim.name.endswith(":direct")
+        dst = _empty(s.dst_shape, b)
+        prim.bind(_nhwc(src), prim.pack_weights(wei), bias if with_bias else None, dst)()
+    ref = core.ref_conv_fwd(s, src, wei, bias if with_bias else None).astype(np.float32)
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, ref) and not tail.any()
+
+
+def test_channels_last_src_is_the_direct_rows_forward_only():
+    shape = _shape("ic3ih6oc18kh3ph1")
+    for impl in RUNNABLE:
+        for b in TAKES[impl.isa]:
+            attr = _attr(b, src_layout=core.ActLayout.NHWC)
+            direct = DIRECT_BLOCK.get(impl.isa) == b
+            for row in impl.rows:   # its direct row alone, forward only
+                if direct and row.name.endswith(":direct"):
+                    conv_rows.create(row, shape, core.Direction.FWD, False, attr=attr).close()
+                else:
+                    with pytest.raises(core.Unimplemented):
+                        conv_rows.create(row, shape, core.Direction.FWD, False, attr=attr)
+                for direction in (core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS):
+                    with pytest.raises(core.Unimplemented):
+                        conv_rows.create(row, shape, direction, False, attr=attr)
+    # beside plain or channels-last dst it is no layout of its own
+    for layout in (core.ActLayout.PLAIN, core.ActLayout.NHWC):
+        attr = core.ConvAttr(layout=layout, src_layout=core.ActLayout.BLOCKED16)
+        with pytest.raises(core.Unimplemented):
+            conv_rows.create(RUNNABLE[0], shape, core.Direction.FWD, False, attr=attr)
+
+
 def _assert_backward_data_exact(impl, b, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 1)

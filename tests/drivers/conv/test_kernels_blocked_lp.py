@@ -11,7 +11,9 @@ unwritten fails."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import mmap
 
 import numpy as np
 import pytest
@@ -119,9 +121,12 @@ def test_the_rows_run_forward_on_16_channel_blocks_only(impl, t):
     for attr in refused:
         with pytest.raises(core.Unimplemented):
             conv_rows.create(impl, shape, core.Direction.FWD, False, attr=attr)
+    nhwc_src = _attr(t, t.dsts[0], src_layout=core.ActLayout.NHWC)
+    conv_rows.create(impl, shape, core.Direction.FWD, False, attr=nhwc_src).close()
     for direction in (core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS):
-        with pytest.raises(core.Unimplemented):
-            conv_rows.create(impl, shape, direction, False, attr=_attr(t, t.dsts[0]))
+        for attr in (_attr(t, t.dsts[0]), nhwc_src):
+            with pytest.raises(core.Unimplemented):
+                conv_rows.create(impl, shape, direction, False, attr=attr)
 
 
 CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")
@@ -138,6 +143,72 @@ def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
     out, tail = _plain(dst, s.oc)
     ref = core.ref_conv_fwd(s, src, wei, bias)
     assert np.array_equal(out, converted(ref, dst_dt)) and not tail.any()
+
+
+# Forward from channels-last src beside blocked dst (attr src_layout, the first layers'
+# `any`): a point's channels are IC elements, so a last lane short of channels lies
+# against the next point's (or the end of src) and reads only its own.
+NHWC_SRC_SHAPES = [
+    "mb1ic3ih10oc5kh3ph1",                        # 3 channels: half a pair, 3/4 of a quad
+    "mb2ic3ih20oc32kh3sh2ph1",                    # MobileNet's first layer, small
+    "mb1ic3ih23oc64kh7sh2ph3",                    # ResNet's
+    "mb1ic1ih7oc16kh3ph1",                        # one channel
+    "mb1ic17ih8iw6oc9kh3kw3sh2sw1ph1pw1",         # a block and one channel; stride
+    "mb1ic5id4oc3kd3pd1",                         # 3D
+    "mb1ic6ih9oc24kh1sh2",                        # strided 1x1: read in place
+    "g2ic32ih6oc32kh3ph1",                        # groups: g * IC/G into each point
+]
+NHWC_CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")
+              for i, t in RUNNABLE for d in t.dsts for text in NHWC_SRC_SHAPES]
+
+
+@pytest.mark.parametrize("impl,t,dst_dt,text", NHWC_CASES)
+def test_forward_from_channels_last_src_matches_reference_exactly(impl, t, dst_dt, text):
+    s = _shape(text)
+    src, wei, bias = inputs(t.src_range, s, len(text) + 1)
+    attr = _attr(t, dst_dt, src_layout=core.ActLayout.NHWC)
+    dst = _blocked(unwritten(dst_dt, s.dst_shape), dst_dt, UNWRITTEN.get(dst_dt, np.nan))
+    with conv_rows.create(impl, s, core.Direction.FWD, True, attr=attr) as prim:
+        nhwc = np.ascontiguousarray(np.moveaxis(src, 1, -1).astype(core.numpy_dtype(t.src)))
+        prim.bind(nhwc, prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
+                  bias.astype(np.float32), dst)()
+    out, tail = _plain(dst, s.oc)
+    ref = core.ref_conv_fwd(s, src, wei, bias)
+    assert np.array_equal(out, converted(ref, dst_dt)) and not tail.any()
+
+
+def _against_a_locked_page(a: np.ndarray, keep: list) -> np.ndarray:
+    """A copy of a whose last byte ends where a page that may not be read starts: a read
+    past its end stops the process (SIGSEGV) instead of reading a neighbour."""
+    page = mmap.PAGESIZE
+    pages = -(-a.nbytes // page) + 1
+    buf = mmap.mmap(-1, pages * page)
+    libc = ctypes.CDLL(None, use_errno=True)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf)) + (pages - 1) * page
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    assert libc.mprotect(addr, page, 0) == 0, ctypes.get_errno()   # PROT_NONE
+    keep.append(buf)
+    out = np.frombuffer(buf, a.dtype, a.size, (pages - 1) * page - a.nbytes).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_channels_last_src_is_read_no_further_than_its_end(impl, t):
+    """3 channels a point: the last point's lane lies against the end of src (a u8 quad
+    read whole would take a byte past it)."""
+    s = _shape("mb1ic3ih6oc16kh3ph1")
+    src, wei, bias = inputs(t.src_range, s, 4)
+    attr = _attr(t, "f32", src_layout=core.ActLayout.NHWC)
+    dst = _blocked(unwritten("f32", s.dst_shape), "f32", np.nan)
+    keep: list = []
+    nhwc = np.ascontiguousarray(np.moveaxis(src, 1, -1).astype(core.numpy_dtype(t.src)))
+    with conv_rows.create(impl, s, core.Direction.FWD, True, attr=attr) as prim:
+        prim.bind(_against_a_locked_page(nhwc, keep),
+                  prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
+                  bias.astype(np.float32), dst)()
+    out, _ = _plain(dst, s.oc)
+    assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
