@@ -242,11 +242,11 @@ enum { BDNN_BWT_CACHED_MAX_BYTES = 8388608 };
  * driver's --alg=auto few-channel rule follows the same bound. */
 enum { BDNN_WINO_BLOCKED_MAX_U_BYTES = 10485760 };
 /* A forward output (or unit-stride backward data's diff_src) written once and of at least
- * this many bytes (64 MiB) goes past the caches, by non-temporal stores, in the kernels
- * that can (wino_f43_blocked, gemm_conv_blocked's direct kernels): twice L3 here, it
- * cannot stay there for a next reader anyway, and a normal store first reads each line
- * it writes. */
-enum { BDNN_STREAM_MIN_BYTES = 67108864 };
+ * this many bytes (16 MiB) goes past the caches, by non-temporal stores, in the kernels
+ * that can (wino_f43_blocked, gemm_conv_blocked's direct kernels): half of L3 here, so
+ * with the input that produced it it does not stay there for a next reader, and a normal
+ * store first reads each line it writes. */
+enum { BDNN_STREAM_MIN_BYTES = 16777216 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {
