@@ -18,8 +18,26 @@
 #define DC_FMA(A, X, W)                                                                    \
     __asm__("vdpbf16ps %[xv], %[wv], %[av]" : [av] "+v"(A) : [xv] "v"(X), [wv] "v"(W))
 
-/* the direct store: bias and relu are already in the f32 sums */
-#define DC_OUT(v, a, o, at) bdnn_epi_store16((a)->out_dt, (__m512)(v), (a)->out, (at), 0xffff)
+/* The direct store (conv_dblk.inc's DC_OUT_BLOCK): bias and relu are already in the f32
+ * sums; a bf16 output's points B apart go two to a conversion and store. */
+static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_call_t *a,
+                                                        int UR, int OCB, int64_t opt) {
+    const int dt = a->out_dt;
+    void *out = a->out;
+    for (int o = 0; o < OCB; ++o) {
+        const vf *f = fin + o * UR;
+        const int64_t at = o * a->o_ocb;
+        int j = 0;
+        if (dt == BDNN_DT_BF16) {
+            for (; opt == VLEN && j + 2 <= UR; j += 2)
+                bdnn_store_bf16x32((__m512)f[j], (__m512)f[j + 1], (uint16_t *)out + at + j * VLEN);
+            for (; j < UR; ++j) bdnn_store_bf16x16((__m512)f[j], (uint16_t *)out + at + j * opt);
+        }
+        for (; j < UR; ++j)
+            bdnn_epi_store16(dt, (__m512)f[j], out, at + j * opt, (__mmask16)0xffff);
+    }
+}
+#define DC_OUT_BLOCK dc_out_block_bf16
 #define DC_STORE_DTS ((1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32))
 
 #include "conv_dblk.inc"

@@ -34,17 +34,40 @@ static void dc_sums_to_f32(float *acc, const float *bias, int64_t npt) {
         _mm512_storeu_ps(acc + pt * VLEN, bias ? _mm512_add_ps(v, b) : v);
     }
 }
-/* the direct store of s32 sums: the epilogue's (float)acc + bias, relu, conversion */
-static inline __attribute__((always_inline)) void dc_out(vf acc, const dc_call_t *a, int o,
-                                                         int64_t at) {
+/* s32 sums as the epilogue takes them: (float)acc + bias (NULL: none), then relu (a zero
+ * stays +0) */
+static inline __m512 dc_sums_f32(vf acc, const float *bias, int relu, __m512 alpha) {
     __m512 v = _mm512_cvtepi32_ps((__m512i)acc);
-    if (a->out_bias) v = _mm512_add_ps(v, _mm512_loadu_ps(a->out_bias + o * VLEN));
-    if (a->out_relu)
-        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
-                               _mm512_set1_ps(a->relu_alpha));   /* a zero stays +0 */
-    bdnn_epi_store16(a->out_dt, v, a->out, at, (__mmask16)0xffff);
+    if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias));
+    if (relu) v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ),
+                                     v, alpha);
+    return v;
 }
-#define DC_OUT(v, a, o, at) dc_out((v), (a), (o), (at))
+/* The direct store (conv_dblk.inc's DC_OUT_BLOCK) of s32 sums: the epilogue's (float)acc
+ * + bias, relu, conversion; a u8 or s8 output's points B apart go four to a store. */
+static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_call_t *a,
+                                                        int UR, int OCB, int64_t opt) {
+    const int dt = a->out_dt, relu = a->out_relu;
+    const __m512 alpha = _mm512_set1_ps(a->relu_alpha);
+    const int by4 = opt == VLEN && (dt == BDNN_DT_U8 || dt == BDNN_DT_S8);
+    void *out = a->out;
+    for (int o = 0; o < OCB; ++o) {
+        const vf *f = fin + o * UR;
+        const float *bias = a->out_bias ? a->out_bias + o * VLEN : NULL;
+        const int64_t at = o * a->o_ocb;   /* (u8, s8: bytes) */
+        int j = 0;
+        for (; by4 && j + 4 <= UR; j += 4)
+            bdnn_store_i8x64(dt, dc_sums_f32(f[j], bias, relu, alpha),
+                             dc_sums_f32(f[j + 1], bias, relu, alpha),
+                             dc_sums_f32(f[j + 2], bias, relu, alpha),
+                             dc_sums_f32(f[j + 3], bias, relu, alpha),
+                             (char *)out + at + j * VLEN);
+        for (; j < UR; ++j)
+            bdnn_epi_store16(dt, dc_sums_f32(f[j], bias, relu, alpha), out, at + j * opt,
+                             (__mmask16)0xffff);
+    }
+}
+#define DC_OUT_BLOCK dc_out_block_int8
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1
 #define DC_SUMS_TO_F32 dc_sums_to_f32

@@ -4,7 +4,7 @@
  * the broadcast of one 32-bit lane of channels, and the conversion of finished f32 sums
  * (dc_ker_t.store). Include after a target pragma with avx512f, avx512vl, avx512bw and
  * avx512dq; the including file then defines DC_PACK, DC_T, DC_OBJ, DC_BCAST_PART, DC_FMA,
- * DC_OUT and DC_STORE_DTS (and DC_S32, DC_SUMS_TO_F32) and includes conv_dblk.inc. */
+ * DC_OUT_BLOCK and DC_STORE_DTS (and DC_S32, DC_SUMS_TO_F32) and includes conv_dblk.inc. */
 #ifndef BDNN_CONV_DBLK_LP_AVX512_H
 #define BDNN_CONV_DBLK_LP_AVX512_H
 #include <immintrin.h>

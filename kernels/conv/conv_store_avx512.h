@@ -50,7 +50,37 @@ static inline void bdnn_store_bf16x16(__m512 v, uint16_t *out) {
                                                : bdnn_epi_bf16(v);
     _mm256_storeu_si256((__m256i *)out, h);
 }
+
+/* 32 values, two vectors' 16 each, stored as consecutive bf16 at out, dt.h's bits: one
+ * vcvtne2ps2bf16 where neither vector needs the integer path. */
+static inline void bdnn_store_bf16x32(__m512 v0, __m512 v1, uint16_t *out) {
+    if (bdnn_bf16_cvtne_exact(v0) && bdnn_bf16_cvtne_exact(v1)) {
+        _mm512_storeu_si512(out, (__m512i)_mm512_cvtne2ps_pbh(v1, v0));
+        return;
+    }
+    _mm256_storeu_si256((__m256i *)out, bdnn_epi_bf16(v0));
+    _mm256_storeu_si256((__m256i *)(out + 16), bdnn_epi_bf16(v1));
+}
 #endif
+
+/* 64 values, four vectors' 16 each, stored as consecutive u8 (out_dt BDNN_DT_U8) or s8
+ * at out, each as bdnn_epi_store16 stores it: saturated and rounded in s32, then narrowed
+ * by packs (every value in range: exact) into one store, where four narrowing stores
+ * took as long as the products of a 64-channel reduction. */
+static inline void bdnn_store_i8x64(int out_dt, __m512 v0, __m512 v1, __m512 v2, __m512 v3,
+                                    void *out) {
+    const int u = out_dt == BDNN_DT_U8;
+    const __m512 lo = _mm512_set1_ps(u ? 0.0f : -128.0f), hi = _mm512_set1_ps(u ? 255.0f : 127.0f);
+    const __m512i ab = _mm512_packs_epi32(bdnn_epi_sat_round(v0, lo, hi),
+                                          bdnn_epi_sat_round(v1, lo, hi));
+    const __m512i cd = _mm512_packs_epi32(bdnn_epi_sat_round(v2, lo, hi),
+                                          bdnn_epi_sat_round(v3, lo, hi));
+    /* the packs work within 128-bit lanes: lane L holds elements 4L .. 4L+3 of v0, v1,
+     * v2, v3 as four dwords; the permutation puts each vector's back in order */
+    const __m512i bytes = u ? _mm512_packus_epi16(ab, cd) : _mm512_packs_epi16(ab, cd);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
+}
 
 /* 16 values (lanes m) stored at element j of an out_dt row; 0: a type not handled. The
  * limits are the epilogue's (s32: 2147483520, the largest f32 below 2^31). */
