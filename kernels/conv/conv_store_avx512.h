@@ -65,8 +65,7 @@ static inline void bdnn_store_bf16x32(__m512 v0, __m512 v1, uint16_t *out) {
 
 /* 64 values, four vectors' 16 each, stored as consecutive u8 (out_dt BDNN_DT_U8) or s8
  * at out, each as bdnn_epi_store16 stores it: saturated and rounded in s32, then narrowed
- * by packs (every value in range: exact) into one store, where four narrowing stores
- * took as long as the products of a 64-channel reduction. */
+ * by packs (every value in range: exact) into one store instead of four narrowing ones. */
 static inline void bdnn_store_i8x64(int out_dt, __m512 v0, __m512 v1, __m512 v2, __m512 v3,
                                     void *out) {
     const int u = out_dt == BDNN_DT_U8;
