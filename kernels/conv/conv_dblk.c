@@ -198,8 +198,8 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->taps = d->kd * d->kh * d->kw;
     p->wblk = p->ICB * p->taps * B * B;
     const int64_t OSP = d->od * d->oh * d->ow;
-    p->flat = !p->src_nhwc && p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1 && d->pd == 0
-              && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
+    p->flat = !p->src_nhwc && p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1
+              && d->pd == 0 && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
               && d->iw == d->ow;
     interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
     interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
