@@ -190,8 +190,10 @@ class AnyEntry:
 #     16-channel blocks do not hold. Else channel blocks, 16 wide where AVX-512 runs, else
 #     8; their direct kernels keep an output block in registers across all taps
 #     (channels last ran slower than them). A first layer (_few_channels) reads its src
-#     channels last beside those blocks: the direct kernels broadcast each input channel
-#     anyway, and a block's padding would multiply the bytes read.
+#     channels last beside those blocks, f32 and bf16: the direct kernels broadcast each
+#     input channel anyway, and a block's padding would multiply the bytes read. Not
+#     int8: its 3-channel lane, read exactly from a 3-byte point, ran slower than from
+#     a block.
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
 #     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
 #     and int8 on the dot route's shapes (_not_dot).
@@ -204,9 +206,6 @@ ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16,
                                   _few_channels(16), core.ActLayout.NHWC),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16),
-                         AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI,
-                                  lambda s: _few_channels(16)(s) and _not_dot(s),
-                                  core.ActLayout.NHWC),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_VNNI, _not_dot),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512, _few_channels(16),
                                   core.ActLayout.NHWC),

@@ -108,15 +108,17 @@ def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
         ex.close()
 
 
-@pytest.mark.parametrize("drv,desc,src_nhwc", [
-    ("conv", "mb2ic3ih12oc18kh3sh2ph1", True),     # a first layer: src channels last
-    ("conv", "mb2ic1ih9oc16kh3ph1", True),
-    ("conv", "mb2ic20ih6oc18kh3ph1", False),       # a block's worth of channels
-    ("conv", "g3mb2ic6ih6oc48kh3ph1", False),      # groups
-    ("deconv", "mb2ic18ih6oc3kh3ph1", False),      # a deconvolution's kernel reads its dst
+@pytest.mark.parametrize("drv,dt,desc,src_nhwc", [
+    ("conv", "f32", "mb2ic3ih12oc18kh3sh2ph1", True),     # a first layer: src channels last
+    ("conv", "f32", "mb2ic1ih9oc16kh3ph1", True),
+    ("conv", "bf16", "mb2ic3ih12oc18kh3sh2ph1", True),
+    ("conv", "u8:s8:u8", "mb2ic3ih12oc18kh3sh2ph1", False),   # int8: src in blocks
+    ("conv", "f32", "mb2ic20ih6oc18kh3ph1", False),       # a block's worth of channels
+    ("conv", "f32", "g3mb2ic6ih6oc48kh3ph1", False),      # groups
+    ("deconv", "f32", "mb2ic18ih6oc3kh3ph1", False),      # a deconvolution's kernel reads dst
 ])
-def test_any_reads_a_first_layers_src_channels_last(drv, desc, src_nhwc):
-    ex = _executor(_problem("--dir=FWD_B", desc, drv=drv))
+def test_any_reads_a_first_layers_src_channels_last(drv, dt, desc, src_nhwc):
+    ex = _executor(_problem("--dir=FWD_B", f"--dt={dt}", desc, drv=drv))
     try:
         blocked = ex.prim.attr.layout.block > 1
         assert (ex.prim.attr.src_layout is core.ActLayout.NHWC) is (src_nhwc and blocked)
