@@ -178,10 +178,11 @@ static const conv_impl_entry_t impls[] = {
     GEMM_GATHER("gemm_conv_f16", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, F16),
     GEMM_GATHER("gemm_conv_f16", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, F16),
     /* int8 on channel blocks (BDNN_LAYOUT_BLOCKED16): direct convolution, vpdpbusd on
-     * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points; src
-     * also channels last. */
+     * channel quads (conv_dblk.c); forward, u8 source, without scales or zero points. Not
+     * from channels-last src: a last lane short of channels is read whole and masked,
+     * which inside a block stays inside src. */
     {"gemm_conv_blocked_int8:avx512_vnni:direct", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
-     &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, CONV_ROW_SRC_NHWC},
+     &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, 0},
     /* int8 forward with a long reduction and few outputs per image (conv_gemm_dot.c): dot
      * products of kw runs read in place, the reduction split across threads. */
 #define DOT_ROW(isa_name, isa)                                                              \

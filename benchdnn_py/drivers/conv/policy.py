@@ -192,8 +192,8 @@ class AnyEntry:
 #     (channels last ran slower than them). A first layer (_few_channels) reads its src
 #     channels last beside those blocks, f32 and bf16: the direct kernels broadcast each
 #     input channel anyway, and a block's padding would multiply the bytes read. Not
-#     int8: its 3-channel lane, read exactly from a 3-byte point, ran slower than from
-#     a block.
+#     int8 (its rows take no channels-last src: a 3-channel lane read exactly from a
+#     3-byte point ran slower than a block's lane read whole).
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
 #     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
 #     and int8 on the dot route's shapes (_not_dot).

@@ -122,7 +122,11 @@ def test_the_rows_run_forward_on_16_channel_blocks_only(impl, t):
         with pytest.raises(core.Unimplemented):
             conv_rows.create(impl, shape, core.Direction.FWD, False, attr=attr)
     nhwc_src = _attr(t, t.dsts[0], src_layout=core.ActLayout.NHWC)
-    conv_rows.create(impl, shape, core.Direction.FWD, False, attr=nhwc_src).close()
+    if t.src == "bf16":   # the int8 row reads a partial lane whole: blocked src only
+        conv_rows.create(impl, shape, core.Direction.FWD, False, attr=nhwc_src).close()
+    else:
+        with pytest.raises(core.Unimplemented):
+            conv_rows.create(impl, shape, core.Direction.FWD, False, attr=nhwc_src)
     for direction in (core.Direction.BWD_DATA, core.Direction.BWD_WEIGHTS):
         for attr in (_attr(t, t.dsts[0]), nhwc_src):
             with pytest.raises(core.Unimplemented):
@@ -146,10 +150,11 @@ def test_forward_matches_reference_exactly(impl, t, dst_dt, text, with_bias):
 
 
 # Forward from channels-last src beside blocked dst (attr src_layout, the first layers'
-# `any`): a point's channels are IC elements, so a last lane short of channels lies
-# against the next point's (or the end of src) and reads only its own.
+# `any`), on the bf16 row (the int8 one refuses it): a point's channels are IC elements,
+# so a last pair short of a channel lies against the next point's (or the end of src)
+# and reads only its own.
 NHWC_SRC_SHAPES = [
-    "mb1ic3ih10oc5kh3ph1",                        # 3 channels: half a pair, 3/4 of a quad
+    "mb1ic3ih10oc5kh3ph1",                        # 3 channels: a pair and half of one
     "mb2ic3ih20oc32kh3sh2ph1",                    # MobileNet's first layer, small
     "mb1ic3ih23oc64kh7sh2ph3",                    # ResNet's
     "mb1ic1ih7oc16kh3ph1",                        # one channel
@@ -158,8 +163,9 @@ NHWC_SRC_SHAPES = [
     "mb1ic6ih9oc24kh1sh2",                        # strided 1x1: read in place
     "g2ic32ih6oc32kh3ph1",                        # groups: g * IC/G into each point
 ]
+NHWC_ROWS = [(i, t) for i, t in RUNNABLE if t.src == "bf16"]
 NHWC_CASES = [pytest.param(i, t, d, text, id=f"{i.name}-{d}-{text}")
-              for i, t in RUNNABLE for d in t.dsts for text in NHWC_SRC_SHAPES]
+              for i, t in NHWC_ROWS for d in t.dsts for text in NHWC_SRC_SHAPES]
 
 
 @pytest.mark.parametrize("impl,t,dst_dt,text", NHWC_CASES)
@@ -193,10 +199,10 @@ def _against_a_locked_page(a: np.ndarray, keep: list) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+@pytest.mark.parametrize("impl,t", NHWC_ROWS, ids=[i.name for i, _ in NHWC_ROWS])
 def test_channels_last_src_is_read_no_further_than_its_end(impl, t):
-    """3 channels a point: the last point's lane lies against the end of src (a u8 quad
-    read whole would take a byte past it)."""
+    """3 channels a point: the last point's second lane lies against the end of src (a
+    bf16 pair read whole would take two bytes past it)."""
     s = _shape("mb1ic3ih6oc16kh3ph1")
     src, wei, bias = inputs(t.src_range, s, 4)
     attr = _attr(t, "f32", src_layout=core.ActLayout.NHWC)
