@@ -9,6 +9,7 @@
 #define BDNN_CONV_DBLK_LP_AVX512_H
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "conv_dblk.h"
 #include "conv_store_avx512.h"
@@ -21,7 +22,14 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DC_UR2 13
 #define DC_UR3 8
 #define DC_UR4 6
-#define DC_BCAST(x) ((vf)_mm512_set1_epi32(*(const int32_t *)(x)))
+/* one 32-bit lane in every lane: by memcpy, one load whatever its alignment (on
+ * channels-last src a bf16 pair starts wherever a point of odd channels puts it) */
+static inline __m512i dc_bcast_lane(const void *x) {
+    int32_t v;
+    memcpy(&v, x, sizeof(v));
+    return _mm512_set1_epi32(v);
+}
+#define DC_BCAST(x) ((vf)dc_bcast_lane(x))
 
 __attribute__((unused))   /* (the kernel object's: DC_PART 1 has none) */
 static void dc_store_lp(int out_dt, const float *acc, void *out, int64_t n) {
