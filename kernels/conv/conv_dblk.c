@@ -119,17 +119,6 @@ static void tap_range(int64_t o, int64_t k_n, int64_t dil, int64_t n, int64_t *l
     if (*hi < *lo) *hi = *lo;
 }
 
-/* The interior of one axis: the outputs [*lo, *hi) of o_n whose every one of k taps
- * (dilation dil) is inside the input of i_n (o * s - pad >= 0 and o * s - pad + (k - 1) *
- * (dil + 1) <= i_n - 1). */
-static void interior(int64_t o_n, int64_t k, int64_t dil, int64_t s, int64_t pad, int64_t i_n,
-                     int64_t *lo, int64_t *hi) {
-    const int64_t span = (k - 1) * (dil + 1);
-    *lo = pad > 0 ? min64(bdnn_div_up(pad, s), o_n) : 0;
-    *hi = bdnn_floor_div(i_n - 1 + pad - span, s) + 1;
-    *hi = *hi < *lo ? *lo : min64(*hi, o_n);
-}
-
 /* Output blocks of group q. */
 static int64_t ocb_of(const dc_plan_t *p, int64_t q) { return min64(p->ocb, p->OCB - q * p->ocb); }
 
@@ -201,9 +190,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->flat = !p->src_nhwc && p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1
               && d->pd == 0 && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
               && d->iw == d->ow;
-    interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
-    interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
-    interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &p->in_lo[2], &p->in_hi[2]);
+    bdnn_interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
+    bdnn_interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
+    bdnn_interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &p->in_lo[2], &p->in_hi[2]);
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the

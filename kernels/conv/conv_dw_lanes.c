@@ -295,9 +295,8 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
      * tap rows are one set moved sh input rows on per output row, so a run of them is one
      * row kernel call (computed in dst: without a row buffer). On MobileNet's 7x7 images
      * the calls and their setup took as long as the taps. */
-    const int64_t oh_lo = bdnn_div_up(d->ph, d->sh);
-    const int64_t kh_span = (d->kh - 1) * (d->dh + 1);
-    const int64_t oh_hi = min64(d->oh, bdnn_floor_div(d->ih - 1 + d->ph - kh_span, d->sh) + 1);
+    int64_t oh_lo, oh_hi;
+    bdnn_interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &oh_lo, &oh_hi);
     /* each thread a contiguous range of items, walked by incrementing (oh, od, chunk, n):
      * an item of a narrow row is a few dozen multiply-adds, and decoding its index by
      * division cost as much */

@@ -656,6 +656,18 @@ static inline void bdnn_taps_inside(int64_t o, int64_t st, int64_t dl, int64_t p
     if (*hi > k) *hi = k;
     if (*lo > *hi) *lo = *hi;
 }
+/* The interior of one axis: the outputs [*lo, *hi) of o_n (lo <= hi) whose every one of
+ * k taps (dilation dil, stride s, padding pad) is inside an input of i_n points (o * s -
+ * pad >= 0 and o * s - pad + (k - 1) * (dil + 1) <= i_n - 1). */
+static inline void bdnn_interior(int64_t o_n, int64_t k, int64_t dil, int64_t s, int64_t pad,
+                                 int64_t i_n, int64_t *lo, int64_t *hi) {
+    const int64_t span = (k - 1) * (dil + 1);
+    *lo = pad > 0 ? bdnn_div_up(pad, s) : 0;
+    if (*lo > o_n) *lo = o_n;
+    *hi = bdnn_floor_div(i_n - 1 + pad - span, s) + 1;
+    if (*hi > o_n) *hi = o_n;
+    if (*hi < *lo) *hi = *lo;
+}
 /* Whether every output point's taps all read inside the input: no padding before, and
  * none after, which an explicit output size can ask for (ih4 oh3 at stride 2 reads row
  * 4). The fast paths that read a 1x1's input points directly need both. */

@@ -293,9 +293,9 @@ def act_layouts(prb, kernel_dir: core.Direction,
             return (AnyEntry(act), route) if first(shape) else (route, AnyEntry(act))
     # channels-last src beside blocked dst: the forward blocked direct rows', before the
     # route (they run without its two reorders)
-    for act in (core.ActLayout.BLOCKED16, core.ActLayout.BLOCKED8):
-        native = kernel_layouts(prb, act, core.ActLayout.NHWC)
-        if (conv and kernel_dir is core.Direction.FWD
-                and all(lay.same_memory(native[n]) for lay, n in asked)):
-            return (AnyEntry(act, src=core.ActLayout.NHWC), route)
+    if conv and kernel_dir is core.Direction.FWD:
+        for act in (core.ActLayout.BLOCKED16, core.ActLayout.BLOCKED8):
+            native = kernel_layouts(prb, act, core.ActLayout.NHWC)
+            if all(lay.same_memory(native[n]) for lay, n in asked):
+                return (AnyEntry(act, src=core.ActLayout.NHWC), route)
     return (route,)
