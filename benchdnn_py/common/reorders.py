@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ..engine.memory import Guarded, poison
+from ..engine.memory import Guarded, aligned_array, is_aligned, poison
 from . import layout
 
 
@@ -34,14 +34,22 @@ def reorder(src: layout.Layout, dst: layout.Layout, dt: str,
 
 def place(values: np.ndarray, lay: layout.Layout, dt: str) -> np.ndarray:
     """values (plain, the user's layout, of type dt) in a new buffer of layout lay: gaps
-    poison, padding zero. Returned as is when lay is the user's layout."""
+    poison, padding zero. Returned as is when lay is the user's layout and values start
+    on a cache line. Every memory does (core.ALIGN): numpy's large arrays start 16 bytes
+    past a page, where each 64-byte point of a channel block spans two lines and every
+    vector load of a point's channels splits."""
     user = layout.plain(lay.dims)
     if lay.same_memory(user):
-        return values
+        if is_aligned(values):
+            return values
+        out = aligned_array(values.size, values.dtype)
+        out[:] = values.reshape(-1)
+        return out.reshape(values.shape)
     dtype = core.numpy_dtype(dt)
+    buf = aligned_array(lay.size, dtype)
     # every position is a point or padding, both written below, unless the layout has gaps
-    buf = (np.full(lay.size, poison(dtype), dtype) if lay.size != lay.padded_nelems
-           else np.empty(lay.size, dtype))
+    if lay.size != lay.padded_nelems:
+        buf.fill(poison(dtype))
     if dt in core.DOUBLE_DTS:   # no reorder takes them (f32 inside): by index, bit for bit
         buf[lay.offset_table().reshape(-1)] = values.reshape(-1)
         buf[lay.padding_offsets()] = 0
@@ -157,7 +165,7 @@ class Route:
         return base + ROUTE_SUFFIX + sep + kernel_fault + mine
 
     def _scratch(self, name: str, dtype: np.dtype) -> np.ndarray:
-        return np.empty(self.kernel[name].nelems, dtype)
+        return aligned_array(self.kernel[name].nelems, dtype)
 
     def bind(self, inputs: dict[str, np.ndarray], outs: dict[str, np.ndarray]):
         """(k_in, k_out, wrap): the kernel-layout arrays standing for the memories given

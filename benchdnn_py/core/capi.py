@@ -110,7 +110,8 @@ def dt_convert(x: np.ndarray, to_dt: str, *, from_dt: str = "f32", portable: boo
     if from_dt in PACKED_DTS or to_dt in PACKED_DTS:
         raise ValueError(f"{from_dt} -> {to_dt}: 4-bit types convert through a reorder")
     x = np.ascontiguousarray(x, numpy_dtype(from_dt))
-    out = np.empty(x.shape, numpy_dtype(to_dt))
+    dtype = numpy_dtype(to_dt)
+    out = aligned_empty(x.size * dtype.itemsize).view(dtype).reshape(x.shape)
     _check(lib.bdnn_dt_convert(DATA_TYPES[from_dt][0], DATA_TYPES[to_dt][0], _bytes(x),
                                _bytes(out), x.size, int(Isa.SCALAR if portable else Isa.AVX512)),
            f"conversion {from_dt} -> {to_dt}")

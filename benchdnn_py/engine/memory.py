@@ -27,11 +27,20 @@ GUARD_BYTES = 4 * GUARD_ELEMS
 aligned_empty = core.aligned_empty   # every buffer starts on a cache line (core.ALIGN)
 
 
-def aligned_zeros(n: int, dtype) -> np.ndarray:
+def aligned_array(n: int, dtype) -> np.ndarray:
+    """n uninitialized elements of dtype on a cache line."""
     dtype = np.dtype(dtype)
-    out = aligned_empty(n * dtype.itemsize).view(dtype)
+    return aligned_empty(n * dtype.itemsize).view(dtype)
+
+
+def aligned_zeros(n: int, dtype) -> np.ndarray:
+    out = aligned_array(n, dtype)
     out.fill(0)
     return out
+
+
+def is_aligned(a: np.ndarray) -> bool:
+    return a.ctypes.data % core.ALIGN == 0
 
 
 def poison(dtype: np.dtype) -> float:

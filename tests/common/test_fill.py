@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchdnn_py import core
 from benchdnn_py.common import fill
 from benchdnn_py.common.fill import Kind
 
@@ -197,3 +198,13 @@ def test_real_fill_deterministic_and_kind_dependent():
 def test_real_fill_empty():
     out = fill.real_fill(0, Kind.DST, -1.0, 1.0)
     assert out.dtype == np.float32 and out.shape == (0,)
+
+
+@pytest.mark.parametrize("make", [lambda n: fill.int_fill(n, Kind.SRC, -2, 2),
+                                  lambda n: fill.real_fill(n, Kind.WEI, -1.0, 1.0),
+                                  lambda n: fill.choice_fill(n, Kind.SCALES, (0.5, 2.0))])
+def test_fills_start_on_a_cache_line(make):
+    """A plain f32 input's memory is its fill itself: it starts where the kernels expect
+    every buffer to (core.ALIGN), at sizes numpy would place 16 bytes past a page."""
+    for n in (1, 17, 1 << 20):
+        assert make(n).ctypes.data % core.ALIGN == 0

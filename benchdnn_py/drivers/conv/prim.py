@@ -15,7 +15,7 @@ from ...common.attr import PostOps
 from ...common.direction import Dir
 from ...common.post_ops import src1_dt, src1_entries, src1_layout, src1_name
 from ...engine.impl_filter import ImplFilter, first_accepting
-from ...engine.memory import Guarded
+from ...engine.memory import Guarded, aligned_array
 from ...status import Reason, Status
 from ..base import CaseResult
 from . import dt as dtypes
@@ -240,7 +240,11 @@ def in_type(a: np.ndarray, dt: str) -> np.ndarray:
         return np.ascontiguousarray(a)
     if a.dtype == np.float32 and dt not in core.PACKED_DTS | core.DOUBLE_DTS:
         return core.dt_convert(a, dt)
-    return np.ascontiguousarray(a.astype(dtype))
+    out = aligned_array(a.size, dtype).reshape(a.shape)   # a memory: on a cache line
+    out[...] = a
+    return out
+
+
 def direction_chain(prb_dir: Dir, shape: core.ConvShape) -> tuple[list[str], str, str, int]:
     """(inputs, sparse operand, the other operand, accumulation chain length) of a
     direction: the operand whose products form the long chain is the sparse one (src
