@@ -16,7 +16,8 @@ from .binary import MAX_NDIMS as MAX_BINARY_NDIMS
 from .binary import BINARY_PRIMITIVE_ALGS, BinaryPrimitive, binary_impls
 from .bnorm import BNORM_FLAGS, BnormPrimitive, bnorm_impls
 from .concat import ConcatPrimitive, concat_impls
-from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, STREAM_MIN_BYTES, WINO_BLOCKED_MAX_U_BYTES, ActLayout,
+from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, GATHER_AHEAD_MIN_BYTES, STREAM_MIN_BYTES,
+                   WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,
                    bias_grad, conv_dot_shape, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at,

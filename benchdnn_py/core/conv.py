@@ -164,6 +164,8 @@ BWT_CACHED_MAX_BYTES = lib.BDNN_BWT_CACHED_MAX_BYTES
 WINO_BLOCKED_MAX_U_BYTES = lib.BDNN_WINO_BLOCKED_MAX_U_BYTES
 # Bytes of output from which the kernels that can store it past the caches do (bdnn.h).
 STREAM_MIN_BYTES = lib.BDNN_STREAM_MIN_BYTES
+# Bytes of src from which a strided 1x1 on channel blocks reads its items' points ahead.
+GATHER_AHEAD_MIN_BYTES = lib.BDNN_GATHER_AHEAD_MIN_BYTES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -99,6 +99,10 @@ typedef struct {
     int64_t n_qs, qs_len;               /* group ranges per range of points, groups per range */
     int64_t buf_floats;                 /* per thread, in elements of esz bytes */
     char *bufs;
+    uintptr_t *lines;                   /* per thread: the next item's lines (dc_ahead_t);
+                                           NULL: no reading ahead (a src under
+                                           BDNN_GATHER_AHEAD_MIN_BYTES) */
+    int64_t lines_per_thread;
     /* low-precision operands: elements of the operand type (src, weights) and the
      * per-thread f32 sums of an item (acc_floats each) */
     int lp;
@@ -263,6 +267,14 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         p->buf_floats = rc * p->row_len * p->ICB * B;
         if (conv_scratch((void **)&p->bufs, (size_t)(p->esz * c->nthr * p->buf_floats)))
             return BDNN_STATUS_OUT_OF_MEMORY;
+        const int64_t src_bytes = d->mb * G * p->ICB * B * p->esz
+                                  * (p->sub_id * p->sub_ih * p->sub_iw);
+        if (src_bytes >= BDNN_GATHER_AHEAD_MIN_BYTES) {   /* read ahead (dc_ahead_t) */
+            p->lines_per_thread = 2 * p->buf_floats / B;   /* two lines per point at most */
+            if (conv_scratch((void **)&p->lines,
+                             sizeof(uintptr_t) * (size_t)(c->nthr * p->lines_per_thread)))
+                return BDNN_STATUS_OUT_OF_MEMORY;
+        }
     }
     const int64_t blk_bytes = p->taps * B * p->ocb * B * p->esz;
     /* a call runs all its taps, reading the chunk in order, which the prefetcher streams
@@ -289,6 +301,7 @@ void bdnn_dc_fini(void *plan) {
     if (!p) return;
     free(p->bias);
     free(p->bufs);
+    free(p->lines);
     free(p->accs);
     free(p);
 }
@@ -384,6 +397,63 @@ static int64_t border_taps(const bdnn_conv_desc_t *d, int64_t ow, dc_call_t *a, 
     return kw_lo;
 }
 
+/* A gathering item reads the next item's points ahead (the one its thread takes next):
+ * their lines, listed in the order that item's gather copies them, go to the kernel
+ * calls a few per input block (dc_call_t.pf), so that the next gather copies from the
+ * caches. Gathered cold, the copy waited on every line with nothing to overlap; asked
+ * for in bursts between calls, the lines came no sooner. */
+typedef struct {
+    const uintptr_t *line;   /* the lines, and how many */
+    int64_t n;
+    int64_t done;            /* handed out */
+    int64_t per_icb;         /* lines per input block of a call */
+} dc_ahead_t;
+
+/* The lines of points [pt0, pt1) of the strided input img (every input block), in the
+ * gather's order: for each run along x, where points are a line or more apart each
+ * point's line (and the next, where a src off a cache line makes a point straddle two),
+ * else every line from the run's first point to its last. Returns their count, at most
+ * two per point. */
+static int64_t sub_lines(const dc_plan_t *p, const char *img, int64_t pt0, int64_t pt1,
+                         uintptr_t *line) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
+    const int64_t pt_bytes = p->B * p->esz, step = p->sub_sw * pt_bytes;
+    const uintptr_t L = 64;
+    int64_t n = 0;
+    for (int64_t icb = 0; icb < p->ICB; ++icb)
+        for (int64_t pt = pt0; pt < pt1;) {   /* by runs along x, as dc_gather_points */
+            const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
+            const int64_t run = min64(d->iw - xx, pt1 - pt);
+            const int64_t at0 = icb * ISP_IN + z * p->sub_sd * IHW + y * p->sub_sh * IW
+                                + xx * p->sub_sw;
+            const uintptr_t in = (uintptr_t)img + (uintptr_t)(pt_bytes * at0);
+            if (step >= (int64_t)L) {   /* a point's line, and the next if it straddles */
+                for (int64_t j = 0; j < run; ++j) {
+                    const uintptr_t at = in + j * step;
+                    line[n++] = at & ~(L - 1);
+                    if (at % L + (uintptr_t)pt_bytes > L) line[n++] = (at & ~(L - 1)) + L;
+                }
+            } else {
+                const uintptr_t end = in + (run - 1) * step + pt_bytes;
+                for (uintptr_t a = in & ~(L - 1); a < end; a += L) line[n++] = a;
+            }
+            pt += run;
+        }
+    return n;
+}
+
+/* The call's share of the lines: per_icb per input block while n_icb blocks' worth are
+ * left; else none (the few left over come with the gather itself). */
+static void dc_ahead_feed(dc_ahead_t *h, dc_call_t *a) {
+    if (h->n - h->done >= a->n_icb * h->per_icb) {
+        a->pf = h->line + h->done, a->pf_icb = h->per_icb;
+        h->done += a->n_icb * h->per_icb;
+    } else {
+        a->pf = NULL;
+    }
+}
+
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
  * of group g and output block group q, every tap. Flat rows read point pt of src_img at
  * (pt - src_pt0) * B (a gathering item's copy starts at its first point); output point pt
@@ -392,7 +462,7 @@ static int64_t border_taps(const bdnn_conv_desc_t *d, int64_t ow, dc_call_t *a, 
  * borders, a row's border points are left to dc_border_columns. */
 static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *src_img,
                    int64_t src_pt0, const char *wq, float *dst_q, int64_t dst_pt0, int64_t row,
-                   int64_t n_flat, int64_t nq, int borders, dc_call_t *a) {
+                   int64_t n_flat, int64_t nq, int borders, dc_call_t *a, dc_ahead_t *ah) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz, px = p->px;
@@ -402,9 +472,11 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = 0; j < n; j += ur) {
             const int64_t u = min64(ur, n - j);
+            if (ah) dc_ahead_feed(ah, a);
             k->fn[nq][u][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
                                      call_at(a, dst_q, dst_pt0, p0 + j, B), a);
         }
+        a->pf = NULL;
         return;
     }
     const int64_t od = row / d->oh, oh = row % d->oh;
@@ -531,7 +603,7 @@ static void dc_finish_block(const struct bdnn_conv *c, const dc_plan_t *p, const
  * elements apart, flat rows' points from src_pt0 (dc_row). */
 static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
                           int64_t n, int64_t g, int64_t q, int64_t pt0, int64_t pt1,
-                          const char *src_g, int64_t s_icb, int64_t src_pt0) {
+                          const char *src_g, int64_t s_icb, int64_t src_pt0, dc_ahead_t *ah) {
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, G = d->g, OSP = d->od * d->oh * d->ow;
     const int64_t out_img = G * p->OCB * B * OSP, nq = ocb_of(p, q);
@@ -586,7 +658,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
         const char *w_c = wq + p->esz * c0 * a.w_icb;
         for (int64_t r = r0; r < r1; r += r_step)
             dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, min64(L, r1 - r), nq,
-                   p->flat || !row_inside(p, r), &a);
+                   p->flat || !row_inside(p, r), &a, ah);
         if (!p->flat) dc_border_columns(p, src_c, w_c, sums, s_pt0, r0, r1, nq, &a);
     }
     if (x->direct) return;
@@ -621,6 +693,23 @@ static void copy_points(char *restrict out, const char *restrict in, int64_t n, 
     }
 }
 
+/* A gathering work item's image n, group g, range of output block groups qs and points
+ * [pt0, pt1) (items (n, g, range of points, range of groups), the last fastest). */
+static void sub_item(const dc_plan_t *p, int64_t item, int64_t *n, int64_t *g, int64_t *qs,
+                     int64_t *pt0, int64_t *pt1) {
+    *qs = item % p->n_qs, item /= p->n_qs;
+    const int64_t rr = item % p->n_rc;
+    item /= p->n_rc;
+    *g = item % p->d.g, *n = item / p->d.g;
+    range_points(p, rr, pt0, pt1);
+}
+
+/* The strided input of image n, group g (its first block's first point). */
+static const char *sub_img(const dc_plan_t *p, const char *src, int64_t n, int64_t g) {
+    const int64_t points = p->sub_id * p->sub_ih * p->sub_iw;
+    return src + p->B * p->esz * (n * p->d.g + g) * p->ICB * points;
+}
+
 /* Points [pt0, pt1) of the subsampled problem (image n, group g), every input block, from
  * the strided input into buf ([icb][pt - pt0][B], elements of esz bytes): point (z, y, x)
  * is input point (z*sd, y*sh, x*sw). */
@@ -629,7 +718,7 @@ static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
     const int64_t npt = pt1 - pt0, pt_bytes = B * p->esz;
-    const char *img = src + pt_bytes * (n * d->g + g) * p->ICB * ISP_IN;
+    const char *img = sub_img(p, src, n, g);
     for (int64_t icb = 0; icb < p->ICB; ++icb)
         for (int64_t pt = pt0; pt < pt1;) {   /* by runs along x */
             const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
@@ -685,15 +774,34 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     for (int64_t item = first; item < end; item += p->whole_groups ? 1 : nt) {
         int64_t rest = item, n, g, q;
         if (p->subsampled) {
-            const int64_t qs = rest % p->n_qs; rest /= p->n_qs;
-            const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
-            g = rest % G, n = rest / G;
-            int64_t pt0, pt1;
-            range_points(p, rr, &pt0, &pt1);
+            int64_t qs, pt0, pt1;
+            sub_item(p, item, &n, &g, &qs, &pt0, &pt1);
             char *buf = p->bufs + esz * omp_get_thread_num() * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
-            for (q = qs * p->qs_len; q < min64(p->n_ocg, (qs + 1) * p->qs_len); ++q)
-                dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0);
+            const int64_t q0 = qs * p->qs_len, q1 = min64(p->n_ocg, q0 + p->qs_len);
+            /* the next item's lines, over the first half of this item's input blocks
+             * of calls; none where it gathers these very points (another range of
+             * groups): they are in cache already */
+            dc_ahead_t ah = {0};
+            int64_t nn = 0, ng = 0, nqs, npt0 = 0, npt1 = 0;
+            if (item + nt < end) sub_item(p, item + nt, &nn, &ng, &nqs, &npt0, &npt1);
+            const int ahead = p->lines && item + nt < end
+                              && !(nn == n && ng == g && npt0 == pt0);
+            if (ahead) {
+                int64_t blocks = 0;
+                ah.line = p->lines + omp_get_thread_num() * p->lines_per_thread;
+                ah.n = sub_lines(p, sub_img(p, src, nn, ng), npt0, npt1,
+                                 (uintptr_t *)ah.line);
+                for (q = q0; q < q1; ++q)
+                    for (int64_t r = pt0; r < pt1; r += p->row_len)
+                        blocks += bdnn_div_up(min64(p->row_len, pt1 - r),
+                                              p->ker->ur_max[ocb_of(p, q)]);
+                blocks *= p->ICB;   /* every call meets each input block once */
+                ah.per_icb = bdnn_div_up(ah.n, max64(1, blocks / 2));
+            }
+            for (q = q0; q < q1; ++q)
+                dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0,
+                              ahead ? &ah : NULL);
             continue;
         }
         const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
@@ -707,7 +815,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         int64_t pt0, pt1;
         range_points(p, rr, &pt0, &pt1);
         dc_group_rows(c, p, &x, n, g, q, pt0, pt1, src + esz * (n * in_img + g * in_g), in_icb,
-                      0);
+                      0, NULL);
     }
     if (x.stream) bdnn_stream_fence();
     }

@@ -72,6 +72,11 @@ typedef struct {
     int out_dt;
     const float *out_bias;
     int out_relu;
+    /* lines to read ahead while computing (a gathering item's next points): pf_icb of
+     * them at each input block icb, pf[icb * pf_icb ..], asked for into every cache
+     * level (the L2-only hint left them in memory here); NULL: none */
+    const uintptr_t *pf;
+    int64_t pf_icb;
     /* the driver's (the kernels do not read them): out for point 0 of block 0 of the
      * group, and its element size */
     char *out_q;

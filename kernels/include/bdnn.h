@@ -247,6 +247,11 @@ enum { BDNN_WINO_BLOCKED_MAX_U_BYTES = 10485760 };
  * with the input that produced it it does not stay there for a next reader, and a normal
  * store first reads each line it writes. */
 enum { BDNN_STREAM_MIN_BYTES = 16777216 };
+/* A strided 1x1 forward on channel blocks (gemm_conv_blocked's direct kernels) whose src
+ * is at least this many bytes (4 MiB) reads each work item's points ahead, while the item
+ * before computes; a smaller src stays in L3 from one run to the next, where asking for
+ * its lines cost more than the copy waited. */
+enum { BDNN_GATHER_AHEAD_MIN_BYTES = 4194304 };
 
 /* Deliberate defects, for the test suite to prove that the checks catch them. */
 enum {

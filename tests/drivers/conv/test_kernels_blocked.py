@@ -313,6 +313,38 @@ def test_an_output_past_the_caches_is_exact(impl):
     assert np.array_equal(_plain(dst, 16)[0][0], ref)
 
 
+# A strided 1x1 whose src passes core.GATHER_AHEAD_MIN_BYTES: each work item gathers its
+# points while the item before reads them ahead from a list of their lines. Placed half a
+# point before a line's end (the C API takes any src), each point straddles two lines,
+# which the list holds both of.
+AHEAD_SHAPES = [
+    "mb2ic32ih256iw256oc24kh1kw1sh2sw3ph0",      # points three blocks apart along w
+    "mb1ic20ih400iw400oc16kh1kw1sh2sw2ph0",      # a tail of input channels
+]
+
+
+@pytest.mark.parametrize("straddling", [False, True], ids=["aligned", "straddling"])
+@pytest.mark.parametrize("text", AHEAD_SHAPES)
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_a_strided_1x1_reading_ahead_is_exact(impl, text, straddling):
+    b = TAKES[impl.isa][0]
+    offset = 64 - 4 * b // 2 if straddling else 0
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src, wei, bias = _ints(rng, s.src_shape), _ints(rng, s.wei_shape), _ints(rng, s.oc)
+    blocked = _blocked(src, b)
+    assert blocked.nbytes >= core.GATHER_AHEAD_MIN_BYTES
+    moved = memory.aligned_empty(blocked.nbytes + 64)[offset:offset + blocked.nbytes]
+    moved = moved.view(np.float32).reshape(blocked.shape)
+    moved[...] = blocked
+    dst = _empty(s.dst_shape, b)
+    with conv_rows.create(impl, s, core.Direction.FWD, True, attr=_attr(b)) as prim:
+        prim.bind(moved, prim.pack_weights(wei), bias, dst)()
+    ref = core.ref_conv_fwd(s, src, wei, bias).astype(np.float32)
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, ref) and not tail.any()
+
+
 def test_the_padding_garbage_defect_writes_the_tail():
     impl = RUNNABLE[0]
     b = TAKES[impl.isa][0]

@@ -23,6 +23,7 @@ from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
+from benchdnn_py.engine import memory
 
 B = 16
 
@@ -215,6 +216,31 @@ def test_channels_last_src_is_read_no_further_than_its_end(impl, t):
                   bias.astype(np.float32), dst)()
     out, _ = _plain(dst, s.oc)
     assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), "f32"))
+
+
+# A strided 1x1 whose src passes core.GATHER_AHEAD_MIN_BYTES: each work item gathers its
+# points while the item before reads them ahead from a list of their lines (bf16: a
+# 32-byte point a line, u8: two 16-byte points in each); placed half a point before a
+# line's end (the C API takes any src), each point straddles two lines.
+@pytest.mark.parametrize("straddling", [False, True], ids=["aligned", "straddling"])
+@pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
+def test_a_strided_1x1_reading_ahead_is_exact(impl, t, straddling):
+    s = _shape("mb2ic40ih360iw360oc24kh1kw1sh2sw2ph0")
+    src, wei, bias = inputs(t.src_range, s, 7)
+    blocked = _blocked(src, t.src, t.src_tail)
+    assert blocked.nbytes >= core.GATHER_AHEAD_MIN_BYTES
+    offset = 64 - B * blocked.itemsize // 2 if straddling else 0
+    moved = memory.aligned_empty(blocked.nbytes + 64)[offset:offset + blocked.nbytes]
+    moved = moved.view(blocked.dtype).reshape(blocked.shape)
+    moved[...] = blocked
+    dst_dt = t.dsts[0]
+    dst = _blocked(unwritten(dst_dt, s.dst_shape), dst_dt, UNWRITTEN.get(dst_dt, np.nan))
+    with conv_rows.create(impl, s, core.Direction.FWD, True, attr=_attr(t, dst_dt)) as prim:
+        prim.bind(moved, prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
+                  bias.astype(np.float32), dst)()
+    out, tail = _plain(dst, s.oc)
+    assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), dst_dt))
+    assert not tail.any()
 
 
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
