@@ -39,7 +39,7 @@
  * least NR/2 input channels (fewer would waste most columns of every tile: ResNet's first
  * layer, 3 channels, keeps run_bww). */
 enum {
-    BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 1024,
+    BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 4096,
     BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024
 };
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
@@ -213,9 +213,10 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     }
     q->Mp = bdnn_div_up(OCG, MR) * MR;
     q->Np = bdnn_div_up(ICG, NR) * NR;
-    /* B read in place walks src a point (IC floats) per k step; from 4 KiB per point every
-     * step is a new page, which the hardware prefetchers do not cross, and the copy wins.
-     * Up to BWT_IN_PLACE_MAX_ROW bytes per point, a page holds four or more. */
+    /* B read in place walks src a point (IC floats) per k step. Up to a page per point
+     * (BWT_IN_PLACE_MAX_ROW) the walk reads every page in order and outruns the copy;
+     * past it each step skips pages, which the hardware prefetchers do not cross, and
+     * the copy wins. */
     q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
         && d->ic * (int64_t)sizeof(float) <= BWT_IN_PLACE_MAX_ROW && q->max_off == 0
         && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
