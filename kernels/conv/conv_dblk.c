@@ -19,7 +19,8 @@
  * a dense copy of the input points it reads, gathered into a per-thread buffer (see
  * init). A first layer's src may come channels last instead (attr.src_nhwc: its few
  * input channels would be mostly padding in a block): the same calls read each point's
- * IC channels in place (points IC elements apart, not B), on image rows.
+ * IC channels in place (points IC elements apart, not B), on image rows, the interior
+ * points a window of KW taps' channels at a time (dc_plan_t.fold).
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
@@ -77,6 +78,13 @@ typedef struct {
      * a channels-last src is never flat or subsampled (its rows are image rows) */
     int src_nhwc;
     int64_t px;
+    /* A channels-last src's interior points read their KW taps' channels, KW * IC
+     * consecutive elements (no dilation along w, one input block), as one tap of fold_icb
+     * blocks (the last of fold_last channels): one loop over the window's channels, not
+     * KW taps of a few, on weights packed so (wblk_f per output block, after the main
+     * packing). The border points keep the taps. */
+    int fold;
+    int64_t fold_icb, fold_last, wblk_f;
     /* per axis (d, h, w) the outputs [in_lo, in_hi) whose every tap is inside the input:
      * rows' interior points (w), and the rows whose kd and kh taps are (row_inside) */
     int64_t in_lo[3], in_hi[3];
@@ -190,6 +198,13 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->n_ocg = bdnn_div_up(p->OCB, p->ocb);
     p->taps = d->kd * d->kh * d->kw;
     p->wblk = p->ICB * p->taps * B * B;
+    p->fold = p->src_nhwc && G == 1 && p->ICB == 1 && d->kw > 1 && d->dw == 0;
+    if (p->fold) {
+        const int64_t run = d->kw * ICG;   /* a point's window: KW points of IC channels */
+        p->fold_icb = bdnn_div_up(run, B);
+        p->fold_last = run - (p->fold_icb - 1) * B;
+        p->wblk_f = p->fold_icb * d->kd * d->kh * B * B;
+    }
     const int64_t OSP = d->od * d->oh * d->ow;
     p->flat = !p->src_nhwc && p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1
               && d->pd == 0 && d->ph == 0 && d->pw == 0 && d->id == d->od && d->ih == d->oh
@@ -308,7 +323,7 @@ void bdnn_dc_fini(void *plan) {
 
 size_t bdnn_dc_weights_bytes(const struct bdnn_conv *c, const void *plan) {
     const dc_plan_t *p = plan;
-    return (size_t)(p->esz * p->d.g * p->OCB * p->wblk);
+    return (size_t)(p->esz * p->d.g * p->OCB * (p->wblk + (p->fold ? p->wblk_f : 0)));
 }
 
 /* One element of esz bytes (4, 2 or 1) from from, or +0 (every type's zero bits) for NULL:
@@ -321,6 +336,31 @@ static inline void put_elem(char *to, const char *from, int64_t esz) {
         memcpy(to, from ? from : zero, 2);
     else
         *to = from ? *from : 0;
+}
+
+/* The folded weights (dc_plan_t.fold: one group, forward): per output block group q, at
+ * q * ocb * wblk_f, [icbf][kd][kh][c / PACK][ocb_q][B][PACK] with c = kw * IC + ic within
+ * the window's fold_icb blocks, element W[oc][ic][kd][kh][kw]; the rest left zero. */
+static void dc_pack_folded(const dc_plan_t *p, const char *w, char *out) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t B = p->B, P = p->ker->pack, esz = p->esz, IC = d->ic, taps = p->taps;
+    for (int64_t q = 0; q < p->n_ocg; ++q) {
+        const int64_t nq = ocb_of(p, q), oc0 = q * p->ocb * B;
+        const int64_t ocs = min64(nq * B, d->oc - oc0);
+        char *base = out + esz * q * p->ocb * p->wblk_f;
+        for (int64_t kd = 0; kd < d->kd; ++kd)
+            for (int64_t kh = 0; kh < d->kh; ++kh)
+                for (int64_t c = 0; c < d->kw * IC; ++c)
+                    for (int64_t o = 0; o < ocs; ++o) {
+                        const int64_t icbf = c / B, i = c % B, kw = c / IC, ic = c % IC;
+                        const int64_t at = ((oc0 + o) * IC + ic) * taps
+                                           + (kd * d->kh + kh) * d->kw + kw;
+                        char *to = base + esz * (((((icbf * d->kd + kd) * d->kh + kh)
+                                                   * (B / P) + i / P) * nq * B + o) * P
+                                                 + i % P);
+                        put_elem(to, w + esz * at, esz);
+                    }
+    }
 }
 
 /* Per group g and output block group q (ocb_q blocks, starting at output block q * ocb of
@@ -339,7 +379,7 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
     /* the blocks' padding is zeros (+0 in every type); then only real channels are
      * copied, a block's taps on the primitive's threads when they are many (a kernel as
      * large as its input: 3d_conv_large_shape) */
-    memset(out, 0, (size_t)(esz * G * p->OCB * p->wblk));
+    memset(out, 0, (size_t)(esz * G * p->OCB * (p->wblk + (p->fold ? p->wblk_f : 0))));
     for (int64_t g = 0; g < G; ++g)
         for (int64_t q = 0; q < p->n_ocg; ++q) {
             const int64_t nq = ocb_of(p, q), oc0 = q * p->ocb * B;
@@ -361,6 +401,7 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
                         }
             }
         }
+    if (p->fold) dc_pack_folded(p, w, out + esz * G * p->OCB * p->wblk);
 }
 
 /* The sums of a call whose first output point is pt (of the plan's numbering: flat rows
@@ -461,8 +502,9 @@ static void dc_ahead_feed(dc_ahead_t *h, dc_call_t *a) {
  * and wq are in elements of esz bytes. A flat row is the run [row, row + n_flat). Without
  * borders, a row's border points are left to dc_border_columns. */
 static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *src_img,
-                   int64_t src_pt0, const char *wq, float *dst_q, int64_t dst_pt0, int64_t row,
-                   int64_t n_flat, int64_t nq, int borders, dc_call_t *a, dc_ahead_t *ah) {
+                   int64_t src_pt0, const char *wq, const char *wq_f, float *dst_q,
+                   int64_t dst_pt0, int64_t row, int64_t n_flat, int64_t nq, int borders,
+                   dc_call_t *a, dc_ahead_t *ah) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
     const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz, px = p->px;
@@ -494,13 +536,23 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     /* the stride's instance (points px apart: the general one) */
     const int sv = px == B && d->sw <= 2 ? (int)d->sw : 0;
     if (hi > lo) {
+        const dc_call_t taps = *a;   /* a folded window's blocks and strides, then back */
+        const char *w_in = w_row;
         a->nkw = d->kw;
+        if (p->fold) {
+            const int64_t BB = nq * B * B;   /* packed elements per (kd, kh) */
+            a->nkw = 1, a->n_icb = p->fold_icb, a->last_ic = p->fold_last;
+            a->w_kh = BB, a->w_kd = d->kh * BB, a->w_icb = d->kd * d->kh * BB;
+            w_in = wq_f + esz * (kd_lo * d->kh + kh_lo) * BB;
+        }
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         for (int64_t j = lo; j < hi; j += ur) {
             const int64_t u = min64(ur, hi - j);
-            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * px, w_row,
+            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
         }
+        a->n_icb = taps.n_icb, a->last_ic = taps.last_ic;
+        a->w_kh = taps.w_kh, a->w_kd = taps.w_kd, a->w_icb = taps.w_icb;
     }
     for (int64_t ow = 0; borders && ow < d->ow; ++ow) {   /* the border points, one per call */
         if (ow == lo) ow = hi;
@@ -617,6 +669,8 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
     float *sums = p->lp ? p->accs + omp_get_thread_num() * p->acc_floats : x->dst + out_q;
     const int64_t s_ocb = p->lp ? npt * B : OSP * B, s_pt0 = p->lp ? pt0 : 0;
     const char *wq = x->wei + p->esz * ob0 * p->wblk;
+    const char *wq_f = p->fold ? x->wei + p->esz * (G * p->OCB * p->wblk + ob0 * p->wblk_f)
+                               : NULL;
     const int s32 = p->ker->s32;   /* int8: bias, sum and relu after the kernels */
     const float *bias = x->with_bias ? p->bias + ob0 * B : NULL;
     dc_call_t a = {0};
@@ -657,7 +711,7 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
         const char *src_c = src_g + p->esz * c0 * s_icb;
         const char *w_c = wq + p->esz * c0 * a.w_icb;
         for (int64_t r = r0; r < r1; r += r_step)
-            dc_row(c, p, src_c, src_pt0, w_c, sums, s_pt0, r, min64(L, r1 - r), nq,
+            dc_row(c, p, src_c, src_pt0, w_c, wq_f, sums, s_pt0, r, min64(L, r1 - r), nq,
                    p->flat || !row_inside(p, r), &a, ah);
         if (!p->flat) dc_border_columns(p, src_c, w_c, sums, s_pt0, r0, r1, nq, &a);
     }
