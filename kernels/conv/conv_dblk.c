@@ -19,8 +19,8 @@
  * a dense copy of the input points it reads, gathered into a per-thread buffer (see
  * init). A first layer's src may come channels last instead (attr.src_nhwc: its few
  * input channels would be mostly padding in a block): the same calls read each point's
- * IC channels in place (points IC elements apart, not B), on image rows, the interior
- * points a window of KW taps' channels at a time (dc_plan_t.fold).
+ * IC channels in place (points IC elements apart, not B), on image rows (bf16: the
+ * interior points a window of KW taps' channels at a time, dc_plan_t.fold).
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
@@ -78,7 +78,7 @@ typedef struct {
      * a channels-last src is never flat or subsampled (its rows are image rows) */
     int src_nhwc;
     int64_t px;
-    /* A channels-last src's interior points read their KW taps' channels, KW * IC
+    /* A channels-last bf16 src's interior points read their KW taps' channels, KW * IC
      * consecutive elements (no dilation along w, one input block), as one tap of fold_icb
      * blocks (the last of fold_last channels): one loop over the window's channels, not
      * KW taps of a few, on weights packed so (wblk_f per output block, after the main
@@ -198,7 +198,9 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->n_ocg = bdnn_div_up(p->OCB, p->ocb);
     p->taps = d->kd * d->kh * d->kw;
     p->wblk = p->ICB * p->taps * B * B;
-    p->fold = p->src_nhwc && G == 1 && p->ICB == 1 && d->kw > 1 && d->dw == 0;
+    /* bf16 only: its lanes are pairs, which the taps split (3 channels a tap: a pair and
+     * a half); f32 ran as fast by taps on AVX-512, and slower folded on AVX2 */
+    p->fold = p->lp && p->src_nhwc && G == 1 && p->ICB == 1 && d->kw > 1 && d->dw == 0;
     if (p->fold) {
         const int64_t run = d->kw * ICG;   /* a point's window: KW points of IC channels */
         p->fold_icb = bdnn_div_up(run, B);
