@@ -110,8 +110,7 @@ def dt_convert(x: np.ndarray, to_dt: str, *, from_dt: str = "f32", portable: boo
     if from_dt in PACKED_DTS or to_dt in PACKED_DTS:
         raise ValueError(f"{from_dt} -> {to_dt}: 4-bit types convert through a reorder")
     x = np.ascontiguousarray(x, numpy_dtype(from_dt))
-    dtype = numpy_dtype(to_dt)
-    out = aligned_empty(x.size * dtype.itemsize).view(dtype).reshape(x.shape)
+    out = aligned_array(x.size, numpy_dtype(to_dt)).reshape(x.shape)
     _check(lib.bdnn_dt_convert(DATA_TYPES[from_dt][0], DATA_TYPES[to_dt][0], _bytes(x),
                                _bytes(out), x.size, int(Isa.SCALAR if portable else Isa.AVX512)),
            f"conversion {from_dt} -> {to_dt}")
@@ -149,6 +148,16 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     raw = np.empty(nbytes + ALIGN, np.uint8)
     start = -raw.ctypes.data % ALIGN
     return raw[start:start + nbytes]
+
+
+def aligned_array(n: int, dtype) -> np.ndarray:
+    """n uninitialized elements of dtype on an ALIGN boundary."""
+    dtype = np.dtype(dtype)
+    return aligned_empty(n * dtype.itemsize).view(dtype)
+
+
+def is_aligned(a: np.ndarray) -> bool:
+    return a.ctypes.data % ALIGN == 0
 
 
 def _ptr(array: np.ndarray | None, ctype: str, dtype: type, count: int | None = None):

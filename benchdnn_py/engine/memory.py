@@ -24,23 +24,14 @@ RSS_SLACK_BYTES = 64 << 20
 
 
 GUARD_BYTES = 4 * GUARD_ELEMS
-aligned_empty = core.aligned_empty   # every buffer starts on a cache line (core.ALIGN)
-
-
-def aligned_array(n: int, dtype) -> np.ndarray:
-    """n uninitialized elements of dtype on a cache line."""
-    dtype = np.dtype(dtype)
-    return aligned_empty(n * dtype.itemsize).view(dtype)
+# every buffer starts on a cache line (core.ALIGN)
+aligned_empty, aligned_array, is_aligned = core.aligned_empty, core.aligned_array, core.is_aligned
 
 
 def aligned_zeros(n: int, dtype) -> np.ndarray:
     out = aligned_array(n, dtype)
     out.fill(0)
     return out
-
-
-def is_aligned(a: np.ndarray) -> bool:
-    return a.ctypes.data % core.ALIGN == 0
 
 
 def poison(dtype: np.dtype) -> float:

@@ -340,6 +340,14 @@ static inline void put_elem(char *to, const char *from, int64_t esz) {
         *to = from ? *from : 0;
 }
 
+/* Where weight (input block icb, tap t of taps, channel i of the block, output channel o
+ * of the call's nq blocks) lies in a group's packing, in elements: [icb][t][i / P][nq * B]
+ * [P] (both packings below). */
+static inline int64_t packed_at(int64_t icb, int64_t t, int64_t taps, int64_t i, int64_t o,
+                                int64_t nq, int64_t B, int64_t P) {
+    return (((icb * taps + t) * (B / P) + i / P) * nq * B + o) * P + i % P;
+}
+
 /* The folded weights (dc_plan_t.fold: one group, forward): per output block group q, at
  * q * ocb * wblk_f, [icbf][kd][kh][c / PACK][ocb_q][B][PACK] with c = kw * IC + ic within
  * the window's fold_icb blocks, element W[oc][ic][kd][kh][kw]; the rest left zero. */
@@ -357,10 +365,9 @@ static void dc_pack_folded(const dc_plan_t *p, const char *w, char *out) {
                         const int64_t icbf = c / B, i = c % B, kw = c / IC, ic = c % IC;
                         const int64_t at = ((oc0 + o) * IC + ic) * taps
                                            + (kd * d->kh + kh) * d->kw + kw;
-                        char *to = base + esz * (((((icbf * d->kd + kd) * d->kh + kh)
-                                                   * (B / P) + i / P) * nq * B + o) * P
-                                                 + i % P);
-                        put_elem(to, w + esz * at, esz);
+                        put_elem(base + esz * packed_at(icbf, kd * d->kh + kh,
+                                                        d->kd * d->kh, i, o, nq, B, P),
+                                 w + esz * at, esz);
                     }
     }
 }
@@ -381,7 +388,7 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
     /* the blocks' padding is zeros (+0 in every type); then only real channels are
      * copied, a block's taps on the primitive's threads when they are many (a kernel as
      * large as its input: 3d_conv_large_shape) */
-    memset(out, 0, (size_t)(esz * G * p->OCB * (p->wblk + (p->fold ? p->wblk_f : 0))));
+    memset(out, 0, bdnn_dc_weights_bytes(c, plan));
     for (int64_t g = 0; g < G; ++g)
         for (int64_t q = 0; q < p->n_ocg; ++q) {
             const int64_t nq = ocb_of(p, q), oc0 = q * p->ocb * B;
@@ -397,9 +404,8 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
                             const int64_t at = p->bwd
                                 ? ((g * ICG + ic) * OCG + oc) * taps + taps - 1 - t
                                 : ((g * OCG + oc) * ICG + ic) * taps + t;
-                            char *to = base + esz * (((((icb * taps + t) * (B / P) + i / P)
-                                                       * nq * B + o) * P) + i % P);
-                            put_elem(to, w + esz * at, esz);
+                            put_elem(base + esz * packed_at(icb, t, taps, i, o, nq, B, P),
+                                     w + esz * at, esz);
                         }
             }
         }
@@ -440,13 +446,42 @@ static int64_t border_taps(const bdnn_conv_desc_t *d, int64_t ow, dc_call_t *a, 
     return kw_lo;
 }
 
+/* A gathering work item's image n, group g, range of output block groups qs and points
+ * [pt0, pt1) (items (n, g, range of points, range of groups), the last fastest). */
+static void sub_item(const dc_plan_t *p, int64_t item, int64_t *n, int64_t *g, int64_t *qs,
+                     int64_t *pt0, int64_t *pt1) {
+    *qs = item % p->n_qs, item /= p->n_qs;
+    const int64_t rr = item % p->n_rc;
+    item /= p->n_rc;
+    *g = item % p->d.g, *n = item / p->d.g;
+    range_points(p, rr, pt0, pt1);
+}
+
+/* The strided input of image n, group g (its first block's first point). */
+static const char *sub_img(const dc_plan_t *p, const char *src, int64_t n, int64_t g) {
+    const int64_t points = p->sub_id * p->sub_ih * p->sub_iw;
+    return src + p->B * p->esz * (n * p->d.g + g) * p->ICB * points;
+}
+
+/* The run along x of point pt (up to pt1) in input block icb of the strided image img:
+ * returns its first point's input and sets *run to its length (the gather's unit). */
+static const char *sub_run(const dc_plan_t *p, const char *img, int64_t icb, int64_t pt,
+                           int64_t pt1, int64_t *run) {
+    const bdnn_conv_desc_t *d = &p->d;
+    const int64_t IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
+    const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
+    *run = min64(d->iw - xx, pt1 - pt);
+    return img + p->B * p->esz * (icb * ISP_IN + z * p->sub_sd * IHW + y * p->sub_sh * IW
+                                  + xx * p->sub_sw);
+}
+
 /* A gathering item reads the next item's points ahead (the one its thread takes next):
  * their lines, listed in the order that item's gather copies them, go to the kernel
  * calls a few per input block (dc_call_t.pf), so that the next gather copies from the
  * caches. Gathered cold, the copy waited on every line with nothing to overlap; asked
  * for in bursts between calls, the lines came no sooner. */
 typedef struct {
-    const uintptr_t *line;   /* the lines, and how many */
+    uintptr_t *line;         /* the lines, and how many */
     int64_t n;
     int64_t done;            /* handed out */
     int64_t per_icb;         /* lines per input block of a call */
@@ -459,18 +494,12 @@ typedef struct {
  * two per point. */
 static int64_t sub_lines(const dc_plan_t *p, const char *img, int64_t pt0, int64_t pt1,
                          uintptr_t *line) {
-    const bdnn_conv_desc_t *d = &p->d;
-    const int64_t IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
     const int64_t pt_bytes = p->B * p->esz, step = p->sub_sw * pt_bytes;
     const uintptr_t L = 64;
-    int64_t n = 0;
+    int64_t n = 0, run;
     for (int64_t icb = 0; icb < p->ICB; ++icb)
-        for (int64_t pt = pt0; pt < pt1;) {   /* by runs along x, as dc_gather_points */
-            const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
-            const int64_t run = min64(d->iw - xx, pt1 - pt);
-            const int64_t at0 = icb * ISP_IN + z * p->sub_sd * IHW + y * p->sub_sh * IW
-                                + xx * p->sub_sw;
-            const uintptr_t in = (uintptr_t)img + (uintptr_t)(pt_bytes * at0);
+        for (int64_t pt = pt0; pt < pt1; pt += run) {   /* in dc_gather_points' order */
+            const uintptr_t in = (uintptr_t)sub_run(p, img, icb, pt, pt1, &run);
             if (step >= (int64_t)L) {   /* a point's line, and the next if it straddles */
                 for (int64_t j = 0; j < run; ++j) {
                     const uintptr_t at = in + j * step;
@@ -481,9 +510,30 @@ static int64_t sub_lines(const dc_plan_t *p, const char *img, int64_t pt0, int64
                 const uintptr_t end = in + (run - 1) * step + pt_bytes;
                 for (uintptr_t a = in & ~(L - 1); a < end; a += L) line[n++] = a;
             }
-            pt += run;
         }
     return n;
+}
+
+/* The reading ahead of work item next by the item (n, g, points [pt0, pt1), groups [q0,
+ * q1)) before it: its lines, over the first half of this item's calls' input blocks (a
+ * call per run of up to ur_max points, as dc_row makes them). None (returns 0) without
+ * the plan's line buffers, or where next gathers these very points (another range of
+ * groups): they are in cache already. */
+static int dc_ahead_of(const dc_plan_t *p, const char *src, int64_t next, int64_t n, int64_t g,
+                       int64_t pt0, int64_t pt1, int64_t q0, int64_t q1, dc_ahead_t *h) {
+    int64_t nn, ng, nqs, npt0, npt1, blocks = 0;
+    if (!p->lines) return 0;
+    sub_item(p, next, &nn, &ng, &nqs, &npt0, &npt1);
+    if (nn == n && ng == g && npt0 == pt0) return 0;
+    h->line = p->lines + omp_get_thread_num() * p->lines_per_thread;
+    h->n = sub_lines(p, sub_img(p, src, nn, ng), npt0, npt1, h->line);
+    h->done = 0;
+    for (int64_t q = q0; q < q1; ++q)
+        for (int64_t r = pt0; r < pt1; r += p->row_len)
+            blocks += bdnn_div_up(min64(p->row_len, pt1 - r), p->ker->ur_max[ocb_of(p, q)]);
+    blocks *= p->ICB;   /* every call meets each input block once */
+    h->per_icb = bdnn_div_up(h->n, max64(1, blocks / 2));
+    return 1;
 }
 
 /* The call's share of the lines: per_icb per input block while n_icb blocks' worth are
@@ -749,41 +799,19 @@ static void copy_points(char *restrict out, const char *restrict in, int64_t n, 
     }
 }
 
-/* A gathering work item's image n, group g, range of output block groups qs and points
- * [pt0, pt1) (items (n, g, range of points, range of groups), the last fastest). */
-static void sub_item(const dc_plan_t *p, int64_t item, int64_t *n, int64_t *g, int64_t *qs,
-                     int64_t *pt0, int64_t *pt1) {
-    *qs = item % p->n_qs, item /= p->n_qs;
-    const int64_t rr = item % p->n_rc;
-    item /= p->n_rc;
-    *g = item % p->d.g, *n = item / p->d.g;
-    range_points(p, rr, pt0, pt1);
-}
-
-/* The strided input of image n, group g (its first block's first point). */
-static const char *sub_img(const dc_plan_t *p, const char *src, int64_t n, int64_t g) {
-    const int64_t points = p->sub_id * p->sub_ih * p->sub_iw;
-    return src + p->B * p->esz * (n * p->d.g + g) * p->ICB * points;
-}
-
 /* Points [pt0, pt1) of the subsampled problem (image n, group g), every input block, from
  * the strided input into buf ([icb][pt - pt0][B], elements of esz bytes): point (z, y, x)
  * is input point (z*sd, y*sh, x*sw). */
 static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int64_t g,
                              int64_t pt0, int64_t pt1, char *buf) {
-    const bdnn_conv_desc_t *d = &p->d;
-    const int64_t B = p->B, IW = p->sub_iw, IHW = p->sub_ih * IW, ISP_IN = p->sub_id * IHW;
-    const int64_t npt = pt1 - pt0, pt_bytes = B * p->esz;
+    const int64_t npt = pt1 - pt0, pt_bytes = p->B * p->esz;
     const char *img = sub_img(p, src, n, g);
+    int64_t run;
     for (int64_t icb = 0; icb < p->ICB; ++icb)
-        for (int64_t pt = pt0; pt < pt1;) {   /* by runs along x */
-            const int64_t xx = pt % d->iw, y = (pt / d->iw) % d->ih, z = pt / (d->iw * d->ih);
-            const int64_t run = min64(d->iw - xx, pt1 - pt);
-            const char *in = img + pt_bytes * (icb * ISP_IN + z * p->sub_sd * IHW
-                                               + y * p->sub_sh * IW + xx * p->sub_sw);
-            char *out = buf + pt_bytes * (icb * npt + pt - pt0);
-            copy_points(out, in, run, p->sub_sw * pt_bytes, pt_bytes);
-            pt += run;
+        for (int64_t pt = pt0; pt < pt1; pt += run) {   /* by runs along x */
+            const char *in = sub_run(p, img, icb, pt, pt1, &run);
+            copy_points(buf + pt_bytes * (icb * npt + pt - pt0), in, run,
+                        p->sub_sw * pt_bytes, pt_bytes);
         }
 }
 
@@ -835,26 +863,9 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             char *buf = p->bufs + esz * omp_get_thread_num() * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
             const int64_t q0 = qs * p->qs_len, q1 = min64(p->n_ocg, q0 + p->qs_len);
-            /* the next item's lines, over the first half of this item's input blocks
-             * of calls; none where it gathers these very points (another range of
-             * groups): they are in cache already */
-            dc_ahead_t ah = {0};
-            int64_t nn = 0, ng = 0, nqs, npt0 = 0, npt1 = 0;
-            if (item + nt < end) sub_item(p, item + nt, &nn, &ng, &nqs, &npt0, &npt1);
-            const int ahead = p->lines && item + nt < end
-                              && !(nn == n && ng == g && npt0 == pt0);
-            if (ahead) {
-                int64_t blocks = 0;
-                ah.line = p->lines + omp_get_thread_num() * p->lines_per_thread;
-                ah.n = sub_lines(p, sub_img(p, src, nn, ng), npt0, npt1,
-                                 (uintptr_t *)ah.line);
-                for (q = q0; q < q1; ++q)
-                    for (int64_t r = pt0; r < pt1; r += p->row_len)
-                        blocks += bdnn_div_up(min64(p->row_len, pt1 - r),
-                                              p->ker->ur_max[ocb_of(p, q)]);
-                blocks *= p->ICB;   /* every call meets each input block once */
-                ah.per_icb = bdnn_div_up(ah.n, max64(1, blocks / 2));
-            }
+            dc_ahead_t ah;
+            const int ahead = item + nt < end && dc_ahead_of(p, src, item + nt, n, g, pt0, pt1,
+                                                             q0, q1, &ah);
             for (q = q0; q < q1; ++q)
                 dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0,
                               ahead ? &ah : NULL);

@@ -52,14 +52,14 @@ static inline void bdnn_store_bf16x16(__m512 v, uint16_t *out) {
 }
 
 /* 32 values, two vectors' 16 each, stored as consecutive bf16 at out, dt.h's bits: one
- * vcvtne2ps2bf16 where neither vector needs the integer path. */
+ * vcvtne2ps2bf16 where neither vector needs the integer path, else each as 16. */
 static inline void bdnn_store_bf16x32(__m512 v0, __m512 v1, uint16_t *out) {
     if (bdnn_bf16_cvtne_exact(v0) && bdnn_bf16_cvtne_exact(v1)) {
         _mm512_storeu_si512(out, (__m512i)_mm512_cvtne2ps_pbh(v1, v0));
         return;
     }
-    _mm256_storeu_si256((__m256i *)out, bdnn_epi_bf16(v0));
-    _mm256_storeu_si256((__m256i *)(out + 16), bdnn_epi_bf16(v1));
+    bdnn_store_bf16x16(v0, out);
+    bdnn_store_bf16x16(v1, out + 16);
 }
 #endif
 
