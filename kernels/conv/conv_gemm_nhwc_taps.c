@@ -49,6 +49,9 @@ enum {
  * weights accumulated over several k blocks are never streamed (the last pass reads each
  * line anyway). */
 enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024 };
+/* Phase images per kw offset (w_phases) where junk points are at least this share of a
+ * row (1 / BWT_W_PHASES_JUNK). */
+enum { BWT_W_PHASES_JUNK = 8, BWT_W_PHASES_MIN_NR = 32 };
 /* src is read in place only while the whole tensor stays in cache between runs. Past that
  * each run brings it from memory, where the in-place walk (one NR-wide slice of every
  * point per panel, a point apart) stalls and the copy streams. The bound is
@@ -58,7 +61,8 @@ enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024 };
 typedef struct {
     int64_t X, plane, rows;     /* phase image: row length, plane size; rows per plane
                                    (3D; 2D: one plane, rows unbounded) */
-    int64_t kext, kc, kblocks;  /* ext points per image; k block; k blocks per image */
+    int64_t kext, kc, kblocks;  /* ext points per image; k block; k blocks per image (flat:
+                                   of the whole minibatch) */
     int64_t n_phase, max_off;
     /* Tap groups (bwt_groups): consecutive taps whose offsets lie close together, each
      * packed as its own window of kc + its offsets' spread points from its smallest
@@ -86,6 +90,15 @@ typedef struct {
      * each B panel meeting every A panel (B's panel in L1, all of the thread's A in L2). */
     int64_t cw;
     int panel_outer;
+    /* Each kw offset a phase image of its own (rows of ow points, no junk): narrow
+     * outputs (bdnn_nhwc_bwt_init) */
+    int w_phases;
+    /* k blocks run across images: k is (n, ext point) over the minibatch, a block the
+     * images' runs one after another. Only where no tap group reads past its block (each
+     * group's offsets equal: no window spread, so no point of a block reads the next
+     * image's), and taken where an image is shorter than a block (7 x 7 and 14 x 14
+     * outputs: blocks of one image each reloaded C every 49 or 196 points). */
+    int flat;
 } bwt_plan_t;
 
 void bdnn_nhwc_bwt_fini(void *plan, int nthr) {
@@ -154,9 +167,10 @@ static int bwt_groups(const bdnn_conv_desc_t *d, bwt_plan_t *q, int64_t pack_flo
             }
             spread = hi - lo > spread ? hi - lo : spread;
         }
+        if (q->flat && spread) continue;
         const int64_t kc = bwt_kc(pack_floats, spread, win, a_rows);
         const double cost = (double)ng * (double)(kc + spread) / (double)kc;
-        if (level == 0 || cost < best) best = cost, q->grp_taps = gt, q->n_grp = ng, q->kc = kc;
+        if (best == 0.0 || cost < best) best = cost, q->grp_taps = gt, q->n_grp = ng, q->kc = kc;
     }
     free(q->grp_base), free(q->grp_spread);   /* a plan tried before */
     q->grp_base = calloc((size_t)q->n_grp, sizeof(int64_t));
@@ -192,6 +206,17 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
         tap_extent(d, t, e);
         for (int i = 0; i < 3; ++i) qmax[i] = e[i] / s[i] > qmax[i] ? e[i] / s[i] : qmax[i];
     }
+    /* Rows of ow + max q_w points make every row's last max q_w points junk: an eighth
+     * and more of the products at 14 wide and less with 3 taps across. There each kw
+     * offset gets a phase image of its own (the w offset in the phase, none in the
+     * offset): rows of ow points, none junk, for KW times the packing (by the copy,
+     * next to nothing against OC multiply-adds a packed value feeds) and blocks a
+     * KW-th as long (C reloaded that much more often: the cost that keeps wider
+     * outputs on the shared image). Only on the 32-wide tile: at 16 columns the copies,
+     * one per panel and point, are twice as many per value, and outweighed the junk. */
+    q->w_phases = qmax[2] > 0 && NR >= BWT_W_PHASES_MIN_NR
+        && BWT_W_PHASES_JUNK * qmax[2] >= d->ow + qmax[2];
+    if (q->w_phases) qmax[2] = 0;
     /* Planes of their own (3D) where a tap steps in depth or there are several output
      * planes; else one plane whose rows run on (a tap's q_h rows past the output). */
     const int planes = d->od > 1 || qmax[0] > 0;
@@ -201,14 +226,15 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     q->kext = d->od * q->plane;
     for (int64_t t = 0; t < taps; ++t) {
         tap_extent(d, t, e);
-        const int64_t r[3] = {e[0] % s[0], e[1] % s[1], e[2] % s[2]};
+        const int64_t r[3] = {e[0] % s[0], e[1] % s[1], q->w_phases ? e[2] : e[2] % s[2]};
         int64_t ph = 0;
         while (ph < q->n_phase && memcmp(q->phase[ph], r, sizeof(r))) ++ph;
         if (ph == q->n_phase) memcpy(q->phase[q->n_phase++], r, sizeof(r));
         for (int i = 0; i < 3; ++i)
             if (r[i] > q->phase_max[i]) q->phase_max[i] = r[i];
         q->tap_phase[t] = ph;
-        q->tap_off[t] = e[0] / s[0] * q->plane + e[1] / s[1] * q->X + e[2] / s[2];
+        q->tap_off[t] = e[0] / s[0] * q->plane + e[1] / s[1] * q->X
+                      + (q->w_phases ? 0 : e[2] / s[2]);
         if (q->tap_off[t] > q->max_off) q->max_off = q->tap_off[t];
     }
     q->Mp = bdnn_div_up(OCG, MR) * MR;
@@ -257,6 +283,10 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
                                  ? BWT_AHEAD_PACK_BYTES : BWT_PACK_BYTES)
                               / (int64_t)sizeof(float);
     const int64_t a_rows = min64(rows_t, q->Mp);
+    /* Flat blocks where an image is shorter than a block and each (kd, kh) row of taps
+     * reads one offset (no w offsets: w_phases, or one tap across) */
+    q->flat = !q->src_in_place && d->mb > 1 && q->kext < NKC && qmax[2] == 0;
+    const int64_t k_blocked = q->flat ? d->mb * q->kext : q->kext;   /* what blocks cut */
     int st = bwt_groups(d, q, pack_floats, q->Np * q->n_phase, a_rows);
     if (st != BDNN_STATUS_OK) return st;
     q->cw = q->Np;
@@ -267,7 +297,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * NKC: each range of cw columns is packed in turn and stays in L2 while every A panel
      * of the thread meets it. Taken where it cuts the number of blocks. */
     if (q->kc < NKC / 2 && !q->src_in_place) {
-        const int64_t blocks_before = bdnn_div_up(q->kext, q->kc);
+        const int64_t blocks_before = bdnn_div_up(k_blocked, q->kc);
         int64_t cw = q->Np;
         for (;;) {
             st = bwt_groups(d, q, pack_floats, cw * q->n_phase, MR);
@@ -275,7 +305,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
             if (q->kc >= NKC / 2 || cw == NR) break;
             cw = bdnn_div_up(cw / NR, 2) * NR;
         }
-        if (bdnn_div_up(q->kext, q->kc) < blocks_before) {
+        if (bdnn_div_up(k_blocked, q->kc) < blocks_before) {
             q->cw = cw, q->panel_outer = 1;
         } else {
             st = bwt_groups(d, q, pack_floats, q->Np * q->n_phase, a_rows);
@@ -283,8 +313,8 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
         }
     }
     const int64_t win = q->cw * q->n_phase;
-    q->kblocks = bdnn_div_up(q->kext, q->kc);
-    q->kc = bdnn_div_up(q->kext, q->kblocks);   /* even blocks: no short tail */
+    q->kblocks = bdnn_div_up(k_blocked, q->kc);
+    q->kc = bdnn_div_up(k_blocked, q->kblocks);   /* even blocks: no short tail */
     int64_t spread = 0;
     for (int64_t g = 0; g < q->n_grp; ++g)
         spread = q->grp_spread[g] > spread ? q->grp_spread[g] : spread;
@@ -335,11 +365,11 @@ static inline void copy_mr(float *restrict out, const float *restrict x, int64_t
 }
 
 /* A: diff_dst channels [m0, m0 + mc) of group g at the ext points [k0, k0 + kc) of one
- * image, as MR-row panels (panel i at ab + i * kc * MR, element (k, r) at [k*MR + r]);
- * zero at junk points and past the group's channels. */
+ * image, as MR-row panels of ld points (panel i at ab + i * ld * MR, element (k, r) at
+ * [k*MR + r]); zero at junk points and past the group's channels. */
 static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const act_t *t,
                         const float *img, int64_t g, int64_t m0, int64_t mc, int64_t k0,
-                        int64_t kc, float *ab, float *rowbuf) {
+                        int64_t kc, int64_t ld, float *ab, float *rowbuf) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t MR = q->u->mr, OCG = d->oc / d->g;
     int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
@@ -356,11 +386,11 @@ static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const ac
                 copy_channels(t, img, g * OCG + m0, whole, pt, rowbuf, whole);
                 row = rowbuf;
             }
-            for (; m < whole; m += MR) copy_mr(ab + m * kc + k * MR, row + m, MR);
+            for (; m < whole; m += MR) copy_mr(ab + m * ld + k * MR, row + m, MR);
         }
         for (; m < mc; m += MR) {
             const int64_t n = live ? min64(MR, OCG - m0 - m) : 0;
-            copy_channels(t, img, g * OCG + m0 + m, n > 0 ? n : 0, pt, ab + m * kc + k * MR,
+            copy_channels(t, img, g * OCG + m0 + m, n > 0 ? n : 0, pt, ab + m * ld + k * MR,
                           MR);
         }
         if (++x == q->X) { x = 0; if (++y * q->X == q->plane) { y = 0; ++z; } }
@@ -433,28 +463,56 @@ static void ext_coords(const bwt_plan_t *q, int64_t k, int64_t e[3]) {
     e[2] = k % q->X;
 }
 
-/* The runs of block (n, k0, kc), spread over `tiles` micro-kernel calls: its diff_dst
- * points, then each tap group's src window (past BDNN_AHEAD_PATTERNS runs, dropped). */
-static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
-                              const float *src, const float *diff_dst, int64_t n, int64_t k0,
-                              int64_t kc, int64_t tiles) {
+/* The runs of one image's part (n, k0, kc) of a block, added to h: its diff_dst points,
+ * then each tap group's src window (past BDNN_AHEAD_PATTERNS runs, dropped). */
+static void bwt_ahead_add(const struct bdnn_conv *c, const bwt_plan_t *q, const float *src,
+                          const float *diff_dst, int64_t n, int64_t k0, int64_t kc,
+                          bdnn_ahead_t *h) {
     const bdnn_conv_desc_t *d = &c->d;
     int64_t a[3], b[3], s0, s1;
     const int64_t fsz = (int64_t)sizeof(float);
-    bdnn_ahead_t h = {0};
     ext_coords(q, k0, a);
     ext_coords(q, k0 + kc - 1, b);
     const int64_t d0 = bdnn_clamped_point(a[0], a[1], a[2], d->od, d->oh, d->ow);
     const int64_t d1 = bdnn_clamped_point(b[0], b[1], b[2], d->od, d->oh, d->ow);
-    bdnn_ahead_add(&h, diff_dst + (n * out_points(d) + d0) * d->oc,
+    bdnn_ahead_add(h, diff_dst + (n * out_points(d) + d0) * d->oc,
                    (d1 + 1 - d0) * d->oc * fsz, 0, 1);
     for (int64_t g = 0; g < q->n_grp; ++g) {
         ext_coords(q, k0 + q->grp_base[g], a);
         ext_coords(q, k0 + q->grp_base[g] + kc + q->grp_spread[g] - 1, b);   /* its last */
         bdnn_input_window(d, a, b, q->phase_max, &s0, &s1);
-        bdnn_ahead_add(&h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz,
+        bdnn_ahead_add(h, src + (n * in_points(d) + s0) * d->ic, (s1 + 1 - s0) * d->ic * fsz,
                        0, 1);
     }
+}
+
+/* Block blk's first k (n * kext + ext point) and length: blocks of kc within each image,
+ * or (flat) of the minibatch's k; its images' parts are the runs of it that each image
+ * holds (BWT_PARTS). */
+static void bwt_block(const bwt_plan_t *q, int64_t mb, int64_t blk, int64_t *k0, int64_t *kc) {
+    if (q->flat) {
+        *k0 = blk * q->kc, *kc = min64(q->kc, mb * q->kext - *k0);
+        return;
+    }
+    const int64_t at = blk % q->kblocks * q->kc;
+    *k0 = blk / q->kblocks * q->kext + at, *kc = min64(q->kc, q->kext - at);
+}
+
+/* Each image's part of the block [K0, K0 + KC) as (n, k0 within the image, kn points, off
+ * the part's first point within the block). */
+#define BWT_PARTS(K0, KC, n, k0, kn, off)                                                  \
+    for (int64_t off = 0, n, k0, kn; off < (KC)                                          \
+         && (n = ((K0) + off) / q->kext, k0 = ((K0) + off) % q->kext,                    \
+             kn = min64((KC) - off, q->kext - k0), 1); off += kn)
+
+/* The runs of block blk, spread over `tiles` micro-kernel calls. */
+static bdnn_ahead_t bwt_ahead(const struct bdnn_conv *c, const bwt_plan_t *q,
+                              const float *src, const float *diff_dst, int64_t blk,
+                              int64_t tiles) {
+    bdnn_ahead_t h = {0};
+    int64_t K0, KC;
+    bwt_block(q, c->d.mb, blk, &K0, &KC);
+    BWT_PARTS(K0, KC, n, k0, kn, off) bwt_ahead_add(c, q, src, diff_dst, n, k0, kn, &h);
     bdnn_ahead_share(&h, tiles);
     return h;
 }
@@ -469,7 +527,8 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
     const int64_t MR = u->mr, NR = u->nr, taps = taps_of(d), Np = q->Np;
     const int64_t ICG = d->ic / d->g, OCG = d->oc / d->g, ppg = q->Mp / MR;
     const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, out_points(d));
-    const int64_t blocks = d->mb * q->kblocks, per_split = bdnn_div_up(blocks, q->k_splits);
+    const int64_t blocks = q->flat ? q->kblocks : d->mb * q->kblocks;
+    const int64_t per_split = bdnn_div_up(blocks, q->k_splits);
     const int direct = q->k_splits == 1 && taps == 1;
     const int64_t ldc = direct ? ICG : taps * Np;   /* C rows: the user's, or [tap][Np] */
     /* The user's C written once (one k block per thread) and of BWT_STREAM_MIN_BYTES or
@@ -499,30 +558,33 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                             memset(BWT_C(pn, r), 0,
                                    sizeof(float) * (size_t)(direct ? ICG : ldc));
             for (int64_t blk = bs; blk < be; ++blk) {
-                const int64_t n = blk / q->kblocks, k0 = blk % q->kblocks * q->kc;
-                const int64_t kc = min64(q->kc, q->kext - k0);
+                int64_t K0, kc;
+                bwt_block(q, d->mb, blk, &K0, &kc);
+                /* the block's image and point there (one image unless flat: in place) */
+                const int64_t n = K0 / q->kext, k0 = K0 % q->kext;
                 const int mode = blk == bs ? UKR_WRITE | (stream_c && be - bs == 1 ? UKR_STREAM : 0)
                                            : UKR_ACCUMULATE;
                 bdnn_ahead_t next = {0}, *reading = NULL;
                 if (q->read_ahead && blk + 1 < be) {
-                    const int64_t nn = (blk + 1) / q->kblocks;
-                    const int64_t nk0 = (blk + 1) % q->kblocks * q->kc;
-                    next = bwt_ahead(c, q, src, diff_dst, nn, nk0, min64(q->kc, q->kext - nk0),
-                                     (p1 - p0) * taps * (Np / NR));
+                    next = bwt_ahead(c, q, src, diff_dst, blk + 1, (p1 - p0) * taps * (Np / NR));
                     reading = &next;
                 }
                 for (int64_t g = p0 / ppg; g * ppg < p1; ++g) {
                     const int64_t g0 = g * ppg > p0 ? g * ppg : p0;
                     const int64_t g1 = min64(p1, (g + 1) * ppg);
                     if (!q->dd_in_place)
-                        bwt_pack_dd(c, q, &td, diff_dst + n * td.img, g, (g0 - g * ppg) * MR,
-                                    (g1 - g0) * MR, k0, kc, ab, q->rowbuf[tid]);
+                        BWT_PARTS(K0, kc, pn, pk0, kn, off)
+                            bwt_pack_dd(c, q, &td, diff_dst + pn * td.img, g,
+                                        (g0 - g * ppg) * MR, (g1 - g0) * MR, pk0, kn, kc,
+                                        ab + off * MR, q->rowbuf[tid]);
                     for (int64_t j0 = 0; j0 < Np; j0 += q->cw)     /* column ranges */
                     for (int64_t tap = 0; tap < taps; ++tap) {
                         const int64_t grp = tap / q->grp_taps, cw = min64(q->cw, Np - j0);
                         if (tap % q->grp_taps == 0 && !q->src_in_place)   /* its window */
-                            bwt_pack_src(c, q, &ts, src + n * ts.img, g, j0, cw,
-                                         k0 + q->grp_base[grp], kc + q->grp_spread[grp], bb);
+                            BWT_PARTS(K0, kc, pn, pk0, kn, off)
+                                bwt_pack_src(c, q, &ts, src + pn * ts.img, g, j0, cw,
+                                             pk0 + q->grp_base[grp],
+                                             kn + q->grp_spread[grp], bb + off * NR);
                         /* tile (j, pn): B's panel j of the range, A's panel pn */
 #define BWT_TILE(j, pn)                                                                     \
     do {                                                                                    \

@@ -53,6 +53,10 @@ SHAPES = [
     "mb1ic1024iw300oc256kw1",                     # ... a page per point: read in place
     "mb1ic1024ih24oc32kh3sh2ph1",                 # 4 phases: ranges of 128 columns
     "g2mb1ic2048ih10oc48kh3ph1",                  # groups, tap windows per range
+    # ... phase images per kw offset (narrow outputs), k blocks across images (flat)
+    "mb7ic64ih7oc64kh3ph1",                       # blocks end inside an image
+    "mb4ic32iw12oc16kw5pw2",                      # 1D: one group, blocks of 4 images
+    "mb96ic512ih7oc16kh3ph1",                     # k split, read ahead across images
 ]
 
 
