@@ -498,8 +498,8 @@ static void bwt_block(const bwt_plan_t *q, int64_t mb, int64_t blk, int64_t *k0,
     *k0 = blk / q->kblocks * q->kext + at, *kc = min64(q->kc, q->kext - at);
 }
 
-/* Each image's part of the block [K0, K0 + KC) as (n, k0 within the image, kn points, off
- * the part's first point within the block). */
+/* Each image's part of the block [K0, K0 + KC) of plan q as (n, k0 within the image, kn
+ * points, off the part's first point within the block). */
 #define BWT_PARTS(K0, KC, n, k0, kn, off)                                                  \
     for (int64_t off = 0, n, k0, kn; off < (KC)                                          \
          && (n = ((K0) + off) / q->kext, k0 = ((K0) + off) % q->kext,                    \
@@ -560,7 +560,7 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
             for (int64_t blk = bs; blk < be; ++blk) {
                 int64_t K0, kc;
                 bwt_block(q, d->mb, blk, &K0, &kc);
-                /* the block's image and point there (one image unless flat: in place) */
+                /* its first image and point there: the in-place reads' (never flat) */
                 const int64_t n = K0 / q->kext, k0 = K0 % q->kext;
                 const int mode = blk == bs ? UKR_WRITE | (stream_c && be - bs == 1 ? UKR_STREAM : 0)
                                            : UKR_ACCUMULATE;
@@ -573,16 +573,16 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                     const int64_t g0 = g * ppg > p0 ? g * ppg : p0;
                     const int64_t g1 = min64(p1, (g + 1) * ppg);
                     if (!q->dd_in_place)
-                        BWT_PARTS(K0, kc, pn, pk0, kn, off)
-                            bwt_pack_dd(c, q, &td, diff_dst + pn * td.img, g,
+                        BWT_PARTS(K0, kc, im, pk0, kn, off)
+                            bwt_pack_dd(c, q, &td, diff_dst + im * td.img, g,
                                         (g0 - g * ppg) * MR, (g1 - g0) * MR, pk0, kn, kc,
                                         ab + off * MR, q->rowbuf[tid]);
                     for (int64_t j0 = 0; j0 < Np; j0 += q->cw)     /* column ranges */
                     for (int64_t tap = 0; tap < taps; ++tap) {
                         const int64_t grp = tap / q->grp_taps, cw = min64(q->cw, Np - j0);
                         if (tap % q->grp_taps == 0 && !q->src_in_place)   /* its window */
-                            BWT_PARTS(K0, kc, pn, pk0, kn, off)
-                                bwt_pack_src(c, q, &ts, src + pn * ts.img, g, j0, cw,
+                            BWT_PARTS(K0, kc, im, pk0, kn, off)
+                                bwt_pack_src(c, q, &ts, src + im * ts.img, g, j0, cw,
                                              pk0 + q->grp_base[grp],
                                              kn + q->grp_spread[grp], bb + off * NR);
                         /* tile (j, pn): B's panel j of the range, A's panel pn */
