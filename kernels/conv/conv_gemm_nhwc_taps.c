@@ -75,6 +75,14 @@ typedef struct {
     const conv_gemm_ukr_t *u;   /* the micro-kernel (bwt_ukr) */
     int64_t Mp, Np;             /* OC/G up to whole MR panels, IC/G up to whole NR panels */
     int64_t panels, k_splits;   /* G * Mp / MR; k ranges (1: threads own panel ranges) */
+    /* One group, k not split, panels that do not share out evenly: each thread owns
+     * OCG / nthr rows (to the tile's row step) as its own MR panels from its first row,
+     * instead of a range of the group's panels: OCG 128 is 10 panels of 12 and one of 8,
+     * which two threads took as 60 and 68 rows. (With whole panels each, the short last
+     * panel is the only difference, and a thread's own short panel costs about as much:
+     * kept as panels.) */
+    int row_split;
+    int64_t row_step;
     float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
     float **rowbuf;             /* per thread: one point's diff_dst channels (blocked) */
     int src_in_place;           /* B read from src itself: channels last, the ext points
@@ -127,6 +135,11 @@ static void tap_extent(const bdnn_conv_desc_t *d, int64_t t, int64_t e[3]) {
 static void bwt_panels_of(const bwt_plan_t *q, int nthr, int tid, int64_t *p0, int64_t *p1) {
     if (q->k_splits > 1) { *p0 = 0, *p1 = q->panels; return; }
     *p0 = q->panels * tid / nthr, *p1 = q->panels * (tid + 1) / nthr;
+}
+
+/* Thread t's first row of the group under row_split (nthr: the end). */
+static int64_t bwt_row_at(const bwt_plan_t *q, int64_t OCG, int nthr, int t) {
+    return t >= nthr ? OCG : OCG * t / nthr / q->row_step * q->row_step;
 }
 
 /* The packing copies each layout into the micro-kernels' panels, so a blocked row runs
@@ -254,6 +267,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * panel reads its rows rounded up to the tile's row step (conv_ukr.inc), which must
      * not pass the group's channels (the tensor's last point would read past its end). */
     const int64_t step = u->row_step ? u->row_step : MR;
+    q->row_step = step;
     q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0;
     /* Read ahead where the tensors come from memory on every run (bwt_ahead), and on a
      * 1x1 at unit stride without padding whatever their size: there each k block reads
@@ -274,7 +288,18 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     const int64_t c_rows = G * q->Mp * taps, k_all = d->mb * q->kext;
     q->k_splits = nthr > 1 && (2 * c_rows <= k_all
                                || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
-    const int64_t rows_t = MR * (q->k_splits > 1 ? q->panels : bdnn_div_up(q->panels, nthr));
+    q->row_split = nthr > 1 && q->k_splits == 1 && G == 1 && q->panels % nthr;
+    int64_t rows_t = MR * (q->k_splits > 1 ? q->panels : bdnn_div_up(q->panels, nthr));
+    if (q->row_split) {
+        rows_t = 0;
+        for (int t = 0; t < nthr; ++t) {
+            const int64_t r = MR * bdnn_div_up(bwt_row_at(q, OCG, nthr, t + 1)
+                                               - bwt_row_at(q, OCG, nthr, t), MR);
+            rows_t = r > rows_t ? r : rows_t;
+        }
+        /* (A read in place: a thread's last panel ends on a multiple of the row step, or
+         * on OCG, itself one where dd_in_place holds) */
+    }
     /* Reading ahead, the next block shares L2 with this one's panels and C: blocks of half
      * the size, but only while C is under half of L2 (from there on, the shorter blocks
      * reloaded C more often than the read-ahead saved). */
@@ -543,18 +568,24 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
         /* parts: one per planned thread (panel range or k split, its own buffers),
          * whatever team OpenMP gives */
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
-            int64_t p0, p1;
+            /* the panels p0 .. p1 over rows r0 .. r1 of each group (row_split: the
+             * thread's own rows, its panels from r0) */
+            int64_t p0, p1, r0 = 0, r1 = OCG;
             bwt_panels_of(q, c->nthr, tid, &p0, &p1);
+            if (q->row_split) {
+                r0 = bwt_row_at(q, OCG, c->nthr, tid), r1 = bwt_row_at(q, OCG, c->nthr, tid + 1);
+                p0 = 0, p1 = bdnn_div_up(r1 - r0, MR);
+            }
             const int64_t bs = q->k_splits > 1 ? min64(tid * per_split, blocks) : 0;
             const int64_t be = q->k_splits > 1 ? min64(bs + per_split, blocks) : blocks;
             float *ab = q->ab[tid], *bb = q->bb[tid];
             /* C row r of panel p (of this thread's range) */
-#define BWT_C(p, r) (direct ? diff_wei + ((p) / ppg * OCG + (p) % ppg * MR + (r)) * ICG \
+#define BWT_C(p, r) (direct ? diff_wei + ((p) / ppg * OCG + r0 + (p) % ppg * MR + (r)) * ICG \
                                 : q->cs[tid] + (((p) - p0) * MR + (r)) * ldc)
             if (bs >= be)   /* nothing to add (mb 0, or fewer blocks than splits): zeros */
                 for (int64_t pn = p0; pn < p1; ++pn)
                     for (int64_t r = 0; r < MR; ++r)
-                        if (!direct || (pn % ppg) * MR + r < OCG)
+                        if (!direct || (pn % ppg) * MR + r < r1 - r0)
                             memset(BWT_C(pn, r), 0,
                                    sizeof(float) * (size_t)(direct ? ICG : ldc));
             for (int64_t blk = bs; blk < be; ++blk) {
@@ -575,7 +606,7 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                     if (!q->dd_in_place)
                         BWT_PARTS(K0, kc, im, pk0, kn, off)
                             bwt_pack_dd(c, q, &td, diff_dst + im * td.img, g,
-                                        (g0 - g * ppg) * MR, (g1 - g0) * MR, pk0, kn, kc,
+                                        r0 + (g0 - g * ppg) * MR, (g1 - g0) * MR, pk0, kn, kc,
                                         ab + off * MR, q->rowbuf[tid]);
                     for (int64_t j0 = 0; j0 < Np; j0 += q->cw)     /* column ranges */
                     for (int64_t tap = 0; tap < taps; ++tap) {
@@ -592,7 +623,7 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
             ? src + n * ts.img + k0 * ts.B + g * ICG + (j)                                  \
             : bb + ((q->tap_phase[tap] * (cw / NR) + ((j) - j0) / NR) * q->span             \
                     + q->tap_off[tap] - q->grp_base[grp]) * NR;                             \
-        const int64_t oc0 = ((pn) - g * ppg) * MR;                                          \
+        const int64_t oc0 = r0 + ((pn) - g * ppg) * MR;                                     \
         bdnn_ukr_reading_ahead(u, reading, kc,                                              \
                                q->dd_in_place                                               \
                                    ? diff_dst + n * td.img + k0 * td.B + g * OCG + oc0      \
@@ -600,7 +631,7 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
                                q->dd_in_place ? td.B : MR, bt,                              \
                                q->src_in_place ? ts.B : NR,                                 \
                                BWT_C(pn, 0) + (direct ? (j) : tap * Np + (j)), ldc,         \
-                               min64(MR, OCG - oc0), direct ? min64(NR, ICG - (j)) : NR,    \
+                               min64(MR, r1 - oc0), direct ? min64(NR, ICG - (j)) : NR,     \
                                mode);                                                       \
     } while (0)
                         if (q->panel_outer) {
@@ -616,10 +647,11 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
             }
             if (q->k_splits == 1 && !direct)
                 for (int64_t pn = p0; pn < p1; ++pn)
-                    for (int64_t r = 0; r < MR && (pn % ppg) * MR + r < OCG; ++r)
+                    for (int64_t r = 0; r < MR && (pn % ppg) * MR + r < r1 - r0; ++r)
                         bwt_store_row(u, q->cs + tid, 1, ((pn - p0) * MR + r) * ldc, taps,
-                                      Np, ICG, diff_wei + (pn / ppg * OCG + pn % ppg * MR + r)
-                                                      * ICG * taps);
+                                      Np, ICG,
+                                      diff_wei + (pn / ppg * OCG + r0 + pn % ppg * MR + r)
+                                                     * ICG * taps);
 #undef BWT_C
         }
         if (stream_c) bdnn_stream_fence();   /* the streamed rows before the join */

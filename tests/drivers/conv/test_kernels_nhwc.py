@@ -57,6 +57,10 @@ SHAPES = [
     "mb7ic64ih7oc64kh3ph1",                       # blocks end inside an image
     "mb4ic32iw12oc16kw5pw2",                      # 1D: one group, blocks of 4 images
     "mb96ic512ih7oc16kh3ph1",                     # k split, read ahead across images
+    # ... an odd count of panels: each thread its own rows
+    "mb1ic32ih10oc128kh3ph1",                     # packed A, C through the scratch
+    "mb1ic64ih6oc128kh1",                         # A and B read in place, C direct
+    "mb1ic64ih6oc99kh1",                          # an odd channel count: A packed
 ]
 
 
