@@ -57,6 +57,8 @@ SHAPES = [
     "mb1ic160ih6oc64kh3ph1",                      # input blocks in two chunks
     "mb2ic40ih10oc20kh1",                         # 1x1: runs of points (flat)
     "mb1ic64ih9oc80kh1sh2",                       # strided 1x1: on a copy of its points
+    "mb2ic40ih30oc24kh1sh2",                      # ... rows of 15, few blocks: in place
+    "mb1ic40ih30oc272kh1sh2",                     # ... five groups of blocks: copied
     "g2ic32ih6oc32kh3ph1",                        # groups of whole blocks
     "mb1ic5id4oc3kd3pd1",                         # 3D
     "mb2ic64ih7oc64kh3ph1",                       # mb > 1, whole blocks
@@ -221,11 +223,12 @@ def test_channels_last_src_is_read_no_further_than_its_end(impl, t):
 # A strided 1x1 whose src passes core.GATHER_AHEAD_MIN_BYTES: each work item gathers its
 # points while the item before reads them ahead from a list of their lines (bf16: a
 # 32-byte point a line, u8: two 16-byte points in each); placed half a point before a
-# line's end (the C API takes any src), each point straddles two lines.
+# line's end (the C API takes any src), each point straddles two lines. Rows of 12
+# points: shorter than the rows that read in place.
 @pytest.mark.parametrize("straddling", [False, True], ids=["aligned", "straddling"])
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_a_strided_1x1_reading_ahead_is_exact(impl, t, straddling):
-    s = _shape("mb2ic40ih360iw360oc24kh1kw1sh2sw2ph0")
+    s = _shape("mb2ic40ih3000iw24oc24kh1kw1sh2sw2ph0")
     src, wei, bias = inputs(t.src_range, s, 7)
     blocked = _blocked(src, t.src, t.src_tail)
     assert blocked.nbytes >= core.GATHER_AHEAD_MIN_BYTES
