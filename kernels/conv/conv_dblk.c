@@ -55,10 +55,10 @@ enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
 static const int64_t L2_BYTES = (int64_t)512 << 10;
 /* a gathering item's copy of its points' input (all input blocks): within L2 */
 static const int64_t GATHER_BYTES = (int64_t)128 << 10;
-/* A low-precision strided 1x1 reads its points in place (no gather) where its output
- * rows are at least this wide and its output blocks make at most SUB_INPLACE_MAX_OCG
- * groups (dc_init) */
-enum { SUB_INPLACE_MIN_OW = 14, SUB_INPLACE_MAX_OCG = 4 };
+/* A strided 1x1 reads its points in place (no gather) where its output rows are at
+ * least this wide and its output blocks make at most SUB_INPLACE_MAX_OCG groups (f32:
+ * SUB_INPLACE_MAX_OCG_F32; dc_init) */
+enum { SUB_INPLACE_MIN_OW = 14, SUB_INPLACE_MAX_OCG = 4, SUB_INPLACE_MAX_OCG_F32 = 2 };
 
 /* Which direct kernels serve which gemm_conv_blocked row (by its GEMM micro-kernel): the
  * scalar row has none and keeps the GEMM path. */
@@ -170,15 +170,17 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->esz = p->lp ? (int64_t)bdnn_dt_size(c->attr.src_dt) : (int64_t)sizeof(float);
     p->src_nhwc = c->attr.src_nhwc;
     p->px = p->src_nhwc ? cd->ic : B;
-    /* A low-precision strided 1x1 with few output block groups and rows of 14 and more
-     * reads in place instead: each group reads the strided points again (bf16 and u8
-     * blocks use half of each line at stride 2), but with up to four groups that cost
-     * less than the gather's copy, and rows that long make whole calls (with more groups,
-     * ResNet-50's res*a_branch1, and 7-wide rows, the gather stays ahead). */
+    /* A strided 1x1 with few output block groups and rows of 14 and more reads in place
+     * instead: each group reads the strided points again (bf16 and u8 blocks use half of
+     * each line at stride 2), but with up to four groups (f32: two) that cost less than
+     * the gather's copy, whose strided reads wait on L3, and rows that long make whole
+     * calls (with more groups, ResNet-50's res*a_branch1, and 7-wide rows, the gather
+     * stays ahead; f32 at four groups too). */
     const int64_t n_ocg_of = bdnn_div_up(bdnn_div_up(cd->oc / G, B),
                                          min64(ker->ocb_pref, DC_OCB_MAX));
-    const int sub_in_place = ker->pack > 1 && cd->ow >= SUB_INPLACE_MIN_OW
-                             && n_ocg_of <= SUB_INPLACE_MAX_OCG;
+    const int sub_in_place = cd->ow >= SUB_INPLACE_MIN_OW
+                             && n_ocg_of <= (ker->pack > 1 ? SUB_INPLACE_MAX_OCG
+                                                           : SUB_INPLACE_MAX_OCG_F32);
     if (!bwd && !p->src_nhwc && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
             && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && !sub_in_place) {
         bdnn_conv_desc_t *v = &p->d;

@@ -44,7 +44,8 @@ SHAPES = [
     "mb0ic3ih5oc4kh3",                            # empty minibatch
     "mb2ic40ih10oc20kh1",                         # 1x1 at stride 1: A read in place
     "g2mb2ic32ih7oc64kh1",                        # (direct_fn), tails, groups, edge rows
-    "mb1ic256ih46oc40oh23kh1sh2ph0",              # strided 1x1 past L2: items gather points
+    "mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0",       # strided 1x1 past L2: items gather points
+    "mb1ic256ih46oc40oh23kh1sh2ph0",              # ... rows of 23, one group: in place
     "mb1ic192ih10oc250kh3ph1",                    # weights past L2: whole groups per thread
     # backward weights by taps (run_bwt): diff_dst gathered per point across blocks
     "mb3ic48ih9oc20kh3sh2ph1dh1",                 # stride phases, dilation, oc tail
@@ -316,10 +317,11 @@ def test_an_output_past_the_caches_is_exact(impl):
 # A strided 1x1 whose src passes core.GATHER_AHEAD_MIN_BYTES: each work item gathers its
 # points while the item before reads them ahead from a list of their lines. Placed half a
 # point before a line's end (the C API takes any src), each point straddles two lines,
-# which the list holds both of.
+# which the list holds both of. Rows of 12 and 13 points: shorter than the rows that read
+# in place.
 AHEAD_SHAPES = [
-    "mb2ic32ih256iw256oc24kh1kw1sh2sw3ph0",      # points three blocks apart along w
-    "mb1ic20ih400iw400oc16kh1kw1sh2sw2ph0",      # a tail of input channels
+    "mb2ic32ih512iw36oc24kh1kw1sh2sw3ph0",       # points three blocks apart along w
+    "mb1ic20ih1800iw26oc16kh1kw1sh2sw2ph0",      # a tail of input channels
 ]
 
 
