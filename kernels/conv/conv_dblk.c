@@ -170,26 +170,6 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->esz = p->lp ? (int64_t)bdnn_dt_size(c->attr.src_dt) : (int64_t)sizeof(float);
     p->src_nhwc = c->attr.src_nhwc;
     p->px = p->src_nhwc ? cd->ic : B;
-    /* A strided 1x1 with few output block groups and rows of 14 and more reads in place
-     * instead: each group reads the strided points again (bf16 and u8 blocks use half of
-     * each line at stride 2), but with up to four groups (f32: two) that cost less than
-     * the gather's copy, whose strided reads wait on L3, and rows that long make whole
-     * calls (with more groups, ResNet-50's res*a_branch1, and 7-wide rows, the gather
-     * stays ahead; f32 at four groups too). */
-    const int64_t n_ocg_of = bdnn_div_up(bdnn_div_up(cd->oc / G, B),
-                                         min64(ker->ocb_pref, DC_OCB_MAX));
-    const int sub_in_place = cd->ow >= SUB_INPLACE_MIN_OW
-                             && n_ocg_of <= (ker->pack > 1 ? SUB_INPLACE_MAX_OCG
-                                                           : SUB_INPLACE_MAX_OCG_F32);
-    if (!bwd && !p->src_nhwc && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
-            && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && !sub_in_place) {
-        bdnn_conv_desc_t *v = &p->d;
-        p->subsampled = 1;
-        p->sub_sd = cd->sd, p->sub_sh = cd->sh, p->sub_sw = cd->sw;
-        p->sub_id = cd->id, p->sub_ih = cd->ih, p->sub_iw = cd->iw;
-        v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
-        v->sd = v->sh = v->sw = 1;
-    }
     if (bwd) {
         bdnn_conv_desc_t *v = &p->d;
         v->ic = cd->oc, v->oc = cd->ic;
@@ -211,6 +191,24 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     p->n_ocg = bdnn_div_up(p->OCB, pref);
     p->ocb = bdnn_div_up(p->OCB, p->n_ocg);
     p->n_ocg = bdnn_div_up(p->OCB, p->ocb);
+    /* A strided 1x1 with few output block groups and rows of 14 and more reads in place
+     * instead: each group reads the strided points again (bf16 and u8 blocks use half of
+     * each line at stride 2), but with up to four groups (f32: two) that cost less than
+     * the gather's copy, whose strided reads wait on L3, and rows that long make whole
+     * calls (with more groups, ResNet-50's res*a_branch1, and 7-wide rows, the gather
+     * stays ahead; f32 at four groups too). */
+    const int sub_in_place = cd->ow >= SUB_INPLACE_MIN_OW
+                             && p->n_ocg <= (p->lp ? SUB_INPLACE_MAX_OCG
+                                                   : SUB_INPLACE_MAX_OCG_F32);
+    if (!bwd && !p->src_nhwc && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
+            && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && !sub_in_place) {
+        bdnn_conv_desc_t *v = &p->d;
+        p->subsampled = 1;
+        p->sub_sd = cd->sd, p->sub_sh = cd->sh, p->sub_sw = cd->sw;
+        p->sub_id = cd->id, p->sub_ih = cd->ih, p->sub_iw = cd->iw;
+        v->id = cd->od, v->ih = cd->oh, v->iw = cd->ow;
+        v->sd = v->sh = v->sw = 1;
+    }
     p->taps = d->kd * d->kh * d->kw;
     p->wblk = p->ICB * p->taps * B * B;
     /* bf16 only: its lanes are pairs, which the taps split (3 channels a tap: a pair and

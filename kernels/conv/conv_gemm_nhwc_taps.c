@@ -82,7 +82,6 @@ typedef struct {
      * panel is the only difference, and a thread's own short panel costs about as much:
      * kept as panels.) */
     int row_split;
-    int64_t row_step;
     float **ab, **bb, **cs;     /* per thread: A panels, B window, C rows ([oc][tap][Np]) */
     float **rowbuf;             /* per thread: one point's diff_dst channels (blocked) */
     int src_in_place;           /* B read from src itself: channels last, the ext points
@@ -98,9 +97,6 @@ typedef struct {
      * each B panel meeting every A panel (B's panel in L1, all of the thread's A in L2). */
     int64_t cw;
     int panel_outer;
-    /* Each kw offset a phase image of its own (rows of ow points, no junk): narrow
-     * outputs (bdnn_nhwc_bwt_init) */
-    int w_phases;
     /* k blocks run across images: k is (n, ext point) over the minibatch, a block the
      * images' runs one after another. Only where no tap group reads past its block (each
      * group's offsets equal: no window spread, so no point of a block reads the next
@@ -131,15 +127,26 @@ static void tap_extent(const bdnn_conv_desc_t *d, int64_t t, int64_t e[3]) {
     e[2] = t % d->kw * (d->dw + 1);
 }
 
-/* The (g, oc panel) range [p0, p1) of thread tid: all of them when k is split. */
-static void bwt_panels_of(const bwt_plan_t *q, int nthr, int tid, int64_t *p0, int64_t *p1) {
-    if (q->k_splits > 1) { *p0 = 0, *p1 = q->panels; return; }
-    *p0 = q->panels * tid / nthr, *p1 = q->panels * (tid + 1) / nthr;
+/* Thread t's first row of the group under row_split (nthr: the end), on the tile's row
+ * step. */
+static int64_t bwt_row_at(const bwt_plan_t *q, int64_t OCG, int nthr, int t) {
+    const int64_t step = q->u->row_step ? q->u->row_step : q->u->mr;
+    return t >= nthr ? OCG : OCG * t / nthr / step * step;
 }
 
-/* Thread t's first row of the group under row_split (nthr: the end). */
-static int64_t bwt_row_at(const bwt_plan_t *q, int64_t OCG, int nthr, int t) {
-    return t >= nthr ? OCG : OCG * t / nthr / q->row_step * q->row_step;
+/* Thread tid's share of C: the (g, oc panel) range [p0, p1) over rows [r0, r1) of each
+ * group: all of them when k is split, a range of the panels, or (row_split) its own rows
+ * as its own panels from r0. */
+static void bwt_panels_of(const bwt_plan_t *q, int64_t OCG, int nthr, int tid, int64_t *p0,
+                          int64_t *p1, int64_t *r0, int64_t *r1) {
+    *r0 = 0, *r1 = OCG;
+    if (q->k_splits > 1) { *p0 = 0, *p1 = q->panels; return; }
+    if (q->row_split) {
+        *r0 = bwt_row_at(q, OCG, nthr, tid), *r1 = bwt_row_at(q, OCG, nthr, tid + 1);
+        *p0 = 0, *p1 = bdnn_div_up(*r1 - *r0, q->u->mr);
+        return;
+    }
+    *p0 = q->panels * tid / nthr, *p1 = q->panels * (tid + 1) / nthr;
 }
 
 /* The packing copies each layout into the micro-kernels' panels, so a blocked row runs
@@ -227,9 +234,9 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * KW-th as long (C reloaded that much more often: the cost that keeps wider
      * outputs on the shared image). Only on the 32-wide tile: at 16 columns the copies,
      * one per panel and point, are twice as many per value, and outweighed the junk. */
-    q->w_phases = qmax[2] > 0 && NR >= BWT_W_PHASES_MIN_NR
+    const int w_phases = qmax[2] > 0 && NR >= BWT_W_PHASES_MIN_NR
         && BWT_W_PHASES_JUNK * qmax[2] >= d->ow + qmax[2];
-    if (q->w_phases) qmax[2] = 0;
+    if (w_phases) qmax[2] = 0;
     /* Planes of their own (3D) where a tap steps in depth or there are several output
      * planes; else one plane whose rows run on (a tap's q_h rows past the output). */
     const int planes = d->od > 1 || qmax[0] > 0;
@@ -239,7 +246,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     q->kext = d->od * q->plane;
     for (int64_t t = 0; t < taps; ++t) {
         tap_extent(d, t, e);
-        const int64_t r[3] = {e[0] % s[0], e[1] % s[1], q->w_phases ? e[2] : e[2] % s[2]};
+        const int64_t r[3] = {e[0] % s[0], e[1] % s[1], w_phases ? e[2] : e[2] % s[2]};
         int64_t ph = 0;
         while (ph < q->n_phase && memcmp(q->phase[ph], r, sizeof(r))) ++ph;
         if (ph == q->n_phase) memcpy(q->phase[q->n_phase++], r, sizeof(r));
@@ -247,7 +254,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
             if (r[i] > q->phase_max[i]) q->phase_max[i] = r[i];
         q->tap_phase[t] = ph;
         q->tap_off[t] = e[0] / s[0] * q->plane + e[1] / s[1] * q->X
-                      + (q->w_phases ? 0 : e[2] / s[2]);
+                      + (w_phases ? 0 : e[2] / s[2]);
         if (q->tap_off[t] > q->max_off) q->max_off = q->tap_off[t];
     }
     q->Mp = bdnn_div_up(OCG, MR) * MR;
@@ -267,7 +274,6 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * panel reads its rows rounded up to the tile's row step (conv_ukr.inc), which must
      * not pass the group's channels (the tensor's last point would read past its end). */
     const int64_t step = u->row_step ? u->row_step : MR;
-    q->row_step = step;
     q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0;
     /* Read ahead where the tensors come from memory on every run (bwt_ahead), and on a
      * 1x1 at unit stride without padding whatever their size: there each k block reads
@@ -289,16 +295,13 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     q->k_splits = nthr > 1 && (2 * c_rows <= k_all
                                || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
     q->row_split = nthr > 1 && q->k_splits == 1 && G == 1 && q->panels % nthr;
-    int64_t rows_t = MR * (q->k_splits > 1 ? q->panels : bdnn_div_up(q->panels, nthr));
-    if (q->row_split) {
-        rows_t = 0;
-        for (int t = 0; t < nthr; ++t) {
-            const int64_t r = MR * bdnn_div_up(bwt_row_at(q, OCG, nthr, t + 1)
-                                               - bwt_row_at(q, OCG, nthr, t), MR);
-            rows_t = r > rows_t ? r : rows_t;
-        }
-        /* (A read in place: a thread's last panel ends on a multiple of the row step, or
-         * on OCG, itself one where dd_in_place holds) */
+    /* (A read in place under row_split: a thread's last panel ends on a multiple of the
+     * row step, or on OCG, itself one where dd_in_place holds) */
+    int64_t rows_t = 0;   /* the most rows of panels a thread computes */
+    for (int t = 0; t < nthr; ++t) {
+        int64_t p0, p1, r0, r1;
+        bwt_panels_of(q, OCG, (int)nthr, t, &p0, &p1, &r0, &r1);
+        rows_t = MR * (p1 - p0) > rows_t ? MR * (p1 - p0) : rows_t;
     }
     /* Reading ahead, the next block shares L2 with this one's panels and C: blocks of half
      * the size, but only while C is under half of L2 (from there on, the shorter blocks
@@ -568,14 +571,8 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
         /* parts: one per planned thread (panel range or k split, its own buffers),
          * whatever team OpenMP gives */
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
-            /* the panels p0 .. p1 over rows r0 .. r1 of each group (row_split: the
-             * thread's own rows, its panels from r0) */
-            int64_t p0, p1, r0 = 0, r1 = OCG;
-            bwt_panels_of(q, c->nthr, tid, &p0, &p1);
-            if (q->row_split) {
-                r0 = bwt_row_at(q, OCG, c->nthr, tid), r1 = bwt_row_at(q, OCG, c->nthr, tid + 1);
-                p0 = 0, p1 = bdnn_div_up(r1 - r0, MR);
-            }
+            int64_t p0, p1, r0, r1;   /* its panels, over rows r0 .. r1 of each group */
+            bwt_panels_of(q, OCG, c->nthr, tid, &p0, &p1, &r0, &r1);
             const int64_t bs = q->k_splits > 1 ? min64(tid * per_split, blocks) : 0;
             const int64_t be = q->k_splits > 1 ? min64(bs + per_split, blocks) : blocks;
             float *ab = q->ab[tid], *bb = q->bb[tid];
