@@ -90,7 +90,7 @@ void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src) {
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
         const int64_t n = plane / groups, i = plane % groups;
-        uint32_t *lanes = (uint32_t *)p->padded + plane * hp * wp;
+        uint32_t *lanes = (uint32_t *)p->padded + plane * p->plane;
         int64_t ic[4], py[4], px[4], lo[4], hi[4];
         uint32_t pad[4];
         for (int b = 0; b < pack; ++b) {   /* the lane's b-th channel */

@@ -15,6 +15,9 @@
  * its valid columns are stored into dst with bias and post-ops. (SHIFT_MIN_ICG,
  * conv_gemm.h: the fewest input channels per group.) */
 static const int64_t SHIFT_MAX_PAD_FLOATS = (int64_t)64 << 20;
+/* Planes start on a cache line (16 floats or lanes): a tile's B row, 16 lanes of one
+ * plane, then spans one line where a 7x7 or 14x14 plane's would span two. */
+enum { PLANE_ALIGN = 16 };
 
 /* bf16 (pack 2) and int8 (pack 4) take the route with the padded copy made of channel
  * groups: one 32-bit lane per point holds channels (2i, 2i+1) as bf16, or (4i .. 4i+3)
@@ -40,9 +43,10 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     if (c->src_zps) return BDNN_STATUS_UNIMPLEMENTED;
     if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
     /* planes of f32, or of 32-bit channel-group lanes */
-    const int64_t padded = d->mb * (s_ic / pack) * hp * wp + wp + u->nr;
+    const int64_t plane = (hp * wp + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
+    const int64_t padded = d->mb * (s_ic / pack) * plane + wp + u->nr;
     if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
-    p->shift = 1, p->hp = hp, p->wp = wp;
+    p->shift = 1, p->hp = hp, p->wp = wp, p->plane = plane;
     p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
     p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
     p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
@@ -110,7 +114,7 @@ static void shift_pad_input(const exec_t *e) {
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
     for (int64_t plane = 0; plane < d->mb * d->ic; ++plane) {
         const float *in = e->b_src + plane * IH * IW;
-        float *out = p->padded + plane * hp * wp;
+        float *out = p->padded + plane * p->plane;
         for (int64_t y = 0; y < hp; ++y) {
             const int64_t iy = y - d->ph;
             if (iy < 0 || iy >= IH) continue;   /* a zero row, from creation */
@@ -191,7 +195,7 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
     for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
         const int64_t n = plane / groups, i = plane % groups;
         const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
-        uint32_t *out = padded + plane * hp * wp;
+        uint32_t *out = padded + plane * p->plane;
         if (rows_join) {   /* rows [y0, y1) are one run in both */
             group_lanes_run(out + y0 * wp, in, pack, IH * IW, (y0 - d->ph) * IW,
                             (y1 - y0) * wp, flip, 1);
@@ -312,7 +316,7 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
     const size_t osz = bdnn_dt_size(c->out_dt);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, pack = p->pack;
-    const int64_t icg = p->s_icg, plane = p->hp * p->wp;
+    const int64_t icg = p->s_icg, plane = p->plane;
     const size_t elt = pack == 2 ? 2 : 1;
     const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
     const size_t aelt = a_esz(c);
@@ -376,7 +380,7 @@ void bdnn_gemm_run_shift(const exec_t *e) {
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
-    const int64_t icg = p->s_icg, plane = p->hp * p->wp, pack = p->pack;
+    const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack;
     if (p->s2d_h) bdnn_gemm_s2d_pad_input(e, e->b_src);
     else if (pack) shift_pad_input_groups(e, e->b_src);
     else shift_pad_input(e);
