@@ -10,7 +10,9 @@
  * (a0, a2, a1, a3), so the pair matching each half is one 32-bit broadcast. Per quad of k:
  * 20 vpmaddwd and 20 vpaddd, 4 operations on B, 10 broadcasts; the accumulators wrap in
  * s32 as vpdpbusd's do. Five rows, not six: with twelve accumulators, the two B halves,
- * the broadcast, a product and the byte mask, GCC spilled three accumulators per step. */
+ * the broadcast, a product and the byte mask, GCC spilled three accumulators per step.
+ * A tile of at most 8 columns (a 7x7 plane's last panel holds one) runs on the first
+ * B vector alone: half the products of a full tile. */
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
 
@@ -47,11 +49,51 @@ enum { MR = 5, NR = 16 };
     _mm256_storeu_si256((__m256i *)tile[r], c##r##a);                                       \
     _mm256_storeu_si256((__m256i *)(tile[r] + 8), c##r##b);
 
+#define HALF_ZERO(r) __m256i c##r##a = _mm256_setzero_si256();
+#define HALF_ACC(r, h)                                                                      \
+    c##r##a = _mm256_add_epi32(c##r##a, _mm256_madd_epi16(b0, _mm256_set1_epi32(ak[2 * (r) + (h)])));
+#define HALF_EVEN(r) HALF_ACC(r, 0)
+#define HALF_ODD(r) HALF_ACC(r, 1)
+#define HALF_FENCE(r) __asm__("" : "+x"(c##r##a));
+#define HALF_SPILL(r) _mm256_storeu_si256((__m256i *)tile[r], c##r##a);
+
+/* The tile's first 8 columns only (nr <= 8), the same steps on one B vector. */
+static void tile_int8_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c,
+                          int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    const __m256i even = _mm256_set1_epi32(0x00ff00ff);
+    ROWS(HALF_ZERO)
+    for (int64_t i = 0; i < nblk; ++i) {
+        const int16_t *a = blk[i].a;
+        const uint8_t *b = blk[i].b;
+        for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
+            const int32_t *ak = (const int32_t *)(a + k * MR * 4);
+            const __m256i bv = _mm256_loadu_si256((const __m256i *)(b + k * ldb));
+            {
+                const __m256i b0 = _mm256_and_si256(bv, even);
+                ROWS(HALF_EVEN)
+                ROWS(HALF_FENCE)
+            }
+            {
+                const __m256i b0 = _mm256_srli_epi16(bv, 8);
+                ROWS(HALF_ODD)
+                ROWS(HALF_FENCE)
+            }
+        }
+    }
+    int32_t tile[MR][NR / 2];
+    ROWS(HALF_SPILL)
+    bdnn_dp_edge_s32(&tile[0][0], NR / 2, c, ldc, mr, nr, accumulate);
+}
+
 /* One 5 x 16 tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
  * case. The accumulators are named variables (see conv_ukr_int8_avx512_vnni.c). */
 static inline void tile_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
                                   int32_t *c, int64_t ldc, int64_t mr, int64_t nr,
                                   int accumulate) {
+    if (nr <= NR / 2) {
+        tile_int8_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+        return;
+    }
     const __m256i even = _mm256_set1_epi32(0x00ff00ff);
     ROWS(ACC_ZERO)
     for (int64_t i = 0; i < nblk; ++i) {

@@ -487,6 +487,21 @@ def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught(imp
         assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
 
 
+# Planes whose last panel holds at most 8 columns (AVX2's 16-column tile then runs on one
+# B vector): 49 points (one left), 8 (one half panel), 24 (16 + 8), against 9 and 25
+# (a whole tile's last panel of 9).
+NARROW_PANEL_SHAPES = ["mb2ic16ih7oc7kh1ph0", "mb1ic12ih2iw4oc11kh1kw1",
+                       "mb1ic16ih4iw6oc13kh1kw1", "mb1ic16ih3oc6kh1", "mb2ic20ih5oc9kh1"]
+
+
+@pytest.mark.parametrize("impl", INT8_DP_IMPLS)
+def test_int8_narrow_last_panels_pass(impl):
+    res = run_cli("--conv", f"--impl={impl}", "--dir=FWD_B", "--dt=u8:s8:u8,s8:s8:s32",
+                  "--attr-scales=,wei:per_oc", *NARROW_PANEL_SHAPES)
+    assert res.code == 0, res.out
+    assert sum(":PASSED " in l for l in res.lines) == 4 * len(NARROW_PANEL_SHAPES), res.out
+
+
 # A src zero point outside the source's type (a u8 source's -3 or 300, an s8 one's 200;
 # per channel, a mix of both kinds): the int8 gather rows pad with the type's nearest
 # value and take the difference back from the outputs that read padding. Their s32 sums
