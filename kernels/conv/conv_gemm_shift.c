@@ -33,7 +33,19 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     const int64_t s_kh = s2d ? bdnn_div_up(d->kh, d->sh) : d->kh;
     const int64_t s_kw = s2d ? bdnn_div_up(d->kw, d->sw) : d->kw;
     const int64_t s_dh = s2d ? 0 : d->dh, s_dw = s2d ? 0 : d->dw;
-    const int64_t hp = d->oh + (s_kh - 1) * (s_dh + 1), wp = d->ow + (s_kw - 1) * (s_dw + 1);
+    const int64_t hp = d->oh + (s_kh - 1) * (s_dh + 1);
+    /* A row's taps read up to reach - 1 columns past its start. Rows may be narrower
+     * than that when the excess falls on the next row's left padding: its first pw
+     * columns hold the padding value too (3x3 on 7x7: 8 columns, not 9, a sixth fewer
+     * discarded outputs). Not with space-to-depth phases or strides (their columns map
+     * otherwise), nor under the right-edge defect, which writes rows' right padding. */
+    const int64_t reach = d->ow + (s_kw - 1) * (s_dw + 1);
+    const int shared_pad = !s2d && d->sw == 1 && c->fault != BDNN_FAULT_RIGHT_PAD_EDGE;
+    const int64_t held = d->pw + d->iw < reach ? d->pw + d->iw : reach;   /* read input */
+    int64_t wp = reach;
+    if (shared_pad && reach - d->pw > held) wp = reach - d->pw;
+    else if (shared_pad) wp = held;
+    if (wp < d->ow) wp = d->ow;
     const int pack = c->lp ? u->pack : 1;
     /* The gather route's rules for zero points (lp_init), checked before the plan moves. */
     const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
