@@ -312,6 +312,33 @@ def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
         assert not tail.any()
 
 
+INT8_RUNNABLE = [(i, t) for i, t in RUNNABLE if t.src == "u8"]
+
+
+@pytest.mark.parametrize("impl,t", INT8_RUNNABLE, ids=[i.name for i, _ in INT8_RUNNABLE])
+@pytest.mark.parametrize("text", ["mb2ic64ih7oc48kh3ph1", "mb1ic40ih10oc36kh1",
+                                  "mb1ic64ih9oc32kh1sh2"])
+def test_sums_without_bias_saturate_as_integers(impl, t, text):
+    """No bias, relu of slope 0 or none: the direct store saturates the s32 sums to 8 bits
+    as integers. Full-range src and weights take sums far past s16 both ways (the packs
+    saturate s32 to s16 first), and relu's zeros must reach an s8 dst too."""
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src = ints(rng, s.src_shape, 0, 255)
+    wei = ints(rng, s.wei_shape, -128, 127)
+    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=0.0)
+    v = core.ref_conv_fwd(s, src, wei, None)
+    assert v.max() > 2 ** 15 and v.min() < -2 ** 15   # the packs' first step saturates
+    for dst_dt in ("u8", "s8"):
+        for post_ops in ((), (relu,)):
+            dst = _run(impl, t, s, _attr(t, dst_dt, post_ops=post_ops), src, wei, None,
+                       unwritten(dst_dt, s.dst_shape))
+            out, tail = _plain(dst, s.oc)
+            want = np.maximum(v, 0) if post_ops else v
+            assert np.array_equal(out, converted(want, dst_dt)), (dst_dt, post_ops)
+            assert not tail.any()
+
+
 @pytest.mark.parametrize("impl,t", RUNNABLE, ids=IDS)
 def test_the_padding_garbage_defect_writes_the_tail(impl, t):
     s = _shape("ic3ih6oc5kh3ph1")
