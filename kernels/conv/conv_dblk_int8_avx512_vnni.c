@@ -53,21 +53,12 @@ static inline void dc_store_s32x64(int dt, __m512i v0, __m512i v1, __m512i v2, _
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
 }
-/* One vector of s32 sums saturated to u8 (negatives to 0 first: vpmovusdb reads its
- * lanes unsigned) or s8. */
-static inline void dc_store_s32x16(int dt, __m512i v, void *out) {
-    if (dt == BDNN_DT_U8)
-        _mm512_mask_cvtusepi32_storeu_epi8(out, 0xffff, _mm512_max_epi32(v, _mm512_setzero_si512()));
-    else
-        _mm512_mask_cvtsepi32_storeu_epi8(out, 0xffff, v);
-}
 
 /* The direct store (conv_dblk.inc's DC_OUT_BLOCK) of s32 sums: the epilogue's (float)acc
  * + bias, relu, conversion; a u8 or s8 output's points B apart go four to a store.
- * Without a bias, and with relu's slope 0 if any, the sums saturate as integers instead:
- * (float)acc rounds only past 2^24, keeping its sign, where 8 bits saturate anyway, and a
- * negative sum's relu is 0 either way; so the values are the same, at a third of the
- * instructions (no conversion, clamp or rounding per vector). */
+ * Without a bias, and with relu's slope 0 if any, the sums saturate as integers instead
+ * (bdnn_store_s32_i8x16: the same values; a negative sum's relu is 0 either way), at a
+ * third of the instructions (no conversion, clamp or rounding per vector). */
 static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_call_t *a,
                                                         int UR, int OCB, int64_t opt) {
     const int dt = a->out_dt, relu = a->out_relu;
@@ -86,7 +77,7 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
             for (; by4 && j + 4 <= UR; j += 4)
                 dc_store_s32x64(dt, DC_S32_AT(j), DC_S32_AT(j + 1), DC_S32_AT(j + 2),
                                 DC_S32_AT(j + 3), at + j * VLEN);
-            for (; j < UR; ++j) dc_store_s32x16(dt, DC_S32_AT(j), at + j * opt);
+            for (; j < UR; ++j) bdnn_store_s32_i8x16(dt, DC_S32_AT(j), at + j * opt, 0xffff);
 #undef DC_S32_AT
         }
         return;

@@ -73,10 +73,23 @@ static inline int epi_store_avx512(int out_dt, int dmode, float inv, float zp,
 
 /* A whole row without post-ops in one pass, from the accumulators (s32 minus the
  * compensation k, or f32) to the output: the scales and bias of smode (conv_epilogue.inc's
- * stage 1, same order of operations), then the last stage. */
+ * stage 1, same order of operations), then the last stage. s32 sums into u8 or s8 with
+ * nothing between saturate as integers (bdnn_store_s32_i8x16: the same values). */
 static inline int epi_row_avx512(int out_dt, int smode, int has_bias, float b, float s,
                                  int dmode, float inv, float zp, const void *acc,
                                  const int32_t *comp_k, void *out, int64_t cols) {
+    if (smode == 0 && dmode == 0 && !has_bias && comp_k
+            && (out_dt == BDNN_DT_U8 || out_dt == BDNN_DT_S8)) {
+        const __m512i vk = _mm512_set1_epi32(*comp_k);
+        for (int64_t jb = 0; jb < cols; jb += 16) {
+            const __mmask16 m = cols - jb >= 16 ? (__mmask16)0xffff
+                                                : (__mmask16)((1u << (cols - jb)) - 1u);
+            bdnn_store_s32_i8x16(out_dt, _mm512_sub_epi32(_mm512_maskz_loadu_epi32(
+                                             m, (const int32_t *)acc + jb), vk),
+                                 (int8_t *)out + jb, m);
+        }
+        return 1;
+    }
     const __m512 vb = _mm512_set1_ps(b), vs = _mm512_set1_ps(s);
     const __m512i vk = _mm512_set1_epi32(comp_k ? *comp_k : 0);
 #define EPI_X(jb, m)                                                                        \

@@ -81,6 +81,17 @@ static inline void bdnn_store_i8x64(int out_dt, __m512 v0, __m512 v1, __m512 v2,
     _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
 }
 
+/* 16 s32 sums (lanes m) saturated to u8 or s8 (out_dt) at out, as integers: (float)x
+ * rounds only past 2^24, keeping its sign, where 8 bits saturate anyway, so the values
+ * are those of the f32 path (bdnn_epi_store16 of (float)x), without its conversions.
+ * (vpmovusdb reads its lanes unsigned: negatives go to 0 first.) */
+static inline void bdnn_store_s32_i8x16(int out_dt, __m512i x, void *out, __mmask16 m) {
+    if (out_dt == BDNN_DT_U8)
+        _mm512_mask_cvtusepi32_storeu_epi8(out, m, _mm512_max_epi32(x, _mm512_setzero_si512()));
+    else
+        _mm512_mask_cvtsepi32_storeu_epi8(out, m, x);
+}
+
 /* 16 values (lanes m) stored at element j of an out_dt row; 0: a type not handled. The
  * limits are the epilogue's (s32: 2147483520, the largest f32 below 2^31). */
 static inline int bdnn_epi_store16(int out_dt, __m512 v, void *row, int64_t j, __mmask16 m) {

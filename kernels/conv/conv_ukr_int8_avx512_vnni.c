@@ -44,9 +44,15 @@ enum { MR = 12, NR = 32 };
         c##r##b = _mm512_maskz_loadu_epi32(m1, acc_in + r * ld_acc + 16);                   \
     }
 /* conv_dp_chain_store_fn's row r: minus the compensation (exact in s32), to f32, plus the
- * bias, converted and stored (columns past nr masked off). */
+ * bias, converted and stored (columns past nr masked off); without a bias, into u8 or s8,
+ * saturated as integers (the same values). */
 #define ACC_OUT(r)                                                                          \
-    if (r < mr) {                                                                           \
+    if (r < mr && s32_bytes) {                                                              \
+        const __m512i k = _mm512_set1_epi32(st->comp ? st->comp[r] : 0);                    \
+        int8_t *row = (int8_t *)c_ + r * ldc;                                               \
+        bdnn_store_s32_i8x16(st->out_dt, _mm512_sub_epi32(c##r##a, k), row, m0);            \
+        if (m1) bdnn_store_s32_i8x16(st->out_dt, _mm512_sub_epi32(c##r##b, k), row + 16, m1); \
+    } else if (r < mr) {                                                                    \
         const __m512i k = _mm512_set1_epi32(st->comp ? st->comp[r] : 0);                    \
         __m512 v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(c##r##a, k));                       \
         __m512 v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(c##r##b, k));                       \
@@ -86,6 +92,7 @@ static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int
     }
     if (st) {
         const size_t esz = bdnn_dt_size(st->out_dt);
+        const int s32_bytes = !st->bias && (st->out_dt == BDNN_DT_U8 || st->out_dt == BDNN_DT_S8);
         ROWS(ACC_OUT)
         return;
     }

@@ -547,6 +547,34 @@ def test_int8_gather_rows_correct_the_padding_a_zero_point_cannot_fill(row, src_
     assert not np.array_equal(bad, good)
 
 
+# Sums with no bias, scales or post-ops into u8 or s8 saturate as integers (the same values
+# as through f32): full-range src and weights take them far past s16 both ways, on the
+# shift row's store from registers (1x1) and by output rows (3x3), and on the epilogue's.
+INT8_PLAIN_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
+                   and i.name.startswith("gemm_conv_int8:")
+                   and i.name.endswith((":shift", ":gather"))]
+
+
+@pytest.mark.parametrize("text", ["mb2ic64ih7oc20kh3ph1", "mb1ic96ih9oc40kh1",
+                                  "mb1ic64ih9oc24kh1sh2"])
+@pytest.mark.parametrize("src_dt", ["u8", "s8"])   # s8: the compensation of its +128
+@pytest.mark.parametrize("row", INT8_PLAIN_ROWS, ids=[i.name for i in INT8_PLAIN_ROWS])
+def test_int8_sums_without_bias_saturate_to_8_bits(row, src_dt, text):
+    shape = _shape(text)
+    rng = np.random.default_rng(len(text))
+    lo, hi = (0, 255) if src_dt == "u8" else (-128, 127)
+    src = rng.integers(lo, hi + 1, size=shape.src_shape).astype(core.numpy_dtype(src_dt))
+    wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
+    ref = core.ref_conv_fwd(shape, src.astype(np.float32), wei.astype(np.float32), None)
+    assert ref.max() > 2 ** 15 and ref.min() < -2 ** 15
+    for dst_dt, (lo, hi) in (("u8", (0, 255)), ("s8", (-128, 127))):
+        attr = core.ConvAttr(src_dt, "s8", dst_dt, "f32")
+        with core.ConvPrimitive(row, shape, FWD, False, core.Fault.NONE, attr=attr) as prim:
+            dst = np.zeros(shape.dst_shape, core.numpy_dtype(dst_dt))
+            prim.bind(src, prim.pack_weights(wei), None, dst)()
+        assert np.array_equal(dst.astype(np.float64), np.clip(ref, lo, hi)), dst_dt
+
+
 # int8 forward with a long reduction and few outputs per image takes the dot route
 # (conv_gemm_dot.c): per output, dot products of the kw taps inside the input, the zero point
 # taken off in s32 (so any zero point, beyond the source type's range too), the reduction
