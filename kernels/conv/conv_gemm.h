@@ -122,6 +122,7 @@ typedef struct {
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     int64_t plane;        /* shift: one plane's stride in elements, hp * wp rounded up to
                              a cache line so that every tap's B rows start alike */
+    int64_t chunk;        /* shift: images per copy and products pass (n_items: a pass's) */
     /* shift: the problem the padded planes pose (the descriptor's, or after
      * space-to-depth): channels per image and per group, taps, dilations */
     int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;
@@ -354,6 +355,6 @@ void bdnn_gemm_run_gather(const exec_t *e);
  * UNIMPLEMENTED (the plan untouched) past its bounds; the phases' padded copy. */
 int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u,
                          int s2d);
-void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src);
+void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64_t n1);
 
 #endif /* BDNN_CONV_GEMM_H */

@@ -77,7 +77,7 @@ static inline void s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
  * (y*S_H + py - PH, x*S_W + px - PW), lanes grouping channels as shift_pad_input_groups
  * does. Every lane is written each execution: which points exist differs by phase, so a
  * lane can mix input and padding. */
-void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src) {
+void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64_t n1) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
@@ -88,8 +88,8 @@ void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src) {
     const uint32_t flip = p->b_shift != 0.0f ? 0x80808080u : 0u;
     const uint8_t pad_u8 = (uint8_t)(int32_t)(p->pad + p->b_shift);
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
-    for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
-        const int64_t n = plane / groups, i = plane % groups;
+    for (int64_t plane = 0; plane < (n1 - n0) * groups; ++plane) {
+        const int64_t n = n0 + plane / groups, i = plane % groups;
         uint32_t *lanes = (uint32_t *)p->padded + plane * p->plane;
         int64_t ic[4], py[4], px[4], lo[4], hi[4];
         uint32_t pad[4];

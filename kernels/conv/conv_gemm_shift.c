@@ -15,6 +15,11 @@
  * its valid columns are stored into dst with bias and post-ops. (SHIFT_MIN_ICG,
  * conv_gemm.h: the fewest input channels per group.) */
 static const int64_t SHIFT_MAX_PAD_FLOATS = (int64_t)64 << 20;
+/* The copy and the products run image chunk by image chunk, each chunk's planes at most
+ * this many bytes (or one image): copied, then read by every tile from L2, where a whole
+ * minibatch's copy (12.8 MB for mb16 at 56x56 with 256 channels) is read back from L3 or
+ * memory. */
+enum { SHIFT_CHUNK_BYTES = 1 << 20 };
 /* Planes start on a cache line (16 floats or lanes): a tile's B row, 16 lanes of one
  * plane, then spans one line where a 7x7 or 14x14 plane's would span two. */
 enum { PLANE_ALIGN = 16 };
@@ -56,9 +61,13 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
     /* planes of f32, or of 32-bit channel-group lanes */
     const int64_t plane = (hp * wp + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
-    const int64_t padded = d->mb * (s_ic / pack) * plane + wp + u->nr;
+    const int64_t image_bytes = 4 * (s_ic / pack) * plane;
+    int64_t chunk = SHIFT_CHUNK_BYTES / image_bytes;
+    if (chunk > d->mb) chunk = d->mb;
+    if (chunk < 1) chunk = 1;
+    const int64_t padded = chunk * (s_ic / pack) * plane + wp + u->nr;
     if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
-    p->shift = 1, p->hp = hp, p->wp = wp, p->plane = plane;
+    p->shift = 1, p->hp = hp, p->wp = wp, p->plane = plane, p->chunk = chunk;
     p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
     p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
     p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
@@ -75,21 +84,22 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     p->direct_store = p->pack && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
         && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0 && !c->dst_zps
         && c->n_post_ops == 0 && c->fault == BDNN_FAULT_NONE;
-    /* Work split as the gather route's: column blocks of up to NC_PANELS_MAX panels, rows
-     * split when there are too few items. */
+    /* Work split as the gather route's, over one chunk's instances: column blocks of up to
+     * NC_PANELS_MAX panels, rows split when there are too few items. */
     const int64_t want = 4 * (int64_t)c->nthr, panels = bdnn_div_up(p->N, u->nr);
+    const int64_t inst = chunk * d->g;
     int64_t per_block = panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX;
-    while (per_block > 1 && p->instances * bdnn_div_up(panels, per_block) < want)
+    while (per_block > 1 && inst * bdnn_div_up(panels, per_block) < want)
         per_block = bdnn_div_up(per_block, 2);
     p->nc = per_block * u->nr;
     p->n_col_blocks = bdnn_div_up(p->N, p->nc);
     int64_t row_blocks = bdnn_div_up(p->a_panels, MC_PANELS_MAX);
-    if (p->instances * p->n_col_blocks * row_blocks < want)
-        row_blocks = bdnn_div_up(want, p->instances * p->n_col_blocks);
+    if (inst * p->n_col_blocks * row_blocks < want)
+        row_blocks = bdnn_div_up(want, inst * p->n_col_blocks);
     if (row_blocks > p->a_panels) row_blocks = p->a_panels;
     p->m_rows = bdnn_div_up(p->a_panels, row_blocks) * u->mr;
     p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
-    p->n_items = p->instances * p->n_col_blocks * p->n_row_blocks;
+    p->n_items = inst * p->n_col_blocks * p->n_row_blocks;
     p->padded = bdnn_aligned_alloc(sizeof(float) * (size_t)padded);
     if (!p->padded) return BDNN_STATUS_OUT_OF_MEMORY;
     /* Borders: zero, or int8's padding byte in each of a lane's four bytes; never
@@ -117,15 +127,15 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
 
 /* The padded copy of the input (shift route); the right-edge defect fills the right
  * padding of every existing row with the row's last value. */
-static void shift_pad_input(const exec_t *e) {
+static void shift_pad_input(const exec_t *e, int64_t n0, int64_t n1) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
     const int64_t hp = p->hp, wp = p->wp, IH = d->ih, IW = d->iw;
     const int edge = c->fault == BDNN_FAULT_RIGHT_PAD_EDGE;
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
-    for (int64_t plane = 0; plane < d->mb * d->ic; ++plane) {
-        const float *in = e->b_src + plane * IH * IW;
+    for (int64_t plane = 0; plane < (n1 - n0) * d->ic; ++plane) {
+        const float *in = e->b_src + (n0 * d->ic + plane) * IH * IW;
         float *out = p->padded + plane * p->plane;
         for (int64_t y = 0; y < hp; ++y) {
             const int64_t iy = y - d->ph;
@@ -185,7 +195,7 @@ static void group_lanes_run(uint32_t *out, const void *src, int pack, int64_t st
  * (y*SH - PH, x*SW - PW); an s8 source flips each byte's sign bit, which is adding 128
  * (the u8 the VNNI kernel takes). Strides other than 1 come only with one tap (1x1): the
  * plane is then the grid of output points, each lane the input point it reads. */
-static void shift_pad_input_groups(const exec_t *e, const void *src) {
+static void shift_pad_input_groups(const exec_t *e, const void *src, int64_t n0, int64_t n1) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
@@ -204,8 +214,8 @@ static void shift_pad_input_groups(const exec_t *e, const void *src) {
     const int rows_join = SH == 1 && SW == 1 && PW == 0 && wp == IW && !edge;
     const int64_t y0 = d->ph > 0 ? d->ph : 0, y1 = IH + d->ph < hp ? IH + d->ph : hp;
 #pragma omp parallel for num_threads(c->nthr) schedule(static)
-    for (int64_t plane = 0; plane < d->mb * groups; ++plane) {
-        const int64_t n = plane / groups, i = plane % groups;
+    for (int64_t plane = 0; plane < (n1 - n0) * groups; ++plane) {
+        const int64_t n = n0 + plane / groups, i = plane % groups;
         const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
         uint32_t *out = padded + plane * p->plane;
         if (rows_join) {   /* rows [y0, y1) are one run in both */
@@ -393,58 +403,64 @@ void bdnn_gemm_run_shift(const exec_t *e) {
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
     const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack;
-    if (p->s2d_h) bdnn_gemm_s2d_pad_input(e, e->b_src);
-    else if (pack) shift_pad_input_groups(e, e->b_src);
-    else shift_pad_input(e);
+    /* image chunks (SHIFT_CHUNK_BYTES): the chunk's copy, then its items */
+    for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk) {
+        const int64_t n1 = n0 + p->chunk < d->mb ? n0 + p->chunk : d->mb;
+        if (p->s2d_h) bdnn_gemm_s2d_pad_input(e, e->b_src, n0, n1);
+        else if (pack) shift_pad_input_groups(e, e->b_src, n0, n1);
+        else shift_pad_input(e, n0, n1);
+        const int64_t items = (n1 - n0) * G * p->n_col_blocks * p->n_row_blocks;
 #pragma omp parallel num_threads(c->nthr)
-    {
-        const scratch_t *s = &p->scratch[omp_get_thread_num()];
+        {
+            const scratch_t *s = &p->scratch[omp_get_thread_num()];
 #pragma omp for schedule(static, 1)
-        for (int64_t item = 0; item < p->n_items; ++item) {
-            const int64_t rb = item % p->n_row_blocks;
-            const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
-            const int64_t inst = item / (p->n_row_blocks * p->n_col_blocks);
-            const int64_t n = inst / G, g = inst % G;
-            const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
-            const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
-            if (m0 >= M) continue;
-            /* first element (f32 or 32-bit pair lane) of this image and group's planes */
-            const float *in_ng = p->padded + (n * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
-            if (pack && u->dp_chain_fn) {
-                shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
-                if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
-                continue;
-            }
-            for (int64_t pc = 0, kc; pc < K; pc += kc) {
-                kc = kblock_len(p, pc);
-                const int64_t tap = pc / icg, c0 = pc % icg;
-                const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
-                const float *b = in_ng + c0 / (pack ? pack : 1) * plane
-                               + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
-                for (int64_t q = 0; q * NR < ncols; ++q)
-                    for (int64_t m = m0; m < m1; m += MR) {
-                        const int64_t mr = M - m < MR ? M - m : MR;
-                        const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
-                        float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
-                        if (pack) {   /* grouped weights, as bdnn_gemm_run_gather addresses them */
-                            const size_t elt = pack == 2 ? 2 : 1;
-                            const char *a_blk = (const char *)e->a_packed + a_esz(c) * (size_t)(
-                                g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
-                                + (m / MR) * kc * MR);
-                            /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
-                            u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
-                                     p->nc, mr, nr, pc > 0);
-                        } else {
-                            const float *a_blk = (const float *)e->a_packed
-                                + g * p->a_panels * MR * K + pc * p->a_panels * MR
-                                + (m / MR) * kc * MR;
-                            u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
-                                  pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+            for (int64_t item = 0; item < items; ++item) {
+                const int64_t rb = item % p->n_row_blocks;
+                const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
+                const int64_t inst = n0 * G + item / (p->n_row_blocks * p->n_col_blocks);
+                const int64_t n = inst / G, g = inst % G;
+                const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+                const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+                if (m0 >= M) continue;
+                /* first element (f32 or 32-bit pair lane) of this image and group's planes */
+                const float *in_ng = p->padded
+                    + ((n - n0) * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
+                if (pack && u->dp_chain_fn) {
+                    shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
+                    if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+                    continue;
+                }
+                for (int64_t pc = 0, kc; pc < K; pc += kc) {
+                    kc = kblock_len(p, pc);
+                    const int64_t tap = pc / icg, c0 = pc % icg;
+                    const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
+                    const float *b = in_ng + c0 / (pack ? pack : 1) * plane
+                                   + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
+                    for (int64_t q = 0; q * NR < ncols; ++q)
+                        for (int64_t m = m0; m < m1; m += MR) {
+                            const int64_t mr = M - m < MR ? M - m : MR;
+                            const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+                            float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
+                            if (pack) {   /* grouped weights, as gather addresses them */
+                                const size_t elt = pack == 2 ? 2 : 1;
+                                const char *a_blk = (const char *)e->a_packed + a_esz(c) * (size_t)(
+                                    g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
+                                    + (m / MR) * kc * MR);
+                                /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
+                                u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
+                                         p->nc, mr, nr, pc > 0);
+                            } else {
+                                const float *a_blk = (const float *)e->a_packed
+                                    + g * p->a_panels * MR * K + pc * p->a_panels * MR
+                                    + (m / MR) * kc * MR;
+                                u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
+                                      pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                            }
                         }
-                    }
+                }
+                if (pack) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+                else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
             }
-            if (pack) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
-            else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
         }
     }
 }

@@ -487,6 +487,23 @@ def test_int8_shift_route_passes_with_zero_points_and_its_defects_are_caught(imp
         assert res.code == 1 and ":FAILED (errors:" in res.out, (fault, res.out)
 
 
+# Images whose padded planes pass the copy's chunk (about 1 MiB): the copy and the
+# products then run image by image, each chunk's planes from the buffer's start. The
+# s2d rows: a strided first layer on space-to-depth phases.
+SHIFT_ROWS = [i.name for i in core.conv_impls() if core.isa_supported(i.isa)
+              and i.name.endswith((":shift", ":s2d")) and ":scalar:" not in i.name]
+
+
+@pytest.mark.parametrize("row", SHIFT_ROWS)
+def test_shift_rows_copy_image_by_image(row):
+    shape = "mb3ic12ih230oc8kh7sh2ph3" if row.endswith(":s2d") else "mb3ic128ih64oc8kh3ph1"
+    dt = "f32" if row.startswith("gemm_conv:") else \
+        "bf16" if row.startswith("gemm_conv_bf16") else "u8:s8:u8"
+    res = run_cli("--conv", f"--impl={row}", f"--dt={dt}", "--dir=FWD_B", shape)
+    assert res.code == 0 and sum(":PASSED " in l for l in res.lines) == 1, res.out
+    assert row in res.out, res.out
+
+
 # Planes whose last panel holds at most 8 columns (AVX2's 16-column tile then runs on one
 # B vector): 49 points (one left), 8 (one half panel), 24 (16 + 8), against 9 and 25
 # (a whole tile's last panel of 9).
