@@ -41,9 +41,9 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     const int64_t hp = d->oh + (s_kh - 1) * (s_dh + 1);
     /* A row's taps read up to reach - 1 columns past its start. Rows may be narrower
      * than that when the excess falls on the next row's left padding: its first pw
-     * columns hold the padding value too (3x3 on 7x7: 8 columns, not 9, a sixth fewer
-     * discarded outputs). Not with space-to-depth phases or strides (their columns map
-     * otherwise), nor under the right-edge defect, which writes rows' right padding. */
+     * columns hold the padding value too (3x3 on 7x7: 8 columns, not 9, so one discarded
+     * output per row, not two). Not with space-to-depth phases or strides (their columns
+     * map otherwise), nor under the right-edge defect, which writes rows' right padding. */
     const int64_t reach = d->ow + (s_kw - 1) * (s_dw + 1);
     const int shared_pad = !s2d && d->sw == 1 && c->fault != BDNN_FAULT_RIGHT_PAD_EDGE;
     const int64_t held = d->pw + d->iw < reach ? d->pw + d->iw : reach;   /* read input */
@@ -396,71 +396,76 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     }
 }
 
+/* One work item of the chunk from image n0 (items split as the plan's: row block, column
+ * block, instance), the chunk's planes at the buffer's start. */
+static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t item) {
+    const struct bdnn_conv *c = e->c;
+    const gemm_plan_t *p = e->p;
+    const conv_gemm_ukr_t *u = ukr_of(c);
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = c->d.g;
+    const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack;
+    const int64_t rb = item % p->n_row_blocks;
+    const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
+    const int64_t inst = n0 * G + item / (p->n_row_blocks * p->n_col_blocks);
+    const int64_t n = inst / G, g = inst % G;
+    const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
+    const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
+    if (m0 >= M) return;
+    /* first element (f32 or 32-bit pair lane) of this image and group's planes */
+    const float *in_ng = p->padded + ((n - n0) * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
+    if (pack && u->dp_chain_fn) {
+        shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
+        if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+        return;
+    }
+    for (int64_t pc = 0, kc; pc < K; pc += kc) {
+        kc = kblock_len(p, pc);
+        const int64_t tap = pc / icg, c0 = pc % icg;
+        const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
+        const float *b = in_ng + c0 / (pack ? pack : 1) * plane
+                       + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
+        for (int64_t q = 0; q * NR < ncols; ++q)
+            for (int64_t m = m0; m < m1; m += MR) {
+                const int64_t mr = M - m < MR ? M - m : MR;
+                const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
+                float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
+                if (pack) {   /* grouped weights, as bdnn_gemm_run_gather addresses them */
+                    const size_t elt = pack == 2 ? 2 : 1;
+                    const char *a_blk = (const char *)e->a_packed + a_esz(c) * (size_t)(
+                        g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
+                        + (m / MR) * kc * MR);
+                    /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
+                    u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
+                             p->nc, mr, nr, pc > 0);
+                } else {
+                    const float *a_blk = (const float *)e->a_packed
+                        + g * p->a_panels * MR * K + pc * p->a_panels * MR
+                        + (m / MR) * kc * MR;
+                    u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
+                          pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
+                }
+            }
+    }
+    if (pack) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
+    else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
+}
+
+/* Image chunks (SHIFT_CHUNK_BYTES): each chunk's copy, then its items. */
 void bdnn_gemm_run_shift(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
-    const conv_gemm_ukr_t *u = ukr_of(c);
-    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = d->g;
-    const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack;
-    /* image chunks (SHIFT_CHUNK_BYTES): the chunk's copy, then its items */
     for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk) {
         const int64_t n1 = n0 + p->chunk < d->mb ? n0 + p->chunk : d->mb;
         if (p->s2d_h) bdnn_gemm_s2d_pad_input(e, e->b_src, n0, n1);
-        else if (pack) shift_pad_input_groups(e, e->b_src, n0, n1);
+        else if (p->pack) shift_pad_input_groups(e, e->b_src, n0, n1);
         else shift_pad_input(e, n0, n1);
-        const int64_t items = (n1 - n0) * G * p->n_col_blocks * p->n_row_blocks;
+        const int64_t items = (n1 - n0) * d->g * p->n_col_blocks * p->n_row_blocks;
 #pragma omp parallel num_threads(c->nthr)
         {
             const scratch_t *s = &p->scratch[omp_get_thread_num()];
 #pragma omp for schedule(static, 1)
-            for (int64_t item = 0; item < items; ++item) {
-                const int64_t rb = item % p->n_row_blocks;
-                const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
-                const int64_t inst = n0 * G + item / (p->n_row_blocks * p->n_col_blocks);
-                const int64_t n = inst / G, g = inst % G;
-                const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
-                const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
-                if (m0 >= M) continue;
-                /* first element (f32 or 32-bit pair lane) of this image and group's planes */
-                const float *in_ng = p->padded
-                    + ((n - n0) * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
-                if (pack && u->dp_chain_fn) {
-                    shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
-                    if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
-                    continue;
-                }
-                for (int64_t pc = 0, kc; pc < K; pc += kc) {
-                    kc = kblock_len(p, pc);
-                    const int64_t tap = pc / icg, c0 = pc % icg;
-                    const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
-                    const float *b = in_ng + c0 / (pack ? pack : 1) * plane
-                                   + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
-                    for (int64_t q = 0; q * NR < ncols; ++q)
-                        for (int64_t m = m0; m < m1; m += MR) {
-                            const int64_t mr = M - m < MR ? M - m : MR;
-                            const int64_t nr = ncols - q * NR < NR ? ncols - q * NR : NR;
-                            float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
-                            if (pack) {   /* grouped weights, as gather addresses them */
-                                const size_t elt = pack == 2 ? 2 : 1;
-                                const char *a_blk = (const char *)e->a_packed + a_esz(c) * (size_t)(
-                                    g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
-                                    + (m / MR) * kc * MR);
-                                /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
-                                u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
-                                         p->nc, mr, nr, pc > 0);
-                            } else {
-                                const float *a_blk = (const float *)e->a_packed
-                                    + g * p->a_panels * MR * K + pc * p->a_panels * MR
-                                    + (m / MR) * kc * MR;
-                                u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
-                                      pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
-                            }
-                        }
-                }
-                if (pack) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
-                else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
-            }
+            for (int64_t item = 0; item < items; ++item) shift_item(e, s, n0, item);
         }
     }
 }
