@@ -42,18 +42,6 @@ static inline __m512 dc_sums_f32(vf acc, const float *bias, int relu, __m512 alp
                                      v, alpha);
     return v;
 }
-/* Four vectors of s32 sums saturated to u8 or s8 (dt) as 64 bytes: the packs saturate
- * s32 to s16, then s16 to 8 bits; they work within 128-bit lanes, and the permutation
- * puts each vector's 16 bytes back in order (as bdnn_store_i8x64). */
-static inline void dc_store_s32x64(int dt, __m512i v0, __m512i v1, __m512i v2, __m512i v3,
-                                   void *out) {
-    const __m512i ab = _mm512_packs_epi32(v0, v1), cd = _mm512_packs_epi32(v2, v3);
-    const __m512i bytes = dt == BDNN_DT_U8 ? _mm512_packus_epi16(ab, cd)
-                                           : _mm512_packs_epi16(ab, cd);
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
-}
-
 /* The direct store (conv_dblk.inc's DC_OUT_BLOCK) of s32 sums: the epilogue's (float)acc
  * + bias, relu, conversion; a u8 or s8 output's points B apart go four to a store.
  * Without a bias, and with relu's slope 0 if any, the sums saturate as integers instead
@@ -67,16 +55,17 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
     void *out = a->out;
     if ((dt == BDNN_DT_U8 || dt == BDNN_DT_S8) && !a->out_bias
             && (!relu || a->relu_alpha == 0.0f)) {
-        /* relu before an s8 store (u8's saturation already takes negatives to 0) */
-        const __m512i floor = _mm512_set1_epi32(relu ? 0 : INT32_MIN);
+        /* relu before an s8 store only (u8's saturation already takes negatives to 0) */
+        const int floor0 = relu && dt == BDNN_DT_S8;
         for (int o = 0; o < OCB; ++o) {
             const vf *f = fin + o * UR;
             char *at = (char *)out + o * a->o_ocb;
-#define DC_S32_AT(j) _mm512_max_epi32((__m512i)f[j], floor)
+#define DC_S32_AT(j) (floor0 ? _mm512_max_epi32((__m512i)f[j], _mm512_setzero_si512())      \
+                             : (__m512i)f[j])
             int j = 0;
             for (; by4 && j + 4 <= UR; j += 4)
-                dc_store_s32x64(dt, DC_S32_AT(j), DC_S32_AT(j + 1), DC_S32_AT(j + 2),
-                                DC_S32_AT(j + 3), at + j * VLEN);
+                bdnn_store_s32_i8x64(dt, DC_S32_AT(j), DC_S32_AT(j + 1), DC_S32_AT(j + 2),
+                                     DC_S32_AT(j + 3), at + j * VLEN);
             for (; j < UR; ++j) bdnn_store_s32_i8x16(dt, DC_S32_AT(j), at + j * opt, 0xffff);
 #undef DC_S32_AT
         }

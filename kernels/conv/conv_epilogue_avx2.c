@@ -68,12 +68,17 @@ static inline void epi_put(void *dst, const void *src, int64_t n, size_t esz) {
 #define EPI_BYTES(PACK_32, PACK_16, s)                                                      \
     PACK_16(PACK_32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1)),             \
             _mm_setzero_si128())
+/* The low n (1..8) bytes of b8 at o + jb: one 8-byte store, or the tail's n bytes. */
+#define EPI_PUT_BYTES(o, b8)                                                                \
+    {                                                                                       \
+        if (n == 8) _mm_storel_epi64((__m128i *)(o + jb), b8);                              \
+        else { uint8_t buf[16]; _mm_storeu_si128((__m128i *)buf, b8); epi_put(o + jb, buf, n, 1); } \
+    }
 #define EPI_STORE_BYTES(o, PACK_32, PACK_16)                                                \
     {                                                                                       \
         const __m256i s = epi_sat_round8(v, vlo, vhi);                                      \
         const __m128i b8 = EPI_BYTES(PACK_32, PACK_16, s);                                  \
-        if (n == 8) _mm_storel_epi64((__m128i *)(o + jb), b8);                              \
-        else { uint8_t buf[16]; _mm_storeu_si128((__m128i *)buf, b8); epi_put(o + jb, buf, n, 1); } \
+        EPI_PUT_BYTES(o, b8)                                                                \
     }
 /* Stores the row as out_dt (u8, s8, s32, bf16, f32); 0: type not handled. */
 #define EPI_STORE_ROW(LOADV)                                                                \
@@ -162,12 +167,10 @@ epi_row_body(int out_dt, int smode, int has_bias, float b, float s, int dmode, f
 #undef EPI_FROM_ACC
 }
 
-/* A row of s32 sums minus k into u8 or s8 (out_dt) with nothing between: the sums
- * saturate as integers, s32 -> s16 -> 8 bits, each pack saturating. The same values as
- * the f32 path's: (float)x rounds only past 2^24, keeping its sign, where 8 bits saturate
- * anyway; at five instructions per 8 values instead of twelve. */
-static int epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *out,
-                             int64_t cols) {
+/* EPI_S32_BYTES_ROW (conv_epilogue.inc): s32 sums minus k into u8 or s8 (out_dt), the
+ * packs saturating s32 -> s16 -> 8 bits: five instructions per 8 values, not twelve. */
+static void epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *out,
+                              int64_t cols) {
     const __m256i vk = _mm256_set1_epi32(k);
     uint8_t *o = out;
     for (int64_t jb = 0; jb < cols; jb += 8) {
@@ -175,21 +178,15 @@ static int epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *ou
         const __m256i x = _mm256_sub_epi32(
             n == 8 ? _mm256_loadu_si256((const __m256i *)(acc + jb))
                    : _mm256_maskload_epi32(acc + jb, epi_mask8(n)), vk);
-        const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(x),
-                                          _mm256_extracti128_si256(x, 1));
-        const __m128i b8 = out_dt == BDNN_DT_U8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
-        if (n == 8) _mm_storel_epi64((__m128i *)(o + jb), b8);
-        else { uint8_t buf[16]; _mm_storeu_si128((__m128i *)buf, b8); epi_put(o + jb, buf, n, 1); }
+        const __m128i b8 = out_dt == BDNN_DT_U8 ? EPI_BYTES(_mm_packs_epi32, _mm_packus_epi16, x)
+                                                : EPI_BYTES(_mm_packs_epi32, _mm_packs_epi16, x);
+        EPI_PUT_BYTES(o, b8);
     }
-    return 1;
 }
 
 static int epi_row_avx2(int out_dt, int smode, int has_bias, float b, float s, int dmode,
                         float inv, float zp, const void *acc, const int32_t *comp_k,
                         void *out, int64_t cols) {
-    if (smode == 0 && dmode == 0 && !has_bias && comp_k
-            && (out_dt == BDNN_DT_U8 || out_dt == BDNN_DT_S8))
-        return epi_row_s32_bytes(out_dt, acc, *comp_k, out, cols);
     /* the cases without scales and zero points, each with the bias or without it */
 #define EPI_PLAIN(DT, S32)                                                                  \
     if (out_dt == DT && !comp_k == !(S32))                                                  \
@@ -210,10 +207,12 @@ static int epi_row_avx2(int out_dt, int smode, int has_bias, float b, float s, i
 #undef EPI_STEP
 #undef EPI_BYTES
 #undef EPI_STORE_BYTES
+#undef EPI_PUT_BYTES
 #undef EPI_STORE_ROW
 
 #define EPI_FN bdnn_conv_epilogue_avx2
 #define EPI_VL 8
 #define EPI_VEC_STORE epi_store_avx2
 #define EPI_VEC_ROW epi_row_avx2
+#define EPI_S32_BYTES_ROW epi_row_s32_bytes
 #include "conv_epilogue.inc"

@@ -14,10 +14,13 @@
  * type's range with NaN giving 0, rounding to nearest even, as dt.h: conv_store_avx512.h;
  * masked loads and stores touch exactly cols elements). LOADV(jb, m) gives the row's f32
  * values at jb. */
+/* the first n lanes of 16 (all of them from 16 on) */
+static inline __mmask16 epi_mask16(int64_t n) {
+    return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+}
 #define EPI_LOOP(LOADV, ...)                                                                \
     for (int64_t jb = 0; jb < cols; jb += 16) {                                             \
-        const __mmask16 m = cols - jb >= 16 ? (__mmask16)0xffff                             \
-                                            : (__mmask16)((1u << (cols - jb)) - 1u);        \
+        const __mmask16 m = epi_mask16(cols - jb);                                          \
         __m512 v = LOADV(jb, m);                                                            \
         if (dmode == 2) v = _mm512_add_ps(_mm512_mul_ps(v, vinv), vzp);                     \
         else if (dmode == 1) v = _mm512_add_ps(v, vzp);                                     \
@@ -71,25 +74,23 @@ static inline int epi_store_avx512(int out_dt, int dmode, float inv, float zp,
 #undef EPI_FROM_TMP
 }
 
+/* EPI_S32_BYTES_ROW (conv_epilogue.inc): s32 sums minus k into u8 or s8 (out_dt). */
+static void epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *out,
+                              int64_t cols) {
+    const __m512i vk = _mm512_set1_epi32(k);
+    for (int64_t jb = 0; jb < cols; jb += 16) {
+        const __mmask16 m = epi_mask16(cols - jb);
+        bdnn_store_s32_i8x16(out_dt, _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, acc + jb), vk),
+                             (int8_t *)out + jb, m);
+    }
+}
+
 /* A whole row without post-ops in one pass, from the accumulators (s32 minus the
  * compensation k, or f32) to the output: the scales and bias of smode (conv_epilogue.inc's
- * stage 1, same order of operations), then the last stage. s32 sums into u8 or s8 with
- * nothing between saturate as integers (bdnn_store_s32_i8x16: the same values). */
+ * stage 1, same order of operations), then the last stage. */
 static inline int epi_row_avx512(int out_dt, int smode, int has_bias, float b, float s,
                                  int dmode, float inv, float zp, const void *acc,
                                  const int32_t *comp_k, void *out, int64_t cols) {
-    if (smode == 0 && dmode == 0 && !has_bias && comp_k
-            && (out_dt == BDNN_DT_U8 || out_dt == BDNN_DT_S8)) {
-        const __m512i vk = _mm512_set1_epi32(*comp_k);
-        for (int64_t jb = 0; jb < cols; jb += 16) {
-            const __mmask16 m = cols - jb >= 16 ? (__mmask16)0xffff
-                                                : (__mmask16)((1u << (cols - jb)) - 1u);
-            bdnn_store_s32_i8x16(out_dt, _mm512_sub_epi32(_mm512_maskz_loadu_epi32(
-                                             m, (const int32_t *)acc + jb), vk),
-                                 (int8_t *)out + jb, m);
-        }
-        return 1;
-    }
     const __m512 vb = _mm512_set1_ps(b), vs = _mm512_set1_ps(s);
     const __m512i vk = _mm512_set1_epi32(comp_k ? *comp_k : 0);
 #define EPI_X(jb, m)                                                                        \
@@ -112,4 +113,5 @@ static inline int epi_row_avx512(int out_dt, int smode, int has_bias, float b, f
 #define EPI_VL 16
 #define EPI_VEC_STORE epi_store_avx512
 #define EPI_VEC_ROW epi_row_avx512
+#define EPI_S32_BYTES_ROW epi_row_s32_bytes
 #include "conv_epilogue.inc"

@@ -122,7 +122,7 @@ typedef struct {
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     int64_t plane;        /* shift: one plane's stride in elements, hp * wp rounded up to
                              a cache line so that every tap's B rows start alike */
-    int64_t chunk;        /* shift: images per copy and products pass (n_items: a pass's) */
+    int64_t chunk;        /* shift: images per copy and products pass */
     /* shift: the problem the padded planes pose (the descriptor's, or after
      * space-to-depth): channels per image and per group, taps, dilations */
     int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;

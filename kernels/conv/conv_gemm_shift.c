@@ -47,10 +47,8 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     const int64_t reach = d->ow + (s_kw - 1) * (s_dw + 1);
     const int shared_pad = !s2d && d->sw == 1 && c->fault != BDNN_FAULT_RIGHT_PAD_EDGE;
     const int64_t held = d->pw + d->iw < reach ? d->pw + d->iw : reach;   /* read input */
-    int64_t wp = reach;
-    if (shared_pad && reach - d->pw > held) wp = reach - d->pw;
-    else if (shared_pad) wp = held;
-    if (wp < d->ow) wp = d->ow;
+    const int64_t narrow = reach - d->pw > held ? reach - d->pw : held;
+    const int64_t wp = !shared_pad ? reach : narrow > d->ow ? narrow : d->ow;
     const int pack = c->lp ? u->pack : 1;
     /* The gather route's rules for zero points (lp_init), checked before the plan moves. */
     const float shift = pack == 4 && c->attr.src_dt == BDNN_DT_S8 ? 128.0f : 0.0f;
@@ -71,7 +69,6 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
     p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
     p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
-    p->instances = d->mb * d->g;
     p->M = d->oc / d->g, p->N = d->oh * wp, p->K = p->s_icg * p->s_kh * p->s_kw;
     p->pack = c->lp ? u->pack : 0;
     p->Kp = p->K;   /* k blocks are whole channel groups */
@@ -99,7 +96,6 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     if (row_blocks > p->a_panels) row_blocks = p->a_panels;
     p->m_rows = bdnn_div_up(p->a_panels, row_blocks) * u->mr;
     p->n_row_blocks = bdnn_div_up(p->a_panels * u->mr, p->m_rows);
-    p->n_items = inst * p->n_col_blocks * p->n_row_blocks;
     p->padded = bdnn_aligned_alloc(sizeof(float) * (size_t)padded);
     if (!p->padded) return BDNN_STATUS_OUT_OF_MEMORY;
     /* Borders: zero, or int8's padding byte in each of a lane's four bytes; never

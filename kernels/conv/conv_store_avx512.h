@@ -63,22 +63,28 @@ static inline void bdnn_store_bf16x32(__m512 v0, __m512 v1, uint16_t *out) {
 }
 #endif
 
-/* 64 values, four vectors' 16 each, stored as consecutive u8 (out_dt BDNN_DT_U8) or s8
- * at out, each as bdnn_epi_store16 stores it: saturated and rounded in s32, then narrowed
- * by packs (every value in range: exact) into one store instead of four narrowing ones. */
+/* 64 s32 values, four vectors' 16 each, stored as consecutive u8 (out_dt BDNN_DT_U8) or
+ * s8 at out, saturated by packs (s32 to s16, then s16 to 8 bits) into one store instead
+ * of four narrowing ones. The packs work within 128-bit lanes: lane L holds elements
+ * 4L .. 4L+3 of v0, v1, v2, v3 as four dwords; the permutation puts each vector's back
+ * in order. */
+static inline void bdnn_store_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m512i v2,
+                                        __m512i v3, void *out) {
+    const __m512i ab = _mm512_packs_epi32(v0, v1), cd = _mm512_packs_epi32(v2, v3);
+    const __m512i bytes = out_dt == BDNN_DT_U8 ? _mm512_packus_epi16(ab, cd)
+                                               : _mm512_packs_epi16(ab, cd);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
+}
+
+/* 64 f32 values, each as bdnn_epi_store16 stores it: saturated and rounded in s32 (every
+ * value then in range, so the packs are exact), then bdnn_store_s32_i8x64. */
 static inline void bdnn_store_i8x64(int out_dt, __m512 v0, __m512 v1, __m512 v2, __m512 v3,
                                     void *out) {
     const int u = out_dt == BDNN_DT_U8;
     const __m512 lo = _mm512_set1_ps(u ? 0.0f : -128.0f), hi = _mm512_set1_ps(u ? 255.0f : 127.0f);
-    const __m512i ab = _mm512_packs_epi32(bdnn_epi_sat_round(v0, lo, hi),
-                                          bdnn_epi_sat_round(v1, lo, hi));
-    const __m512i cd = _mm512_packs_epi32(bdnn_epi_sat_round(v2, lo, hi),
-                                          bdnn_epi_sat_round(v3, lo, hi));
-    /* the packs work within 128-bit lanes: lane L holds elements 4L .. 4L+3 of v0, v1,
-     * v2, v3 as four dwords; the permutation puts each vector's back in order */
-    const __m512i bytes = u ? _mm512_packus_epi16(ab, cd) : _mm512_packs_epi16(ab, cd);
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
+    bdnn_store_s32_i8x64(out_dt, bdnn_epi_sat_round(v0, lo, hi), bdnn_epi_sat_round(v1, lo, hi),
+                         bdnn_epi_sat_round(v2, lo, hi), bdnn_epi_sat_round(v3, lo, hi), out);
 }
 
 /* 16 s32 sums (lanes m) saturated to u8 or s8 (out_dt) at out, as integers: (float)x

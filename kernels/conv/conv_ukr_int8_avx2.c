@@ -21,19 +21,23 @@
 enum { MR = 5, NR = 16 };
 
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4)
+/* W: the tile's B vectors, 2 (16 columns) or 1 (its first 8: the second's registers and
+ * operations compile away) */
 #define ACC_ZERO(r) __m256i c##r##a = _mm256_setzero_si256(), c##r##b = _mm256_setzero_si256();
-/* half h (0: even bytes, 1: odd) of row r's quad against the two B vectors' same half */
+/* half h (0: even bytes, 1: odd) of row r's quad against the B vectors' same half */
 #define ACC_HALF(r, h)                                                                      \
     {                                                                                       \
         const __m256i av = _mm256_set1_epi32(ak[2 * (r) + (h)]);                            \
         c##r##a = _mm256_add_epi32(c##r##a, _mm256_madd_epi16(b0, av));                     \
-        c##r##b = _mm256_add_epi32(c##r##b, _mm256_madd_epi16(b1, av));                     \
+        if (W == 2) c##r##b = _mm256_add_epi32(c##r##b, _mm256_madd_epi16(b1, av));         \
     }
 #define ACC_EVEN(r) ACC_HALF(r, 0)
 #define ACC_ODD(r) ACC_HALF(r, 1)
 /* Ends a half: without it GCC reassociates acc + even + odd into acc + (even + odd),
  * computes every product of the step first and spills them (a third of the speed). */
-#define ACC_FENCE(r) __asm__("" : "+x"(c##r##a), "+x"(c##r##b));
+#define ACC_FENCE(r)                                                                        \
+    if (W == 2) __asm__("" : "+x"(c##r##a), "+x"(c##r##b));                                 \
+    else __asm__("" : "+x"(c##r##a));
 #define ACC_STORE(r)                                                                        \
     {                                                                                       \
         int32_t *cr = c + r * ldc;                                                          \
@@ -47,53 +51,13 @@ enum { MR = 5, NR = 16 };
     }
 #define ACC_SPILL(r)                                                                        \
     _mm256_storeu_si256((__m256i *)tile[r], c##r##a);                                       \
-    _mm256_storeu_si256((__m256i *)(tile[r] + 8), c##r##b);
+    if (W == 2) _mm256_storeu_si256((__m256i *)(tile[r] + 8), c##r##b);
 
-#define HALF_ZERO(r) __m256i c##r##a = _mm256_setzero_si256();
-#define HALF_ACC(r, h)                                                                      \
-    c##r##a = _mm256_add_epi32(c##r##a, _mm256_madd_epi16(b0, _mm256_set1_epi32(ak[2 * (r) + (h)])));
-#define HALF_EVEN(r) HALF_ACC(r, 0)
-#define HALF_ODD(r) HALF_ACC(r, 1)
-#define HALF_FENCE(r) __asm__("" : "+x"(c##r##a));
-#define HALF_SPILL(r) _mm256_storeu_si256((__m256i *)tile[r], c##r##a);
-
-/* The tile's first 8 columns only (nr <= 8), the same steps on one B vector. */
-static void tile_int8_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c,
-                          int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    const __m256i even = _mm256_set1_epi32(0x00ff00ff);
-    ROWS(HALF_ZERO)
-    for (int64_t i = 0; i < nblk; ++i) {
-        const int16_t *a = blk[i].a;
-        const uint8_t *b = blk[i].b;
-        for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
-            const int32_t *ak = (const int32_t *)(a + k * MR * 4);
-            const __m256i bv = _mm256_loadu_si256((const __m256i *)(b + k * ldb));
-            {
-                const __m256i b0 = _mm256_and_si256(bv, even);
-                ROWS(HALF_EVEN)
-                ROWS(HALF_FENCE)
-            }
-            {
-                const __m256i b0 = _mm256_srli_epi16(bv, 8);
-                ROWS(HALF_ODD)
-                ROWS(HALF_FENCE)
-            }
-        }
-    }
-    int32_t tile[MR][NR / 2];
-    ROWS(HALF_SPILL)
-    bdnn_dp_edge_s32(&tile[0][0], NR / 2, c, ldc, mr, nr, accumulate);
-}
-
-/* One 5 x 16 tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
+/* One 5 x 8W tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
  * case. The accumulators are named variables (see conv_ukr_int8_avx512_vnni.c). */
-static inline void tile_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
-                                  int32_t *c, int64_t ldc, int64_t mr, int64_t nr,
-                                  int accumulate) {
-    if (nr <= NR / 2) {
-        tile_int8_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
-        return;
-    }
+static inline __attribute__((always_inline)) void
+tile_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, int64_t ldc,
+          int64_t mr, int64_t nr, int accumulate, const int W) {
     const __m256i even = _mm256_set1_epi32(0x00ff00ff);
     ROWS(ACC_ZERO)
     for (int64_t i = 0; i < nblk; ++i) {
@@ -102,27 +66,42 @@ static inline void tile_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int6
         for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
             const int32_t *ak = (const int32_t *)(a + k * MR * 4);
             const __m256i *bk = (const __m256i *)(b + k * ldb);
+            const __m256i v0 = _mm256_loadu_si256(bk);
+            const __m256i v1 = W == 2 ? _mm256_loadu_si256(bk + 1) : v0;
             {
-                const __m256i b0 = _mm256_and_si256(_mm256_loadu_si256(bk), even);
-                const __m256i b1 = _mm256_and_si256(_mm256_loadu_si256(bk + 1), even);
+                const __m256i b0 = _mm256_and_si256(v0, even), b1 = _mm256_and_si256(v1, even);
                 ROWS(ACC_EVEN)
                 ROWS(ACC_FENCE)
             }
             {
-                const __m256i b0 = _mm256_srli_epi16(_mm256_loadu_si256(bk), 8);
-                const __m256i b1 = _mm256_srli_epi16(_mm256_loadu_si256(bk + 1), 8);
+                const __m256i b0 = _mm256_srli_epi16(v0, 8), b1 = _mm256_srli_epi16(v1, 8);
                 ROWS(ACC_ODD)
                 ROWS(ACC_FENCE)
             }
         }
     }
-    if (mr == MR && nr == NR) {
+    if (W == 2 && mr == MR && nr == NR) {
         ROWS(ACC_STORE)
         return;
     }
     int32_t tile[MR][NR];
     ROWS(ACC_SPILL)
     bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
+}
+
+static void tile_int8_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c,
+                          int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    tile_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1);
+}
+
+static inline void tile_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
+                                  int32_t *c, int64_t ldc, int64_t mr, int64_t nr,
+                                  int accumulate) {
+    if (nr <= NR / 2) {
+        tile_int8_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+        return;
+    }
+    tile_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2);
 }
 
 static void ukr_int8_5x16(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,

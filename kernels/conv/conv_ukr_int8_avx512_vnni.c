@@ -47,22 +47,22 @@ enum { MR = 12, NR = 32 };
  * bias, converted and stored (columns past nr masked off); without a bias, into u8 or s8,
  * saturated as integers (the same values). */
 #define ACC_OUT(r)                                                                          \
-    if (r < mr && s32_bytes) {                                                              \
+    if (r < mr) {                                                                           \
         const __m512i k = _mm512_set1_epi32(st->comp ? st->comp[r] : 0);                    \
-        int8_t *row = (int8_t *)c_ + r * ldc;                                               \
-        bdnn_store_s32_i8x16(st->out_dt, _mm512_sub_epi32(c##r##a, k), row, m0);            \
-        if (m1) bdnn_store_s32_i8x16(st->out_dt, _mm512_sub_epi32(c##r##b, k), row + 16, m1); \
-    } else if (r < mr) {                                                                    \
-        const __m512i k = _mm512_set1_epi32(st->comp ? st->comp[r] : 0);                    \
-        __m512 v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(c##r##a, k));                       \
-        __m512 v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(c##r##b, k));                       \
-        if (st->bias) {                                                                     \
-            const __m512 bv = _mm512_set1_ps(st->bias[r]);                                  \
-            v0 = _mm512_add_ps(v0, bv), v1 = _mm512_add_ps(v1, bv);                         \
-        }                                                                                   \
+        const __m512i s0 = _mm512_sub_epi32(c##r##a, k), s1 = _mm512_sub_epi32(c##r##b, k); \
         void *row = (char *)c_ + esz * (size_t)(r * ldc);                                   \
-        bdnn_epi_store16(st->out_dt, v0, row, 0, m0);                                       \
-        if (m1) bdnn_epi_store16(st->out_dt, v1, row, 16, m1);                              \
+        if (s32_bytes) {                                                                    \
+            bdnn_store_s32_i8x16(st->out_dt, s0, row, m0);                                  \
+            if (m1) bdnn_store_s32_i8x16(st->out_dt, s1, (int8_t *)row + 16, m1);           \
+        } else {                                                                            \
+            __m512 v0 = _mm512_cvtepi32_ps(s0), v1 = _mm512_cvtepi32_ps(s1);                \
+            if (st->bias) {                                                                 \
+                const __m512 bv = _mm512_set1_ps(st->bias[r]);                              \
+                v0 = _mm512_add_ps(v0, bv), v1 = _mm512_add_ps(v1, bv);                     \
+            }                                                                               \
+            bdnn_epi_store16(st->out_dt, v0, row, 0, m0);                                   \
+            if (m1) bdnn_epi_store16(st->out_dt, v1, row, 16, m1);                          \
+        }                                                                                   \
     }
 
 static inline void tile_int8_12x32(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
