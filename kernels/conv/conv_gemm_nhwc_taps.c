@@ -40,7 +40,8 @@
  * layer, 3 channels, keeps run_bww). */
 enum {
     BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 4096,
-    BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024
+    BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024,
+    BWT_IN_PLACE_KC = 2048
 };
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
  * size on are stored past the caches: each store then reads no old line, where the
@@ -312,8 +313,9 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
                               / (int64_t)sizeof(float);
     const int64_t a_rows = min64(rows_t, q->Mp);
     /* Flat blocks where an image is shorter than a block and each (kd, kh) row of taps
-     * reads one offset (no w offsets: w_phases, or one tap across) */
-    q->flat = !q->src_in_place && d->mb > 1 && q->kext < NKC && qmax[2] == 0;
+     * reads one offset (no w offsets: w_phases, or one tap across), and wherever src is
+     * read in place (its images follow one another: a block's points are one run) */
+    q->flat = d->mb > 1 && (q->src_in_place || (q->kext < NKC && qmax[2] == 0));
     const int64_t k_blocked = q->flat ? d->mb * q->kext : q->kext;   /* what blocks cut */
     int st = bwt_groups(d, q, pack_floats, q->Np * q->n_phase, a_rows);
     if (st != BDNN_STATUS_OK) return st;
@@ -339,6 +341,16 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
             st = bwt_groups(d, q, pack_floats, q->Np * q->n_phase, a_rows);
             if (st != BDNN_STATUS_OK) return st;
         }
+    }
+    /* Both tensors read in place and in cache: no packing bounds the block, and each
+     * block reads and writes the thread's C once more, so the blocks grow to the
+     * thread's share of k, up to BWT_IN_PLACE_KC, in a whole number per thread (an
+     * uneven count would leave one thread a block more). From memory the read-ahead keeps
+     * its blocks, which leave the next block room in L2. */
+    if (q->src_in_place && q->dd_in_place && !bdnn_bwt_from_memory(d)) {
+        const int64_t share = bdnn_div_up(k_blocked, q->k_splits);
+        q->kc = bdnn_div_up(k_blocked,
+                            bdnn_div_up(share, BWT_IN_PLACE_KC) * q->k_splits);
     }
     const int64_t win = q->cw * q->n_phase;
     q->kblocks = bdnn_div_up(k_blocked, q->kc);
@@ -588,7 +600,8 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
             for (int64_t blk = bs; blk < be; ++blk) {
                 int64_t K0, kc;
                 bwt_block(q, d->mb, blk, &K0, &kc);
-                /* its first image and point there: the in-place reads' (never flat) */
+                /* its first image and point there: the in-place reads' (flat, a block
+                 * may run on into the next images, which follow in memory) */
                 const int64_t n = K0 / q->kext, k0 = K0 % q->kext;
                 const int mode = blk == bs ? UKR_WRITE | (stream_c && be - bs == 1 ? UKR_STREAM : 0)
                                            : UKR_ACCUMULATE;

@@ -61,6 +61,9 @@ SHAPES = [
     "mb1ic32ih10oc128kh3ph1",                     # packed A, C through the scratch
     "mb1ic64ih6oc128kh1",                         # A and B read in place, C direct
     "mb1ic64ih6oc99kh1",                          # an odd channel count: A packed
+    # ... both read in place and in cache: blocks of the thread's share of k
+    "mb3ic64ih5oc76kh1",                          # blocks run on across images
+    "mb1ic32ih72iw64oc16kh1kw1",                 # shares past BWT_IN_PLACE_KC: 2 each
 ]
 
 
