@@ -144,7 +144,9 @@ def _not_dot(shape: core.ConvShape) -> bool:
 
 def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
     """Whether backward weights by taps on channels last (run_bwt) outruns the plain rows:
-    an output at least 14 wide (narrower: too few points per k block for its C), at
+    an output at least 14 wide (narrower: too few points per k block for its C), or a
+    strided 1x1 of any width (its k blocks run across images, and it copies src's one
+    phase it reads, where the plain rows gather the strided points per k block), at
     least 16 input channels per group, and not a 1x1 with few input channels whose src
     is larger than run_bwt reads in place (core.BWT_CACHED_MAX_BYTES), where every
     element it packs comes from memory and the plain rows' packing streams faster,
@@ -154,9 +156,10 @@ def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
     cig, cog = shape.ic // shape.g, shape.oc // shape.g
     src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
     hides = hiding_macs is not None and cog * cig >= hiding_macs * (cog + cig)
-    return shape.o[2] >= 14 and cig >= 16 and (cig >= 128 or shape.k != (1, 1, 1)
-                                               or src_bytes <= core.BWT_CACHED_MAX_BYTES
-                                               or hides)
+    strided_1x1 = shape.k == (1, 1, 1) and not _unit_stride(shape)
+    return ((shape.o[2] >= 14 or strided_1x1) and cig >= 16
+            and (cig >= 128 or shape.k != (1, 1, 1) or src_bytes <= core.BWT_CACHED_MAX_BYTES
+                 or hides))
 
 
 def _bwt_pays_avx512(shape: core.ConvShape) -> bool:

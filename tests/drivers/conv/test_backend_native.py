@@ -78,6 +78,8 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_W", "mb2ic20ih16oc18kh1", "nhwc"),           # the same, 40 KB
     ("BWD_W", "mb1ic128ih14oc16kh1", "nhwc"),          # 1x1, 128 input channels
     ("BWD_W", "mb2ic3ih20oc18kh3", "plain"),           # 3 input channels
+    ("BWD_W", "mb2ic32ih14oc16kh1sh2", "nhwc"),        # strided 1x1, 7 wide
+    ("BWD_W", "mb2ic32ih7oc16kh1", "plain"),           # the same at unit stride
 ])
 def test_any_follows_the_rules_of_the_kernel_direction(direction, desc, kind):
     ex = _executor(_problem(f"--dir={direction}", desc))
