@@ -41,7 +41,7 @@
 enum {
     BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 4096,
     BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024,
-    BWT_IN_PLACE_KC = 2048
+    BWT_IN_PLACE_KC = 2048, BWT_IN_PLACE_ROWS = 128
 };
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
  * size on are stored past the caches: each store then reads no old line, where the
@@ -291,11 +291,18 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * pack its share of both tensors but sum nthr partial C at the end: the split is the
      * cheaper one while C's rows (x taps) are at most half the k points (the sum is then
      * small against the packing), and where the panels do not share out evenly (fewer
-     * than 4 per thread, not a multiple of the threads). */
+     * than 4 per thread, not a multiple of the threads). Both tensors read in place pack
+     * nothing, and the sum, run after the products behind a barrier, is then the split's
+     * cost against each thread reading all of src: with at least BWT_IN_PLACE_ROWS rows a
+     * thread no split, and one group's rows shared out as each thread's own (panel
+     * ranges leave OC 256 at 132 and 124 rows a thread); fewer rows use src too slowly for
+     * each thread to read it all (on AVX2, OC 64 ran 7-13% slower so, OC 128 4-7%). */
     const int64_t c_rows = G * q->Mp * taps, k_all = d->mb * q->kext;
-    q->k_splits = nthr > 1 && (2 * c_rows <= k_all
-                               || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
-    q->row_split = nthr > 1 && q->k_splits == 1 && G == 1 && q->panels % nthr;
+    const int rows_in_place = q->dd_in_place && G * OCG >= BWT_IN_PLACE_ROWS * nthr;
+    q->k_splits = nthr > 1 && !rows_in_place
+        && (2 * c_rows <= k_all || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
+    q->row_split = nthr > 1 && q->k_splits == 1 && G == 1
+        && (q->panels % nthr || rows_in_place);
     /* (A read in place under row_split: a thread's last panel ends on a multiple of the
      * row step, or on OCG, itself one where dd_in_place holds) */
     int64_t rows_t = 0;   /* the most rows of panels a thread computes */
