@@ -41,7 +41,8 @@
 enum {
     BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 4096,
     BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024,
-    BWT_IN_PLACE_KC = 2048, BWT_IN_PLACE_ROWS = 128
+    BWT_IN_PLACE_KC = 2048, BWT_IN_PLACE_ROWS = 128, BWT_IN_PLACE_MIN_PRODUCTS = 256,
+    BWT_NARROW_IN_PLACE_ROW = 256
 };
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
  * size on are stored past the caches: each store then reads no old line, where the
@@ -273,9 +274,15 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     /* With src in place, diff_dst's points are the k steps too: A's panels are its rows
      * of channels as they lie (the tile's broadcasts one point apart), no packing. A short
      * panel reads its rows rounded up to the tile's row step (conv_ukr.inc), which must
-     * not pass the group's channels (the tensor's last point would read past its end). */
+     * not pass the group's channels (the tensor's last point would read past its end).
+     * In place, each k step reads a new line of each tensor, a point apart: a tile of
+     * fewer than BWT_IN_PLACE_MIN_PRODUCTS products a step (AVX2's 6 x 16: 12 FMAs, 6
+     * cycles) does not cover that, except on points of at most BWT_NARROW_IN_PLACE_ROW
+     * bytes (16 to a page), and packs A (24 bytes a step) instead. */
     const int64_t step = u->row_step ? u->row_step : MR;
-    q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0;
+    const int64_t row_max = (d->ic > d->oc ? d->ic : d->oc) * (int64_t)sizeof(float);
+    q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0
+        && (MR * NR >= BWT_IN_PLACE_MIN_PRODUCTS || row_max <= BWT_NARROW_IN_PLACE_ROW);
     /* Read ahead where the tensors come from memory on every run (bwt_ahead), and on a
      * 1x1 at unit stride without padding whatever their size: there each k block reads
      * its points' lines once, in order, so asking for the next block's costs only the
