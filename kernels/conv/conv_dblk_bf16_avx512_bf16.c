@@ -38,6 +38,30 @@ static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_
     }
 }
 #define DC_OUT_BLOCK dc_out_block_bf16
+/* ... and its common case inline (DC_OUT_INLINE): a bf16 output whose points lie B apart,
+ * with sums that vcvtne2ps2bf16 converts to dt.h's bits (no NaN or denormal: one class
+ * test each), two points to a conversion and store: the sums then never go through
+ * memory, a round trip that few input channels (few products per sum) do not amortize.
+ * Anything else takes dc_out_block_bf16. */
+#define DC_OUT_INLINE(acc, a, UR, OCB, opt)                                                 \
+    do {                                                                                    \
+        if ((a)->out_dt != BDNN_DT_BF16 || (opt) != VLEN) break;                            \
+        __mmask16 inexact = 0;                                                              \
+        _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o)                             \
+        _Pragma("GCC unroll 28") for (int j = 0; j < (UR); ++j)                             \
+            inexact |= bdnn_bf16_cvtne_inexact((__m512)(acc)[j][o]);                         \
+        if (inexact) break;                                                                 \
+        _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
+            uint16_t *row = (uint16_t *)(a)->out + o * (a)->o_ocb;                          \
+            _Pragma("GCC unroll 14") for (int j = 0; j + 1 < (UR); j += 2)                  \
+                _mm512_storeu_si512(row + j * VLEN, (__m512i)_mm512_cvtne2ps_pbh(          \
+                                        (__m512)(acc)[j + 1][o], (__m512)(acc)[j][o]));     \
+            if ((UR) % 2)                                                                   \
+                _mm256_storeu_si256((__m256i *)(row + ((UR) - 1) * VLEN),                   \
+                                    (__m256i)_mm512_cvtneps_pbh((__m512)(acc)[(UR) - 1][o])); \
+        }                                                                                   \
+        return;                                                                             \
+    } while (0)
 #define DC_STORE_DTS ((1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32))
 
 #include "conv_dblk.inc"

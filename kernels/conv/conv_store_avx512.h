@@ -39,10 +39,12 @@ static inline __m256i bdnn_epi_bf16(__m512 v) {
 #ifdef __AVX512BF16__
 /* vcvtneps2bf16 (and vcvtne2ps2bf16) give bdnn_epi_bf16's bits for a vector without a
  * denormal or a NaN: they round to nearest even alike but flush denormals and quiet NaN
- * their own way. One class test decides, against the integer path's eight operations. */
-static inline int bdnn_bf16_cvtne_exact(__m512 v) {
-    return !_mm512_fpclass_ps_mask(v, 0xa1);   /* QNaN | denormal | SNaN */
+ * their own way. One class test decides, against the integer path's eight operations:
+ * the lanes that need the integer path. */
+static inline __mmask16 bdnn_bf16_cvtne_inexact(__m512 v) {
+    return _mm512_fpclass_ps_mask(v, 0xa1);   /* QNaN | denormal | SNaN */
 }
+static inline int bdnn_bf16_cvtne_exact(__m512 v) { return !bdnn_bf16_cvtne_inexact(v); }
 
 /* 16 values stored as bf16 at out, dt.h's bits. */
 static inline void bdnn_store_bf16x16(__m512 v, uint16_t *out) {

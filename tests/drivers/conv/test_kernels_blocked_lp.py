@@ -312,6 +312,31 @@ def test_a_lone_leaky_relu_in_the_direct_store(impl, t, text):
         assert not tail.any()
 
 
+BF16_RUNNABLE = [(i, t) for i, t in RUNNABLE if t.src == "bf16"]
+
+
+@pytest.mark.parametrize("impl,t", BF16_RUNNABLE, ids=[i.name for i, _ in BF16_RUNNABLE])
+@pytest.mark.parametrize("text", ["mb1ic64ih7oc64kh1", "mb2ic40ih10oc36kh1",
+                                  "mb1ic32ih7oc48kh3ph1"])
+def test_denormal_outputs_keep_their_bits(impl, t, text):
+    """A leaky relu of tiny negative sums gives f32 denormals, which the bf16 store keeps
+    (dt.h) where vcvtne2ps2bf16 would flush them: calls with one take the out-of-line
+    store, the rest the store from registers, and both must give the reference's bits."""
+    s = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src = (ints(rng, s.src_shape, 1, 8) * 2.0 ** -60).astype(np.float32)
+    wei = (ints(rng, s.wei_shape, -8, 8) * 2.0 ** -62).astype(np.float32)
+    alpha = 2.0 ** -12
+    relu = core.PostOp(core.PostKind.ELTWISE, alg=core.EltAlg.RELU, alpha=alpha)
+    dst = _run(impl, t, s, _attr(t, "bf16", post_ops=(relu,)), src, wei, None,
+               unwritten("bf16", s.dst_shape))
+    v = core.ref_conv_fwd(s, src, wei, None).astype(np.float32)
+    want = converted(np.where(v > 0, v, np.float32(alpha) * v), "bf16")
+    out, tail = _plain(dst, s.oc)
+    assert ((out != 0) & (np.abs(out) < 2.0 ** -126)).any()   # denormals to keep
+    assert np.array_equal(out, want) and not tail.any()
+
+
 INT8_RUNNABLE = [(i, t) for i, t in RUNNABLE if t.src == "u8"]
 
 
