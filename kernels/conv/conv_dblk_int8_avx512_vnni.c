@@ -47,27 +47,28 @@ static inline __m512 dc_sums_f32(vf acc, const float *bias, int relu, __m512 alp
  * Without a bias, and with relu's slope 0 if any, the sums saturate as integers instead
  * (bdnn_store_s32_i8x16: the same values; a negative sum's relu is 0 either way), at a
  * third of the instructions (no conversion, clamp or rounding per vector). */
+/* Whether a call's sums saturate as integers (above), and the sum as the packs take it:
+ * relu's floor before an s8 store only (u8's saturation already takes negatives to 0). */
+static inline int dc_s32_direct(const dc_call_t *a) {
+    return (a->out_dt == BDNN_DT_U8 || a->out_dt == BDNN_DT_S8) && !a->out_bias
+           && (!a->out_relu || a->relu_alpha == 0.0f);
+}
+static inline __m512i dc_s32_of(vf acc, int floor0) {
+    return floor0 ? _mm512_max_epi32((__m512i)acc, _mm512_setzero_si512()) : (__m512i)acc;
+}
 static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_call_t *a,
                                                         int UR, int OCB, int64_t opt) {
     const int dt = a->out_dt, relu = a->out_relu;
     const __m512 alpha = _mm512_set1_ps(a->relu_alpha);
     const int by4 = opt == VLEN && (dt == BDNN_DT_U8 || dt == BDNN_DT_S8);
     void *out = a->out;
-    if ((dt == BDNN_DT_U8 || dt == BDNN_DT_S8) && !a->out_bias
-            && (!relu || a->relu_alpha == 0.0f)) {
-        /* relu before an s8 store only (u8's saturation already takes negatives to 0) */
+    if (dc_s32_direct(a)) {   /* (points B apart: DC_OUT_INLINE's) */
         const int floor0 = relu && dt == BDNN_DT_S8;
         for (int o = 0; o < OCB; ++o) {
             const vf *f = fin + o * UR;
             char *at = (char *)out + o * a->o_ocb;
-#define DC_S32_AT(j) (floor0 ? _mm512_max_epi32((__m512i)f[j], _mm512_setzero_si512())      \
-                             : (__m512i)f[j])
-            int j = 0;
-            for (; by4 && j + 4 <= UR; j += 4)
-                bdnn_store_s32_i8x64(dt, DC_S32_AT(j), DC_S32_AT(j + 1), DC_S32_AT(j + 2),
-                                     DC_S32_AT(j + 3), at + j * VLEN);
-            for (; j < UR; ++j) bdnn_store_s32_i8x16(dt, DC_S32_AT(j), at + j * opt, 0xffff);
-#undef DC_S32_AT
+            for (int j = 0; j < UR; ++j)
+                bdnn_store_s32_i8x16(dt, dc_s32_of(f[j], floor0), at + j * opt, 0xffff);
         }
         return;
     }
@@ -88,6 +89,27 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
     }
 }
 #define DC_OUT_BLOCK dc_out_block_int8
+/* ... and the integer store's common case from the registers (DC_OUT_INLINE): an output
+ * whose points lie B apart, four points to a 64-byte store; the sums then never go
+ * through memory, a round trip that few input channels (few products per sum) do not
+ * amortize. */
+#define DC_OUT_INLINE(acc, a, UR, OCB, opt)                                                 \
+    do {                                                                                    \
+        if (!dc_s32_direct(a) || (opt) != VLEN) break;                                      \
+        const int dt_ = (a)->out_dt, floor0_ = (a)->out_relu && dt_ == BDNN_DT_S8;          \
+        _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
+            char *at_ = (char *)(a)->out + o * (a)->o_ocb;                                  \
+            _Pragma("GCC unroll 7") for (int j = 0; j + 4 <= (UR); j += 4)                  \
+                bdnn_store_s32_i8x64(dt_, dc_s32_of((acc)[j][o], floor0_),                  \
+                                     dc_s32_of((acc)[j + 1][o], floor0_),                   \
+                                     dc_s32_of((acc)[j + 2][o], floor0_),                   \
+                                     dc_s32_of((acc)[j + 3][o], floor0_), at_ + j * VLEN);  \
+            _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)               \
+                bdnn_store_s32_i8x16(dt_, dc_s32_of((acc)[j][o], floor0_), at_ + j * VLEN,  \
+                                     0xffff);                                               \
+        }                                                                                   \
+        return;                                                                             \
+    } while (0)
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1
 #define DC_SUMS_TO_F32 dc_sums_to_f32
