@@ -303,7 +303,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * cost against each thread reading all of src: with at least BWT_IN_PLACE_ROWS rows a
      * thread no split, and one group's rows shared out as each thread's own (panel
      * ranges leave OC 256 at 132 and 124 rows a thread); fewer rows use src too slowly for
-     * each thread to read it all (on AVX2, OC 64 ran 7-13% slower so, OC 128 4-7%). */
+     * each thread to read it all. */
     const int64_t c_rows = G * q->Mp * taps, k_all = d->mb * q->kext;
     const int rows_in_place = q->dd_in_place && G * OCG >= BWT_IN_PLACE_ROWS * nthr;
     q->k_splits = nthr > 1 && !rows_in_place
