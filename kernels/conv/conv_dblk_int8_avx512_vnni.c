@@ -42,13 +42,12 @@ static inline __m512 dc_sums_f32(vf acc, const float *bias, int relu, __m512 alp
                                      v, alpha);
     return v;
 }
-/* The direct store (conv_dblk.inc's DC_OUT_BLOCK) of s32 sums: the epilogue's (float)acc
- * + bias, relu, conversion; a u8 or s8 output's points B apart go four to a store.
- * Without a bias, and with relu's slope 0 if any, the sums saturate as integers instead
- * (bdnn_store_s32_i8x16: the same values; a negative sum's relu is 0 either way), at a
- * third of the instructions (no conversion, clamp or rounding per vector). */
-/* Whether a call's sums saturate as integers (above), and the sum as the packs take it:
- * relu's floor before an s8 store only (u8's saturation already takes negatives to 0). */
+/* The direct store of s32 sums: the epilogue's (float)acc + bias, relu, conversion.
+ * Without a bias, and with relu's slope 0 if any, a u8 or s8 output's sums saturate as
+ * integers instead (dc_s32_direct; bdnn_store_s32_i8x16: the same values; a negative
+ * sum's relu is 0 either way), at a third of the instructions (no conversion, clamp or
+ * rounding per vector); dc_s32_of is the sum as the packs take it: relu's floor before an
+ * s8 store only (u8's saturation already takes negatives to 0). */
 static inline int dc_s32_direct(const dc_call_t *a) {
     return (a->out_dt == BDNN_DT_U8 || a->out_dt == BDNN_DT_S8) && !a->out_bias
            && (!a->out_relu || a->relu_alpha == 0.0f);
@@ -56,57 +55,67 @@ static inline int dc_s32_direct(const dc_call_t *a) {
 static inline __m512i dc_s32_of(vf acc, int floor0) {
     return floor0 ? _mm512_max_epi32((__m512i)acc, _mm512_setzero_si512()) : (__m512i)acc;
 }
+/* conv_dblk.inc's DC_OUT_BLOCK: s32 and f32 outputs, and points not B apart, a vector at
+ * a time (u8 and s8 outputs whose points lie B apart store from the registers instead:
+ * DC_OUT_INLINE below). */
 static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_call_t *a,
                                                         int UR, int OCB, int64_t opt) {
     const int dt = a->out_dt, relu = a->out_relu;
     const __m512 alpha = _mm512_set1_ps(a->relu_alpha);
-    const int by4 = opt == VLEN && (dt == BDNN_DT_U8 || dt == BDNN_DT_S8);
-    void *out = a->out;
-    if (dc_s32_direct(a)) {   /* (points B apart: DC_OUT_INLINE's) */
-        const int floor0 = relu && dt == BDNN_DT_S8;
-        for (int o = 0; o < OCB; ++o) {
-            const vf *f = fin + o * UR;
-            char *at = (char *)out + o * a->o_ocb;
-            for (int j = 0; j < UR; ++j)
-                bdnn_store_s32_i8x16(dt, dc_s32_of(f[j], floor0), at + j * opt, 0xffff);
-        }
-        return;
-    }
+    const int floor0 = relu && dt == BDNN_DT_S8, direct = dc_s32_direct(a);
     for (int o = 0; o < OCB; ++o) {
         const vf *f = fin + o * UR;
         const float *bias = a->out_bias ? a->out_bias + o * VLEN : NULL;
         const int64_t at = o * a->o_ocb;   /* (u8, s8: bytes) */
-        int j = 0;
-        for (; by4 && j + 4 <= UR; j += 4)
-            bdnn_store_i8x64(dt, dc_sums_f32(f[j], bias, relu, alpha),
-                             dc_sums_f32(f[j + 1], bias, relu, alpha),
-                             dc_sums_f32(f[j + 2], bias, relu, alpha),
-                             dc_sums_f32(f[j + 3], bias, relu, alpha),
-                             (char *)out + at + j * VLEN);
-        for (; j < UR; ++j)
-            bdnn_epi_store16(dt, dc_sums_f32(f[j], bias, relu, alpha), out, at + j * opt,
-                             (__mmask16)0xffff);
+        for (int j = 0; j < UR; ++j) {
+            if (direct)
+                bdnn_store_s32_i8x16(dt, dc_s32_of(f[j], floor0), (char *)a->out + at + j * opt,
+                                     0xffff);
+            else
+                bdnn_epi_store16(dt, dc_sums_f32(f[j], bias, relu, alpha), a->out, at + j * opt,
+                                 (__mmask16)0xffff);
+        }
     }
 }
 #define DC_OUT_BLOCK dc_out_block_int8
-/* ... and the integer store's common case from the registers (DC_OUT_INLINE): an output
- * whose points lie B apart, four points to a 64-byte store; the sums then never go
- * through memory, a round trip that few input channels (few products per sum) do not
- * amortize. */
+/* ... and its u8 and s8 cases from the registers (DC_OUT_INLINE), for an output whose
+ * points lie B apart, four points to a 64-byte store: the integer store, or the f32 path
+ * (bias, relu of any slope); the sums then never go through memory, a round trip that
+ * few input channels (few products per sum) do not amortize. */
 #define DC_OUT_INLINE(acc, a, UR, OCB, opt)                                                 \
     do {                                                                                    \
-        if (!dc_s32_direct(a) || (opt) != VLEN) break;                                      \
-        const int dt_ = (a)->out_dt, floor0_ = (a)->out_relu && dt_ == BDNN_DT_S8;          \
+        const int dt_ = (a)->out_dt;                                                        \
+        if ((dt_ != BDNN_DT_U8 && dt_ != BDNN_DT_S8) || (opt) != VLEN) break;               \
+        if (dc_s32_direct(a)) {                                                             \
+            const int floor0_ = (a)->out_relu && dt_ == BDNN_DT_S8;                         \
+            _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                       \
+                char *at_ = (char *)(a)->out + o * (a)->o_ocb;                              \
+                _Pragma("GCC unroll 7") for (int j = 0; j + 4 <= (UR); j += 4)              \
+                    bdnn_store_s32_i8x64(dt_, dc_s32_of((acc)[j][o], floor0_),              \
+                                         dc_s32_of((acc)[j + 1][o], floor0_),               \
+                                         dc_s32_of((acc)[j + 2][o], floor0_),               \
+                                         dc_s32_of((acc)[j + 3][o], floor0_),               \
+                                         at_ + j * VLEN);                                   \
+                _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)           \
+                    bdnn_store_s32_i8x16(dt_, dc_s32_of((acc)[j][o], floor0_),              \
+                                         at_ + j * VLEN, 0xffff);                           \
+            }                                                                               \
+            return;                                                                         \
+        }                                                                                   \
+        const int relu_ = (a)->out_relu;                                                    \
+        const __m512 alpha_ = _mm512_set1_ps((a)->relu_alpha);                              \
         _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
+            const float *bias_ = (a)->out_bias ? (a)->out_bias + o * VLEN : NULL;           \
             char *at_ = (char *)(a)->out + o * (a)->o_ocb;                                  \
             _Pragma("GCC unroll 7") for (int j = 0; j + 4 <= (UR); j += 4)                  \
-                bdnn_store_s32_i8x64(dt_, dc_s32_of((acc)[j][o], floor0_),                  \
-                                     dc_s32_of((acc)[j + 1][o], floor0_),                   \
-                                     dc_s32_of((acc)[j + 2][o], floor0_),                   \
-                                     dc_s32_of((acc)[j + 3][o], floor0_), at_ + j * VLEN);  \
+                bdnn_store_i8x64(dt_, dc_sums_f32((acc)[j][o], bias_, relu_, alpha_),       \
+                                 dc_sums_f32((acc)[j + 1][o], bias_, relu_, alpha_),        \
+                                 dc_sums_f32((acc)[j + 2][o], bias_, relu_, alpha_),        \
+                                 dc_sums_f32((acc)[j + 3][o], bias_, relu_, alpha_),        \
+                                 at_ + j * VLEN);                                           \
             _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)               \
-                bdnn_store_s32_i8x16(dt_, dc_s32_of((acc)[j][o], floor0_), at_ + j * VLEN,  \
-                                     0xffff);                                               \
+                bdnn_epi_store16(dt_, dc_sums_f32((acc)[j][o], bias_, relu_, alpha_),       \
+                                 (a)->out, o * (a)->o_ocb + j * VLEN, (__mmask16)0xffff);   \
         }                                                                                   \
         return;                                                                             \
     } while (0)
