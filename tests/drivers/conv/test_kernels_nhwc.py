@@ -63,7 +63,7 @@ SHAPES = [
     "mb1ic64ih6oc99kh1",                          # an odd channel count: A packed
     # ... both read in place and in cache: blocks of the thread's share of k
     "mb3ic64ih5oc76kh1",                          # blocks run on across images
-    "mb1ic32ih72iw64oc16kh1kw1",                 # shares past BWT_IN_PLACE_KC: 2 each
+    "mb1ic32ih72iw64oc16kh1kw1",                  # shares past BWT_IN_PLACE_KC: 2 each
     "mb2ic32ih17oc256kh1",                        # no k split: even panels, own rows
     "g2mb2ic64ih6oc48kh1",                        # ... groups: panel ranges
 ]
