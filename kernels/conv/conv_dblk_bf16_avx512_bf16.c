@@ -54,11 +54,10 @@ static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_
         _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
             uint16_t *row = (uint16_t *)(a)->out + o * (a)->o_ocb;                          \
             _Pragma("GCC unroll 14") for (int j = 0; j + 1 < (UR); j += 2)                  \
-                _mm512_storeu_si512(row + j * VLEN, (__m512i)_mm512_cvtne2ps_pbh(          \
-                                        (__m512)(acc)[j + 1][o], (__m512)(acc)[j][o]));     \
+                bdnn_store_bf16x32_cvtne((__m512)(acc)[j][o], (__m512)(acc)[j + 1][o],      \
+                                         row + j * VLEN);                                   \
             if ((UR) % 2)                                                                   \
-                _mm256_storeu_si256((__m256i *)(row + ((UR) - 1) * VLEN),                   \
-                                    (__m256i)_mm512_cvtneps_pbh((__m512)(acc)[(UR) - 1][o])); \
+                bdnn_store_bf16x16_cvtne((__m512)(acc)[(UR) - 1][o], row + ((UR) - 1) * VLEN); \
         }                                                                                   \
         return;                                                                             \
     } while (0)

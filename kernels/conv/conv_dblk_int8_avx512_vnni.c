@@ -80,45 +80,45 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
 #define DC_OUT_BLOCK dc_out_block_int8
 /* ... and its u8 and s8 cases from the registers (DC_OUT_INLINE), for an output whose
  * points lie B apart, four points to a 64-byte store: the integer store, or the f32 path
- * (bias, relu of any slope); the sums then never go through memory, a round trip that
- * few input channels (few products per sum) do not amortize. */
+ * (bias, relu of any slope) rounded and saturated in s32 first, as bdnn_store_i8x64 does
+ * (every value then in range, so the packs are exact); the sums then never go through
+ * memory, a round trip that few input channels (few products per sum) do not amortize.
+ * DC_OUT_BYTES stores block o's points, each vector's s32 values S32(x, o), from the
+ * locals DC_OUT_INLINE takes out of a first (the byte stores could alias its fields, which
+ * would then be read again after each store). */
+#define DC_OUT_BYTES(acc, UR, OCB, S32)                                                     \
+    _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                               \
+        int8_t *at_ = out_ + o * o_ocb_;                                                    \
+        _Pragma("GCC unroll 7") for (int j = 0; j + 4 <= (UR); j += 4)                      \
+            bdnn_store_s32_i8x64(dt_, S32((acc)[j][o], o), S32((acc)[j + 1][o], o),         \
+                                 S32((acc)[j + 2][o], o), S32((acc)[j + 3][o], o),          \
+                                 at_ + j * VLEN);                                           \
+        _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)                   \
+            bdnn_store_s32_i8x16(dt_, S32((acc)[j][o], o), at_ + j * VLEN, 0xffff);         \
+    }
 #define DC_OUT_INLINE(acc, a, UR, OCB, opt)                                                 \
     do {                                                                                    \
         const int dt_ = (a)->out_dt;                                                        \
         if ((dt_ != BDNN_DT_U8 && dt_ != BDNN_DT_S8) || (opt) != VLEN) break;               \
+        int8_t *const out_ = (int8_t *)(a)->out;                                            \
+        const int64_t o_ocb_ = (a)->o_ocb;                                                  \
         if (dc_s32_direct(a)) {                                                             \
             const int floor0_ = (a)->out_relu && dt_ == BDNN_DT_S8;                         \
-            _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                       \
-                char *at_ = (char *)(a)->out + o * (a)->o_ocb;                              \
-                _Pragma("GCC unroll 7") for (int j = 0; j + 4 <= (UR); j += 4)              \
-                    bdnn_store_s32_i8x64(dt_, dc_s32_of((acc)[j][o], floor0_),              \
-                                         dc_s32_of((acc)[j + 1][o], floor0_),               \
-                                         dc_s32_of((acc)[j + 2][o], floor0_),               \
-                                         dc_s32_of((acc)[j + 3][o], floor0_),               \
-                                         at_ + j * VLEN);                                   \
-                _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)           \
-                    bdnn_store_s32_i8x16(dt_, dc_s32_of((acc)[j][o], floor0_),              \
-                                         at_ + j * VLEN, 0xffff);                           \
-            }                                                                               \
+            DC_OUT_BYTES(acc, UR, OCB, DC_S32_DIRECT)                                       \
             return;                                                                         \
         }                                                                                   \
-        const int relu_ = (a)->out_relu;                                                    \
+        const int relu_ = (a)->out_relu, u_ = dt_ == BDNN_DT_U8;                            \
+        const float *bias_ = (a)->out_bias;                                                 \
         const __m512 alpha_ = _mm512_set1_ps((a)->relu_alpha);                              \
-        _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
-            const float *bias_ = (a)->out_bias ? (a)->out_bias + o * VLEN : NULL;           \
-            char *at_ = (char *)(a)->out + o * (a)->o_ocb;                                  \
-            _Pragma("GCC unroll 7") for (int j = 0; j + 4 <= (UR); j += 4)                  \
-                bdnn_store_i8x64(dt_, dc_sums_f32((acc)[j][o], bias_, relu_, alpha_),       \
-                                 dc_sums_f32((acc)[j + 1][o], bias_, relu_, alpha_),        \
-                                 dc_sums_f32((acc)[j + 2][o], bias_, relu_, alpha_),        \
-                                 dc_sums_f32((acc)[j + 3][o], bias_, relu_, alpha_),        \
-                                 at_ + j * VLEN);                                           \
-            _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)               \
-                bdnn_epi_store16(dt_, dc_sums_f32((acc)[j][o], bias_, relu_, alpha_),       \
-                                 (a)->out, o * (a)->o_ocb + j * VLEN, (__mmask16)0xffff);   \
-        }                                                                                   \
+        const __m512 lo_ = _mm512_set1_ps(u_ ? 0.0f : -128.0f);                             \
+        const __m512 hi_ = _mm512_set1_ps(u_ ? 255.0f : 127.0f);                            \
+        DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED)                                          \
         return;                                                                             \
     } while (0)
+#define DC_S32_DIRECT(x, o) dc_s32_of(x, floor0_)
+#define DC_S32_ROUNDED(x, o)                                                                \
+    bdnn_epi_sat_round(dc_sums_f32(x, bias_ ? bias_ + (o) * VLEN : NULL, relu_, alpha_),    \
+                       lo_, hi_)
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1
 #define DC_SUMS_TO_F32 dc_sums_to_f32

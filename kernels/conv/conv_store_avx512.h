@@ -45,19 +45,26 @@ static inline __mmask16 bdnn_bf16_cvtne_inexact(__m512 v) {
     return _mm512_fpclass_ps_mask(v, 0xa1);   /* QNaN | denormal | SNaN */
 }
 static inline int bdnn_bf16_cvtne_exact(__m512 v) { return !bdnn_bf16_cvtne_inexact(v); }
+/* The conversions alone, for vectors a class test has passed: 16 values, and 32 (two
+ * vectors' 16 each, consecutive) in one vcvtne2ps2bf16, stored as bf16 at out. */
+static inline void bdnn_store_bf16x16_cvtne(__m512 v, uint16_t *out) {
+    _mm256_storeu_si256((__m256i *)out, (__m256i)_mm512_cvtneps_pbh(v));
+}
+static inline void bdnn_store_bf16x32_cvtne(__m512 v0, __m512 v1, uint16_t *out) {
+    _mm512_storeu_si512(out, (__m512i)_mm512_cvtne2ps_pbh(v1, v0));
+}
 
 /* 16 values stored as bf16 at out, dt.h's bits. */
 static inline void bdnn_store_bf16x16(__m512 v, uint16_t *out) {
-    const __m256i h = bdnn_bf16_cvtne_exact(v) ? (__m256i)_mm512_cvtneps_pbh(v)
-                                               : bdnn_epi_bf16(v);
-    _mm256_storeu_si256((__m256i *)out, h);
+    if (bdnn_bf16_cvtne_exact(v)) bdnn_store_bf16x16_cvtne(v, out);
+    else _mm256_storeu_si256((__m256i *)out, bdnn_epi_bf16(v));
 }
 
 /* 32 values, two vectors' 16 each, stored as consecutive bf16 at out, dt.h's bits: one
  * vcvtne2ps2bf16 where neither vector needs the integer path, else each as 16. */
 static inline void bdnn_store_bf16x32(__m512 v0, __m512 v1, uint16_t *out) {
     if (bdnn_bf16_cvtne_exact(v0) && bdnn_bf16_cvtne_exact(v1)) {
-        _mm512_storeu_si512(out, (__m512i)_mm512_cvtne2ps_pbh(v1, v0));
+        bdnn_store_bf16x32_cvtne(v0, v1, out);
         return;
     }
     bdnn_store_bf16x16(v0, out);
