@@ -42,7 +42,7 @@ enum {
     BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 4096,
     BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024,
     BWT_IN_PLACE_KC = 2048, BWT_IN_PLACE_ROWS = 128, BWT_IN_PLACE_MIN_PRODUCTS = 256,
-    BWT_NARROW_IN_PLACE_ROW = 256
+    BWT_NARROW_IN_PLACE_ROW = 256, BWT_NARROW_IN_PLACE_MAX_ROW = 2048
 };
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
  * size on are stored past the caches: each store then reads no old line, where the
@@ -264,9 +264,13 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     /* B read in place walks src a point (IC floats) per k step. Up to a page per point
      * (BWT_IN_PLACE_MAX_ROW) the walk reads every page in order and outruns the copy;
      * past it each step skips pages, which the hardware prefetchers do not cross, and
-     * the copy wins. */
+     * the copy wins. A tile of fewer than BWT_IN_PLACE_MIN_PRODUCTS products a step
+     * (AVX2's 6 x 16) asks for its lines twice as often for the same products, and there
+     * the copy wins from half a page on (BWT_NARROW_IN_PLACE_MAX_ROW). */
+    const int64_t in_place_row = u->mr * u->nr >= BWT_IN_PLACE_MIN_PRODUCTS
+        ? BWT_IN_PLACE_MAX_ROW : BWT_NARROW_IN_PLACE_MAX_ROW;
     q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
-        && d->ic * (int64_t)sizeof(float) <= BWT_IN_PLACE_MAX_ROW && q->max_off == 0
+        && d->ic * (int64_t)sizeof(float) <= in_place_row && q->max_off == 0
         && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
                <= BDNN_BWT_CACHED_MAX_BYTES
         && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od

@@ -50,7 +50,8 @@ SHAPES = [
     # ... with the window's columns in ranges, A's panels outside (long k blocks where
     # all of A and the whole window leave short ones)
     "mb1ic2048iw150oc128kw1",                     # an inner product's shape (copied)
-    "mb1ic1024iw300oc256kw1",                     # ... a page per point: read in place
+    "mb1ic1024iw300oc256kw1",                     # ... a page a point: in place (6x16: copied)
+    "mb1ic512iw40oc24kw1",                        # ... half a page: in place on both tiles
     "mb1ic1024ih24oc32kh3sh2ph1",                 # 4 phases: ranges of 128 columns
     "g2mb1ic2048ih10oc48kh3ph1",                  # groups, tap windows per range
     # ... phase images per kw offset (narrow outputs), k blocks across images (flat)
