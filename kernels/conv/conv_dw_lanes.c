@@ -108,7 +108,8 @@ static int dwl_init(struct bdnn_conv *c) {
     p->nchunk = bdnn_div_up(p->nvec, p->vec_per_chunk);
     dwl_geom_t *g = &p->geom;
     *g = (dwl_geom_t){.ow = d->ow, .iw = d->iw, .kw = d->kw, .sw = d->sw, .dw = d->dw + 1,
-                      .pw = d->pw, .in_ps = B, .out_ps = B};
+                      .pw = d->pw, .in_ps = B, .out_ps = B, .ih = d->ih, .sh = d->sh,
+                      .ph = d->ph, .dh = d->dh + 1, .in_ys = d->iw * B};
     /* tap kw reaches pixel ow when ow*SW - PW + kw*DW is inside [0, IW) */
     p->kw_range = malloc(sizeof(int64_t) * (size_t)(2 * (d->kw > 0 ? d->kw : 1)));
     if (!p->kw_range) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -202,7 +203,9 @@ static void dwl_chunk_of(const struct bdnn_conv *c, int64_t chunk, float *frow, 
 /* noh output rows of the chunk k (noh > 1 only where k->frow is NULL: rows computed in
  * dst), from nrows tap rows: row r's pixel 0 of channel 0 at row0[r] for the first output
  * row, in_rs elements further per output row after it (channel blocks in_blk elements
- * apart), its first tap row_tap[r]; out: the first output row's pixel 0 of channel 0
+ * apart), its first tap row_tap[r]; or (oh0 >= 0) rows oh0 .. of a plane run, row0[r]
+ * the plane's first input row (conv_dwl_row_fn); out: the first output row's pixel 0 of
+ * channel 0
  * (blocks out_blk elements apart; the rows follow each other), of dst's type; bias: f32,
  * C values, or NULL. Bias and the sum in the row kernel's store, then the eltwise entries
  * on the chunk's rows, the padded tail zero, and a low-precision dst converted from the
@@ -210,7 +213,7 @@ static void dwl_chunk_of(const struct bdnn_conv *c, int64_t chunk, float *frow, 
 static void dwl_chunk_row(const struct bdnn_conv *c, const dwl_chunk_t *k, int64_t nrows,
                           const void *const *row0, const int64_t *row_tap, int64_t in_blk,
                           int64_t noh, int64_t in_rs, const float *wei, const float *bias,
-                          void *out0, int64_t out_blk) {
+                          void *out0, int64_t out_blk, int64_t oh0) {
     const dwl_plan_t *p = c->plan;
     const conv_dwl_ker_t *ker = c->impl->kernel;
     const int64_t C = c->d.g, B = p->B, V = p->vlen, T = p->taps, OW = c->d.ow;
@@ -251,7 +254,7 @@ static void dwl_chunk_row(const struct bdnn_conv *c, const dwl_chunk_t *k, int64
         if (bias && nv < V)   /* the last channels: the lanes past them read zero */
             for (int64_t l = 0; l < V; ++l) bv[l] = l < nv ? bias[cv + l] : 0.0f;
         k->row_fn(&p->geom, nrows, in_row, wrow, !bias ? dwl_zeros : nv == V ? bias + cv : bv,
-                  k->sum_scale, k->has_sum, o, nv, noh, in_rs, OW * B, zero_tail);
+                  k->sum_scale, k->has_sum, o, nv, noh, in_rs, OW * B, zero_tail, oh0);
     }
     if (c->n_post_ops > (k->has_sum ? 1 : 0))
         bdnn_post_ops_eltwise(c, row + lane0, B, NPX, k->nch);
@@ -274,7 +277,7 @@ void bdnn_dwl_row(const struct bdnn_conv *c, int64_t nrows, const float *const *
         dwl_chunk_t k;
         dwl_chunk_of(c, chunk, NULL, &k);
         dwl_chunk_row(c, &k, nrows, (const void *const *)row0, row_tap, in_blk, 1, 0, wei,
-                      bias, out0, out_blk);
+                      bias, out0, out_blk, -1);
     }
 }
 
@@ -297,6 +300,11 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
      * the calls and their setup took as long as the taps. */
     int64_t oh_lo, oh_hi;
     bdnn_interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &oh_lo, &oh_hi);
+    /* A 2D plane's rows go to the row kernel as one plane run, border rows included (each
+     * row leaves out its tap rows in the padding): a 7x7 plane is then one call, not 3,
+     * where the calls' setup took as long as a third of the taps. */
+    const int plane_runs = d->kd == 1 && d->id == 1 && d->od == 1
+        && d->kh <= DWL_PLANE_MAX_KH;
     /* each thread a contiguous range of items, walked by incrementing (oh, od, chunk, n):
      * an item of a narrow row is a few dozen multiply-adds, and decoding its index by
      * division cost as much */
@@ -314,6 +322,24 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             /* the (kd, kh) tap rows inside the input: their pixel 0 and first taps */
             int64_t nrows = 0, row_tap[KDH > 0 ? KDH : 1];
             const void *row0[KDH > 0 ? KDH : 1];
+            char *out0 = (char *)a->dst
+                       + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
+            if (ck.chunk != chunk) dwl_chunk_of(c, chunk, frow, &ck);
+            if (plane_runs && !ck.frow) {   /* this row and the plane's rows after it */
+                const int64_t noh = min64(d->oh - oh, end - item);
+                for (int64_t kh = 0; kh < d->kh; ++kh) {
+                    row0[kh] = src + p->esz * (n * in_img);
+                    row_tap[kh] = kh * d->kw;
+                }
+                dwl_chunk_row(c, &ck, d->kh, row0, row_tap, in_px * B, noh, 0, a->wei, bias,
+                              out0, out_px * B, oh);
+                item += noh;
+                if ((oh += noh) == d->oh) {
+                    oh = 0;
+                    if (++chunk == p->nchunk) chunk = 0, ++n;
+                }
+                continue;
+            }
             for (int64_t kd = 0; kd < d->kd; ++kd) {
                 const int64_t id = od * d->sd - d->pd + kd * (d->dd + 1);
                 if (id < 0 || id >= d->id) continue;
@@ -324,14 +350,11 @@ static void dwl_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     row_tap[nrows++] = (kd * d->kh + kh) * d->kw;
                 }
             }
-            char *out0 = (char *)a->dst
-                       + osz * (size_t)(n * out_img + (od * d->oh + oh) * d->ow * B);
-            if (ck.chunk != chunk) dwl_chunk_of(c, chunk, frow, &ck);
             /* this row and the interior ones after it in the item range */
             const int64_t noh = !ck.frow && oh >= oh_lo && oh < oh_hi
                               ? min64(oh_hi - oh, end - item) : 1;
             dwl_chunk_row(c, &ck, nrows, row0, row_tap, in_px * B, noh, d->sh * d->iw * B,
-                          a->wei, bias, out0, out_px * B);
+                          a->wei, bias, out0, out_px * B, -1);
             item += noh;
             if ((oh += noh) == d->oh) {
                 oh = 0;

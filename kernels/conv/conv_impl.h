@@ -328,17 +328,24 @@ void bdnn_dw_plane_avx2(const dw_geom_t *g, const float *pad, const float *wei, 
  * input or output float past a vector's n-th, writes the n lanes, and with zero_tail
  * stores zero into the other VLEN - n (a blocked layout's padded tail), else leaves them
  * alone. The row runs in segments of pixels, each kw tap over the pixels kw_lo ..
- * kw_hi - 1. Eltwise entries are the driver's, on the finished rows. */
+ * kw_hi - 1. Eltwise entries are the driver's, on the finished rows.
+ * Plane runs (oh0 >= 0; a 2D plane, nrows = KH <= DWL_PLANE_MAX_KH): output rows oh0 ..
+ * oh0 + noh - 1 of the plane in one call, border rows included. in_row[r] is then pixel
+ * 0 of the plane's input row 0, wrow[r] tap row kh = r's weights, and row i reads tap row
+ * r at input row ih = (oh0 + i) * SH - PH + r * DH, in_ys elements per input row on,
+ * leaving out the rows outside [0, IH) (in_rs is unused). */
+enum { DWL_PLANE_MAX_KH = 8 };
 typedef struct {
     int64_t ow, iw, kw, sw, dw, pw;   /* dw: dilation + 1 */
     int64_t in_ps, out_ps;            /* elements between neighbouring pixels */
     /* per kw tap: the output pixels whose column it reaches, [kw_lo, kw_hi) */
     const int64_t *kw_lo, *kw_hi;
+    int64_t ih, sh, ph, dh, in_ys;    /* plane runs: rows (dh: dilation + 1), row stride */
 } dwl_geom_t;
 typedef void (*conv_dwl_row_fn)(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                                 const float *const *wrow, const float *bias, float sum_scale,
                                 int has_sum, void *out, int64_t n, int64_t noh, int64_t in_rs,
-                                int64_t out_rs, int zero_tail);
+                                int64_t out_rs, int zero_tail, int64_t oh0);
 typedef struct {
     /* f32 inputs; bf16 inputs (out f32 in both); bf16 inputs and out, rounded in the store */
     conv_dwl_row_fn fn, fn_bf16, fn_bf16_out;
@@ -353,7 +360,7 @@ extern const conv_dwl_ker_t bdnn_dwl_ker_scalar, bdnn_dwl_ker_avx2, bdnn_dwl_ker
 void bdnn_dwl_row_avx512(const dwl_geom_t *g, int64_t nrows, const void *const *in_row,
                          const float *const *wrow, const float *bias, float sum_scale,
                          int has_sum, void *out, int64_t n, int64_t noh, int64_t in_rs,
-                         int64_t out_rs, int zero_tail);
+                         int64_t out_rs, int zero_tail, int64_t oh0);
 
 /* Winograd F(4x4, 3x3) transform kernels (conv_wino.inc, per ISA) and the GEMM
  * micro-kernel they feed (conv_wino.c has the algorithm and the loops).

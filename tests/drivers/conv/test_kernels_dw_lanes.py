@@ -144,14 +144,18 @@ def test_sum_then_eltwise_chain_in_order_and_the_tail_stays_zero(impl):
     assert np.array_equal(out, ref) and not tail.any()
 
 
+@pytest.mark.parametrize("text", ["mb1ic16ih13oc16kh3ph1_dw",          # 13 rows, 2 borders
+                                  "mb1ic16id2ih9iw9oc16kd3kh3kw3pd1ph1pw1_dw"])   # 3D
 @pytest.mark.parametrize("nthr", [2, 3, 4])
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
-def test_threads_split_a_run_of_interior_rows(impl, nthr):
-    """A run of rows whose taps are all inside the input is one row kernel call, cut where
-    the thread's range of rows ends: a row computed by two threads would add the scaled
-    prior twice (the sum reads what the other thread already wrote)."""
+def test_threads_split_a_run_of_rows(impl, nthr, text):
+    """A 2D plane's rows are one row kernel call (a plane run, border rows included), a 3D
+    plane's interior rows one call, each cut where the thread's range of rows ends: a row
+    computed by two threads would add the scaled prior twice (the sum reads what the
+    other thread already wrote), and a plane run that starts below the first row must
+    still leave out the padding's tap rows."""
     lay = _takes(impl)[-1]
-    s = _shape("mb1ic16ih13oc16kh3ph1_dw")   # one chunk: 13 rows, 11 of them interior
+    s = _shape(text)
     src, wei, bias, prior, chain, ref = _chain_case(s)
     with core.threads(nthr):
         for _ in range(3):
