@@ -20,6 +20,8 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #include "dt_vec.inc"
 /* rows run in segments of this many pixels, each held in registers (of 32) */
 #define DWL_ROW_MAX 16
+/* plane runs: two rows of at most 8 pixels at once (16 accumulators of 32 registers) */
+#define DWL_PAIR_MAX 8
 #define DWL_SRC_BF16
 #define DWL_BF16_WIDEN(p) \
     ((vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))

@@ -16,6 +16,8 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 #define DT_VEC(x) bdnn_dwl_##x##_avx512_bf16
 #include "dt_vec.inc"
 #define DWL_ROW_MAX 16   /* as the AVX-512 instance: a segment's pixels in 16 of 32 registers */
+/* plane runs: two rows of at most 8 pixels at once (16 accumulators of 32 registers) */
+#define DWL_PAIR_MAX 8
 #define DWL_SRC_BF16
 #define DWL_DP
 #define DWL_BF16_RAW(p) ((vf)_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))))

@@ -34,6 +34,8 @@ SHAPES = [
     "ic16ih5iw70oc16kh3kw3sh2sw2ph1pw1_dw",       # 3 taps at stride 2: segments 16, 16, 3
     "ic17ih6iw36oc17kh3kw3sh2sw2ph0pw0_dw",       # ... no padding: 16 + 1, 17 channels
     "ic40ih7oc40kh3ph1_dw",                       # MobileNet's small planes, 40 channels
+    "mb2ic32ih8iw6oc32kh3kw3ph1pw1_dw",           # rows of 6 two at a time (4 pairs)
+    "ic16ih9iw8oc16kh5kw3ph2pw1_dw",              # 5 tap rows, pairs of 8, a last row alone
     "mb2ic4ih9iw40oc4kh3kw5sh2sw3dw1ph2pw3_dw",   # stride 3, dilation, wide rows
     "ic6ih9oc6kh3dh1ph2_dw",                      # dilation
     "ic3id4oc3kd3pd1_dw",                         # 3D
