@@ -267,8 +267,8 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * the copy wins. A tile of fewer than BWT_IN_PLACE_MIN_PRODUCTS products a step
      * (AVX2's 6 x 16) asks for its lines twice as often for the same products, and there
      * the copy wins from half a page on (BWT_NARROW_IN_PLACE_MAX_ROW). */
-    const int64_t in_place_row = u->mr * u->nr >= BWT_IN_PLACE_MIN_PRODUCTS
-        ? BWT_IN_PLACE_MAX_ROW : BWT_NARROW_IN_PLACE_MAX_ROW;
+    const int wide_tile = MR * NR >= BWT_IN_PLACE_MIN_PRODUCTS;
+    const int64_t in_place_row = wide_tile ? BWT_IN_PLACE_MAX_ROW : BWT_NARROW_IN_PLACE_MAX_ROW;
     q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
         && d->ic * (int64_t)sizeof(float) <= in_place_row && q->max_off == 0
         && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
@@ -286,7 +286,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     const int64_t step = u->row_step ? u->row_step : MR;
     const int64_t row_max = (d->ic > d->oc ? d->ic : d->oc) * (int64_t)sizeof(float);
     q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0
-        && (MR * NR >= BWT_IN_PLACE_MIN_PRODUCTS || row_max <= BWT_NARROW_IN_PLACE_ROW);
+        && (wide_tile || row_max <= BWT_NARROW_IN_PLACE_ROW);
     /* Read ahead where the tensors come from memory on every run (bwt_ahead), and on a
      * 1x1 at unit stride without padding whatever their size: there each k block reads
      * its points' lines once, in order, so asking for the next block's costs only the
