@@ -206,15 +206,22 @@ static const conv_impl_entry_t impls[] = {
     GEMM_S2D("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
     GEMM_GATHER("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
     /* Channels-last activations (attr.layout BDNN_LAYOUT_NHWC), f32: backward weights by
-     * taps, backward data by col2im (strided, or few input channels), else gather. */
+     * taps, or by windows where taps refuses (few input channels), backward data by
+     * col2im (strided, or few input channels), else gather. */
     NHWC_ROUTE("gemm_conv_nhwc", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC, 0),
+    NHWC_ROUTE("gemm_conv_nhwc", "avx512", window, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC,
+               0),
     NHWC_ROUTE("gemm_conv_nhwc", "avx512", col2im, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC,
                0),
     NHWC_GATHER("gemm_conv_nhwc", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC),
     NHWC_ROUTE("gemm_conv_nhwc", "avx2", taps, BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC, 0),
+    NHWC_ROUTE("gemm_conv_nhwc", "avx2", window, BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC,
+               0),
     NHWC_ROUTE("gemm_conv_nhwc", "avx2", col2im, BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC, 0),
     NHWC_GATHER("gemm_conv_nhwc", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_avx2, NHWC),
     NHWC_ROUTE("gemm_conv_nhwc", "scalar", taps, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC, 0),
+    NHWC_ROUTE("gemm_conv_nhwc", "scalar", window, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC,
+               0),
     NHWC_ROUTE("gemm_conv_nhwc", "scalar", col2im, BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC,
                0),
     NHWC_GATHER("gemm_conv_nhwc", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_scalar, NHWC),

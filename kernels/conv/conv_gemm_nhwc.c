@@ -10,6 +10,7 @@ void bdnn_nhwc_fini(struct bdnn_conv *c) {
     if (!p) return;
     bdnn_dc_fini(p->dc);
     bdnn_nhwc_bwt_fini(p->bwt, c->nthr);
+    bdnn_nhwc_win_fini(p->win, c->nthr);
     for (int t = 0; t < c->nthr; ++t) {
         if (p->ap) free(p->ap[t]);
         if (p->bp) free(p->bp[t]);
@@ -611,6 +612,8 @@ void bdnn_nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     default:
         if (((const nhwc_plan_t *)c->plan)->bwt)
             bdnn_nhwc_run_bwt(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
+        else if (((const nhwc_plan_t *)c->plan)->win)
+            bdnn_nhwc_run_win(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
         else
             run_bww(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
     }

@@ -3,6 +3,8 @@
  * of its domain:
  *   direct  (blocked) forward and unit-stride backward data: conv_dblk.c's kernels
  *   taps    backward weights by taps, no im2col: conv_gemm_nhwc_taps.c
+ *   window  (channels last) backward weights with few input channels, each output
+ *           point's input window read in place: conv_gemm_nhwc_window.c
  *   col2im  (channels last) backward data by output rows: conv_gemm_nhwc_col2im.c
  *   gather  whatever the others leave: conv_gemm_nhwc.c (run_rows, run_bww)
  * conv_gemm_nhwc.c also holds the plan, the weights reorder and execution.
@@ -38,7 +40,9 @@
  *
  * Backward weights with at least NR/2 input channels per group runs by taps instead
  * (run_bwt, below: per tap a GEMM over shifted windows of the input's stride phases, no
- * im2col); the table's row (run_bww) keeps the groups with fewer (ResNet's first layer).
+ * im2col); with fewer on channels last by windows (run_win: each output point's taps one
+ * run of an interleaved copy of its input rows, ResNet's first layer); the gather row
+ * (run_bww) keeps the rest.
  *
  * Forward and backward data write C straight into dst / diff_src (row stride OC / IC: a
  * group is a column range of the rows). run_bww computes C as [g][oc][(tap, ic)]
@@ -107,7 +111,9 @@ typedef struct {
                                backward weights without a K split, its C block (mc x nc) */
     void *dc;               /* blocked forward: the direct convolution's plan (conv_dblk.c) */
     void *bwt;              /* backward weights by taps: its plan (bwt_plan_t, run_bwt) */
+    struct bdnn_win_plan *win;   /* ... by windows: its plan (run_win) */
 } nhwc_plan_t;
+typedef struct bdnn_win_plan win_plan_t;
 
 /* An activation tensor's geometry: C channels of `points` points per image in blocks of
  * B channels (B = C: channels last); img: an image's elements, padded tail included. */
@@ -152,6 +158,12 @@ void bdnn_nhwc_bias_sums(const struct bdnn_conv *c, const float *diff_dst, float
 int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **out);
 void bdnn_nhwc_bwt_fini(void *plan, int nthr);
 void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float *diff_dst,
+                       float *diff_wei, float *diff_bias);
+/* The window route (conv_gemm_nhwc_window.c): its plan (UNIMPLEMENTED, nothing
+ * allocated, outside its domain), teardown and loops. */
+int bdnn_nhwc_win_init(struct bdnn_conv *c, win_plan_t **out);
+void bdnn_nhwc_win_fini(win_plan_t *w, int nthr);
+void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float *diff_dst,
                        float *diff_wei, float *diff_bias);
 /* The col2im route's loops (conv_gemm_nhwc_col2im.c). */
 void bdnn_nhwc_run_col2im(const struct bdnn_conv *c, const float *diff_dst, const float *wp,

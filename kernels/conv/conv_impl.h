@@ -593,9 +593,10 @@ int bdnn_gemm_shift_applies(const struct bdnn_conv *c);
 int bdnn_gemm_s2d_applies(const struct bdnn_conv *c);
 int bdnn_gemm_col2im_applies(const struct bdnn_conv *c);
 extern const conv_impl_ops_t bdnn_conv_nhwc_direct_ops, bdnn_conv_nhwc_taps_ops,
-    bdnn_conv_nhwc_col2im_ops, bdnn_conv_nhwc_gather_ops;
+    bdnn_conv_nhwc_window_ops, bdnn_conv_nhwc_col2im_ops, bdnn_conv_nhwc_gather_ops;
 int bdnn_nhwc_direct_applies(const struct bdnn_conv *c);
 int bdnn_nhwc_taps_applies(const struct bdnn_conv *c);
+int bdnn_nhwc_window_applies(const struct bdnn_conv *c);
 int bdnn_nhwc_col2im_applies(const struct bdnn_conv *c);
 /* One output row (od 0, oh) of a dw_conv_nhwc / dw_conv_blocked primitive c, every
  * channel, from rows the caller lays out (fused_dw's bands: a ring of 1x1 output rows):

@@ -63,6 +63,8 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
         return core.ActLayout.BLOCKED8
     if kind == "nhwc" and core.isa_supported(core.Isa.AVX2):
         return core.ActLayout.NHWC
+    if kind == "nhwc512" and core.isa_supported(core.Isa.AVX512):
+        return core.ActLayout.NHWC
     return core.ActLayout.PLAIN
 
 
@@ -78,6 +80,8 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_W", "mb2ic20ih16oc18kh1", "nhwc"),           # the same, 40 KB
     ("BWD_W", "mb1ic128ih14oc16kh1", "nhwc"),          # 1x1, 128 input channels
     ("BWD_W", "mb2ic3ih20oc18kh3", "plain"),           # 3 input channels
+    ("BWD_W", "mb2ic3ih20oc64kh3", "nhwc512"),         # ... whole 32-wide panels: windows
+    ("BWD_W", "mb2ic3ih20iw20oc64kh3kw3dw1", "plain"),        # ... dilated along w
     ("BWD_W", "mb2ic32ih14oc16kh1sh2", "nhwc"),        # strided 1x1, 7 wide
     ("BWD_W", "mb2ic32ih7oc16kh1", "plain"),           # the same at unit stride
 ])

@@ -67,6 +67,17 @@ SHAPES = [
     "mb1ic32ih72iw64oc16kh1kw1",                  # shares past BWT_IN_PLACE_KC: 2 each
     "mb2ic32ih17oc256kh1",                        # no k split: even panels, own rows
     "g2mb2ic64ih6oc48kh1",                        # ... groups: panel ranges
+] + [
+    # backward weights by windows (run_win: fewer input channels per group than taps
+    # takes, output channels in whole panels of every tile width, no dilation along w)
+    *(WINDOW_SHAPES := [
+        "mb2ic3ih20oc64kh7sh2ph3",                # a first layer: 7 x 7, stride 2
+        "mb2ic2iw10oc32kw3sw4",                   # 1D, the last window ends inside the row
+        "mb3ic1ih12oc32kh5",                      # one channel, no padding
+        "mb1ic4ih6iw40oc32kh3kw3pw5",             # outputs that read only padding
+        "g2mb2ic6id5ih9iw11oc64od3oh5ow6kd3kh3kw4sd2sh2sw2pd1ph1pw2dd0dh1",  # groups, 3D
+        "mb0ic3ih5oc32kh3",                       # empty minibatch: zeros
+    ]),
 ]
 
 
@@ -156,6 +167,22 @@ def test_backward_weights_matches_reference_exactly(impl, text):
     ref_w, ref_b = core.ref_conv_bwd_weights(s, src, diff_dst, True)
     assert np.array_equal(diff_wei, ref_w.astype(np.float32))
     assert np.array_equal(diff_bias, ref_b.astype(np.float32))
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_backward_weights_by_windows_where_taps_refuse(impl):
+    # taps takes NR/2 input channels per group and more (NR: the row's tile width)
+    nr = {core.Isa.AVX512: 32, core.Isa.AVX2: 16, core.Isa.SCALAR: 4}[impl.isa]
+    for text in WINDOW_SHAPES:
+        s = _shape(text)
+        route = "taps" if 2 * (s.ic // s.g) >= nr else "window"
+        with conv_rows.create(impl, s, core.Direction.BWD_WEIGHTS, True, attr=NHWC) as prim:
+            assert prim.name.endswith(":" + route), (text, prim.name)
+    # dilation along w: a point's window is not one run; 16 input channels: taps
+    for text in ("mb2ic3ih20iw20oc64kh3kw3dw1", "mb2ic16ih20oc64kh3ph1"):
+        with conv_rows.create(impl, _shape(text), core.Direction.BWD_WEIGHTS, True,
+                              attr=NHWC) as prim:
+            assert not prim.name.endswith(":window"), (text, prim.name)
 
 
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
