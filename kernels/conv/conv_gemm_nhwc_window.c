@@ -131,6 +131,9 @@ void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float 
     const int64_t MR = u->mr, NR = u->nr, G = d->g, ICG = d->ic / G, OCG = d->oc / G;
     const int64_t Mw = w->Mw, lda = d->sw * w->P, out_rows = d->mb * d->od * d->oh;
     const int nthr = c->nthr;
+    /* an output row of diff_dst in lines, and its share per tile of a row */
+    const int64_t next_lines = bdnn_div_up(d->ow * d->oc * (int64_t)sizeof(float), 64);
+    const int64_t per_tile = bdnn_div_up(next_lines, G * (OCG / NR) * bdnn_div_up(Mw, MR));
     memset(w->zeros, 0, sizeof(float) * (size_t)(d->iw * d->ic));
 #pragma omp parallel num_threads(nthr)
     {
@@ -143,14 +146,20 @@ void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float 
             for (int64_t r = r0; r < r1; ++r) {   /* output row (n, od, oh) */
                 const int64_t n = r / (d->od * d->oh), od = r / d->oh % d->od, oh = r % d->oh;
                 const float *b = diff_dst + r * d->ow * d->oc;
+                /* the tiles read the thread's next output row of diff_dst ahead, a slice
+                 * each (at mb16 each row's first tiles waited on memory for it) */
+                bdnn_pf_slice_t pf = {(const char *)(b + d->ow * d->oc), 0, next_lines, 0, 0};
                 for (int64_t g = 0; g < G; ++g) {
                     win_fill(d, w, src, w->zeros, n, od, oh, g, row);
                     float *cg = cs + g * Mw * OCG;
                     for (int64_t j = g * OCG; j < (g + 1) * OCG; j += NR)   /* panels */
-                        for (int64_t m0 = 0; m0 < Mw; m0 += MR)             /* tiles */
+                        for (int64_t m0 = 0; m0 < Mw; m0 += MR) {           /* tiles */
+                            pf.lines = r + 1 < r1 ? min64(per_tile, next_lines - pf.col) : 0;
                             u->pf_fn(d->ow, row + m0, lda, b + j, d->oc,
                                      cg + m0 * OCG + (j - g * OCG), OCG, min64(MR, Mw - m0),
-                                     NR, UKR_ACCUMULATE, NULL);
+                                     NR, UKR_ACCUMULATE, pf.lines > 0 ? &pf : NULL);
+                            pf.col += pf.lines;
+                        }
                 }
             }
         }
