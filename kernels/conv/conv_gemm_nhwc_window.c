@@ -32,10 +32,10 @@
  *
  * Domain (bdnn_nhwc_win_init): channels last, no dilation along w, whole NR panels of
  * output channels per group (B is read in place: a short panel would read past the
- * group). */
+ * group), no negative left padding along w, at most WIN_MAX_KDH tap rows. */
 #include "conv_gemm_nhwc.h"
 
-/* tap rows (kd, kh) a window interleaves, at most (a first layer's 7 x 7: 49; 11 x 11) */
+/* tap rows (kd, kh) a window interleaves, at most (a first layer's 7; 3D 7 x 7 x 7: 49) */
 enum { WIN_MAX_KDH = 128 };
 
 struct bdnn_win_plan {
@@ -62,8 +62,8 @@ int bdnn_nhwc_win_init(struct bdnn_conv *c, win_plan_t **out) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t G = d->g, ICG = d->ic / G, OCG = d->oc / G;
-    if (c->attr.layout != BDNN_LAYOUT_NHWC || d->dw != 0 || !u->pf_fn || OCG % u->nr
-            || d->kd * d->kh > WIN_MAX_KDH)
+    if (c->attr.layout != BDNN_LAYOUT_NHWC || d->dw != 0 || d->pw < 0 || !u->pf_fn
+            || OCG % u->nr || d->kd * d->kh > WIN_MAX_KDH)
         return BDNN_STATUS_UNIMPLEMENTED;
     win_plan_t *w = calloc(1, sizeof(*w));
     if (!w) return BDNN_STATUS_OUT_OF_MEMORY;
