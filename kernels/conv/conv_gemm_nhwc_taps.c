@@ -47,10 +47,15 @@ enum {
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
  * size on are stored past the caches: each store then reads no old line, where the
  * products per weight are too few to hide that read (an inner product of 16 images into
- * 2048 x 1000 weights). Smaller ones stay in L2, where the plain store is the faster;
- * weights accumulated over several k blocks are never streamed (the last pass reads each
- * line anyway). */
-enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024 };
+ * 2048 x 1000 weights). From BWT_STREAM_MIN_BYTES_SUMS on too where each weight sums at
+ * least BWT_STREAM_MIN_POINTS points: a thread's half of 1 MiB and more fills its L2,
+ * and plain stores there evicted the src and diff_dst the next tiles read (ResNet-50's
+ * res5a_branch2a at mb1, 49 points a weight); from fewer points, the weights come back
+ * in cache on the next execution faster than from memory (an inner product at mb1).
+ * Smaller ones stay in L2, where the plain store is the faster; weights accumulated over
+ * several k blocks are never streamed (the last pass reads each line anyway). */
+enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024, BWT_STREAM_MIN_BYTES_SUMS = 1024 * 1024,
+       BWT_STREAM_MIN_POINTS = 16 };
 /* Phase images per kw offset (w_phases) where junk points are at least this share of a
  * row (1 / BWT_W_PHASES_JUNK). */
 enum { BWT_W_PHASES_JUNK = 8, BWT_W_PHASES_MIN_NR = 32 };
@@ -594,7 +599,9 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
     const size_t vec_bytes = (size_t)u->vlen * sizeof(float);
     const int stream_c = direct && (size_t)(ICG * (int64_t)sizeof(float)) % vec_bytes == 0
         && (uintptr_t)diff_wei % vec_bytes == 0
-        && d->oc * ICG * (int64_t)sizeof(float) >= BWT_STREAM_MIN_BYTES;
+        && (d->oc * ICG * (int64_t)sizeof(float) >= BWT_STREAM_MIN_BYTES
+            || (d->oc * ICG * (int64_t)sizeof(float) >= BWT_STREAM_MIN_BYTES_SUMS
+                && d->mb * out_points(d) >= BWT_STREAM_MIN_POINTS));
 
 #pragma omp parallel num_threads(c->nthr)
     {
