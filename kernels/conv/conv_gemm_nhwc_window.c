@@ -20,15 +20,18 @@
  * (ic, kh, kw) columns into five 32-wide panels per k block. The taps outside the input
  * in d and h multiply zeros (a first layer's few border rows).
  *
+ * In 1D and 2D with one group and no dilation along h, the rows form a ring (struct
+ * bdnn_win_plan): each output row copies only the input rows the row before did not.
+ *
  * Loops, outermost first:
- *   thread     a contiguous range of output rows (n, od, oh), its own C (every group),
- *              zeroed first
- *   group      the interleaved copy of the row's input rows
+ *   thread     a contiguous range of output rows (n, od, oh), its own C (every group, and
+ *              in a ring every rotation), zeroed first
+ *   group      the interleaved copy of the row's input rows (a ring: the rows it adds)
  *   panel      NR output channels (its slice of the diff_dst row stays in L1) ...
  *   tile       ... MR window rows, K = OW (UKR_ACCUMULATE)
- * then every thread's C is summed in thread order (the same sums on every run with the
- * same threads) into the user's [g][oc][ic][kd][kh][kw], and diff_bias by
- * bdnn_nhwc_bias_sums.
+ * then every thread's C (and rotation's) is added, row by row in a fixed order (the same
+ * sums on every run with the same threads), into thread 0's, which goes into the user's
+ * [g][oc][ic][kd][kh][kw]; diff_bias by bdnn_nhwc_bias_sums.
  *
  * Domain (bdnn_nhwc_win_init): channels last, no dilation along w, whole NR panels of
  * output channels per group (B is read in place: a short panel would read past the
@@ -43,7 +46,14 @@ struct bdnn_win_plan {
     int64_t Mw;          /* window rows: KW * P */
     int64_t Wp;          /* points of the interleaved row: (OW - 1) * sw + KW */
     int64_t row_floats;  /* the row (Wp * P) and the rows a short tile reads past it */
-    int64_t c_floats;    /* a thread's C: G * Mw * OCG */
+    int64_t c_floats;    /* a thread's C: n_rot * G * Mw * OCG */
+    /* A ring of rows (one group, 1D or 2D, no dilation along h): input row ih lives in slot
+     * ih mod KH of every point, so the next output row copies only the rows it adds (2 of
+     * conv1's 7 at stride 2); output row oh's tap kh is then in slot (kh + rot) mod KH,
+     * rot = (oh * sh - ph) mod KH, and each rotation sums into a C of its own (n_rot = KH),
+     * added in order at the end. Else every row copies all its tap rows (rotation 0). */
+    int ring;
+    int64_t n_rot;
     float **row, **cs;   /* per thread */
     float *zeros;        /* a row of the input's width (IW * IC), zero: rows outside it */
 };
@@ -74,7 +84,10 @@ int bdnn_nhwc_win_init(struct bdnn_conv *c, win_plan_t **out) {
     /* a short tile computes up to MR rows from its first (row_step rounding), the last
      * window's from its start on: MR floats past the row stay zero */
     w->row_floats = w->Wp * w->P + u->mr;
-    w->c_floats = G * w->Mw * OCG;
+    w->ring = G == 1 && d->id == 1 && d->od == 1 && d->kd == 1 && d->pd == 0 && d->dh == 0
+              && d->kh > 1;
+    w->n_rot = w->ring ? d->kh : 1;
+    w->c_floats = w->n_rot * G * w->Mw * OCG;
     w->row = calloc((size_t)c->nthr, sizeof(float *));
     w->cs = calloc((size_t)c->nthr, sizeof(float *));
     if (!w->row || !w->cs) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -123,6 +136,31 @@ static void win_fill(const bdnn_conv_desc_t *d, const win_plan_t *w, const float
 #undef WIN_FILL
 }
 
+/* Ring slot s of row (every point) from input row ih of image n, or zeros (ih outside the
+ * input); the padding columns stay as zeroed once. One group (ICG = IC). */
+static void win_fill_slot(const bdnn_conv_desc_t *d, const win_plan_t *w, const float *src,
+                          int64_t n, int64_t ih, int64_t s, float *restrict row) {
+    const int64_t IC = d->ic, P = w->P, Wp = w->Wp;
+    const int64_t x0 = d->pw < Wp ? d->pw : Wp, x1 = d->pw + d->iw < Wp ? d->pw + d->iw : Wp;
+    float *restrict o = row + s * IC;
+    if (ih < 0 || ih >= d->ih) {
+        for (int64_t x = x0; x < x1; ++x) memset(o + x * P, 0, sizeof(float) * (size_t)IC);
+        return;
+    }
+    const float *in = src + (n * d->ih + ih) * d->iw * IC - d->pw * IC;   /* point x */
+#define WIN_SLOT(NC) \
+    for (int64_t x = x0; x < x1; ++x) \
+        for (int64_t i = 0; i < (NC); ++i) o[x * P + i] = in[x * (NC) + i];
+    switch (IC) {
+    case 1: WIN_SLOT(1) break;
+    case 2: WIN_SLOT(2) break;
+    case 3: WIN_SLOT(3) break;
+    case 4: WIN_SLOT(4) break;
+    default: WIN_SLOT(IC) break;
+    }
+#undef WIN_SLOT
+}
+
 void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float *diff_dst,
                        float *diff_wei, float *diff_bias) {
     const win_plan_t *w = ((const nhwc_plan_t *)c->plan)->win;
@@ -142,6 +180,12 @@ void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float 
             float *cs = w->cs[tid], *row = w->row[tid];
             memset(cs, 0, sizeof(float) * (size_t)w->c_floats);
             memset(row + w->Wp * w->P, 0, sizeof(float) * (size_t)MR);
+            /* ring: every slot zero, holding "outside" (-1); else the row by row copy */
+            int64_t held[WIN_MAX_KDH];
+            if (w->ring) {
+                memset(row, 0, sizeof(float) * (size_t)(w->Wp * w->P));
+                for (int64_t s = 0; s < d->kh; ++s) held[s] = -1;
+            }
             const int64_t r0 = out_rows * tid / nthr, r1 = out_rows * (tid + 1) / nthr;
             for (int64_t r = r0; r < r1; ++r) {   /* output row (n, od, oh) */
                 const int64_t n = r / (d->od * d->oh), od = r / d->oh % d->od, oh = r % d->oh;
@@ -149,9 +193,20 @@ void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float 
                 /* the tiles read the thread's next output row of diff_dst ahead, a slice
                  * each (at mb16 each row's first tiles waited on memory for it) */
                 bdnn_pf_slice_t pf = {(const char *)(b + d->ow * d->oc), 0, next_lines, 0, 0};
+                int64_t rot = 0;
+                if (w->ring) {   /* the slots this row's taps read that hold other rows */
+                    const int64_t base = oh * d->sh - d->ph;
+                    rot = (base % d->kh + d->kh) % d->kh;
+                    for (int64_t kh = 0; kh < d->kh; ++kh) {
+                        const int64_t ih = base + kh, s = (kh + rot) % d->kh;
+                        const int64_t key = ih >= 0 && ih < d->ih ? n * d->ih + ih : -1;
+                        if (held[s] != key) win_fill_slot(d, w, src, n, ih, s, row);
+                        held[s] = key;
+                    }
+                }
                 for (int64_t g = 0; g < G; ++g) {
-                    win_fill(d, w, src, w->zeros, n, od, oh, g, row);
-                    float *cg = cs + g * Mw * OCG;
+                    if (!w->ring) win_fill(d, w, src, w->zeros, n, od, oh, g, row);
+                    float *cg = cs + (rot * G + g) * Mw * OCG;
                     for (int64_t j = g * OCG; j < (g + 1) * OCG; j += NR)   /* panels */
                         for (int64_t m0 = 0; m0 < Mw; m0 += MR) {           /* tiles */
                             pf.lines = r + 1 < r1 ? min64(per_tile, next_lines - pf.col) : 0;
@@ -164,21 +219,36 @@ void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float 
             }
         }
 #pragma omp barrier
-        /* the user's rows (g, oc): [ic][kd][kh][kw] from every thread's C, whose rows are
-         * (kw, kd, kh, ic) */
-        const int64_t KDH = d->kd * d->kh, KW = d->kw, taps = KDH * KW;
+        /* every thread's C (and every rotation's) into thread 0's first, row by row: C row
+         * (kw, slot, ic) of rotation rot holds tap (kw, kd, kh, ic) with slot (kd, kh), or
+         * in a ring slot (kh + rot) mod KH */
+        const int64_t KDH = d->kd * d->kh, KW = d->kw, taps = KDH * KW, n_rot = w->n_rot;
+        float *c0 = w->cs[0];
+        if (nthr > 1 || n_rot > 1) {
+#pragma omp for schedule(static)
+            for (int64_t gm = 0; gm < G * Mw; ++gm) {
+                const int64_t g = gm / Mw, m = gm % Mw;
+                const int64_t kw = m / (KDH * ICG), kdh = m / ICG % KDH, ic = m % ICG;
+                float *restrict to = c0 + gm * OCG;
+                for (int t = 0; t < nthr; ++t)
+                    for (int64_t rot = t == 0; rot < n_rot; ++rot) {
+                        const int64_t slot = (kdh + rot) % KDH;
+                        const float *restrict from = w->cs[t]
+                            + ((rot * G + g) * Mw + (kw * KDH + slot) * ICG + ic) * OCG;
+                        for (int64_t oc = 0; oc < OCG; ++oc) to[oc] += from[oc];
+                    }
+            }
+        }
+        /* then the user's rows (g, oc): [ic][kd][kh][kw] */
 #pragma omp for schedule(static)
         for (int64_t go = 0; go < G * OCG; ++go) {
             const int64_t g = go / OCG, oc = go % OCG;
             float *o = diff_wei + go * ICG * taps;
             for (int64_t ic = 0; ic < ICG; ++ic)
                 for (int64_t kdh = 0; kdh < KDH; ++kdh)
-                    for (int64_t kw = 0; kw < KW; ++kw) {
-                        const int64_t at_c = (g * Mw + (kw * KDH + kdh) * ICG + ic) * OCG + oc;
-                        float s = w->cs[0][at_c];
-                        for (int t = 1; t < nthr; ++t) s += w->cs[t][at_c];
-                        o[(ic * KDH + kdh) * KW + kw] = s;
-                    }
+                    for (int64_t kw = 0; kw < KW; ++kw)
+                        o[(ic * KDH + kdh) * KW + kw] =
+                            c0[(g * Mw + (kw * KDH + kdh) * ICG + ic) * OCG + oc];
         }
         if (diff_bias) bdnn_nhwc_bias_sums(c, diff_dst, diff_bias);
     }
