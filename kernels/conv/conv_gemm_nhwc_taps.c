@@ -48,10 +48,10 @@ enum {
  * size on are stored past the caches: each store then reads no old line, where the
  * products per weight are too few to hide that read (an inner product of 16 images into
  * 2048 x 1000 weights). From BWT_STREAM_MIN_BYTES_SUMS on too where each weight sums at
- * least BWT_STREAM_MIN_POINTS points: a thread's half of 1 MiB and more fills its L2,
- * and plain stores there evicted the src and diff_dst the next tiles read (ResNet-50's
- * res5a_branch2a at mb1, 49 points a weight); from fewer points, the weights come back
- * in cache on the next execution faster than from memory (an inner product at mb1).
+ * least BWT_STREAM_MIN_POINTS points (16 images into 512 x 1000 weights): a thread's
+ * half of them fills much of its L2, which plain stores then take from the operands its
+ * next tiles read; from fewer points the weights come back in cache on the next
+ * execution faster than from memory (an inner product at mb1).
  * Smaller ones stay in L2, where the plain store is the faster; weights accumulated over
  * several k blocks are never streamed (the last pass reads each line anyway). */
 enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024, BWT_STREAM_MIN_BYTES_SUMS = 1024 * 1024,

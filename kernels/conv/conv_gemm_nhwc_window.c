@@ -100,6 +100,17 @@ int bdnn_nhwc_win_init(struct bdnn_conv *c, win_plan_t **out) {
     return BDNN_STATUS_OK;
 }
 
+/* F(NC), the copy of NC channels a point, with NC a constant for 1 to 4 (first layers):
+ * the copies then move fixed lengths. */
+#define WIN_BY_CHANNELS(F, n)                                                               \
+    switch (n) {                                                                            \
+    case 1: F(1) break;                                                                     \
+    case 2: F(2) break;                                                                     \
+    case 3: F(3) break;                                                                     \
+    case 4: F(4) break;                                                                     \
+    default: F(n) break;                                                                    \
+    }
+
 /* Output row (n, od, oh)'s input rows of group g interleaved into row (see above): point
  * by point, so each point's P floats are written in order; a row outside the input reads
  * zero (a row of zeros the width of the input). ICG 1 to 4 (first layers) copy by fixed
@@ -126,13 +137,7 @@ static void win_fill(const bdnn_conv_desc_t *d, const win_plan_t *w, const float
         for (int64_t t = 0; t < KDH; ++t)                                                   \
             for (int64_t i = 0; i < (NC); ++i) o[t * (NC) + i] = in[t][at + i];             \
     }
-    switch (ICG) {
-    case 1: WIN_FILL(1) break;
-    case 2: WIN_FILL(2) break;
-    case 3: WIN_FILL(3) break;
-    case 4: WIN_FILL(4) break;
-    default: WIN_FILL(ICG) break;
-    }
+    WIN_BY_CHANNELS(WIN_FILL, ICG)
 #undef WIN_FILL
 }
 
@@ -151,13 +156,7 @@ static void win_fill_slot(const bdnn_conv_desc_t *d, const win_plan_t *w, const 
 #define WIN_SLOT(NC) \
     for (int64_t x = x0; x < x1; ++x) \
         for (int64_t i = 0; i < (NC); ++i) o[x * P + i] = in[x * (NC) + i];
-    switch (IC) {
-    case 1: WIN_SLOT(1) break;
-    case 2: WIN_SLOT(2) break;
-    case 3: WIN_SLOT(3) break;
-    case 4: WIN_SLOT(4) break;
-    default: WIN_SLOT(IC) break;
-    }
+    WIN_BY_CHANNELS(WIN_SLOT, IC)
 #undef WIN_SLOT
 }
 
