@@ -19,11 +19,7 @@ typedef float vfu __attribute__((vector_size(64), aligned(4)));
 /* plane runs: two rows of at most 8 pixels at once (16 accumulators of 32 registers) */
 #define DWL_PAIR_MAX 8
 /* the last channels' n lanes (conv_dw_lanes.inc): masked loads and stores */
-#define DWL_LANES(n) ((__mmask16)((1u << (n)) - 1u))
-#define DWL_PART_F32(p, n) ((vf)_mm512_maskz_loadu_ps(DWL_LANES(n), (p)))
-#define DWL_PART_U16(p, n) ((vf)_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(DWL_LANES(n), (p))))
-#define DWL_PART_ST_F32(o, v, n) _mm512_mask_storeu_ps((o), DWL_LANES(n), (__m512)(v))
-#define DWL_PART_ST_U16(o, h, n) _mm256_mask_storeu_epi16((o), DWL_LANES(n), (__m256i)(h))
+#include "conv_dw_lanes_avx512.h"
 #define DWL_SRC_BF16
 #define DWL_DP
 #define DWL_BF16_RAW(p) ((vf)_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))))

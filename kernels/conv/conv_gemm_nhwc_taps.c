@@ -597,10 +597,11 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
     /* The user's C written once (one k block per thread) and of BWT_STREAM_MIN_BYTES or
      * more goes past the caches (full tiles on whole vectors; the rest plain) */
     const size_t vec_bytes = (size_t)u->vlen * sizeof(float);
+    const int64_t c_bytes = d->oc * ICG * (int64_t)sizeof(float);
     const int stream_c = direct && (size_t)(ICG * (int64_t)sizeof(float)) % vec_bytes == 0
         && (uintptr_t)diff_wei % vec_bytes == 0
-        && (d->oc * ICG * (int64_t)sizeof(float) >= BWT_STREAM_MIN_BYTES
-            || (d->oc * ICG * (int64_t)sizeof(float) >= BWT_STREAM_MIN_BYTES_SUMS
+        && (c_bytes >= BWT_STREAM_MIN_BYTES
+            || (c_bytes >= BWT_STREAM_MIN_BYTES_SUMS
                 && d->mb * out_points(d) >= BWT_STREAM_MIN_POINTS));
 
 #pragma omp parallel num_threads(c->nthr)

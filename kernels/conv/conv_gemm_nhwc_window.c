@@ -55,7 +55,8 @@ struct bdnn_win_plan {
     int ring;
     int64_t n_rot;
     float **row, **cs;   /* per thread */
-    float *zeros;        /* a row of the input's width (IW * IC), zero: rows outside it */
+    float *zeros;        /* not a ring: a row of the input's width (IW * IC), zero, which
+                            rows outside the input read (a ring zeroes their slots) */
 };
 
 void bdnn_nhwc_win_fini(win_plan_t *w, int nthr) {
@@ -91,7 +92,7 @@ int bdnn_nhwc_win_init(struct bdnn_conv *c, win_plan_t **out) {
     w->row = calloc((size_t)c->nthr, sizeof(float *));
     w->cs = calloc((size_t)c->nthr, sizeof(float *));
     if (!w->row || !w->cs) return BDNN_STATUS_OUT_OF_MEMORY;
-    if (conv_scratch((void **)&w->zeros, sizeof(float) * (size_t)(d->iw * d->ic)))
+    if (!w->ring && conv_scratch((void **)&w->zeros, sizeof(float) * (size_t)(d->iw * d->ic)))
         return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t)
         if (conv_scratch((void **)&w->row[t], sizeof(float) * (size_t)w->row_floats)
@@ -171,7 +172,7 @@ void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float 
     /* an output row of diff_dst in lines, and its share per tile of a row */
     const int64_t next_lines = bdnn_div_up(d->ow * d->oc * (int64_t)sizeof(float), 64);
     const int64_t per_tile = bdnn_div_up(next_lines, G * (OCG / NR) * bdnn_div_up(Mw, MR));
-    memset(w->zeros, 0, sizeof(float) * (size_t)(d->iw * d->ic));
+    if (!w->ring) memset(w->zeros, 0, sizeof(float) * (size_t)(d->iw * d->ic));
 #pragma omp parallel num_threads(nthr)
     {
         /* parts: one per planned thread, whatever team OpenMP gives */
