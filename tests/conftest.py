@@ -12,6 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# OpenMP threads that wait sleep instead of spinning: pytest -n 2 runs two test processes
+# whose cases each run on every core, and threads spinning in one take the cores the
+# other's need. Set before the C core (and with it libgomp) loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from benchdnn_py import core
 from benchdnn_py.drivers.conv import driver as conv_driver
 from benchdnn_py.drivers.deconv import driver as deconv_driver
