@@ -2,36 +2,46 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 
 from .base import Driver
-from .binary import DRIVER as _BINARY
-from .bnorm import DRIVER as _BNORM
-from .concat import DRIVER as _CONCAT
-from .conv import DRIVER as _CONV
-from .deconv import DRIVER as _DECONV
-from .eltwise import DRIVER as _ELTWISE
-from .graph import make_driver as _graph_on
-from .ip import DRIVER as _IP
-from .pool import DRIVER as _POOL
-from .reorder import DRIVER as _REORDER
-from .softmax import DRIVER as _SOFTMAX
-from .sum import DRIVER as _SUM
 
-DRIVERS: dict[str, Driver] = {
-    "conv": _CONV,
-    "graph": _graph_on(_CONV),
-    "deconv": _DECONV,
-    "eltwise": _ELTWISE,
-    "pool": _POOL,
-    "reorder": _REORDER,
-    "softmax": _SOFTMAX,
-    "sum": _SUM,
-    "concat": _CONCAT,
-    "binary": _BINARY,
-    "ip": _IP,
-    "bnorm": _BNORM,
-}
+# --NAME -> the package that defines it (its DRIVER), in --help order. A driver's modules
+# load when a run first names it, not at start: a run pays for its own driver only.
+_PACKAGES = ("conv", "graph", "deconv", "eltwise", "pool", "reorder", "softmax", "sum",
+             "concat", "binary", "ip", "bnorm")
+
+
+class _Registry(Mapping[str, Driver]):
+    """The drivers by name; `name in DRIVERS` and iteration load nothing."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Driver] = {}
+
+    def __getitem__(self, name: str) -> Driver:
+        if name not in self._loaded:
+            if name not in _PACKAGES:
+                raise KeyError(name)
+            if name == "graph":   # the graph driver runs its convolutions on conv's
+                from .graph import make_driver
+                self._loaded[name] = make_driver(self["conv"])
+            else:
+                self._loaded[name] = importlib.import_module(f".{name}", __name__).DRIVER
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_PACKAGES)
+
+    def __len__(self) -> int:
+        return len(_PACKAGES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _PACKAGES
+
+
+DRIVERS: Mapping[str, Driver] = _Registry()
 
 
 @lru_cache(maxsize=None)
