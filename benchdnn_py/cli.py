@@ -355,6 +355,9 @@ def info() -> None:
     click.echo(f"cpu: {_cpu_model()}")
     isas = [isa.name.lower() for isa in core.Isa if core.isa_supported(isa)]
     click.echo(f"instruction sets usable: {', '.join(isas)}")
+    if core.isa_supported(core.Isa.AVX512):   # (the kernel tables order some rows by it)
+        width = "two 256-bit halves" if core.splits_512() else "full width"
+        click.echo(f"512-bit operations: {width}")
     click.echo(f"threads: {core.max_threads()}")
     click.echo(f"kernel core: {core.build_info()}")
     click.echo(f"measured limits ({core.max_threads()} threads, best of "

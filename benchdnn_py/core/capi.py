@@ -241,6 +241,13 @@ def build_info() -> str:
     return ffi.string(lib.bdnn_build_info()).decode()
 
 
+@lru_cache(maxsize=None)
+def splits_512() -> bool:
+    """Whether the core runs 512-bit vector operations as two 256-bit halves (AMD's Zen 4):
+    the row tables order some routes by it (CONV_ROW_SPLIT_512)."""
+    return bool(lib.bdnn_cpu_splits_512())
+
+
 class Operands(enum.IntEnum):
     """The operand class an implementation computes (BDNN_OPERANDS_*)."""
 

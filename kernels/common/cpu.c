@@ -7,6 +7,10 @@
 #include <unistd.h>
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "bdnn.h"
 
 #ifndef BDNN_BUILD_FLAGS
@@ -67,6 +71,24 @@ int bdnn_isa_supported(int isa) {
     }
 #else
     return isa == BDNN_ISA_SCALAR;
+#endif
+}
+
+/* AMD's family 19h (its AVX-512 parts are Zen 4) executes a 512-bit operation as two
+ * 256-bit halves; Intel's AVX-512 cores and the desktop and server cores of AMD's family
+ * 1Ah (Zen 5) run them at full width (that family's mobile parts, which split them too,
+ * are not told apart here). */
+int bdnn_cpu_splits_512(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
+    /* "AuthenticAMD" in ebx, edx, ecx */
+    if (b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u) return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    const unsigned family = ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu);
+    return family == 0x19;
+#else
+    return 0;
 #endif
 }
 

@@ -109,10 +109,12 @@ static const conv_impl_entry_t impls[] = {
     {"dw_conv_blocked:scalar", BDNN_ISA_SCALAR, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_scalar,
      F32, BLOCKS, NULL, CONV_ROW_DW_LANES},
     /* ... and on bf16 operands, widened as they are read (not fused_dw's row step, which
-     * hands f32 rows over). */
+     * hands f32 rows over). The dot product form (avx512_bf16) leads only where 512-bit
+     * operations run in two halves (CONV_ROW_SPLIT_512): there the widening shift costs
+     * a whole extra pass; on full-width cores the shift and FMA form runs faster. */
 #define DW_LANES_BF16(name, lay)                                                            \
     {name ":avx512_bf16", BDNN_ISA_AVX512_BF16, &bdnn_conv_dw_lanes_ops,                    \
-     &bdnn_dwl_ker_avx512_bf16, BF16, lay, NULL, 0},                                        \
+     &bdnn_dwl_ker_avx512_bf16, BF16, lay, NULL, CONV_ROW_SPLIT_512},                       \
     {name ":avx512", BDNN_ISA_AVX512, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx512, BF16,  \
      lay, NULL, 0},                                                                         \
     {name ":avx2", BDNN_ISA_AVX2, &bdnn_conv_dw_lanes_ops, &bdnn_dwl_ker_avx2, BF16, lay,   \
@@ -271,6 +273,21 @@ static const conv_impl_entry_t impls[] = {
 #undef NHWC_GATHER
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
+/* Row i of the table in this CPU's order of preference, the order every entry point's
+ * index counts in: a CONV_ROW_SPLIT_512 row trades places with the row after it (its
+ * family on the next ISA down) on cores that run 512-bit operations at full width. */
+static const conv_impl_entry_t *row(int i) {
+    static int order[N_IMPLS], ready;
+    if (!ready) {
+        for (int k = 0; k < N_IMPLS; ++k) order[k] = k;
+        if (!bdnn_cpu_splits_512())
+            for (int k = 0; k + 1 < N_IMPLS; ++k)
+                if (impls[k].flags & CONV_ROW_SPLIT_512) order[k] = k + 1, order[k + 1] = k, ++k;
+        ready = 1;
+    }
+    return &impls[order[i]];
+}
+
 /* The deliberate defect (BDNN_FAULT_*) the primitives created from now on carry: tests
  * only (bdnn_set_test_fault). */
 static int test_fault = BDNN_FAULT_NONE;
@@ -351,11 +368,11 @@ int bdnn_conv_set_scratchpad(bdnn_conv_t *c, void *mem) {
 
 int bdnn_conv_impl_count(void) { return N_IMPLS; }
 const char *bdnn_conv_impl_name(int impl) {
-    return impl >= 0 && impl < N_IMPLS ? impls[impl].name : NULL;
+    return impl >= 0 && impl < N_IMPLS ? row(impl)->name : NULL;
 }
-int bdnn_conv_impl_isa(int impl) { return impl >= 0 && impl < N_IMPLS ? impls[impl].isa : -1; }
+int bdnn_conv_impl_isa(int impl) { return impl >= 0 && impl < N_IMPLS ? row(impl)->isa : -1; }
 int bdnn_conv_impl_operands(int impl) {
-    return impl >= 0 && impl < N_IMPLS ? impls[impl].operands : -1;
+    return impl >= 0 && impl < N_IMPLS ? row(impl)->operands : -1;
 }
 
 /* The checks every implementation relies on; the Python side validates the descriptor
@@ -437,8 +454,8 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (dir != BDNN_DIR_FWD && dir != BDNN_DIR_BWD_DATA && dir != BDNN_DIR_BWD_WEIGHTS)
         return BDNN_STATUS_INVALID;
     if (!desc_ok(d)) return BDNN_STATUS_INVALID;
-    if (!bdnn_isa_supported(impls[impl].isa)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (operands_of(a, dir) != impls[impl].operands) return BDNN_STATUS_UNIMPLEMENTED;
+    if (!bdnn_isa_supported(row(impl)->isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands_of(a, dir) != row(impl)->operands) return BDNN_STATUS_UNIMPLEMENTED;
     /* A dw post-op is fused_dw's, and fused_dw takes nothing else (nor weights that
      * bdnn_conv_pack_weights would widen: its packing is pack_weights_dw). */
     if (bdnn_dw_post_op(a) >= 0 && a->wei_dt != a->src_dt && a->src_dt == BDNN_DT_F32)
@@ -448,20 +465,20 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (bdnn_dw_post_op(a) >= 0 && out_dt_of(a, dir) == BDNN_DT_F32
             && a->post_ops[bdnn_dw_post_op(a)].dw_wei_dt != BDNN_DT_F32)
         return BDNN_STATUS_UNIMPLEMENTED;
-    if ((bdnn_dw_post_op(a) >= 0) != !!(impls[impl].flags & CONV_ROW_FUSED_DW))
+    if ((bdnn_dw_post_op(a) >= 0) != !!(row(impl)->flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* Binary and prelu entries: the GEMM rows and the plain depthwise rows, whose
      * low-precision epilogue knows each output's position (bdnn_post_op_src1), and
      * fused_dw, whose steps are such rows pointed at their block's part of each input. */
     if (bdnn_has_src1_post_op(a)
-            && !(impls[impl].flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW | CONV_ROW_SRC1)))
+            && !(row(impl)->flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW | CONV_ROW_SRC1)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
-            || !(impls[impl].layouts & ROW_LAYOUT(a->layout)))
+            || !(row(impl)->layouts & ROW_LAYOUT(a->layout)))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* src channels last beside blocked dst: forward, on the rows that read it */
     if (a->src_nhwc && (dir != BDNN_DIR_FWD || !bdnn_layout_block(a->layout)
-                        || !(impls[impl].flags & CONV_ROW_SRC_NHWC)))
+                        || !(row(impl)->flags & CONV_ROW_SRC_NHWC)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
@@ -477,7 +494,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     c->attr.dw_wei_scales = NULL;
     c->n_post_ops = a->n_post_ops;
     for (int i = 0; i < a->n_post_ops; ++i) c->post_ops[i] = a->post_ops[i];
-    c->operands = impls[impl].operands;
+    c->operands = row(impl)->operands;
     c->out_dt = out_dt_of(a, dir);
     if ((a->src_zps || a->dst_zps) && dir == BDNN_DIR_BWD_WEIGHTS) {
         bdnn_conv_destroy(c);
@@ -498,7 +515,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     }
     c->lp = needs_lp(c);
     c->nthr = nthr;
-    c->impl = &impls[impl];
+    c->impl = row(impl);
     if (a->scales != BDNN_SCALES_NONE) {
         /* One per channel of the written tensor: dst's oc, or diff_src's ic (backward
          * data, which deconvolution's forward runs). */
@@ -560,7 +577,7 @@ int bdnn_conv_create_single(const bdnn_conv_desc_t *d, int max_isa, int with_bia
     int st = BDNN_STATUS_UNIMPLEMENTED;
     for (int i = 0; i < N_IMPLS; ++i) {
         /* (never Winograd: fused_dw's steps are direct convolutions) */
-        if (impls[i].flags & (CONV_ROW_FUSED_DW | CONV_ROW_WINO) || impls[i].isa > max_isa)
+        if (row(i)->flags & (CONV_ROW_FUSED_DW | CONV_ROW_WINO) || row(i)->isa > max_isa)
             continue;
         st = conv_create(i, d, BDNN_DIR_FWD, with_bias, attr, fault, 1, out);
         if (st != BDNN_STATUS_UNIMPLEMENTED) return st;

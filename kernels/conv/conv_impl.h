@@ -481,6 +481,9 @@ enum {
                                   offsets: binary and prelu entries know each position */
     CONV_ROW_SRC_NHWC = 64,    /* takes attr.src_nhwc: forward, src channels last and
                                   dst blocked (the blocked direct rows) */
+    CONV_ROW_SPLIT_512 = 128,  /* preferred to the next row only where 512-bit operations
+                                  run in two halves (bdnn_cpu_splits_512); elsewhere the
+                                  two trade places in the order (conv_api.c's row) */
 };
 /* The activation layouts a row runs on, as a set: ROW_LAYOUT(BDNN_LAYOUT_*) | ... */
 #define ROW_LAYOUT(layout) (1u << (layout))

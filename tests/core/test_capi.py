@@ -4,6 +4,8 @@ NaN, Inf, denormals, saturation; the portable code and the F16C path alike."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -199,3 +201,16 @@ def test_packed_weights_start_on_a_cache_line():
     with core.ConvPrimitive(impl, shape, core.Direction.FWD, False, attr=attr) as prim:
         wei = np.ones(768 * 768, np.float32)
         assert prim.pack_weights(wei).ctypes.data % 64 == 0
+
+
+def test_the_512_bit_width_query_reads_the_cpus_vendor_and_family():
+    """bdnn_cpu_splits_512 (cpuid) against the kernel's /proc/cpuinfo: AMD family 25 (19h,
+    Zen 4) only."""
+    info = Path("/proc/cpuinfo")
+    if not info.exists():
+        pytest.skip("no /proc/cpuinfo")
+    first = info.read_text().split("\n\n")[0]
+    fields = {k.strip(): v.strip() for k, _, v in (l.partition(":") for l in first.splitlines())}
+    expected = fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == "25"
+    assert core.splits_512() is expected
+

@@ -6,6 +6,8 @@ unwritten fails). Integer data keeps every partial sum exact in f32."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import run_cli
@@ -304,6 +306,23 @@ def test_cli_bf16_depthwise_runs_on_the_native_row(tag, row):
     assert "PASSED" in out and "+reorder" not in out
     if core.isa_supported(core.Isa.AVX2):
         assert f"implementation: {row}" in out, out
+
+
+@pytest.mark.parametrize("tag,family", [("nhwc", "dw_conv_nhwc_bf16"),
+                                        ("nChw16c", "dw_conv_blocked_bf16")])
+def test_bf16_dot_product_row_leads_only_where_512_bit_operations_split(tag, family):
+    """The AVX512_BF16 row (a dot product per tap) comes before the AVX-512 one (a shift and
+    an FMA) only on cores that run 512-bit operations in two halves; the order decides what
+    a case runs, and both rows stay in the table."""
+    names = [i.name for i in core.conv_impls()]
+    dp, widen = names.index(f"{family}:avx512_bf16"), names.index(f"{family}:avx512")
+    assert abs(dp - widen) == 1 and (dp < widen) is core.splits_512()
+    if not core.isa_supported(core.Isa.AVX512_BF16):
+        return
+    out = run_cli("--conv", "--dt=bf16", f"--stag={tag}", f"--dtag={tag}", "-v5",
+                  "mb1ic32ih10oc32kh3ph1_dw").out
+    isa = "avx512_bf16" if core.splits_512() else "avx512"
+    assert "PASSED" in out and re.search(rf"implementation: {family}:{isa}\b", out), out
 
 
 @pytest.mark.parametrize("impl", BF16_RUNNABLE, ids=[i.name for i in BF16_RUNNABLE])
