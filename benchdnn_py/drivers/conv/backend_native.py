@@ -56,11 +56,22 @@ ROUTE_SUFFIX = reorders.ROUTE_SUFFIX
 
 
 class _IsaFilter:
-    """An impl filter that also keeps only the rows of one instruction set."""
+    """An impl filter that also keeps only the rows of one instruction set, and a row the
+    table orders ahead of its family's row of that set though its own set is lower: the
+    table's choice on this CPU (CONV_ROW_SPLIT_512's trade, kernels/conv/README.md)."""
 
     def __init__(self, inner, isa: core.Isa) -> None:
         self.inner, self.isa = inner, isa
-        self.rows = {i.name for i in core.conv_impls() if i.isa is isa}
+        self.rows: set[str] = set()
+        ahead: dict[tuple[str, ...], list[str]] = {}   # family and route -> lower rows seen
+        for i in core.conv_impls():
+            family, _, *route = i.name.split(":")
+            key = (family, *route)
+            if i.isa is isa:
+                self.rows.add(i.name)
+                self.rows.update(ahead.get(key, ()))
+            elif i.isa < isa:
+                ahead.setdefault(key, []).append(i.name)
 
     def allows(self, impl_name: str) -> bool:
         return impl_name in self.rows and self.inner.allows(impl_name)

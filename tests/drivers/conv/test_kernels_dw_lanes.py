@@ -309,11 +309,13 @@ def test_cli_bf16_depthwise_runs_on_the_native_row(tag, row):
 
 
 @pytest.mark.parametrize("tag,family", [("nhwc", "dw_conv_nhwc_bf16"),
-                                        ("nChw16c", "dw_conv_blocked_bf16")])
+                                        ("nChw16c", "dw_conv_blocked_bf16"),
+                                        ("any", "dw_conv_blocked_bf16")])
 def test_bf16_dot_product_row_leads_only_where_512_bit_operations_split(tag, family):
     """The AVX512_BF16 row (a dot product per tap) comes before the AVX-512 one (a shift and
     an FMA) only on cores that run 512-bit operations in two halves; the order decides what
-    a case runs, and both rows stay in the table."""
+    a case runs, `any`'s layout entries of AVX512_BF16 included, and both rows stay in the
+    table."""
     names = [i.name for i in core.conv_impls()]
     dp, widen = names.index(f"{family}:avx512_bf16"), names.index(f"{family}:avx512")
     assert abs(dp - widen) == 1 and (dp < widen) is core.splits_512()
