@@ -243,8 +243,8 @@ def build_info() -> str:
 
 @lru_cache(maxsize=None)
 def splits_512() -> bool:
-    """Whether the core runs 512-bit vector operations as two 256-bit halves (AMD's Zen 4):
-    the row tables order some routes by it (CONV_ROW_SPLIT_512)."""
+    """Whether the core runs 512-bit vector operations as two 256-bit halves (AMD's family
+    19h, by cpuid): the row tables order some routes by it (CONV_ROW_SPLIT_512)."""
     return bool(lib.bdnn_cpu_splits_512())
 
 

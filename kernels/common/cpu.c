@@ -74,10 +74,9 @@ int bdnn_isa_supported(int isa) {
 #endif
 }
 
-/* AMD's family 19h (its AVX-512 parts are Zen 4) executes a 512-bit operation as two
- * 256-bit halves; Intel's AVX-512 cores and the desktop and server cores of AMD's family
- * 1Ah (Zen 5) run them at full width (that family's mobile parts, which split them too,
- * are not told apart here). */
+/* AMD's family 19h executes a 512-bit operation as two 256-bit halves; Intel's AVX-512
+ * cores and the desktop and server cores of AMD's family 1Ah run them at full width (that
+ * family's mobile parts, which split them too, are not told apart here). */
 int bdnn_cpu_splits_512(void) {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a, b, c, d;

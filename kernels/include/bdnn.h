@@ -298,8 +298,8 @@ int bdnn_max_threads(void);          /* OpenMP threads a parallel region will us
  * (omp_set_num_threads): a case's --threads. */
 void bdnn_set_threads(int n);
 const char *bdnn_build_info(void);   /* compiler and flags the core was built with */
-/* 1 where the core runs 512-bit vector operations as two 256-bit halves (AMD family 19h,
- * Zen 4): row tables order some routes by it. */
+/* 1 where the core runs 512-bit vector operations as two 256-bit halves (AMD family
+ * 19h): row tables order some routes by it. */
 int bdnn_cpu_splits_512(void);
 
 /* Measured limits (kernels/common/peak.c): the best of `repeats` runs of about `seconds`

@@ -204,8 +204,8 @@ def test_packed_weights_start_on_a_cache_line():
 
 
 def test_the_512_bit_width_query_reads_the_cpus_vendor_and_family():
-    """bdnn_cpu_splits_512 (cpuid) against the kernel's /proc/cpuinfo: AMD family 25 (19h,
-    Zen 4) only."""
+    """bdnn_cpu_splits_512 (cpuid) against the kernel's /proc/cpuinfo: AMD family 25 (19h)
+    only."""
     info = Path("/proc/cpuinfo")
     if not info.exists():
         pytest.skip("no /proc/cpuinfo")

@@ -37,6 +37,7 @@ never goes through a defective reorder.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Callable
 
@@ -55,23 +56,30 @@ from .policy import AnyEntry, act_layouts, kernel_layouts
 ROUTE_SUFFIX = reorders.ROUTE_SUFFIX
 
 
+@functools.lru_cache(maxsize=None)
+def _isa_rows(isa: core.Isa) -> frozenset[str]:
+    """The rows of one instruction set, and a row the table orders ahead of its family's
+    row of that set though its own set is lower: the table's choice on this CPU
+    (CONV_ROW_SPLIT_512's trade, kernels/conv/README.md). The order is fixed per process."""
+    rows: set[str] = set()
+    ahead: dict[tuple[str, ...], list[str]] = {}   # family and route -> lower rows seen
+    for i in core.conv_impls():
+        family, _, *route = i.name.split(":")
+        key = (family, *route)
+        if i.isa is isa:
+            rows.add(i.name)
+            rows.update(ahead.get(key, ()))
+        elif i.isa < isa:
+            ahead.setdefault(key, []).append(i.name)
+    return frozenset(rows)
+
+
 class _IsaFilter:
-    """An impl filter that also keeps only the rows of one instruction set, and a row the
-    table orders ahead of its family's row of that set though its own set is lower: the
-    table's choice on this CPU (CONV_ROW_SPLIT_512's trade, kernels/conv/README.md)."""
+    """An impl filter that also keeps only the rows of one instruction set (_isa_rows)."""
 
     def __init__(self, inner, isa: core.Isa) -> None:
         self.inner, self.isa = inner, isa
-        self.rows: set[str] = set()
-        ahead: dict[tuple[str, ...], list[str]] = {}   # family and route -> lower rows seen
-        for i in core.conv_impls():
-            family, _, *route = i.name.split(":")
-            key = (family, *route)
-            if i.isa is isa:
-                self.rows.add(i.name)
-                self.rows.update(ahead.get(key, ()))
-            elif i.isa < isa:
-                ahead.setdefault(key, []).append(i.name)
+        self.rows = _isa_rows(isa)
 
     def allows(self, impl_name: str) -> bool:
         return impl_name in self.rows and self.inner.allows(impl_name)
