@@ -147,23 +147,10 @@ static inline void amx_store_bf16x32(__m512 lo, __m512 hi, void *out, int64_t j,
                              (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
 }
 
-/* The same for u8 and s8: saturated and rounded as bdnn_epi_store16 does, narrowed in
- * registers and stored once (a masked narrowing store to memory per vector was the
- * epilogue's slowest instruction). */
-static inline void amx_store_i8x32(int dt, __m512 lo, __m512 hi, void *out, int64_t j,
-                                   __mmask16 m0, __mmask16 m1) {
-    const __m512 l = _mm512_set1_ps(dt == BDNN_DT_U8 ? 0.0f : -128.0f);
-    const __m512 h = _mm512_set1_ps(dt == BDNN_DT_U8 ? 255.0f : 127.0f);
-    const __m128i a = _mm512_cvtepi32_epi8(bdnn_epi_sat_round(lo, l, h));
-    const __m128i b = _mm512_cvtepi32_epi8(bdnn_epi_sat_round(hi, l, h));
-    _mm256_mask_storeu_epi8((int8_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16,
-                            _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1));
-}
-
 typedef struct {
     const struct bdnn_conv *c;
     char *dst;
-    int has_sum, has_eltwise;
+    int has_sum, has_eltwise, has_bias;
     float sum_scale;
 } amx_out_t;
 
@@ -171,10 +158,11 @@ typedef struct {
  * channels oc0 .. oc0 + 31 (those below OC). f32 first: s32 converted, the bias, the
  * sum post-op's scale times the prior dst; then the eltwise entries; then dst's type.
  * Without eltwise entries that is one pass, each vector stored as it is finished.
- * Instanced per dst type and sum type (constants here: no branch per vector). */
+ * Instanced per dst type, sum type and bias (constants here: no branch per vector). */
 static inline __attribute__((always_inline)) void
 amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t *pix,
-              int64_t oc0, const int dt, const int s32, const int sum, const int eltwise) {
+              int64_t oc0, const int dt, const int s32, const int sum, const int eltwise,
+              const int bias_on) {
     const struct bdnn_conv *c = x->c;
     const int64_t OC = c->d.oc;
     __mmask16 m[2];
@@ -182,27 +170,63 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
     const int halves = m[1] ? 2 : 1;
     const __m512 bias[2] = {_mm512_loadu_ps(p->bias + oc0), _mm512_loadu_ps(p->bias + oc0 + 16)};
     const __m512 scale = _mm512_set1_ps(x->sum_scale);
+    if ((dt == BDNN_DT_U8 || dt == BDNN_DT_S8) && !eltwise) {
+        /* two points' rows (consecutive in acc) per pack, each half stored to its point;
+         * s32 sums with no bias or sum saturate as integers (bdnn_store_s32_i8x16's
+         * reason: the values of the f32 path, without its conversions) */
+        const __mmask32 m32 = (__mmask32)m[0] | (__mmask32)m[1] << 16;
+        const int u = dt == BDNN_DT_U8;
+        const __m512 lo = _mm512_set1_ps(u ? 0.0f : -128.0f), hi = _mm512_set1_ps(u ? 255.0f : 127.0f);
+        for (int i = 0; i < AMX_PTS; i += 2) {
+            if (pix[i] < 0 && pix[i + 1] < 0) continue;
+            const float *r = acc + i * AMX_OCS;
+            __m512i s[4];
+            for (int k = 0; k < 4; ++k) {
+                if (s32 && !bias_on && !sum) {
+                    s[k] = _mm512_loadu_si512(r + 16 * k);
+                    continue;
+                }
+                __m512 v = s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * k))
+                               : _mm512_loadu_ps(r + 16 * k);
+                if (bias_on) v = _mm512_add_ps(v, bias[k & 1]);
+                if (sum) {   /* a dropped point's prior dst: nothing read */
+                    const int64_t q = pix[i + k / 2];
+                    v = _mm512_fmadd_ps(amx_load16(dt, x->dst, (q < 0 ? 0 : q * OC) + oc0 + 16 * (k & 1),
+                                                   q < 0 ? 0 : m[k & 1]), scale, v);
+                }
+                s[k] = bdnn_epi_sat_round(v, lo, hi);
+            }
+            const __m512i b = bdnn_pack_s32_i8x64(dt, s[0], s[1], s[2], s[3]);
+            if (pix[i] >= 0)
+                _mm256_mask_storeu_epi8((int8_t *)x->dst + pix[i] * OC + oc0, m32,
+                                        _mm512_castsi512_si256(b));
+            if (pix[i + 1] >= 0)
+                _mm256_mask_storeu_epi8((int8_t *)x->dst + pix[i + 1] * OC + oc0, m32,
+                                        _mm512_extracti64x4_epi64(b, 1));
+        }
+        return;
+    }
     for (int i = 0; i < AMX_PTS; ++i) {
         if (pix[i] < 0) continue;
         float *r = acc + i * AMX_OCS;
         const int64_t at = pix[i] * OC + oc0;
-        if ((dt == BDNN_DT_BF16 || dt == BDNN_DT_U8 || dt == BDNN_DT_S8) && !eltwise) {
+        if (dt == BDNN_DT_BF16 && !eltwise) {
             /* both halves in one conversion and one store */
             __m512 v[2];
             for (int h = 0; h < 2; ++h) {
-                v[h] = _mm512_add_ps(s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
-                                         : _mm512_loadu_ps(r + 16 * h), bias[h]);
+                v[h] = s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
+                           : _mm512_loadu_ps(r + 16 * h);
+                if (bias_on) v[h] = _mm512_add_ps(v[h], bias[h]);
                 if (sum)
                     v[h] = _mm512_fmadd_ps(amx_load16(dt, x->dst, at + 16 * h, m[h]), scale, v[h]);
             }
-            if (dt == BDNN_DT_BF16) amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1]);
-            else amx_store_i8x32(dt, v[0], v[1], x->dst, at, m[0], m[1]);
+            amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1]);
             continue;
         }
         for (int h = 0; h < halves; ++h) {
             __m512 v = s32 ? _mm512_cvtepi32_ps(_mm512_loadu_si512(r + 16 * h))
                            : _mm512_loadu_ps(r + 16 * h);
-            v = _mm512_add_ps(v, bias[h]);
+            if (bias_on) v = _mm512_add_ps(v, bias[h]);
             if (sum) v = _mm512_fmadd_ps(amx_load16(dt, x->dst, at + 16 * h, m[h]), scale, v);
             if (eltwise) _mm512_storeu_ps(r + 16 * h, v);
             else bdnn_epi_store16(dt, v, x->dst, at + 16 * h, m[h]);
@@ -224,9 +248,10 @@ typedef void (*amx_finish_fn)(const amx_plan_t *p, const amx_out_t *x, float *ac
     static void amx_finish_##dt##_##s32(const amx_plan_t *p, const amx_out_t *x,            \
                                         float *acc, const int64_t *pix, int64_t oc0) {     \
         const int dt_ = BDNN_DT_##dt;                                                     \
-        if (x->has_eltwise) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, x->has_sum, 1);   \
-        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 1, 0);           \
-        else amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 0, 0);                           \
+        if (x->has_eltwise) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, x->has_sum, 1, 1); \
+        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 1, 0, 1);        \
+        else if (x->has_bias) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 0, 0, 1);       \
+        else amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 0, 0, 0);                        \
     }
 AMX_FINISH(F32, 0)
 AMX_FINISH(BF16, 0)
@@ -411,7 +436,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const amx_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t pt = p->icp * p->esz;
-    amx_out_t x = {.c = c, .dst = a->dst};
+    amx_out_t x = {.c = c, .dst = a->dst, .has_bias = a->bias != NULL};
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0);
     const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);

@@ -72,18 +72,24 @@ static inline void bdnn_store_bf16x32(__m512 v0, __m512 v1, uint16_t *out) {
 }
 #endif
 
-/* 64 s32 values, four vectors' 16 each, stored as consecutive u8 (out_dt BDNN_DT_U8) or
- * s8 at out, saturated by packs (s32 to s16, then s16 to 8 bits) into one store instead
- * of four narrowing ones. The packs work within 128-bit lanes: lane L holds elements
+/* 64 s32 values, four vectors' 16 each, as 64 consecutive u8 (out_dt BDNN_DT_U8) or s8
+ * (v0's first), saturated by packs (s32 to s16, then s16 to 8 bits) instead of four
+ * narrowing conversions. The packs work within 128-bit lanes: lane L holds elements
  * 4L .. 4L+3 of v0, v1, v2, v3 as four dwords; the permutation puts each vector's back
  * in order. */
-static inline void bdnn_store_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m512i v2,
-                                        __m512i v3, void *out) {
+static inline __m512i bdnn_pack_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m512i v2,
+                                          __m512i v3) {
     const __m512i ab = _mm512_packs_epi32(v0, v1), cd = _mm512_packs_epi32(v2, v3);
     const __m512i bytes = out_dt == BDNN_DT_U8 ? _mm512_packus_epi16(ab, cd)
                                                : _mm512_packs_epi16(ab, cd);
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, bytes));
+    return _mm512_permutexvar_epi32(order, bytes);
+}
+
+/* The same stored at out in one store instead of four narrowing ones. */
+static inline void bdnn_store_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m512i v2,
+                                        __m512i v3, void *out) {
+    _mm512_storeu_si512(out, bdnn_pack_s32_i8x64(out_dt, v0, v1, v2, v3));
 }
 
 /* 64 f32 values, each as bdnn_epi_store16 stores it: saturated and rounded in s32 (every
