@@ -26,7 +26,10 @@
  *         input channels: ResNet's first layer, 3 channels and 7 taps, in one block):
  *         the copy's point (b, ow) holds the inputs of the KW taps of output column ow
  *         on row b, one after another (zero outside), so an item's points are
- *         consecutive, and the taps left are the kh rows.
+ *         consecutive, and the taps left are the kh rows. Where folding kh too at least
+ *         halves the kc blocks (u8, 3 channels and 7x7 taps: 3 blocks, not 7), each
+ *         item's points are gathered, their kh rows' taps one after another, into a
+ *         block of the thread's, and the item is one tap of those blocks.
  * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
  * their sums are dropped: a tile row's sums depend on that row alone. */
 #pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16")
@@ -72,6 +75,14 @@ typedef struct {
     char *stage;             /* scratch: GEMM from src, the last item's points */
     float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
+    /* FOLD with the kh taps folded too (fold_kh): each item's points gathered from the
+     * copy, the kh rows' kw * ic channels one after another (seg bytes each), into the
+     * thread's gbuf (AMX_PTS points of lda bytes, zero past kh * seg) */
+    int fold_kh;
+    int64_t kh_rows, seg;
+    int64_t row_off[16];     /* bytes: the copy's kh rows from an output row's first */
+    int64_t gbytes;          /* one thread's gather block */
+    char *gbuf;              /* scratch: nthr gather blocks */
 } amx_plan_t;
 
 /* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
@@ -303,6 +314,13 @@ static int amx_init(struct bdnn_conv *c) {
     p->nkb = p->icp / p->kc;
     const int64_t pt = p->icp * p->esz;   /* bytes per point of the operand read */
     p->ntaps = d->kh * kw;
+    /* folding kh too pays where it at least halves the kc blocks (the gather costs about
+     * what the blocks it saves would: ResNet's first layer in u8, 147 channels in 3
+     * blocks instead of 7, gains; in bf16, 5 instead of 7, loses); each row's kw * ic
+     * channels are one 64-byte slot of the copy (zero past them) */
+    const int64_t kh_ch = bdnn_div_up(d->kh * d->kw * d->ic, p->kc) * p->kc;
+    p->fold_kh = fold && pt == AMX_ROWB && d->kh > 1 && d->kh <= 16
+              && 2 * (kh_ch / p->kc) <= d->kh;
     if (p->walk == WALK_GEMM) {
         p->hb = 1, p->wb = d->oh * d->ow;
         p->q = d->mb * p->wb;
@@ -326,11 +344,23 @@ static int amx_init(struct bdnn_conv *c) {
     }
     for (int64_t t = 0; t < p->ntaps; ++t)
         p->tap_off[t] = (t / kw * dh1 * p->wb + t % kw * dw1) * pt;
+    if (p->fold_kh) {   /* the tile kernel's walk: one tap of kh_ch channels */
+        p->kh_rows = d->kh;
+        p->seg = d->kw * d->ic * p->esz;
+        for (int64_t t = 0; t < d->kh; ++t) p->row_off[t] = p->tap_off[t];
+        p->ntaps = 1;
+        p->tap_off[0] = 0;
+        p->nkb = kh_ch / p->kc;
+        p->lda = kh_ch * p->esz;
+        p->gbytes = AMX_PTS * kh_ch * p->esz + AMX_ROWB;   /* (the last slot's overrun) */
+        if (conv_scratch((void **)&p->gbuf, (size_t)(c->nthr * p->gbytes)))
+            return BDNN_STATUS_OUT_OF_MEMORY;
+    }
     p->occ = bdnn_div_up(d->oc, AMX_OCS);
     const int64_t a_item = AMX_PTS * pt * d->kh * d->sw;
     const int64_t w_bytes = p->occ * p->ntaps * p->nkb * 2 * AMX_BTILE;
-    p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES
-               ? 1 : AMX_A_BLOCK_BYTES / a_item;
+    p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES || p->fold_kh
+               ? 1 : AMX_A_BLOCK_BYTES / a_item;   /* (fold_kh: an item's chunks in a row) */
     if (p->copy) {   /* GEMM: every image's points; else one image at a time */
         const int64_t imgs = p->walk == WALK_GEMM ? d->mb : 1;
         const size_t bytes = (size_t)((imgs * p->hb * p->wb + p->slack_pts) * pt);
@@ -369,9 +399,11 @@ static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
                             for (int64_t r = 0; r < pack; ++r, out += p->esz) {
                                 const int64_t oc = o * AMX_OCS + h * 16 + n;
                                 const int64_t v = kb * p->kc + k * pack + r;
-                                const int64_t ic = v % IC, tw = kw == 1 ? v / IC : t % kw;
-                                const int64_t at = ((oc * IC + ic) * d->kh + t / kw) * d->kw + tw;
-                                if (oc >= OC || v >= icf) memset(out, 0, (size_t)p->esz);
+                                const int64_t ic = v % IC, tw = kw == 1 ? v / IC % d->kw : t % kw;
+                                const int64_t th = p->fold_kh ? v / icf : t / kw;
+                                const int64_t at = ((oc * IC + ic) * d->kh + th) * d->kw + tw;
+                                if (oc >= OC || v >= (p->fold_kh ? d->kh * icf : icf))
+                                    memset(out, 0, (size_t)p->esz);
                                 else memcpy(out, (const char *)wei + at * p->esz, (size_t)p->esz);
                             }
     }
@@ -432,6 +464,16 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
     memset(out + x1 * pt, 0, (size_t)((p->wb - x1) * pt));
 }
 
+/* fold_kh: the item's points (from the copy at base, one slot apart) into g, each the kh
+ * rows' slots one seg after another; a slot's zeros past seg land where the next row's
+ * slot, or the next point, is stored after it, and the last row's past kh * seg (up to
+ * the block's end) were zeroed before. */
+static void amx_gather_kh(const amx_plan_t *p, const char *base, char *g) {
+    for (int i = 0; i < AMX_PTS; ++i, base += AMX_ROWB, g += p->lda)
+        for (int64_t t = 0; t < p->kh_rows; ++t)
+            _mm512_storeu_si512(g + t * p->seg, _mm512_loadu_si512(base + p->row_off[t]));
+}
+
 static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const amx_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
@@ -455,11 +497,14 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     {
         bdnn_amx_configure();
         float *acc = p->acc + omp_get_thread_num() * 2 * AMX_PTS * AMX_OCS;
+        char *gbuf = p->fold_kh ? p->gbuf + omp_get_thread_num() * p->gbytes : NULL;
+        if (gbuf) memset(gbuf, 0, (size_t)p->gbytes);
         const char *A = p->copy ? p->buf : (const char *)a->src;
         /* two items in flight: one's sums in the tiles, the last one's in its block */
         int64_t pixes[2][AMX_PTS], prev_oc0 = -1;
         int cur = 0;
         for (int64_t n = 0; n < passes; ++n) {
+            int64_t gathered = -1;   /* fold_kh: the point item in gbuf */
             if (p->copy) {
 #pragma omp for schedule(static) nowait
                 for (int64_t r = 0; r < rows; ++r)
@@ -505,6 +550,11 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     base = A + (oh * d->sh * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? (n * d->oh + oh) * d->ow + ow0 + i : -1;
+                    if (gbuf) {   /* each point item gathered once for its channel chunks */
+                        if (gathered != m) amx_gather_kh(p, base, gbuf);
+                        gathered = m;
+                        base = gbuf;
+                    }
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
                 if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
@@ -525,6 +575,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 static void amx_fini(struct bdnn_conv *c) {
     amx_plan_t *p = c->plan;
     if (!p) return;
+    free(p->gbuf);
     free(p->buf);
     free(p->stage);
     free(p->acc);
