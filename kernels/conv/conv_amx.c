@@ -51,6 +51,10 @@ enum { WALK_GEMM, WALK_FLAT, WALK_ROWS, WALK_FOLD };
  * filled whole: chunk by chunk, each 32-channel piece of a row was written apart from the
  * rest of its cache lines). */
 enum { AMX_A_BLOCK_BYTES = 256 * 1024, AMX_W_CACHED_BYTES = 512 * 1024 };
+/* FLAT, ROWS, FOLD: the copy of one pass's images stays within this (in cache when its
+ * items read it), and holds as many images as fit (each pass's copy and items end in a
+ * barrier: small images one at a time spent more time there than in the tile unit). */
+enum { AMX_PASS_COPY_BYTES = 2 * 1024 * 1024 };
 
 typedef struct {
     int walk;
@@ -61,6 +65,7 @@ typedef struct {
     int64_t kw;              /* the taps along w the walk runs (FOLD: 1) */
     int64_t col_step;        /* ROWS, FOLD: the copy's points per output column */
     int64_t hb, wb;          /* the copy's rows and columns per image (GEMM: 1, OH * OW) */
+    int64_t imgs;            /* FLAT, ROWS, FOLD: images per pass (copied one after another) */
     int64_t ntaps;
     int64_t tap_off[64];     /* bytes; ntaps of them (kh * kw <= 64, init) */
     int64_t lda;             /* bytes between an item's consecutive points */
@@ -361,8 +366,14 @@ static int amx_init(struct bdnn_conv *c) {
     const int64_t w_bytes = p->occ * p->ntaps * p->nkb * 2 * AMX_BTILE;
     p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES || p->fold_kh
                ? 1 : AMX_A_BLOCK_BYTES / a_item;   /* (fold_kh: an item's chunks in a row) */
-    if (p->copy) {   /* GEMM: every image's points; else one image at a time */
-        const int64_t imgs = p->walk == WALK_GEMM ? d->mb : 1;
+    p->imgs = 1;
+    if (p->walk != WALK_GEMM) {
+        const int64_t img_bytes = p->hb * p->wb * pt;
+        p->imgs = AMX_PASS_COPY_BYTES / img_bytes < 1 ? 1 : AMX_PASS_COPY_BYTES / img_bytes;
+        if (p->imgs > d->mb && d->mb > 0) p->imgs = d->mb;
+    }
+    if (p->copy) {   /* GEMM: every image's points; else one pass's images */
+        const int64_t imgs = p->walk == WALK_GEMM ? d->mb : p->imgs;
         const size_t bytes = (size_t)((imgs * p->hb * p->wb + p->slack_pts) * pt);
         if (conv_scratch((void **)&p->buf, bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
     } else if (conv_scratch((void **)&p->stage, (size_t)(AMX_PTS * pt))) {
@@ -409,10 +420,11 @@ static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
     }
 }
 
-/* The copy's row b of image n (FLAT, ROWS, FOLD: input row b - ph, zero outside; GEMM:
- * the input points of output row b), channels zero-padded to icp. */
+/* The copy's row b of image n (FLAT, ROWS, FOLD: input row b - ph, zero outside, into
+ * the pass's image slot j; GEMM: the input points of output row b), channels
+ * zero-padded to icp. */
 static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const char *src,
-                         int64_t n, int64_t b) {
+                         int64_t n, int64_t j, int64_t b) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t pt = p->icp * p->esz, in_pt = d->ic * p->esz;
     const char *img = src + n * d->ih * d->iw * in_pt;
@@ -424,7 +436,7 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
         }
         return;
     }
-    char *out = p->buf + b * p->wb * pt;   /* (the copy holds one image) */
+    char *out = p->buf + (j * p->hb + b) * p->wb * pt;
     const int64_t ih = b - d->ph;
     if (ih < 0 || ih >= d->ih) {
         memset(out, 0, (size_t)(p->wb * pt));
@@ -485,14 +497,12 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
     if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
     /* GEMM: one pass over every item (the points of all images in a row); the other walks
-     * copy and compute image by image, so the copy is still in cache when its items read
-     * it (the whole batch's copy went to memory and back) */
+     * copy and compute p->imgs images at a time, so the copy is still in cache when its
+     * items read it (the whole batch's copy went to memory and back) */
     const int per_image = p->walk != WALK_GEMM;
-    const int64_t passes = per_image ? d->mb : 1, m_pass = per_image ? p->m_per_img : p->m_items;
-    const int64_t rows = per_image ? p->hb : d->mb * d->oh;   /* copy rows per pass */
-    const int64_t n_blk = bdnn_div_up(m_pass, p->m_block);
+    const int64_t passes = per_image ? bdnn_div_up(d->mb, p->imgs) : 1;
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
-    const int64_t slack_at = (per_image ? 1 : d->mb) * p->hb * p->wb * pt;
+    const int64_t slack_at = (per_image ? p->imgs : d->mb) * p->hb * p->wb * pt;
 #pragma omp parallel num_threads(c->nthr)
     {
         bdnn_amx_configure();
@@ -504,12 +514,20 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         int64_t pixes[2][AMX_PTS], prev_oc0 = -1;
         int cur = 0;
         for (int64_t n = 0; n < passes; ++n) {
+            /* the pass's images n0 .. n0 + ni - 1, in slots 0 .. ni - 1 of the copy; the
+             * points past an image's read the next slot (in a pass of fewer images, an
+             * earlier pass's) or the slack, and are dropped */
+            const int64_t n0 = n * p->imgs, ni = d->mb - n0 < p->imgs ? d->mb - n0 : p->imgs;
+            const int64_t m_pass = per_image ? ni * p->m_per_img : p->m_items;
+            const int64_t rows = per_image ? ni * p->hb : d->mb * d->oh;   /* copy rows */
+            const int64_t n_blk = bdnn_div_up(m_pass, p->m_block);
             int64_t gathered = -1;   /* fold_kh: the point item in gbuf */
             if (p->copy) {
 #pragma omp for schedule(static) nowait
-                for (int64_t r = 0; r < rows; ++r)
-                    amx_copy_row(c, p, a->src, per_image ? n : r / d->oh,
-                                 per_image ? r : r % d->oh);
+                for (int64_t r = 0; r < rows; ++r) {
+                    if (per_image) amx_copy_row(c, p, a->src, n0 + r / p->hb, r / p->hb, r % p->hb);
+                    else amx_copy_row(c, p, a->src, r / d->oh, 0, r % d->oh);
+                }
                 if (n == 0) {
 #pragma omp single nowait
                     memset(p->buf + slack_at, 0, (size_t)(p->slack_pts * pt));
@@ -537,19 +555,21 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     base = !p->copy && m == p->m_items - 1 ? p->stage : A + p0 * pt;
                     for (int i = 0; i < AMX_PTS; ++i) pix[i] = p0 + i < p->q ? p0 + i : -1;
                 } else if (p->walk == WALK_FLAT) {
-                    const int64_t q0 = m * AMX_PTS;
-                    base = A + q0 * pt;
+                    const int64_t j = m / p->m_per_img, q0 = m % p->m_per_img * AMX_PTS;
+                    base = A + (j * p->hb * p->wb + q0) * pt;
                     /* (one division: the columns then step, wrapping at wb) */
                     int64_t oh = q0 / p->wb, ow = q0 % p->wb;
+                    const int64_t o_img = (n0 + j) * d->oh;
                     for (int i = 0; i < AMX_PTS; ++i) {
-                        pix[i] = q0 + i < p->q && ow < d->ow ? (n * d->oh + oh) * d->ow + ow : -1;
+                        pix[i] = q0 + i < p->q && ow < d->ow ? (o_img + oh) * d->ow + ow : -1;
                         if (++ow == p->wb) ow = 0, ++oh;
                     }
                 } else {
-                    const int64_t oh = m / p->owc, ow0 = m % p->owc * AMX_PTS;
-                    base = A + (oh * d->sh * p->wb + ow0 * p->col_step) * pt;
+                    const int64_t j = m / p->m_per_img, mm = m % p->m_per_img;
+                    const int64_t oh = mm / p->owc, ow0 = mm % p->owc * AMX_PTS;
+                    base = A + ((j * p->hb + oh * d->sh) * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
-                        pix[i] = ow0 + i < d->ow ? (n * d->oh + oh) * d->ow + ow0 + i : -1;
+                        pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
                     if (gbuf) {   /* each point item gathered once for its channel chunks */
                         if (gathered != m) amx_gather_kh(p, base, gbuf);
                         gathered = m;

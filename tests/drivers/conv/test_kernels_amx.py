@@ -5,7 +5,8 @@ products' sums equal the reference's, and their conversion to the output type (n
 even, saturating for integers) must match numpy's. dst starts as a value no case writes
 (NaN for floats) and has a guard band after it: a point left unwritten, or a store past
 the last point, fails. The shapes cover each walk of the output points (GEMM from src or
-from a copy, FLAT, ROWS, FOLD), partial items and partial channel chunks."""
+from a copy, FLAT, ROWS, FOLD), partial items and partial channel chunks, and passes of
+several images (the copy's images per pass: at most 2 MiB of them)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ SHAPES = [
     "mb1ic64ih9oc80kh1sh2",                   # GEMM on a copy of the strided points
     "mb2ic32ih6oc18kh3ph1",                   # FLAT: padding, a partial channel chunk
     "mb1ic64ih7oc70kh3ph1",                   # FLAT, 7x7 with 3x3; two input blocks
+    "mb3ic32ih103oc8kh3ph1",                  # FLAT: passes of two images, then one
     "ic40ih10iw8oc33kh3kw2dh2dw3",            # FLAT with dilation, no padding
     "ic32ih3oc16oh7kh2ph2",                   # outputs that read only padding
     "mb2ic64ih15oc48kh3sh2ph1",               # ROWS: strided 3x3
