@@ -26,9 +26,10 @@
  *         input channels: ResNet's first layer, 3 channels and 7 taps, in one block):
  *         the copy's point (b, ow) holds the inputs of the KW taps of output column ow
  *         on row b, one after another (zero outside), so an item's points are
- *         consecutive, and the taps left are the kh rows. Where folding kh too at least
- *         halves the kc blocks (u8, 3 channels and 7x7 taps: 3 blocks, not 7), each
- *         item's points are gathered, their kh rows' taps one after another, into a
+ *         consecutive, and the taps left are the kh rows. Where folding kh too takes
+ *         fewer kc blocks (3 channels and 7x7 taps: 5 bf16 blocks or 3 u8, not 7),
+ *         each item's points (32 consecutive output points of the image, across
+ *         its rows) are gathered, their kh rows' taps one after another, into a
  *         block of the thread's, and the item is one tap of those blocks.
  * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
  * their sums are dropped: a tile row's sums depend on that row alone. */
@@ -80,8 +81,9 @@ typedef struct {
     char *stage;             /* scratch: GEMM from src, the last item's points */
     float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
-    /* FOLD with the kh taps folded too (fold_kh): each item's points gathered from the
-     * copy, the kh rows' kw * ic channels one after another (seg bytes each), into the
+    /* FOLD with the kh taps folded too (fold_kh): item m of an image is its output
+     * points m * AMX_PTS .. + AMX_PTS - 1 (oh * OW + ow), each gathered from the copy,
+     * the kh rows' kw * ic channels one after another (seg bytes each), into the
      * thread's gbuf (AMX_PTS points of lda bytes, zero past kh * seg) */
     int fold_kh;
     int64_t kh_rows, seg;
@@ -319,13 +321,12 @@ static int amx_init(struct bdnn_conv *c) {
     p->nkb = p->icp / p->kc;
     const int64_t pt = p->icp * p->esz;   /* bytes per point of the operand read */
     p->ntaps = d->kh * kw;
-    /* folding kh too pays where it at least halves the kc blocks (the gather costs about
-     * what the blocks it saves would: ResNet's first layer in u8, 147 channels in 3
-     * blocks instead of 7, gains; in bf16, 5 instead of 7, loses); each row's kw * ic
-     * channels are one 64-byte slot of the copy (zero past them) */
+    /* folding kh too where it takes fewer kc blocks than the kh rows (the gather's cost
+     * is repaid by those blocks and by items that run across output rows: none half
+     * empty at a row's end); each row's kw * ic channels are one 64-byte slot of the
+     * copy (zero past them) */
     const int64_t kh_ch = bdnn_div_up(d->kh * d->kw * d->ic, p->kc) * p->kc;
-    p->fold_kh = fold && pt == AMX_ROWB && d->kh > 1 && d->kh <= 16
-              && 2 * (kh_ch / p->kc) <= d->kh;
+    p->fold_kh = fold && pt == AMX_ROWB && d->kh > 1 && d->kh <= 16 && kh_ch / p->kc < d->kh;
     if (p->walk == WALK_GEMM) {
         p->hb = 1, p->wb = d->oh * d->ow;
         p->q = d->mb * p->wb;
@@ -341,7 +342,7 @@ static int amx_init(struct bdnn_conv *c) {
             p->m_per_img = bdnn_div_up(p->q, AMX_PTS);
         } else {
             p->owc = bdnn_div_up(d->ow, AMX_PTS);
-            p->m_per_img = d->oh * p->owc;
+            p->m_per_img = p->fold_kh ? bdnn_div_up(d->oh * d->ow, AMX_PTS) : d->oh * p->owc;
         }
         p->m_items = d->mb * p->m_per_img;
         p->lda = p->col_step * pt;
@@ -476,14 +477,20 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
     memset(out + x1 * pt, 0, (size_t)((p->wb - x1) * pt));
 }
 
-/* fold_kh: the item's points (from the copy at base, one slot apart) into g, each the kh
- * rows' slots one seg after another; a slot's zeros past seg land where the next row's
- * slot, or the next point, is stored after it, and the last row's past kh * seg (up to
- * the block's end) were zeroed before. */
-static void amx_gather_kh(const amx_plan_t *p, const char *base, char *g) {
-    for (int i = 0; i < AMX_PTS; ++i, base += AMX_ROWB, g += p->lda)
+/* fold_kh: the image's output points q0 .. q0 + 31 (from its copy at img; those past the
+ * last repeat it, and are dropped) into g, each the kh rows' slots one seg after another;
+ * a slot's zeros past seg land where the next row's slot, or the next point, is stored
+ * after it, and the last row's past kh * seg (up to the block's end) were zeroed
+ * before. */
+static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *img,
+                          int64_t q0, char *g) {
+    const int64_t OW = c->d.ow, last = c->d.oh * OW - 1;
+    for (int i = 0; i < AMX_PTS; ++i, g += p->lda) {
+        const int64_t q = q0 + i < last ? q0 + i : last;
+        const char *pt0 = img + (q / OW * c->d.sh * p->wb + q % OW) * AMX_ROWB;
         for (int64_t t = 0; t < p->kh_rows; ++t)
-            _mm512_storeu_si512(g + t * p->seg, _mm512_loadu_si512(base + p->row_off[t]));
+            _mm512_storeu_si512(g + t * p->seg, _mm512_loadu_si512(pt0 + p->row_off[t]));
+    }
 }
 
 static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
@@ -564,17 +571,20 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                         pix[i] = q0 + i < p->q && ow < d->ow ? (o_img + oh) * d->ow + ow : -1;
                         if (++ow == p->wb) ow = 0, ++oh;
                     }
+                } else if (gbuf) {   /* gathered once for all the item's channel chunks */
+                    const int64_t j = m / p->m_per_img, q0 = m % p->m_per_img * AMX_PTS;
+                    const int64_t npt = d->oh * d->ow;
+                    for (int i = 0; i < AMX_PTS; ++i)
+                        pix[i] = q0 + i < npt ? (n0 + j) * npt + q0 + i : -1;
+                    if (gathered != m) amx_gather_kh(p, c, A + j * p->hb * p->wb * pt, q0, gbuf);
+                    gathered = m;
+                    base = gbuf;
                 } else {
                     const int64_t j = m / p->m_per_img, mm = m % p->m_per_img;
                     const int64_t oh = mm / p->owc, ow0 = mm % p->owc * AMX_PTS;
                     base = A + ((j * p->hb + oh * d->sh) * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
-                    if (gbuf) {   /* each point item gathered once for its channel chunks */
-                        if (gathered != m) amx_gather_kh(p, base, gbuf);
-                        gathered = m;
-                        base = gbuf;
-                    }
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
                 if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
