@@ -92,37 +92,6 @@ typedef struct {
     char *gbuf;              /* scratch: nthr gather blocks */
 } amx_plan_t;
 
-/* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
- * from A tiles 4 and 5 and B tiles 6 and 7; w: the chunk's packed weights,
- * [tap][kb][2][16 rows][64 bytes]. amx_store_sums then stores them to acc (AMX_PTS rows
- * of AMX_OCS, f32 or s32): in between, the thread finishes the previous item while the
- * tile unit computes (execute's loop). */
-#define AMX_ITEM(name, DP)                                                                 \
-    static void name(const char *a, int64_t lda, const int64_t *tap_off, int64_t ntaps,    \
-                     int64_t nkb, const char *w) {                                         \
-        _tile_zero(0);                                                                     \
-        _tile_zero(1);                                                                     \
-        _tile_zero(2);                                                                     \
-        _tile_zero(3);                                                                     \
-        const char *a1 = a + 16 * lda;                                                     \
-        for (int64_t t = 0; t < ntaps; ++t) {                                              \
-            for (int64_t kb = 0; kb < nkb; ++kb, w += 2 * AMX_BTILE) {                     \
-                const int64_t at = tap_off[t] + kb * AMX_ROWB;                             \
-                _tile_loadd(4, a + at, lda);                                               \
-                _tile_loadd(6, w, AMX_ROWB);                                               \
-                DP(0, 4, 6);                                                               \
-                _tile_loadd(7, w + AMX_BTILE, AMX_ROWB);                                   \
-                DP(1, 4, 7);                                                               \
-                _tile_loadd(5, a1 + at, lda);                                              \
-                DP(2, 5, 6);                                                               \
-                DP(3, 5, 7);                                                               \
-            }                                                                              \
-        }                                                                                  \
-    }
-#define DP_BF16(c, a, b) _tile_dpbf16ps(c, a, b)
-#define DP_INT8(c, a, b) _tile_dpbusd(c, a, b)
-AMX_ITEM(amx_item_bf16, DP_BF16)
-AMX_ITEM(amx_item_int8, DP_INT8)
 
 static void amx_store_sums(void *acc) {
     char *c = acc;
@@ -179,8 +148,8 @@ typedef struct {
  * Instanced per dst type, sum type and bias (constants here: no branch per vector). */
 static inline __attribute__((always_inline)) void
 amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t *pix,
-              int64_t oc0, const int dt, const int s32, const int sum, const int eltwise,
-              const int bias_on) {
+              int64_t oc0, int i0, int i1, const int dt, const int s32, const int sum,
+              const int eltwise, const int bias_on) {
     const struct bdnn_conv *c = x->c;
     const int64_t OC = c->d.oc;
     __mmask16 m[2];
@@ -195,7 +164,7 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
         const __mmask32 m32 = (__mmask32)m[0] | (__mmask32)m[1] << 16;
         const int u = dt == BDNN_DT_U8;
         const __m512 lo = _mm512_set1_ps(u ? 0.0f : -128.0f), hi = _mm512_set1_ps(u ? 255.0f : 127.0f);
-        for (int i = 0; i < AMX_PTS; i += 2) {
+        for (int i = i0; i < i1; i += 2) {
             if (pix[i] < 0 && pix[i + 1] < 0) continue;
             const float *r = acc + i * AMX_OCS;
             __m512i s[4];
@@ -224,7 +193,7 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
         }
         return;
     }
-    for (int i = 0; i < AMX_PTS; ++i) {
+    for (int i = i0; i < i1; ++i) {
         if (pix[i] < 0) continue;
         float *r = acc + i * AMX_OCS;
         const int64_t at = pix[i] * OC + oc0;
@@ -251,8 +220,8 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
         }
     }
     if (!eltwise) return;
-    bdnn_post_ops_eltwise(c, acc, AMX_OCS, AMX_PTS, AMX_OCS);
-    for (int i = 0; i < AMX_PTS; ++i) {
+    bdnn_post_ops_eltwise(c, acc + i0 * AMX_OCS, AMX_OCS, i1 - i0, AMX_OCS);
+    for (int i = i0; i < i1; ++i) {
         if (pix[i] < 0) continue;
         for (int h = 0; h < halves; ++h)
             bdnn_epi_store16(dt, _mm512_loadu_ps(acc + i * AMX_OCS + 16 * h), x->dst,
@@ -261,15 +230,17 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
 }
 
 typedef void (*amx_finish_fn)(const amx_plan_t *p, const amx_out_t *x, float *acc,
-                              const int64_t *pix, int64_t oc0);
+                              const int64_t *pix, int64_t oc0, int i0, int i1);
 #define AMX_FINISH(dt, s32)                                                                \
     static void amx_finish_##dt##_##s32(const amx_plan_t *p, const amx_out_t *x,            \
-                                        float *acc, const int64_t *pix, int64_t oc0) {     \
+                                        float *acc, const int64_t *pix, int64_t oc0,       \
+                                        int i0, int i1) {                                  \
         const int dt_ = BDNN_DT_##dt;                                                     \
-        if (x->has_eltwise) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, x->has_sum, 1, 1); \
-        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 1, 0, 1);        \
-        else if (x->has_bias) amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 0, 0, 1);       \
-        else amx_finish_as(p, x, acc, pix, oc0, dt_, s32, 0, 0, 0);                        \
+        if (x->has_eltwise)                                                                \
+            amx_finish_as(p, x, acc, pix, oc0, i0, i1, dt_, s32, x->has_sum, 1, 1);        \
+        else if (x->has_sum) amx_finish_as(p, x, acc, pix, oc0, i0, i1, dt_, s32, 1, 0, 1); \
+        else if (x->has_bias) amx_finish_as(p, x, acc, pix, oc0, i0, i1, dt_, s32, 0, 0, 1); \
+        else amx_finish_as(p, x, acc, pix, oc0, i0, i1, dt_, s32, 0, 0, 0);                \
     }
 AMX_FINISH(F32, 0)
 AMX_FINISH(BF16, 0)
@@ -288,6 +259,57 @@ static amx_finish_fn amx_finish_for(int dt, int s32) {
     default: return amx_finish_U8_1;
     }
 }
+
+/* The previous item's finish, done in slices of rows between this item's tile products
+ * (end: 0, none; rows: per step of products, 0: all after the last). */
+typedef struct {
+    amx_finish_fn fn;
+    const amx_plan_t *p;
+    const amx_out_t *x;
+    float *acc;
+    const int64_t *pix;
+    int64_t oc0;
+    int end, rows;
+} amx_pending_t;
+
+/* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
+ * from A tiles 4 and 5 and B tiles 6 and 7; w: the chunk's packed weights,
+ * [tap][kb][2][16 rows][64 bytes]. amx_store_sums then stores them to acc (AMX_PTS rows
+ * of AMX_OCS, f32 or s32): in between, the thread finishes the previous item (f) while
+ * the tile unit computes. */
+#define AMX_ITEM(name, DP)                                                                 \
+    static void name(const char *a, int64_t lda, const int64_t *tap_off, int64_t ntaps,    \
+                     int64_t nkb, const char *w, const amx_pending_t *f) {                 \
+        int i0 = 0;                                                                        \
+        _tile_zero(0);                                                                     \
+        _tile_zero(1);                                                                     \
+        _tile_zero(2);                                                                     \
+        _tile_zero(3);                                                                     \
+        const char *a1 = a + 16 * lda;                                                     \
+        for (int64_t t = 0; t < ntaps; ++t) {                                              \
+            for (int64_t kb = 0; kb < nkb; ++kb, w += 2 * AMX_BTILE) {                     \
+                const int64_t at = tap_off[t] + kb * AMX_ROWB;                             \
+                _tile_loadd(4, a + at, lda);                                               \
+                _tile_loadd(6, w, AMX_ROWB);                                               \
+                DP(0, 4, 6);                                                               \
+                _tile_loadd(7, w + AMX_BTILE, AMX_ROWB);                                   \
+                DP(1, 4, 7);                                                               \
+                _tile_loadd(5, a1 + at, lda);                                              \
+                DP(2, 5, 6);                                                               \
+                DP(3, 5, 7);                                                               \
+                if (i0 < f->end && f->rows) {                                              \
+                    const int i1 = i0 + f->rows < f->end ? i0 + f->rows : f->end;          \
+                    f->fn(f->p, f->x, f->acc, f->pix, f->oc0, i0, i1);                     \
+                    i0 = i1;                                                               \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+        if (i0 < f->end) f->fn(f->p, f->x, f->acc, f->pix, f->oc0, i0, f->end);            \
+    }
+#define DP_BF16(c, a, b) _tile_dpbf16ps(c, a, b)
+#define DP_INT8(c, a, b) _tile_dpbusd(c, a, b)
+AMX_ITEM(amx_item_bf16, DP_BF16)
+AMX_ITEM(amx_item_int8, DP_INT8)
 
 static int amx_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
@@ -501,6 +523,10 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0);
     const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);
+    /* rows of the previous item finished per step of tile products: all of them over the
+     * steps (an even count: the 8-bit stores take rows in pairs) */
+    const int64_t steps = p->ntaps * p->nkb;
+    const int slice = (int)(bdnn_div_up(AMX_PTS, steps) + 1) & ~1;
     memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
     if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
     /* GEMM: one pass over every item (the points of all images in a row); the other walks
@@ -587,17 +613,19 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
-                if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
-                else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w);
-                if (prev_oc0 >= 0)
-                    finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
+                const amx_pending_t f = {finish, p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS,
+                                         pixes[cur ^ 1], prev_oc0, prev_oc0 >= 0 ? AMX_PTS : 0,
+                                         slice};
+                if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, &f);
+                else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, &f);
                 amx_store_sums(acc + cur * AMX_PTS * AMX_OCS);
                 prev_oc0 = o * AMX_OCS;
                 cur ^= 1;
             }
         }
         if (prev_oc0 >= 0)
-            finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0);
+            finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0, 0,
+                   AMX_PTS);
         _tile_release();
     }
 }
