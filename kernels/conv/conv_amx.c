@@ -86,7 +86,7 @@ typedef struct {
      * the kh rows' kw * ic channels one after another (seg bytes each), into the
      * thread's gbuf (AMX_PTS points of lda bytes, zero past kh * seg) */
     int fold_kh;
-    int64_t kh_rows, seg;
+    int64_t seg;
     int64_t row_off[16];     /* bytes: the copy's kh rows from an output row's first */
     int64_t gbytes;          /* one thread's gather block */
     char *gbuf;              /* scratch: nthr gather blocks */
@@ -261,7 +261,7 @@ static amx_finish_fn amx_finish_for(int dt, int s32) {
 }
 
 /* The previous item's finish, done in slices of rows between this item's tile products
- * (end: 0, none; rows: per step of products, 0: all after the last). */
+ * (end: 0, none; rows: per step of products, enough to cover the block over the steps). */
 typedef struct {
     amx_finish_fn fn;
     const amx_plan_t *p;
@@ -297,14 +297,13 @@ typedef struct {
                 _tile_loadd(5, a1 + at, lda);                                              \
                 DP(2, 5, 6);                                                               \
                 DP(3, 5, 7);                                                               \
-                if (i0 < f->end && f->rows) {                                              \
+                if (i0 < f->end) {                                                         \
                     const int i1 = i0 + f->rows < f->end ? i0 + f->rows : f->end;          \
                     f->fn(f->p, f->x, f->acc, f->pix, f->oc0, i0, i1);                     \
                     i0 = i1;                                                               \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
-        if (i0 < f->end) f->fn(f->p, f->x, f->acc, f->pix, f->oc0, i0, f->end);            \
     }
 #define DP_BF16(c, a, b) _tile_dpbf16ps(c, a, b)
 #define DP_INT8(c, a, b) _tile_dpbusd(c, a, b)
@@ -373,7 +372,6 @@ static int amx_init(struct bdnn_conv *c) {
     for (int64_t t = 0; t < p->ntaps; ++t)
         p->tap_off[t] = (t / kw * dh1 * p->wb + t % kw * dw1) * pt;
     if (p->fold_kh) {   /* the tile kernel's walk: one tap of kh_ch channels */
-        p->kh_rows = d->kh;
         p->seg = d->kw * d->ic * p->esz;
         for (int64_t t = 0; t < d->kh; ++t) p->row_off[t] = p->tap_off[t];
         p->ntaps = 1;
@@ -510,7 +508,7 @@ static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const 
     for (int i = 0; i < AMX_PTS; ++i, g += p->lda) {
         const int64_t q = q0 + i < last ? q0 + i : last;
         const char *pt0 = img + (q / OW * c->d.sh * p->wb + q % OW) * AMX_ROWB;
-        for (int64_t t = 0; t < p->kh_rows; ++t)
+        for (int64_t t = 0; t < c->d.kh; ++t)
             _mm512_storeu_si512(g + t * p->seg, _mm512_loadu_si512(pt0 + p->row_off[t]));
     }
 }

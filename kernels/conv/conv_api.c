@@ -274,18 +274,17 @@ static const conv_impl_entry_t impls[] = {
 enum { N_IMPLS = sizeof(impls) / sizeof(impls[0]) };
 
 /* Row i of the table in this CPU's order of preference, the order every entry point's
- * index counts in: a CONV_ROW_SPLIT_512 row trades places with the row after it (its
- * family on the next ISA down) on cores that run 512-bit operations at full width. */
+ * index counts in: a CONV_ROW_SPLIT_512 row (never the last, never next to another)
+ * trades places with the row after it (its family on the next ISA down) on cores that
+ * run 512-bit operations at full width. The cpuid answer is kept (a virtual machine
+ * traps each query); every thread computes the same one. */
 static const conv_impl_entry_t *row(int i) {
-    static int order[N_IMPLS], ready;
-    if (!ready) {
-        for (int k = 0; k < N_IMPLS; ++k) order[k] = k;
-        if (!bdnn_cpu_splits_512())
-            for (int k = 0; k + 1 < N_IMPLS; ++k)
-                if (impls[k].flags & CONV_ROW_SPLIT_512) order[k] = k + 1, order[k + 1] = k, ++k;
-        ready = 1;
-    }
-    return &impls[order[i]];
+    static int splits = -1;
+    int s = __atomic_load_n(&splits, __ATOMIC_RELAXED);
+    if (s < 0) __atomic_store_n(&splits, s = bdnn_cpu_splits_512(), __ATOMIC_RELAXED);
+    if (!s && impls[i].flags & CONV_ROW_SPLIT_512) return &impls[i + 1];
+    if (!s && i > 0 && impls[i - 1].flags & CONV_ROW_SPLIT_512) return &impls[i - 1];
+    return &impls[i];
 }
 
 /* The deliberate defect (BDNN_FAULT_*) the primitives created from now on carry: tests
@@ -454,8 +453,9 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (dir != BDNN_DIR_FWD && dir != BDNN_DIR_BWD_DATA && dir != BDNN_DIR_BWD_WEIGHTS)
         return BDNN_STATUS_INVALID;
     if (!desc_ok(d)) return BDNN_STATUS_INVALID;
-    if (!bdnn_isa_supported(row(impl)->isa)) return BDNN_STATUS_UNIMPLEMENTED;
-    if (operands_of(a, dir) != row(impl)->operands) return BDNN_STATUS_UNIMPLEMENTED;
+    const conv_impl_entry_t *e = row(impl);
+    if (!bdnn_isa_supported(e->isa)) return BDNN_STATUS_UNIMPLEMENTED;
+    if (operands_of(a, dir) != e->operands) return BDNN_STATUS_UNIMPLEMENTED;
     /* A dw post-op is fused_dw's, and fused_dw takes nothing else (nor weights that
      * bdnn_conv_pack_weights would widen: its packing is pack_weights_dw). */
     if (bdnn_dw_post_op(a) >= 0 && a->wei_dt != a->src_dt && a->src_dt == BDNN_DT_F32)
@@ -465,20 +465,20 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     if (bdnn_dw_post_op(a) >= 0 && out_dt_of(a, dir) == BDNN_DT_F32
             && a->post_ops[bdnn_dw_post_op(a)].dw_wei_dt != BDNN_DT_F32)
         return BDNN_STATUS_UNIMPLEMENTED;
-    if ((bdnn_dw_post_op(a) >= 0) != !!(row(impl)->flags & CONV_ROW_FUSED_DW))
+    if ((bdnn_dw_post_op(a) >= 0) != !!(e->flags & CONV_ROW_FUSED_DW))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* Binary and prelu entries: the GEMM rows and the plain depthwise rows, whose
      * low-precision epilogue knows each output's position (bdnn_post_op_src1), and
      * fused_dw, whose steps are such rows pointed at their block's part of each input. */
     if (bdnn_has_src1_post_op(a)
-            && !(row(impl)->flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW | CONV_ROW_SRC1)))
+            && !(e->flags & (CONV_ROW_GEMM | CONV_ROW_FUSED_DW | CONV_ROW_SRC1)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->layout < 0 || a->layout > BDNN_LAYOUT_BLOCKED16
-            || !(row(impl)->layouts & ROW_LAYOUT(a->layout)))
+            || !(e->layouts & ROW_LAYOUT(a->layout)))
         return BDNN_STATUS_UNIMPLEMENTED;
     /* src channels last beside blocked dst: forward, on the rows that read it */
     if (a->src_nhwc && (dir != BDNN_DIR_FWD || !bdnn_layout_block(a->layout)
-                        || !(row(impl)->flags & CONV_ROW_SRC_NHWC)))
+                        || !(e->flags & CONV_ROW_SRC_NHWC)))
         return BDNN_STATUS_UNIMPLEMENTED;
     if (a->scales < BDNN_SCALES_NONE || a->scales > BDNN_SCALES_ARGS) return BDNN_STATUS_INVALID;
     if (a->scales != BDNN_SCALES_NONE && !a->wei_scales) return BDNN_STATUS_INVALID;
@@ -494,7 +494,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     c->attr.dw_wei_scales = NULL;
     c->n_post_ops = a->n_post_ops;
     for (int i = 0; i < a->n_post_ops; ++i) c->post_ops[i] = a->post_ops[i];
-    c->operands = row(impl)->operands;
+    c->operands = e->operands;
     c->out_dt = out_dt_of(a, dir);
     if ((a->src_zps || a->dst_zps) && dir == BDNN_DIR_BWD_WEIGHTS) {
         bdnn_conv_destroy(c);
@@ -515,7 +515,7 @@ static int conv_create(int impl, const bdnn_conv_desc_t *d, int dir, int with_bi
     }
     c->lp = needs_lp(c);
     c->nthr = nthr;
-    c->impl = row(impl);
+    c->impl = e;
     if (a->scales != BDNN_SCALES_NONE) {
         /* One per channel of the written tensor: dst's oc, or diff_src's ic (backward
          * data, which deconvolution's forward runs). */

@@ -213,4 +213,3 @@ def test_the_512_bit_width_query_reads_the_cpus_vendor_and_family():
     fields = {k.strip(): v.strip() for k, _, v in (l.partition(":") for l in first.splitlines())}
     expected = fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == "25"
     assert core.splits_512() is expected
-
