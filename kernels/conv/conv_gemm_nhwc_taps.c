@@ -41,7 +41,7 @@
 enum {
     BWT_PACK_BYTES = 512 * 1024, BWT_MIN_KC = 32, BWT_IN_PLACE_MAX_ROW = 4096,
     BWT_AHEAD_PACK_BYTES = 256 * 1024, BWT_AHEAD_MAX_C_BYTES = 512 * 1024,
-    BWT_IN_PLACE_KC = 2048, BWT_IN_PLACE_ROWS = 128, BWT_IN_PLACE_MIN_PRODUCTS = 256,
+    BWT_IN_PLACE_B_BYTES = 32 * 1024, BWT_IN_PLACE_ROWS = 128, BWT_IN_PLACE_MIN_PRODUCTS = 256,
     BWT_NARROW_IN_PLACE_ROW = 256, BWT_NARROW_IN_PLACE_MAX_ROW = 2048
 };
 /* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
@@ -365,15 +365,17 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
             if (st != BDNN_STATUS_OK) return st;
         }
     }
-    /* Both tensors read in place and in cache: no packing bounds the block, and each
-     * block reads and writes the thread's C once more, so the blocks grow to the
-     * thread's share of k, up to BWT_IN_PLACE_KC, in a whole number per thread (an
-     * uneven count would leave one thread a block more). From memory the read-ahead keeps
-     * its blocks, which leave the next block room in L2. */
+    /* Both tensors read in place and in cache: no packing bounds the block, so it is
+     * bounded by L1 instead. Every A panel of the thread meets B's panel of the block in
+     * turn, and that panel (kc points x NR floats, read a point apart) stays in L1 while
+     * it is at most BWT_IN_PLACE_B_BYTES: longer blocks read it from L2 once per A
+     * panel, a strided walk whose every step waits on a line. The blocks come in a whole
+     * number per thread (an uneven count would leave one thread a block more). From
+     * memory the read-ahead keeps its blocks, which leave the next block room in L2. */
     if (q->src_in_place && q->dd_in_place && !bdnn_bwt_from_memory(d)) {
         const int64_t share = bdnn_div_up(k_blocked, q->k_splits);
-        q->kc = bdnn_div_up(k_blocked,
-                            bdnn_div_up(share, BWT_IN_PLACE_KC) * q->k_splits);
+        const int64_t l1_kc = BWT_IN_PLACE_B_BYTES / (NR * (int64_t)sizeof(float));
+        q->kc = bdnn_div_up(k_blocked, bdnn_div_up(share, l1_kc) * q->k_splits);
     }
     const int64_t win = q->cw * q->n_phase;
     q->kblocks = bdnn_div_up(k_blocked, q->kc);

@@ -62,9 +62,11 @@ SHAPES = [
     "mb1ic32ih10oc128kh3ph1",                     # packed A, C through the scratch
     "mb1ic64ih6oc128kh1",                         # A and B read in place, C direct
     "mb1ic64ih6oc99kh1",                          # an odd channel count: A packed
-    # ... both read in place and in cache: blocks of the thread's share of k
+    # ... both read in place and in cache: blocks of the thread's share of k, as many
+    # as keep B's panel within L1
     "mb3ic64ih5oc76kh1",                          # blocks run on across images
-    "mb1ic32ih72iw64oc16kh1kw1",                  # shares past BWT_IN_PLACE_KC: 2 each
+    "mb3ic32ih15oc16kh1",                         # ... several a thread (AVX-512)
+    "mb1ic32ih72iw64oc16kh1kw1",                  # shares past the L1 block: several each
     "mb2ic32ih17oc256kh1",                        # no k split: even panels, own rows
     "g2mb2ic64ih6oc48kh1",                        # ... groups: panel ranges
 ] + [
