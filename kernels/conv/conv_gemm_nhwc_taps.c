@@ -287,11 +287,14 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * In place, each k step reads a new line of each tensor, a point apart: a tile of
      * fewer than BWT_IN_PLACE_MIN_PRODUCTS products a step (AVX2's 6 x 16: 12 FMAs, 6
      * cycles) does not cover that, except on points of at most BWT_NARROW_IN_PLACE_ROW
-     * bytes (16 to a page), and packs A (24 bytes a step) instead. */
+     * bytes (16 to a page), and packs A (24 bytes a step) instead. A is packed too where
+     * diff_dst's points take a page or more: its walk would then step a page at a time,
+     * which no prefetcher follows, for a line of MR floats per step. */
     const int64_t step = u->row_step ? u->row_step : MR;
     const int64_t row_max = (d->ic > d->oc ? d->ic : d->oc) * (int64_t)sizeof(float);
     q->dd_in_place = q->src_in_place && u->pf_fn && OCG % MR % step == 0
-        && (wide_tile || row_max <= BWT_NARROW_IN_PLACE_ROW);
+        && (wide_tile || row_max <= BWT_NARROW_IN_PLACE_ROW)
+        && d->oc * (int64_t)sizeof(float) < BWT_IN_PLACE_MAX_ROW;
     /* Read ahead where the tensors come from memory on every run (bwt_ahead), and on a
      * 1x1 at unit stride without padding whatever their size: there each k block reads
      * its points' lines once, in order, so asking for the next block's costs only the
@@ -347,9 +350,10 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
      * input channels) leave short k blocks beside all of A and the whole window, and C is
      * then read and written once per block (16 MiB ten times, for BERT-Large's 1024 x
      * 4096). Ranges of the window's columns with A's panels outside give blocks of up to
-     * NKC: each range of cw columns is packed in turn and stays in L2 while every A panel
-     * of the thread meets it. Taken where it cuts the number of blocks. */
-    if (q->kc < NKC / 2 && !q->src_in_place) {
+     * NKC: each range of cw columns is packed in turn (or, src read in place, read in
+     * turn) and stays in L2 while every A panel of the thread meets it. Taken where it
+     * cuts the number of blocks; not where A too is read in place (its blocks follow). */
+    if (q->kc < NKC / 2 && !q->dd_in_place) {
         const int64_t blocks_before = bdnn_div_up(k_blocked, q->kc);
         int64_t cw = q->Np;
         for (;;) {

@@ -62,6 +62,8 @@ SHAPES = [
     "mb1ic32ih10oc128kh3ph1",                     # packed A, C through the scratch
     "mb1ic64ih6oc128kh1",                         # A and B read in place, C direct
     "mb1ic64ih6oc99kh1",                          # an odd channel count: A packed
+    "mb2ic64ih6oc1024kh1",                        # diff_dst a page a point: A packed
+    "mb3ic256ih6oc2048kh1",                       # ... src in place in column ranges
     # ... both read in place and in cache: blocks of the thread's share of k, as many
     # as keep B's panel within L1
     "mb3ic64ih5oc76kh1",                          # blocks run on across images
