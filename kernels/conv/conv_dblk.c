@@ -611,7 +611,17 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
             w_in = wq_f + esz * (kd_lo * d->kh + kh_lo) * BB;
         }
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
-        for (int64_t j = lo; j < hi; j += ur) {
+        /* the row's whole segments of ur points in one call, then the short one: a call's
+         * setup is large beside the products of points with few channels and taps (first
+         * layers). A direct store moves its output per call: one call per segment. */
+        const int64_t whole = !a->out_q ? n / ur : 0;
+        if (whole > 1) {
+            a->n_seg = whole;
+            k->fn[nq][ur][sv](s_row + esz * (lo * d->sw - d->pw) * px, w_in,
+                              call_at(a, dst_q, dst_pt0, pt_row + lo, B), a);
+            a->n_seg = 0;
+        }
+        for (int64_t j = lo + (whole > 1 ? whole * ur : 0); j < hi; j += ur) {
             const int64_t u = min64(ur, hi - j);
             k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);

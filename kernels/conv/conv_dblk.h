@@ -23,7 +23,9 @@
  *   dst[o * d_ocb + j * P + (0 .. B-1)] := acc[j][o]
  *
  * with P = B, or d_pt for s = 0 (below: a column of border points, an output row apart)
- * (strides and offsets in elements of the operand type; dst is f32, or s32). A lane whose
+ * (strides and offsets in elements of the operand type; dst is f32, or s32). With n_seg
+ * > 1 the call does that n_seg times, run r on src + r * UR * s_pt and dst + r * UR * P
+ * (a row's consecutive runs of UR points: one call's setup for all). A lane whose
  * last channels are past last_ic reads those as zero, whatever src holds there.
  * src: the first tap in range of output point 0 (the caller clips the taps, so every read
  * is inside the input: no bounds checks), at input channel block 0 of the chunk; wei: the
@@ -61,6 +63,8 @@ typedef struct {
     int64_t d_pt;                /* s = 0: consecutive points' dst and out (else B) */
     int64_t w_icb, w_kd, w_kh;
     int64_t d_ocb;
+    int64_t n_seg;               /* runs of UR points (above): 0 or 1, one; more only
+                                    without the direct store (out NULL) */
     const float *bias;
     float sum_scale;
     int mode;
