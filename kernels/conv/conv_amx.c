@@ -21,7 +21,9 @@
  *         (kh, kw) sits kh * dh * wb + kw * dw points further; q runs over every column
  *         of the copy, and the columns past OW are computed and dropped.
  *   ROWS  strided: the same copy, an item being up to 32 points of one output row, lda
- *         the stride's points.
+ *         the stride's points; a strided 1x1 without padding whose input channels are a
+ *         multiple of kc reads src itself so (where its rows fill the items: init), an
+ *         item whose dropped points would read past src's end from a stage of its points.
  *   FOLD  as ROWS, where folding the kw taps into the channels takes fewer kc blocks (few
  *         input channels: ResNet's first layer, 3 channels and 7 taps, in one block):
  *         the copy's point (b, ow) holds the inputs of the KW taps of output column ow
@@ -78,7 +80,8 @@ typedef struct {
     int64_t owc;             /* ROWS, FOLD: items per output row */
     int64_t slack_pts;       /* points of zeros after the copy */
     char *buf;               /* scratch: the copy, then its slack */
-    char *stage;             /* scratch: GEMM from src, the last item's points */
+    char *stage;             /* scratch: GEMM from src, the last item's points; ROWS from
+                                src, per thread, an item's that would read past src */
     float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
     /* FOLD with the kh taps folded too (fold_kh): item m of an image is its output
@@ -335,8 +338,16 @@ static int amx_init(struct bdnn_conv *c) {
     const int64_t dh1 = d->dh + 1, dw1 = d->dw + 1;
     const int one = d->kh == 1 && d->kw == 1 && bdnn_reads_no_padding(d);
     const int fold = !one && bdnn_div_up(d->kw * d->ic, p->kc) < d->kw * bdnn_div_up(d->ic, p->kc);
-    p->walk = one ? WALK_GEMM : fold ? WALK_FOLD : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
-    p->copy = !(one && d->sh == 1 && d->sw == 1 && d->ic % p->kc == 0);
+    /* a strided 1x1 whose points' channels fill whole tile rows reads src itself by output
+     * rows (ROWS, no copy) where those leave at most an eighth of the items' points empty:
+     * the GEMM walk's dense copy of the points cost more than that (its strided reads of
+     * src, then its own writes and reads) */
+    const int64_t owc = bdnn_div_up(d->ow, AMX_PTS);
+    const int strided_rows = one && (d->sh > 1 || d->sw > 1) && d->ic % p->kc == 0
+        && 8 * (owc * AMX_PTS - d->ow) <= owc * AMX_PTS;
+    p->walk = one && !strided_rows ? WALK_GEMM : fold ? WALK_FOLD
+            : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
+    p->copy = !(one && ((d->sh == 1 && d->sw == 1) || strided_rows) && d->ic % p->kc == 0);
     const int64_t kw = p->kw = fold ? 1 : d->kw;
     p->icp = !p->copy ? d->ic : bdnn_div_up(d->kw / kw * d->ic, p->kc) * p->kc;
     p->nkb = p->icp / p->kc;
@@ -355,9 +366,9 @@ static int amx_init(struct bdnn_conv *c) {
         p->lda = pt;
         p->slack_pts = AMX_PTS;
     } else {
-        p->hb = (d->oh - 1) * d->sh + (d->kh - 1) * dh1 + 1;
+        p->hb = !p->copy ? d->ih : (d->oh - 1) * d->sh + (d->kh - 1) * dh1 + 1;
         p->col_step = fold ? 1 : d->sw;
-        p->wb = fold ? d->ow : (d->ow - 1) * d->sw + (kw - 1) * dw1 + 1;
+        p->wb = !p->copy ? d->iw : fold ? d->ow : (d->ow - 1) * d->sw + (kw - 1) * dw1 + 1;
         if (p->walk == WALK_FLAT) {
             p->q = (d->oh - 1) * p->wb + d->ow;
             p->m_per_img = bdnn_div_up(p->q, AMX_PTS);
@@ -388,7 +399,9 @@ static int amx_init(struct bdnn_conv *c) {
     p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES || p->fold_kh
                ? 1 : AMX_A_BLOCK_BYTES / a_item;   /* (fold_kh: an item's chunks in a row) */
     p->imgs = 1;
-    if (p->walk != WALK_GEMM) {
+    if (!p->copy && p->walk == WALK_ROWS) {
+        p->imgs = d->mb > 0 ? d->mb : 1;   /* src itself: one pass */
+    } else if (p->walk != WALK_GEMM) {
         const int64_t img_bytes = p->hb * p->wb * pt;
         p->imgs = AMX_PASS_COPY_BYTES / img_bytes < 1 ? 1 : AMX_PASS_COPY_BYTES / img_bytes;
         if (p->imgs > d->mb && d->mb > 0) p->imgs = d->mb;
@@ -397,7 +410,7 @@ static int amx_init(struct bdnn_conv *c) {
         const int64_t imgs = p->walk == WALK_GEMM ? d->mb : p->imgs;
         const size_t bytes = (size_t)((imgs * p->hb * p->wb + p->slack_pts) * pt);
         if (conv_scratch((void **)&p->buf, bytes)) return BDNN_STATUS_OUT_OF_MEMORY;
-    } else if (conv_scratch((void **)&p->stage, (size_t)(AMX_PTS * pt))) {
+    } else if (conv_scratch((void **)&p->stage, (size_t)(c->nthr * AMX_PTS * pt))) {
         return BDNN_STATUS_OUT_OF_MEMORY;
     }
     if (conv_scratch((void **)&p->acc, sizeof(float) * (size_t)(c->nthr * 2 * AMX_PTS * AMX_OCS))
@@ -534,6 +547,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int64_t passes = per_image ? bdnn_div_up(d->mb, p->imgs) : 1;
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
     const int64_t slack_at = (per_image ? p->imgs : d->mb) * p->hb * p->wb * pt;
+    const char *src_end = (const char *)a->src + d->mb * d->ih * d->iw * d->ic * p->esz;
 #pragma omp parallel num_threads(c->nthr)
     {
         bdnn_amx_configure();
@@ -563,7 +577,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 #pragma omp single nowait
                     memset(p->buf + slack_at, 0, (size_t)(p->slack_pts * pt));
                 }
-            } else {
+            } else if (p->walk == WALK_GEMM) {
 #pragma omp single nowait
                 {   /* the last item's points, then zeros */
                     const int64_t p0 = (p->m_items - 1) * AMX_PTS;
@@ -580,6 +594,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 const int64_t o = rest / p->m_block, m = blk * p->m_block + rest % p->m_block;
                 if (m >= m_pass) continue;
                 const char *base;
+                int64_t lda = p->lda;
                 int64_t *pix = pixes[cur];
                 if (p->walk == WALK_GEMM) {
                     const int64_t p0 = m * AMX_PTS;
@@ -609,13 +624,23 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     base = A + ((j * p->hb + oh * d->sh) * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
+                    if (!p->copy && base + (AMX_PTS - 1) * p->lda + pt > src_end) {
+                        /* its dropped points would read past src: the item's points from
+                         * a thread's stage, one after another, zeros after them */
+                        char *st = p->stage + omp_get_thread_num() * AMX_PTS * pt;
+                        memset(st, 0, (size_t)(AMX_PTS * pt));
+                        for (int i = 0; i < AMX_PTS && pix[i] >= 0; ++i)
+                            memcpy(st + i * pt, base + i * p->lda, (size_t)pt);
+                        base = st;
+                        lda = pt;
+                    }
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
                 const amx_pending_t f = {finish, p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS,
                                          pixes[cur ^ 1], prev_oc0, prev_oc0 >= 0 ? AMX_PTS : 0,
                                          slice};
-                if (p->s32) amx_item_int8(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, &f);
-                else amx_item_bf16(base, p->lda, p->tap_off, p->ntaps, p->nkb, w, &f);
+                if (p->s32) amx_item_int8(base, lda, p->tap_off, p->ntaps, p->nkb, w, &f);
+                else amx_item_bf16(base, lda, p->tap_off, p->ntaps, p->nkb, w, &f);
                 amx_store_sums(acc + cur * AMX_PTS * AMX_OCS);
                 prev_oc0 = o * AMX_OCS;
                 cur ^= 1;

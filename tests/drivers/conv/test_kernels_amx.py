@@ -5,8 +5,9 @@ products' sums equal the reference's, and their conversion to the output type (n
 even, saturating for integers) must match numpy's. dst starts as a value no case writes
 (NaN for floats) and has a guard band after it: a point left unwritten, or a store past
 the last point, fails. The shapes cover each walk of the output points (GEMM from src or
-from a copy, FLAT, ROWS, FOLD), partial items and partial channel chunks, and passes of
-several images (the copy's images per pass: at most 2 MiB of them)."""
+from a copy, FLAT, ROWS from src or from a copy, FOLD), partial items and partial channel
+chunks, and passes of several images (the copy's images per pass: at most 2 MiB of
+them)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ SHAPES = [
     "mb1ic128ih4oc32kh1",                     # GEMM on src, whole items
     "mb2ic40ih10oc36kh1",                     # GEMM on a copy: channels padded to a block
     "mb1ic64ih9oc80kh1sh2",                   # GEMM on a copy of the strided points
+    "mb2ic64ih55oc40kh1sh2",                  # ROWS on src: a strided 1x1, 28-point rows;
+                                              # the last row's item staged (src's end)
+    "mb1ic128ih8iw60oc32kh1kw1sh3sw2",        # ROWS on src: unequal strides
     "mb2ic32ih6oc18kh3ph1",                   # FLAT: padding, a partial channel chunk
     "mb1ic64ih7oc70kh3ph1",                   # FLAT, 7x7 with 3x3; two input blocks
     "mb3ic32ih103oc8kh3ph1",                  # FLAT: passes of two images, then one
