@@ -547,7 +547,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int64_t passes = per_image ? bdnn_div_up(d->mb, p->imgs) : 1;
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
     const int64_t slack_at = (per_image ? p->imgs : d->mb) * p->hb * p->wb * pt;
-    const char *src_end = (const char *)a->src + d->mb * d->ih * d->iw * d->ic * p->esz;
+    const int64_t src_bytes = d->mb * d->ih * d->iw * d->ic * p->esz;
 #pragma omp parallel num_threads(c->nthr)
     {
         bdnn_amx_configure();
@@ -624,7 +624,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     base = A + ((j * p->hb + oh * d->sh) * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
-                    if (!p->copy && base + (AMX_PTS - 1) * p->lda + pt > src_end) {
+                    if (!p->copy && (base - A) + (AMX_PTS - 1) * p->lda + pt > src_bytes) {
                         /* its dropped points would read past src: the item's points from
                          * a thread's stage, one after another, zeros after them */
                         char *st = p->stage + omp_get_thread_num() * AMX_PTS * pt;
