@@ -4,14 +4,17 @@ and u8/s8, and every partial sum of their products is exact in f32 and s32, so t
 products' sums equal the reference's, and their conversion to the output type (nearest
 even, saturating for integers) must match numpy's. dst starts as a value no case writes
 (NaN for floats) and has a guard band after it: a point left unwritten, or a store past
-the last point, fails. The shapes cover each walk of the output points (GEMM from src or
+the last point, fails; src ends right before a page no one may read, so a load past its
+last point faults. The shapes cover each walk of the output points (GEMM from src or
 from a copy, FLAT, ROWS from src or from a copy, FOLD), partial items and partial channel
 chunks, and passes of several images (the copy's images per pass: at most 2 MiB of
 them)."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import mmap
 
 import numpy as np
 import pytest
@@ -80,16 +83,33 @@ def _attr(t: RowTypes, dst_dt: str, **kw) -> core.ConvAttr:
                          layout=core.ActLayout.NHWC, **kw)
 
 
+def _before_a_fence(a: np.ndarray) -> tuple[np.ndarray, mmap.mmap]:
+    """A copy of a whose last byte is the last before a page nothing may read (and the
+    mapping that holds it): a kernel reading past the tensor faults."""
+    page = mmap.PAGESIZE
+    n = -(-a.nbytes // page) * page
+    buf = mmap.mmap(-1, n + page)
+    at = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mprotect(ctypes.c_void_p(at + n), ctypes.c_size_t(page), 0) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect")
+    view = np.frombuffer(buf, a.dtype, a.size, n - a.nbytes).reshape(a.shape)
+    view[...] = a
+    return view, buf
+
+
 def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init):
     """dst (logical [mb][oc][spatial], f64) after one execution from dst_init, after
-    checking the guard band behind dst is untouched."""
+    checking the guard band behind dst is untouched; src ends where reading stops
+    (_before_a_fence)."""
     dst_dt, marker = attr.dst_dt, UNWRITTEN.get(attr.dst_dt, np.nan)
     init = _nhwc(dst_init, dst_dt)
     full = np.full(init.size + GUARD, marker, init.dtype)
     full[:init.size] = init.ravel()
     dst = full[:init.size].reshape(init.shape)
+    fenced, _mapping = _before_a_fence(_nhwc(src, t.src))
     with conv_rows.create(impl, s, core.Direction.FWD, bias is not None, attr=attr) as prim:
-        prim.bind(_nhwc(src, t.src), prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
+        prim.bind(fenced, prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
                   None if bias is None else bias.astype(core.numpy_dtype(attr.bia_dt)), dst)()
     guard = full[init.size:].astype(np.float64)
     assert (np.isnan(guard) if np.isnan(marker) else guard == marker).all(), "wrote past dst"
