@@ -2,9 +2,12 @@
 test_kernels_amx.py): small integers, exact in bf16 and u8/s8, whose products and partial
 sums are exact in f32 and s32, so a row's sums equal the reference's; and the conversion
 every low-precision row stores with (nearest even, integers saturated), which a test's
-expected values go through."""
+expected values go through; and a source that ends against a page no one may read."""
 
 from __future__ import annotations
+
+import ctypes
+import mmap
 
 import numpy as np
 
@@ -37,3 +40,19 @@ def converted(v: np.ndarray, dt: str) -> np.ndarray:
 def unwritten(dst_dt: str, shape) -> np.ndarray:
     """A dst of dt's never-written value (NaN for floats)."""
     return np.full(shape, UNWRITTEN.get(dst_dt, np.nan), np.float64)
+
+
+def against_a_locked_page(a: np.ndarray, keep: list) -> np.ndarray:
+    """A copy of a whose last byte ends where a page that may not be read starts: a read
+    past its end stops the process (SIGSEGV) instead of reading a neighbour."""
+    page = mmap.PAGESIZE
+    pages = -(-a.nbytes // page) + 1
+    buf = mmap.mmap(-1, pages * page)
+    libc = ctypes.CDLL(None, use_errno=True)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf)) + (pages - 1) * page
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    assert libc.mprotect(addr, page, 0) == 0, ctypes.get_errno()   # PROT_NONE
+    keep.append(buf)
+    out = np.frombuffer(buf, a.dtype, a.size, (pages - 1) * page - a.nbytes).reshape(a.shape)
+    out[...] = a
+    return out

@@ -80,8 +80,8 @@ typedef struct {
     int64_t owc;             /* ROWS, FOLD: items per output row */
     int64_t slack_pts;       /* points of zeros after the copy */
     char *buf;               /* scratch: the copy, then its slack */
-    char *stage;             /* scratch: GEMM from src, the last item's points; ROWS from
-                                src, per thread, an item's that would read past src */
+    char *stage;             /* scratch, per thread: from src (GEMM, ROWS), the points of an
+                                item that would read past src's end */
     float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
     /* FOLD with the kh taps folded too (fold_kh): item m of an image is its output
@@ -347,7 +347,7 @@ static int amx_init(struct bdnn_conv *c) {
         && 8 * (owc * AMX_PTS - d->ow) <= owc * AMX_PTS;
     p->walk = one && !strided_rows ? WALK_GEMM : fold ? WALK_FOLD
             : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
-    p->copy = !(one && ((d->sh == 1 && d->sw == 1) || strided_rows) && d->ic % p->kc == 0);
+    p->copy = !(strided_rows || (one && d->sh == 1 && d->sw == 1 && d->ic % p->kc == 0));
     const int64_t kw = p->kw = fold ? 1 : d->kw;
     p->icp = !p->copy ? d->ic : bdnn_div_up(d->kw / kw * d->ic, p->kc) * p->kc;
     p->nkb = p->icp / p->kc;
@@ -399,9 +399,7 @@ static int amx_init(struct bdnn_conv *c) {
     p->m_block = a_item >= AMX_A_BLOCK_BYTES || w_bytes <= AMX_W_CACHED_BYTES || p->fold_kh
                ? 1 : AMX_A_BLOCK_BYTES / a_item;   /* (fold_kh: an item's chunks in a row) */
     p->imgs = 1;
-    if (!p->copy && p->walk == WALK_ROWS) {
-        p->imgs = d->mb > 0 ? d->mb : 1;   /* src itself: one pass */
-    } else if (p->walk != WALK_GEMM) {
+    if (p->copy && p->walk != WALK_GEMM) {
         const int64_t img_bytes = p->hb * p->wb * pt;
         p->imgs = AMX_PASS_COPY_BYTES / img_bytes < 1 ? 1 : AMX_PASS_COPY_BYTES / img_bytes;
         if (p->imgs > d->mb && d->mb > 0) p->imgs = d->mb;
@@ -540,10 +538,11 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int slice = (int)(bdnn_div_up(AMX_PTS, steps) + 1) & ~1;
     memset(p->bias, 0, sizeof(float) * (size_t)(p->occ * AMX_OCS));
     if (a->bias) bdnn_cvt_to_f32(c->attr.bia_dt, a->bias, p->bias, d->oc);
-    /* GEMM: one pass over every item (the points of all images in a row); the other walks
-     * copy and compute p->imgs images at a time, so the copy is still in cache when its
-     * items read it (the whole batch's copy went to memory and back) */
-    const int per_image = p->walk != WALK_GEMM;
+    /* GEMM, and any walk on src itself: one pass over every item (GEMM: the points of all
+     * images in a row); the other walks copy and compute p->imgs images at a time, so the
+     * copy is still in cache when its items read it (the whole batch's copy went to memory
+     * and back) */
+    const int per_image = p->copy && p->walk != WALK_GEMM;
     const int64_t passes = per_image ? bdnn_div_up(d->mb, p->imgs) : 1;
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
     const int64_t slack_at = (per_image ? p->imgs : d->mb) * p->hb * p->wb * pt;
@@ -577,15 +576,8 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 #pragma omp single nowait
                     memset(p->buf + slack_at, 0, (size_t)(p->slack_pts * pt));
                 }
-            } else if (p->walk == WALK_GEMM) {
-#pragma omp single nowait
-                {   /* the last item's points, then zeros */
-                    const int64_t p0 = (p->m_items - 1) * AMX_PTS;
-                    memset(p->stage, 0, (size_t)(AMX_PTS * pt));
-                    memcpy(p->stage, (const char *)a->src + p0 * pt, (size_t)((p->q - p0) * pt));
-                }
-            }
 #pragma omp barrier
+            }
             /* items: blocks of m_block point items, each with every channel chunk (the
              * loop's barrier: the next image's copy overwrites this one's) */
 #pragma omp for schedule(static)
@@ -598,7 +590,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 int64_t *pix = pixes[cur];
                 if (p->walk == WALK_GEMM) {
                     const int64_t p0 = m * AMX_PTS;
-                    base = !p->copy && m == p->m_items - 1 ? p->stage : A + p0 * pt;
+                    base = A + p0 * pt;
                     for (int i = 0; i < AMX_PTS; ++i) pix[i] = p0 + i < p->q ? p0 + i : -1;
                 } else if (p->walk == WALK_FLAT) {
                     const int64_t j = m / p->m_per_img, q0 = m % p->m_per_img * AMX_PTS;
@@ -624,16 +616,16 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     base = A + ((j * p->hb + oh * d->sh) * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
-                    if (!p->copy && (base - A) + (AMX_PTS - 1) * p->lda + pt > src_bytes) {
-                        /* its dropped points would read past src: the item's points from
-                         * a thread's stage, one after another, zeros after them */
-                        char *st = p->stage + omp_get_thread_num() * AMX_PTS * pt;
-                        memset(st, 0, (size_t)(AMX_PTS * pt));
-                        for (int i = 0; i < AMX_PTS && pix[i] >= 0; ++i)
-                            memcpy(st + i * pt, base + i * p->lda, (size_t)pt);
-                        base = st;
-                        lda = pt;
-                    }
+                }
+                if (!p->copy && (base - A) + (AMX_PTS - 1) * p->lda + pt > src_bytes) {
+                    /* src itself, and the item's dropped points would read past its end:
+                     * its points from a thread's stage, one after another, zeros after */
+                    char *st = p->stage + omp_get_thread_num() * AMX_PTS * pt;
+                    memset(st, 0, (size_t)(AMX_PTS * pt));
+                    for (int i = 0; i < AMX_PTS && pix[i] >= 0; ++i)
+                        memcpy(st + i * pt, base + i * p->lda, (size_t)pt);
+                    base = st;
+                    lda = pt;
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
                 const amx_pending_t f = {finish, p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS,

@@ -12,14 +12,12 @@ them)."""
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import mmap
 
 import numpy as np
 import pytest
 import conv_rows
-from lp_exact import UNWRITTEN, converted, inputs, ints, unwritten
+from lp_exact import UNWRITTEN, against_a_locked_page, converted, inputs, ints, unwritten
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -83,33 +81,19 @@ def _attr(t: RowTypes, dst_dt: str, **kw) -> core.ConvAttr:
                          layout=core.ActLayout.NHWC, **kw)
 
 
-def _before_a_fence(a: np.ndarray) -> tuple[np.ndarray, mmap.mmap]:
-    """A copy of a whose last byte is the last before a page nothing may read (and the
-    mapping that holds it): a kernel reading past the tensor faults."""
-    page = mmap.PAGESIZE
-    n = -(-a.nbytes // page) * page
-    buf = mmap.mmap(-1, n + page)
-    at = ctypes.addressof(ctypes.c_char.from_buffer(buf))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.mprotect(ctypes.c_void_p(at + n), ctypes.c_size_t(page), 0) != 0:
-        raise OSError(ctypes.get_errno(), "mprotect")
-    view = np.frombuffer(buf, a.dtype, a.size, n - a.nbytes).reshape(a.shape)
-    view[...] = a
-    return view, buf
-
-
 def _run(impl, t: RowTypes, s, attr, src, wei, bias, dst_init):
     """dst (logical [mb][oc][spatial], f64) after one execution from dst_init, after
     checking the guard band behind dst is untouched; src ends where reading stops
-    (_before_a_fence)."""
+    (against_a_locked_page)."""
     dst_dt, marker = attr.dst_dt, UNWRITTEN.get(attr.dst_dt, np.nan)
     init = _nhwc(dst_init, dst_dt)
     full = np.full(init.size + GUARD, marker, init.dtype)
     full[:init.size] = init.ravel()
     dst = full[:init.size].reshape(init.shape)
-    fenced, _mapping = _before_a_fence(_nhwc(src, t.src))
+    keep: list = []
+    src_at_end = against_a_locked_page(_nhwc(src, t.src), keep)
     with conv_rows.create(impl, s, core.Direction.FWD, bias is not None, attr=attr) as prim:
-        prim.bind(fenced, prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
+        prim.bind(src_at_end, prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
                   None if bias is None else bias.astype(core.numpy_dtype(attr.bia_dt)), dst)()
     guard = full[init.size:].astype(np.float64)
     assert (np.isnan(guard) if np.isnan(marker) else guard == marker).all(), "wrote past dst"

@@ -11,14 +11,12 @@ unwritten fails."""
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import mmap
 
 import numpy as np
 import pytest
 import conv_rows
-from lp_exact import UNWRITTEN, converted, inputs, ints, unwritten
+from lp_exact import UNWRITTEN, against_a_locked_page, converted, inputs, ints, unwritten
 from conftest import run_cli
 
 from benchdnn_py import core
@@ -186,22 +184,6 @@ def test_forward_from_channels_last_src_matches_reference_exactly(impl, t, dst_d
     assert np.array_equal(out, converted(ref, dst_dt)) and not tail.any()
 
 
-def _against_a_locked_page(a: np.ndarray, keep: list) -> np.ndarray:
-    """A copy of a whose last byte ends where a page that may not be read starts: a read
-    past its end stops the process (SIGSEGV) instead of reading a neighbour."""
-    page = mmap.PAGESIZE
-    pages = -(-a.nbytes // page) + 1
-    buf = mmap.mmap(-1, pages * page)
-    libc = ctypes.CDLL(None, use_errno=True)
-    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf)) + (pages - 1) * page
-    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    assert libc.mprotect(addr, page, 0) == 0, ctypes.get_errno()   # PROT_NONE
-    keep.append(buf)
-    out = np.frombuffer(buf, a.dtype, a.size, (pages - 1) * page - a.nbytes).reshape(a.shape)
-    out[...] = a
-    return out
-
-
 @pytest.mark.parametrize("impl,t", NHWC_ROWS, ids=[i.name for i, _ in NHWC_ROWS])
 def test_channels_last_src_is_read_no_further_than_its_end(impl, t):
     """3 channels a point: the last point's second lane lies against the end of src (a
@@ -213,7 +195,7 @@ def test_channels_last_src_is_read_no_further_than_its_end(impl, t):
     keep: list = []
     nhwc = np.ascontiguousarray(np.moveaxis(src, 1, -1).astype(core.numpy_dtype(t.src)))
     with conv_rows.create(impl, s, core.Direction.FWD, True, attr=attr) as prim:
-        prim.bind(_against_a_locked_page(nhwc, keep),
+        prim.bind(against_a_locked_page(nhwc, keep),
                   prim.pack_weights(wei.astype(core.numpy_dtype(t.wei))),
                   bias.astype(np.float32), dst)()
     out, _ = _plain(dst, s.oc)
