@@ -30,9 +30,12 @@
  *         on row b, one after another (zero outside), so an item's points are
  *         consecutive, and the taps left are the kh rows. Where folding kh too takes
  *         fewer kc blocks (3 channels and 7x7 taps: 5 bf16 blocks or 3 u8, not 7),
- *         each item's points (32 consecutive output points of the image, across
- *         its rows) are gathered, their kh rows' taps one after another, into a
- *         block of the thread's, and the item is one tap of those blocks.
+ *         and no tap is dilated along w, the copy is instead the zero-padded input
+ *         rows (a point's kw taps one run of its row, no channel padding), and each
+ *         item's points (32 consecutive output points of the image, across its rows)
+ *         are gathered, their kh rows' runs one after another, into a block of the
+ *         thread's, and the item is one tap of those blocks; a thread gathers its next
+ *         item into a second block between the current one's tile products.
  * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
  * their sums are dropped: a tile row's sums depend on that row alone. */
 #pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16")
@@ -84,15 +87,16 @@ typedef struct {
                                 item that would read past src's end */
     float *acc;              /* scratch: per thread, two blocks of AMX_PTS x AMX_OCS sums */
     float *bias;             /* scratch: occ * AMX_OCS, f32 */
-    /* FOLD with the kh taps folded too (fold_kh): item m of an image is its output
-     * points m * AMX_PTS .. + AMX_PTS - 1 (oh * OW + ow), each gathered from the copy,
-     * the kh rows' kw * ic channels one after another (seg bytes each), into the
-     * thread's gbuf (AMX_PTS points of lda bytes, zero past kh * seg) */
+    /* FOLD with the kh taps folded too (fold_kh): the copy is the padded input rows
+     * (icp = IC, col_step = SW); item m of an image is its output points m * AMX_PTS ..
+     * + AMX_PTS - 1 (oh * OW + ow), each gathered from the copy, the kh rows' runs of
+     * kw * ic channels one after another (seg bytes each), into one of the thread's two
+     * gather blocks (AMX_PTS points of lda bytes, zero past kh * seg) */
     int fold_kh;
     int64_t seg;
     int64_t row_off[16];     /* bytes: the copy's kh rows from an output row's first */
-    int64_t gbytes;          /* one thread's gather block */
-    char *gbuf;              /* scratch: nthr gather blocks */
+    int64_t gbytes;          /* one gather block */
+    char *gbuf;              /* scratch: two gather blocks per thread */
 } amx_plan_t;
 
 
@@ -273,7 +277,17 @@ typedef struct {
     const int64_t *pix;
     int64_t oc0;
     int end, rows;
+    /* fold_kh: the next point item's points g0 .. g1 - 1 gathered (from its image's copy
+     * at gimg, its first point gq0) into gdst, in slices of grows per step */
+    const struct bdnn_conv *c;
+    const char *gimg;
+    char *gdst;
+    int64_t gq0;
+    int g0, g1, grows;
 } amx_pending_t;
+
+static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *img,
+                          int64_t q0, char *g, int i0, int i1);
 
 /* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
  * from A tiles 4 and 5 and B tiles 6 and 7; w: the chunk's packed weights,
@@ -283,7 +297,7 @@ typedef struct {
 #define AMX_ITEM(name, DP)                                                                 \
     static void name(const char *a, int64_t lda, const int64_t *tap_off, int64_t ntaps,    \
                      int64_t nkb, const char *w, const amx_pending_t *f) {                 \
-        int i0 = 0;                                                                        \
+        int i0 = 0, g0 = f->g0;                                                            \
         _tile_zero(0);                                                                     \
         _tile_zero(1);                                                                     \
         _tile_zero(2);                                                                     \
@@ -304,6 +318,11 @@ typedef struct {
                     const int i1 = i0 + f->rows < f->end ? i0 + f->rows : f->end;          \
                     f->fn(f->p, f->x, f->acc, f->pix, f->oc0, i0, i1);                     \
                     i0 = i1;                                                               \
+                }                                                                          \
+                if (g0 < f->g1) {                                                          \
+                    const int g1 = g0 + f->grows < f->g1 ? g0 + f->grows : f->g1;          \
+                    amx_gather_kh(f->p, f->c, f->gimg, f->gq0, f->gdst, g0, g1);           \
+                    g0 = g1;                                                               \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
@@ -349,16 +368,18 @@ static int amx_init(struct bdnn_conv *c) {
             : d->sh == 1 && d->sw == 1 ? WALK_FLAT : WALK_ROWS;
     p->copy = !(strided_rows || (one && d->sh == 1 && d->sw == 1 && d->ic % p->kc == 0));
     const int64_t kw = p->kw = fold ? 1 : d->kw;
-    p->icp = !p->copy ? d->ic : bdnn_div_up(d->kw / kw * d->ic, p->kc) * p->kc;
+    const int64_t kh_ch = bdnn_div_up(d->kh * d->kw * d->ic, p->kc) * p->kc;
+    p->fold_kh = fold && d->kw * d->ic * p->esz <= AMX_ROWB && d->kh > 1 && d->kh <= 16
+              && kh_ch / p->kc < d->kh && d->dw == 0;   /* (dilated kw: no run) */
+    p->icp = !p->copy || p->fold_kh ? d->ic : bdnn_div_up(d->kw / kw * d->ic, p->kc) * p->kc;
     p->nkb = p->icp / p->kc;
     const int64_t pt = p->icp * p->esz;   /* bytes per point of the operand read */
     p->ntaps = d->kh * kw;
     /* folding kh too where it takes fewer kc blocks than the kh rows (the gather's cost
      * is repaid by those blocks and by items that run across output rows: none half
-     * empty at a row's end); each row's kw * ic channels are one 64-byte slot of the
-     * copy (zero past them) */
-    const int64_t kh_ch = bdnn_div_up(d->kh * d->kw * d->ic, p->kc) * p->kc;
-    p->fold_kh = fold && pt == AMX_ROWB && d->kh > 1 && d->kh <= 16 && kh_ch / p->kc < d->kh;
+     * empty at a row's end); its copy is the padded input rows, a point's kw taps one
+     * run of its row (FOLD's 64-byte slot per point is 64 / (SW * IC * esz) times the
+     * input: ResNet's first layer's did not stay in L2) */
     if (p->walk == WALK_GEMM) {
         p->hb = 1, p->wb = d->oh * d->ow;
         p->q = d->mb * p->wb;
@@ -367,8 +388,9 @@ static int amx_init(struct bdnn_conv *c) {
         p->slack_pts = AMX_PTS;
     } else {
         p->hb = !p->copy ? d->ih : (d->oh - 1) * d->sh + (d->kh - 1) * dh1 + 1;
-        p->col_step = fold ? 1 : d->sw;
-        p->wb = !p->copy ? d->iw : fold ? d->ow : (d->ow - 1) * d->sw + (kw - 1) * dw1 + 1;
+        const int slots = fold && !p->fold_kh;
+        p->col_step = slots ? 1 : d->sw;
+        p->wb = !p->copy ? d->iw : slots ? d->ow : (d->ow - 1) * d->sw + (d->kw - 1) * dw1 + 1;
         if (p->walk == WALK_FLAT) {
             p->q = (d->oh - 1) * p->wb + d->ow;
             p->m_per_img = bdnn_div_up(p->q, AMX_PTS);
@@ -390,7 +412,7 @@ static int amx_init(struct bdnn_conv *c) {
         p->nkb = kh_ch / p->kc;
         p->lda = kh_ch * p->esz;
         p->gbytes = AMX_PTS * kh_ch * p->esz + AMX_ROWB;   /* (the last slot's overrun) */
-        if (conv_scratch((void **)&p->gbuf, (size_t)(c->nthr * p->gbytes)))
+        if (conv_scratch((void **)&p->gbuf, (size_t)(c->nthr * 2 * p->gbytes)))
             return BDNN_STATUS_OUT_OF_MEMORY;
     }
     p->occ = bdnn_div_up(d->oc, AMX_OCS);
@@ -454,7 +476,7 @@ static void amx_pack_weights(const struct bdnn_conv *c, const void *wei, void *p
 
 /* The copy's row b of image n (FLAT, ROWS, FOLD: input row b - ph, zero outside, into
  * the pass's image slot j; GEMM: the input points of output row b), channels
- * zero-padded to icp. */
+ * zero-padded to icp (fold_kh: the input row as ROWS copies it, icp = IC). */
 static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const char *src,
                          int64_t n, int64_t j, int64_t b) {
     const bdnn_conv_desc_t *d = &c->d;
@@ -475,7 +497,7 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
         return;
     }
     const char *row = img + ih * d->iw * in_pt;
-    if (p->walk == WALK_FOLD) {   /* point ow: the inputs of its KW taps, zero outside */
+    if (p->walk == WALK_FOLD && !p->fold_kh) {   /* point ow: the inputs of its KW taps, zero outside */
         const int64_t run = d->kw * in_pt;   /* undilated and inside: one run of the row */
         const __mmask64 m = run >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << run) - 1;
         for (int64_t ow = 0; ow < d->ow; ++ow, out += pt) {
@@ -508,19 +530,21 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
     memset(out + x1 * pt, 0, (size_t)((p->wb - x1) * pt));
 }
 
-/* fold_kh: the image's output points q0 .. q0 + 31 (from its copy at img; those past the
- * last repeat it, and are dropped) into g, each the kh rows' slots one seg after another;
- * a slot's zeros past seg land where the next row's slot, or the next point, is stored
- * after it, and the last row's past kh * seg (up to the block's end) were zeroed
- * before. */
+/* fold_kh: points i0 .. i1 - 1 of the item of the image's output points q0 .. q0 + 31
+ * (from its copy at img; those past the last repeat it, and are dropped) into g, each the
+ * kh rows' runs one seg after another (a masked load of the run, zero past it); a run's
+ * zeros past seg land where the next row's run, or the next point, is stored after it,
+ * and the bytes past the last one's zeros (up to the block's end) were zeroed before. */
 static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *img,
-                          int64_t q0, char *g) {
-    const int64_t OW = c->d.ow, last = c->d.oh * OW - 1;
-    for (int i = 0; i < AMX_PTS; ++i, g += p->lda) {
+                          int64_t q0, char *g, int i0, int i1) {
+    const int64_t OW = c->d.ow, last = c->d.oh * OW - 1, cpt = c->d.ic * p->esz;
+    const __mmask64 m = p->seg >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << p->seg) - 1;
+    g += i0 * p->lda;
+    for (int i = i0; i < i1; ++i, g += p->lda) {
         const int64_t q = q0 + i < last ? q0 + i : last;
-        const char *pt0 = img + (q / OW * c->d.sh * p->wb + q % OW) * AMX_ROWB;
+        const char *pt0 = img + (q / OW * c->d.sh * p->wb + q % OW * c->d.sw) * cpt;
         for (int64_t t = 0; t < c->d.kh; ++t)
-            _mm512_storeu_si512(g + t * p->seg, _mm512_loadu_si512(pt0 + p->row_off[t]));
+            _mm512_storeu_si512(g + t * p->seg, _mm512_maskz_loadu_epi8(m, pt0 + p->row_off[t]));
     }
 }
 
@@ -551,8 +575,9 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     {
         bdnn_amx_configure();
         float *acc = p->acc + omp_get_thread_num() * 2 * AMX_PTS * AMX_OCS;
-        char *gbuf = p->fold_kh ? p->gbuf + omp_get_thread_num() * p->gbytes : NULL;
-        if (gbuf) memset(gbuf, 0, (size_t)p->gbytes);
+        char *gbuf = p->fold_kh ? p->gbuf + omp_get_thread_num() * 2 * p->gbytes : NULL;
+        if (gbuf) memset(gbuf, 0, (size_t)(2 * p->gbytes));
+        int gcur = 0;
         const char *A = p->copy ? p->buf : (const char *)a->src;
         /* two items in flight: one's sums in the tiles, the last one's in its block */
         int64_t pixes[2][AMX_PTS], prev_oc0 = -1;
@@ -565,7 +590,10 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             const int64_t m_pass = per_image ? ni * p->m_per_img : p->m_items;
             const int64_t rows = per_image ? ni * p->hb : d->mb * d->oh;   /* copy rows */
             const int64_t n_blk = bdnn_div_up(m_pass, p->m_block);
-            int64_t gathered = -1;   /* fold_kh: the point item in gbuf */
+            /* fold_kh: the point item in gbuf block gcur; the next one's first nready
+             * points gathered (during the last item's steps) into the other block */
+            int64_t gm = -1, nm = -1;
+            int nready = 0;
             if (p->copy) {
 #pragma omp for schedule(static) nowait
                 for (int64_t r = 0; r < rows; ++r) {
@@ -580,8 +608,9 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             }
             /* items: blocks of m_block point items, each with every channel chunk (the
              * loop's barrier: the next image's copy overwrites this one's) */
-#pragma omp for schedule(static)
-            for (int64_t it = 0; it < n_blk * p->occ * p->m_block; ++it) {
+            const int64_t n_it = n_blk * p->occ * p->m_block;
+            const int64_t it1 = n_it * (omp_get_thread_num() + 1) / omp_get_num_threads();
+            for (int64_t it = n_it * omp_get_thread_num() / omp_get_num_threads(); it < it1; ++it) {
                 const int64_t blk = it / (p->occ * p->m_block), rest = it % (p->occ * p->m_block);
                 const int64_t o = rest / p->m_block, m = blk * p->m_block + rest % p->m_block;
                 if (m >= m_pass) continue;
@@ -607,9 +636,12 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     const int64_t npt = d->oh * d->ow;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = q0 + i < npt ? (n0 + j) * npt + q0 + i : -1;
-                    if (gathered != m) amx_gather_kh(p, c, A + j * p->hb * p->wb * pt, q0, gbuf);
-                    gathered = m;
-                    base = gbuf;
+                    if (gm != m) {   /* (the rest of) its points into the other block */
+                        amx_gather_kh(p, c, A + j * p->hb * p->wb * pt, q0,
+                                      gbuf + (gcur ^ 1) * p->gbytes, nm == m ? nready : 0, AMX_PTS);
+                        gcur ^= 1, gm = m, nm = -1, nready = 0;
+                    }
+                    base = gbuf + gcur * p->gbytes;
                 } else {
                     const int64_t j = m / p->m_per_img, mm = m % p->m_per_img;
                     const int64_t oh = mm / p->owc, ow0 = mm % p->owc * AMX_PTS;
@@ -628,15 +660,31 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     lda = pt;
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
-                const amx_pending_t f = {finish, p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS,
-                                         pixes[cur ^ 1], prev_oc0, prev_oc0 >= 0 ? AMX_PTS : 0,
-                                         slice};
+                amx_pending_t f = {.fn = finish, .p = p, .x = &x,
+                                   .acc = acc + (cur ^ 1) * AMX_PTS * AMX_OCS,
+                                   .pix = pixes[cur ^ 1], .oc0 = prev_oc0,
+                                   .end = prev_oc0 >= 0 ? AMX_PTS : 0,
+                                   .rows = slice, .c = c};
+                if (gbuf && m + 1 < m_pass && (m + 1) * p->occ < it1) {
+                    /* the next point item is this thread's: a share of its points
+                     * gathered between this chunk's steps */
+                    const int64_t jn = (m + 1) / p->m_per_img;
+                    nm = m + 1;
+                    f.gimg = A + jn * p->hb * p->wb * pt;
+                    f.gq0 = (m + 1) % p->m_per_img * AMX_PTS;
+                    f.gdst = gbuf + (gcur ^ 1) * p->gbytes;
+                    f.g0 = nready;
+                    f.g1 = (int)((o + 1) * AMX_PTS / p->occ);
+                    f.grows = (int)bdnn_div_up(f.g1 - f.g0, steps);
+                    nready = f.g1 > f.g0 ? f.g1 : f.g0;
+                }
                 if (p->s32) amx_item_int8(base, lda, p->tap_off, p->ntaps, p->nkb, w, &f);
                 else amx_item_bf16(base, lda, p->tap_off, p->ntaps, p->nkb, w, &f);
                 amx_store_sums(acc + cur * AMX_PTS * AMX_OCS);
                 prev_oc0 = o * AMX_OCS;
                 cur ^= 1;
             }
+#pragma omp barrier
         }
         if (prev_oc0 >= 0)
             finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0, 0,

@@ -59,6 +59,10 @@ SHAPES = [
     "mb1ic64ih3iw70oc32kh1kw3sw2pw1",         # ROWS: 35 points a row (two items)
     "mb2ic3ih30oc64kh7sh2ph3",                # FOLD: ResNet's first layer, smaller
     "mb1ic5ih9iw20oc17kh3kw3sw2ph1pw1",       # FOLD at stride 2 with edges
+    "mb3ic3ih20oc96kh7sh2ph3",                # FOLD: three channel chunks (a thread's
+                                              # items start mid-item), the next item
+                                              # gathered across images
+    "mb3ic5ih400oc16kh3sh2ph1",               # FOLD: passes of one image (bf16) or two
     "ic8ih10iw12oc33kh2kw3dw1pw2sw3",         # FOLD, dilated: tap by tap
     "mb1ic12ih8oc30kh5ph2",                   # FOLD (12 x 5 = 60 channels, two bf16 blocks)
     "mb1ic3ih12iw10oc16kh3kw3dh1ph2pw1",      # FOLD, dilated in h
