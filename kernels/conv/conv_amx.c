@@ -379,7 +379,7 @@ static int amx_init(struct bdnn_conv *c) {
      * is repaid by those blocks and by items that run across output rows: none half
      * empty at a row's end); its copy is the padded input rows, a point's kw taps one
      * run of its row (FOLD's 64-byte slot per point is 64 / (SW * IC * esz) times the
-     * input: ResNet's first layer's did not stay in L2) */
+     * input: ResNet's first layer's took a pass per image) */
     if (p->walk == WALK_GEMM) {
         p->hb = 1, p->wb = d->oh * d->ow;
         p->q = d->mb * p->wb;
