@@ -188,7 +188,7 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
                     v = _mm512_fmadd_ps(amx_load16(dt, x->dst, (q < 0 ? 0 : q * OC) + oc0 + 16 * (k & 1),
                                                    q < 0 ? 0 : m[k & 1]), scale, v);
                 }
-                s[k] = bdnn_epi_sat_round(v, lo, hi);
+                s[k] = u ? bdnn_epi_round_u8_packed(v) : bdnn_epi_sat_round(v, lo, hi);
             }
             const __m512i b = bdnn_pack_s32_i8x64(dt, s[0], s[1], s[2], s[3]);
             if (pix[i] >= 0)

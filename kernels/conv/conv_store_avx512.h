@@ -86,6 +86,15 @@ static inline __m512i bdnn_pack_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __
     return _mm512_permutexvar_epi32(order, bytes);
 }
 
+/* v rounded to s32 for bdnn_pack_s32_i8x64 into u8: the same bytes as
+ * bdnn_epi_sat_round(v, 0, 255) in three operations fewer, since the packs saturate what
+ * the clamp did: min(255, v) keeps a NaN (vminps returns its second operand), which
+ * converts, as does anything below INT_MIN, to INT_MIN, and packs to 0. */
+static inline __m512i bdnn_epi_round_u8_packed(__m512 v) {
+    return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(255.0f), v),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
 /* The same stored at out in one store instead of four narrowing ones. */
 static inline void bdnn_store_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m512i v2,
                                         __m512i v3, void *out) {
