@@ -131,14 +131,17 @@ static inline __m512 amx_load16(int dt, const void *row, int64_t j, __mmask16 m)
  * one vcvtne2ps2bf16 for both where that gives its bits (bdnn_bf16_cvtne_exact), else
  * bdnn_epi_store16 per vector. */
 static inline void amx_store_bf16x32(__m512 lo, __m512 hi, void *out, int64_t j, __mmask16 m0,
-                                     __mmask16 m1) {
+                                     __mmask16 m1, int stream) {
     if (!bdnn_bf16_cvtne_exact(lo) || !bdnn_bf16_cvtne_exact(hi)) {
         bdnn_epi_store16(BDNN_DT_BF16, lo, out, j, m0);
         if (m1) bdnn_epi_store16(BDNN_DT_BF16, hi, out, j + 16, m1);
         return;
     }
-    _mm512_mask_storeu_epi16((uint16_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16,
-                             (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    if (stream)
+        _mm512_stream_si512((void *)((uint16_t *)out + j), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    else
+        _mm512_mask_storeu_epi16((uint16_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16,
+                                 (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
 }
 
 typedef struct {
@@ -146,6 +149,7 @@ typedef struct {
     char *dst;
     int has_sum, has_eltwise, has_bias;
     float sum_scale;
+    int stream;   /* non-temporal stores (bf16 dst past the caches, every chunk whole) */
 } amx_out_t;
 
 /* An item's sums (acc) into dst: pix[i] the dst point of sum row i (-1: dropped), the
@@ -214,7 +218,7 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
                 if (sum)
                     v[h] = _mm512_fmadd_ps(amx_load16(dt, x->dst, at + 16 * h, m[h]), scale, v[h]);
             }
-            amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1]);
+            amx_store_bf16x32(v[0], v[1], x->dst, at, m[0], m[1], x->stream);
             continue;
         }
         for (int h = 0; h < halves; ++h) {
@@ -555,6 +559,8 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     amx_out_t x = {.c = c, .dst = a->dst, .has_bias = a->bias != NULL};
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0);
+    x.stream = c->out_dt == BDNN_DT_BF16 && !x.has_sum && !x.has_eltwise && d->oc % AMX_OCS == 0
+            && bdnn_streams_output(a->dst, (size_t)(d->mb * d->oh * d->ow * d->oc * 2), 64);
     const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);
     /* rows of the previous item finished per step of tile products: all of them over the
      * steps (an even count: the 8-bit stores take rows in pairs) */
@@ -689,6 +695,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         if (prev_oc0 >= 0)
             finish(p, &x, acc + (cur ^ 1) * AMX_PTS * AMX_OCS, pixes[cur ^ 1], prev_oc0, 0,
                    AMX_PTS);
+        if (x.stream) bdnn_stream_fence();
         _tile_release();
     }
 }

@@ -22,6 +22,7 @@ from conftest import run_cli
 
 from benchdnn_py import core
 from benchdnn_py.drivers.conv.desc import parse_desc
+from benchdnn_py.engine import memory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,3 +236,20 @@ def test_integer_outputs_saturate_round_and_zero_nan(impl, t, dst_dt):
     out = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
     ref = np.broadcast_to(bias.reshape((1, -1) + (1,) * (out.ndim - 2)), out.shape)
     assert np.array_equal(out, converted(np.where(np.isnan(ref), 0, ref), dst_dt))
+
+
+@pytest.mark.parametrize("impl,t", [(i, t) for i, t in RUNNABLE if t.src == "bf16"],
+                         ids=[i.name for i, t in RUNNABLE if t.src == "bf16"])
+def test_a_bf16_output_past_the_caches_is_exact(impl, t):
+    """A 16 MiB bf16 dst (core.STREAM_MIN_BYTES, bdnn.h), aligned as the driver's buffers
+    are, goes out by non-temporal stores, each a chunk's 32 channels of a point."""
+    s = _shape("mb1ic32ih512oc32kh1")
+    src, wei, bias = inputs((-4, 4), s, 9)
+    dst = memory.aligned_empty(2 * int(np.prod(s.dst_shape))).view(core.numpy_dtype("bf16"))
+    dst = dst.reshape((1,) + tuple(s.dst_shape[2:]) + (32,))
+    assert dst.nbytes >= core.STREAM_MIN_BYTES
+    with conv_rows.create(impl, s, core.Direction.FWD, True, attr=_attr(t, "bf16")) as prim:
+        prim.bind(_nhwc(src, "bf16"), prim.pack_weights(wei.astype(core.numpy_dtype("bf16"))),
+                  bias, dst)()
+    out = np.moveaxis(dst.astype(np.float64), -1, 1)
+    assert np.array_equal(out, converted(core.ref_conv_fwd(s, src, wei, bias), "bf16"))
