@@ -81,7 +81,8 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
 /* ... and its u8 and s8 cases from the registers (DC_OUT_INLINE), for an output whose
  * points lie B apart, four points to a 64-byte store: the integer store, or the f32 path
  * (bias, relu of any slope) rounded and saturated in s32 first, as bdnn_store_i8x64 does
- * (every value then in range, so the packs are exact); the sums then never go through
+ * (every value then in range, so the packs are exact; u8 clamped to 255 only, the packs
+ * saturating the rest: bdnn_epi_round_u8_packed); the sums then never go through
  * memory, a round trip that few input channels (few products per sum) do not amortize.
  * DC_OUT_BYTES stores block o's points, each vector's s32 values S32(x, o), from the
  * locals DC_OUT_INLINE takes out of a first (the byte stores could alias its fields, which
@@ -112,13 +113,19 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
         const __m512 alpha_ = _mm512_set1_ps((a)->relu_alpha);                              \
         const __m512 lo_ = _mm512_set1_ps(u_ ? 0.0f : -128.0f);                             \
         const __m512 hi_ = _mm512_set1_ps(u_ ? 255.0f : 127.0f);                            \
-        DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED)                                          \
+        if (u_) {                                                                           \
+            DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED_U8)                                   \
+        } else {                                                                            \
+            DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED)                                      \
+        }                                                                                   \
         return;                                                                             \
     } while (0)
 #define DC_S32_DIRECT(x, o) dc_s32_of(x, floor0_)
 #define DC_S32_ROUNDED(x, o)                                                                \
     bdnn_epi_sat_round(dc_sums_f32(x, bias_ ? bias_ + (o) * VLEN : NULL, relu_, alpha_),    \
                        lo_, hi_)
+#define DC_S32_ROUNDED_U8(x, o)                                                             \
+    bdnn_epi_round_u8_packed(dc_sums_f32(x, bias_ ? bias_ + (o) * VLEN : NULL, relu_, alpha_))
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1
 #define DC_SUMS_TO_F32 dc_sums_to_f32

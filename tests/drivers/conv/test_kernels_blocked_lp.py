@@ -377,3 +377,26 @@ def test_cli_what_the_blocked_rows_refuse_takes_the_plain_rows(dt, args, plain):
     out = run_cli("--conv", f"--dt={dt}", *args, "-v5", "mb2ic20ih6oc18kh3ph1").out
     assert "PASSED" in out and f"implementation: {plain}" in out
     assert "gemm_conv_blocked_" not in out
+
+
+INT8_ROWS = [(i, t) for i, t in RUNNABLE if t.src == "u8"]
+
+
+@pytest.mark.parametrize("dst_dt", ["u8", "s8"])
+@pytest.mark.parametrize("impl,t", INT8_ROWS, ids=[i.name for i, _ in INT8_ROWS])
+def test_integer_outputs_saturate_round_and_zero_nan(impl, t, dst_dt):
+    """u8 and s8 dst take the sums rounded to nearest even, saturated, and NaN as 0 (u8's
+    clamp is left to the packs' saturation: a NaN or anything below the s32 range becomes
+    INT_MIN there, which must still store 0), four points to a store and one by one (rows
+    of 6). The bias alone reaches dst: src is zero."""
+    s = _shape("mb1ic16ih2iw6oc48kh1kw1")
+    src = np.zeros(s.src_shape, np.float32)
+    wei = ints(np.random.default_rng(3), s.wei_shape)
+    special = [np.nan, np.inf, -np.inf, 3e38, -3e38, 2.5, 3.5, -0.5, -0.6, 254.5, 255.5,
+               255.49, -127.5, -128.5, 126.5, 127.5, -2.5e9, 2.5e9, 0.0, -1.0]
+    bias = np.arange(s.oc, dtype=np.float32) * 7 - 100
+    bias[:len(special)] = special
+    dst = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
+    out, tail = _plain(dst, s.oc)
+    ref = np.broadcast_to(bias.reshape((1, -1) + (1,) * (out.ndim - 2)), out.shape)
+    assert np.array_equal(out, converted(np.where(np.isnan(ref), 0, ref), dst_dt))
