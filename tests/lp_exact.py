@@ -37,6 +37,25 @@ def converted(v: np.ndarray, dt: str) -> np.ndarray:
     return v.astype(core.numpy_dtype(dt)).astype(np.float64)
 
 
+# Sums that test an integer dst's conversion: NaN, infinities, values past the s32 range,
+# ties on each side of the u8 and s8 limits and of zero.
+INT_EDGES = np.array([np.nan, np.inf, -np.inf, 3e38, -3e38, 2.5, 3.5, -0.5, -0.6, 254.5,
+                      255.5, 255.49, -127.5, -128.5, 126.5, 127.5, -2.5e9, 2.5e9, 0.0, -1.0],
+                     np.float32)
+
+
+def edge_bias(oc: int) -> np.ndarray:
+    """A bias of oc channels starting with INT_EDGES, then plain values."""
+    bias = np.arange(oc, dtype=np.float32) * 7 - 100
+    bias[:len(INT_EDGES)] = INT_EDGES
+    return bias
+
+
+def converted_int(v: np.ndarray, dt: str) -> np.ndarray:
+    """converted() for an integer dt, NaN giving 0 as the kernels store it."""
+    return converted(np.where(np.isnan(v), 0, v), dt)
+
+
 def unwritten(dst_dt: str, shape) -> np.ndarray:
     """A dst of dt's never-written value (NaN for floats)."""
     return np.full(shape, UNWRITTEN.get(dst_dt, np.nan), np.float64)

@@ -192,7 +192,8 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
                     v = _mm512_fmadd_ps(amx_load16(dt, x->dst, (q < 0 ? 0 : q * OC) + oc0 + 16 * (k & 1),
                                                    q < 0 ? 0 : m[k & 1]), scale, v);
                 }
-                s[k] = u ? bdnn_epi_round_u8_packed(v) : bdnn_epi_sat_round(v, lo, hi);
+                s[k] = u ? bdnn_epi_round_u8_packed(v)   /* (the packs saturate) */
+                         : bdnn_epi_sat_round(v, lo, hi);
             }
             const __m512i b = bdnn_pack_s32_i8x64(dt, s[0], s[1], s[2], s[3]);
             if (pix[i] >= 0)
@@ -501,7 +502,8 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
         return;
     }
     const char *row = img + ih * d->iw * in_pt;
-    if (p->walk == WALK_FOLD && !p->fold_kh) {   /* point ow: the inputs of its KW taps, zero outside */
+    if (p->walk == WALK_FOLD && !p->fold_kh) {
+        /* point ow: the inputs of its KW taps, zero outside */
         const int64_t run = d->kw * in_pt;   /* undilated and inside: one run of the row */
         const __mmask64 m = run >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << run) - 1;
         for (int64_t ow = 0; ow < d->ow; ++ow, out += pt) {
