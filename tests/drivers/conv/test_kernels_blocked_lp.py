@@ -389,12 +389,12 @@ def test_integer_outputs_saturate_round_and_zero_nan(impl, t, dst_dt):
     """u8 and s8 dst take the sums rounded to nearest even, saturated, and NaN as 0 (u8's
     clamp is left to the packs' saturation: a NaN or anything below the s32 range becomes
     INT_MIN there, which must still store 0), four points to a store and one by one (rows
-    of 6). The bias alone reaches dst: src is zero."""
-    s = _shape("mb1ic16ih2iw6oc48kh1kw1")
+    of 7). The bias alone reaches dst: src is zero."""
+    s = _shape("mb1ic16ih3iw7oc48kh3kw3ph1pw1")
     src = np.zeros(s.src_shape, np.float32)
     wei = ints(np.random.default_rng(3), s.wei_shape)
     bias = edge_bias(s.oc)
     dst = _run(impl, t, s, _attr(t, dst_dt), src, wei, bias, unwritten(dst_dt, s.dst_shape))
     out, tail = _plain(dst, s.oc)
     ref = np.broadcast_to(bias.reshape((1, -1) + (1,) * (out.ndim - 2)), out.shape)
-    assert np.array_equal(out, converted_int(ref, dst_dt))
+    assert np.array_equal(out, converted_int(ref, dst_dt)) and not tail.any()
