@@ -137,11 +137,9 @@ static inline void amx_store_bf16x32(__m512 lo, __m512 hi, void *out, int64_t j,
         if (m1) bdnn_epi_store16(BDNN_DT_BF16, hi, out, j + 16, m1);
         return;
     }
-    if (stream)
-        _mm512_stream_si512((void *)((uint16_t *)out + j), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
-    else
-        _mm512_mask_storeu_epi16((uint16_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16,
-                                 (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+    if (stream) _mm512_stream_si512((void *)((uint16_t *)out + j), h);
+    else _mm512_mask_storeu_epi16((uint16_t *)out + j, (__mmask32)m0 | (__mmask32)m1 << 16, h);
 }
 
 typedef struct {
@@ -282,17 +280,16 @@ typedef struct {
     const int64_t *pix;
     int64_t oc0;
     int end, rows;
-    /* fold_kh: the next point item's points g0 .. g1 - 1 gathered (from its image's copy
-     * at gimg, its first point gq0) into gdst, in slices of grows per step */
-    const struct bdnn_conv *c;
-    const char *gimg;
+    /* fold_kh: point item gm's points g0 .. g1 - 1 gathered (from the pass's copy at
+     * gcopy) into gdst, in slices of grows per step */
+    const char *gcopy;
     char *gdst;
-    int64_t gq0;
+    int64_t gm;
     int g0, g1, grows;
 } amx_pending_t;
 
-static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *img,
-                          int64_t q0, char *g, int i0, int i1);
+static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *copy,
+                          int64_t m, char *g, int i0, int i1);
 
 /* One item's sums into C tiles 0 to 3 (points 0-15 and 16-31 x channels 0-15 and 16-31),
  * from A tiles 4 and 5 and B tiles 6 and 7; w: the chunk's packed weights,
@@ -326,7 +323,7 @@ static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const 
                 }                                                                          \
                 if (g0 < f->g1) {                                                          \
                     const int g1 = g0 + f->grows < f->g1 ? g0 + f->grows : f->g1;          \
-                    amx_gather_kh(f->p, f->c, f->gimg, f->gq0, f->gdst, g0, g1);           \
+                    amx_gather_kh(f->p, f->x->c, f->gcopy, f->gm, f->gdst, g0, g1);        \
                     g0 = g1;                                                               \
                 }                                                                          \
             }                                                                              \
@@ -536,21 +533,24 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
     memset(out + x1 * pt, 0, (size_t)((p->wb - x1) * pt));
 }
 
-/* fold_kh: points i0 .. i1 - 1 of the item of the image's output points q0 .. q0 + 31
- * (from its copy at img; those past the last repeat it, and are dropped) into g, each the
- * kh rows' runs one seg after another (a masked load of the run, zero past it); a run's
- * zeros past seg land where the next row's run, or the next point, is stored after it,
- * and the bytes past the last one's zeros (up to the block's end) were zeroed before. */
-static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *img,
-                          int64_t q0, char *g, int i0, int i1) {
+/* fold_kh: points i0 .. i1 - 1 of the pass's point item m (its image's output points q0
+ * .. q0 + 31, from that image's copy in the pass's copy; those past the image's last repeat
+ * it, and are dropped) into g, each the kh rows' runs one seg after another (a masked load
+ * of the run, zero past it); a run's zeros past seg land where the next row's run, or the
+ * next point, is stored after it, and the bytes past the last one's zeros (up to the
+ * block's end) were zeroed before. */
+static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *copy,
+                          int64_t m, char *g, int i0, int i1) {
     const int64_t OW = c->d.ow, last = c->d.oh * OW - 1, cpt = c->d.ic * p->esz;
-    const __mmask64 m = p->seg >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << p->seg) - 1;
+    const char *img = copy + m / p->m_per_img * p->hb * p->wb * cpt;
+    const int64_t q0 = m % p->m_per_img * AMX_PTS;
+    const __mmask64 run = p->seg >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << p->seg) - 1;
     g += i0 * p->lda;
     for (int i = i0; i < i1; ++i, g += p->lda) {
         const int64_t q = q0 + i < last ? q0 + i : last;
         const char *pt0 = img + (q / OW * c->d.sh * p->wb + q % OW * c->d.sw) * cpt;
         for (int64_t t = 0; t < c->d.kh; ++t)
-            _mm512_storeu_si512(g + t * p->seg, _mm512_maskz_loadu_epi8(m, pt0 + p->row_off[t]));
+            _mm512_storeu_si512(g + t * p->seg, _mm512_maskz_loadu_epi8(run, pt0 + p->row_off[t]));
     }
 }
 
@@ -598,9 +598,10 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             const int64_t m_pass = per_image ? ni * p->m_per_img : p->m_items;
             const int64_t rows = per_image ? ni * p->hb : d->mb * d->oh;   /* copy rows */
             const int64_t n_blk = bdnn_div_up(m_pass, p->m_block);
-            /* fold_kh: the point item in gbuf block gcur; the next one's first nready
-             * points gathered (during the last item's steps) into the other block */
-            int64_t gm = -1, nm = -1;
+            /* fold_kh: the point item in gbuf block gcur; the next one's (this thread's
+             * next item in the pass: m + 1) first nready points gathered, during the last
+             * item's steps, into the other block */
+            int64_t gm = -1;
             int nready = 0;
             if (p->copy) {
 #pragma omp for schedule(static) nowait
@@ -645,9 +646,8 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = q0 + i < npt ? (n0 + j) * npt + q0 + i : -1;
                     if (gm != m) {   /* (the rest of) its points into the other block */
-                        amx_gather_kh(p, c, A + j * p->hb * p->wb * pt, q0,
-                                      gbuf + (gcur ^ 1) * p->gbytes, nm == m ? nready : 0, AMX_PTS);
-                        gcur ^= 1, gm = m, nm = -1, nready = 0;
+                        amx_gather_kh(p, c, A, m, gbuf + (gcur ^ 1) * p->gbytes, nready, AMX_PTS);
+                        gcur ^= 1, gm = m, nready = 0;
                     }
                     base = gbuf + gcur * p->gbytes;
                 } else {
@@ -672,14 +672,12 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                                    .acc = acc + (cur ^ 1) * AMX_PTS * AMX_OCS,
                                    .pix = pixes[cur ^ 1], .oc0 = prev_oc0,
                                    .end = prev_oc0 >= 0 ? AMX_PTS : 0,
-                                   .rows = slice, .c = c};
+                                   .rows = slice};
                 if (gbuf && m + 1 < m_pass && (m + 1) * p->occ < it1) {
                     /* the next point item is this thread's: a share of its points
                      * gathered between this chunk's steps */
-                    const int64_t jn = (m + 1) / p->m_per_img;
-                    nm = m + 1;
-                    f.gimg = A + jn * p->hb * p->wb * pt;
-                    f.gq0 = (m + 1) % p->m_per_img * AMX_PTS;
+                    f.gcopy = A;
+                    f.gm = m + 1;
                     f.gdst = gbuf + (gcur ^ 1) * p->gbytes;
                     f.g0 = nready;
                     f.g1 = (int)((o + 1) * AMX_PTS / p->occ);

@@ -80,8 +80,8 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
 #define DC_OUT_BLOCK dc_out_block_int8
 /* ... and its u8 and s8 cases from the registers (DC_OUT_INLINE), for an output whose
  * points lie B apart, four points to a 64-byte store: the integer store, or the f32 path
- * (bias, relu of any slope) rounded and saturated in s32 first, as bdnn_store_i8x64 does
- * (every value then in range, so the packs are exact; u8 clamped to 255 only, the packs
+ * (bias, relu of any slope) rounded and saturated in s32 first (bdnn_epi_sat_round: every
+ * value then in range, so the packs are exact; u8 clamped to 255 only, the packs
  * saturating the rest: bdnn_epi_round_u8_packed); the sums then never go through
  * memory, a round trip that few input channels (few products per sum) do not amortize.
  * DC_OUT_BYTES stores block o's points, each vector's s32 values S32(x, o), from the

@@ -86,29 +86,21 @@ static inline __m512i bdnn_pack_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __
     return _mm512_permutexvar_epi32(order, bytes);
 }
 
-/* v rounded to s32 for bdnn_pack_s32_i8x64 into u8: the same bytes as
- * bdnn_epi_sat_round(v, 0, 255) in three operations fewer, since the packs saturate what
- * the clamp did: min(255, v) keeps a NaN (vminps returns its second operand), which
- * converts, as does anything below INT_MIN, to INT_MIN, and packs to 0. */
-static inline __m512i bdnn_epi_round_u8_packed(__m512 v) {
-    return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(255.0f), v),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
-
 /* The same stored at out in one store instead of four narrowing ones. */
 static inline void bdnn_store_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m512i v2,
                                         __m512i v3, void *out) {
     _mm512_storeu_si512(out, bdnn_pack_s32_i8x64(out_dt, v0, v1, v2, v3));
 }
 
-/* 64 f32 values, each as bdnn_epi_store16 stores it: saturated and rounded in s32 (every
- * value then in range, so the packs are exact), then bdnn_store_s32_i8x64. */
-static inline void bdnn_store_i8x64(int out_dt, __m512 v0, __m512 v1, __m512 v2, __m512 v3,
-                                    void *out) {
-    const int u = out_dt == BDNN_DT_U8;
-    const __m512 lo = _mm512_set1_ps(u ? 0.0f : -128.0f), hi = _mm512_set1_ps(u ? 255.0f : 127.0f);
-    bdnn_store_s32_i8x64(out_dt, bdnn_epi_sat_round(v0, lo, hi), bdnn_epi_sat_round(v1, lo, hi),
-                         bdnn_epi_sat_round(v2, lo, hi), bdnn_epi_sat_round(v3, lo, hi), out);
+/* f32 values reach the packs (bdnn_pack_s32_i8x64) as bdnn_epi_store16 stores them when
+ * each is first saturated and rounded in s32 (bdnn_epi_sat_round: every value then in
+ * range, so the packs are exact). For u8 this gives the same bytes in three operations
+ * fewer, since the packs saturate what the clamp did: min(255, v) keeps a NaN (vminps
+ * returns its second operand), which converts, as does anything below INT_MIN, to INT_MIN,
+ * and packs to 0. */
+static inline __m512i bdnn_epi_round_u8_packed(__m512 v) {
+    return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(255.0f), v),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 /* 16 s32 sums (lanes m) saturated to u8 or s8 (out_dt) at out, as integers: (float)x
