@@ -590,6 +590,7 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         /* two items in flight: one's sums in the tiles, the last one's in its block */
         int64_t pixes[2][AMX_PTS], prev_oc0 = -1;
         int cur = 0;
+        const char *staged = NULL;   /* the src points in this thread's stage */
         for (int64_t n = 0; n < passes; ++n) {
             /* the pass's images n0 .. n0 + ni - 1, in slots 0 .. ni - 1 of the copy; the
              * points past an image's read the next slot (in a pass of fewer images, an
@@ -659,11 +660,17 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 }
                 if (!p->copy && (base - A) + (AMX_PTS - 1) * p->lda + pt > src_bytes) {
                     /* src itself, and the item's dropped points would read past its end:
-                     * its points from a thread's stage, one after another, zeros after */
+                     * its points from a thread's stage, one after another, zeros after;
+                     * staged once for the point item's channel chunks (they come in a
+                     * row, or alternate with the block's other items, which need none) */
                     char *st = p->stage + omp_get_thread_num() * AMX_PTS * pt;
-                    memset(st, 0, (size_t)(AMX_PTS * pt));
-                    for (int i = 0; i < AMX_PTS && pix[i] >= 0; ++i)
-                        memcpy(st + i * pt, base + i * p->lda, (size_t)pt);
+                    if (staged != base) {
+                        int i = 0;
+                        for (; i < AMX_PTS && pix[i] >= 0; ++i)
+                            memcpy(st + i * pt, base + i * p->lda, (size_t)pt);
+                        memset(st + i * pt, 0, (size_t)((AMX_PTS - i) * pt));
+                        staged = base;
+                    }
                     base = st;
                     lda = pt;
                 }
