@@ -82,13 +82,15 @@ typedef struct {
      * a channels-last src is never flat or subsampled (its rows are image rows) */
     int src_nhwc;
     int64_t px;
-    /* A channels-last bf16 src's interior points read their KW taps' channels, KW * IC
-     * consecutive elements (no dilation along w, one input block), as one tap of fold_icb
-     * blocks (the last of fold_last channels): one loop over the window's channels, not
-     * KW taps of a few, on weights packed so (wblk_f per output block, after the main
-     * packing). The border points keep the taps. */
+    /* A channels-last src's interior points read their KW taps' channels, KW * IC
+     * consecutive elements (no dilation along w, one input block), as one tap of one
+     * input "block" of fold_run channels (more than B allowed: the kernel's lanes run
+     * on): one loop over the window's channels, not KW taps of a few, on weights packed
+     * densely so (fold_runp channels, fold_run rounded up to a whole lane, per (kd, kh);
+     * wblk_f per output block, after the main packing). The border points keep the
+     * taps. */
     int fold;
-    int64_t fold_icb, fold_last, wblk_f;
+    int64_t fold_run, fold_runp, wblk_f;
     /* per axis (d, h, w) the outputs [in_lo, in_hi) whose every tap is inside the input:
      * rows' interior points (w), and the rows whose kd and kh taps are (row_inside) */
     int64_t in_lo[3], in_hi[3];
@@ -211,14 +213,16 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     }
     p->taps = d->kd * d->kh * d->kw;
     p->wblk = p->ICB * p->taps * B * B;
-    /* bf16 only: its lanes are pairs, which the taps split (3 channels a tap: a pair and
-     * a half); f32 ran as fast by taps on AVX-512, and slower folded on AVX2 */
-    p->fold = p->lp && p->src_nhwc && G == 1 && p->ICB == 1 && d->kw > 1 && d->dw == 0;
+    /* taps of a few channels are each a short loop (bf16: its pairs split across taps,
+     * 3 channels a pair and a half), and the main packing's taps B lanes apart put every
+     * tap's few lanes in the same cache sets (f32 ResNet-50 conv1: 49 taps of 3 lanes,
+     * 4 KiB apart) */
+    p->fold = p->src_nhwc && G == 1 && p->ICB == 1 && d->kw > 1 && d->dw == 0;
     if (p->fold) {
-        const int64_t run = d->kw * ICG;   /* a point's window: KW points of IC channels */
-        p->fold_icb = bdnn_div_up(run, B);
-        p->fold_last = run - (p->fold_icb - 1) * B;
-        p->wblk_f = p->fold_icb * d->kd * d->kh * B * B;
+        const int64_t P = ker->pack;
+        p->fold_run = d->kw * ICG;   /* a point's window: KW points of IC channels */
+        p->fold_runp = bdnn_div_up(p->fold_run, P) * P;
+        p->wblk_f = d->kd * d->kh * p->fold_runp * B;
     }
     const int64_t OSP = d->od * d->oh * d->ow;
     p->flat = !p->src_nhwc && p->taps == 1 && d->sd == 1 && d->sh == 1 && d->sw == 1
@@ -362,8 +366,8 @@ static inline int64_t packed_at(int64_t icb, int64_t t, int64_t taps, int64_t i,
 }
 
 /* The folded weights (dc_plan_t.fold: one group, forward): per output block group q, at
- * q * ocb * wblk_f, [icbf][kd][kh][c / PACK][ocb_q][B][PACK] with c = kw * IC + ic within
- * the window's fold_icb blocks, element W[oc][ic][kd][kh][kw]; the rest left zero. */
+ * q * ocb * wblk_f, [kd][kh][c / PACK][ocb_q][B][PACK] with c = kw * IC + ic (fold_runp
+ * channels per (kd, kh)), element W[oc][ic][kd][kh][kw]; the rest left zero. */
 static void dc_pack_folded(const dc_plan_t *p, const char *w, char *out) {
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t B = p->B, P = p->ker->pack, esz = p->esz, IC = d->ic, taps = p->taps;
@@ -375,11 +379,11 @@ static void dc_pack_folded(const dc_plan_t *p, const char *w, char *out) {
             for (int64_t kh = 0; kh < d->kh; ++kh)
                 for (int64_t c = 0; c < d->kw * IC; ++c)
                     for (int64_t o = 0; o < ocs; ++o) {
-                        const int64_t icbf = c / B, i = c % B, kw = c / IC, ic = c % IC;
+                        const int64_t kw = c / IC, ic = c % IC;
                         const int64_t at = ((oc0 + o) * IC + ic) * taps
                                            + (kd * d->kh + kh) * d->kw + kw;
-                        put_elem(base + esz * packed_at(icbf, kd * d->kh + kh,
-                                                        d->kd * d->kh, i, o, nq, B, P),
+                        const int64_t lane = (kd * d->kh + kh) * (p->fold_runp / P) + c / P;
+                        put_elem(base + esz * ((lane * nq * B + o) * P + c % P),
                                  w + esz * at, esz);
                     }
     }
@@ -605,10 +609,10 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const char *w_in = w_row;
         a->nkw = d->kw;
         if (p->fold) {
-            const int64_t BB = nq * B * B;   /* packed elements per (kd, kh) */
-            a->nkw = 1, a->n_icb = p->fold_icb, a->last_ic = p->fold_last;
-            a->w_kh = BB, a->w_kd = d->kh * BB, a->w_icb = d->kd * d->kh * BB;
-            w_in = wq_f + esz * (kd_lo * d->kh + kh_lo) * BB;
+            const int64_t RB = p->fold_runp * nq * B;   /* packed elements per (kd, kh) */
+            a->nkw = 1, a->n_icb = 1, a->last_ic = p->fold_run;
+            a->w_kh = RB, a->w_kd = d->kh * RB, a->w_icb = d->kd * d->kh * RB;
+            w_in = wq_f + esz * (kd_lo * d->kh + kh_lo) * RB;
         }
         const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
         /* the row's whole segments of ur points in one call, then the short one: a call's

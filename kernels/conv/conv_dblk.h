@@ -13,7 +13,8 @@
  * and the driver passes neither a bias, DC_SUM nor relu): a lane of PACK channels, the
  * lowest channel in the lowest bits, is what one broadcast reads and one dot-product
  * instruction consumes. With I = the input channels of the call's last
- * block (last_ic) and Q = ic / PACK, r = ic % PACK:
+ * block (last_ic; more than B only with n_icb 1: its lanes run on, a first layer's folded
+ * window) and Q = ic / PACK, r = ic % PACK:
  *
  *   acc[j][o] := init (see mode) + sum over icb < n_icb, taps (kd, kh, kw) in range,
  *                ic < (icb == n_icb - 1 ? last_ic : B) of

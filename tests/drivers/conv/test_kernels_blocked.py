@@ -141,6 +141,8 @@ NHWC_SRC_SHAPES = [
     "mb2ic3ih20oc32kh3sh2ph1",                    # MobileNet's first layer, small
     "mb1ic3ih23oc64kh7sh2ph3",                    # ResNet's
     "mb1ic1ih17oc16kh3sh3ph2dh1",                 # one channel; stride past the kernel
+    "mb1ic4ih9iw9oc20kh3kw4pw1",                  # a folded window of 16 channels
+    "mb1ic7ih12iw12oc40kh3kw5sw2pw2",             # ... of 35: more than two blocks
     "ic20ih6oc18kh3ph1",                          # a whole block and part of one
     "mb1ic20ih11iw9oc512kh3kw3sh2sw1ph1pw1",      # border columns: runs of strided rows
     "mb1ic5id4oc3kd3pd1",                         # 3D
