@@ -171,8 +171,6 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
          * s32 sums with no bias or sum saturate as integers (bdnn_store_s32_i8x16's
          * reason: the values of the f32 path, without its conversions) */
         const __mmask32 m32 = (__mmask32)m[0] | (__mmask32)m[1] << 16;
-        const int u = dt == BDNN_DT_U8;
-        const __m512 lo = _mm512_set1_ps(u ? 0.0f : -128.0f), hi = _mm512_set1_ps(u ? 255.0f : 127.0f);
         for (int i = i0; i < i1; i += 2) {
             if (pix[i] < 0 && pix[i + 1] < 0) continue;
             const float *r = acc + i * AMX_OCS;
@@ -190,8 +188,7 @@ amx_finish_as(const amx_plan_t *p, const amx_out_t *x, float *acc, const int64_t
                     v = _mm512_fmadd_ps(amx_load16(dt, x->dst, (q < 0 ? 0 : q * OC) + oc0 + 16 * (k & 1),
                                                    q < 0 ? 0 : m[k & 1]), scale, v);
                 }
-                s[k] = u ? bdnn_epi_round_u8_packed(v)   /* (the packs saturate) */
-                         : bdnn_epi_sat_round(v, lo, hi);
+                s[k] = bdnn_epi_round_packed(dt, v);
             }
             const __m512i b = bdnn_pack_s32_i8x64(dt, s[0], s[1], s[2], s[3]);
             if (pix[i] >= 0)

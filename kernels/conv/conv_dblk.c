@@ -357,12 +357,13 @@ static inline void put_elem(char *to, const char *from, int64_t esz) {
         *to = from ? *from : 0;
 }
 
-/* Where weight (input block icb, tap t of taps, channel i of the block, output channel o
- * of the call's nq blocks) lies in a group's packing, in elements: [icb][t][i / P][nq * B]
- * [P] (both packings below). */
-static inline int64_t packed_at(int64_t icb, int64_t t, int64_t taps, int64_t i, int64_t o,
-                                int64_t nq, int64_t B, int64_t P) {
-    return (((icb * taps + t) * (B / P) + i / P) * nq * B + o) * P + i % P;
+/* Where weight (input block icb, tap t of taps, channel i of the block's run, output
+ * channel o of the call's nq blocks) lies in a group's packing, in elements: [icb][t]
+ * [i / P][nq * B][P], run channels per (icb, t): B in the main packing, a folded window's
+ * fold_runp in the second one (both below). */
+static inline int64_t packed_at(int64_t icb, int64_t t, int64_t taps, int64_t i, int64_t run,
+                                int64_t o, int64_t nq, int64_t B, int64_t P) {
+    return (((icb * taps + t) * (run / P) + i / P) * nq * B + o) * P + i % P;
 }
 
 /* The folded weights (dc_plan_t.fold: one group, forward): per output block group q, at
@@ -382,8 +383,8 @@ static void dc_pack_folded(const dc_plan_t *p, const char *w, char *out) {
                         const int64_t kw = c / IC, ic = c % IC;
                         const int64_t at = ((oc0 + o) * IC + ic) * taps
                                            + (kd * d->kh + kh) * d->kw + kw;
-                        const int64_t lane = (kd * d->kh + kh) * (p->fold_runp / P) + c / P;
-                        put_elem(base + esz * ((lane * nq * B + o) * P + c % P),
+                        put_elem(base + esz * packed_at(0, kd * d->kh + kh, d->kd * d->kh, c,
+                                                        p->fold_runp, o, nq, B, P),
                                  w + esz * at, esz);
                     }
     }
@@ -421,7 +422,7 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
                             const int64_t at = p->bwd
                                 ? ((g * ICG + ic) * OCG + oc) * taps + taps - 1 - t
                                 : ((g * OCG + oc) * ICG + ic) * taps + t;
-                            put_elem(base + esz * packed_at(icb, t, taps, i, o, nq, B, P),
+                            put_elem(base + esz * packed_at(icb, t, taps, i, B, o, nq, B, P),
                                      w + esz * at, esz);
                         }
             }

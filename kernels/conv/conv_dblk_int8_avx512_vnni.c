@@ -80,10 +80,9 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
 #define DC_OUT_BLOCK dc_out_block_int8
 /* ... and its u8 and s8 cases from the registers (DC_OUT_INLINE), for an output whose
  * points lie B apart, four points to a 64-byte store: the integer store, or the f32 path
- * (bias, relu of any slope) rounded and saturated in s32 first (bdnn_epi_sat_round: every
- * value then in range, so the packs are exact; u8 clamped to 255 only, the packs
- * saturating the rest: bdnn_epi_round_u8_packed); the sums then never go through
- * memory, a round trip that few input channels (few products per sum) do not amortize.
+ * (bias, relu of any slope) rounded in s32 first as the packs need them
+ * (bdnn_epi_round_packed); the sums then never go through memory, a round trip that few
+ * input channels (few products per sum) do not amortize.
  * DC_OUT_BYTES stores block o's points, each vector's s32 values S32(x, o), from the
  * locals DC_OUT_INLINE takes out of a first (the byte stores could alias its fields, which
  * would then be read again after each store). */
@@ -111,21 +110,19 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
         const int relu_ = (a)->out_relu, u_ = dt_ == BDNN_DT_U8;                            \
         const float *bias_ = (a)->out_bias;                                                 \
         const __m512 alpha_ = _mm512_set1_ps((a)->relu_alpha);                              \
-        const __m512 lo_ = _mm512_set1_ps(u_ ? 0.0f : -128.0f);                             \
-        const __m512 hi_ = _mm512_set1_ps(u_ ? 255.0f : 127.0f);                            \
-        if (u_) {                                                                           \
-            DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED_U8)                                   \
+        if (u_) {   /* (each branch's type a constant: no test per vector) */             \
+            const int rdt_ = BDNN_DT_U8;                                                    \
+            DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED)                                      \
         } else {                                                                            \
+            const int rdt_ = BDNN_DT_S8;                                                    \
             DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED)                                      \
         }                                                                                   \
         return;                                                                             \
     } while (0)
 #define DC_S32_DIRECT(x, o) dc_s32_of(x, floor0_)
 #define DC_S32_ROUNDED(x, o)                                                                \
-    bdnn_epi_sat_round(dc_sums_f32(x, bias_ ? bias_ + (o) * VLEN : NULL, relu_, alpha_),    \
-                       lo_, hi_)
-#define DC_S32_ROUNDED_U8(x, o)                                                             \
-    bdnn_epi_round_u8_packed(dc_sums_f32(x, bias_ ? bias_ + (o) * VLEN : NULL, relu_, alpha_))
+    bdnn_epi_round_packed(rdt_,                                                             \
+                          dc_sums_f32(x, bias_ ? bias_ + (o) * VLEN : NULL, relu_, alpha_))
 #define DC_STORE_DTS BDNN_EPI_STORE_DTS
 #define DC_S32 1
 #define DC_SUMS_TO_F32 dc_sums_to_f32

@@ -92,15 +92,17 @@ static inline void bdnn_store_s32_i8x64(int out_dt, __m512i v0, __m512i v1, __m5
     _mm512_storeu_si512(out, bdnn_pack_s32_i8x64(out_dt, v0, v1, v2, v3));
 }
 
-/* f32 values reach the packs (bdnn_pack_s32_i8x64) as bdnn_epi_store16 stores them when
- * each is first saturated and rounded in s32 (bdnn_epi_sat_round: every value then in
- * range, so the packs are exact). For u8 this gives the same bytes in three operations
- * fewer, since the packs saturate what the clamp did: min(255, v) keeps a NaN (vminps
- * returns its second operand), which converts, as does anything below INT_MIN, to INT_MIN,
- * and packs to 0. */
-static inline __m512i bdnn_epi_round_u8_packed(__m512 v) {
-    return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(255.0f), v),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+/* 16 f32 values as s32 for bdnn_pack_s32_i8x64 to an out_dt of u8 or s8, so that the
+ * packs give the bytes bdnn_epi_store16 stores. s8: saturated and rounded in s32
+ * (bdnn_epi_sat_round: every value then in range, so the packs are exact). u8: clamped
+ * only to 255 before rounding, three operations fewer, since the packs saturate what the
+ * rest of the clamp did: min(255, v) keeps a NaN (vminps returns its second operand),
+ * which converts, as does anything below INT_MIN, to INT_MIN, and packs to 0. */
+static inline __m512i bdnn_epi_round_packed(int out_dt, __m512 v) {
+    if (out_dt == BDNN_DT_U8)
+        return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_set1_ps(255.0f), v),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return bdnn_epi_sat_round(v, _mm512_set1_ps(-128.0f), _mm512_set1_ps(127.0f));
 }
 
 /* 16 s32 sums (lanes m) saturated to u8 or s8 (out_dt) at out, as integers: (float)x
