@@ -53,3 +53,22 @@ def create(impl, *args, **kwargs) -> core.ConvPrimitive:
         except core.Unimplemented as exc:
             error = exc
     raise error
+
+
+def create_past(impl, route: str, *args, **kwargs) -> core.ConvPrimitive:
+    """As create, on a group's rows after its `route` row: the route the group takes where
+    that one refuses (so a test reaches a route that an earlier one would take first)."""
+    names = [r.name.split(":")[-1] for r in impl.rows]
+    return create(dataclasses.replace(impl, rows=impl.rows[names.index(route) + 1:]), *args,
+                  **kwargs)
+
+
+def bwd_weights_routes(impl, shape: core.ConvShape, attr: core.ConvAttr):
+    """The primitives a backward-weights kernel test checks (each to be closed by the
+    caller before the next is made): the group's route for the problem, and where that is
+    the direct route, the one behind it too (direct takes those shapes first)."""
+    prim = create(impl, shape, core.Direction.BWD_WEIGHTS, True, attr=attr)
+    direct = prim.name.endswith(":direct")
+    yield prim
+    if direct:
+        yield create_past(impl, "direct", shape, core.Direction.BWD_WEIGHTS, True, attr=attr)

@@ -208,8 +208,11 @@ static const conv_impl_entry_t impls[] = {
     GEMM_S2D("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
     GEMM_GATHER("gemm_conv_int8", "scalar", BDNN_ISA_SCALAR, &bdnn_gemm_ukr_int8_scalar, INT8),
     /* Channels-last activations (attr.layout BDNN_LAYOUT_NHWC), f32: backward weights by
-     * taps, or by windows where taps refuses (few input channels), backward data by
-     * col2im (strided, or few input channels), else gather. */
+     * direct convolution (taps along w), else by taps, or by windows where taps refuses
+     * (few input channels), backward data by col2im (strided, or few input channels),
+     * else gather. */
+    NHWC_ROUTE("gemm_conv_nhwc", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC,
+               0),
     NHWC_ROUTE("gemm_conv_nhwc", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC, 0),
     NHWC_ROUTE("gemm_conv_nhwc", "avx512", window, BDNN_ISA_AVX512, &bdnn_gemm_ukr_avx512, NHWC,
                0),
@@ -231,7 +234,7 @@ static const conv_impl_entry_t impls[] = {
      * its micro-kernel's width divides (avx512 16; avx2 8 and 16; scalar both). Forward
      * and unit-stride backward data by the direct convolution (conv_dblk.c, where the ISA
      * has one; forward also from channels-last src, attr.src_nhwc), backward weights by
-     * taps, else gather. */
+     * direct convolution (taps along w) or by taps, else gather. */
     NHWC_ROUTE("gemm_conv_blocked", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
     NHWC_ROUTE("gemm_conv_blocked", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,

@@ -11,6 +11,7 @@ void bdnn_nhwc_fini(struct bdnn_conv *c) {
     bdnn_dc_fini(p->dc);
     bdnn_nhwc_bwt_fini(p->bwt, c->nthr);
     bdnn_nhwc_win_fini(p->win, c->nthr);
+    bdnn_nhwc_dbw_fini(p->dbw, c->nthr);
     for (int t = 0; t < c->nthr; ++t) {
         if (p->ap) free(p->ap[t]);
         if (p->bp) free(p->bp[t]);
@@ -67,14 +68,18 @@ void bdnn_nhwc_plan_gemm(const struct bdnn_conv *c, nhwc_plan_t *p) {
 
 /* Blocked forward (and backward data at unit stride): the direct convolution where the
  * row's ISA has one (conv_dblk.c: the read tensor used in place, no im2col). */
+/* The direct route: on channel blocks every direction (forward and backward data by
+ * conv_dblk.c, which refuses strided backward data); on channels last backward weights. */
 int bdnn_nhwc_direct_applies(const struct bdnn_conv *c) {
-    return c->attr.layout != BDNN_LAYOUT_NHWC && c->dir != BDNN_DIR_BWD_WEIGHTS;
+    return c->attr.layout != BDNN_LAYOUT_NHWC || c->dir == BDNN_DIR_BWD_WEIGHTS;
 }
 
 static int direct_init(struct bdnn_conv *c) {
     nhwc_plan_t *p;
     const int st = bdnn_nhwc_plan_new(c, &p);
-    return st != BDNN_STATUS_OK ? st : bdnn_dc_init(c, ukr_of(c), &p->dc);
+    if (st != BDNN_STATUS_OK) return st;
+    return c->dir == BDNN_DIR_BWD_WEIGHTS ? bdnn_nhwc_dbw_init(c, &p->dbw)
+                                          : bdnn_dc_init(c, ukr_of(c), &p->dc);
 }
 
 static int gather_init(struct bdnn_conv *c) {
@@ -610,7 +615,9 @@ void bdnn_nhwc_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             run_rows(c, a->diff_dst, a->wei, a->bias, a->diff_src);
         break;
     default:
-        if (((const nhwc_plan_t *)c->plan)->bwt)
+        if (((const nhwc_plan_t *)c->plan)->dbw)
+            bdnn_nhwc_run_dbw(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
+        else if (((const nhwc_plan_t *)c->plan)->bwt)
             bdnn_nhwc_run_bwt(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);
         else if (((const nhwc_plan_t *)c->plan)->win)
             bdnn_nhwc_run_win(c, a->src, a->diff_dst, a->diff_wei, (float *)a->bias);

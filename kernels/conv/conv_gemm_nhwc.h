@@ -1,7 +1,8 @@
 /* The GEMM family on channels last and channel blocks (gemm_conv_nhwc, gemm_conv_blocked):
  * what its routes share. Each route is a row of the table (conv_api.c) with the predicate
  * of its domain:
- *   direct  (blocked) forward and unit-stride backward data: conv_dblk.c's kernels
+ *   direct  (blocked) forward and unit-stride backward data: conv_dblk.c's kernels;
+ *           (both) backward weights with taps along w: conv_gemm_nhwc_dbw.c
  *   taps    backward weights by taps, no im2col: conv_gemm_nhwc_taps.c
  *   window  (channels last) backward weights with few input channels, each output
  *           point's input window read in place: conv_gemm_nhwc_window.c
@@ -112,6 +113,7 @@ typedef struct {
     void *dc;               /* blocked forward: the direct convolution's plan (conv_dblk.c) */
     void *bwt;              /* backward weights by taps: its plan (bwt_plan_t, run_bwt) */
     struct bdnn_win_plan *win;   /* ... by windows: its plan (run_win) */
+    struct bdnn_dbw_plan *dbw;   /* ... by direct convolution: its plan (run_dbw) */
 } nhwc_plan_t;
 typedef struct bdnn_win_plan win_plan_t;
 
@@ -164,6 +166,12 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
 int bdnn_nhwc_win_init(struct bdnn_conv *c, win_plan_t **out);
 void bdnn_nhwc_win_fini(win_plan_t *w, int nthr);
 void bdnn_nhwc_run_win(const struct bdnn_conv *c, const float *src, const float *diff_dst,
+                       float *diff_wei, float *diff_bias);
+/* Backward weights on the direct route (conv_gemm_nhwc_dbw.c): its plan (UNIMPLEMENTED,
+ * nothing allocated, outside its domain), teardown and loops. */
+int bdnn_nhwc_dbw_init(struct bdnn_conv *c, struct bdnn_dbw_plan **out);
+void bdnn_nhwc_dbw_fini(struct bdnn_dbw_plan *q, int nthr);
+void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float *diff_dst,
                        float *diff_wei, float *diff_bias);
 /* The col2im route's loops (conv_gemm_nhwc_col2im.c). */
 void bdnn_nhwc_run_col2im(const struct bdnn_conv *c, const float *diff_dst, const float *wp,

@@ -47,6 +47,11 @@ SHAPES = [
     "mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0",       # strided 1x1 past L2: items gather points
     "mb1ic256ih46oc40oh23kh1sh2ph0",              # ... rows of 23, one group: in place
     "mb1ic192ih10oc250kh3ph1",                    # weights past L2: whole groups per thread
+    # backward weights by direct convolution (run_dbw, AVX-512): blocks hold the
+    # channels past the tensor's, and the taps route behind it checked on them too
+    "mb2ic20ih9iw11oc18kh3kw3ph1pw1",             # tails in and out, borders
+    "mb1ic40ih7iw9oc48kh3kw4ph1pw2dh1",           # 4 taps, dilation along h
+    "mb3ic5ih6iw8oc3kh2kw5pw2dw1",                # 5 taps, dilation along w, tiny blocks
     # backward weights by taps (run_bwt): diff_dst gathered per point across blocks
     "mb3ic48ih9oc20kh3sh2ph1dh1",                 # stride phases, dilation, oc tail
     "mb2ic32id3ih5iw5oc40kd3kh3kw3ph1pw1",        # 3D, one output plane, depth taps
@@ -232,13 +237,15 @@ def test_backward_weights_matches_reference_exactly(impl, b, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 2)
     src, diff_dst = _ints(rng, s.src_shape), _ints(rng, s.dst_shape)
-    with conv_rows.create(impl, s, core.Direction.BWD_WEIGHTS, True, attr=_attr(b)) as prim:
-        diff_wei = np.full(s.wei_shape, np.nan, np.float32)
-        diff_bias = np.full(s.oc, np.nan, np.float32)
-        prim.bind_bwd_weights(_blocked(src, b), _blocked(diff_dst, b), diff_wei, diff_bias)()
     ref_w, ref_b = core.ref_conv_bwd_weights(s, src, diff_dst, True)
-    assert np.array_equal(diff_wei, ref_w.astype(np.float32))
-    assert np.array_equal(diff_bias, ref_b.astype(np.float32))
+    for made in conv_rows.bwd_weights_routes(impl, s, _attr(b)):
+        with made as prim:
+            diff_wei = np.full(s.wei_shape, np.nan, np.float32)
+            diff_bias = np.full(s.oc, np.nan, np.float32)
+            prim.bind_bwd_weights(_blocked(src, b), _blocked(diff_dst, b), diff_wei,
+                                  diff_bias)()
+        assert np.array_equal(diff_wei, ref_w.astype(np.float32)), prim.name
+        assert np.array_equal(diff_bias, ref_b.astype(np.float32)), prim.name
 
 
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])

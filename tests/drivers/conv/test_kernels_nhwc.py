@@ -72,6 +72,19 @@ SHAPES = [
     "mb2ic32ih17oc256kh1",                        # no k split: even panels, own rows
     "g2mb2ic64ih6oc48kh1",                        # ... groups: panel ranges
 ] + [
+    # backward weights by direct convolution (run_dbw: AVX-512, 2D, one group, unit
+    # stride, 2 to 5 taps along w, whole vectors of output channels and whole calls of
+    # input channels); the taps route behind it checked on them too
+    *(DIRECT_SHAPES := [
+        "mb2ic32ih9iw11oc32kh3kw3ph1pw1",         # border columns both sides
+        "mb1ic24ih7iw9oc48kh3kw4ph1pw2",          # 4 taps (4 channels a call), ic tail
+        "mb1ic16ih8iw12oc16kh2kw5pw2",            # 5 taps, rows without padding
+        "mb2ic16ih9iw11oc16kh3kw3dh1dw2ph2pw3",   # dilation
+        "mb1ic16ih4iw3oc16kh3kw3ph1pw2",          # no column with every tap inside
+        "mb3ic8ih6iw6oc32kh2kw2",                 # 2 taps, fewer channels than an item
+        "mb5ic64ih14oc64kh3ph1",                  # image blocks of several images
+    ]),
+] + [
     # backward weights by windows (run_win: fewer input channels per group than taps
     # takes, output channels in whole panels of every tile width, no dilation along w)
     *(WINDOW_SHAPES := [
@@ -164,13 +177,32 @@ def test_backward_weights_matches_reference_exactly(impl, text):
     s = _shape(text)
     rng = np.random.default_rng(len(text) + 2)
     src, diff_dst = _ints(rng, s.src_shape), _ints(rng, s.dst_shape)
-    with conv_rows.create(impl, s, core.Direction.BWD_WEIGHTS, True, attr=NHWC) as prim:
-        diff_wei = np.full(s.wei_shape, np.nan, np.float32)
-        diff_bias = np.full(s.oc, np.nan, np.float32)
-        prim.bind_bwd_weights(_nhwc(src), _nhwc(diff_dst), diff_wei, diff_bias)()
     ref_w, ref_b = core.ref_conv_bwd_weights(s, src, diff_dst, True)
-    assert np.array_equal(diff_wei, ref_w.astype(np.float32))
-    assert np.array_equal(diff_bias, ref_b.astype(np.float32))
+    for made in conv_rows.bwd_weights_routes(impl, s, NHWC):
+        with made as prim:
+            diff_wei = np.full(s.wei_shape, np.nan, np.float32)
+            diff_bias = np.full(s.oc, np.nan, np.float32)
+            prim.bind_bwd_weights(_nhwc(src), _nhwc(diff_dst), diff_wei, diff_bias)()
+        assert np.array_equal(diff_wei, ref_w.astype(np.float32)), prim.name
+        assert np.array_equal(diff_bias, ref_b.astype(np.float32)), prim.name
+
+
+@pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
+def test_backward_weights_direct_where_its_rules_hold(impl):
+    with_direct = impl.isa is core.Isa.AVX512
+    for text in DIRECT_SHAPES:
+        with conv_rows.create(impl, _shape(text), core.Direction.BWD_WEIGHTS, True,
+                              attr=NHWC) as prim:
+            assert prim.name.endswith(":direct") == with_direct, (text, prim.name)
+    # strided; one tap along w; 7 taps; groups; 3D; output channels short of a vector;
+    # an image's tensors past L2: the taps route (or windows)
+    for text in ("mb1ic32ih14oc32kh3sh2ph1", "mb1ic32ih14iw14oc32kh3kw1ph1pw0",
+                 "mb1ic32ih14iw14oc32kh1kw7pw3", "g2mb1ic32ih14oc32kh3ph1",
+                 "mb1ic32id4ih6iw6oc32kd3kh3kw3pd1ph1pw1", "mb1ic32ih14oc24kh3ph1",
+                 "mb1ic256ih56oc256kh3ph1"):
+        with conv_rows.create(impl, _shape(text), core.Direction.BWD_WEIGHTS, True,
+                              attr=NHWC) as prim:
+            assert not prim.name.endswith(":direct"), (text, prim.name)
 
 
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
