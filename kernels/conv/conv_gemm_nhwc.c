@@ -66,10 +66,9 @@ void bdnn_nhwc_plan_gemm(const struct bdnn_conv *c, nhwc_plan_t *p) {
     }
 }
 
-/* Blocked forward (and backward data at unit stride): the direct convolution where the
- * row's ISA has one (conv_dblk.c: the read tensor used in place, no im2col). */
-/* The direct route: on channel blocks every direction (forward and backward data by
- * conv_dblk.c, which refuses strided backward data); on channels last backward weights. */
+/* The direct route: on channel blocks forward and backward data at unit stride, where the
+ * row's ISA has a direct kernel (conv_dblk.c: the read tensor used in place, no im2col),
+ * and on both layouts backward weights (conv_gemm_nhwc_dbw.c). */
 int bdnn_nhwc_direct_applies(const struct bdnn_conv *c) {
     return c->attr.layout != BDNN_LAYOUT_NHWC || c->dir == BDNN_DIR_BWD_WEIGHTS;
 }
