@@ -34,7 +34,8 @@ typedef struct bdnn_dbw_plan {
 
 /* The row's f32 micro-kernel names its ISA; the dbw kernels of that ISA. */
 static const conv_dbw_ker_t *dbw_ker(const conv_gemm_ukr_t *u) {
-    if (u == &bdnn_gemm_ukr_avx512 || u == &bdnn_gemm_ukr_blk_avx512) return &bdnn_dbw_ker_avx512;
+    if (u == &bdnn_gemm_ukr_avx512 || u == &bdnn_gemm_ukr_blk_avx512)
+        return &bdnn_dbw_ker_avx512;
     return NULL;
 }
 
@@ -84,7 +85,8 @@ int bdnn_nhwc_dbw_init(struct bdnn_conv *c, dbw_plan_t **out) {
     if (q->x_lo == d->ow) q->x_hi = d->ow;
     const int64_t row_bytes = d->ow * vlen * (int64_t)sizeof(float);
     q->chunk = DBW_CHUNK_BYTES / row_bytes;
-    if (q->chunk * d->ow < DBW_MIN_CHUNK_POINTS) q->chunk = bdnn_div_up(DBW_MIN_CHUNK_POINTS, d->ow);
+    if (q->chunk * d->ow < DBW_MIN_CHUNK_POINTS)
+        q->chunk = bdnn_div_up(DBW_MIN_CHUNK_POINTS, d->ow);
     if (q->chunk < 1) q->chunk = 1;
     q->imgs = DBW_IMGS_BYTES / img_bytes < 1 ? 1 : DBW_IMGS_BYTES / img_bytes;   /* (> 0) */
     q->sums = calloc((size_t)c->nthr, sizeof(float *));
