@@ -22,14 +22,12 @@ enum { DBW_ICB = 16, DBW_CHUNK_BYTES = 16 * 1024, DBW_MIN_CHUNK_POINTS = 64,
        DBW_SUMS_MAX_BYTES = 3 * 512 * 1024 };
 
 typedef struct bdnn_dbw_plan {
-    const conv_dbw_ker_t *k;
-    dbw_fn fn;
-    int64_t ics, vlen, ocb, icb, items;
+    const conv_dbw_ker_t *k;   /* the ISA's kernels: KW's is k->fn[KW], its ICS k->ics[KW] */
+    int64_t ocb, icb, items;
     int64_t x_lo, x_hi;     /* output columns whose taps all lie inside the input */
     int64_t chunk;          /* output rows per chunk */
-    int64_t imgs;           /* images per block (their src within DBW_IMGS_BYTES) */
+    int64_t imgs;           /* images per block (their tensors within DBW_IMGS_BYTES) */
     float **sums;           /* per thread: its items' sums, DBW_ICB * taps * vlen each */
-    float **tile;           /* per thread: a DBW_ICB x DBW_ICB tile of the store */
 } dbw_plan_t;
 
 /* The row's f32 micro-kernel names its ISA; the dbw kernels of that ISA. */
@@ -42,8 +40,7 @@ static const conv_dbw_ker_t *dbw_ker(const conv_gemm_ukr_t *u) {
 void bdnn_nhwc_dbw_fini(dbw_plan_t *q, int nthr) {
     if (!q) return;
     for (int t = 0; t < nthr && q->sums; ++t) free(q->sums[t]);
-    for (int t = 0; t < nthr && q->tile; ++t) free(q->tile[t]);
-    free(q->sums), free(q->tile);
+    free(q->sums);
     free(q);
 }
 
@@ -71,32 +68,21 @@ int bdnn_nhwc_dbw_init(struct bdnn_conv *c, dbw_plan_t **out) {
     dbw_plan_t *q = calloc(1, sizeof(*q));
     if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
     *out = q;
-    q->k = k, q->fn = k->fn[d->kw], q->ics = ics, q->vlen = vlen;
+    q->k = k;
     q->ocb = bdnn_div_up(d->oc, vlen), q->icb = bdnn_div_up(d->ic, DBW_ICB);
     q->items = q->ocb * q->icb;
-    const int64_t dwk = d->dw + 1;
-    q->x_lo = q->x_hi = d->ow;   /* (no column inside: all of them border columns) */
-    for (int64_t x = 0; x < d->ow; ++x) {
-        const int64_t iw0 = x * d->sw - d->pw;
-        if (iw0 < 0 || iw0 + (d->kw - 1) * dwk >= d->iw) continue;
-        if (q->x_lo == d->ow) q->x_lo = x;
-        q->x_hi = x + 1;
-    }
-    if (q->x_lo == d->ow) q->x_hi = d->ow;
+    bdnn_interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &q->x_lo, &q->x_hi);
     const int64_t row_bytes = d->ow * vlen * (int64_t)sizeof(float);
     q->chunk = DBW_CHUNK_BYTES / row_bytes;
     if (q->chunk * d->ow < DBW_MIN_CHUNK_POINTS)
-        q->chunk = bdnn_div_up(DBW_MIN_CHUNK_POINTS, d->ow);
-    if (q->chunk < 1) q->chunk = 1;
+        q->chunk = bdnn_div_up(DBW_MIN_CHUNK_POINTS, d->ow);   /* (also where 0 fit) */
     q->imgs = DBW_IMGS_BYTES / img_bytes < 1 ? 1 : DBW_IMGS_BYTES / img_bytes;   /* (> 0) */
     q->sums = calloc((size_t)c->nthr, sizeof(float *));
-    q->tile = calloc((size_t)c->nthr, sizeof(float *));
-    if (!q->sums || !q->tile) return BDNN_STATUS_OUT_OF_MEMORY;
+    if (!q->sums) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
         const int64_t items = q->items * (t + 1) / c->nthr - q->items * t / c->nthr;
         if (conv_scratch((void **)&q->sums[t],
-                         sizeof(float) * (size_t)(items * DBW_ICB * taps * vlen))
-                || conv_scratch((void **)&q->tile[t], sizeof(float) * DBW_ICB * DBW_ICB))
+                         sizeof(float) * (size_t)(items * DBW_ICB * taps * vlen)))
             return BDNN_STATUS_OUT_OF_MEMORY;
     }
     return BDNN_STATUS_OK;
@@ -113,15 +99,17 @@ static void dbw_rows(const bdnn_conv_desc_t *d, int64_t kh, int64_t *lo, int64_t
 
 /* Item (ocb, icb)'s sums into the user's weights: rows r = (ic, kh, kw) of the buffer
  * ([r][vlen]) are, per output channel, one run of the user's row from the item's first
- * input channel; each 16 of them transposed into the tile, then copied. */
+ * input channel; each 16 of them transposed into a tile, then copied. */
 static void dbw_store(const struct bdnn_conv *c, const dbw_plan_t *q, int64_t ocb, int64_t icb,
-                      const float *buf, float *tile, float *diff_wei) {
+                      const float *buf, float *diff_wei) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t taps = d->kh * d->kw, oc0 = ocb * q->vlen, ic0 = icb * DBW_ICB;
-    const int64_t noc = min64(q->vlen, d->oc - oc0), rows = min64(DBW_ICB, d->ic - ic0) * taps;
+    const int64_t vlen = q->k->vlen, taps = d->kh * d->kw;
+    const int64_t oc0 = ocb * vlen, ic0 = icb * DBW_ICB;
+    const int64_t noc = min64(vlen, d->oc - oc0), rows = min64(DBW_ICB, d->ic - ic0) * taps;
+    float tile[DBW_ICB * DBW_ICB];
     for (int64_t r0 = 0; r0 < rows; r0 += DBW_ICB) {
         const int64_t nr = min64(DBW_ICB, rows - r0);
-        q->k->tr(buf + r0 * q->vlen, q->vlen, nr, noc, tile, DBW_ICB);
+        q->k->tr(buf + r0 * vlen, vlen, nr, noc, tile, DBW_ICB);
         float *w = diff_wei + (oc0 * d->ic + ic0) * taps + r0;
         if (nr == DBW_ICB) {   /* (a constant size: vector moves, not a string copy) */
             for (int64_t o = 0; o < noc; ++o)
@@ -140,12 +128,14 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
     const dbw_plan_t *q = ((const nhwc_plan_t *)c->plan)->dbw;
     const bdnn_conv_desc_t *d = &c->d;
     const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, out_points(d));
-    const int64_t taps = d->kh * d->kw, vlen = q->vlen, blk = DBW_ICB * taps * vlen;
+    const int64_t taps = d->kh * d->kw, vlen = q->k->vlen, ics = q->k->ics[d->kw];
+    const int64_t blk = DBW_ICB * taps * vlen;
+    const dbw_fn fn = q->k->fn[d->kw];
 #pragma omp parallel num_threads(c->nthr)
     {
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
             const int64_t it0 = q->items * tid / c->nthr, it1 = q->items * (tid + 1) / c->nthr;
-            float *sums = q->sums[tid], *tile = q->tile[tid];
+            float *sums = q->sums[tid];
             dbw_call_t k = {.dd_row = d->ow * td.B, .dd_pt = td.B,
                             .s_row = d->sh * d->iw * ts.B, .s_pt = ts.B,
                             .ow = d->ow, .iw_n = d->iw, .sw = d->sw, .pw = d->pw,
@@ -162,7 +152,7 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
                     const float *dd = diff_dst + n * td.img, *s = src + n * ts.img;
                     for (int64_t r0 = 0; r0 < d->oh; r0 += q->chunk) { /* row chunks */
                         const int64_t r1 = min64(d->oh, r0 + q->chunk);
-                        for (int64_t i0 = icb * DBW_ICB; i0 < ic_end; i0 += q->ics)
+                        for (int64_t i0 = icb * DBW_ICB; i0 < ic_end; i0 += ics)
                             for (int64_t kh = 0; kh < d->kh; ++kh) {   /* passes */
                                 int64_t lo, hi;
                                 dbw_rows(d, kh, &lo, &hi);
@@ -173,12 +163,12 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
                                 k.dd = dd + at(&td, ocb * vlen, lo * d->ow);
                                 k.s = s + at(&ts, i0, ih * d->iw);
                                 k.acc = acc + ((i0 - icb * DBW_ICB) * taps + kh * d->kw) * vlen;
-                                q->fn(&k);
+                                fn(&k);
                             }
                     }
                 }
                 /* the last image block: the item's sums are whole (and in L1) */
-                if (n0 + q->imgs >= d->mb) dbw_store(c, q, ocb, icb, acc, tile, diff_wei);
+                if (n0 + q->imgs >= d->mb) dbw_store(c, q, ocb, icb, acc, diff_wei);
             }
         }
         if (diff_bias) bdnn_nhwc_bias_sums(c, diff_dst, diff_bias);
