@@ -10,9 +10,12 @@ run keeps everything it already reported.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
@@ -234,9 +237,13 @@ class Session:
 
     # -- running ----------------------------------------------------------------------
     def run(self, stdout: TextIO, stderr: TextIO, bar=None) -> RunSummary:
+        with _Interrupts() as stops:
+            return self._run(stdout, stderr, bar, stops)
+
+    def _run(self, stdout: TextIO, stderr: TextIO, bar, stops: "_Interrupts") -> RunSummary:
         bar = bar or NoBar()
         summary = RunSummary()
-        emit = _Emitter(self, summary, stdout, stderr, bar)
+        emit = _Emitter(self, summary, stdout, stderr, bar, stops)
         for note in self.notes:
             emit.err(note)
         start = time.perf_counter()
@@ -261,6 +268,7 @@ class Session:
         except WorkerError as exc:
             summary.error = str(exc)
         finally:
+            stops.stopping = True
             # Cases that finished after one still running: measured, so kept.
             for seq in sorted(pending):
                 emit.case(self.todo[seq], pending.pop(seq))
@@ -316,12 +324,55 @@ def _run_group(members: list[Prepared], emit: "_Emitter") -> list[CaseOutcome]:
                      group_timing(members[0].case.settings))
 
 
+class _Interrupts:
+    """Ctrl-C and SIGTERM as KeyboardInterrupt, held back while a case is printed, written
+    and counted (hold): one arriving between a case's results record and its count would
+    leave the results file a case more than the summary. A held one is raised as the case
+    is done. Installed for a run (in the main thread: only it can set handlers), the
+    earlier handlers restored after it."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.held = self.pending = False
+        # set once the run is stopping: later signals are ignored, so that a second Ctrl-C
+        # cannot cut the files' closing short
+        self.stopping = False
+        self.saved: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Interrupts":
+        if threading.current_thread() is threading.main_thread():
+            self.saved = {sig: signal.signal(sig, self._stop) for sig in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+    def _stop(self, signum, frame) -> None:
+        if self.held or self.stopping:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        self.held = True
+        try:
+            yield
+        finally:
+            self.held = False
+        if self.pending and not self.stopping:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
 class _Emitter:
     """Prints, writes and counts the outcomes, one case at a time, in order."""
 
     def __init__(self, session: Session, summary: RunSummary, stdout: TextIO,
-                 stderr: TextIO, bar) -> None:
-        self.s, self.summary, self.bar = session, summary, bar
+                 stderr: TextIO, bar, stops: _Interrupts) -> None:
+        self.s, self.summary, self.bar, self.stops = session, summary, bar, stops
         self.stdout, self.stderr = stdout, stderr
         self.stdout_tty = bool(getattr(stdout, "isatty", lambda: False)())
         self.printed_template: str | None = None
@@ -343,6 +394,10 @@ class _Emitter:
         self.stderr.flush()
 
     def case(self, p: Prepared, o: CaseOutcome) -> None:
+        with self.stops.hold():   # all of a case or none of it
+            self._case(p, o)
+
+    def _case(self, p: Prepared, o: CaseOutcome) -> None:
         for line in o.errors:
             self.err(line)
         for line in o.log + o.diagnostics:

@@ -4,6 +4,7 @@ summary of an uninterrupted run."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -11,11 +12,16 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT, Result, cli_threads, run_cli
 
+from benchdnn_py.engine import runner
+from benchdnn_py.engine.progress import NoBar
 from benchdnn_py.reports.results import read
+from benchdnn_py.reports.text import RunSummary
+from benchdnn_py.status import Status
 
 # 20 ResNet-50 layers at mb1, about 0.3 s each; right_pad_edge fails the padded ones, so
 # the summary has passes and failures to get right.
@@ -155,6 +161,51 @@ def test_ctrl_c_prints_the_partial_summary_keeps_the_files_and_exits_130(tmp_pat
     # Every case counted was printed, in order, and nothing after a gap was lost.
     printed = [int(l.split(":")[0]) for l in res.lines if l[:1].isdigit() and " __REPRO: " in l]
     assert sorted(set(printed)) == sorted(r["idx"] for r in f.cases)
+
+
+def test_an_interrupt_while_a_case_is_reported_comes_after_the_whole_case():
+    """A stop between a case's results record and its count left the file a case ahead of
+    the summary (a CI run: 5 records, 4 counted). The handler is called directly: a real
+    signal reaches the handler only in the main thread."""
+    stops = runner._Interrupts()
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with stops.hold():
+            steps.append("printed")
+            stops._stop(signal.SIGTERM, None)    # arrives mid-case: held
+            steps += ["written", "counted"]
+    assert steps == ["printed", "written", "counted"] and not stops.pending
+    with pytest.raises(KeyboardInterrupt):     # between cases: at once
+        stops._stop(signal.SIGINT, None)
+    stops.stopping = True                      # closing the files: never cut short
+    stops._stop(signal.SIGINT, None)
+    with stops.hold():
+        steps.append("a case kept at the end")
+    assert stops.pending and steps[-1] == "a case kept at the end"
+
+
+def test_a_stop_as_a_cases_record_is_written_still_counts_the_case():
+    """The emitter's side: the signal lands right after the results record is written;
+    the case is still printed and counted before the run stops."""
+    stops = runner._Interrupts()
+    records = []
+
+    def write_record(record):
+        records.append(record)
+        stops._stop(signal.SIGTERM, None)
+
+    session = SimpleNamespace(writer=SimpleNamespace(write_record=write_record), junit=None,
+                              plan=SimpleNamespace(driver=None))
+    summary, out = RunSummary(), io.StringIO()
+    emit = runner._Emitter(session, summary, out, io.StringIO(), NoBar(), stops)
+    outcome = SimpleNamespace(errors=[], log=[], diagnostics=[], status=Status.PASSED,
+                              line="0:PASSED __REPRO: --conv ic3ih5oc3kh3", perf=None,
+                              machine=None, memory=None, timers={}, record={"idx": 0},
+                              impl="gemm_conv:avx2")
+    with pytest.raises(KeyboardInterrupt):
+        emit.case(SimpleNamespace(task=SimpleNamespace(idx=0)), outcome)
+    assert records == [{"idx": 0}] and out.getvalue() == outcome.line + "\n"
+    assert summary.counts.values["tests"] == summary.counts.values["passed"] == 1
 
 
 def test_resume_to_another_results_file_copies_the_earlier_cases(tmp_path, uninterrupted):
