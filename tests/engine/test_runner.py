@@ -164,9 +164,9 @@ def test_ctrl_c_prints_the_partial_summary_keeps_the_files_and_exits_130(tmp_pat
 
 
 def test_an_interrupt_while_a_case_is_reported_comes_after_the_whole_case():
-    """A stop between a case's results record and its count left the file a case ahead of
-    the summary (a CI run: 5 records, 4 counted). The handler is called directly: a real
-    signal reaches the handler only in the main thread."""
+    """A stop between a case's results record and its count would leave the file a case
+    ahead of the summary. The handler is called directly: a real signal reaches the
+    handler only in the main thread."""
     stops = runner._Interrupts()
     steps = []
     with pytest.raises(KeyboardInterrupt):

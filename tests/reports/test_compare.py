@@ -421,10 +421,10 @@ def _rank_halves(path, first, second):
 
 def test_one_builds_timings_split_in_two_compare_cleanly(runs, tmp_path):
     # Two separate runs of one build differ by whatever the shared machine did meanwhile
-    # (a CI run read a control 0.83x over five alternating rounds), so a test that asked
-    # them to compare cleanly would assert the machine's quiet. Halves of one run's real
-    # samples, interleaved by rank, come from one build under one load: whatever the
-    # noise, the tool must call every case within noise and not a regression.
+    # (a control can stay slower over five alternating rounds under contention), so a
+    # test that asked them to compare cleanly would assert the machine's quiet. Halves of
+    # one run's real samples, interleaved by rank, come from one build under one load:
+    # whatever the noise, the tool must call every case within noise, not a regression.
     first, second = tmp_path / "even.jsonl", tmp_path / "odd.jsonl"
     _rank_halves(runs / "base.jsonl", first, second)
     res = compare_cli(str(first), str(second), "--format=json", env=QUIET)
