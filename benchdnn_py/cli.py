@@ -89,7 +89,8 @@ def run(args: tuple[str, ...]) -> None:
         click.echo("benchdnn-py: interrupted before the first case", err=True)
         sys.exit(EXIT_INTERRUPTED)
     # A CI job that is cancelled or times out gets SIGTERM: stop as Ctrl-C stops, keeping
-    # the partial summary and whole files.
+    # the partial summary and whole files. (During the run itself the runner takes both
+    # signals, so that none splits a case's report; this one covers what comes after.)
     signal.signal(signal.SIGTERM, _interrupt)
     summary = session.run(sys.stdout, sys.stderr, progress.for_stream(sys.stderr, err_console))
     for line in report.end_of_run(summary, plan.settings):

@@ -240,7 +240,7 @@ class Session:
         with _Interrupts() as stops:
             return self._run(stdout, stderr, bar, stops)
 
-    def _run(self, stdout: TextIO, stderr: TextIO, bar, stops: "_Interrupts") -> RunSummary:
+    def _run(self, stdout: TextIO, stderr: TextIO, bar, stops: _Interrupts) -> RunSummary:
         bar = bar or NoBar()
         summary = RunSummary()
         emit = _Emitter(self, summary, stdout, stderr, bar, stops)
@@ -340,7 +340,7 @@ class _Interrupts:
         self.stopping = False
         self.saved: dict[int, Any] = {}
 
-    def __enter__(self) -> "_Interrupts":
+    def __enter__(self) -> _Interrupts:
         if threading.current_thread() is threading.main_thread():
             self.saved = {sig: signal.signal(sig, self._stop) for sig in self.SIGNALS}
         return self
