@@ -38,7 +38,7 @@
  *         item into a second block between the current one's tile products.
  * Points past the end of the walk read the copy's slack (zeroed) or the next image, and
  * their sums are dropped: a tile row's sums depend on that row alone. */
-#pragma GCC target("amx-tile,amx-bf16,amx-int8,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16")
+#pragma GCC target("amx-tile,amx-bf16,amx-int8,prfchw,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16")
 #include <immintrin.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -61,6 +61,13 @@ enum { AMX_A_BLOCK_BYTES = 256 * 1024, AMX_W_CACHED_BYTES = 512 * 1024 };
  * items read it), and holds as many images as fit (each pass's copy and items end in a
  * barrier: small images one at a time spent more time there than in the tile unit). */
 enum { AMX_PASS_COPY_BYTES = 2 * 1024 * 1024 };
+/* Where a thread's share of dst is at least this (half of L2), its lines are not in
+ * cache when the finish writes them, and each 32-channel piece of a row (a part of its
+ * lines) waited for its lines to be read in: the thread asks for the next point item's
+ * dst lines, for writing, while this one's channel chunks compute (a 1/occ share per
+ * chunk). Below it, dst stays in L2 from one execution to the next and the requests only
+ * cost instructions. */
+enum { AMX_DST_PF_BYTES = 1024 * 1024 };
 
 typedef struct {
     int walk;
@@ -576,6 +583,11 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
     const int64_t slack_at = (per_image ? p->imgs : d->mb) * p->hb * p->wb * pt;
     const int64_t src_bytes = d->mb * d->ih * d->iw * d->ic * p->esz;
+    const int64_t row_bytes = d->oc * (int64_t)bdnn_dt_size(c->out_dt);
+    const int64_t dst_bytes = d->mb * d->oh * d->ow * row_bytes;
+    /* (streamed stores read no line in; blocks of several point items write a row's
+     * pieces far apart) */
+    const int pf_dst = p->m_block == 1 && !x.stream && dst_bytes / c->nthr >= AMX_DST_PF_BYTES;
 #pragma omp parallel num_threads(c->nthr)
     {
         bdnn_amx_configure();
@@ -670,6 +682,15 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     }
                     base = st;
                     lda = pt;
+                }
+                if (pf_dst) {   /* the next point item's points follow this one's last */
+                    int i = AMX_PTS - 1;
+                    while (i > 0 && pix[i] < 0) --i;
+                    const int64_t lines = AMX_PTS * row_bytes / 64 + 2;
+                    const char *next = (const char *)((uintptr_t)(x.dst + (pix[i] + 1) * row_bytes)
+                                                      & ~(uintptr_t)63);
+                    for (int64_t l = lines * o / p->occ; l < lines * (o + 1) / p->occ; ++l)
+                        if (next + l * 64 < x.dst + dst_bytes) __builtin_prefetch(next + l * 64, 1, 3);
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
                 amx_pending_t f = {.fn = finish, .p = p, .x = &x,
