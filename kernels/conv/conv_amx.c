@@ -540,21 +540,28 @@ static void amx_copy_row(const struct bdnn_conv *c, const amx_plan_t *p, const c
 /* fold_kh: points i0 .. i1 - 1 of the pass's point item m (its image's output points q0
  * .. q0 + 31, from that image's copy in the pass's copy; those past the image's last repeat
  * it, and are dropped) into g, each the kh rows' runs one seg after another (a masked load
- * of the run, zero past it); a run's zeros past seg land where the next row's run, or the
- * next point, is stored after it, and the bytes past the last one's zeros (up to the
- * block's end) were zeroed before. */
+ * of the run, zero past it, 32 or 64 bytes); a run's zeros past seg land where the next
+ * row's run, or the next point, is stored after it, and the bytes past the last one's
+ * zeros (up to the block's end) were zeroed before. */
 static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const char *copy,
                           int64_t m, char *g, int i0, int i1) {
     const int64_t OW = c->d.ow, last = c->d.oh * OW - 1, cpt = c->d.ic * p->esz;
     const char *img = copy + m / p->m_per_img * p->hb * p->wb * cpt;
     const int64_t q0 = m % p->m_per_img * AMX_PTS;
     const __mmask64 run = p->seg >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << p->seg) - 1;
+    int64_t q = q0 + i0 < last ? q0 + i0 : last, oh = q / OW, ow = q % OW;
     g += i0 * p->lda;
     for (int i = i0; i < i1; ++i, g += p->lda) {
-        const int64_t q = q0 + i < last ? q0 + i : last;
-        const char *pt0 = img + (q / OW * c->d.sh * p->wb + q % OW * c->d.sw) * cpt;
-        for (int64_t t = 0; t < c->d.kh; ++t)
-            _mm512_storeu_si512(g + t * p->seg, _mm512_maskz_loadu_epi8(run, pt0 + p->row_off[t]));
+        const char *pt0 = img + (oh * c->d.sh * p->wb + ow * c->d.sw) * cpt;
+        if (p->seg <= 32) {   /* (a 32-byte store splits across lines half as often) */
+            for (int64_t t = 0; t < c->d.kh; ++t)
+                _mm256_storeu_si256((__m256i *)(g + t * p->seg),
+                                    _mm256_maskz_loadu_epi8((__mmask32)run, pt0 + p->row_off[t]));
+        } else {
+            for (int64_t t = 0; t < c->d.kh; ++t)
+                _mm512_storeu_si512(g + t * p->seg, _mm512_maskz_loadu_epi8(run, pt0 + p->row_off[t]));
+        }
+        if (q < last && (++q, ++ow == OW)) ow = 0, ++oh;
     }
 }
 
