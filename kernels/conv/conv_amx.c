@@ -68,6 +68,10 @@ enum { AMX_PASS_COPY_BYTES = 2 * 1024 * 1024 };
  * chunk). Below it, dst stays in L2 from one execution to the next and the requests only
  * cost instructions. */
 enum { AMX_DST_PF_BYTES = 1024 * 1024 };
+/* The same for src, read in place by the GEMM walk: past that share, the next point
+ * item's A rows are asked for (into L2, a 1/occ share per chunk) where they are at most
+ * this many bytes (wider rows, already many lines in flight per item, lost as much) */
+enum { AMX_SRC_PF_ITEM_BYTES = 8 * 1024 };
 
 typedef struct {
     int walk;
@@ -595,6 +599,9 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     /* (streamed stores read no line in; blocks of several point items write a row's
      * pieces far apart) */
     const int pf_dst = p->m_block == 1 && !x.stream && dst_bytes / c->nthr >= AMX_DST_PF_BYTES;
+    const int pf_src = p->m_block == 1 && p->walk == WALK_GEMM && !p->copy
+                    && src_bytes / c->nthr >= AMX_DST_PF_BYTES
+                    && AMX_PTS * p->lda <= AMX_SRC_PF_ITEM_BYTES;
 #pragma omp parallel num_threads(c->nthr)
     {
         bdnn_amx_configure();
@@ -673,6 +680,11 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     base = A + ((j * p->hb + oh * d->sh) * p->wb + ow0 * p->col_step) * pt;
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
+                }
+                if (pf_src) {   /* the next point item's rows follow this one's (in src) */
+                    const int64_t lines = AMX_PTS * p->lda / 64, next = (base - A) + AMX_PTS * p->lda;
+                    for (int64_t l = lines * o / p->occ; l < lines * (o + 1) / p->occ; ++l)
+                        if (next + l * 64 < src_bytes) _mm_prefetch(A + next + l * 64, _MM_HINT_T1);
                 }
                 if (!p->copy && (base - A) + (AMX_PTS - 1) * p->lda + pt > src_bytes) {
                     /* src itself, and the item's dropped points would read past its end:
