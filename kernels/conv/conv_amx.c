@@ -66,12 +66,11 @@ enum { AMX_PASS_COPY_BYTES = 2 * 1024 * 1024 };
  * lines) waited for its lines to be read in: the thread asks for the next point item's
  * dst lines, for writing, while this one's channel chunks compute (a 1/occ share per
  * chunk). Below it, dst stays in L2 from one execution to the next and the requests only
- * cost instructions. */
-enum { AMX_DST_PF_BYTES = 1024 * 1024 };
-/* The same for src, read in place by the GEMM walk: past that share, the next point
- * item's A rows are asked for (into L2, a 1/occ share per chunk) where they are at most
- * this many bytes (wider rows, already many lines in flight per item, lost as much) */
-enum { AMX_SRC_PF_ITEM_BYTES = 8 * 1024 };
+ * cost instructions. The same holds for src read in place by the GEMM walk: past that
+ * share the next point item's A rows are asked for (into L2), where they are at most
+ * AMX_SRC_PF_ITEM_BYTES (wider rows, already many lines in flight per item, lost as
+ * much). */
+enum { AMX_PF_SHARE_BYTES = 1024 * 1024, AMX_SRC_PF_ITEM_BYTES = 8 * 1024 };
 
 typedef struct {
     int walk;
@@ -569,6 +568,19 @@ static void amx_gather_kh(const amx_plan_t *p, const struct bdnn_conv *c, const 
     }
 }
 
+/* Chunk o's share (of occ) of the cache lines holding bytes at .. at + bytes - 1, those
+ * before end: asked for, into L2 (write: into L1, for writing). */
+static inline void amx_ask_share(const char *at, int64_t bytes, int64_t o, int64_t occ,
+                                 const char *end, int write) {
+    const char *l0 = (const char *)((uintptr_t)at & ~(uintptr_t)63);
+    const int64_t lines = (at - l0 + bytes + 63) / 64;
+    for (int64_t l = lines * o / occ; l < lines * (o + 1) / occ; ++l) {
+        if (l0 + l * 64 >= end) break;
+        if (write) __builtin_prefetch(l0 + l * 64, 1, 3);
+        else _mm_prefetch(l0 + l * 64, _MM_HINT_T1);
+    }
+}
+
 static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const amx_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
@@ -576,8 +588,10 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     amx_out_t x = {.c = c, .dst = a->dst, .has_bias = a->bias != NULL};
     x.sum_scale = bdnn_post_ops_sum_scale(c, &x.has_sum);
     x.has_eltwise = c->n_post_ops > (x.has_sum ? 1 : 0);
+    const int64_t row_bytes = d->oc * (int64_t)bdnn_dt_size(c->out_dt);
+    const int64_t dst_bytes = d->mb * d->oh * d->ow * row_bytes;
     x.stream = c->out_dt == BDNN_DT_BF16 && !x.has_sum && !x.has_eltwise && d->oc % AMX_OCS == 0
-            && bdnn_streams_output(a->dst, (size_t)(d->mb * d->oh * d->ow * d->oc * 2), 64);
+            && bdnn_streams_output(a->dst, (size_t)dst_bytes, 64);
     const amx_finish_fn finish = amx_finish_for(c->out_dt, p->s32);
     /* rows of the previous item finished per step of tile products: all of them over the
      * steps (an even count: the 8-bit stores take rows in pairs) */
@@ -594,13 +608,11 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const int64_t per_occ = p->ntaps * p->nkb * 2 * AMX_BTILE;
     const int64_t slack_at = (per_image ? p->imgs : d->mb) * p->hb * p->wb * pt;
     const int64_t src_bytes = d->mb * d->ih * d->iw * d->ic * p->esz;
-    const int64_t row_bytes = d->oc * (int64_t)bdnn_dt_size(c->out_dt);
-    const int64_t dst_bytes = d->mb * d->oh * d->ow * row_bytes;
     /* (streamed stores read no line in; blocks of several point items write a row's
      * pieces far apart) */
-    const int pf_dst = p->m_block == 1 && !x.stream && dst_bytes / c->nthr >= AMX_DST_PF_BYTES;
+    const int pf_dst = p->m_block == 1 && !x.stream && dst_bytes / c->nthr >= AMX_PF_SHARE_BYTES;
     const int pf_src = p->m_block == 1 && p->walk == WALK_GEMM && !p->copy
-                    && src_bytes / c->nthr >= AMX_DST_PF_BYTES
+                    && src_bytes / c->nthr >= AMX_PF_SHARE_BYTES
                     && AMX_PTS * p->lda <= AMX_SRC_PF_ITEM_BYTES;
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -681,11 +693,9 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     for (int i = 0; i < AMX_PTS; ++i)
                         pix[i] = ow0 + i < d->ow ? ((n0 + j) * d->oh + oh) * d->ow + ow0 + i : -1;
                 }
-                if (pf_src) {   /* the next point item's rows follow this one's (in src) */
-                    const int64_t lines = AMX_PTS * p->lda / 64, next = (base - A) + AMX_PTS * p->lda;
-                    for (int64_t l = lines * o / p->occ; l < lines * (o + 1) / p->occ; ++l)
-                        if (next + l * 64 < src_bytes) _mm_prefetch(A + next + l * 64, _MM_HINT_T1);
-                }
+                if (pf_src)   /* the next point item's rows follow this one's (in src) */
+                    amx_ask_share(base + AMX_PTS * p->lda, AMX_PTS * p->lda, o, p->occ,
+                                  A + src_bytes, 0);
                 if (!p->copy && (base - A) + (AMX_PTS - 1) * p->lda + pt > src_bytes) {
                     /* src itself, and the item's dropped points would read past its end:
                      * its points from a thread's stage, one after another, zeros after;
@@ -705,11 +715,8 @@ static void amx_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 if (pf_dst) {   /* the next point item's points follow this one's last */
                     int i = AMX_PTS - 1;
                     while (i > 0 && pix[i] < 0) --i;
-                    const int64_t lines = AMX_PTS * row_bytes / 64 + 2;
-                    const char *next = (const char *)((uintptr_t)(x.dst + (pix[i] + 1) * row_bytes)
-                                                      & ~(uintptr_t)63);
-                    for (int64_t l = lines * o / p->occ; l < lines * (o + 1) / p->occ; ++l)
-                        if (next + l * 64 < x.dst + dst_bytes) __builtin_prefetch(next + l * 64, 1, 3);
+                    amx_ask_share(x.dst + (pix[i] + 1) * row_bytes, AMX_PTS * row_bytes,
+                                  o, p->occ, x.dst + dst_bytes, 1);
                 }
                 const char *w = (const char *)a->wei + o * per_occ;
                 amx_pending_t f = {.fn = finish, .p = p, .x = &x,
