@@ -1,6 +1,6 @@
 /* gemm_conv_nhwc / gemm_conv_blocked's direct route in backward weights (rows
- * <family>:<isa>:direct): the weight gradient by direct convolution, no GEMM and no
- * packing (the kernels and their contract: conv_dbw.h). Preconditions (init refuses
+ * <family>:<isa>:direct): the weight gradient by direct convolution, no GEMM (the
+ * kernels and their contract: conv_dbw.h). Preconditions (init refuses
  * others): an ISA with dbw kernels; 2D, one group, unit stride, 2 to DBW_MAX_KW taps along
  * w; channels last with whole vectors of output channels and whole calls of input
  * channels (a call reads that many channels of a point; blocks hold their padded tail);
@@ -13,13 +13,21 @@
  * item of the thread running over a block before the next; inside an item, per image,
  * output rows go in chunks whose diff_dst stays in L1 while every (ic call, kh) pass over
  * them runs: a pass reads the chunk's rows once and their kh-th input rows. After the
- * last block an item's sums are transposed into the user's [oc][ic][kh][kw]. */
+ * last block an item's sums are transposed into the user's [oc][ic][kh][kw]. Both tensors
+ * are read in place, except channels last with wide points (DBW_PACK_MIN_PT_BYTES): the
+ * thread then copies each image's channel blocks of that tensor (src's every block,
+ * diff_dst's of its items) before its items run over the image, one image a block. */
 #include "conv_dbw.h"
 #include "conv_gemm_nhwc.h"
 
 enum { DBW_ICB = 16, DBW_CHUNK_BYTES = 16 * 1024, DBW_MIN_CHUNK_POINTS = 64,
        DBW_IMGS_BYTES = 1024 * 1024, DBW_IMG_MAX_BYTES = 2 * 1024 * 1024,
        DBW_SUMS_MAX_BYTES = 3 * 512 * 1024 };
+/* A channels-last tensor whose points lie this far apart or more (256 channels) is read
+ * through dense copies of its channel blocks, an image at a time (dbw_pack): walked in
+ * place, a page every four points, its lines fall in four of L1's sets, which the rows a
+ * pass reads overflow, so that every pass took them from L2 again. */
+enum { DBW_PACK_MIN_PT_BYTES = 1024 };
 
 typedef struct bdnn_dbw_plan {
     const conv_dbw_ker_t *k;   /* the ISA's kernels: KW's is k->fn[KW], its ICS k->ics[KW] */
@@ -27,6 +35,7 @@ typedef struct bdnn_dbw_plan {
     int64_t x_lo, x_hi;     /* output columns whose taps all lie inside the input */
     int64_t chunk;          /* output rows per chunk */
     int64_t imgs;           /* images per block (their tensors within DBW_IMGS_BYTES) */
+    int pack_s, pack_d;     /* src, diff_dst read through dense copies (dbw_pack) */
     float **sums;           /* per thread: its items' sums, DBW_ICB * taps * vlen each */
 } dbw_plan_t;
 
@@ -77,12 +86,20 @@ int bdnn_nhwc_dbw_init(struct bdnn_conv *c, dbw_plan_t **out) {
     if (q->chunk * d->ow < DBW_MIN_CHUNK_POINTS)
         q->chunk = bdnn_div_up(DBW_MIN_CHUNK_POINTS, d->ow);   /* (also where 0 fit) */
     q->imgs = DBW_IMGS_BYTES / img_bytes < 1 ? 1 : DBW_IMGS_BYTES / img_bytes;   /* (> 0) */
+    const int nhwc = c->attr.layout == BDNN_LAYOUT_NHWC;
+    q->pack_s = nhwc && d->ic * (int64_t)sizeof(float) >= DBW_PACK_MIN_PT_BYTES;
+    q->pack_d = nhwc && d->oc * (int64_t)sizeof(float) >= DBW_PACK_MIN_PT_BYTES;
+    /* copies of one image at a time: src's every channel block, diff_dst's the thread's */
+    if (q->pack_s || q->pack_d) q->imgs = 1;
     q->sums = calloc((size_t)c->nthr, sizeof(float *));
     if (!q->sums) return BDNN_STATUS_OUT_OF_MEMORY;
-    for (int t = 0; t < c->nthr; ++t) {
-        const int64_t items = q->items * (t + 1) / c->nthr - q->items * t / c->nthr;
-        if (conv_scratch((void **)&q->sums[t],
-                         sizeof(float) * (size_t)(items * DBW_ICB * taps * vlen)))
+    for (int t = 0; t < c->nthr; ++t) {   /* its items' sums, then its copies */
+        const int64_t it0 = q->items * t / c->nthr, it1 = q->items * (t + 1) / c->nthr;
+        const int64_t ocbs = it1 > it0 ? (it1 - 1) / q->icb - it0 / q->icb + 1 : 0;
+        const int64_t copies = (q->pack_s ? q->icb * d->ih * d->iw * DBW_ICB : 0)
+                             + (q->pack_d ? ocbs * d->oh * d->ow * vlen : 0);
+        if (conv_scratch((void **)&q->sums[t], sizeof(float)
+                         * (size_t)((it1 - it0) * DBW_ICB * taps * vlen + copies)))
             return BDNN_STATUS_OUT_OF_MEMORY;
     }
     return BDNN_STATUS_OK;
@@ -121,6 +138,34 @@ static void dbw_store(const struct bdnn_conv *c, const dbw_plan_t *q, int64_t oc
     }
 }
 
+/* Channels [c0, c0 + n) of each of an image's points of a channels-last tensor (C
+ * channels a point) into out, ld floats a point. */
+static void dbw_pack(const float *img, int64_t C, int64_t points, int64_t c0, int64_t n,
+                     float *out, int64_t ld) {
+    const float *x = img + c0;
+    if (n == 16) {   /* (a constant size: vector moves, not a call) */
+        for (int64_t p = 0; p < points; ++p) memcpy(out + p * ld, x + p * C, 16 * sizeof(float));
+    } else {
+        for (int64_t p = 0; p < points; ++p)
+            memcpy(out + p * ld, x + p * C, (size_t)n * sizeof(float));
+    }
+}
+
+/* An image's copies (the plan's pack_s, pack_d): src's every channel block into ps
+ * ([icb][ih][iw][DBW_ICB]), diff_dst's blocks [ocb0, ocb1) into pd ([ocb][oh][ow][vlen]). */
+static void dbw_copy_image(const struct bdnn_conv *c, const dbw_plan_t *q, const float *src,
+                           const float *diff_dst, int64_t ocb0, int64_t ocb1, float *ps,
+                           float *pd) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int64_t vlen = q->k->vlen;
+    for (int64_t b = 0; q->pack_s && b < q->icb; ++b)
+        dbw_pack(src, d->ic, d->ih * d->iw, b * DBW_ICB, min64(DBW_ICB, d->ic - b * DBW_ICB),
+                 ps + b * d->ih * d->iw * DBW_ICB, DBW_ICB);
+    for (int64_t b = ocb0; q->pack_d && b < ocb1; ++b)
+        dbw_pack(diff_dst, d->oc, d->oh * d->ow, b * vlen, vlen,
+                 pd + (b - ocb0) * d->oh * d->ow * vlen, vlen);
+}
+
 void bdnn_nhwc_bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias);
 
 void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float *diff_dst,
@@ -136,8 +181,13 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
             const int64_t it0 = q->items * tid / c->nthr, it1 = q->items * (tid + 1) / c->nthr;
             float *sums = q->sums[tid];
-            dbw_call_t k = {.dd_row = d->ow * td.B, .dd_pt = td.B,
-                            .s_row = d->sh * d->iw * ts.B, .s_pt = ts.B,
+            /* the copies, if any: [icb][ih][iw][DBW_ICB], [ocb - ocb0][oh][ow][vlen] */
+            float *ps = sums + (it1 - it0) * blk;
+            float *pd = ps + (q->pack_s ? q->icb * d->ih * d->iw * DBW_ICB : 0);
+            const int64_t ocb0 = it0 / q->icb, ocb1 = it1 > it0 ? (it1 - 1) / q->icb + 1 : ocb0;
+            const int64_t s_pt = q->pack_s ? DBW_ICB : ts.B, d_pt = q->pack_d ? vlen : td.B;
+            dbw_call_t k = {.dd_row = d->ow * d_pt, .dd_pt = d_pt,
+                            .s_row = d->sh * d->iw * s_pt, .s_pt = s_pt,
                             .ow = d->ow, .iw_n = d->iw, .sw = d->sw, .pw = d->pw,
                             .dwk = d->dw + 1, .x_lo = q->x_lo, .x_hi = q->x_hi,
                             .acc_ic = taps * vlen};
@@ -148,6 +198,9 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
                 const int64_t ic_end = min64(d->ic, (icb + 1) * DBW_ICB);
                 float *acc = sums + (it - it0) * blk;
                 if (n0 == 0) memset(acc, 0, sizeof(float) * (size_t)blk);
+                if (it == it0 && n0 < d->mb && (q->pack_s || q->pack_d))   /* (imgs 1) */
+                    dbw_copy_image(c, q, src + n0 * ts.img, diff_dst + n0 * td.img, ocb0, ocb1,
+                                   ps, pd);
                 for (int64_t n = n0; n < min64(d->mb, n0 + q->imgs); ++n) {
                     const float *dd = diff_dst + n * td.img, *s = src + n * ts.img;
                     for (int64_t r0 = 0; r0 < d->oh; r0 += q->chunk) { /* row chunks */
@@ -160,8 +213,12 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
                                 if (lo >= hi) continue;
                                 const int64_t ih = lo * d->sh + kh * (d->dh + 1) - d->ph;
                                 k.rows = hi - lo;
-                                k.dd = dd + at(&td, ocb * vlen, lo * d->ow);
-                                k.s = s + at(&ts, i0, ih * d->iw);
+                                k.dd = q->pack_d
+                                    ? pd + ((ocb - ocb0) * d->oh + lo) * d->ow * vlen
+                                    : dd + at(&td, ocb * vlen, lo * d->ow);
+                                k.s = q->pack_s
+                                    ? ps + ((icb * d->ih + ih) * d->iw) * DBW_ICB + i0 % DBW_ICB
+                                    : s + at(&ts, i0, ih * d->iw);
                                 k.acc = acc + ((i0 - icb * DBW_ICB) * taps + kh * d->kw) * vlen;
                                 fn(&k);
                             }
