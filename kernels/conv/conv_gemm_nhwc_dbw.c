@@ -1,10 +1,9 @@
 /* gemm_conv_nhwc / gemm_conv_blocked's direct route in backward weights (rows
- * <family>:<isa>:direct): the weight gradient by direct convolution, no GEMM (the
- * kernels and their contract: conv_dbw.h). Preconditions (init refuses
- * others): an ISA with dbw kernels; 2D, one group, unit stride, 2 to DBW_MAX_KW taps along
- * w; channels last with whole vectors of output channels and whole calls of input
- * channels (a call reads that many channels of a point; blocks hold their padded tail);
- * the sizes below.
+ * <family>:<isa>:direct): the weight gradient by direct convolution, no GEMM (the kernels
+ * and their contract: conv_dbw.h). Preconditions (init refuses others): an ISA with dbw
+ * kernels; 2D, one group, unit stride, 2 to DBW_MAX_KW taps along w; channels last with
+ * whole vectors of output channels and whole calls of input channels (a call reads that
+ * many channels of a point; blocks hold their padded tail); the sizes below.
  *
  * Work items are (VLEN output channels, DBW_ICB input channels), each with all of its
  * weights' sums, [DBW_ICB ic][kh][kw][VLEN oc], in the thread's scratch. Threads own
