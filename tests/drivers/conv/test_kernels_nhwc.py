@@ -83,6 +83,9 @@ SHAPES = [
         "mb1ic16ih4iw3oc16kh3kw3ph1pw2",          # no column with every tap inside
         "mb3ic8ih6iw6oc32kh2kw2",                 # 2 taps, fewer channels than an item
         "mb5ic64ih14oc64kh3ph1",                  # image blocks of several images
+        "mb2ic256ih6oc32kh3ph1",                  # src through copies (256 channels)
+        "mb1ic32ih5iw7oc256kh3kw3ph1pw1",         # diff_dst through copies
+        "mb2ic264ih5iw5oc256kh2kw2",             # both, src's last block partial
     ]),
 ] + [
     # backward weights by windows (run_win: fewer input channels per group than taps
