@@ -45,6 +45,24 @@ static const conv_dbw_ker_t *dbw_ker(const conv_gemm_ukr_t *u) {
     return NULL;
 }
 
+/* Thread t's items [*it0, *it1) and the output-channel blocks [*ocb0, *ocb1) they cover. */
+static void dbw_items_of(const dbw_plan_t *q, int64_t t, int64_t nthr, int64_t *it0,
+                         int64_t *it1, int64_t *ocb0, int64_t *ocb1) {
+    *it0 = q->items * t / nthr, *it1 = q->items * (t + 1) / nthr;
+    *ocb0 = *it0 / q->icb, *ocb1 = *it1 > *it0 ? (*it1 - 1) / q->icb + 1 : *ocb0;
+}
+
+/* The copies' geometry as a blocked layout (act_t, as the in-place reads use): src in
+ * blocks of DBW_ICB channels, diff_dst's ocbs blocks of the thread in blocks of vlen;
+ * img is the copy's floats, 0 where the plan makes none (pack_s, pack_d). */
+static act_t dbw_src_copy(const dbw_plan_t *q, const bdnn_conv_desc_t *d) {
+    return (act_t){d->ic, in_points(d), DBW_ICB, q->pack_s ? q->icb * DBW_ICB * in_points(d) : 0};
+}
+static act_t dbw_dd_copy(const dbw_plan_t *q, const bdnn_conv_desc_t *d, int64_t ocbs) {
+    const int64_t vlen = q->k->vlen;
+    return (act_t){ocbs * vlen, out_points(d), vlen, q->pack_d ? ocbs * vlen * out_points(d) : 0};
+}
+
 void bdnn_nhwc_dbw_fini(dbw_plan_t *q, int nthr) {
     if (!q) return;
     for (int t = 0; t < nthr && q->sums; ++t) free(q->sums[t]);
@@ -93,10 +111,9 @@ int bdnn_nhwc_dbw_init(struct bdnn_conv *c, dbw_plan_t **out) {
     q->sums = calloc((size_t)c->nthr, sizeof(float *));
     if (!q->sums) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {   /* its items' sums, then its copies */
-        const int64_t it0 = q->items * t / c->nthr, it1 = q->items * (t + 1) / c->nthr;
-        const int64_t ocbs = it1 > it0 ? (it1 - 1) / q->icb - it0 / q->icb + 1 : 0;
-        const int64_t copies = (q->pack_s ? q->icb * d->ih * d->iw * DBW_ICB : 0)
-                             + (q->pack_d ? ocbs * d->oh * d->ow * vlen : 0);
+        int64_t it0, it1, ocb0, ocb1;
+        dbw_items_of(q, t, c->nthr, &it0, &it1, &ocb0, &ocb1);
+        const int64_t copies = dbw_src_copy(q, d).img + dbw_dd_copy(q, d, ocb1 - ocb0).img;
         if (conv_scratch((void **)&q->sums[t], sizeof(float)
                          * (size_t)((it1 - it0) * DBW_ICB * taps * vlen + copies)))
             return BDNN_STATUS_OUT_OF_MEMORY;
@@ -150,19 +167,18 @@ static void dbw_pack(const float *img, int64_t C, int64_t points, int64_t c0, in
     }
 }
 
-/* An image's copies (the plan's pack_s, pack_d): src's every channel block into ps
- * ([icb][ih][iw][DBW_ICB]), diff_dst's blocks [ocb0, ocb1) into pd ([ocb][oh][ow][vlen]). */
+/* An image's copies (the plan's pack_s, pack_d): src's every channel block into ps,
+ * diff_dst's blocks [ocb0, ocb1) into pd (geometries ss, sd: dbw_src_copy, dbw_dd_copy). */
 static void dbw_copy_image(const struct bdnn_conv *c, const dbw_plan_t *q, const float *src,
-                           const float *diff_dst, int64_t ocb0, int64_t ocb1, float *ps,
-                           float *pd) {
+                           const float *diff_dst, int64_t ocb0, const act_t *ss, float *ps,
+                           const act_t *sd, float *pd) {
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t vlen = q->k->vlen;
-    for (int64_t b = 0; q->pack_s && b < q->icb; ++b)
-        dbw_pack(src, d->ic, d->ih * d->iw, b * DBW_ICB, min64(DBW_ICB, d->ic - b * DBW_ICB),
-                 ps + b * d->ih * d->iw * DBW_ICB, DBW_ICB);
-    for (int64_t b = ocb0; q->pack_d && b < ocb1; ++b)
-        dbw_pack(diff_dst, d->oc, d->oh * d->ow, b * vlen, vlen,
-                 pd + (b - ocb0) * d->oh * d->ow * vlen, vlen);
+    for (int64_t c0 = 0; q->pack_s && c0 < ss->C; c0 += ss->B)
+        dbw_pack(src, d->ic, ss->points, c0, min64(ss->B, ss->C - c0), ps + at(ss, c0, 0),
+                 ss->B);
+    for (int64_t c0 = 0; q->pack_d && c0 < sd->C; c0 += sd->B)
+        dbw_pack(diff_dst, d->oc, sd->points, ocb0 * sd->B + c0, sd->B, pd + at(sd, c0, 0),
+                 sd->B);
 }
 
 void bdnn_nhwc_bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias);
@@ -178,15 +194,17 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
 #pragma omp parallel num_threads(c->nthr)
     {
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
-            const int64_t it0 = q->items * tid / c->nthr, it1 = q->items * (tid + 1) / c->nthr;
+            int64_t it0, it1, ocb0, ocb1;
+            dbw_items_of(q, tid, c->nthr, &it0, &it1, &ocb0, &ocb1);
             float *sums = q->sums[tid];
-            /* the copies, if any: [icb][ih][iw][DBW_ICB], [ocb - ocb0][oh][ow][vlen] */
-            float *ps = sums + (it1 - it0) * blk;
-            float *pd = ps + (q->pack_s ? q->icb * d->ih * d->iw * DBW_ICB : 0);
-            const int64_t ocb0 = it0 / q->icb, ocb1 = it1 > it0 ? (it1 - 1) / q->icb + 1 : ocb0;
-            const int64_t s_pt = q->pack_s ? DBW_ICB : ts.B, d_pt = q->pack_d ? vlen : td.B;
-            dbw_call_t k = {.dd_row = d->ow * d_pt, .dd_pt = d_pt,
-                            .s_row = d->sh * d->iw * s_pt, .s_pt = s_pt,
+            /* the copies, if any, after the sums; the kernels read them, or the tensors in
+             * place, through one geometry each (rs, rd), from channel 0 or ocb0's */
+            const act_t ss = dbw_src_copy(q, d), sd = dbw_dd_copy(q, d, ocb1 - ocb0);
+            float *ps = sums + (it1 - it0) * blk, *pd = ps + ss.img;
+            const act_t rs = q->pack_s ? ss : ts, rd = q->pack_d ? sd : td;
+            const int64_t dd_ch0 = q->pack_d ? ocb0 * vlen : 0;
+            dbw_call_t k = {.dd_row = d->ow * rd.B, .dd_pt = rd.B,
+                            .s_row = d->sh * d->iw * rs.B, .s_pt = rs.B,
                             .ow = d->ow, .iw_n = d->iw, .sw = d->sw, .pw = d->pw,
                             .dwk = d->dw + 1, .x_lo = q->x_lo, .x_hi = q->x_hi,
                             .acc_ic = taps * vlen};
@@ -198,10 +216,11 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
                 float *acc = sums + (it - it0) * blk;
                 if (n0 == 0) memset(acc, 0, sizeof(float) * (size_t)blk);
                 if (it == it0 && n0 < d->mb && (q->pack_s || q->pack_d))   /* (imgs 1) */
-                    dbw_copy_image(c, q, src + n0 * ts.img, diff_dst + n0 * td.img, ocb0, ocb1,
-                                   ps, pd);
+                    dbw_copy_image(c, q, src + n0 * ts.img, diff_dst + n0 * td.img, ocb0, &ss,
+                                   ps, &sd, pd);
                 for (int64_t n = n0; n < min64(d->mb, n0 + q->imgs); ++n) {
-                    const float *dd = diff_dst + n * td.img, *s = src + n * ts.img;
+                    const float *dd = q->pack_d ? pd : diff_dst + n * td.img;
+                    const float *s = q->pack_s ? ps : src + n * ts.img;
                     for (int64_t r0 = 0; r0 < d->oh; r0 += q->chunk) { /* row chunks */
                         const int64_t r1 = min64(d->oh, r0 + q->chunk);
                         for (int64_t i0 = icb * DBW_ICB; i0 < ic_end; i0 += ics)
@@ -212,12 +231,8 @@ void bdnn_nhwc_run_dbw(const struct bdnn_conv *c, const float *src, const float 
                                 if (lo >= hi) continue;
                                 const int64_t ih = lo * d->sh + kh * (d->dh + 1) - d->ph;
                                 k.rows = hi - lo;
-                                k.dd = q->pack_d
-                                    ? pd + ((ocb - ocb0) * d->oh + lo) * d->ow * vlen
-                                    : dd + at(&td, ocb * vlen, lo * d->ow);
-                                k.s = q->pack_s
-                                    ? ps + ((icb * d->ih + ih) * d->iw) * DBW_ICB + i0 % DBW_ICB
-                                    : s + at(&ts, i0, ih * d->iw);
+                                k.dd = dd + at(&rd, ocb * vlen - dd_ch0, lo * d->ow);
+                                k.s = s + at(&rs, i0, ih * d->iw);
                                 k.acc = acc + ((i0 - icb * DBW_ICB) * taps + kh * d->kw) * vlen;
                                 fn(&k);
                             }
