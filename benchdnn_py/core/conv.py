@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from .capi import (ALIGN, DATA_TYPES, ImplInfo, Unimplemented, _bytes, _check, _count,
+from .capi import (ALIGN, DATA_TYPES, ImplInfo, Isa, Unimplemented, _bytes, _check, _count,
                    _out_bytes, _out_ptr, _points, _ptr, _runner, _set_spatial, _table,
                    aligned_empty, ffi, lib)
 from .faults import Fault, _with_fault
@@ -293,6 +293,12 @@ class ConvShape:
 def conv_dot_shape(shape: ConvShape) -> bool:
     """Whether the int8 dot route's shape rule holds (bdnn_conv_dot_shape)."""
     return bool(lib.bdnn_conv_dot_shape(shape.cdata()))
+
+
+def bwt_src_in_place(shape: ConvShape, isa: Isa) -> bool:
+    """Whether backward weights on channels last reads src in place on isa's row, without
+    copying it (bdnn_bwt_src_in_place)."""
+    return bool(lib.bdnn_bwt_src_in_place(shape.cdata(), int(isa)))
 
 
 @lru_cache(maxsize=256)

@@ -59,11 +59,12 @@ enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024, BWT_STREAM_MIN_BYTES_SUMS = 1024 
 /* Phase images per kw offset (w_phases) where junk points are at least this share of a
  * row (1 / BWT_W_PHASES_JUNK). */
 enum { BWT_W_PHASES_JUNK = 8, BWT_W_PHASES_MIN_NR = 32 };
-/* src is read in place only while the whole tensor stays in cache between runs. Past that
- * each run brings it from memory, where the in-place walk (one NR-wide slice of every
- * point per panel, a point apart) stalls and the copy streams. The bound is
- * BDNN_BWT_CACHED_MAX_BYTES (bdnn.h), which the driver's choice of layout for `any` reads
- * too. */
+/* src's points of a page (BWT_IN_PLACE_MAX_ROW) are read in place only while the whole
+ * tensor stays in cache between runs (BDNN_BWT_CACHED_MAX_BYTES, bdnn.h). From memory,
+ * each k step of that walk lands on a page of its own, which no prefetcher enters, and
+ * the copy, its loads issued together, wins. Shorter points are read in place at any
+ * size: the walk then crosses pages in order and the read-ahead brings each next block,
+ * and the copy would read those same lines and write them once more. */
 
 typedef struct {
     int64_t X, plane, rows;     /* phase image: row length, plane size; rows per plane
@@ -214,6 +215,30 @@ static int bwt_groups(const bdnn_conv_desc_t *d, bwt_plan_t *q, int64_t pack_flo
     return BDNN_STATUS_OK;
 }
 
+/* Whether B is read from a channels-last src itself: its ext points are src's points (a
+ * 1x1 at unit stride without padding) in whole NR panels per group. The walk reads a
+ * point (IC floats) per k step. Up to a page per point (BWT_IN_PLACE_MAX_ROW) it reads
+ * every page in order and outruns the copy; past it each step skips pages, which the
+ * hardware prefetchers do not cross, and the copy wins. A tile of fewer than
+ * BWT_IN_PLACE_MIN_PRODUCTS products a step (AVX2's 6 x 16) asks for its lines twice as
+ * often for the same products, and there the copy wins from half a page on
+ * (BWT_NARROW_IN_PLACE_MAX_ROW). A page a point, only while cached (above). */
+static int src_in_place(const bdnn_conv_desc_t *d, const conv_gemm_ukr_t *u) {
+    const int64_t src_row = d->ic * (int64_t)sizeof(float);
+    const int64_t in_place_row = u->mr * u->nr >= BWT_IN_PLACE_MIN_PRODUCTS
+        ? BWT_IN_PLACE_MAX_ROW : BWT_NARROW_IN_PLACE_MAX_ROW;
+    return taps_of(d) == 1 && (d->ic / d->g) % u->nr == 0 && src_row <= in_place_row
+        && (src_row < BWT_IN_PLACE_MAX_ROW
+            || d->mb * in_points(d) * src_row <= BDNN_BWT_CACHED_MAX_BYTES)
+        && d->id == d->od && d->sd == 1 && d->sh == 1 && d->sw == 1
+        && bdnn_reads_no_padding(d);
+}
+
+int bdnn_bwt_src_in_place(const bdnn_conv_desc_t *d, int isa) {
+    return src_in_place(d, isa >= BDNN_ISA_AVX512 ? &bdnn_gemm_ukr_avx512
+                         : isa == BDNN_ISA_AVX2 ? &bdnn_gemm_ukr_avx2 : &bdnn_gemm_ukr_scalar);
+}
+
 int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void **out) {
     const bdnn_conv_desc_t *d = &c->d;
     const conv_gemm_ukr_t *u = bwt_ukr(row_ukr);
@@ -266,20 +291,9 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     }
     q->Mp = bdnn_div_up(OCG, MR) * MR;
     q->Np = bdnn_div_up(ICG, NR) * NR;
-    /* B read in place walks src a point (IC floats) per k step. Up to a page per point
-     * (BWT_IN_PLACE_MAX_ROW) the walk reads every page in order and outruns the copy;
-     * past it each step skips pages, which the hardware prefetchers do not cross, and
-     * the copy wins. A tile of fewer than BWT_IN_PLACE_MIN_PRODUCTS products a step
-     * (AVX2's 6 x 16) asks for its lines twice as often for the same products, and there
-     * the copy wins from half a page on (BWT_NARROW_IN_PLACE_MAX_ROW). */
     const int wide_tile = MR * NR >= BWT_IN_PLACE_MIN_PRODUCTS;
-    const int64_t in_place_row = wide_tile ? BWT_IN_PLACE_MAX_ROW : BWT_NARROW_IN_PLACE_MAX_ROW;
-    q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && taps == 1 && ICG % NR == 0
-        && d->ic * (int64_t)sizeof(float) <= in_place_row && q->max_off == 0
-        && d->mb * in_points(d) * d->ic * (int64_t)sizeof(float)
-               <= BDNN_BWT_CACHED_MAX_BYTES
-        && q->X == d->iw && q->plane == d->ih * d->iw && d->id == d->od
-        && d->sd == 1 && d->sh == 1 && d->sw == 1 && bdnn_reads_no_padding(d);
+    q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && src_in_place(d, u)
+        && q->max_off == 0 && q->X == d->iw && q->plane == d->ih * d->iw;
     /* With src in place, diff_dst's points are the k steps too: A's panels are its rows
      * of channels as they lie (the tile's broadcasts one point apart), no packing. A short
      * panel reads its rows rounded up to the tile's row step (conv_ukr.inc), which must
@@ -421,6 +435,15 @@ static inline void copy_channels(const act_t *t, const float *img, int64_t ch, i
     if (width > n) memset(out + n, 0, sizeof(float) * (size_t)(width - n));
 }
 
+/* One point's NR channels into a panel row: as copy_mr, per micro-kernel width. */
+static inline void copy_nr(float *restrict out, const float *restrict x, int64_t NR) {
+    switch (NR) {
+    case 32: memcpy(out, x, 32 * sizeof(float)); break;
+    case 16: memcpy(out, x, 16 * sizeof(float)); break;
+    default: memcpy(out, x, (size_t)NR * sizeof(float));
+    }
+}
+
 /* One point's MR channels into a panel row: a fixed-length copy per micro-kernel height
  * (the packing runs this once per point and panel). */
 static inline void copy_mr(float *restrict out, const float *restrict x, int64_t MR) {
@@ -487,10 +510,16 @@ static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const a
             const int inside = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
                             && iw >= 0 && iw < d->iw;
             const int64_t pt = (id * d->ih + ih) * d->iw + iw;
-            for (int64_t j = 0; j < npan; ++j) {
-                const int64_t ch = j0 + j * NR;   /* within the group */
-                copy_channels(t, img, g * ICG + ch, inside ? min64(NR, ICG - ch) : 0, pt,
-                              out + (j * q->span + p) * NR, NR);
+            if (inside && t->B == t->C && j0 + cw <= ICG) {   /* whole panels of one run */
+                const float *row = img + pt * t->C + g * ICG + j0;
+                for (int64_t j = 0; j < npan; ++j)
+                    copy_nr(out + (j * q->span + p) * NR, row + j * NR, NR);
+            } else {
+                for (int64_t j = 0; j < npan; ++j) {
+                    const int64_t ch = j0 + j * NR;   /* within the group */
+                    copy_channels(t, img, g * ICG + ch, inside ? min64(NR, ICG - ch) : 0,
+                                  pt, out + (j * q->span + p) * NR, NR);
+                }
             }
             if (++x == q->X) { x = 0; if (++y == q->rows) { y = 0; ++z; } }
         }

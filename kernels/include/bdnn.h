@@ -233,9 +233,10 @@ enum {
 };
 /* Backward weights' f32 operands up to this many bytes (8 MiB) stay in the caches from one
  * run to the next; past it they come from memory on every run. Channels last
- * (gemm_conv_nhwc) reads a 1x1's src in place, without a copy, only up to this much src;
- * both routes read each next k block ahead past this much src and diff_dst together; the
- * driver's choice of layout for `any` follows the same bound on src. */
+ * (gemm_conv_nhwc) reads a 1x1's src of a page a point in place, without a copy, only up
+ * to this much src; both routes read each next k block ahead past this much src and
+ * diff_dst together; the driver's choice of layout for `any` follows the same bound on a
+ * src it would copy. */
 enum { BDNN_BWT_CACHED_MAX_BYTES = 8388608 };
 /* The wino_f43_blocked rows take transformed weights U (36 x IC x OC rounded up to the
  * channel block, f32) of at most this many bytes (10 MiB; why: conv_wino_blk.c); the
@@ -394,6 +395,10 @@ typedef struct bdnn_conv bdnn_conv_t;
 /* Whether the forward shape is the int8 dot route's (conv_gemm_dot.c): a long reduction with
  * few outputs per image. The layout policy runs such int8 cases on the plain layouts. */
 int bdnn_conv_dot_shape(const bdnn_conv_desc_t *d);
+/* Whether backward weights on channels last (gemm_conv_nhwc's taps route) reads src in
+ * place on isa's row (BDNN_ISA_*), without copying it: the layout policy weighs that copy
+ * from memory. */
+int bdnn_bwt_src_in_place(const bdnn_conv_desc_t *d, int isa);
 /* Builds the primitive for one direction: checks the problem, plans blocking and
  * threading, allocates its scratch space. with_bias: forward adds bias; backward data adds
  * a bias to diff_src (used by deconvolution, whose forward is a convolution's backward

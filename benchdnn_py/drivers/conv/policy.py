@@ -142,28 +142,32 @@ def _not_dot(shape: core.ConvShape) -> bool:
     return not core.conv_dot_shape(shape)
 
 
-def _bwt_pays(shape: core.ConvShape, hiding_macs: int | None = None) -> bool:
-    """Whether backward weights by taps on channels last (run_bwt) outruns the plain rows:
-    an output at least 14 wide (narrower: too few points per k block for its C), or a
-    strided 1x1 of any width (its k blocks run across images, and it copies src's one
-    phase it reads, where the plain rows gather the strided points per k block), at
-    least 16 input channels per group, and not a 1x1 with few input channels whose src
-    is larger than run_bwt reads in place (core.BWT_CACHED_MAX_BYTES), where every
-    element it packs comes from memory and the plain rows' packing streams faster,
-    unless each element feeds at least `hiding_macs` multiply-adds (OCG * ICG / (OCG +
-    ICG)), which hide the copy behind the products (AVX-512 only: on AVX2 the products
-    take long enough to hide it anyway)."""
+def _bwt_pays(shape: core.ConvShape, isa: core.Isa, hiding_macs: int | None = None) -> bool:
+    """Whether backward weights by taps on channels last (run_bwt) outruns the plain rows
+    on isa's row: an output at least 14 wide (narrower: too few points per k block for
+    its C), or a strided 1x1 of any width (its k blocks run across images, and it copies
+    src's one phase it reads, where the plain rows gather the strided points per k
+    block), at least 16 input channels per group, and not a 1x1 with few input channels
+    whose src run_bwt copies (core.bwt_src_in_place) and that is larger than the caches
+    keep (core.BWT_CACHED_MAX_BYTES), where every element it packs comes from memory and
+    the plain rows' packing streams faster, unless each element feeds at least
+    `hiding_macs` multiply-adds (OCG * ICG / (OCG + ICG)), which hide the copy behind the
+    products (AVX-512 only: on AVX2 the products take long enough to hide it anyway)."""
     cig, cog = shape.ic // shape.g, shape.oc // shape.g
     src_bytes = 4 * math.prod(shape.src_shape)   # f32: the only type these rows take
     hides = hiding_macs is not None and cog * cig >= hiding_macs * (cog + cig)
     strided_1x1 = shape.k == (1, 1, 1) and not _unit_stride(shape)
     return ((shape.o[2] >= 14 or strided_1x1) and cig >= 16
             and (cig >= 128 or shape.k != (1, 1, 1) or src_bytes <= core.BWT_CACHED_MAX_BYTES
-                 or hides))
+                 or hides or core.bwt_src_in_place(shape, isa)))
 
 
 def _bwt_pays_avx512(shape: core.ConvShape) -> bool:
-    return _bwt_pays(shape, hiding_macs=48)
+    return _bwt_pays(shape, core.Isa.AVX512, hiding_macs=48)
+
+
+def _bwt_pays_avx2(shape: core.ConvShape) -> bool:
+    return _bwt_pays(shape, core.Isa.AVX2)
 
 
 def _window_pays(shape: core.ConvShape) -> bool:
@@ -237,7 +241,7 @@ ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512,
                                           _bwt_pays_avx512),
                                  AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _window_pays),
-                                 AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _bwt_pays),
+                                 AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _bwt_pays_avx2),
                                  AnyEntry(core.ActLayout.PLAIN)),
 }
 

@@ -46,6 +46,8 @@ SHAPES = [
     # ... past BWT_CACHED_MAX_BYTES (src and diff_dst together): each k block's
     # tiles read the next block ahead, whose ranges clamp to the tensors' edges
     "mb8ic256ih32oc64kh1",                        # 1x1, src (8 MiB) still read in place
+    "mb9ic256ih32oc64kh1",                        # ... past it: points under a page too
+    "mb3ic1024ih28oc32kh1",                       # ... a page a point past it: copied
     "mb8ic128ih48oc64kh3sh2ph1",                  # padded, strided: clamped windows
     # ... with the window's columns in ranges, A's panels outside (long k blocks where
     # all of A and the whole window leave short ones)
