@@ -20,8 +20,8 @@ from .conv import (BINARY_ALGS, BWT_CACHED_MAX_BYTES, GATHER_AHEAD_MIN_BYTES, ST
                    WINO_BLOCKED_MAX_U_BYTES, ActLayout,
                    ConvAttr, ConvPrimitive, ConvShape, Direction, PostChain, PostKind, PostOp,
                    Scales,
-                   bias_grad, bwt_src_in_place, conv_dot_shape, conv_impls, eltwise_fwd, ref_conv_bwd_bias_at,
-                   ref_conv_bwd_data,
+                   bias_grad, bwt_src_in_place, conv_dot_shape, conv_impls, eltwise_fwd,
+                   ref_conv_bwd_bias_at, ref_conv_bwd_data,
                    ref_conv_bwd_weights, ref_conv_bwd_weights_at, ref_conv_fwd, scratchpad_buffer,
                    wino_f43_matrices)
 from .eltwise import DropoutArgs, EltAlg, EltwisePrimitive, eltwise_impls, eltwise_supported

@@ -192,6 +192,22 @@ def test_backward_weights_matches_reference_exactly(impl, text):
         assert np.array_equal(diff_bias, ref_b.astype(np.float32)), prim.name
 
 
+@pytest.mark.parametrize("text,avx512,avx2", [
+    ("mb9ic256ih32oc64kh1", True, True),       # past 8 MiB, points under a page
+    ("mb1ic1024ih14oc32kh1", True, False),     # a page a point, cached (6x16: half a page)
+    ("mb3ic1024ih28oc32kh1", False, False),    # ... past 8 MiB: copied
+    ("mb2ic48ih14oc32kh1", False, True),       # 48 channels: whole 16-wide columns only
+    ("mb2ic64ih14oc32kh1sh2", False, False),   # strided
+    ("mb2ic64ih14oc32kh1ph1", False, False),   # padded
+    ("mb2ic64ih14oc32kh3ph1", False, False),   # taps
+])
+def test_backward_weights_src_in_place_rule(text, avx512, avx2):
+    """What the taps route reads in place, which `any`'s choice of layout asks."""
+    s = _shape(text)
+    assert core.bwt_src_in_place(s, core.Isa.AVX512) is avx512
+    assert core.bwt_src_in_place(s, core.Isa.AVX2) is avx2
+
+
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
 def test_backward_weights_direct_where_its_rules_hold(impl):
     with_direct = impl.isa is core.Isa.AVX512
