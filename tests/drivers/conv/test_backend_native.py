@@ -76,7 +76,7 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_D", "mb2ic3ih12oc18kh3sh2ph1", "plain"),     # strided, 3 channels
     ("BWD_WB", "mb2ic20ih6oc18kh3ph1", "plain"),       # narrower than 14
     ("BWD_WB", "mb2ic20ih16oc18kh3ph1", "nhwc"),       # 3x3, 16 wide
-    ("BWD_W", "mb16ic64ih56oc18kh1", "nhwc"),          # 1x1, few input channels, 12.8 MB
+    ("BWD_W", "mb16ic64ih56oc18kh1", "nhwc"),          # 1x1, few input channels, 12.8 MB: in place
     ("BWD_W", "mb16ic40ih60oc18kh1", "plain"),         # ... copied (40 channels), 9.2 MB
     ("BWD_W", "mb2ic20ih16oc18kh1", "nhwc"),           # the same, 40 KB
     ("BWD_W", "mb1ic128ih14oc16kh1", "nhwc"),          # 1x1, 128 input channels
