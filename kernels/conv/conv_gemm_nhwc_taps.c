@@ -59,12 +59,6 @@ enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024, BWT_STREAM_MIN_BYTES_SUMS = 1024 
 /* Phase images per kw offset (w_phases) where junk points are at least this share of a
  * row (1 / BWT_W_PHASES_JUNK). */
 enum { BWT_W_PHASES_JUNK = 8, BWT_W_PHASES_MIN_NR = 32 };
-/* src's points of a page (BWT_IN_PLACE_MAX_ROW) are read in place only while the whole
- * tensor stays in cache between runs (BDNN_BWT_CACHED_MAX_BYTES, bdnn.h). From memory,
- * each k step of that walk lands on a page of its own, which no prefetcher enters, and
- * the copy, its loads issued together, wins. Shorter points are read in place at any
- * size: the walk then crosses pages in order and the read-ahead brings each next block,
- * and the copy would read those same lines and write them once more. */
 
 typedef struct {
     int64_t X, plane, rows;     /* phase image: row length, plane size; rows per plane
@@ -216,13 +210,18 @@ static int bwt_groups(const bdnn_conv_desc_t *d, bwt_plan_t *q, int64_t pack_flo
 }
 
 /* Whether B is read from a channels-last src itself: its ext points are src's points (a
- * 1x1 at unit stride without padding) in whole NR panels per group. The walk reads a
- * point (IC floats) per k step. Up to a page per point (BWT_IN_PLACE_MAX_ROW) it reads
- * every page in order and outruns the copy; past it each step skips pages, which the
- * hardware prefetchers do not cross, and the copy wins. A tile of fewer than
- * BWT_IN_PLACE_MIN_PRODUCTS products a step (AVX2's 6 x 16) asks for its lines twice as
- * often for the same products, and there the copy wins from half a page on
- * (BWT_NARROW_IN_PLACE_MAX_ROW). A page a point, only while cached (above). */
+ * 1x1 at unit stride without padding whose output is as large as its input) in whole NR
+ * panels per group. The walk reads a point (IC floats) per k step. Up to a page per point
+ * (BWT_IN_PLACE_MAX_ROW) it reads every page in order and outruns the copy; past it each
+ * step skips pages, which the hardware prefetchers do not cross, and the copy wins. A
+ * tile of fewer than BWT_IN_PLACE_MIN_PRODUCTS products a step (AVX2's 6 x 16) asks for
+ * its lines twice as often for the same products, and there the copy wins from half a
+ * page on (BWT_NARROW_IN_PLACE_MAX_ROW). Points of a page are read in place only while
+ * the whole tensor stays in cache between runs (BDNN_BWT_CACHED_MAX_BYTES, bdnn.h): from
+ * memory each step lands on a page of its own, and the copy, its loads issued together,
+ * wins. Shorter points are read in place at any size: the walk crosses pages in order,
+ * the read-ahead brings each next block, and the copy would read those same lines and
+ * write them once more. */
 static int src_in_place(const bdnn_conv_desc_t *d, const conv_gemm_ukr_t *u) {
     const int64_t src_row = d->ic * (int64_t)sizeof(float);
     const int64_t in_place_row = u->mr * u->nr >= BWT_IN_PLACE_MIN_PRODUCTS
@@ -230,8 +229,8 @@ static int src_in_place(const bdnn_conv_desc_t *d, const conv_gemm_ukr_t *u) {
     return taps_of(d) == 1 && (d->ic / d->g) % u->nr == 0 && src_row <= in_place_row
         && (src_row < BWT_IN_PLACE_MAX_ROW
             || d->mb * in_points(d) * src_row <= BDNN_BWT_CACHED_MAX_BYTES)
-        && d->id == d->od && d->sd == 1 && d->sh == 1 && d->sw == 1
-        && bdnn_reads_no_padding(d);
+        && d->id == d->od && d->ih == d->oh && d->iw == d->ow
+        && d->sd == 1 && d->sh == 1 && d->sw == 1 && bdnn_reads_no_padding(d);
 }
 
 int bdnn_bwt_src_in_place(const bdnn_conv_desc_t *d, int isa) {
@@ -292,8 +291,7 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     q->Mp = bdnn_div_up(OCG, MR) * MR;
     q->Np = bdnn_div_up(ICG, NR) * NR;
     const int wide_tile = MR * NR >= BWT_IN_PLACE_MIN_PRODUCTS;
-    q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && src_in_place(d, u)
-        && q->max_off == 0 && q->X == d->iw && q->plane == d->ih * d->iw;
+    q->src_in_place = c->attr.layout == BDNN_LAYOUT_NHWC && src_in_place(d, u);
     /* With src in place, diff_dst's points are the k steps too: A's panels are its rows
      * of channels as they lie (the tile's broadcasts one point apart), no packing. A short
      * panel reads its rows rounded up to the tile's row step (conv_ukr.inc), which must
@@ -435,24 +433,17 @@ static inline void copy_channels(const act_t *t, const float *img, int64_t ch, i
     if (width > n) memset(out + n, 0, sizeof(float) * (size_t)(width - n));
 }
 
-/* One point's NR channels into a panel row: as copy_mr, per micro-kernel width. */
-static inline void copy_nr(float *restrict out, const float *restrict x, int64_t NR) {
-    switch (NR) {
+/* One point's n channels into a panel row (n: a micro-kernel's height MR or width NR): a
+ * fixed-length copy per tile size (the packing runs this once per point and panel). */
+static inline void copy_panel_row(float *restrict out, const float *restrict x, int64_t n) {
+    switch (n) {
     case 32: memcpy(out, x, 32 * sizeof(float)); break;
-    case 16: memcpy(out, x, 16 * sizeof(float)); break;
-    default: memcpy(out, x, (size_t)NR * sizeof(float));
-    }
-}
-
-/* One point's MR channels into a panel row: a fixed-length copy per micro-kernel height
- * (the packing runs this once per point and panel). */
-static inline void copy_mr(float *restrict out, const float *restrict x, int64_t MR) {
-    switch (MR) {
     case 24: memcpy(out, x, 24 * sizeof(float)); break;
+    case 16: memcpy(out, x, 16 * sizeof(float)); break;
     case 12: memcpy(out, x, 12 * sizeof(float)); break;
     case 6: memcpy(out, x, 6 * sizeof(float)); break;
     case 4: memcpy(out, x, 4 * sizeof(float)); break;
-    default: memcpy(out, x, (size_t)MR * sizeof(float));
+    default: memcpy(out, x, (size_t)n * sizeof(float));
     }
 }
 
@@ -478,7 +469,7 @@ static void bwt_pack_dd(const struct bdnn_conv *c, const bwt_plan_t *q, const ac
                 copy_channels(t, img, g * OCG + m0, whole, pt, rowbuf, whole);
                 row = rowbuf;
             }
-            for (; m < whole; m += MR) copy_mr(ab + m * ld + k * MR, row + m, MR);
+            for (; m < whole; m += MR) copy_panel_row(ab + m * ld + k * MR, row + m, MR);
         }
         for (; m < mc; m += MR) {
             const int64_t n = live ? min64(MR, OCG - m0 - m) : 0;
@@ -499,6 +490,7 @@ static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const a
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t NR = q->u->nr, ICG = d->ic / d->g;
     const int64_t npan = cw / NR;
+    const int whole_panels = t->B == t->C && j0 + cw <= ICG;   /* each point's one run */
     for (int64_t ph = 0; ph < q->n_phase; ++ph) {
         const int64_t *r = q->phase[ph];
         int64_t z = k0 / q->plane, y = k0 % q->plane / q->X, x = k0 % q->X;
@@ -510,10 +502,10 @@ static void bwt_pack_src(const struct bdnn_conv *c, const bwt_plan_t *q, const a
             const int inside = id >= 0 && id < d->id && ih >= 0 && ih < d->ih
                             && iw >= 0 && iw < d->iw;
             const int64_t pt = (id * d->ih + ih) * d->iw + iw;
-            if (inside && t->B == t->C && j0 + cw <= ICG) {   /* whole panels of one run */
+            if (inside && whole_panels) {
                 const float *row = img + pt * t->C + g * ICG + j0;
                 for (int64_t j = 0; j < npan; ++j)
-                    copy_nr(out + (j * q->span + p) * NR, row + j * NR, NR);
+                    copy_panel_row(out + (j * q->span + p) * NR, row + j * NR, NR);
             } else {
                 for (int64_t j = 0; j < npan; ++j) {
                     const int64_t ch = j0 + j * NR;   /* within the group */
