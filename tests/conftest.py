@@ -110,6 +110,57 @@ def assert_all_passed(res: Result, count: int, impl_prefix: str) -> None:
     assert res.code == 0
 
 
+# The AVX-512 sets whose rows CI's batches force (as .ci/run lists them): on a CPU without
+# one of them, those cases are SKIPPED (Skip-impl option hit).
+CI_FORCED_SETS = (core.Isa.AVX512, core.Isa.AVX512_VNNI, core.Isa.AVX512_BF16)
+
+
+def assert_ci_batch_passed(res: Result, minimum: int) -> None:
+    """.ci/run's gate on a correctness batch: exit status 0 and more than minimum cases,
+    every one PASSED but those forced onto an AVX-512 row this CPU lacks, which are
+    SKIPPED (Skip-impl option hit); on a CPU without AVX-512 there are some (every CI
+    batch forces its AVX-512 rows), on one with all of CI_FORCED_SETS none."""
+    assert res.code == 0, res.out[-2000:]
+    s = res.summary()
+    skipped = [line for status, line in case_statuses(res) if status == "SKIPPED"]
+    assert len(skipped) == s["skipped"]
+    assert all("(Skip-impl option hit)" in line for line in skipped), skipped[:5]
+    if all(core.isa_supported(i) for i in CI_FORCED_SETS):
+        assert not skipped, skipped[:5]
+    elif not core.isa_supported(core.Isa.AVX512):
+        assert skipped
+    assert s["passed"] + len(skipped) == s["tests"] > minimum
+
+
+def onednn_runs_bf16(lib) -> bool:
+    """Whether the loaded oneDNN implements bf16 primitives on this CPU: oneDNN 3.x does
+    from its avx512_core level up (emulating the bf16 instructions where the CPU has none)
+    and on avx2_vnni_2; below those it answers `unimplemented` itself."""
+    return lib.isa.startswith(("avx512_core", "avx2_vnni_2", "avx10"))
+
+
+def assert_onednn_cases(res: Result, count: int, lib, allowed: tuple[str, ...] = ("PASSED",)
+                        ) -> None:
+    """count case lines (one per case: the run passes --summary=no-failures), each with a
+    status in allowed and run on a oneDNN implementation; but where oneDNN has no bf16
+    (onednn_runs_bf16), a case with a bf16 tensor is UNIMPLEMENTED with oneDNN's own
+    status instead. Exit status 0 exactly when no case is; every case that ran names a
+    oneDNN implementation."""
+    cases = case_statuses(res)
+    assert len(cases) == count, res.out[-2000:]
+    by_onednn = re.compile(rf"UNIMPLEMENTED \(oneDNN {re.escape(lib.version)}: dnnl_\w+: "
+                           r"unimplemented\)")
+
+    def beyond(line: str) -> bool:   # a bf16 case oneDNN declines on this CPU
+        return (not onednn_runs_bf16(lib) and "bf16" in line.split("__REPRO: ")[1]
+                and by_onednn.search(line) is not None)
+    others = [line for status, line in cases if status not in allowed and not beyond(line)]
+    assert not others, others[:5]
+    ran = [line for status, line in cases if status in ("PASSED", "MISTRUSTED")]
+    assert all("--impl=onednn:" in line for line in ran), ran[:5]
+    assert res.code == (1 if any(status not in allowed for status, _ in cases) else 0)
+
+
 TORCH_REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_TORCH"
 
 

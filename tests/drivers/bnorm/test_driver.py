@@ -3,7 +3,7 @@ lines that rerun their case, the CI batch end to end, layouts through the reorde
 perf lines in GB/s, and broken kernels caught."""
 
 import pytest
-from conftest import BEST_ISA, ROOT, case_statuses, run_cli
+from conftest import BEST_ISA, ROOT, assert_ci_batch_passed, case_statuses, run_cli
 
 BN = f"--impl=bnorm:{BEST_ISA}"
 
@@ -67,8 +67,7 @@ def test_layouts_run_directly_when_dense_and_through_the_route_otherwise(tag, ro
 def test_the_ci_batch_passes_and_broken_kernels_fail_it():
     batch = f"--batch={ROOT / 'batches' / 'bnorm_ci'}"
     res = run_cli("-j", "2", "--bnorm", batch)
-    s = res.summary()
-    assert res.code == 0 and s["tests"] == s["passed"] > 3000
+    assert_ci_batch_passed(res, 3000)
     # each defect caught by a quarter of the batch: its paths are spread through it
     for fault in ("bnorm_last_channel", "bnorm_sum_short", "truncate_dst",
                   "src1_channel0", "reorder_padding_garbage"):

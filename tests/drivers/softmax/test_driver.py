@@ -3,7 +3,7 @@ repro lines that rerun their case, the CI batch end to end, layouts through the 
 route, perf lines in GB/s, and broken kernels caught."""
 
 import pytest
-from conftest import BEST_ISA, ROOT, case_statuses, run_cli
+from conftest import BEST_ISA, ROOT, assert_ci_batch_passed, case_statuses, run_cli
 
 SMX = f"--impl=softmax:{BEST_ISA}"
 
@@ -71,8 +71,7 @@ def test_layouts_run_directly_when_dense_and_through_the_route_otherwise(stag, d
 def test_the_ci_batch_passes_and_broken_kernels_fail_it():
     batch = f"--batch={ROOT / 'batches' / 'softmax_ci'}"
     res = run_cli("-j", "2", "--softmax", batch)
-    s = res.summary()
-    assert res.code == 0 and s["tests"] == s["passed"] > 1500
+    assert_ci_batch_passed(res, 1500)
     # each defect caught by a quarter of the batch: its paths are spread through it
     for fault in ("smx_no_max", "smx_sum_short", "truncate_dst", "src1_channel0",
                   "reorder_padding_garbage", "elt_dropout_word0"):
