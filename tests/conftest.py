@@ -118,13 +118,15 @@ CI_FORCED_SETS = (core.Isa.AVX512, core.Isa.AVX512_VNNI, core.Isa.AVX512_BF16)
 def assert_ci_batch_passed(res: Result, minimum: int) -> None:
     """.ci/run's gate on a correctness batch: exit status 0 and more than minimum cases,
     every one PASSED but those forced onto an AVX-512 row this CPU lacks, which are
-    SKIPPED (Skip-impl option hit); on a CPU without AVX-512 there are some (every CI
-    batch forces its AVX-512 rows), on one with all of CI_FORCED_SETS none."""
+    SKIPPED (Skip-impl option hit, their repro naming the row); on a CPU without AVX-512
+    there are some (every CI batch forces its AVX-512 rows), on one with all of
+    CI_FORCED_SETS none."""
     assert res.code == 0, res.out[-2000:]
     s = res.summary()
     skipped = [line for status, line in case_statuses(res) if status == "SKIPPED"]
     assert len(skipped) == s["skipped"]
-    assert all("(Skip-impl option hit)" in line for line in skipped), skipped[:5]
+    assert all("(Skip-impl option hit)" in line and re.search(r"__REPRO: .*--impl=\S*avx512", line)
+               for line in skipped), skipped[:5]
     if all(core.isa_supported(i) for i in CI_FORCED_SETS):
         assert not skipped, skipped[:5]
     elif not core.isa_supported(core.Isa.AVX512):

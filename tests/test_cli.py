@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, case_statuses, run_cli
 
 from benchdnn_py.reports import results
 
@@ -149,10 +149,20 @@ def test_every_row_of_the_data_type_table_runs_and_cfg_prints_as_dt():
     assert not any("--cfg" in l for l in res.lines)
 
 
-def test_impl_filter_exhausted_is_skipped():
-    res = run_cli("--conv", "--impl=no_such_impl", "ic3ih5oc3kh3")
+def test_impl_filter_exhausted_is_skipped_and_its_repro_names_the_filter():
+    res = run_cli("--conv", "--impl=no_such_impl,nor_this", "ic3ih5oc3kh3", "--skip-impl=gemm,dw,"
+                  "wino,f64,fused", "ic3ih5oc3kh3")
     assert res.code == 0
-    assert res.lines[0].startswith("0:SKIPPED (Skip-impl option hit) (")
+    first, second = (l for _, l in case_statuses(res))
+    assert first.startswith("0:SKIPPED (Skip-impl option hit) (")
+    # no implementation ran: the repro keeps the option that left them all out, and reruns
+    # to the same verdict
+    assert first.endswith("__REPRO: --conv --impl=no_such_impl,nor_this ic3ih5oc3oh3kh3ph0"), first
+    assert second.endswith("__REPRO: --conv --skip-impl=gemm,dw,wino,f64,fused ic3ih5oc3oh3kh3ph0")
+    for line in (first, second):
+        again = run_cli(*line.split("__REPRO: ")[1].split())
+        (status, rerun), = case_statuses(again)
+        assert status == "SKIPPED" and rerun.split("__REPRO: ")[1] == line.split("__REPRO: ")[1]
 
 
 def test_every_isa_variant_can_be_forced():

@@ -129,9 +129,18 @@ def lost_outcome(task: CaseTask, prb, repro: str, reason: str, ms: float) -> Cas
                        case_record(case, prb, result, task.idx, ms) if task.record else None)
 
 
+def selection_of(case, reason: str) -> str:
+    """The --impl or --skip-impl option of a case its filter skipped, for its repro."""
+    impl_filter = case.values.get("impl_filter")
+    if reason != Reason.SKIP_IMPL_HIT.value or impl_filter is None:
+        return ""
+    return impl_filter.option()
+
+
 def _line(case, idx: int, result: CaseResult, ms: float, repro: str) -> str:
     return result_line(idx, result.status, result.reason, result.errors, result.total, ms,
-                       case.settings.repro_prefix(), case.driver.name, result.impl, repro)
+                       case.settings.repro_prefix(), case.driver.name, result.impl, repro,
+                       selection_of(case, result.reason))
 
 
 def _run_case(run, prb, ctx: RunContext, err: Log) -> CaseResult:

@@ -20,6 +20,12 @@ class ImplFilter:
     include: bool = True
     names: tuple[str, ...] = ()
 
+    def option(self) -> str:
+        """The option that sets this filter, as a command line gives it ("" for none)."""
+        if not self.names:
+            return ""
+        return f"--{'impl' if self.include else 'skip-impl'}={','.join(self.names)}"
+
     def allows(self, impl_name: str) -> bool:
         if not self.names:
             return True

@@ -31,7 +31,7 @@ from ..status import Status
 from . import memory
 from . import shard as sharding
 from .case import group_timing
-from .execute import CaseOutcome, CaseTask, lost_outcome, repro_of, run_task
+from .execute import CaseOutcome, CaseTask, lost_outcome, repro_of, run_task, selection_of
 from .harness import Plan, PlannedCase
 from .progress import NoBar
 from .settings import DASK_SCHEME, GlobalSettings
@@ -429,7 +429,8 @@ class _Emitter:
         line = result_line(p.task.idx, status, record.get("reason") or "",
                            record.get("errors") or 0, record.get("total") or 0,
                            record.get("wall_ms") or 0.0, p.case.settings.repro_prefix(),
-                           self.driver.name, record.get("impl") or "", p.repro)
+                           self.driver.name, record.get("impl") or "", p.repro,
+                           selection_of(p.case, record.get("reason") or ""))
         self._count(p, status, record.get("impl") or "", line, record)
         self.bar.advance(status, step=0)
 

@@ -30,14 +30,17 @@ def stderr_console(color: str = "auto") -> Console:
 
 
 def result_line(idx: int, status: Status, reason: str, errors: int, total: int, ms: float,
-                prefix: str, driver: str, impl: str, repro: str) -> str:
+                prefix: str, driver: str, impl: str, repro: str, selection: str = "") -> str:
+    """A case's line. Its repro names the implementation that ran (impl) or, where none
+    did, the --impl or --skip-impl option that left every one out (selection), so that
+    it reruns to the same verdict."""
     parts = [f"{idx}:{status.value}"]
     if reason:
         parts.append(f"({reason})")
     if errors:
         parts.append(f"(errors:{errors} total:{total})")
     parts.append(f"({int(ms)} ms)")
-    impl_part = f"--impl={impl} " if impl else ""
+    impl_part = f"--impl={impl} " if impl else f"{selection} " if selection else ""
     return " ".join(parts) + f" __REPRO: {prefix}--{driver} {impl_part}{repro}"
 
 
