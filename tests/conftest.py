@@ -110,27 +110,18 @@ def assert_all_passed(res: Result, count: int, impl_prefix: str) -> None:
     assert res.code == 0
 
 
-# The AVX-512 sets whose rows CI's batches force (as .ci/run lists them): on a CPU without
-# one of them, those cases are SKIPPED (Skip-impl option hit).
-CI_FORCED_SETS = (core.Isa.AVX512, core.Isa.AVX512_VNNI, core.Isa.AVX512_BF16)
-
-
 def assert_ci_batch_passed(res: Result, minimum: int) -> None:
     """.ci/run's gate on a correctness batch: exit status 0 and more than minimum cases,
-    every one PASSED but those forced onto an AVX-512 row this CPU lacks, which are
-    SKIPPED (Skip-impl option hit, their repro naming the row); on a CPU without AVX-512
-    there are some (every CI batch forces its AVX-512 rows), on one with all of
-    CI_FORCED_SETS none."""
+    every one PASSED but those forced onto an AVX-512 row (every CI batch forces its
+    AVX-512 rows), which are SKIPPED (Skip-impl option hit, their repro naming the row)
+    exactly where this CPU lacks AVX-512."""
     assert res.code == 0, res.out[-2000:]
     s = res.summary()
     skipped = [line for status, line in case_statuses(res) if status == "SKIPPED"]
     assert len(skipped) == s["skipped"]
     assert all("(Skip-impl option hit)" in line and re.search(r"__REPRO: .*--impl=\S*avx512", line)
                for line in skipped), skipped[:5]
-    if all(core.isa_supported(i) for i in CI_FORCED_SETS):
-        assert not skipped, skipped[:5]
-    elif not core.isa_supported(core.Isa.AVX512):
-        assert skipped
+    assert bool(skipped) == ("avx512" not in VECTOR_ISAS)
     assert s["passed"] + len(skipped) == s["tests"] > minimum
 
 
@@ -150,17 +141,16 @@ def assert_onednn_cases(res: Result, count: int, lib, allowed: tuple[str, ...] =
     oneDNN implementation."""
     cases = case_statuses(res)
     assert len(cases) == count, res.out[-2000:]
-    by_onednn = re.compile(rf"UNIMPLEMENTED \(oneDNN {re.escape(lib.version)}: dnnl_\w+: "
-                           r"unimplemented\)")
-
-    def beyond(line: str) -> bool:   # a bf16 case oneDNN declines on this CPU
-        return (not onednn_runs_bf16(lib) and "bf16" in line.split("__REPRO: ")[1]
-                and by_onednn.search(line) is not None)
-    others = [line for status, line in cases if status not in allowed and not beyond(line)]
-    assert not others, others[:5]
+    declined = [line for status, line in cases if status not in allowed]
+    if declined:   # bf16 cases oneDNN itself declines on this CPU, and nothing else
+        by_onednn = re.compile(rf"UNIMPLEMENTED \(oneDNN {re.escape(lib.version)}: dnnl_\w+: "
+                               r"unimplemented\)")
+        assert not onednn_runs_bf16(lib), declined[:5]
+        assert all("bf16" in line.split("__REPRO: ")[1] and by_onednn.search(line)
+                   for line in declined), declined[:5]
     ran = [line for status, line in cases if status in ("PASSED", "MISTRUSTED")]
     assert all("--impl=onednn:" in line for line in ran), ran[:5]
-    assert res.code == (1 if any(status not in allowed for status, _ in cases) else 0)
+    assert res.code == (1 if declined else 0)
 
 
 TORCH_REQUIRE_ENV = "BENCHDNN_PY_REQUIRE_TORCH"
