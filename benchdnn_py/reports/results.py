@@ -36,6 +36,7 @@ from typing import Any, Callable
 from .. import __version__, backends, core
 from ..engine.settings import RUN_FIELDS
 from ..errors import BenchError, UsageError
+from ..status import Status
 from .perf_report import BANDWIDTH, machine_limit
 
 SCHEMA = "benchdnn-py-results"
@@ -446,6 +447,7 @@ _OPT_TEXT = "text or null"
 _OBJECT = "object"
 _OPT_OBJECT = "object or null"
 _LIST = "list"
+_STATUS = "a case status (" + ", ".join(s.value for s in Status) + ")"
 # The fields readers use, by record type, and what each must be when present: a file
 # whose records break this is refused with the line and field, so that compare, merge
 # and --resume never meet a value they cannot use. Absent fields are allowed (older
@@ -453,7 +455,7 @@ _LIST = "list"
 _FIELD_KINDS: dict[str, dict[str, str]] = {
     "header": {"environment": _OBJECT, "driver": _TEXT, "backend": _TEXT,
                "argv": _LIST, "command": _TEXT, "started": _TEXT, "run": _OPT_OBJECT},
-    "case": {"key": _TEXT, "repro": _TEXT, "status": _TEXT, "reason": _TEXT,
+    "case": {"key": _TEXT, "repro": _TEXT, "status": _STATUS, "reason": _TEXT,
              "driver": _TEXT, "impl": _TEXT, "backend": _TEXT, "idx": _NUMBER,
              "errors": _NUMBER, "total": _NUMBER, "settings": _OBJECT, "wall_ms": _NUMBER,
              "samples_ms": _LIST, "min_ms": _OPT_NUMBER, "avg_ms": _OPT_NUMBER,
@@ -474,7 +476,8 @@ def _is_number(value: Any) -> bool:
 _KIND_CHECKS: dict[str, Callable[[Any], bool]] = {
     "number": _is_number, "text": lambda v: isinstance(v, str),
     "object": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list),
-    "boolean": lambda v: isinstance(v, bool)}
+    "boolean": lambda v: isinstance(v, bool),
+    _STATUS: lambda v: isinstance(v, str) and v in Status._value2member_map_}
 _KIND_CHECKS.update({f"{kind} or null": lambda v, check=check: v is None or check(v)
                      for kind, check in list(_KIND_CHECKS.items())})
 

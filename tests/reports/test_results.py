@@ -205,6 +205,8 @@ CASE = json.dumps({"type": "case", "key": "--conv ic1ih1oc1kh1", "samples_ms": [
     (HEADER + "\n{bad\n" + CASE + "\n", ":2: not a JSON record"),
     (HEADER + "\n" + HEADER + "\n", ":2: a second header"),
     (HEADER + '\n{"type": "case", "samples_ms": []}\n', ":2: case record without a `key`"),
+    (HEADER + "\n" + CASE[:-1] + ', "status": ""}\n',
+     ':2: `status` must be a case status (PASSED, MISTRUSTED, FAILED, '),
     (b"\x1f\x8b\x08\x00garbage", "gzip data without a complete record"),
     (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + b"\xff" * 20, "corrupt gzip data"),
     (b"\xff\xfe\x00", "not UTF-8 text"),
