@@ -66,9 +66,10 @@ def create_past(impl, route: str, *args, **kwargs) -> core.ConvPrimitive:
 def bwd_weights_routes(impl, shape: core.ConvShape, attr: core.ConvAttr):
     """The primitives a backward-weights kernel test checks (each to be closed by the
     caller before the next is made): the group's route for the problem, and where that is
-    the direct route, the one behind it too (direct takes those shapes first)."""
+    the direct or the pointwise route, the one behind it too (those take their shapes
+    first)."""
     prim = create(impl, shape, core.Direction.BWD_WEIGHTS, True, attr=attr)
-    direct = prim.name.endswith(":direct")
+    route = prim.name.split(":")[-1]
     yield prim
-    if direct:
-        yield create_past(impl, "direct", shape, core.Direction.BWD_WEIGHTS, True, attr=attr)
+    if route in ("direct", "pointwise"):
+        yield create_past(impl, route, shape, core.Direction.BWD_WEIGHTS, True, attr=attr)

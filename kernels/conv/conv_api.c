@@ -12,6 +12,7 @@
 
 #include "conv_dblk.h"
 #include "conv_f64.h"
+#include "conv_pointwise.h"
 #include "conv_impl.h"
 #include "dt.h"
 #include "post_chain.h"
@@ -234,7 +235,7 @@ static const conv_impl_entry_t impls[] = {
      * its micro-kernel's width divides (avx512 16; avx2 8 and 16; scalar both). Forward
      * and unit-stride backward data by the direct convolution (conv_dblk.c, where the ISA
      * has one; forward also from channels-last src, attr.src_nhwc), backward weights by
-     * direct convolution (taps along w) or by taps, else gather. */
+     * direct convolution (taps along w), pointwise, or by taps, else gather. */
     NHWC_ROUTE("gemm_conv_blocked", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
     NHWC_ROUTE("gemm_conv_blocked", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
@@ -243,6 +244,10 @@ static const conv_impl_entry_t impls[] = {
                 BLOCKS),
     NHWC_ROUTE("gemm_conv_blocked", "avx2", direct, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2,
                BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
+    /* backward weights of a pointwise convolution, both tensors read in place
+     * (conv_pointwise.c): AVX2 only, where its blocks are what `any` takes */
+    {"gemm_conv_blocked:avx2:pointwise", BDNN_ISA_AVX2, &bdnn_conv_pointwise_ops,
+     &bdnn_pw_ker_avx2, F32, BLOCKS, bdnn_pointwise_applies, 0},
     NHWC_ROUTE("gemm_conv_blocked", "avx2", taps, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS,
                0),
     NHWC_GATHER("gemm_conv_blocked", "avx2", BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS),

@@ -601,6 +601,10 @@ int bdnn_nhwc_direct_applies(const struct bdnn_conv *c);
 int bdnn_nhwc_taps_applies(const struct bdnn_conv *c);
 int bdnn_nhwc_window_applies(const struct bdnn_conv *c);
 int bdnn_nhwc_col2im_applies(const struct bdnn_conv *c);
+/* gemm_conv_blocked's pointwise route (conv_pointwise.c; its kernel object is a
+ * conv_pw_ker_t, conv_pointwise.h) */
+extern const conv_impl_ops_t bdnn_conv_pointwise_ops;
+int bdnn_pointwise_applies(const struct bdnn_conv *c);
 /* One output row (od 0, oh) of a dw_conv_nhwc / dw_conv_blocked primitive c, every
  * channel, from rows the caller lays out (fused_dw's bands: a ring of 1x1 output rows):
  * nrows tap rows inside the input, row r's pixel 0 of channel 0 at row0[r] (channel

@@ -170,6 +170,18 @@ def _bwt_pays_avx2(shape: core.ConvShape) -> bool:
     return _bwt_pays(shape, core.Isa.AVX2)
 
 
+def _pointwise_bwt(shape: core.ConvShape) -> bool:
+    """Whether backward weights runs on the pointwise row (gemm_conv_blocked:avx2:pointwise:
+    both tensors' channel blocks read in place, no packing), which outran channels last's
+    taps route on AVX2: one group, a 1x1 at unit stride without padding (the output is the
+    input's size), input and output channels in whole 8s. Not where AVX-512 runs: its
+    channels-last rows keep those layers."""
+    return (shape.g == 1 and shape.k == (1, 1, 1) and _unit_stride(shape)
+            and shape.p == (0, 0, 0) and shape.i == shape.o
+            and shape.ic % 8 == 0 and shape.oc % 8 == 0
+            and not core.isa_supported(core.Isa.AVX512))
+
+
 def _window_pays(shape: core.ConvShape) -> bool:
     """Whether backward weights by windows on channels last (the window route: each output
     point's input window read in place, no packing) outruns the plain rows' packing: few
@@ -219,7 +231,8 @@ class AnyEntry:
 #     channels last when strided with a vector's worth of channels.
 #   backward weights: channels last where _bwt_pays says run_bwt outruns the plain rows'
 #     packing, or (AVX-512) where _window_pays says the window route does (first layers);
-#     channel blocks never (they ran slower than plain).
+#     8-channel blocks for the pointwise layers _pointwise_bwt names (AVX2), which read
+#     both tensors in place; other channel blocks never (they ran slower than plain).
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.FWD: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512_AMX),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16,
@@ -241,6 +254,8 @@ ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512,
                                           _bwt_pays_avx512),
                                  AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _window_pays),
+                                 AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2,
+                                          _pointwise_bwt),
                                  AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _bwt_pays_avx2),
                                  AnyEntry(core.ActLayout.PLAIN)),
 }
@@ -262,7 +277,8 @@ def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape,
 # layout's own rows come before the plain rows' reorder route (else after it: they run
 # when the route is filtered out or they are named), by the kernel's direction: first
 # wherever they ran faster than reorder, plain kernel and reorder back, which for channel
-# blocks in backward data is at unit stride only, and in backward weights never.
+# blocks in backward data is at unit stride only, and in backward weights on the pointwise
+# layers only.
 NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape], bool]]] = {
     core.Direction.FWD: {core.ActLayout.NHWC: _always, core.ActLayout.BLOCKED16: _always,
                          core.ActLayout.BLOCKED8: _always},
@@ -270,8 +286,8 @@ NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape
                               core.ActLayout.BLOCKED16: _unit_stride,
                               core.ActLayout.BLOCKED8: _unit_stride},
     core.Direction.BWD_WEIGHTS: {core.ActLayout.NHWC: _always,
-                                 core.ActLayout.BLOCKED16: _never,
-                                 core.ActLayout.BLOCKED8: _never},
+                                 core.ActLayout.BLOCKED16: _pointwise_bwt,
+                                 core.ActLayout.BLOCKED8: _pointwise_bwt},
 }
 
 

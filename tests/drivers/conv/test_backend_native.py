@@ -56,7 +56,12 @@ def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocke
 
 
 def _on_this_cpu(kind: str) -> core.ActLayout:
-    """The layout `any` resolves to for a rule's kind, on this CPU's instruction sets."""
+    """The layout `any` resolves to for a rule's kind, on this CPU's instruction sets
+    (pw/KIND: 8-channel blocks where AVX2 runs and AVX-512 does not, else KIND's)."""
+    if kind.startswith("pw/"):
+        if core.isa_supported(core.Isa.AVX2) and not core.isa_supported(core.Isa.AVX512):
+            return core.ActLayout.BLOCKED8
+        kind = kind[3:]
     if kind == "blocked" and core.isa_supported(core.Isa.AVX512):
         return core.ActLayout.BLOCKED16
     if kind == "blocked" and core.isa_supported(core.Isa.AVX2):
@@ -79,12 +84,15 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_W", "mb16ic64ih56oc18kh1", "nhwc"),          # 1x1, few input channels, 12.8 MB: in place
     ("BWD_W", "mb16ic40ih60oc18kh1", "plain"),         # ... copied (40 channels), 9.2 MB
     ("BWD_W", "mb2ic20ih16oc18kh1", "nhwc"),           # the same, 40 KB
-    ("BWD_W", "mb1ic128ih14oc16kh1", "nhwc"),          # 1x1, 128 input channels
+    ("BWD_W", "mb1ic128ih14oc16kh1", "pw/nhwc"),       # 1x1, 128 input channels
     ("BWD_W", "mb2ic3ih20oc18kh3", "plain"),           # 3 input channels
     ("BWD_W", "mb2ic3ih20oc64kh3", "nhwc512"),         # ... whole 32-wide panels: windows
     ("BWD_W", "mb2ic3ih20iw20oc64kh3kw3dw1", "plain"),        # ... dilated along w
     ("BWD_W", "mb2ic32ih14oc16kh1sh2", "nhwc"),        # strided 1x1, 7 wide
-    ("BWD_W", "mb2ic32ih7oc16kh1", "plain"),           # the same at unit stride
+    ("BWD_W", "mb2ic32ih7oc16kh1", "pw/plain"),        # the same at unit stride
+    ("BWD_WB", "mb2ic64ih28oc256kh1", "pw/nhwc"),      # pointwise
+    ("BWD_W", "mb2ic20ih7oc16kh1", "plain"),           # ... input channels not in 8s
+    ("BWD_W", "g2mb2ic32ih7oc16kh1", "plain"),         # ... groups
 ])
 def test_any_follows_the_rules_of_the_kernel_direction(direction, desc, kind):
     ex = _executor(_problem(f"--dir={direction}", desc))
@@ -113,6 +121,29 @@ def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
         assert native.routed(ex.prb, ex.prim.attr.layout, ex.prim.attr.src_layout) is routed
     finally:
         ex.close()
+
+
+@pytest.mark.parametrize("stag,desc,pointwise", [
+    ("nChw8c", "mb2ic32ih7oc16kh1", True),
+    ("nChw16c", "mb2ic32ih7oc16kh1", True),
+    ("nChw8c", "mb2ic32ih7oc16kh1sh2", False),    # strided: the route, as any other
+    ("nChw8c", "mb2ic32ih9oc16kh3ph1", False),
+])
+def test_a_blocked_pointwise_backward_weights_runs_on_its_row_first(stag, desc, pointwise):
+    """Backward weights on channel blocks takes the reorder route first, except a pointwise
+    layer where AVX-512 does not run: the pointwise row reads its blocks in place."""
+    if not core.isa_supported(core.Isa.AVX2):
+        pytest.skip("no AVX2 on this CPU")
+    try:
+        core.cap_isa("avx2")
+        ex = _executor(_problem("--dir=BWD_W", f"--stag={stag}", f"--dtag={stag}", desc))
+        try:
+            assert ex.name.endswith(":pointwise") is pointwise, ex.name
+            assert ("+reorder" in ex.name) is not pointwise, ex.name
+        finally:
+            ex.close()
+    finally:
+        core.cap_isa("")
 
 
 @pytest.mark.parametrize("drv,dt,desc,src_nhwc", [

@@ -1,0 +1,66 @@
+/* AVX2 + FMA instance of the pointwise backward-weights kernel (contract:
+ * conv_pointwise.h). */
+#pragma GCC target("avx2,fma")
+#include <immintrin.h>
+
+#include "conv_pointwise.h"
+
+/* One block's sums, a vector of 8 output channels per input channel (r0..r3), into rows
+ * w[o * ldw] of 4 input channels each: transposed in registers, 4 x 8 into 8 x 4. */
+static inline __attribute__((always_inline)) void pw_store(__m256 r0, __m256 r1, __m256 r2,
+                                                           __m256 r3, float *w, int64_t ldw,
+                                                           int accumulate) {
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    /* u[o]: output channel o in the low half, o + 4 in the high half */
+    const __m256 u[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                         _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+    for (int o = 0; o < 4; ++o) {
+        __m128 lo = _mm256_castps256_ps128(u[o]), hi = _mm256_extractf128_ps(u[o], 1);
+        float *p = w + o * ldw, *q = w + (o + 4) * ldw;
+        if (accumulate) lo = _mm_add_ps(_mm_loadu_ps(p), lo), hi = _mm_add_ps(_mm_loadu_ps(q), hi);
+        _mm_storeu_ps(p, lo);
+        _mm_storeu_ps(q, hi);
+    }
+}
+
+/* The call on nb blocks (a constant where it is inlined: the sums stay in registers). */
+static inline __attribute__((always_inline)) void pw_tile(const int nb, const pw_call_t *k) {
+    __m256 acc[PW_MAX_NB][4];
+#pragma GCC unroll 3
+    for (int j = 0; j < nb; ++j)
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) acc[j][i] = _mm256_setzero_ps();
+    const int64_t pt = k->pt, points = k->points;
+    const float *s = k->s, *d0 = k->dd[0], *d1 = k->dd[nb > 1], *d2 = k->dd[nb > 2 ? 2 : 0];
+    for (int64_t n = 0; n < k->imgs; ++n) {   /* images */
+        for (int64_t p = 0; p < points; ++p) {   /* points */
+            /* (the blocks past nb: never read) */
+            const __m256 d[PW_MAX_NB] = {
+                _mm256_loadu_ps(d0 + p * pt),
+                nb > 1 ? _mm256_loadu_ps(d1 + p * pt) : _mm256_setzero_ps(),
+                nb > 2 ? _mm256_loadu_ps(d2 + p * pt) : _mm256_setzero_ps()};
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) {   /* input channels */
+                const __m256 x = _mm256_broadcast_ss(s + p * pt + i);
+#pragma GCC unroll 3
+                for (int j = 0; j < nb; ++j) acc[j][i] = _mm256_fmadd_ps(d[j], x, acc[j][i]);
+            }
+        }
+        s += k->s_img, d0 += k->dd_img, d1 += k->dd_img, d2 += k->dd_img;
+    }
+#pragma GCC unroll 3
+    for (int j = 0; j < nb; ++j)
+        pw_store(acc[j][0], acc[j][1], acc[j][2], acc[j][3], k->w + 8 * j * k->ldw, k->ldw,
+                 k->accumulate);
+}
+
+static void pw_avx2(const pw_call_t *k) {
+    switch (k->nb) {
+    case 3: pw_tile(3, k); break;
+    case 2: pw_tile(2, k); break;
+    default: pw_tile(1, k);
+    }
+}
+
+const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2};
