@@ -23,7 +23,7 @@ enum { PW_POINTS = 1024 };
 
 typedef struct {
     const conv_pw_ker_t *k;
-    int64_t triples, items;   /* groups of up to PW_MAX_NB 8-channel output blocks; x ICB8 */
+    int64_t items;            /* (up to PW_MAX_NB 8-channel output blocks, 8 input channels) */
     int64_t kp, kn;           /* a k block's points (of one image) and images */
 } pw_plan_t;
 
@@ -48,8 +48,7 @@ static int pw_init(struct bdnn_conv *c) {
     if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = q;
     q->k = (const conv_pw_ker_t *)c->impl->kernel;
-    q->triples = bdnn_div_up(d->oc / 8, PW_MAX_NB);
-    q->items = q->triples * (d->ic / 8);
+    q->items = bdnn_div_up(d->oc / 8, PW_MAX_NB) * (d->ic / 8);
     /* k blocks: PW_POINTS points of one image, evenly cut; or whole images, as many as
      * make up PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
     const int64_t points = out_points(d);
@@ -66,6 +65,14 @@ static size_t pw_weights_bytes(const struct bdnn_conv *c) { return 0; }
 
 static void pw_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {}
 
+/* Item it's first output block ob, its nb blocks and its first input channel ic0:
+ * output blocks outermost. */
+static inline void pw_item(int64_t it, int64_t OCB8, int64_t ICB8, int64_t *ob, int *nb,
+                           int64_t *ic0) {
+    *ob = it / ICB8 * PW_MAX_NB, *ic0 = it % ICB8 * 8;
+    *nb = (int)min64(PW_MAX_NB, OCB8 - *ob);
+}
+
 static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const pw_plan_t *q = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
@@ -78,9 +85,10 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
             const int64_t it0 = q->items * tid / c->nthr, it1 = q->items * (tid + 1) / c->nthr;
             if (d->mb == 0 || points == 0)   /* no points: the sums are zeros */
-                for (int64_t it = it0; it < it1; ++it) {
-                    const int64_t ob = it / ICB8 * PW_MAX_NB, ic0 = it % ICB8 * 8;
-                    for (int64_t oc = ob * 8; oc < min64(OCB8, ob + PW_MAX_NB) * 8; ++oc)
+                for (int64_t it = it0, ob, ic0; it < it1; ++it) {
+                    int nb;
+                    pw_item(it, OCB8, ICB8, &ob, &nb, &ic0);
+                    for (int64_t oc = ob * 8; oc < (ob + nb) * 8; ++oc)
                         memset(diff_wei + oc * IC + ic0, 0, 8 * sizeof(float));
                 }
             int first = 1;
@@ -89,9 +97,8 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 pw_call_t k = {.pt = ts.B, .points = min64(q->kp, points - p0),
                                .imgs = min64(q->kn, d->mb - n0), .dd_img = td.img,
                                .s_img = ts.img, .ldw = IC, .accumulate = !first};
-                for (int64_t it = it0; it < it1; ++it) {              /* items */
-                    const int64_t ob = it / ICB8 * PW_MAX_NB, ic0 = it % ICB8 * 8;
-                    k.nb = (int)min64(PW_MAX_NB, OCB8 - ob);
+                for (int64_t it = it0, ob, ic0; it < it1; ++it) {     /* items */
+                    pw_item(it, OCB8, ICB8, &ob, &k.nb, &ic0);
                     for (int j = 0; j < k.nb; ++j)
                         k.dd[j] = diff_dst + n0 * td.img + at(&td, (ob + j) * 8, p0);
                     for (int64_t i0 = ic0; i0 < ic0 + 8; i0 += 4) {   /* input quads */
@@ -102,11 +109,13 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 }
             }
             /* the test defect: the last input channel dropped (its sums never added) */
-            for (int64_t it = it0; c->fault == BDNN_FAULT_SKIP_LAST_IC && it < it1; ++it)
-                if (it % ICB8 == ICB8 - 1)
-                    for (int64_t oc = it / ICB8 * PW_MAX_NB * 8;
-                         oc < min64(OCB8, (it / ICB8 + 1) * PW_MAX_NB) * 8; ++oc)
-                        diff_wei[oc * IC + IC - 1] = 0.0f;
+            for (int64_t it = it0, ob, ic0; c->fault == BDNN_FAULT_SKIP_LAST_IC && it < it1;
+                 ++it) {
+                int nb;
+                pw_item(it, OCB8, ICB8, &ob, &nb, &ic0);
+                for (int64_t oc = ob * 8; ic0 + 8 == IC && oc < (ob + nb) * 8; ++oc)
+                    diff_wei[oc * IC + IC - 1] = 0.0f;
+            }
         }
         if (a->bias) bdnn_nhwc_bias_sums(c, diff_dst, (float *)a->bias);
     }

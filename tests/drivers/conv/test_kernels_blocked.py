@@ -23,6 +23,15 @@ LAYOUT = {8: core.ActLayout.BLOCKED8, 16: core.ActLayout.BLOCKED16}
 # The blocks each row takes: those its micro-kernel's width divides.
 TAKES = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16)}
 
+# backward weights of pointwise layers (the pointwise route, AVX2): both tensors in place,
+# the taps route behind it checked on them too
+POINTWISE = [
+    "mb2ic40ih10oc24kh1",                         # one group of 3 output blocks
+    "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image, a 1-block group
+    "mb30ic8ih7oc40kh1",                          # images per k block, a 2-block group
+    "mb2ic24id3ih4iw5oc16kd1kh1kw1",              # 3D
+]
+
 SHAPES = [
     "mb1ic2iw9oc3kw3",                            # 1D, channels far below a block
     "ic4iw10oc6kw3sw2pw1",
@@ -52,12 +61,7 @@ SHAPES = [
     "mb2ic20ih9iw11oc18kh3kw3ph1pw1",             # tails in and out, borders
     "mb1ic40ih7iw9oc48kh3kw4ph1pw2dh1",           # 4 taps, dilation along h
     "mb3ic5ih6iw8oc3kh2kw5pw2dw1",                # 5 taps, dilation along w, tiny blocks
-    # backward weights of pointwise layers (the pointwise route, AVX2): both tensors in
-    # place, the taps route behind it checked on them too
-    "mb2ic40ih10oc24kh1",                         # one group of 3 output blocks
-    "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image, a 1-block group
-    "mb30ic8ih7oc40kh1",                          # images per k block, a 2-block group
-    "mb2ic24id3ih4iw5oc16kd1kh1kw1",              # 3D
+    *POINTWISE,
     # backward weights by taps (run_bwt): diff_dst gathered per point across blocks
     "mb3ic48ih9oc20kh3sh2ph1dh1",                 # stride phases, dilation, oc tail
     "mb2ic32id3ih5iw5oc40kd3kh3kw3ph1pw1",        # 3D, one output plane, depth taps
@@ -254,13 +258,9 @@ def test_backward_weights_matches_reference_exactly(impl, b, text):
         assert np.array_equal(diff_bias, ref_b.astype(np.float32)), prim.name
 
 
-POINTWISE = [t for t in SHAPES if t in ("mb2ic40ih10oc24kh1", "mb3ic16ih300iw5oc56kh1kw1",
-                                         "mb30ic8ih7oc40kh1", "mb2ic24id3ih4iw5oc16kd1kh1kw1")]
-
-
 @pytest.mark.parametrize("b", (8, 16))
 def test_pointwise_layers_run_on_the_pointwise_route(b):
-    """The shapes above that the pointwise route takes reach it on AVX2's group (else its
+    """The POINTWISE shapes reach the pointwise route on AVX2's group (else its
     exactness test would check only the routes behind it), and only pointwise shapes do."""
     (impl,) = [i for i in ROWS if i.name == "gemm_conv_blocked:avx2"]
     if not core.isa_supported(impl.isa):
