@@ -429,7 +429,14 @@ class ConvPrimitive:
                                     self.attr.cdata(self._keep), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
-        self.name = _with_fault(ffi.string(lib.bdnn_conv_name(self._handle)).decode(), fault)
+        self._row, self._fault = ffi.string(lib.bdnn_conv_name(self._handle)).decode(), fault
+
+    @property
+    def name(self) -> str:
+        """The implementation's name, with `@` and the variant of its tile the last
+        execution ran where its row picks one per execution (`...:shift@pairs16`)."""
+        variant = ffi.string(lib.bdnn_conv_variant(self._handle)).decode()
+        return _with_fault(f"{self._row}@{variant}" if variant else self._row, self._fault)
 
     @property
     def weights_bytes(self) -> int:

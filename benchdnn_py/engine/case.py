@@ -149,6 +149,7 @@ def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) ->
             bound = steps.prepare(prb, prim, False)
         with res.timers("execute"):
             bound.run()
+        res.impl = prim.name   # a row choosing its tile per execution names the one it ran
         bound.collect()
         breach = bound.breach()
         if breach:
@@ -164,6 +165,7 @@ def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) ->
                 bound = steps.prepare(prb, prim, True)
             res.status = Status.EXECUTED
         times = measure_into(res, bound.run, ctx)
+        res.impl = prim.name   # the perf fill's data may choose another tile
         res.perf = steps.perf_record(prb, ctx, res.impl, times, create_s, bound)
 
 

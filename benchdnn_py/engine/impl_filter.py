@@ -4,6 +4,7 @@ that chooses among implementations takes these options and asks ``allows`` per r
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable
 
 from .. import core
@@ -33,9 +34,20 @@ class ImplFilter:
         return hit if self.include else not hit
 
 
+# A name's `@variant`: the tile its row chose for one execution's data (results show
+# `gemm_conv_int8:avx2:shift@pairs16`); a filter selects the row, so it drops the variant.
+_VARIANT = re.compile(r"@\w+")
+
+
+def without_variant(name: str) -> str:
+    """The implementation name a filter matches: name without its `@variant`."""
+    return _VARIANT.sub("", name)
+
+
 def _impl_filter(include: bool):
     def parse(text: str) -> ImplFilter:
-        names = tuple(n.strip().strip("'\"") for n in text.split(",") if n.strip())
+        names = tuple(without_variant(n.strip().strip("'\"")) for n in text.split(",")
+                      if n.strip())
         return ImplFilter(include, names)
     return parse
 

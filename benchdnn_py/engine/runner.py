@@ -33,6 +33,7 @@ from . import shard as sharding
 from .case import group_timing
 from .execute import CaseOutcome, CaseTask, lost_outcome, repro_of, run_task, selection_of
 from .harness import Plan, PlannedCase
+from .impl_filter import without_variant
 from .progress import NoBar
 from .settings import DASK_SCHEME, GlobalSettings
 from .timing import TimingGroup
@@ -459,7 +460,8 @@ def selection_warnings(plan: Plan, summary: RunSummary) -> list[str]:
     if not plan.settings.mode.list_only:
         out += [f"--impl name `{n}` is part of no implementation that ran (cases only it "
                 f"selected are SKIPPED)"
-                for n in names[True] if not any(n in impl for impl in summary.impl_hits)]
+                for n in names[True]
+                if not any(n in without_variant(impl) for impl in summary.impl_hits)]
     if summary.counts.values["tests"] == 0:
         why = ("no problem was given (on the command line or in the batch files)"
                if not plan.cases else "--match or --shard left every case out")

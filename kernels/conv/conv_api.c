@@ -706,6 +706,10 @@ int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial
 
 const char *bdnn_conv_name(const bdnn_conv_t *c) { return c->name ? c->name : c->impl->name; }
 
+const char *bdnn_conv_variant(const bdnn_conv_t *c) {
+    return c->variant && *c->variant ? *c->variant : "";
+}
+
 void bdnn_conv_destroy(bdnn_conv_t *c) {
     if (!c) return;
     if (c->impl && c->impl->ops->fini) c->impl->ops->fini(c);

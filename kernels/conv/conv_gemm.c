@@ -73,8 +73,20 @@ size_t bdnn_gemm_weights_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return 0;
     if (!p->pack) return sizeof(float) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->K);
+    if (has_pairs16(c)) return pairs16_offset(c) + pairs16_a_bytes(c) + sizeof(int32_t);
     return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0)
            + (p->border ? sizeof(int32_t) * (size_t)(c->d.g * p->M * taps_of(&c->d)) : 0);
+}
+
+/* The largest |w0| + |w1| over the s8 weight pairs (bytes 0-1 and 2-3 of each quad) of
+ * n bytes of grouped A (the k padding's zeros included: they bound nothing). */
+static int32_t weight_pair_max(const int8_t *a, size_t n) {
+    int32_t most = 0;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        const int32_t s = abs((int32_t)a[i]) + abs((int32_t)a[i + 1]);
+        if (s > most) most = s;
+    }
+    return most;
 }
 
 /* Space-to-depth: the original input channel and tap of row k = (tap', phase * IC + ic) of
@@ -197,6 +209,8 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
     }
     const size_t elt = a_esz(c);
     int32_t *comp = p->pack == 4 ? (int32_t *)((char *)packed + grouped_bytes(c)) : NULL;
+    int8_t *narrow = has_pairs16(c) ? (int8_t *)packed + pairs16_offset(c) : NULL;
+    if (narrow) *(int32_t *)pairs16_wmax(c, packed) = INT32_MAX;   /* until packed whole */
     const int64_t zp_shift = (int64_t)c->attr.src_zp + (int64_t)p->b_shift;
     /* per-channel zero points (gather route: row k is (channel read, tap) of the group,
      * ic forward, oc backward data) */
@@ -225,9 +239,14 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
                 const int64_t pc = kblock_first(p, K, b);
                 const int64_t kc = kblock_len(p, pc), kcp = bdnn_div_up(kc, p->pack) * p->pack;
                 for (int64_t k = pc; k < pc + kc; ++k) pack_k_f32(c, wg, k, blk);
-                for (int64_t ip = 0; ip < p->a_panels; ++ip)
+                for (int64_t ip = 0; ip < p->a_panels; ++ip) {
+                    const size_t at = (size_t)(pc * p->a_panels * MR + ip * kcp * MR);
                     regroup(blk + ip * kc * MR, kc, MR, p->pack, 0.0f, 0, ukr_of(c)->a_wide,
-                            qg + elt * (size_t)(pc * p->a_panels * MR + ip * kcp * MR));
+                            qg + elt * at);
+                    if (narrow)   /* the bounded tile's copy: s8, one byte an element */
+                        regroup(blk + ip * kc * MR, kc, MR, p->pack, 0.0f, 0, 0,
+                                narrow + (size_t)(g * p->a_panels * MR * p->Kp) + at);
+                }
                 if (!mine) continue;
                 for (int64_t m = 0; m < M; ++m) {
                     const float *col = blk + (m / MR) * kc * MR + m % MR;
@@ -251,6 +270,9 @@ void bdnn_gemm_pack_weights(const struct bdnn_conv *c, const void *wei, void *pa
             for (int64_t m = 0; m < M; ++m) comp[g * M + m] = (int32_t)sums[m];
     }
     free(sums);
+    if (narrow && !oom)
+        *(int32_t *)pairs16_wmax(c, packed) =
+            weight_pair_max(narrow, (size_t)(d->g * p->a_panels * MR * p->Kp));
     if (p->border && !oom) pack_border(c, w32, (int32_t *)border_table(c, packed));
     free(wf);
 }
@@ -306,7 +328,7 @@ static const float *subsample(const struct bdnn_conv *c, const float *src) {
 void bdnn_gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
-    exec_t e = {c, p, NULL, NULL, NULL, NULL, NULL, p->pad};
+    exec_t e = {c, p, NULL, NULL, NULL, NULL, NULL, p->pad, 0};
     const int b_dt = b_dt_of(c);
     switch (c->dir) {
     case BDNN_DIR_FWD:

@@ -128,6 +128,9 @@ typedef struct {
     int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;
     int64_t s2d_h, s2d_w; /* space-to-depth: phases along h and w (the stride), 0 if off */
     int direct_store;     /* shift, lp: each tile's last chain stored into dst (dp_store_fn) */
+    const char *variant;  /* shift with a bounded tile (has_pairs16): "pairs16" when the
+                             last execution ran it on every image chunk, "pairs16_part"
+                             on some, NULL on none (bdnn_conv_variant) */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int op;               /* backward weights on the outer-product route */
     int64_t b_panels;     /* op: NR panels of N */
@@ -174,6 +177,8 @@ typedef struct {
     const void *bias;        /* f32, or attr.bia_dt on the lp path */
     void *out;               /* f32, or the output type on the lp path */
     float pad;               /* forward B packing: the value of taps outside the input */
+    int pairs16;             /* shift, int8: this chunk's tiles are the bounded ones
+                                (has_pairs16), its bytes and the weights proven to fit */
 } exec_t;
 
 /* One piece of an output row inside a k block: k block positions [kk, kk + len) are the
@@ -280,6 +285,28 @@ GEMM_HELPER const int32_t *border_table(const struct bdnn_conv *c, const void *p
     const gemm_plan_t *p = c->plan;
     return (const int32_t *)((const char *)packed + grouped_bytes(c)
                              + sizeof(int32_t) * (size_t)(c->d.g * p->M));
+}
+
+/* The shift route's bounded int8 tile (conv_gemm_ukr_t.pairs16) runs on a second copy
+ * of A, plain s8 quads at the grouped A's element positions, appended to the packed
+ * weights (after the border table, on a cache line), then the largest |w0| + |w1| of
+ * its weight pairs (bdnn_pairs16_exact), an int32. */
+GEMM_HELPER int has_pairs16(const struct bdnn_conv *c) {
+    const gemm_plan_t *p = c->plan;
+    return p->shift && p->pack == 4 && ukr_of(c)->pairs16 != NULL;
+}
+GEMM_HELPER size_t pairs16_offset(const struct bdnn_conv *c) {
+    const gemm_plan_t *p = c->plan;
+    const size_t head = grouped_bytes(c) + sizeof(int32_t) * (size_t)(c->d.g * p->M)
+        + (p->border ? sizeof(int32_t) * (size_t)(c->d.g * p->M * taps_of(&c->d)) : 0);
+    return bdnn_div_up(head, 64) * 64;
+}
+GEMM_HELPER size_t pairs16_a_bytes(const struct bdnn_conv *c) {
+    const gemm_plan_t *p = c->plan;
+    return bdnn_div_up((size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->Kp), 64) * 64;
+}
+GEMM_HELPER const int32_t *pairs16_wmax(const struct bdnn_conv *c, const void *packed) {
+    return (const int32_t *)((const char *)packed + pairs16_offset(c) + pairs16_a_bytes(c));
 }
 
 /* Regroups a panel of kc rows x W f32 values (row stride W) into groups of `pack` rows:

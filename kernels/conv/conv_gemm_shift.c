@@ -107,6 +107,7 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     } else {
         memset(p->padded, 0, sizeof(float) * (size_t)padded);
     }
+    if (has_pairs16(c)) c->variant = &p->variant;
     p->scratch = calloc(c->nthr, sizeof(scratch_t));
     if (!p->scratch) return BDNN_STATUS_OUT_OF_MEMORY;
     for (int t = 0; t < c->nthr; ++t) {
@@ -161,37 +162,45 @@ static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64
 /* group_lane over a run of n consecutive points from point i, written so that the compiler
  * vectorizes it (separate restrict-qualified channel rows, no pack test in the loop): the
  * regrouping is a pass over the whole input inside every execution, and lane by lane it
- * cost a 1x1 layer more than its dot products did. */
-static inline void group_lanes_run_s(uint32_t *restrict out, const void *src, int pack,
-                                     int64_t step, int64_t i, int64_t n, uint32_t flip,
-                                     int64_t s) {
+ * cost a 1x1 layer more than its dot products did. Returns the OR of the int8 lanes
+ * written (0 for bf16): each byte of it bounds the bytes of its position (pairs16). */
+static inline uint32_t group_lanes_run_s(uint32_t *restrict out, const void *src, int pack,
+                                         int64_t step, int64_t i, int64_t n, uint32_t flip,
+                                         int64_t s) {
     if (pack == 2) {
         const uint16_t *restrict h0 = (const uint16_t *)src + i, *restrict h1 = h0 + step;
         for (int64_t x = 0; x < n; ++x)
             out[x] = (uint32_t)h0[x * s] | (uint32_t)h1[x * s] << 16;
-        return;
+        return 0;
     }
     const uint8_t *restrict b0 = (const uint8_t *)src + i, *restrict b1 = b0 + step,
                             *restrict b2 = b1 + step, *restrict b3 = b2 + step;
-    for (int64_t x = 0; x < n; ++x)
-        out[x] = ((uint32_t)b0[x * s] | (uint32_t)b1[x * s] << 8 | (uint32_t)b2[x * s] << 16
-                  | (uint32_t)b3[x * s] << 24) ^ flip;
+    uint32_t any = 0;
+    for (int64_t x = 0; x < n; ++x) {
+        const uint32_t lane = ((uint32_t)b0[x * s] | (uint32_t)b1[x * s] << 8
+                               | (uint32_t)b2[x * s] << 16 | (uint32_t)b3[x * s] << 24) ^ flip;
+        out[x] = lane;
+        any |= lane;
+    }
+    return any;
 }
 /* ... points s apart along the input row (a strided 1x1's planes); s = 1 and 2 (ResNet's
  * downsampling layers) are compiled apart, with the stride a constant to vectorize by. */
-static void group_lanes_run(uint32_t *out, const void *src, int pack, int64_t step, int64_t i,
-                            int64_t n, uint32_t flip, int64_t s) {
-    if (s == 1) group_lanes_run_s(out, src, pack, step, i, n, flip, 1);
-    else if (s == 2) group_lanes_run_s(out, src, pack, step, i, n, flip, 2);
-    else group_lanes_run_s(out, src, pack, step, i, n, flip, s);
+static uint32_t group_lanes_run(uint32_t *out, const void *src, int pack, int64_t step,
+                                int64_t i, int64_t n, uint32_t flip, int64_t s) {
+    if (s == 1) return group_lanes_run_s(out, src, pack, step, i, n, flip, 1);
+    if (s == 2) return group_lanes_run_s(out, src, pack, step, i, n, flip, 2);
+    return group_lanes_run_s(out, src, pack, step, i, n, flip, s);
 }
 
 /* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
  * of group plane i holds channels pack*i .. pack*i + pack-1 of input point
  * (y*SH - PH, x*SW - PW); an s8 source flips each byte's sign bit, which is adding 128
  * (the u8 the VNNI kernel takes). Strides other than 1 come only with one tap (1x1): the
- * plane is then the grid of output points, each lane the input point it reads. */
-static void shift_pad_input_groups(const exec_t *e, const void *src, int64_t n0, int64_t n1) {
+ * plane is then the grid of output points, each lane the input point it reads. Returns the
+ * OR of the int8 lanes written. */
+static uint32_t shift_pad_input_groups(const exec_t *e, const void *src, int64_t n0,
+                                       int64_t n1) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
@@ -209,27 +218,37 @@ static void shift_pad_input_groups(const exec_t *e, const void *src, int64_t n0,
      * whole plane), not rows of 7 to 56 points, most of them a vector loop's tail. */
     const int rows_join = SH == 1 && SW == 1 && PW == 0 && wp == IW && !edge;
     const int64_t y0 = d->ph > 0 ? d->ph : 0, y1 = IH + d->ph < hp ? IH + d->ph : hp;
-#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    uint32_t any = 0;
+#pragma omp parallel for num_threads(c->nthr) schedule(static) reduction(| : any)
     for (int64_t plane = 0; plane < (n1 - n0) * groups; ++plane) {
         const int64_t n = n0 + plane / groups, i = plane % groups;
         const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
         uint32_t *out = padded + plane * p->plane;
         if (rows_join) {   /* rows [y0, y1) are one run in both */
-            group_lanes_run(out + y0 * wp, in, pack, IH * IW, (y0 - d->ph) * IW,
-                            (y1 - y0) * wp, flip, 1);
+            any |= group_lanes_run(out + y0 * wp, in, pack, IH * IW, (y0 - d->ph) * IW,
+                                   (y1 - y0) * wp, flip, 1);
             continue;
         }
         for (int64_t y = 0; y < hp; ++y) {
             const int64_t iy = y * SH - d->ph;
             if (iy < 0 || iy >= IH) continue;   /* a padding row, from creation */
             uint32_t *row = out + y * wp;
-            group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 * SW - PW, x1 - x0,
-                            flip, SW);
+            any |= group_lanes_run(row + x0, in, pack, IH * IW, iy * IW + x0 * SW - PW,
+                                   x1 - x0, flip, SW);
             if (edge)
                 for (int64_t x = x1; x < wp; ++x)
-                    row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
+                    any |= row[x] = group_lane(in, pack, IH * IW, iy * IW + IW - 1, flip);
         }
     }
+    return any;
+}
+
+/* The OR of n lanes (the space-to-depth copy's, which writes every lane). */
+static uint32_t lanes_or(const uint32_t *lanes, int64_t n, int nthr) {
+    uint32_t any = 0;
+#pragma omp parallel for num_threads(nthr) schedule(static) reduction(| : any)
+    for (int64_t i = 0; i < n; ++i) any |= lanes[i];
+    return any;
 }
 
 /* Stores rows [m0, m1) of a C block on the padded grid (columns [j0, j0 + ncols)) into
@@ -329,7 +348,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                          int64_t g, int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
     const struct bdnn_conv *c = e->c;
     const gemm_plan_t *p = e->p;
-    const conv_gemm_ukr_t *u = ukr_of(c);
+    /* the bounded tile on its s8 copy of A, or the row's tile (same mr, nr and places) */
+    const conv_gemm_ukr_t *u = e->pairs16 ? ukr_of(c)->pairs16 : ukr_of(c);
     const int32_t *comp = p->pack == 4   /* int8: see shift_store_lp */
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
     const size_t osz = bdnn_dt_size(c->out_dt);
@@ -337,8 +357,9 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     const int64_t icg = p->s_icg, plane = p->plane;
     const size_t elt = pack == 2 ? 2 : 1;
     const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
-    const size_t aelt = a_esz(c);
-    const char *a_g = (const char *)e->a_packed + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
+    const size_t aelt = e->pairs16 ? 1 : a_esz(c);
+    const char *a_g = (const char *)e->a_packed + (e->pairs16 ? pairs16_offset(c) : 0)
+                    + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
     int64_t kcs[SHIFT_CHAIN_MAX], pcs[SHIFT_CHAIN_MAX];
     const float *bs[SHIFT_CHAIN_MAX];
     conv_dp_block_t blk[SHIFT_CHAIN_MAX];
@@ -451,19 +472,40 @@ void bdnn_gemm_run_shift(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
-    for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk) {
+    const int pairs16 = has_pairs16(c);
+    int64_t chunks = 0, bounded = 0;
+    for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk, ++chunks) {
         const int64_t n1 = n0 + p->chunk < d->mb ? n0 + p->chunk : d->mb;
-        if (p->s2d_h) bdnn_gemm_s2d_pad_input(e, e->b_src, n0, n1);
-        else if (p->pack) shift_pad_input_groups(e, e->b_src, n0, n1);
-        else shift_pad_input(e, n0, n1);
+        uint32_t any = 0;   /* int8: the OR of the chunk's lanes */
+        if (p->s2d_h) {
+            bdnn_gemm_s2d_pad_input(e, e->b_src, n0, n1);
+            if (pairs16) any = lanes_or((const uint32_t *)p->padded,
+                                        (n1 - n0) * (p->s_ic / p->pack) * p->plane, c->nthr);
+        } else if (p->pack) {
+            any = shift_pad_input_groups(e, e->b_src, n0, n1);
+        } else {
+            shift_pad_input(e, n0, n1);
+        }
+        /* The bounded tile where this chunk's bytes (the padding's byte among them, which
+         * every plane's border holds) and the weights prove its pair sums exact. */
+        exec_t ec = *e;
+        if (pairs16) {
+            const uint32_t pad = (uint32_t)(int32_t)(p->pad + p->b_shift);
+            const uint32_t bytes = any | any >> 8 | any >> 16 | any >> 24 | pad;
+            ec.pairs16 = bdnn_pairs16_exact((int32_t)(bytes & 0xff), *pairs16_wmax(c, e->a_packed));
+            bounded += ec.pairs16;
+        }
         const int64_t items = (n1 - n0) * d->g * p->n_col_blocks * p->n_row_blocks;
 #pragma omp parallel num_threads(c->nthr)
         {
             const scratch_t *s = &p->scratch[omp_get_thread_num()];
 #pragma omp for schedule(static, 1)
-            for (int64_t item = 0; item < items; ++item) shift_item(e, s, n0, item);
+            for (int64_t item = 0; item < items; ++item) shift_item(&ec, s, n0, item);
         }
     }
+    if (pairs16)   /* the plan is the primitive's own state, as its padded planes are */
+        ((gemm_plan_t *)c->plan)->variant = bounded == chunks && chunks ? "pairs16"
+                                          : bounded ? "pairs16_part" : NULL;
 }
 
 int bdnn_gemm_shift_applies(const struct bdnn_conv *c) {

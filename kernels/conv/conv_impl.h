@@ -260,7 +260,20 @@ typedef struct conv_gemm_ukr {
     /* fn's short tiles: a tile of mr < MR rows reads A's first mr rows rounded up to a
      * multiple of this (packers leave the rows past them unwritten); 0: MR (all rows) */
     int row_step;
+    /* The same tile (mr, nr, pack 4) on A as plain s8 quads, summing each pair of
+     * products in 16 bits first (vpmaddubsw): more products per instruction, exact only
+     * where no pair sum leaves s16 (bdnn_pairs16_exact), so a route runs it on the
+     * executions whose bytes prove that; NULL: none. */
+    const struct conv_gemm_ukr *pairs16;
 } conv_gemm_ukr_t;
+
+/* A u8 x s8 pair sum b0*w0 + b1*w1 fits s16 for every u8 byte at most b_max and every
+ * weight pair whose |w0| + |w1| is at most w_pair: b_max * w_pair <= 32767 bounds both
+ * signs (-32768 is not needed). Either factor may carry it: bytes under 128 with any s8
+ * weights (127 * 256), or weights within 7 bits (|w| <= 64) with any bytes (255 * 128). */
+static inline int bdnn_pairs16_exact(int32_t b_max, int32_t w_pair) {
+    return (int64_t)b_max * w_pair <= 32767;
+}
 
 /* u's f32 tile (mode UKR_WRITE or UKR_ACCUMULATE) on A's k steps lda floats apart,
  * reading the next tile's slice of `next` ahead while one is left; pf_fn where either
@@ -534,6 +547,8 @@ struct bdnn_conv {
     void *plan;          /* owned by the implementation (init allocates, fini frees) */
     const char *name;    /* what bdnn_conv_name reports when not the row's name (fused_dw
                             names the sub-implementations it runs); owned by the plan */
+    const char *const *variant;   /* where the plan records the variant of its tile the
+                                     last execution ran (bdnn_conv_variant), or NULL */
     size_t scratch_bytes;   /* what init allocated with bdnn_aligned_alloc (conv_api.c) */
     conv_book_t book;       /* the scratchpad's slots (conv_scratch) */
     void *scratchpad;       /* user mode: the memory bdnn_conv_set_scratchpad gave */

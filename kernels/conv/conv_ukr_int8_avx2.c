@@ -115,6 +115,65 @@ static void chain_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ld
     tile_int8_5x16(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
 }
 
+/* The bounded tile (pairs16 in conv_gemm_ukr_t): A as plain s8 quads, each quad one
+ * 32-bit broadcast; vpmaddubsw multiplies a B lane's four u8 by it into two s16 pair
+ * sums, vpmaddwd by ones adds the pair into s32. Per quad of k: 10 vpmaddubsw,
+ * 10 vpmaddwd, 10 vpaddd and 5 broadcasts, nothing on B (the exact tile: 44 operations).
+ * Exact only where the caller proved that no pair sum saturates (bdnn_pairs16_exact). */
+#define PAIRS_QUAD(r)                                                                       \
+    {                                                                                       \
+        const __m256i av = _mm256_set1_epi32(ak[r]);                                        \
+        c##r##a = _mm256_add_epi32(c##r##a,                                                 \
+                                   _mm256_madd_epi16(_mm256_maddubs_epi16(v0, av), ones));  \
+        if (W == 2)                                                                         \
+            c##r##b = _mm256_add_epi32(                                                     \
+                c##r##b, _mm256_madd_epi16(_mm256_maddubs_epi16(v1, av), ones));            \
+    }
+static inline __attribute__((always_inline)) void
+pairs_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, int64_t ldc,
+           int64_t mr, int64_t nr, int accumulate, const int W) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    ROWS(ACC_ZERO)
+    for (int64_t i = 0; i < nblk; ++i) {
+        const int8_t *a = blk[i].a;
+        const uint8_t *b = blk[i].b;
+        for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
+            const int32_t *ak = (const int32_t *)(a + k * MR * 4);
+            const __m256i *bk = (const __m256i *)(b + k * ldb);
+            const __m256i v0 = _mm256_loadu_si256(bk);
+            const __m256i v1 = W == 2 ? _mm256_loadu_si256(bk + 1) : v0;
+            ROWS(PAIRS_QUAD)
+        }
+    }
+    if (W == 2 && mr == MR && nr == NR) {
+        ROWS(ACC_STORE)
+        return;
+    }
+    int32_t tile[MR][NR];
+    ROWS(ACC_SPILL)
+    bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
+}
+
+static void pairs_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c,
+                      int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1);
+}
+
+static void chain_pairs_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
+                             int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    if (nr <= NR / 2) pairs_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+    else pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2);
+}
+
+static void ukr_pairs_5x16(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
+    const conv_dp_block_t blk = {kcp, a, b};
+    chain_pairs_5x16(1, &blk, ldb, c, ldc, mr, nr, accumulate);
+}
+
+static const conv_gemm_ukr_t ukr_int8_pairs16_avx2 = {
+    .mr = MR, .nr = NR, .dp_fn = ukr_pairs_5x16, .pack = 4, .dp_chain_fn = chain_pairs_5x16};
+
 const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx2 = {
     .mr = MR, .nr = NR, .dp_fn = ukr_int8_5x16, .pack = 4, .dp_chain_fn = chain_int8_5x16,
-    .a_wide = 1};
+    .a_wide = 1, .pairs16 = &ukr_int8_pairs16_avx2};

@@ -457,6 +457,10 @@ void bdnn_eltwise_fwd(const bdnn_post_op_t *op, float *x, int64_t n);
 /* Per-channel sums of x [mb][channels][spatial] into out [channels] (a bias gradient). */
 int bdnn_bias_grad(const float *x, int64_t mb, int64_t channels, int64_t spatial, float *out);
 const char *bdnn_conv_name(const bdnn_conv_t *c);
+/* The variant of its tile the last execution ran, for a row that chooses one per
+ * execution from its data (such as "pairs16", conv_gemm_ukr_t in conv_impl.h); "" for a
+ * row with one tile, or before any execution. */
+const char *bdnn_conv_variant(const bdnn_conv_t *c);
 void bdnn_conv_destroy(bdnn_conv_t *c);
 /* The Winograd F(4x4, 3x3) matrices the wino_f43 rows use, derived from their
  * interpolation points (kernels/conv/conv_wino.c): bt = B^T [6][6], g = G [6][3],

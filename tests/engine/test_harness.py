@@ -98,6 +98,17 @@ def test_impl_and_skip_impl_share_one_setting():
     assert got[0].values["impl_filter"] == ImplFilter(False, ("scalar",))
 
 
+def test_impl_names_select_rows_whatever_variant_of_their_tile_ran():
+    """A results name's `@variant` (the tile one execution's data chose) is dropped: the
+    filter selects the row, with its route and fault suffixes kept."""
+    got = cases("--conv", "--impl=gemm_conv_int8:avx2:shift@pairs16+reorder,scalar@pairs16_part",
+                "ic16ih5oc3kh1")
+    filt = got[0].values["impl_filter"]
+    assert filt == ImplFilter(True, ("gemm_conv_int8:avx2:shift+reorder", "scalar"))
+    assert filt.allows("gemm_conv_int8:avx2:shift+reorder")
+    assert not filt.allows("gemm_conv_int8:avx2:gather+reorder")
+
+
 def test_batch_nesting_relative_paths_and_state_that_persists(tmp_path: Path, monkeypatch):
     (tmp_path / "inner").mkdir()
     (tmp_path / "inner" / "shapes").write_text("# shapes\nic3ih5oc3kh3\nic4ih5oc4kh3\n")

@@ -136,13 +136,18 @@ class _Executor:
         self.route = reorders.Route(self.layouts, kernel, dts, ins, outs,
                                    ("dst",) if has_sum else (), core.active_op_fault())
         self.to_kernel, self.to_memory = self.route.to_kernel, self.route.to_memory
-        self.name = self.route.name(prim.name)
         # The primitive's scratch (and in user mode the scratchpad the driver gives it),
         # the packed weights, the f32 copies packing makes, and the route's buffers.
         self.memory_bytes = (prim.scratch_bytes + prim.weights_bytes
                              + 8 * math.prod(prb.shape.wei_shape)
                              + (self.scratchpad_bytes if self.user_scratchpad else 0)
                              + self.route.scratch_bytes)
+
+    @property
+    def name(self) -> str:
+        """As results show it: the primitive's name (the variant its last execution ran)
+        behind the route."""
+        return self.route.name(self.prim.name)
 
     def _view(self, name: str, array: np.ndarray) -> np.ndarray:
         """A kernel-layout buffer as the kernels take it: exactly its points, src and
