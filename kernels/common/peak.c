@@ -85,18 +85,19 @@ static void run_int8_avx512_vnni(int64_t iters) {
     g_sink_i = _mm512_reduce_add_epi32(s);
 }
 
-/* AVX2 has no int8 dot product. The fastest AVX2 kernel (conv_ukr_int8_avx2.c's bounded
- * tile, on executions whose pair sums fit s16) multiplies u8 x s8 bytes into s16 pair
- * sums with vpmaddubsw, adds each pair into s32 with vpmaddwd by ones, and accumulates
- * with vpaddd: 32 multiply-adds per three instructions. (The exact tile, for data whose
- * pairs would saturate, runs 16 per two: vpmaddwd on widened pairs, then vpaddd.) Written
- * in asm: as intrinsics, the compiler computes one product for all chains (same operands)
- * or, given distinct ones, spills the chains to the stack; either way the loop would not
- * run at the instructions' throughput. Eight chains of vpaddd (latency 1) fed by
- * independent products. */
+/* AVX2 has no int8 dot product. The fastest AVX2 kernel (conv_ukr_int8_avx2.c's deepest
+ * bounded tile, on executions whose 16-bit sums cannot overflow) multiplies u8 x s8 bytes
+ * into s16 pair sums with two vpmaddubsw (two quads of k), adds them with vpaddw, widens
+ * into s32 with vpmaddwd by ones and accumulates with vpaddd: 64 multiply-adds per five
+ * instructions. (The exact tile, for data whose pairs would saturate, runs 16 per two:
+ * vpmaddwd on widened pairs, then vpaddd.) Written in asm: as intrinsics, the compiler
+ * computes one product for all chains (same operands) or, given distinct ones, spills
+ * the chains to the stack; either way the loop would not run at the instructions'
+ * throughput. Eight chains of vpaddd (latency 1) fed by independent products. */
 #define INT8_AVX2_CHAINS 8
 #define MADD_ADD(i)                                                                         \
-    "vpmaddubsw %[x], %[y], %%ymm15\n\tvpmaddwd %%ymm15, %[one], %%ymm15\n\t"                \
+    "vpmaddubsw %[x], %[y], %%ymm15\n\tvpmaddubsw %[y], %[x], %%ymm14\n\t"                   \
+    "vpaddw %%ymm14, %%ymm15, %%ymm15\n\tvpmaddwd %%ymm15, %[one], %%ymm15\n\t"             \
     "vpaddd %%ymm15, %[a" #i "], %[a" #i "]\n\t"
 __attribute__((target("avx2")))
 static void run_int8_avx2(int64_t iters) {
@@ -110,7 +111,7 @@ static void run_int8_avx2(int64_t iters) {
                          : [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2), [a3] "+x"(a3),
                            [a4] "+x"(a4), [a5] "+x"(a5), [a6] "+x"(a6), [a7] "+x"(a7)
                          : [x] "x"(x), [y] "x"(y), [one] "x"(one)
-                         : "xmm15");
+                         : "xmm14", "xmm15");
     const __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(a0, a1),
                                                         _mm256_add_epi32(a2, a3)),
                                        _mm256_add_epi32(_mm256_add_epi32(a4, a5),
@@ -187,7 +188,7 @@ static const peak_variant_t PEAK_VARIANTS[] = {
     {BDNN_PEAK_F32, BDNN_ISA_AVX2, run_f32_avx2, PEAK_CHAINS * 8 * 1 * 2},
     {BDNN_PEAK_BF16, BDNN_ISA_AVX512_BF16, run_bf16_avx512, PEAK_CHAINS * 16 * 2 * 2},
     {BDNN_PEAK_INT8, BDNN_ISA_AVX512_VNNI, run_int8_avx512_vnni, PEAK_CHAINS * 16 * 4 * 2},
-    {BDNN_PEAK_INT8, BDNN_ISA_AVX2, run_int8_avx2, INT8_AVX2_CHAINS * 8 * 4 * 2},
+    {BDNN_PEAK_INT8, BDNN_ISA_AVX2, run_int8_avx2, INT8_AVX2_CHAINS * 8 * 8 * 2},
 };
 
 static double timed_region(void (*run)(int64_t), int64_t iters) {

@@ -328,7 +328,7 @@ static const float *subsample(const struct bdnn_conv *c, const float *src) {
 void bdnn_gemm_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const gemm_plan_t *p = c->plan;
     const bdnn_conv_desc_t *d = &c->d;
-    exec_t e = {c, p, NULL, NULL, NULL, NULL, NULL, p->pad, 0};
+    exec_t e = {c, p, NULL, NULL, NULL, NULL, NULL, p->pad, NULL};
     const int b_dt = b_dt_of(c);
     switch (c->dir) {
     case BDNN_DIR_FWD:

@@ -128,9 +128,10 @@ typedef struct {
     int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;
     int64_t s2d_h, s2d_w; /* space-to-depth: phases along h and w (the stride), 0 if off */
     int direct_store;     /* shift, lp: each tile's last chain stored into dst (dp_store_fn) */
-    const char *variant;  /* shift with a bounded tile (has_pairs16): "pairs16" when the
-                             last execution ran it on every image chunk, "pairs16_part"
-                             on some, NULL on none (bdnn_conv_variant) */
+    const char *variant;  /* shift with bounded tiles (has_pairs16): the one the last
+                             execution ran on every image chunk (its variant), "mixed"
+                             when the chunks ran different tiles, NULL for the row's own
+                             (bdnn_conv_variant) */
     float *padded;        /* shift: mb x ic padded planes (+ slack for the last reads) */
     int op;               /* backward weights on the outer-product route */
     int64_t b_panels;     /* op: NR panels of N */
@@ -177,8 +178,9 @@ typedef struct {
     const void *bias;        /* f32, or attr.bia_dt on the lp path */
     void *out;               /* f32, or the output type on the lp path */
     float pad;               /* forward B packing: the value of taps outside the input */
-    int pairs16;             /* shift, int8: this chunk's tiles are the bounded ones
-                                (has_pairs16), its bytes and the weights proven to fit */
+    const conv_gemm_ukr_t *tile;   /* shift, int8: the bounded tile this chunk runs (its
+                                      bytes and the weights proven to fit), NULL: the
+                                      row's own */
 } exec_t;
 
 /* One piece of an output row inside a k block: k block positions [kk, kk + len) are the

@@ -348,8 +348,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                          int64_t g, int64_t j0, int64_t ncols, int64_t m0, int64_t m1) {
     const struct bdnn_conv *c = e->c;
     const gemm_plan_t *p = e->p;
-    /* the bounded tile on its s8 copy of A, or the row's tile (same mr, nr and places) */
-    const conv_gemm_ukr_t *u = e->pairs16 ? ukr_of(c)->pairs16 : ukr_of(c);
+    /* a bounded tile on the s8 copy of A, or the row's tile (same mr, nr and places) */
+    const conv_gemm_ukr_t *u = e->tile ? e->tile : ukr_of(c);
     const int32_t *comp = p->pack == 4   /* int8: see shift_store_lp */
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
     const size_t osz = bdnn_dt_size(c->out_dt);
@@ -357,8 +357,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     const int64_t icg = p->s_icg, plane = p->plane;
     const size_t elt = pack == 2 ? 2 : 1;
     const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
-    const size_t aelt = e->pairs16 ? 1 : a_esz(c);
-    const char *a_g = (const char *)e->a_packed + (e->pairs16 ? pairs16_offset(c) : 0)
+    const size_t aelt = e->tile ? 1 : a_esz(c);
+    const char *a_g = (const char *)e->a_packed + (e->tile ? pairs16_offset(c) : 0)
                     + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
     int64_t kcs[SHIFT_CHAIN_MAX], pcs[SHIFT_CHAIN_MAX];
     const float *bs[SHIFT_CHAIN_MAX];
@@ -467,14 +467,33 @@ static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t 
     else shift_store(e, s->cbuf, p->nc, inst, m0, m1, j0, ncols);
 }
 
+/* The tile an int8 chunk runs: the deepest bounded one that the OR of its lanes (the
+ * padding byte added) and the weights' largest pair prove exact, else the row's (NULL).
+ * Depth 2 only where each k block is whole pairs of quads (channel groups in 8s): on the
+ * s2d first layer's blocks of three quads it ran slower than depth 1. */
+static const conv_gemm_ukr_t *chunk_tile(const struct bdnn_conv *c, uint32_t any,
+                                         int32_t w_pair) {
+    const gemm_plan_t *p = c->plan;
+    const uint32_t pad = (uint32_t)(int32_t)(p->pad + p->b_shift);
+    const int32_t b_max = (int32_t)((any | any >> 8 | any >> 16 | any >> 24 | pad) & 0xff);
+    const conv_gemm_ukr_t *tile = NULL;
+    for (const conv_gemm_ukr_t *t = ukr_of(c)->pairs16; t; t = t->pairs16) {
+        if (!bdnn_pairs16_exact(b_max, t->pair_depth * w_pair)) break;
+        if (p->s_icg % (4 * t->pair_depth)) break;
+        tile = t;
+    }
+    return tile;
+}
+
 /* Image chunks (SHIFT_CHUNK_BYTES): each chunk's copy, then its items. */
 void bdnn_gemm_run_shift(const exec_t *e) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
     const int pairs16 = has_pairs16(c);
-    int64_t chunks = 0, bounded = 0;
-    for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk, ++chunks) {
+    const char *variant = NULL;
+    int mixed = 0;
+    for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk) {
         const int64_t n1 = n0 + p->chunk < d->mb ? n0 + p->chunk : d->mb;
         uint32_t any = 0;   /* int8: the OR of the chunk's lanes */
         if (p->s2d_h) {
@@ -486,14 +505,12 @@ void bdnn_gemm_run_shift(const exec_t *e) {
         } else {
             shift_pad_input(e, n0, n1);
         }
-        /* The bounded tile where this chunk's bytes (the padding's byte among them, which
-         * every plane's border holds) and the weights prove its pair sums exact. */
         exec_t ec = *e;
         if (pairs16) {
-            const uint32_t pad = (uint32_t)(int32_t)(p->pad + p->b_shift);
-            const uint32_t bytes = any | any >> 8 | any >> 16 | any >> 24 | pad;
-            ec.pairs16 = bdnn_pairs16_exact((int32_t)(bytes & 0xff), *pairs16_wmax(c, e->a_packed));
-            bounded += ec.pairs16;
+            ec.tile = chunk_tile(c, any, *pairs16_wmax(c, e->a_packed));
+            const char *ran = ec.tile ? ec.tile->variant : NULL;
+            mixed |= n0 > 0 && ran != variant;
+            variant = ran;
         }
         const int64_t items = (n1 - n0) * d->g * p->n_col_blocks * p->n_row_blocks;
 #pragma omp parallel num_threads(c->nthr)
@@ -504,8 +521,7 @@ void bdnn_gemm_run_shift(const exec_t *e) {
         }
     }
     if (pairs16)   /* the plan is the primitive's own state, as its padded planes are */
-        ((gemm_plan_t *)c->plan)->variant = bounded == chunks && chunks ? "pairs16"
-                                          : bounded ? "pairs16_part" : NULL;
+        ((gemm_plan_t *)c->plan)->variant = mixed ? "mixed" : variant;
 }
 
 int bdnn_gemm_shift_applies(const struct bdnn_conv *c) {

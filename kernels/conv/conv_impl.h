@@ -260,17 +260,21 @@ typedef struct conv_gemm_ukr {
     /* fn's short tiles: a tile of mr < MR rows reads A's first mr rows rounded up to a
      * multiple of this (packers leave the rows past them unwritten); 0: MR (all rows) */
     int row_step;
-    /* The same tile (mr, nr, pack 4) on A as plain s8 quads, summing each pair of
-     * products in 16 bits first (vpmaddubsw): more products per instruction, exact only
-     * where no pair sum leaves s16 (bdnn_pairs16_exact), so a route runs it on the
-     * executions whose bytes prove that; NULL: none. */
+    /* The same tile (mr, nr, pack 4) on A as plain s8 quads, summing products in 16 bits
+     * first (vpmaddubsw): more products per instruction, exact only where no 16-bit sum
+     * can saturate or wrap (bdnn_pairs16_exact), so a route runs it on the executions
+     * whose bytes prove that; NULL: none. A bounded tile's own pairs16 is a deeper one. */
     const struct conv_gemm_ukr *pairs16;
+    int pair_depth;        /* a bounded tile: the k quads whose pair sums it adds in s16
+                              before widening them (its bound: pair_depth weight pairs) */
+    const char *variant;   /* a bounded tile: its name as bdnn_conv_variant reports it */
 } conv_gemm_ukr_t;
 
 /* A u8 x s8 pair sum b0*w0 + b1*w1 fits s16 for every u8 byte at most b_max and every
  * weight pair whose |w0| + |w1| is at most w_pair: b_max * w_pair <= 32767 bounds both
  * signs (-32768 is not needed). Either factor may carry it: bytes under 128 with any s8
- * weights (127 * 256), or weights within 7 bits (|w| <= 64) with any bytes (255 * 128). */
+ * weights (127 * 256), or weights within 7 bits (|w| <= 64) with any bytes (255 * 128).
+ * A sum of d pairs is bounded by d * w_pair in place of w_pair. */
 static inline int bdnn_pairs16_exact(int32_t b_max, int32_t w_pair) {
     return (int64_t)b_max * w_pair <= 32767;
 }

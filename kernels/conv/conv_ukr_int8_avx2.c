@@ -115,11 +115,17 @@ static void chain_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ld
     tile_int8_5x16(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
 }
 
-/* The bounded tile (pairs16 in conv_gemm_ukr_t): A as plain s8 quads, each quad one
+/* The bounded tiles (pairs16 in conv_gemm_ukr_t): A as plain s8 quads, each quad one
  * 32-bit broadcast; vpmaddubsw multiplies a B lane's four u8 by it into two s16 pair
- * sums, vpmaddwd by ones adds the pair into s32. Per quad of k: 10 vpmaddubsw,
- * 10 vpmaddwd, 10 vpaddd and 5 broadcasts, nothing on B (the exact tile: 44 operations).
- * Exact only where the caller proved that no pair sum saturates (bdnn_pairs16_exact). */
+ * sums, vpmaddwd by ones adds the pair into s32, nothing is done on B.
+ *   depth 1: per quad of k, 10 vpmaddubsw, 10 vpmaddwd, 10 vpaddd and 5 broadcasts (the
+ *            exact tile: 44 operations);
+ *   depth 2: two quads at a time, their s16 sums for one column added (vpaddw) before one
+ *            vpmaddwd: per two quads, 20 vpmaddubsw, 10 vpaddw, 10 vpmaddwd, 10 vpaddd and
+ *            20 broadcasts (each row's two quads broadcast again for the second B vector:
+ *            kept, they would take the accumulators' registers; GCC spilled five).
+ * Exact only where the caller proved that no s16 sum saturates or wraps
+ * (bdnn_pairs16_exact for depth times the largest weight pair). */
 #define PAIRS_QUAD(r)                                                                       \
     {                                                                                       \
         const __m256i av = _mm256_set1_epi32(ak[r]);                                        \
@@ -129,15 +135,41 @@ static void chain_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ld
             c##r##b = _mm256_add_epi32(                                                     \
                 c##r##b, _mm256_madd_epi16(_mm256_maddubs_epi16(v1, av), ones));            \
     }
+/* row r's two quads (ak[r]: quad k, ak[MR + r]: quad k + 1) on B vectors V (quad k) and
+ * V1 (quad k + 1), into accumulator ACC */
+#define PAIRS_TWO(r, V, V1, ACC)                                                            \
+    ACC = _mm256_add_epi32(                                                                 \
+        ACC, _mm256_madd_epi16(                                                             \
+                 _mm256_add_epi16(_mm256_maddubs_epi16(V, _mm256_set1_epi32(ak[r])),        \
+                                  _mm256_maddubs_epi16(V1, _mm256_set1_epi32(ak[MR + r]))), \
+                 ones));
+#define PAIRS_TWO_A(r) PAIRS_TWO(r, v0, u0, c##r##a)
+#define PAIRS_TWO_B(r) PAIRS_TWO(r, v1, u1, c##r##b)
 static inline __attribute__((always_inline)) void
 pairs_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, int64_t ldc,
-           int64_t mr, int64_t nr, int accumulate, const int W) {
+           int64_t mr, int64_t nr, int accumulate, const int W, const int DEPTH) {
     const __m256i ones = _mm256_set1_epi16(1);
     ROWS(ACC_ZERO)
     for (int64_t i = 0; i < nblk; ++i) {
         const int8_t *a = blk[i].a;
         const uint8_t *b = blk[i].b;
-        for (int64_t k = 0; k < blk[i].kcp / 4; ++k) {
+        const int64_t quads = blk[i].kcp / 4;
+        int64_t k = 0;
+        for (; DEPTH == 2 && k + 1 < quads; k += 2) {
+            const int32_t *ak = (const int32_t *)(a + k * MR * 4);
+            const __m256i *bk = (const __m256i *)(b + k * ldb);
+            const __m256i *bk1 = (const __m256i *)(b + (k + 1) * ldb);
+            {
+                const __m256i v0 = _mm256_loadu_si256(bk), u0 = _mm256_loadu_si256(bk1);
+                ROWS(PAIRS_TWO_A)
+            }
+            __asm__("" : "+r"(ak));   /* broadcast again (above) */
+            if (W == 2) {
+                const __m256i v1 = _mm256_loadu_si256(bk + 1), u1 = _mm256_loadu_si256(bk1 + 1);
+                ROWS(PAIRS_TWO_B)
+            }
+        }
+        for (; k < quads; ++k) {   /* depth 1; depth 2's odd last quad */
             const int32_t *ak = (const int32_t *)(a + k * MR * 4);
             const __m256i *bk = (const __m256i *)(b + k * ldb);
             const __m256i v0 = _mm256_loadu_si256(bk);
@@ -154,25 +186,35 @@ pairs_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, in
     bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
 }
 
-static void pairs_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c,
-                      int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1);
-}
+/* A bounded tile's entries: the 8-column case a function of its own, the 16-column one
+ * inlined into the chain entry (dp_chain_fn), the one-block entry (dp_fn). */
+#define PAIRS_ENTRIES(DEPTH)                                                                \
+    static void pairs##DEPTH##_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,    \
+                                   int32_t *c, int64_t ldc, int64_t mr, int64_t nr,         \
+                                   int accumulate) {                                        \
+        pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1, DEPTH);                   \
+    }                                                                                       \
+    static void chain_pairs##DEPTH(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,   \
+                                   void *c, int64_t ldc, int64_t mr, int64_t nr,            \
+                                   int accumulate) {                                        \
+        if (nr <= NR / 2) pairs##DEPTH##_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);   \
+        else pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2, DEPTH);              \
+    }                                                                                       \
+    static void ukr_pairs##DEPTH(int64_t kcp, const void *a, const void *b, int64_t ldb,    \
+                                 void *c, int64_t ldc, int64_t mr, int64_t nr,              \
+                                 int accumulate) {                                          \
+        const conv_dp_block_t blk = {kcp, a, b};                                            \
+        chain_pairs##DEPTH(1, &blk, ldb, c, ldc, mr, nr, accumulate);                       \
+    }
+PAIRS_ENTRIES(1)
+PAIRS_ENTRIES(2)
 
-static void chain_pairs_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
-                             int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    if (nr <= NR / 2) pairs_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
-    else pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2);
-}
-
-static void ukr_pairs_5x16(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
-                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    const conv_dp_block_t blk = {kcp, a, b};
-    chain_pairs_5x16(1, &blk, ldb, c, ldc, mr, nr, accumulate);
-}
-
+static const conv_gemm_ukr_t ukr_int8_pairs16x2_avx2 = {
+    .mr = MR, .nr = NR, .dp_fn = ukr_pairs2, .pack = 4, .dp_chain_fn = chain_pairs2,
+    .pair_depth = 2, .variant = "pairs16x2"};
 static const conv_gemm_ukr_t ukr_int8_pairs16_avx2 = {
-    .mr = MR, .nr = NR, .dp_fn = ukr_pairs_5x16, .pack = 4, .dp_chain_fn = chain_pairs_5x16};
+    .mr = MR, .nr = NR, .dp_fn = ukr_pairs1, .pack = 4, .dp_chain_fn = chain_pairs1,
+    .pair_depth = 1, .variant = "pairs16", .pairs16 = &ukr_int8_pairs16x2_avx2};
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx2 = {
     .mr = MR, .nr = NR, .dp_fn = ukr_int8_5x16, .pack = 4, .dp_chain_fn = chain_int8_5x16,

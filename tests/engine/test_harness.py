@@ -101,7 +101,7 @@ def test_impl_and_skip_impl_share_one_setting():
 def test_impl_names_select_rows_whatever_variant_of_their_tile_ran():
     """A results name's `@variant` (the tile one execution's data chose) is dropped: the
     filter selects the row, with its route and fault suffixes kept."""
-    got = cases("--conv", "--impl=gemm_conv_int8:avx2:shift@pairs16+reorder,scalar@pairs16_part",
+    got = cases("--conv", "--impl=gemm_conv_int8:avx2:shift@pairs16+reorder,scalar@mixed",
                 "ic16ih5oc3kh1")
     filt = got[0].values["impl_filter"]
     assert filt == ImplFilter(True, ("gemm_conv_int8:avx2:shift+reorder", "scalar"))

@@ -592,30 +592,37 @@ def test_int8_sums_without_bias_saturate_to_8_bits(row, src_dt, text):
         assert np.array_equal(dst.astype(np.float64), np.clip(ref, lo, hi)), dst_dt
 
 
-# The AVX2 int8 rows' bounded tile (vpmaddubsw's s16 pair sums, conv_gemm_ukr_t.pairs16)
-# runs on an execution only where the bytes it reads times the largest |w0| + |w1| of a
-# weight pair fit s16 (32767). Every source byte at its largest (u8 255, or s8 127 after
-# the +128 shift) and every weight one value puts each pair sum at the bound: 64 (255 *
-# 128 = 32640) and -64 take the bounded tile, 65 and -65 (33150) would saturate there, so
-# they must take the exact one; bytes under 128 take it with any weights. The s32 sums
-# equal the reference's either way, and the name shows the variant that ran.
+# The AVX2 int8 rows' bounded tiles (vpmaddubsw's s16 pair sums, conv_gemm_ukr_t.pairs16)
+# run on an execution only where the bytes they read times the largest |w0| + |w1| of a
+# weight pair, times the pairs a tile adds in s16 (1: pairs16, 2: pairs16x2), fit 32767.
+# Every source byte at its largest (u8 255, or s8 127 after the +128 shift) and every
+# weight one value puts the sums at the bounds: 64 (255 * 128 = 32640) and -64 take
+# pairs16, 65 and -65 (33150) would saturate there, so they take the exact tile; 32 takes
+# pairs16x2, 33 (two pairs: 33660) would wrap there, so it takes pairs16. Bytes under 64
+# take pairs16x2 with any weights, under 128 pairs16. The space-to-depth first layer's
+# k blocks of three quads keep to pairs16. The s32 sums equal the reference's whichever
+# tile ran, and the name shows the one that did.
 PAIRS16_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
                 and i.name in ("gemm_conv_int8:avx2:shift", "gemm_conv_int8:avx2:s2d")]
 PAIRS16_SHAPES = {"shift": ["mb2ic16ih5oc10kh1", "mb1ic32ih7oc12kh3ph1"],
                   "s2d": ["mb1ic3ih20oc8kh7sh2ph3"]}
-PAIRS16_CASES = [  # (source type, its bytes, weights, whether the bounded tile runs)
-    ("u8", "max", 64, True), ("u8", "max", -64, True), ("s8", "max", 64, True),
-    ("u8", "max", 65, False), ("u8", "max", -65, False), ("s8", "max", -65, False),
-    ("u8", "under128", "any", True), ("u8", "any", "any", False)]
+PAIRS16_CASES = [  # (source type, its bytes, weights, the tile that runs: "" exact)
+    ("u8", "max", 64, "pairs16"), ("u8", "max", -64, "pairs16"), ("s8", "max", 64, "pairs16"),
+    ("u8", "max", 65, ""), ("u8", "max", -65, ""), ("s8", "max", -65, ""),
+    ("u8", "max", 32, "pairs16x2"), ("s8", "max", -32, "pairs16x2"),
+    ("u8", "max", 33, "pairs16"), ("s8", "max", -33, "pairs16"),
+    ("u8", "under64", "any", "pairs16x2"), ("u8", "under128", "any", "pairs16"),
+    ("u8", "any", "any", "")]
 
 
 def _pairs16_data(shape, src_dt, src_kind, wei_kind, seed):
     rng = np.random.default_rng(seed)
     top = 255 if src_dt == "u8" else 127
+    below = {"under64": 64, "under128": 128, "any": 256}
     src = (np.full(shape.src_shape, top) if src_kind == "max"
-           else rng.integers(0, 128 if src_kind == "under128" else 256, size=shape.src_shape))
-    if src_kind == "any":
-        src.flat[0] = 255   # a byte with its top bit, whatever the draw
+           else rng.integers(0, below[src_kind], size=shape.src_shape))
+    if src_kind != "max":
+        src.flat[0] = below[src_kind] - 1   # the range's top byte, whatever the draw
     wei = (np.full(shape.wei_shape, wei_kind) if wei_kind != "any"
            else rng.integers(-128, 128, size=shape.wei_shape))
     if wei_kind == "any":
@@ -623,11 +630,14 @@ def _pairs16_data(shape, src_dt, src_kind, wei_kind, seed):
     return src.astype(core.numpy_dtype(src_dt)), wei.astype(np.int8)
 
 
-@pytest.mark.parametrize("src_dt,src_kind,wei_kind,bounded", PAIRS16_CASES)
+@pytest.mark.parametrize("src_dt,src_kind,wei_kind,tile", PAIRS16_CASES)
 @pytest.mark.parametrize("row", PAIRS16_ROWS, ids=[i.name for i in PAIRS16_ROWS])
-def test_int8_bounded_tile_runs_where_pair_sums_fit_and_only_there(row, src_dt, src_kind,
-                                                                  wei_kind, bounded):
-    for text in PAIRS16_SHAPES[row.name.rsplit(":", 1)[1]]:
+def test_int8_bounded_tiles_run_where_their_sums_fit_and_only_there(row, src_dt, src_kind,
+                                                                   wei_kind, tile):
+    route = row.name.rsplit(":", 1)[1]
+    if route == "s2d" and tile == "pairs16x2":
+        tile = "pairs16"
+    for text in PAIRS16_SHAPES[route]:
         shape = _shape(text)
         src, wei = _pairs16_data(shape, src_dt, src_kind, wei_kind, len(text))
         ref = core.ref_conv_fwd(shape, src.astype(np.float32), wei.astype(np.float32), None)
@@ -636,19 +646,19 @@ def test_int8_bounded_tile_runs_where_pair_sums_fit_and_only_there(row, src_dt, 
             assert prim.name == row.name   # no variant before an execution
             dst = np.full(shape.dst_shape, -7, np.int32)
             prim.bind(src, prim.pack_weights(wei), None, dst)()
-            assert prim.name == row.name + ("@pairs16" if bounded else ""), text
+            assert prim.name == row.name + (f"@{tile}" if tile else ""), text
         assert np.array_equal(dst, ref.astype(np.int64)), text
 
 
 @pytest.mark.skipif(not PAIRS16_ROWS, reason="no AVX2")
 def test_a_result_names_the_bounded_tile_and_its_repro_reruns():
-    """The correctness fill's bytes and weights fit the bound: the result line names the
-    variant after `@`, and its repro selects the row again (no warning of a name that
-    ran nowhere)."""
+    """The correctness fill's bytes and weights fit the deeper bound: the result line
+    names the variant after `@`, and its repro selects the row again (no warning of a
+    name that ran nowhere)."""
     res = run_cli("--conv", "--isa=avx2", "--dt=u8:s8:u8", "mb1ic16ih5oc10kh1")
     assert res.code == 0, res.out
     repro = re.search(r"__REPRO: (.*)", res.out).group(1)
-    assert "--impl=gemm_conv_int8:avx2:shift@pairs16 " in repro, repro
+    assert "--impl=gemm_conv_int8:avx2:shift@pairs16x2 " in repro, repro
     again = run_cli(*repro.split())
     assert again.code == 0 and ":PASSED " in again.out, again.out
     assert "part of no implementation" not in again.out, again.out
