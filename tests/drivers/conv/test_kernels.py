@@ -651,6 +651,30 @@ def test_int8_bounded_tiles_run_where_their_sums_fit_and_only_there(row, src_dt,
 
 
 @pytest.mark.skipif(not PAIRS16_ROWS, reason="no AVX2")
+def test_image_chunks_choose_their_tiles_apart():
+    """Images of 1 MiB of planes are copied and run one chunk at a time, each on the
+    tile its own bytes allow (full-range weights): under 64, pairs16x2; under 128,
+    pairs16; any, the exact tile. The name says `mixed`; every sum is exact."""
+    shape = _shape("mb3ic64ih128oc8kh1")
+    rng = np.random.default_rng(3)
+    src = np.concatenate([rng.integers(0, top, size=(1,) + shape.src_shape[1:])
+                          for top in (64, 128, 256)]).astype(np.uint8)
+    src[2].flat[0] = 255
+    wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
+    ref = core.ref_conv_fwd(shape, src.astype(np.float32), wei.astype(np.float32), None)
+    row = next(i for i in PAIRS16_ROWS if i.name.endswith(":shift"))
+    attr = core.ConvAttr("u8", "s8", "s32", "f32")
+    with core.ConvPrimitive(row, shape, FWD, False, core.Fault.NONE, attr=attr) as prim:
+        dst = np.full(shape.dst_shape, -7, np.int32)
+        packed = prim.pack_weights(wei)
+        prim.bind(src, packed, None, dst)()
+        assert prim.name == row.name + "@mixed"
+        assert np.array_equal(dst, ref.astype(np.int64))
+        prim.bind(src[:1].repeat(3, axis=0), packed, None, dst)()   # every chunk under 64
+        assert prim.name == row.name + "@pairs16x2"
+
+
+@pytest.mark.skipif(not PAIRS16_ROWS, reason="no AVX2")
 def test_a_result_names_the_bounded_tile_and_its_repro_reruns():
     """The correctness fill's bytes and weights fit the deeper bound: the result line
     names the variant after `@`, and its repro selects the row again (no warning of a
