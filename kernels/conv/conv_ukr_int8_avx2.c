@@ -52,12 +52,22 @@ enum { MR = 5, NR = 16 };
 #define ACC_SPILL(r)                                                                        \
     _mm256_storeu_si256((__m256i *)tile[r], c##r##a);                                       \
     if (W == 2) _mm256_storeu_si256((__m256i *)(tile[r] + 8), c##r##b);
+/* A tile's end: into C, whole or (edge tiles) through a spill. */
+#define TILE_END                                                                            \
+    if (W == 2 && mr == MR && nr == NR) {                                                   \
+        ROWS(ACC_STORE)                                                                     \
+        return;                                                                             \
+    }                                                                                       \
+    int32_t tile[MR][NR];                                                                   \
+    ROWS(ACC_SPILL)                                                                         \
+    bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
 
 /* One 5 x 8W tile over a chain of k blocks (conv_dp_chain_fn); dp_fn is its one-block
  * case. The accumulators are named variables (see conv_ukr_int8_avx512_vnni.c). */
 static inline __attribute__((always_inline)) void
 tile_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, int64_t ldc,
-          int64_t mr, int64_t nr, int accumulate, const int W) {
+          int64_t mr, int64_t nr, int accumulate, const int W, const int DEPTH) {
+    (void)DEPTH;   /* the exact tile has one (TILE_ENTRIES) */
     const __m256i even = _mm256_set1_epi32(0x00ff00ff);
     ROWS(ACC_ZERO)
     for (int64_t i = 0; i < nblk; ++i) {
@@ -80,39 +90,7 @@ tile_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, int
             }
         }
     }
-    if (W == 2 && mr == MR && nr == NR) {
-        ROWS(ACC_STORE)
-        return;
-    }
-    int32_t tile[MR][NR];
-    ROWS(ACC_SPILL)
-    bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
-}
-
-static void tile_int8_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c,
-                          int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    tile_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1);
-}
-
-static inline void tile_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,
-                                  int32_t *c, int64_t ldc, int64_t mr, int64_t nr,
-                                  int accumulate) {
-    if (nr <= NR / 2) {
-        tile_int8_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
-        return;
-    }
-    tile_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2);
-}
-
-static void ukr_int8_5x16(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,
-                          int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    const conv_dp_block_t blk = {kcp, a, b};
-    tile_int8_5x16(1, &blk, ldb, c, ldc, mr, nr, accumulate);
-}
-
-static void chain_int8_5x16(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c,
-                            int64_t ldc, int64_t mr, int64_t nr, int accumulate) {
-    tile_int8_5x16(nblk, blk, ldb, c, ldc, mr, nr, accumulate);
+    TILE_END
 }
 
 /* The bounded tiles (pairs16 in conv_gemm_ukr_t): A as plain s8 quads, each quad one
@@ -177,45 +155,38 @@ pairs_body(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, in
             ROWS(PAIRS_QUAD)
         }
     }
-    if (W == 2 && mr == MR && nr == NR) {
-        ROWS(ACC_STORE)
-        return;
-    }
-    int32_t tile[MR][NR];
-    ROWS(ACC_SPILL)
-    bdnn_dp_edge_s32(&tile[0][0], NR, c, ldc, mr, nr, accumulate);
+    TILE_END
 }
 
-/* A bounded tile's entries: the 8-column case a function of its own, the 16-column one
- * inlined into the chain entry (dp_chain_fn), the one-block entry (dp_fn). */
-#define PAIRS_ENTRIES(DEPTH)                                                                \
-    static void pairs##DEPTH##_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,    \
-                                   int32_t *c, int64_t ldc, int64_t mr, int64_t nr,         \
-                                   int accumulate) {                                        \
-        pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1, DEPTH);                   \
+/* A tile's entries (NAME_: BODY at DEPTH): the 8-column case (W 1) a function of its own,
+ * the 16-column one inlined into the chain entry (dp_chain_fn), the one-block entry
+ * (dp_fn). */
+#define TILE_ENTRIES(NAME, BODY, DEPTH)                                                     \
+    static void NAME##_5x8(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, int32_t *c, \
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {           \
+        BODY(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 1, DEPTH);                         \
     }                                                                                       \
-    static void chain_pairs##DEPTH(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb,   \
-                                   void *c, int64_t ldc, int64_t mr, int64_t nr,            \
-                                   int accumulate) {                                        \
-        if (nr <= NR / 2) pairs##DEPTH##_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);   \
-        else pairs_body(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2, DEPTH);              \
+    static void NAME##_chain(int64_t nblk, const conv_dp_block_t *blk, int64_t ldb, void *c, \
+                             int64_t ldc, int64_t mr, int64_t nr, int accumulate) {         \
+        if (nr <= NR / 2) NAME##_5x8(nblk, blk, ldb, c, ldc, mr, nr, accumulate);           \
+        else BODY(nblk, blk, ldb, c, ldc, mr, nr, accumulate, 2, DEPTH);                    \
     }                                                                                       \
-    static void ukr_pairs##DEPTH(int64_t kcp, const void *a, const void *b, int64_t ldb,    \
-                                 void *c, int64_t ldc, int64_t mr, int64_t nr,              \
-                                 int accumulate) {                                          \
+    static void NAME##_ukr(int64_t kcp, const void *a, const void *b, int64_t ldb, void *c,  \
+                           int64_t ldc, int64_t mr, int64_t nr, int accumulate) {           \
         const conv_dp_block_t blk = {kcp, a, b};                                            \
-        chain_pairs##DEPTH(1, &blk, ldb, c, ldc, mr, nr, accumulate);                       \
+        NAME##_chain(1, &blk, ldb, c, ldc, mr, nr, accumulate);                             \
     }
-PAIRS_ENTRIES(1)
-PAIRS_ENTRIES(2)
+TILE_ENTRIES(exact, tile_body, 0)
+TILE_ENTRIES(pairs1, pairs_body, 1)
+TILE_ENTRIES(pairs2, pairs_body, 2)
 
 static const conv_gemm_ukr_t ukr_int8_pairs16x2_avx2 = {
-    .mr = MR, .nr = NR, .dp_fn = ukr_pairs2, .pack = 4, .dp_chain_fn = chain_pairs2,
+    .mr = MR, .nr = NR, .dp_fn = pairs2_ukr, .pack = 4, .dp_chain_fn = pairs2_chain,
     .pair_depth = 2, .variant = "pairs16x2"};
 static const conv_gemm_ukr_t ukr_int8_pairs16_avx2 = {
-    .mr = MR, .nr = NR, .dp_fn = ukr_pairs1, .pack = 4, .dp_chain_fn = chain_pairs1,
+    .mr = MR, .nr = NR, .dp_fn = pairs1_ukr, .pack = 4, .dp_chain_fn = pairs1_chain,
     .pair_depth = 1, .variant = "pairs16", .pairs16 = &ukr_int8_pairs16x2_avx2};
 
 const conv_gemm_ukr_t bdnn_gemm_ukr_int8_avx2 = {
-    .mr = MR, .nr = NR, .dp_fn = ukr_int8_5x16, .pack = 4, .dp_chain_fn = chain_int8_5x16,
+    .mr = MR, .nr = NR, .dp_fn = exact_ukr, .pack = 4, .dp_chain_fn = exact_chain,
     .a_wide = 1, .pairs16 = &ukr_int8_pairs16_avx2};
