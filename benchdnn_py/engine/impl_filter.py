@@ -8,6 +8,7 @@ import re
 from typing import Any, Callable
 
 from .. import core
+from ..errors import UsageError
 from ..status import Reason, Status
 from .case import CaseResult
 from .options import Option
@@ -45,9 +46,15 @@ def without_variant(name: str) -> str:
 
 
 def _impl_filter(include: bool):
+    option = "impl" if include else "skip-impl"
+
     def parse(text: str) -> ImplFilter:
-        names = tuple(without_variant(n.strip().strip("'\"")) for n in text.split(",")
-                      if n.strip())
+        given = [n.strip().strip("'\"") for n in text.split(",") if n.strip()]
+        names = tuple(without_variant(n) for n in given)
+        for n, name in zip(given, names):
+            if not name:   # the data choose a tile; a filter can only choose rows
+                raise UsageError(f"--{option}={text}: `{n}` names only a tile variant, "
+                                 f"which each execution's data choose; name a row")
         return ImplFilter(include, names)
     return parse
 

@@ -107,6 +107,10 @@ def test_impl_names_select_rows_whatever_variant_of_their_tile_ran():
     assert filt == ImplFilter(True, ("gemm_conv_int8:avx2:shift+reorder", "scalar"))
     assert filt.allows("gemm_conv_int8:avx2:shift+reorder")
     assert not filt.allows("gemm_conv_int8:avx2:gather+reorder")
+    # a variant alone would leave an empty name, which every row contains
+    with pytest.raises(UsageError) as info:
+        cases("--conv", "--skip-impl=scalar,@pairs16", "ic16ih5oc3kh1")
+    assert str(info.value).startswith("--skip-impl=scalar,@pairs16: `@pairs16` names only")
 
 
 def test_batch_nesting_relative_paths_and_state_that_persists(tmp_path: Path, monkeypatch):
