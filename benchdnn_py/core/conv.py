@@ -429,7 +429,8 @@ class ConvPrimitive:
                                     self.attr.cdata(self._keep), out),
                f"{impl.name} on this problem")
         self._handle = ffi.gc(out[0], lib.bdnn_conv_destroy)
-        self._row, self._fault = ffi.string(lib.bdnn_conv_name(self._handle)).decode(), fault
+        self._row = ffi.string(lib.bdnn_conv_name(self._handle)).decode()
+        self._fault = fault
 
     @property
     def name(self) -> str:

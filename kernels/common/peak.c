@@ -104,7 +104,8 @@ static void run_int8_avx2(int64_t iters) {
     __m256i a0 = _mm256_set1_epi32(0), a1 = _mm256_set1_epi32(1), a2 = _mm256_set1_epi32(2),
             a3 = _mm256_set1_epi32(3), a4 = _mm256_set1_epi32(4), a5 = _mm256_set1_epi32(5),
             a6 = _mm256_set1_epi32(6), a7 = _mm256_set1_epi32(7);
-    const __m256i x = _mm256_set1_epi8(3), y = _mm256_set1_epi8(-5), one = _mm256_set1_epi16(1);
+    const __m256i x = _mm256_set1_epi8(3), y = _mm256_set1_epi8(-5);
+    const __m256i one = _mm256_set1_epi16(1);
     for (int64_t i = 0; i < iters; ++i)
         __asm__ volatile(MADD_ADD(0) MADD_ADD(1) MADD_ADD(2) MADD_ADD(3)
                          MADD_ADD(4) MADD_ADD(5) MADD_ADD(6) MADD_ADD(7)

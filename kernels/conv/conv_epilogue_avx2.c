@@ -178,7 +178,8 @@ static void epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *o
      * input channels stores a byte per few products); the 256-bit packs work within
      * 128-bit lanes, and one permutation puts the two vectors' s16 back in order */
     for (; j0 + 16 <= cols; j0 += 16) {
-        const __m256i x0 = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc + j0)), vk);
+        const __m256i x0 =
+            _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc + j0)), vk);
         const __m256i x1 =
             _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc + j0 + 8)), vk);
         const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(x0, x1), 0xd8);

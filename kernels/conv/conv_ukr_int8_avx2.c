@@ -1,13 +1,16 @@
-/* int8 dot-product micro-kernel for AVX2 without VNNI (contract: conv_dp_ukr_fn in
- * conv_impl.h, PACK 4, A widened): a 5 x 16 s32 tile in 10 ymm accumulators.
+/* int8 dot-product micro-kernels for AVX2 without VNNI (contract: conv_dp_ukr_fn in
+ * conv_impl.h, PACK 4): 5 x 16 s32 tiles in 10 ymm accumulators. The exact tile (A
+ * widened) first; its bounded twins, exact only on data that bound their 16-bit sums,
+ * below.
  *
  * AVX2's one exact integer multiply-add is vpmaddwd: s16 x s16 products, pairs summed
  * into s32. (vpmaddubsw takes u8 x s8 directly but saturates its pair sums to s16:
- * 255 * 127 * 2 does not fit, so it is not used.) A u8 quad (b0 b1 b2 b3) in a 32-bit
- * lane splits into its even bytes, lane & 0x00ff00ff = the s16 pair (b0, b2), and its
- * odd bytes, lane >> 8 per 16-bit word = (b1, b3), two instructions per B vector shared
- * by the tile's five rows. The weights come widened (a_wide): each quad as s16
- * (a0, a2, a1, a3), so the pair matching each half is one 32-bit broadcast. Per quad of k:
+ * 255 * 127 * 2 does not fit, so the exact tile does not use it.) A u8 quad
+ * (b0 b1 b2 b3) in a 32-bit lane splits into its even bytes, lane & 0x00ff00ff = the s16
+ * pair (b0, b2), and its odd bytes, lane >> 8 per 16-bit word = (b1, b3), two
+ * instructions per B vector shared by the tile's five rows. The weights come widened
+ * (a_wide): each quad as s16 (a0, a2, a1, a3), so the pair matching each half is one
+ * 32-bit broadcast. Per quad of k:
  * 20 vpmaddwd and 20 vpaddd, 4 operations on B, 10 broadcasts; the accumulators wrap in
  * s32 as vpdpbusd's do. Five rows, not six: with twelve accumulators, the two B halves,
  * the broadcast, a product and the byte mask, GCC spilled three accumulators per step.
