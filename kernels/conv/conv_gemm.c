@@ -74,8 +74,7 @@ size_t bdnn_gemm_weights_bytes(const struct bdnn_conv *c) {
     if (c->dir == BDNN_DIR_BWD_WEIGHTS) return 0;
     if (!p->pack) return sizeof(float) * (size_t)(c->d.g * p->a_panels * ukr_of(c)->mr * p->K);
     if (has_pairs16(c)) return pairs16_offset(c) + pairs16_a_bytes(c) + sizeof(int32_t);
-    return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0)
-           + (p->border ? sizeof(int32_t) * (size_t)(c->d.g * p->M * taps_of(&c->d)) : 0);
+    return grouped_head_bytes(c);
 }
 
 /* The largest |w0| + |w1| over the s8 weight pairs (bytes 0-1 and 2-3 of each quad) of

@@ -297,11 +297,15 @@ GEMM_HELPER int has_pairs16(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
     return p->shift && p->pack == 4 && ukr_of(c)->pairs16 != NULL;
 }
-GEMM_HELPER size_t pairs16_offset(const struct bdnn_conv *c) {
+/* Bytes of the grouped weights (pack > 0) with the int8 compensation and the border
+ * table, if any: the packed weights but for the bounded tile's part. */
+GEMM_HELPER size_t grouped_head_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
-    const size_t head = grouped_bytes(c) + sizeof(int32_t) * (size_t)(c->d.g * p->M)
-        + (p->border ? sizeof(int32_t) * (size_t)(c->d.g * p->M * taps_of(&c->d)) : 0);
-    return bdnn_div_up(head, 64) * 64;
+    return grouped_bytes(c) + (p->pack == 4 ? sizeof(int32_t) * (size_t)(c->d.g * p->M) : 0)
+           + (p->border ? sizeof(int32_t) * (size_t)(c->d.g * p->M * taps_of(&c->d)) : 0);
+}
+GEMM_HELPER size_t pairs16_offset(const struct bdnn_conv *c) {
+    return bdnn_div_up(grouped_head_bytes(c), 64) * 64;
 }
 GEMM_HELPER size_t pairs16_a_bytes(const struct bdnn_conv *c) {
     const gemm_plan_t *p = c->plan;
@@ -381,9 +385,10 @@ void bdnn_gemm_run_shift(const exec_t *e);
 void bdnn_gemm_run_col2im(const exec_t *e);
 void bdnn_gemm_run_gather(const exec_t *e);
 /* The shift route's plan, on the input (s2d 0) or its space-to-depth phases (s2d 1),
- * UNIMPLEMENTED (the plan untouched) past its bounds; the phases' padded copy. */
+ * UNIMPLEMENTED (the plan untouched) past its bounds; the phases' padded copy (returns
+ * the OR of its lanes). */
 int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_ukr_t *u,
                          int s2d);
-void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64_t n1);
+uint32_t bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64_t n1);
 
 #endif /* BDNN_CONV_GEMM_H */

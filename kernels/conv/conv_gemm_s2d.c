@@ -25,8 +25,8 @@ enum { S2D_MAX_ICG = SHIFT_MIN_ICG - 1 };
  * lo[b]) * s] for x in [lo[b], hi[b]) (src[b]: the input under column lo[b], or NULL for
  * a row outside the input) and pad[b] elsewhere. The columns inside every channel's range
  * run branch-free with s a constant (stride 2: ResNet's conv1), so the compiler vectorizes
- * them; the edges go lane by lane. */
-static inline void s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
+ * them; the edges go lane by lane. Returns the OR of the lanes (pairs16: int8's bound). */
+static inline uint32_t s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
                                  const void *const *src, const int64_t *lo, const int64_t *hi,
                                  const uint32_t *pad, uint32_t flip, int64_t s) {
     int64_t in_lo = 0, in_hi = wp;
@@ -35,6 +35,7 @@ static inline void s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
         if (lo[b] > in_lo) in_lo = lo[b];
         if (hi[b] < in_hi) in_hi = hi[b];
     }
+    uint32_t any = 0;
     if (in_hi > in_lo) {
         const int64_t n = in_hi - in_lo;
         uint32_t *restrict out = row + in_lo;
@@ -48,9 +49,13 @@ static inline void s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
             const uint8_t *restrict b1 = (const uint8_t *)src[1] + (in_lo - lo[1]) * s;
             const uint8_t *restrict b2 = (const uint8_t *)src[2] + (in_lo - lo[2]) * s;
             const uint8_t *restrict b3 = (const uint8_t *)src[3] + (in_lo - lo[3]) * s;
-            for (int64_t t = 0; t < n; ++t)
-                out[t] = ((uint32_t)b0[t * s] | (uint32_t)b1[t * s] << 8
-                          | (uint32_t)b2[t * s] << 16 | (uint32_t)b3[t * s] << 24) ^ flip;
+            for (int64_t t = 0; t < n; ++t) {
+                const uint32_t lane = ((uint32_t)b0[t * s] | (uint32_t)b1[t * s] << 8
+                                       | (uint32_t)b2[t * s] << 16 | (uint32_t)b3[t * s] << 24)
+                                    ^ flip;
+                out[t] = lane;
+                any |= lane;
+            }
         }
     } else {
         in_lo = in_hi = wp;
@@ -69,15 +74,17 @@ static inline void s2d_lanes_row(uint32_t *restrict row, int64_t wp, int pack,
                 : pad[b];
         }
         row[x] = lane;
+        any |= lane;
     }
+    return any;
 }
 
 /* The padded copy by space-to-depth (see S2D_MAX_ICG): channel c = phase * IC + ic of
  * the phase planes, phase = py * S_W + px, holds input channel ic at point
  * (y*S_H + py - PH, x*S_W + px - PW), lanes grouping channels as shift_pad_input_groups
  * does. Every lane is written each execution: which points exist differs by phase, so a
- * lane can mix input and padding. */
-void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64_t n1) {
+ * lane can mix input and padding. Returns the OR of the lanes written. */
+uint32_t bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64_t n1) {
     const struct bdnn_conv *c = e->c;
     const bdnn_conv_desc_t *d = &c->d;
     const gemm_plan_t *p = e->p;
@@ -87,7 +94,8 @@ void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64
     const size_t elt = pack == 2 ? 2 : 1;
     const uint32_t flip = p->b_shift != 0.0f ? 0x80808080u : 0u;
     const uint8_t pad_u8 = (uint8_t)(int32_t)(p->pad + p->b_shift);
-#pragma omp parallel for num_threads(c->nthr) schedule(static)
+    uint32_t any = 0;
+#pragma omp parallel for num_threads(c->nthr) schedule(static) reduction(| : any)
     for (int64_t plane = 0; plane < (n1 - n0) * groups; ++plane) {
         const int64_t n = n0 + plane / groups, i = plane % groups;
         uint32_t *lanes = (uint32_t *)p->padded + plane * p->plane;
@@ -115,10 +123,11 @@ void bdnn_gemm_s2d_pad_input(const exec_t *e, const void *src, int64_t n0, int64
                     : NULL;
             }
             uint32_t *row = lanes + y * wp;
-            if (SW == 2) s2d_lanes_row(row, wp, pack, rows, lo, hi, pad, flip, 2);
-            else s2d_lanes_row(row, wp, pack, rows, lo, hi, pad, flip, SW);
+            any |= SW == 2 ? s2d_lanes_row(row, wp, pack, rows, lo, hi, pad, flip, 2)
+                           : s2d_lanes_row(row, wp, pack, rows, lo, hi, pad, flip, SW);
         }
     }
+    return any;
 }
 
 int bdnn_gemm_s2d_applies(const struct bdnn_conv *c) {

@@ -243,14 +243,6 @@ static uint32_t shift_pad_input_groups(const exec_t *e, const void *src, int64_t
     return any;
 }
 
-/* The OR of n lanes (the space-to-depth copy's, which writes every lane). */
-static uint32_t lanes_or(const uint32_t *lanes, int64_t n, int nthr) {
-    uint32_t any = 0;
-#pragma omp parallel for num_threads(nthr) schedule(static) reduction(| : any)
-    for (int64_t i = 0; i < n; ++i) any |= lanes[i];
-    return any;
-}
-
 /* Stores rows [m0, m1) of a C block on the padded grid (columns [j0, j0 + ncols)) into
  * dst: the columns of real outputs, with bias, the sum post-op and eltwise entries. */
 static void shift_store(const exec_t *e, const float *cbuf, int64_t ldc, int64_t inst,
@@ -496,15 +488,9 @@ void bdnn_gemm_run_shift(const exec_t *e) {
     for (int64_t n0 = 0; n0 < d->mb; n0 += p->chunk) {
         const int64_t n1 = n0 + p->chunk < d->mb ? n0 + p->chunk : d->mb;
         uint32_t any = 0;   /* int8: the OR of the chunk's lanes */
-        if (p->s2d_h) {
-            bdnn_gemm_s2d_pad_input(e, e->b_src, n0, n1);
-            if (pairs16) any = lanes_or((const uint32_t *)p->padded,
-                                        (n1 - n0) * (p->s_ic / p->pack) * p->plane, c->nthr);
-        } else if (p->pack) {
-            any = shift_pad_input_groups(e, e->b_src, n0, n1);
-        } else {
-            shift_pad_input(e, n0, n1);
-        }
+        if (p->s2d_h) any = bdnn_gemm_s2d_pad_input(e, e->b_src, n0, n1);
+        else if (p->pack) any = shift_pad_input_groups(e, e->b_src, n0, n1);
+        else shift_pad_input(e, n0, n1);
         exec_t ec = *e;
         if (pairs16) {
             ec.tile = chunk_tile(c, any, *pairs16_wmax(c, e->a_packed));

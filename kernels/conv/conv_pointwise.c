@@ -27,8 +27,6 @@ typedef struct {
     int64_t kp, kn;           /* a k block's points (of one image) and images */
 } pw_plan_t;
 
-void bdnn_nhwc_bias_sums(const struct bdnn_conv *c, const float *diff_dst, float *diff_bias);
-
 int bdnn_pointwise_applies(const struct bdnn_conv *c) {
     return c->dir == BDNN_DIR_BWD_WEIGHTS;
 }
@@ -38,7 +36,7 @@ static int pw_init(struct bdnn_conv *c) {
     const int layout = c->attr.layout;
     if (c->lp || c->operands != OPERANDS_F32
             || (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SKIP_LAST_IC)
-            || c->dir != BDNN_DIR_BWD_WEIGHTS || d->g != 1
+            || d->g != 1
             || (layout != BDNN_LAYOUT_BLOCKED8 && layout != BDNN_LAYOUT_BLOCKED16)
             || d->kd != 1 || d->kh != 1 || d->kw != 1 || d->sd != 1 || d->sh != 1
             || d->sw != 1 || !bdnn_reads_no_padding(d) || d->id != d->od || d->ih != d->oh
