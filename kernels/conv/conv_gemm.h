@@ -121,8 +121,13 @@ typedef struct {
     int64_t subsampled_slack;   /* floats after the subsampled points, zeroed with them */
     int64_t hp, wp;       /* shift: padded plane rows and columns */
     int64_t plane;        /* shift: one plane's stride in elements, hp * wp rounded up to
-                             a cache line so that every tap's B rows start alike */
+                             a cache line so that every tap's B rows start alike (stacked:
+                             hp * wp) */
     int64_t chunk;        /* shift: images per copy and products pass */
+    int stacked;          /* shift: the chunk's images side by side along N (a 1x1's) */
+    int64_t gstride;      /* shift: elements from one channel group's plane to the next
+                             one's of the same image: plane, or stacked chunk * plane
+                             rounded up to a cache line */
     /* shift: the problem the padded planes pose (the descriptor's, or after
      * space-to-depth): channels per image and per group, taps, dilations */
     int64_t s_ic, s_icg, s_kh, s_kw, s_dh, s_dw;

@@ -57,34 +57,54 @@ int bdnn_gemm_shift_plan(struct bdnn_conv *c, gemm_plan_t *p, const conv_gemm_uk
     /* the padded planes' border holds one value: per-channel zero points go to gather */
     if (c->src_zps) return BDNN_STATUS_UNIMPLEMENTED;
     if (pack == 4 && (pad_u8 < 0 || pad_u8 > 255)) return BDNN_STATUS_UNIMPLEMENTED;
-    /* planes of f32, or of 32-bit channel-group lanes */
-    const int64_t plane = (hp * wp + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
-    const int64_t image_bytes = 4 * (s_ic / pack) * plane;
-    int64_t chunk = SHIFT_CHUNK_BYTES / image_bytes;
-    if (chunk > d->mb) chunk = d->mb;
-    if (chunk < 1) chunk = 1;
-    const int64_t padded = chunk * (s_ic / pack) * plane + wp + u->nr;
-    if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
-    p->shift = 1, p->hp = hp, p->wp = wp, p->plane = plane, p->chunk = chunk;
-    p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
-    p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
-    p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
-    p->M = d->oc / d->g, p->N = d->oh * wp, p->K = p->s_icg * p->s_kh * p->s_kw;
-    p->pack = c->lp ? u->pack : 0;
-    p->Kp = p->K;   /* k blocks are whole channel groups */
-    p->b_shift = shift, p->pad = (float)c->attr.src_zp;
-    p->a_panels = bdnn_div_up(p->M, u->mr);
     /* An epilogue of only a bias and the conversion: the kernel stores each tile's result
      * itself, in place of the accumulator block and the epilogue's pass over it (see
      * shift_chains); from registers where the grid has no columns to drop (a 1x1's), else
      * run by run of real outputs from the tile spilled to L1. */
-    p->direct_store = p->pack && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
+    const int direct_store = pack > 1 && u->dp_store_fn && (u->store_dts & (1u << c->out_dt))
         && c->attr.scales == BDNN_SCALES_NONE && c->attr.dst_zp == 0 && !c->dst_zps
         && c->n_post_ops == 0 && c->fault == BDNN_FAULT_NONE;
-    /* Work split as the gather route's, over one chunk's instances: column blocks of up to
-     * NC_PANELS_MAX panels, rows split when there are too few items. */
+    /* A 1x1 on channel groups has no columns to drop and no tap reading past its plane:
+     * the chunk's images are stacked along N, the planes of one channel group image after
+     * image, unaligned, so that N is the chunk's points and tiles run on from one image
+     * into the next. Only where an image alone would leave more than an eighth of its
+     * points' worth of its last tile empty (a 7x7 output, 49 points, ends on a tile of
+     * one column): elsewhere stacking ran slower. Not with the direct store, whose tiles
+     * store within one image. */
+    const int64_t points = d->oh * d->ow, empty = bdnn_div_up(points, u->nr) * u->nr - points;
+    const int stacked = pack > 1 && !s2d && s_kh * s_kw == 1 && !direct_store
+        && 8 * empty > points;
+    /* planes of f32, or of 32-bit channel-group lanes */
+    const int64_t plane = stacked ? hp * wp
+                                  : (hp * wp + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
+    const int64_t image_bytes = 4 * (s_ic / pack) * plane;
+    int64_t chunk = SHIFT_CHUNK_BYTES / image_bytes;
+    if (chunk > d->mb) chunk = d->mb;
+    if (chunk < 1) chunk = 1;
+    /* stacked: each group's run of planes starts on a cache line, as unstacked planes do,
+     * so that every tile's B rows do (a row across two lines loads as two) */
+    const int64_t gstride = stacked ? bdnn_div_up(chunk * plane, PLANE_ALIGN) * PLANE_ALIGN
+                                    : plane;
+    const int64_t padded = (stacked ? (s_ic / pack) * gstride : chunk * (s_ic / pack) * plane)
+                         + wp + u->nr;
+    if (padded > SHIFT_MAX_PAD_FLOATS) return BDNN_STATUS_UNIMPLEMENTED;
+    p->shift = 1, p->hp = hp, p->wp = wp, p->plane = plane, p->chunk = chunk;
+    p->stacked = stacked, p->gstride = gstride;
+    p->s_ic = s_ic, p->s_icg = s2d ? s_ic : d->ic / d->g;
+    p->s_kh = s_kh, p->s_kw = s_kw, p->s_dh = s_dh, p->s_dw = s_dw;
+    p->s2d_h = s2d ? d->sh : 0, p->s2d_w = s2d ? d->sw : 0;
+    p->M = d->oc / d->g, p->N = (stacked ? chunk : 1) * d->oh * wp;
+    p->K = p->s_icg * p->s_kh * p->s_kw;
+    p->pack = c->lp ? u->pack : 0;
+    p->Kp = p->K;   /* k blocks are whole channel groups */
+    p->b_shift = shift, p->pad = (float)c->attr.src_zp;
+    p->a_panels = bdnn_div_up(p->M, u->mr);
+    p->direct_store = direct_store;
+    /* Work split as the gather route's, over one chunk's instances (stacked: its groups):
+     * column blocks of up to NC_PANELS_MAX panels, rows split when there are too few
+     * items. */
     const int64_t want = 4 * (int64_t)c->nthr, panels = bdnn_div_up(p->N, u->nr);
-    const int64_t inst = chunk * d->g;
+    const int64_t inst = (stacked ? 1 : chunk) * d->g;
     int64_t per_block = panels < NC_PANELS_MAX ? panels : NC_PANELS_MAX;
     while (per_block > 1 && inst * bdnn_div_up(panels, per_block) < want)
         per_block = bdnn_div_up(per_block, 2);
@@ -197,8 +217,9 @@ static uint32_t group_lanes_run(uint32_t *out, const void *src, int pack, int64_
  * of group plane i holds channels pack*i .. pack*i + pack-1 of input point
  * (y*SH - PH, x*SW - PW); an s8 source flips each byte's sign bit, which is adding 128
  * (the u8 the VNNI kernel takes). Strides other than 1 come only with one tap (1x1): the
- * plane is then the grid of output points, each lane the input point it reads. Returns the
- * OR of the int8 lanes written. */
+ * plane is then the grid of output points, each lane the input point it reads (stacked:
+ * image after image for each group, bdnn_gemm_shift_plan). Returns the OR of the int8
+ * lanes written. */
 static uint32_t shift_pad_input_groups(const exec_t *e, const void *src, int64_t n0,
                                        int64_t n1) {
     const struct bdnn_conv *c = e->c;
@@ -223,7 +244,8 @@ static uint32_t shift_pad_input_groups(const exec_t *e, const void *src, int64_t
     for (int64_t plane = 0; plane < (n1 - n0) * groups; ++plane) {
         const int64_t n = n0 + plane / groups, i = plane % groups;
         const char *in = (const char *)src + elt * (size_t)((n * d->ic + pack * i) * IH * IW);
-        uint32_t *out = padded + plane * p->plane;
+        uint32_t *out = padded + (p->stacked ? i * p->gstride + (n - n0) * p->plane
+                                             : plane * p->plane);
         if (rows_join) {   /* rows [y0, y1) are one run in both */
             any |= group_lanes_run(out + y0 * wp, in, pack, IH * IW, (y0 - d->ph) * IW,
                                    (y1 - y0) * wp, flip, 1);
@@ -291,11 +313,18 @@ static void shift_store_lp(const exec_t *e, const scratch_t *s, int64_t inst, in
     /* int8: (zero point + shift) x sum of weights, after the grouped weights */
     const int32_t *comp = p->pack == 4
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
-    /* No columns to drop (1x1: the padded grid is the output grid): one run, as long as
-     * the block, instead of one per output row (7 points at 7x7, a vector's tail). */
+    /* No columns to drop (1x1: the padded grid is the output grid): one run per image
+     * (stacked: the block's columns may span several), as long as the block, instead of
+     * one per output row (7 points at 7x7, a vector's tail). */
     if (wp == OW) {
-        bdnn_conv_epilogue(c, s->cbuf, p->nc, m1 - m0, ncols, g * p->M + m0, e->bias, comp,
-                           e->out, (n * d->oc + g * p->M + m0) * OP + j0, OP, s->tmp);
+        for (int64_t j = j0; j < j0 + ncols;) {
+            const int64_t img = j / OP, x = j % OP;
+            const int64_t len = OP - x < j0 + ncols - j ? OP - x : j0 + ncols - j;
+            bdnn_conv_epilogue(c, s->cbuf + (j - j0), p->nc, m1 - m0, len, g * p->M + m0,
+                               e->bias, comp, e->out,
+                               ((n + img) * d->oc + g * p->M + m0) * OP + x, OP, s->tmp);
+            j += len;
+        }
         return;
     }
     for (int64_t j = j0; j < j0 + ncols;) {
@@ -346,9 +375,10 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
         ? (const int32_t *)((const char *)e->a_packed + grouped_bytes(c)) : NULL;
     const size_t osz = bdnn_dt_size(c->out_dt);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, pack = p->pack;
-    const int64_t icg = p->s_icg, plane = p->plane;
+    const int64_t icg = p->s_icg;
     const size_t elt = pack == 2 ? 2 : 1;
-    const int64_t ldb = (int64_t)(4 / elt) * plane;   /* a lane row in B's elements */
+    const int64_t gstride = p->gstride;
+    const int64_t ldb = (int64_t)(4 / elt) * gstride;   /* a lane row in B's elements */
     const size_t aelt = e->tile ? 1 : a_esz(c);
     const char *a_g = (const char *)e->a_packed + (e->tile ? pairs16_offset(c) : 0)
                     + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
@@ -363,7 +393,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
             const int64_t tap = pc1 / icg, c0 = pc1 % icg;
             const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
             kcs[nb] = kc, pcs[nb] = pc1;
-            bs[nb] = in_ng + c0 / pack * plane + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
+            bs[nb] = in_ng + c0 / pack * gstride + kh * (p->s_dh + 1) * p->wp
+                   + kw * (p->s_dw + 1) + j0;
             rows += kc / pack, ++nb, pc1 += kc;
         }
         for (int64_t q = 0; q * NR < ncols; ++q) {
@@ -405,23 +436,29 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     }
 }
 
-/* One work item of the chunk from image n0 (items split as the plan's: row block, column
- * block, instance), the chunk's planes at the buffer's start. */
-static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t item) {
+/* One work item of the chunk of images [n0, n1) (items split as the plan's: row block,
+ * column block, instance), the chunk's planes at the buffer's start. */
+static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t n1,
+                       int64_t item) {
     const struct bdnn_conv *c = e->c;
     const gemm_plan_t *p = e->p;
     const conv_gemm_ukr_t *u = ukr_of(c);
-    const int64_t MR = u->mr, NR = u->nr, M = p->M, N = p->N, K = p->K, G = c->d.g;
-    const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack;
+    const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, G = c->d.g;
+    const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack, gstride = p->gstride;
+    /* stacked: this chunk's points (the last chunk may hold fewer images) */
+    const int64_t N = p->stacked ? (n1 - n0) * plane : p->N;
     const int64_t rb = item % p->n_row_blocks;
     const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
     const int64_t inst = n0 * G + item / (p->n_row_blocks * p->n_col_blocks);
     const int64_t n = inst / G, g = inst % G;
     const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
     const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
-    if (m0 >= M) return;
-    /* first element (f32 or 32-bit pair lane) of this image and group's planes */
-    const float *in_ng = p->padded + ((n - n0) * p->s_ic + g * icg) / (pack ? pack : 1) * plane;
+    if (m0 >= M || ncols <= 0) return;
+    /* first element (f32 or 32-bit channel-group lane) of this image and group's planes
+     * (stacked: n is n0) */
+    const int64_t per = pack ? pack : 1;
+    const float *in_ng = p->padded + (n - n0) * (p->s_ic / per) * plane
+                       + g * icg / per * gstride;
     if (pack && u->dp_chain_fn) {
         shift_chains(e, s, in_ng, n, g, j0, ncols, m0, m1);
         if (!p->direct_store) shift_store_lp(e, s, inst, m0, m1, j0, ncols);
@@ -431,7 +468,7 @@ static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t 
         kc = kblock_len(p, pc);
         const int64_t tap = pc / icg, c0 = pc % icg;
         const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
-        const float *b = in_ng + c0 / (pack ? pack : 1) * plane
+        const float *b = in_ng + c0 / per * gstride
                        + kh * (p->s_dh + 1) * p->wp + kw * (p->s_dw + 1) + j0;
         for (int64_t q = 0; q * NR < ncols; ++q)
             for (int64_t m = m0; m < m1; m += MR) {
@@ -444,13 +481,13 @@ static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t 
                         g * p->a_panels * MR * p->Kp + pc * p->a_panels * MR
                         + (m / MR) * kc * MR);
                     /* ldb: a lane row in the B operand's elements (bf16 or bytes) */
-                    u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * plane, cblk,
+                    u->dp_fn(kc, a_blk, b + q * NR, (int64_t)(4 / elt) * gstride, cblk,
                              p->nc, mr, nr, pc > 0);
                 } else {
                     const float *a_blk = (const float *)e->a_packed
                         + g * p->a_panels * MR * K + pc * p->a_panels * MR
                         + (m / MR) * kc * MR;
-                    u->fn(kc, a_blk, b + q * NR, plane, cblk, p->nc, mr, nr,
+                    u->fn(kc, a_blk, b + q * NR, gstride, cblk, p->nc, mr, nr,
                           pc > 0 ? UKR_ACCUMULATE : UKR_WRITE, NULL, 0.0f, 0.0f);
                 }
             }
@@ -498,12 +535,13 @@ void bdnn_gemm_run_shift(const exec_t *e) {
             mixed |= n0 > 0 && ran != variant;
             variant = ran;
         }
-        const int64_t items = (n1 - n0) * d->g * p->n_col_blocks * p->n_row_blocks;
+        const int64_t items = (p->stacked ? 1 : n1 - n0) * d->g * p->n_col_blocks
+                            * p->n_row_blocks;
 #pragma omp parallel num_threads(c->nthr)
         {
             const scratch_t *s = &p->scratch[omp_get_thread_num()];
 #pragma omp for schedule(static, 1)
-            for (int64_t item = 0; item < items; ++item) shift_item(&ec, s, n0, item);
+            for (int64_t item = 0; item < items; ++item) shift_item(&ec, s, n0, n1, item);
         }
     }
     if (pairs16)   /* the plan is the primitive's own state, as its padded planes are */

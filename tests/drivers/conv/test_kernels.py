@@ -504,6 +504,51 @@ def test_shift_rows_copy_image_by_image(row):
     assert row in res.out, res.out
 
 
+# A 1x1 on channel groups whose image alone would leave much of its last tile empty (7x7
+# outputs: 49 points) runs the images of a chunk side by side along N, a tile's columns
+# reaching from one image into the next: chunks of 5 images (ic 4096) with a last one of
+# 1, groups, a stride, and padding (whose border is never copied) at 7x7; the s32 sums
+# equal the reference's.
+STACKED_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
+                and i.operands is core.Operands.INT8 and i.name.endswith(":shift")]
+STACKED_SHAPES = ["mb11ic4096ih7oc8kh1", "mb3g2ic64ih14oc16kh1sh2", "mb4ic16ih5oc24kh1ph1",
+                  "mb2ic64ih6oc5kh1"]
+
+
+@pytest.mark.parametrize("src_dt", ["u8", "s8"])
+@pytest.mark.parametrize("row", STACKED_ROWS, ids=[i.name for i in STACKED_ROWS])
+def test_shift_rows_stack_the_images_of_a_small_1x1(row, src_dt):
+    rng = np.random.default_rng(5)
+    lo, hi = (0, 255) if src_dt == "u8" else (-128, 127)
+    for text in STACKED_SHAPES:
+        shape = _shape(text)
+        src = rng.integers(lo, hi + 1, size=shape.src_shape).astype(core.numpy_dtype(src_dt))
+        wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
+        ref = core.ref_conv_fwd(shape, src.astype(np.float32), wei.astype(np.float32), None)
+        attr = core.ConvAttr(src_dt, "s8", "s32", "f32")
+        with core.ConvPrimitive(row, shape, FWD, False, core.Fault.NONE, attr=attr) as prim:
+            dst = np.full(shape.dst_shape, -7, np.int32)
+            prim.bind(src, prim.pack_weights(wei), None, dst)()
+        assert np.array_equal(dst, ref.astype(np.int64)), text
+
+
+@pytest.mark.parametrize("row", [i.name for i in core.conv_impls() if core.isa_supported(i.isa)
+                                 and i.name.endswith(":shift") and i.operands in
+                                 (core.Operands.INT8, core.Operands.BF16)])
+def test_stacked_images_pass_through_the_cli(row):
+    """The same through the CLI, with bias, post-ops and (int8) per-channel scales, whose
+    epilogue splits its runs at each image's end, and in bf16."""
+    bf16 = "bf16" in row
+    dt, scales = ("bf16", "") if bf16 else ("u8:s8:u8,s8:s8:f32", ",wei:per_oc")
+    res = run_cli("--conv", f"--impl={row}", f"--dt={dt}", "--dir=FWD_B",
+                  f"--attr-scales={scales}", "--attr-post-ops=,sum:0.5+relu",
+                  *STACKED_SHAPES[1:])
+    runs = len(dt.split(",")) * len(scales.split(",")) * 2 * len(STACKED_SHAPES[1:])
+    assert res.code == 0, res.out
+    assert sum(":PASSED " in l for l in res.lines) == runs, res.out
+    assert row in res.out, res.out
+
+
 # Planes whose last panel holds at most 8 columns (AVX2's 16-column tile then runs on one
 # B vector): 49 points (one left), 8 (one half panel), 24 (16 + 8), against 9 and 25
 # (a whole tile's last panel of 9).
