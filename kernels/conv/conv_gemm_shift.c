@@ -382,8 +382,13 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     const size_t aelt = e->tile ? 1 : a_esz(c);
     const char *a_g = (const char *)e->a_packed + (e->tile ? pairs16_offset(c) : 0)
                     + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
-    int64_t kcs[SHIFT_CHAIN_MAX], pcs[SHIFT_CHAIN_MAX];
+    /* per block of a chain: its k length, B rows, and A micro-panel at row m0 with the
+     * step to the next row panel's (grouped weights, as bdnn_gemm_run_gather addresses
+     * them), so that the blocks are set up once per column panel, not per tile: conv1's
+     * 16 taps cost as much setting up as a tile's products */
+    int64_t kcs[SHIFT_CHAIN_MAX], a_steps[SHIFT_CHAIN_MAX];
     const float *bs[SHIFT_CHAIN_MAX];
+    const char *as[SHIFT_CHAIN_MAX];
     conv_dp_block_t blk[SHIFT_CHAIN_MAX];
     for (int64_t pc0 = 0, pc1; pc0 < K; pc0 = pc1) {
         int64_t nb = 0, rows = 0;
@@ -392,7 +397,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
             if (nb > 0 && (rows + kc / pack) * NR * 4 > SHIFT_CHAIN_B_BYTES) break;
             const int64_t tap = pc1 / icg, c0 = pc1 % icg;
             const int64_t kh = tap / p->s_kw, kw = tap % p->s_kw;
-            kcs[nb] = kc, pcs[nb] = pc1;
+            kcs[nb] = kc, a_steps[nb] = (int64_t)aelt * kc * MR;
+            as[nb] = a_g + aelt * (size_t)(pc1 * p->a_panels * MR + (m0 / MR) * kc * MR);
             bs[nb] = in_ng + c0 / pack * gstride + kh * (p->s_dh + 1) * p->wp
                    + kw * (p->s_dw + 1) + j0;
             rows += kc / pack, ++nb, pc1 += kc;
@@ -408,14 +414,13 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                 q_off = 0;
                 if (nseg == 0) continue;   /* only dropped columns: nothing to store */
             }
+            for (int64_t i = 0; i < nb; ++i)
+                blk[i] = (conv_dp_block_t){kcs[i], as[i], bs[i] + q * NR};
             for (int64_t m = m0; m < m1; m += MR) {
                 const int64_t mr = M - m < MR ? M - m : MR;
-                for (int64_t i = 0; i < nb; ++i) {
-                    /* grouped weights, as bdnn_gemm_run_gather addresses them */
-                    blk[i].kcp = kcs[i];
-                    blk[i].a = a_g + aelt * (size_t)(pcs[i] * p->a_panels * MR + (m / MR) * kcs[i] * MR);
-                    blk[i].b = bs[i] + q * NR;
-                }
+                if (m > m0)
+                    for (int64_t i = 0; i < nb; ++i)
+                        blk[i].a = (const char *)blk[i].a + a_steps[i];
                 float *cblk = s->cbuf + (m - m0) * p->nc + q * NR;
                 if (p->direct_store && pc1 == K) {
                     const int64_t oc = g * M + m, OP = c->d.oh * c->d.ow;
