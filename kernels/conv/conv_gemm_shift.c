@@ -4,6 +4,9 @@
  * row's applies (bdnn_gemm_shift_applies); the padded copy within SHIFT_MAX_PAD_FLOATS
  * (init refuses past it). conv_gemm_s2d.c runs the same loops on space-to-depth phases. */
 #include "conv_gemm.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 /* Forward, shift route (f32, 1D/2D, unit stride, several taps): im2col copies every input
  * point once per tap it feeds (9x the input for 3x3). Instead the input is copied once
@@ -184,9 +187,9 @@ static inline uint32_t group_lane(const void *src, int pack, int64_t step, int64
  * regrouping is a pass over the whole input inside every execution, and lane by lane it
  * cost a 1x1 layer more than its dot products did. Returns the OR of the int8 lanes
  * written (0 for bf16): each byte of it bounds the bytes of its position (pairs16). */
-static inline uint32_t group_lanes_run_s(uint32_t *restrict out, const void *src, int pack,
-                                         int64_t step, int64_t i, int64_t n, uint32_t flip,
-                                         int64_t s) {
+static inline __attribute__((always_inline)) uint32_t
+group_lanes_run_s(uint32_t *restrict out, const void *src, int pack, int64_t step, int64_t i,
+                  int64_t n, uint32_t flip, int64_t s) {
     if (pack == 2) {
         const uint16_t *restrict h0 = (const uint16_t *)src + i, *restrict h1 = h0 + step;
         for (int64_t x = 0; x < n; ++x)
@@ -206,11 +209,65 @@ static inline uint32_t group_lanes_run_s(uint32_t *restrict out, const void *src
 }
 /* ... points s apart along the input row (a strided 1x1's planes); s = 1 and 2 (ResNet's
  * downsampling layers) are compiled apart, with the stride a constant to vectorize by. */
-static uint32_t group_lanes_run(uint32_t *out, const void *src, int pack, int64_t step,
-                                int64_t i, int64_t n, uint32_t flip, int64_t s) {
-    if (s == 1) return group_lanes_run_s(out, src, pack, step, i, n, flip, 1);
-    if (s == 2) return group_lanes_run_s(out, src, pack, step, i, n, flip, 2);
-    return group_lanes_run_s(out, src, pack, step, i, n, flip, s);
+#define GROUP_LANES_RUN(NAME, ATTR)                                                         \
+    ATTR static uint32_t NAME(uint32_t *out, const void *src, int pack, int64_t step,       \
+                              int64_t i, int64_t n, uint32_t flip, int64_t s) {             \
+        if (s == 1) return group_lanes_run_s(out, src, pack, step, i, n, flip, 1);          \
+        if (s == 2) return group_lanes_run_s(out, src, pack, step, i, n, flip, 2);          \
+        return group_lanes_run_s(out, src, pack, step, i, n, flip, s);                      \
+    }
+GROUP_LANES_RUN(group_lanes_run_base, )
+#if defined(__x86_64__) || defined(__i386__)
+/* ... for rows of AVX2 and up (the copy is a pass over the whole input in every
+ * execution): compiled for AVX2, and int8's consecutive points (s = 1, the 1x1s' planes
+ * and every unstrided row) by interleaving 32 points of the four channel rows with byte
+ * and word unpacks, where the compiler widens each byte to 32 bits and shifts it. */
+GROUP_LANES_RUN(group_lanes_compiled_avx2, __attribute__((target("avx2"))))
+__attribute__((target("avx2")))
+static uint32_t group_lanes_run_avx2(uint32_t *out, const void *src, int pack, int64_t step,
+                                     int64_t i, int64_t n, uint32_t flip, int64_t s) {
+    if (pack != 4 || s != 1)
+        return group_lanes_compiled_avx2(out, src, pack, step, i, n, flip, s);
+    const uint8_t *b0 = (const uint8_t *)src + i;
+    const __m256i vflip = _mm256_set1_epi32((int32_t)flip);
+    __m256i any = _mm256_setzero_si256();
+    int64_t x = 0;
+    for (; x + 32 <= n; x += 32) {
+        const __m256i r0 = _mm256_loadu_si256((const __m256i *)(b0 + x));
+        const __m256i r1 = _mm256_loadu_si256((const __m256i *)(b0 + step + x));
+        const __m256i r2 = _mm256_loadu_si256((const __m256i *)(b0 + 2 * step + x));
+        const __m256i r3 = _mm256_loadu_si256((const __m256i *)(b0 + 3 * step + x));
+        /* within each 128-bit half: channel pairs, then quads (points 0-3 | 16-19, ...) */
+        const __m256i lo01 = _mm256_unpacklo_epi8(r0, r1), hi01 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i lo23 = _mm256_unpacklo_epi8(r2, r3), hi23 = _mm256_unpackhi_epi8(r2, r3);
+        const __m256i q0 = _mm256_unpacklo_epi16(lo01, lo23);
+        const __m256i q1 = _mm256_unpackhi_epi16(lo01, lo23);
+        const __m256i q2 = _mm256_unpacklo_epi16(hi01, hi23);
+        const __m256i q3 = _mm256_unpackhi_epi16(hi01, hi23);
+        const __m256i o[4] = {_mm256_permute2x128_si256(q0, q1, 0x20),
+                              _mm256_permute2x128_si256(q2, q3, 0x20),
+                              _mm256_permute2x128_si256(q0, q1, 0x31),
+                              _mm256_permute2x128_si256(q2, q3, 0x31)};
+        for (int t = 0; t < 4; ++t) {
+            const __m256i v = _mm256_xor_si256(o[t], vflip);
+            _mm256_storeu_si256((__m256i *)(out + x + 8 * t), v);
+            any = _mm256_or_si256(any, v);
+        }
+    }
+    __m128i a4 = _mm_or_si128(_mm256_castsi256_si128(any), _mm256_extracti128_si256(any, 1));
+    a4 = _mm_or_si128(a4, _mm_shuffle_epi32(a4, 0x4e));
+    a4 = _mm_or_si128(a4, _mm_shuffle_epi32(a4, 0xb1));
+    return (uint32_t)_mm_cvtsi128_si32(a4)
+         | group_lanes_compiled_avx2(out + x, src, pack, step, i + x, n - x, flip, 1);
+}
+#endif
+typedef uint32_t (*group_lanes_fn)(uint32_t *, const void *, int, int64_t, int64_t, int64_t,
+                                   uint32_t, int64_t);
+static group_lanes_fn group_lanes_for(const struct bdnn_conv *c) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (c->impl && c->impl->isa >= BDNN_ISA_AVX2) return group_lanes_run_avx2;
+#endif
+    return group_lanes_run_base;
 }
 
 /* The padded copy of a bf16 or int8 input as channel groups (shift route): lane (y, x)
@@ -235,6 +292,7 @@ static uint32_t shift_pad_input_groups(const exec_t *e, const void *src, int64_t
     const int64_t x0 = bdnn_div_up(PW, SW);
     const int64_t x_end = (IW - 1 + PW) / SW + 1, x1 = x_end < wp ? x_end : wp;
     uint32_t *padded = (uint32_t *)p->padded;
+    const group_lanes_fn group_lanes_run = group_lanes_for(c);
     /* Rows as wide in both, unit strides: the rows inside the input are one run (a 1x1's
      * whole plane), not rows of 7 to 56 points, most of them a vector loop's tail. */
     const int rows_join = SH == 1 && SW == 1 && PW == 0 && wp == IW && !edge;
