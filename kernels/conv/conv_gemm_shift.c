@@ -598,12 +598,16 @@ void bdnn_gemm_run_shift(const exec_t *e) {
             mixed |= n0 > 0 && ran != variant;
             variant = ran;
         }
+        /* Items go to threads as they free up (dynamic): they differ in cost (a last column
+         * block of a few columns, a last row block of fewer rows, a stacked chunk's items
+         * past its points), and on a shared machine a thread may run slowed; a fixed
+         * round-robin left the other thread waiting at the end. */
         const int64_t items = (p->stacked ? 1 : n1 - n0) * d->g * p->n_col_blocks
                             * p->n_row_blocks;
 #pragma omp parallel num_threads(c->nthr)
         {
             const scratch_t *s = &p->scratch[omp_get_thread_num()];
-#pragma omp for schedule(static, 1)
+#pragma omp for schedule(dynamic, 1)
             for (int64_t item = 0; item < items; ++item) shift_item(&ec, s, n0, n1, item);
         }
     }
