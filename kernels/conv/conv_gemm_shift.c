@@ -442,8 +442,8 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
                     + aelt * (size_t)(g * p->a_panels * MR * p->Kp);
     /* per block of a chain: its k length, B rows, and A micro-panel at row m0 with the
      * step to the next row panel's (grouped weights, as bdnn_gemm_run_gather addresses
-     * them), so that the blocks are set up once per column panel, not per tile: conv1's
-     * 16 taps cost as much setting up as a tile's products */
+     * them), so that the blocks are set up once per column panel, not per tile: a chain
+     * of many short blocks (conv1's 16 taps of 3 quads) would rebuild them per tile */
     int64_t kcs[SHIFT_CHAIN_MAX], a_steps[SHIFT_CHAIN_MAX];
     const float *bs[SHIFT_CHAIN_MAX];
     const char *as[SHIFT_CHAIN_MAX];
