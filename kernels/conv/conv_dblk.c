@@ -565,6 +565,19 @@ static void dc_ahead_feed(dc_ahead_t *h, dc_call_t *a) {
     }
 }
 
+/* A run of n points in calls of at most urm points: the fewest calls, their sizes within
+ * one of each other (the first n % calls one longer), never a short last call: a call's
+ * UR x OCB accumulators are its independent sums, and a call with few of them leaves the
+ * FMA units waiting on their latency. cnt[0] calls of ur[0] points, then cnt[1] of ur[1]. */
+typedef struct {
+    int64_t ur[2], cnt[2];
+} dc_split_t;
+static dc_split_t dc_split(int64_t n, int64_t urm) {
+    if (n <= 0) return (dc_split_t){{0, 0}, {0, 0}};
+    const int64_t calls = bdnn_div_up(n, urm), q = n / calls;
+    return (dc_split_t){{q + 1, q}, {n % calls, calls - n % calls}};
+}
+
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
  * of group g and output block group q, every tap. Flat rows read point pt of src_img at
  * (pt - src_pt0) * B (a gathering item's copy starts at its first point); output point pt
@@ -581,13 +594,13 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
     if (p->flat) {
         const int64_t p0 = row, n = n_flat;
         a->nkd = a->nkh = a->nkw = 1;
-        const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
-        for (int64_t j = 0; j < n; j += ur) {
-            const int64_t u = min64(ur, n - j);
-            if (ah) dc_ahead_feed(ah, a);
-            k->fn[nq][u][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
-                                     call_at(a, dst_q, dst_pt0, p0 + j, B), a);
-        }
+        const dc_split_t sp = dc_split(n, urm);
+        for (int64_t h = 0, j = 0; h < 2; ++h)
+            for (int64_t i = 0; i < sp.cnt[h]; ++i, j += sp.ur[h]) {
+                if (ah) dc_ahead_feed(ah, a);
+                k->fn[nq][sp.ur[h]][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
+                                                call_at(a, dst_q, dst_pt0, p0 + j, B), a);
+            }
         a->pf = NULL;
         return;
     }
@@ -615,22 +628,19 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
             a->w_kh = RB, a->w_kd = d->kh * RB, a->w_icb = d->kd * d->kh * RB;
             w_in = wq_f + esz * (kd_lo * d->kh + kh_lo) * RB;
         }
-        const int64_t n = hi - lo, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
-        /* the row's whole segments of ur points in one call, then the short one: a call's
-         * setup is large beside the products of points with few channels and taps (first
-         * layers). A direct store moves its output per call: one call per segment. */
-        const int64_t whole = !a->out_q ? n / ur : 0;
-        if (whole > 1) {
-            a->n_seg = whole;
-            k->fn[nq][ur][sv](s_row + esz * (lo * d->sw - d->pw) * px, w_in,
-                              call_at(a, dst_q, dst_pt0, pt_row + lo, B), a);
-            a->n_seg = 0;
+        /* the row's segments of one size in one call: a call's setup is large beside the
+         * products of points with few channels and taps (first layers). A direct store
+         * moves its output per call: one call per segment. */
+        const dc_split_t sp = dc_split(hi - lo, urm);
+        for (int64_t h = 0, j = lo; h < 2; ++h) {
+            const int64_t ur = sp.ur[h], segs = !a->out_q && sp.cnt[h] > 1 ? sp.cnt[h] : 1;
+            for (int64_t i = 0; i < sp.cnt[h]; i += segs, j += segs * ur) {
+                a->n_seg = segs > 1 ? segs : 0;
+                k->fn[nq][ur][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
+                                  call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
+            }
         }
-        for (int64_t j = lo + (whole > 1 ? whole * ur : 0); j < hi; j += ur) {
-            const int64_t u = min64(ur, hi - j);
-            k->fn[nq][u][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
-                             call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
-        }
+        a->n_seg = 0;
         a->n_icb = taps.n_icb, a->last_ic = taps.last_ic;
         a->w_kh = taps.w_kh, a->w_kd = taps.w_kd, a->w_icb = taps.w_icb;
     }
@@ -677,17 +687,18 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
         while (e < r1 && e / d->oh == r / d->oh && row_inside(p, e)) ++e;
         const char *s_row = src_img + esz * ((r / d->oh * d->sd - d->pd) * d->ih
                                              + r % d->oh * d->sh - d->ph) * d->iw * px;
-        const int64_t n = e - r, nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg);
+        const dc_split_t sp = dc_split(e - r, urm);
         for (int64_t ow = 0; ow < d->ow; ++ow) {
             if (ow == lo) ow = hi;
             if (ow >= d->ow) break;
             int64_t col;
             const int64_t kw_lo = border_taps(d, ow, a, &col);
-            for (int64_t j = 0; j < n; j += ur)
-                k->fn[nq][min64(ur, n - j)][0](
-                    s_row + esz * (j * d->sh * d->iw + col) * px,
-                    wq + esz * kw_lo * nq * B * B,
-                    call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B), a);
+            for (int64_t h = 0, j = 0; h < 2; ++h)
+                for (int64_t i = 0; i < sp.cnt[h]; ++i, j += sp.ur[h])
+                    k->fn[nq][sp.ur[h]][0](s_row + esz * (j * d->sh * d->iw + col) * px,
+                                           wq + esz * kw_lo * nq * B * B,
+                                           call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B),
+                                           a);
         }
         r = e;
     }
@@ -951,7 +962,7 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
         a.d_ocb = d_ocb;
         a.bias = bias ? bias + ob0 * B : NULL;
         a.nkd = a.nkh = a.nkw = 1;
-        const int64_t nseg = bdnn_div_up(n, urm), ur = bdnn_div_up(n, nseg > 0 ? nseg : 1);
+        const dc_split_t sp = dc_split(n, urm);
         for (int64_t c0 = 0; c0 < p->ICB; c0 += p->icc) {
             a.n_icb = min64(p->icc, p->ICB - c0);
             a.last_ic = c0 + a.n_icb == p->ICB ? d->ic - (p->ICB - 1) * B : B;
@@ -960,8 +971,9 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
             a.relu_alpha = relu ? relu->alpha : 0.0f;
             const float *src_c = src_img + c0 * ISP * B + p0 * B;
             const float *w_c = wq + c0 * a.w_icb;
-            for (int64_t j = 0; j < n; j += ur)
-                k->fn[nq][min64(ur, n - j)][DC_ONE_TAP](src_c + j * B, w_c, dst_q + j * B, &a);
+            for (int64_t h = 0, j = 0; h < 2; ++h)
+                for (int64_t i = 0; i < sp.cnt[h]; ++i, j += sp.ur[h])
+                    k->fn[nq][sp.ur[h]][DC_ONE_TAP](src_c + j * B, w_c, dst_q + j * B, &a);
         }
         for (int64_t o = 0; o < nq; ++o) {
             float *blk = dst_q + o * d_ocb;

@@ -11,6 +11,9 @@ typedef float vfu __attribute__((vector_size(32), aligned(4)));
 #define DC_UR2 6
 #define DC_UR3 3
 #define DC_UR4 2
+/* FMA latency 4 cycles x 2 FMAs per cycle; 16 ymm registers */
+#define DC_KSPLIT 8
+#define DC_NREG 16
 #include <immintrin.h>
 #define DC_BCAST(x) _mm256_set1_ps(*(x))
 #define DC_STREAM(p, v) _mm256_stream_ps((p), (__m256)(v))
