@@ -7,6 +7,7 @@
 #pragma GCC optimize("fp-contract=off", "no-trapping-math")
 #include <immintrin.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #include "bdnn.h"
@@ -167,21 +168,30 @@ epi_row_body(int out_dt, int smode, int has_bias, float b, float s, int dmode, f
 #undef EPI_FROM_ACC
 }
 
-/* EPI_S32_BYTES_ROW (conv_epilogue.inc): s32 sums minus k into u8 or s8 (out_dt), the
- * packs saturating s32 -> s16 -> 8 bits: five instructions per 8 values, not twelve. */
-static void epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *out,
-                              int64_t cols) {
+/* s32 sums minus k into u8 or s8 (out_dt), the packs saturating s32 -> s16 -> 8 bits; with
+ * biased, (float)(x - k) + b first, rounded to nearest even. b is finite there, so no
+ * NaN test, and the packs saturate to the type's range, so the one bound kept is the
+ * conversion's own: a value at 2^31 or above would convert to INT_MIN (below -2^31 it
+ * does too, which saturates to the type's low end as it should). */
+static inline __attribute__((always_inline)) void
+epi_s32_bytes_body(int out_dt, const int32_t *acc, int32_t k, const int biased, float b,
+                   void *out, int64_t cols) {
     const __m256i vk = _mm256_set1_epi32(k);
+    const __m256 vb = _mm256_set1_ps(b), vhi = _mm256_set1_ps(2147483520.0f);
     uint8_t *o = out;
+#define EPI_SUMS(x)                                                                         \
+    (biased ? _mm256_cvtps_epi32(_mm256_round_ps(                                           \
+                  _mm256_min_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32((x), vk)), \
+                                              vb), vhi),                                    \
+                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))                           \
+            : _mm256_sub_epi32((x), vk))
     int64_t j0 = 0;
     /* 16 values a step, in one 16-byte store where 8 took an 8-byte one (a 1x1 with few
      * input channels stores a byte per few products); the 256-bit packs work within
      * 128-bit lanes, and one permutation puts the two vectors' s16 back in order */
     for (; j0 + 16 <= cols; j0 += 16) {
-        const __m256i x0 =
-            _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc + j0)), vk);
-        const __m256i x1 =
-            _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc + j0 + 8)), vk);
+        const __m256i x0 = EPI_SUMS(_mm256_loadu_si256((const __m256i *)(acc + j0)));
+        const __m256i x1 = EPI_SUMS(_mm256_loadu_si256((const __m256i *)(acc + j0 + 8)));
         const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(x0, x1), 0xd8);
         const __m128i lo = _mm256_castsi256_si128(w), hi = _mm256_extracti128_si256(w, 1);
         _mm_storeu_si128((__m128i *)(o + j0), out_dt == BDNN_DT_U8 ? _mm_packus_epi16(lo, hi)
@@ -189,18 +199,36 @@ static void epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *o
     }
     for (int64_t jb = j0; jb < cols; jb += 8) {
         const int64_t n = cols - jb < 8 ? cols - jb : 8;
-        const __m256i x = _mm256_sub_epi32(
-            n == 8 ? _mm256_loadu_si256((const __m256i *)(acc + jb))
-                   : _mm256_maskload_epi32(acc + jb, epi_mask8(n)), vk);
+        const __m256i x = EPI_SUMS(n == 8 ? _mm256_loadu_si256((const __m256i *)(acc + jb))
+                                          : _mm256_maskload_epi32(acc + jb, epi_mask8(n)));
         const __m128i b8 = out_dt == BDNN_DT_U8 ? EPI_BYTES(_mm_packs_epi32, _mm_packus_epi16, x)
                                                 : EPI_BYTES(_mm_packs_epi32, _mm_packs_epi16, x);
         EPI_PUT_BYTES(o, b8);
     }
+#undef EPI_SUMS
+}
+
+/* EPI_S32_BYTES_ROW (conv_epilogue.inc): five instructions per 8 values, not twelve */
+static void epi_row_s32_bytes(int out_dt, const int32_t *acc, int32_t k, void *out,
+                              int64_t cols) {
+    epi_s32_bytes_body(out_dt, acc, k, 0, 0.0f, out, cols);
+}
+
+/* The same with a finite bias (epi_row_avx2): the generic row less its NaN test and lower
+ * bound, 16 values a step */
+static void epi_row_s32_bias_bytes(int out_dt, const int32_t *acc, int32_t k, float b,
+                                   void *out, int64_t cols) {
+    epi_s32_bytes_body(out_dt, acc, k, 1, b, out, cols);
 }
 
 static int epi_row_avx2(int out_dt, int smode, int has_bias, float b, float s, int dmode,
                         float inv, float zp, const void *acc, const int32_t *comp_k,
                         void *out, int64_t cols) {
+    if (smode == 0 && dmode == 0 && has_bias && comp_k
+            && (out_dt == BDNN_DT_U8 || out_dt == BDNN_DT_S8) && isfinite(b)) {
+        epi_row_s32_bias_bytes(out_dt, acc, *comp_k, b, out, cols);
+        return 1;
+    }
     /* the cases without scales and zero points, each with the bias or without it */
 #define EPI_PLAIN(DT, S32)                                                                  \
     if (out_dt == DT && !comp_k == !(S32))                                                  \

@@ -637,6 +637,37 @@ def test_int8_sums_without_bias_saturate_to_8_bits(row, src_dt, text):
         assert np.array_equal(dst.astype(np.float64), np.clip(ref, lo, hi)), dst_dt
 
 
+# Sums plus a bias into u8 or s8: (float)sum + bias in f32, rounded half to even and
+# saturated, a NaN bias giving 0. Full-range data take the sums past s16; biases of half
+# values test the rounding, and those past 2^31 the conversion's own range (which would
+# wrap to INT_MIN unbounded), on the rows' epilogue (AVX2: its s32-plus-bias row).
+BIASES = [0.5, 1.5, -0.5, -1.5, 2.5, 3e9, -3e9, np.nan, np.inf, -np.inf, 0.0, 1e-3,
+          -2.5, 126.5, 127.5, -127.5, 254.5, 7.25, -7.75, 1e4]
+
+
+@pytest.mark.parametrize("text", ["mb2ic64ih7oc20kh3ph1", "mb2ic96ih9oc20kh1"])
+@pytest.mark.parametrize("row", INT8_PLAIN_ROWS, ids=[i.name for i in INT8_PLAIN_ROWS])
+def test_int8_sums_plus_a_bias_round_half_even_and_saturate(row, text):
+    shape = _shape(text)
+    rng = np.random.default_rng(len(text))
+    src = rng.integers(0, 256, size=shape.src_shape).astype(np.uint8)
+    wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
+    src[0] //= 128   # the first image's sums small: many land in range, where the
+    #                  bias's fraction decides the rounding
+    bias = np.array(BIASES, np.float32)
+    ref = core.ref_conv_fwd(shape, src.astype(np.float32), wei.astype(np.float32), None)
+    assert ref.max() > 2 ** 15 and ref.min() < -2 ** 15
+    with np.errstate(invalid="ignore"):
+        v = ref.astype(np.float32) + bias.reshape((1, -1) + (1,) * (ref.ndim - 2))
+    for dst_dt, (lo, hi) in (("u8", (0, 255)), ("s8", (-128, 127))):
+        want = np.where(np.isnan(v), 0, np.rint(np.clip(v, lo, hi)))
+        attr = core.ConvAttr("u8", "s8", dst_dt, "f32")
+        with core.ConvPrimitive(row, shape, FWD, True, core.Fault.NONE, attr=attr) as prim:
+            dst = np.zeros(shape.dst_shape, core.numpy_dtype(dst_dt))
+            prim.bind(src, prim.pack_weights(wei), bias, dst)()
+        assert np.array_equal(dst.astype(np.float64), want), dst_dt
+
+
 # The AVX2 int8 rows' bounded tiles (vpmaddubsw's s16 pair sums, conv_gemm_ukr_t.pairs16)
 # run on an execution only where the bytes they read times the largest |w0| + |w1| of a
 # weight pair, times the pairs a tile adds in s16 (1: pairs16, 2: pairs16x2), fit 32767.
