@@ -532,6 +532,19 @@ static int64_t sub_lines(const dc_plan_t *p, const char *img, int64_t pt0, int64
     return n;
 }
 
+/* A run of n points in calls of at most urm points: the fewest calls, their sizes within
+ * one of each other, never a short last call: a call's UR x OCB accumulators are its
+ * independent sums, and a call with few of them leaves the FMA units waiting on their
+ * latency. Call i has dc_len(sp, i) points: the first r calls q + 1, the others q. */
+typedef struct {
+    int64_t calls, q, r;
+} dc_split_t;
+static dc_split_t dc_split(int64_t n, int64_t urm) {
+    const int64_t calls = n > 0 ? bdnn_div_up(n, urm) : 0;
+    return (dc_split_t){calls, calls ? n / calls : 0, calls ? n % calls : 0};
+}
+static inline int64_t dc_len(dc_split_t sp, int64_t i) { return sp.q + (i < sp.r); }
+
 /* The reading ahead of work item next by the item (n, g, points [pt0, pt1), groups [q0,
  * q1)) before it: its lines, over the first half of this item's calls' input blocks (a
  * call per run of up to ur_max points, as dc_row makes them). None (returns 0) without
@@ -548,7 +561,7 @@ static int dc_ahead_of(const dc_plan_t *p, const char *src, int64_t next, int64_
     h->done = 0;
     for (int64_t q = q0; q < q1; ++q)
         for (int64_t r = pt0; r < pt1; r += p->row_len)
-            blocks += bdnn_div_up(min64(p->row_len, pt1 - r), p->ker->ur_max[ocb_of(p, q)]);
+            blocks += dc_split(min64(p->row_len, pt1 - r), p->ker->ur_max[ocb_of(p, q)]).calls;
     blocks *= p->ICB;   /* every call meets each input block once */
     h->per_icb = bdnn_div_up(h->n, max64(1, blocks / 2));
     return 1;
@@ -563,19 +576,6 @@ static void dc_ahead_feed(dc_ahead_t *h, dc_call_t *a) {
     } else {
         a->pf = NULL;
     }
-}
-
-/* A run of n points in calls of at most urm points: the fewest calls, their sizes within
- * one of each other (the first n % calls one longer), never a short last call: a call's
- * UR x OCB accumulators are its independent sums, and a call with few of them leaves the
- * FMA units waiting on their latency. cnt[0] calls of ur[0] points, then cnt[1] of ur[1]. */
-typedef struct {
-    int64_t ur[2], cnt[2];
-} dc_split_t;
-static dc_split_t dc_split(int64_t n, int64_t urm) {
-    if (n <= 0) return (dc_split_t){{0, 0}, {0, 0}};
-    const int64_t calls = bdnn_div_up(n, urm), q = n / calls;
-    return (dc_split_t){{q + 1, q}, {n % calls, calls - n % calls}};
 }
 
 /* The calls of one output row (flat: one run of points), for input blocks [c0, c0 + n)
@@ -595,12 +595,11 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const int64_t p0 = row, n = n_flat;
         a->nkd = a->nkh = a->nkw = 1;
         const dc_split_t sp = dc_split(n, urm);
-        for (int64_t h = 0, j = 0; h < 2; ++h)
-            for (int64_t i = 0; i < sp.cnt[h]; ++i, j += sp.ur[h]) {
-                if (ah) dc_ahead_feed(ah, a);
-                k->fn[nq][sp.ur[h]][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
-                                                call_at(a, dst_q, dst_pt0, p0 + j, B), a);
-            }
+        for (int64_t i = 0, j = 0; i < sp.calls; j += dc_len(sp, i++)) {
+            if (ah) dc_ahead_feed(ah, a);
+            k->fn[nq][dc_len(sp, i)][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
+                                                 call_at(a, dst_q, dst_pt0, p0 + j, B), a);
+        }
         a->pf = NULL;
         return;
     }
@@ -632,13 +631,14 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
          * products of points with few channels and taps (first layers). A direct store
          * moves its output per call: one call per segment. */
         const dc_split_t sp = dc_split(hi - lo, urm);
-        for (int64_t h = 0, j = lo; h < 2; ++h) {
-            const int64_t ur = sp.ur[h], segs = !a->out_q && sp.cnt[h] > 1 ? sp.cnt[h] : 1;
-            for (int64_t i = 0; i < sp.cnt[h]; i += segs, j += segs * ur) {
-                a->n_seg = segs > 1 ? segs : 0;
-                k->fn[nq][ur][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
-                                  call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
-            }
+        for (int64_t i = 0, j = lo; i < sp.calls;) {
+            /* calls [i, end) have ur points each */
+            const int64_t ur = dc_len(sp, i), end = i < sp.r ? sp.r : sp.calls;
+            const int64_t segs = a->out_q ? 1 : end - i;
+            a->n_seg = segs > 1 ? segs : 0;
+            k->fn[nq][ur][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
+                              call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
+            i += segs, j += segs * ur;
         }
         a->n_seg = 0;
         a->n_icb = taps.n_icb, a->last_ic = taps.last_ic;
@@ -693,12 +693,11 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
             if (ow >= d->ow) break;
             int64_t col;
             const int64_t kw_lo = border_taps(d, ow, a, &col);
-            for (int64_t h = 0, j = 0; h < 2; ++h)
-                for (int64_t i = 0; i < sp.cnt[h]; ++i, j += sp.ur[h])
-                    k->fn[nq][sp.ur[h]][0](s_row + esz * (j * d->sh * d->iw + col) * px,
-                                           wq + esz * kw_lo * nq * B * B,
-                                           call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B),
-                                           a);
+            for (int64_t i = 0, j = 0; i < sp.calls; j += dc_len(sp, i++))
+                k->fn[nq][dc_len(sp, i)][0](s_row + esz * (j * d->sh * d->iw + col) * px,
+                                            wq + esz * kw_lo * nq * B * B,
+                                            call_at(a, dst_q, dst_pt0, (r + j) * d->ow + ow, B),
+                                            a);
         }
         r = e;
     }
@@ -971,9 +970,8 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
             a.relu_alpha = relu ? relu->alpha : 0.0f;
             const float *src_c = src_img + c0 * ISP * B + p0 * B;
             const float *w_c = wq + c0 * a.w_icb;
-            for (int64_t h = 0, j = 0; h < 2; ++h)
-                for (int64_t i = 0; i < sp.cnt[h]; ++i, j += sp.ur[h])
-                    k->fn[nq][sp.ur[h]][DC_ONE_TAP](src_c + j * B, w_c, dst_q + j * B, &a);
+            for (int64_t i = 0, j = 0; i < sp.calls; j += dc_len(sp, i++))
+                k->fn[nq][dc_len(sp, i)][DC_ONE_TAP](src_c + j * B, w_c, dst_q + j * B, &a);
         }
         for (int64_t o = 0; o < nq; ++o) {
             float *blk = dst_q + o * d_ocb;
