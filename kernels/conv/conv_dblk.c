@@ -55,6 +55,13 @@ enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
 static const int64_t L2_BYTES = (int64_t)512 << 10;
 /* a gathering item's copy of its points' input (all input blocks): within L2 */
 static const int64_t GATHER_BYTES = (int64_t)128 << 10;
+/* Streamed stores (dc_call_t.stream) of a vector short of a 64-byte line (AVX2's 8
+ * floats), a call's points of OCB > 1 output blocks in turn: where those blocks are a
+ * multiple of this apart (addresses alike in their low 12 bits), they drained slower than
+ * stores through the caches (first layers and 1x1s on 112x112, 64x64 and 224x224
+ * images), so such outputs go through the caches (blocks otherwise apart, and
+ * wino_f43_blocked's tiles, gained by streaming). */
+enum { DC_STREAM_ALIAS_BYTES = 4096 };
 /* A strided 1x1 reads its points in place (no gather) where its output rows are at
  * least this wide and its output blocks make at most SUB_INPLACE_MAX_OCG groups (f32:
  * SUB_INPLACE_MAX_OCG_F32; dc_init) */
@@ -885,8 +892,13 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     x.with_bias = bias != NULL;
     const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * G * p->OCB * B * d->od * d->oh * d->ow);
+    /* (B floats short of a line: also only where the output blocks that a call writes in
+     * turn are not a multiple of DC_STREAM_ALIAS_BYTES apart, see there) */
+    const int64_t blk_bytes = (int64_t)sizeof(float) * B * d->od * d->oh * d->ow;
     x.stream = !p->lp && p->icc >= p->ICB && !x.has_sum && !x.has_eltwise
-               && x.tail == 0 && bdnn_streams_output(x.dst, dst_bytes, sizeof(float) * (size_t)B);
+               && x.tail == 0 && bdnn_streams_output(x.dst, dst_bytes, sizeof(float) * (size_t)B)
+               && (B * (int64_t)sizeof(float) >= 64 || p->ocb == 1
+                   || blk_bytes % DC_STREAM_ALIAS_BYTES != 0);
 
 #pragma omp parallel num_threads(c->nthr)
     {
