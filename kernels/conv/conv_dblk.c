@@ -258,7 +258,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         p->rc = bdnn_div_up(p->rc, 2);
     p->n_rc = bdnn_div_up(p->rows, p->rc);
     p->n_items = per_rows * p->n_rc;
-    /* Threads take items in turn, so consecutive items run close in time. With the image
+    /* Threads take items in order, so consecutive items run close in time. With the image
      * outermost, an image's input is reused from L2 by every output block group, and the
      * weights are read again per image: mb x W bytes from L3 or memory once they exceed
      * L2. With images innermost, a group's weights stay in L2 across the images, and each
@@ -270,7 +270,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
                               * d->iw;
     p->images_inner = d->mb > 1 && wei_bytes > L2_BYTES
                       && wei_bytes > p->n_ocg * img_bytes;
-    /* Threads taking items in turn split each group's rows, so every thread reads every
+    /* Threads taking items in order split each group's rows, so every thread reads every
      * group's weights. Where those outgrow L2 and come from L3 on every execution, and
      * the groups split evenly, each thread takes a contiguous run of items instead:
      * whole groups, half the weights each on two threads: each core's L2 then holds its
@@ -860,6 +860,29 @@ static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int
         }
 }
 
+/* Work item `item` of a plan that is not subsampled: (n, g, q, row range), or (g, q, n,
+ * row range) with images inner. src is the whole input; in_img, in_g and in_icb the
+ * distances (in elements) of its images, groups and input blocks. */
+static void dc_plain_item(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
+                          const char *src, int64_t item, int64_t in_img, int64_t in_g,
+                          int64_t in_icb) {
+    const bdnn_conv_desc_t *d = &p->d;
+    int64_t rest = item, n, g, q;
+    const int64_t rr = rest % p->n_rc;
+    rest /= p->n_rc;
+    if (p->images_inner) {
+        n = rest % d->mb, rest /= d->mb;
+        q = rest % p->n_ocg, g = rest / p->n_ocg;
+    } else {
+        q = rest % p->n_ocg, rest /= p->n_ocg;
+        g = rest % d->g, n = rest / d->g;
+    }
+    int64_t pt0, pt1;
+    range_points(p, rr, &pt0, &pt1);
+    dc_group_rows(c, p, x, n, g, q, pt0, pt1, src + p->esz * (n * in_img + g * in_g), in_icb,
+                  0, NULL);
+}
+
 void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args_t *args) {
     dc_plan_t *p = plan;
     const bdnn_conv_desc_t *d = &p->d;
@@ -900,39 +923,39 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
                && (B * (int64_t)sizeof(float) >= 64 || p->ocb == 1
                    || blk_bytes % DC_STREAM_ALIAS_BYTES != 0);
 
+    /* Plain items go to threads as they free up (dynamic), still in order, so that
+     * consecutive items run close in time: on a shared machine a thread may run slowed,
+     * and a fixed round-robin left the other waiting at the end. A gathering item reads
+     * its thread's next item ahead, and whole groups keep each thread's weights in its
+     * L2: those keep their fixed shares. */
+    const int fixed = p->subsampled || p->whole_groups;
 #pragma omp parallel num_threads(c->nthr)
     {
     const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t first = p->whole_groups ? p->n_items * t / nt : t;
-    const int64_t end = p->whole_groups ? p->n_items * (t + 1) / nt : p->n_items;
-    for (int64_t item = first; item < end; item += p->whole_groups ? 1 : nt) {
-        int64_t rest = item, n, g, q;
-        if (p->subsampled) {
-            int64_t qs, pt0, pt1;
+    if (!fixed) {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t item = 0; item < p->n_items; ++item)
+            dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
+    } else {
+        const int64_t first = p->whole_groups ? p->n_items * t / nt : t;
+        const int64_t end = p->whole_groups ? p->n_items * (t + 1) / nt : p->n_items;
+        for (int64_t item = first; item < end; item += p->whole_groups ? 1 : nt) {
+            if (!p->subsampled) {
+                dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
+                continue;
+            }
+            int64_t n, g, qs, pt0, pt1;
             sub_item(p, item, &n, &g, &qs, &pt0, &pt1);
-            char *buf = p->bufs + esz * omp_get_thread_num() * p->buf_floats;
+            char *buf = p->bufs + esz * t * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
             const int64_t q0 = qs * p->qs_len, q1 = min64(p->n_ocg, q0 + p->qs_len);
             dc_ahead_t ah;
-            const int ahead = item + nt < end && dc_ahead_of(p, src, item + nt, n, g, pt0, pt1,
-                                                             q0, q1, &ah);
-            for (q = q0; q < q1; ++q)
+            const int ahead = item + nt < end
+                              && dc_ahead_of(p, src, item + nt, n, g, pt0, pt1, q0, q1, &ah);
+            for (int64_t q = q0; q < q1; ++q)
                 dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0,
                               ahead ? &ah : NULL);
-            continue;
         }
-        const int64_t rr = rest % p->n_rc; rest /= p->n_rc;
-        if (p->images_inner) {
-            n = rest % d->mb; rest /= d->mb;
-            q = rest % p->n_ocg; g = rest / p->n_ocg;
-        } else {
-            q = rest % p->n_ocg; rest /= p->n_ocg;
-            g = rest % G, n = rest / G;
-        }
-        int64_t pt0, pt1;
-        range_points(p, rr, &pt0, &pt1);
-        dc_group_rows(c, p, &x, n, g, q, pt0, pt1, src + esz * (n * in_img + g * in_g), in_icb,
-                      0, NULL);
     }
     if (x.stream) bdnn_stream_fence();
     }
