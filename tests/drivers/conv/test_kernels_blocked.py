@@ -30,6 +30,8 @@ POINTWISE = [
     "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image, a 1-block group
     "mb30ic8ih7oc40kh1",                          # images per k block, a 2-block group
     "mb2ic24id3ih4iw5oc16kd1kh1kw1",              # 3D
+    "mb2ic1024ih3oc24kh1",                        # weight rows 4 KiB apart: staged
+    "mb1ic1024ih36oc8kh1",                        # ... over 2 k blocks: added to
 ]
 
 SHAPES = [
