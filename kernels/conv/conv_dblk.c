@@ -55,13 +55,6 @@ enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
 static const int64_t L2_BYTES = (int64_t)512 << 10;
 /* a gathering item's copy of its points' input (all input blocks): within L2 */
 static const int64_t GATHER_BYTES = (int64_t)128 << 10;
-/* Streamed stores (dc_call_t.stream) of a vector short of a 64-byte line (AVX2's 8
- * floats), a call's points of OCB > 1 output blocks in turn: where those blocks are a
- * multiple of this apart (addresses alike in their low 12 bits), they drained slower than
- * stores through the caches (first layers and 1x1s on 112x112, 64x64 and 224x224
- * images), so such outputs go through the caches (blocks otherwise apart, and
- * wino_f43_blocked's tiles, gained by streaming). */
-enum { DC_STREAM_ALIAS_BYTES = 4096 };
 /* A strided 1x1 reads its points in place (no gather) where its output rows are at
  * least this wide and its output blocks make at most SUB_INPLACE_MAX_OCG groups (f32:
  * SUB_INPLACE_MAX_OCG_F32; dc_init) */
@@ -915,42 +908,42 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
     x.tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     x.with_bias = bias != NULL;
     const size_t dst_bytes = sizeof(float) * (size_t)(d->mb * G * p->OCB * B * d->od * d->oh * d->ow);
-    /* (B floats short of a line: also only where the output blocks that a call writes in
-     * turn are not a multiple of DC_STREAM_ALIAS_BYTES apart, see there) */
+    /* Streamed stores of a vector short of a 64-byte line (AVX2's 8 floats), a call's
+     * points of more than one output block in turn: where those blocks are a multiple of
+     * BDNN_ALIAS_BYTES apart they drained slower than stores through the caches (first
+     * layers and 1x1s on 112x112, 64x64 and 224x224 images), so such outputs go through
+     * the caches (blocks otherwise apart, and wino_f43_blocked's tiles, gained by
+     * streaming). */
     const int64_t blk_bytes = (int64_t)sizeof(float) * B * d->od * d->oh * d->ow;
     x.stream = !p->lp && p->icc >= p->ICB && !x.has_sum && !x.has_eltwise
                && x.tail == 0 && bdnn_streams_output(x.dst, dst_bytes, sizeof(float) * (size_t)B)
                && (B * (int64_t)sizeof(float) >= 64 || p->ocb == 1
-                   || blk_bytes % DC_STREAM_ALIAS_BYTES != 0);
+                   || blk_bytes % BDNN_ALIAS_BYTES != 0);
 
     /* Plain items go to threads as they free up (dynamic), still in order, so that
      * consecutive items run close in time: on a shared machine a thread may run slowed,
      * and a fixed round-robin left the other waiting at the end. A gathering item reads
      * its thread's next item ahead, and whole groups keep each thread's weights in its
      * L2: those keep their fixed shares. */
-    const int fixed = p->subsampled || p->whole_groups;
 #pragma omp parallel num_threads(c->nthr)
     {
     const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    if (!fixed) {
+    if (p->whole_groups) {   /* (never subsampled) */
+        for (int64_t item = p->n_items * t / nt; item < p->n_items * (t + 1) / nt; ++item)
+            dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
+    } else if (!p->subsampled) {
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t item = 0; item < p->n_items; ++item)
             dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
     } else {
-        const int64_t first = p->whole_groups ? p->n_items * t / nt : t;
-        const int64_t end = p->whole_groups ? p->n_items * (t + 1) / nt : p->n_items;
-        for (int64_t item = first; item < end; item += p->whole_groups ? 1 : nt) {
-            if (!p->subsampled) {
-                dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
-                continue;
-            }
+        for (int64_t item = t; item < p->n_items; item += nt) {
             int64_t n, g, qs, pt0, pt1;
             sub_item(p, item, &n, &g, &qs, &pt0, &pt1);
             char *buf = p->bufs + esz * t * p->buf_floats;
             dc_gather_points(p, src, n, g, pt0, pt1, buf);
             const int64_t q0 = qs * p->qs_len, q1 = min64(p->n_ocg, q0 + p->qs_len);
             dc_ahead_t ah;
-            const int ahead = item + nt < end
+            const int ahead = item + nt < p->n_items
                               && dc_ahead_of(p, src, item + nt, n, g, pt0, pt1, q0, q1, &ah);
             for (int64_t q = q0; q < q1; ++q)
                 dc_group_rows(c, p, &x, n, g, q, pt0, pt1, buf, (pt1 - pt0) * B, pt0,

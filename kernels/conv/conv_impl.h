@@ -25,6 +25,10 @@
  * caller fences (bdnn_stream_fence) before C is read. For a C written once and far larger
  * than the caches, this saves reading each line in before it is overwritten. */
 enum { UKR_WRITE = 0, UKR_ACCUMULATE = 1, UKR_SUM = 2, UKR_RELU = 4, UKR_STREAM = 8 };
+/* Addresses a multiple of this apart agree in their low 12 bits: they fall in one set of
+ * L1 (32 KiB, 8 ways on the CPUs these kernels target), and a load checked against a
+ * pending store sees them alike. */
+enum { BDNN_ALIAS_BYTES = 4096 };
 /* Whether a forward output of `bytes` at dst, written once, goes past the caches: at
  * least BDNN_STREAM_MIN_BYTES (bdnn.h, why there), and dst aligned to the vector of
  * vec_bytes that each non-temporal store writes whole. */

@@ -6,7 +6,7 @@
  * whole 8s (a block's padded tail is never read).
  *
  * Work items are (up to PW_MAX_NB blocks of 8 output channels, 8 input channels: 16
- * where the weights' rows would share L1's sets, see PW_ALIAS_BYTES); threads
+ * where the weights' rows would share L1's sets, see PW_STAGED_IC); threads
  * own contiguous ranges of them, output channels outermost (a thread's consecutive items
  * then read the same diff_dst rows). The reduction runs in k blocks of about PW_POINTS
  * points (of one image, or of whole images where an image is shorter), every item of the
@@ -21,21 +21,18 @@
 #include "conv_pointwise.h"
 
 enum { PW_POINTS = 1024 };
-/* Weight rows a multiple of this apart fall in one set of L1 (32 KiB, 8 ways): an item's
- * 24 rows then outnumber its ways, and each row's line, written in four 16-byte pieces
- * by two items' two calls each, is missed on every piece. Such weights are staged: an
- * item of 16 input channels has its calls write its sums into a small buffer, then
+/* Weight rows a multiple of BDNN_ALIAS_BYTES apart fall in one set of L1: an item's 24
+ * rows then outnumber its ways, and each row's line, written in four 16-byte pieces by
+ * two items' two calls each, is missed on every piece. Such weights are staged: an item
+ * of PW_STAGED_IC input channels has its calls write its sums into a small buffer, then
  * writes (or adds) each row's 64 bytes at once. */
-enum { PW_ALIAS_BYTES = 4096, PW_STAGED_IC = 16 };
+enum { PW_STAGED_IC = 16 };
 
 typedef struct {
     const conv_pw_ker_t *k;
     int64_t items;            /* (up to PW_MAX_NB 8-channel output blocks, icw input channels) */
     int64_t kp, kn;           /* a k block's points (of one image) and images */
-    /* staged: the weights' rows a multiple of PW_ALIAS_BYTES apart (see there); icw: input
-     * channels per item (8, or PW_STAGED_IC staged) */
-    int staged;
-    int64_t icw;
+    int64_t icw;              /* input channels per item: 8, or PW_STAGED_IC (staged) */
 } pw_plan_t;
 
 int bdnn_pointwise_applies(const struct bdnn_conv *c) {
@@ -57,9 +54,8 @@ static int pw_init(struct bdnn_conv *c) {
     if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = q;
     q->k = (const conv_pw_ker_t *)c->impl->kernel;
-    q->staged = (d->ic * (int64_t)sizeof(float)) % PW_ALIAS_BYTES == 0
-                && d->ic % PW_STAGED_IC == 0;
-    q->icw = q->staged ? PW_STAGED_IC : 8;
+    /* (rows BDNN_ALIAS_BYTES apart hold whole multiples of PW_STAGED_IC channels) */
+    q->icw = (d->ic * (int64_t)sizeof(float)) % BDNN_ALIAS_BYTES == 0 ? PW_STAGED_IC : 8;
     q->items = bdnn_div_up(d->oc / 8, PW_MAX_NB) * (d->ic / q->icw);
     /* k blocks: PW_POINTS points of one image, evenly cut; or whole images, as many as
      * make up PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
@@ -98,6 +94,7 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const bdnn_conv_desc_t *d = &c->d;
     const int64_t points = out_points(d), IC = d->ic, OCB8 = d->oc / 8, ICW = q->icw,
                   ICBW = IC / ICW;
+    const int staged = ICW == PW_STAGED_IC;
     const act_t ts = act_of(c, IC, in_points(d)), td = act_of(c, d->oc, points);
     const float *src = a->src, *diff_dst = a->diff_dst;
     float *diff_wei = a->diff_wei;
@@ -118,18 +115,18 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             for (int64_t p0 = 0; p0 < points; p0 += q->kp, first = 0) {
                 pw_call_t k = {.pt = ts.B, .points = min64(q->kp, points - p0),
                                .imgs = min64(q->kn, d->mb - n0), .dd_img = td.img,
-                               .s_img = ts.img, .ldw = q->staged ? ICW : IC,
-                               .accumulate = !q->staged && !first};
+                               .s_img = ts.img, .ldw = staged ? ICW : IC,
+                               .accumulate = !staged && !first};
                 for (int64_t it = it0, ob, ic0; it < it1; ++it) {     /* items */
                     pw_item(it, OCB8, ICBW, ICW, &ob, &k.nb, &ic0);
                     for (int j = 0; j < k.nb; ++j)
                         k.dd[j] = diff_dst + n0 * td.img + at(&td, (ob + j) * 8, p0);
                     for (int64_t i0 = ic0; i0 < ic0 + ICW; i0 += 4) {   /* input quads */
                         k.s = src + n0 * ts.img + at(&ts, i0, p0);
-                        k.w = q->staged ? rows + (i0 - ic0) : diff_wei + ob * 8 * IC + i0;
+                        k.w = staged ? rows + (i0 - ic0) : diff_wei + ob * 8 * IC + i0;
                         q->k->fn(&k);
                     }
-                    if (q->staged)   /* each row's line of sums at once */
+                    if (staged)   /* each row's line of sums at once */
                         for (int64_t o = 0; o < 8 * k.nb; ++o)
                             pw_row_out(diff_wei + (ob * 8 + o) * IC + ic0, rows + o * ICW,
                                        first);

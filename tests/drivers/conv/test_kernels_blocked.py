@@ -324,7 +324,7 @@ def test_a_lone_relu_is_applied_in_the_store(impl, text):
 # Two outputs of 16 MiB or more (core.STREAM_MIN_BYTES, bdnn.h), two output blocks on
 # AVX2: 510x516 points put the blocks 8421120 bytes apart (not a multiple of 4 KiB),
 # stored past the caches on every ISA; 512x512 puts them 8 MiB apart, where AVX2's
-# half-line stores go through the caches instead (DC_STREAM_ALIAS_BYTES, conv_dblk.c).
+# half-line stores go through the caches instead (BDNN_ALIAS_BYTES, conv_impl.h; bdnn_dc_execute).
 STREAM_SHAPES = ["mb1ic3ih510iw516oc16kh3kw3ph1pw1", "mb1ic3ih512oc16kh3ph1"]
 
 
