@@ -223,9 +223,48 @@ GROUP_LANES_RUN(group_lanes_run_base, )
  * and every unstrided row) by interleaving 32 points of the four channel rows with byte
  * and word unpacks, where the compiler widens each byte to 32 bits and shifts it. */
 GROUP_LANES_RUN(group_lanes_compiled_avx2, __attribute__((target("avx2"))))
+/* The OR of a vector's eight 32-bit lanes. */
+__attribute__((target("avx2")))
+static inline uint32_t or_lanes_avx2(__m256i v) {
+    __m128i a4 = _mm_or_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    a4 = _mm_or_si128(a4, _mm_shuffle_epi32(a4, 0x4e));
+    a4 = _mm_or_si128(a4, _mm_shuffle_epi32(a4, 0xb1));
+    return (uint32_t)_mm_cvtsi128_si32(a4);
+}
+/* ... int8 with stride 2 (the strided 1x1s' rows, where the compiled loop left a 28-point
+ * row's last 12 points lane by lane): 8 points a step, each channel row's 16 bytes from
+ * the first point's on, their even bytes interleaved. A step's last byte lies one past
+ * its last point's, so the steps stop short of the row's last point (the last step
+ * overlapping the one before), which goes alone: nothing past the run is read. */
+__attribute__((target("avx2")))
+static uint32_t group_lanes_s2_avx2(uint32_t *out, const uint8_t *b0, int64_t step, int64_t n,
+                                    uint32_t flip) {
+    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1,
+                                       -1);
+    const __m256i vflip = _mm256_set1_epi32((int32_t)flip);
+    __m256i any = _mm256_setzero_si256();
+    for (int64_t x = 0; x + 9 <= n;) {
+        const uint8_t *b = b0 + 2 * x;
+#define EVEN_BYTES(r) _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(b + (r) * step)), even)
+        const __m128i e0 = EVEN_BYTES(0), e1 = EVEN_BYTES(1), e2 = EVEN_BYTES(2),
+                      e3 = EVEN_BYTES(3);
+#undef EVEN_BYTES
+        const __m128i p01 = _mm_unpacklo_epi8(e0, e1), p23 = _mm_unpacklo_epi8(e2, e3);
+        const __m256i v = _mm256_xor_si256(
+            _mm256_set_m128i(_mm_unpackhi_epi16(p01, p23), _mm_unpacklo_epi16(p01, p23)), vflip);
+        _mm256_storeu_si256((__m256i *)(out + x), v);
+        any = _mm256_or_si256(any, v);
+        x = x + 17 <= n ? x + 8 : x + 9 < n ? n - 9 : n;   /* the last step ends at n - 2 */
+    }
+    const int64_t x = n >= 9 ? n - 1 : 0;   /* the points left: the last, or all */
+    return or_lanes_avx2(any)
+         | group_lanes_compiled_avx2(out + x, b0, 4, step, 2 * x, n - x, flip, 2);
+}
 __attribute__((target("avx2")))
 static uint32_t group_lanes_run_avx2(uint32_t *out, const void *src, int pack, int64_t step,
                                      int64_t i, int64_t n, uint32_t flip, int64_t s) {
+    if (pack == 4 && s == 2)
+        return group_lanes_s2_avx2(out, (const uint8_t *)src + i, step, n, flip);
     if (pack != 4 || s != 1)
         return group_lanes_compiled_avx2(out, src, pack, step, i, n, flip, s);
     const uint8_t *b0 = (const uint8_t *)src + i;
@@ -254,10 +293,7 @@ static uint32_t group_lanes_run_avx2(uint32_t *out, const void *src, int pack, i
             any = _mm256_or_si256(any, v);
         }
     }
-    __m128i a4 = _mm_or_si128(_mm256_castsi256_si128(any), _mm256_extracti128_si256(any, 1));
-    a4 = _mm_or_si128(a4, _mm_shuffle_epi32(a4, 0x4e));
-    a4 = _mm_or_si128(a4, _mm_shuffle_epi32(a4, 0xb1));
-    return (uint32_t)_mm_cvtsi128_si32(a4)
+    return or_lanes_avx2(any)
          | group_lanes_compiled_avx2(out + x, src, pack, step, i + x, n - x, flip, 1);
 }
 #endif

@@ -504,23 +504,11 @@ def test_shift_rows_copy_image_by_image(row):
     assert row in res.out, res.out
 
 
-# A 1x1 on channel groups whose image alone would leave much of its last tile empty (7x7
-# outputs: 49 points) runs the images of a chunk side by side along N, a tile's columns
-# reaching from one image into the next: chunks of 5 images (ic 4096) with a last one of
-# 1, groups, a stride, and padding (whose border is never copied) at 7x7; the s32 sums
-# equal the reference's.
-STACKED_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
-                and i.operands is core.Operands.INT8 and i.name.endswith(":shift")]
-STACKED_SHAPES = ["mb11ic4096ih7oc8kh1", "mb3g2ic64ih14oc16kh1sh2", "mb4ic16ih5oc24kh1ph1",
-                  "mb2ic64ih6oc5kh1"]
-
-
-@pytest.mark.parametrize("src_dt", ["u8", "s8"])
-@pytest.mark.parametrize("row", STACKED_ROWS, ids=[i.name for i in STACKED_ROWS])
-def test_shift_rows_stack_the_images_of_a_small_1x1(row, src_dt):
-    rng = np.random.default_rng(5)
+def _assert_s32_sums_exact(row, src_dt, texts, rng):
+    """Full-range src (u8 or s8) and weights into s32 on an int8 row: every sum equals the
+    reference's (a dst filled with -7 first, so unwritten outputs show)."""
     lo, hi = (0, 255) if src_dt == "u8" else (-128, 127)
-    for text in STACKED_SHAPES:
+    for text in texts:
         shape = _shape(text)
         src = rng.integers(lo, hi + 1, size=shape.src_shape).astype(core.numpy_dtype(src_dt))
         wei = rng.integers(-128, 128, size=shape.wei_shape).astype(np.int8)
@@ -530,6 +518,39 @@ def test_shift_rows_stack_the_images_of_a_small_1x1(row, src_dt):
             dst = np.full(shape.dst_shape, -7, np.int32)
             prim.bind(src, prim.pack_weights(wei), None, dst)()
         assert np.array_equal(dst, ref.astype(np.int64)), text
+
+
+# A 1x1 on channel groups whose image alone would leave much of its last tile empty (7x7
+# outputs: 49 points) runs the images of a chunk side by side along N, a tile's columns
+# reaching from one image into the next: chunks of 5 images (ic 4096) with a last one of
+# 1, groups, a stride, and padding (whose border is never copied) at 7x7; the s32 sums
+# equal the reference's.
+INT8_SHIFT_ROWS = [i for i in core.conv_impls() if core.isa_supported(i.isa)
+                   and i.operands is core.Operands.INT8 and i.name.endswith(":shift")]
+STACKED_SHAPES = ["mb11ic4096ih7oc8kh1", "mb3g2ic64ih14oc16kh1sh2", "mb4ic16ih5oc24kh1ph1",
+                  "mb2ic64ih6oc5kh1"]
+
+
+@pytest.mark.parametrize("src_dt", ["u8", "s8"])
+@pytest.mark.parametrize("row", INT8_SHIFT_ROWS, ids=[i.name for i in INT8_SHIFT_ROWS])
+def test_shift_rows_stack_the_images_of_a_small_1x1(row, src_dt):
+    _assert_s32_sums_exact(row, src_dt, STACKED_SHAPES, np.random.default_rng(5))
+
+
+# A strided 1x1's planes hold every second input point of every second row: rows of
+# every length around the AVX2 copy's steps of 8 points (its last step overlapping the one
+# before, the row's last point alone), input rows of even and odd width (odd: the last
+# point is the row's last byte, and in the last channel the tensor's), both sources (s8
+# flips each byte's sign bit); the s32 sums equal the reference's.
+STRIDED_ROW_SHAPES = [f"mb2ic16ih3iw{iw}oc5kh1kw1sh2sw2"
+                      for ow in (1, 7, 8, 9, 10, 16, 17, 18, 25, 28)
+                      for iw in (2 * ow - 1, 2 * ow)]
+
+
+@pytest.mark.parametrize("src_dt", ["u8", "s8"])
+@pytest.mark.parametrize("row", INT8_SHIFT_ROWS, ids=[i.name for i in INT8_SHIFT_ROWS])
+def test_shift_rows_copy_strided_rows_of_every_length(row, src_dt):
+    _assert_s32_sums_exact(row, src_dt, STRIDED_ROW_SHAPES, np.random.default_rng(9))
 
 
 @pytest.mark.parametrize("row", [i.name for i in core.conv_impls() if core.isa_supported(i.isa)
