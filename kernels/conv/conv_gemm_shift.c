@@ -237,28 +237,32 @@ static inline uint32_t or_lanes_avx2(__m256i v) {
  * its last point's, so the steps stop short of the row's last point (the last step
  * overlapping the one before), which goes alone: nothing past the run is read. */
 __attribute__((target("avx2")))
-static uint32_t group_lanes_s2_avx2(uint32_t *out, const uint8_t *b0, int64_t step, int64_t n,
-                                    uint32_t flip) {
+static inline __m256i s2_step_avx2(uint32_t *out, const uint8_t *b, int64_t step,
+                                   __m256i vflip) {
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1,
                                        -1);
+#define EVEN_BYTES(r) _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(b + (r) * step)), even)
+    const __m128i p01 = _mm_unpacklo_epi8(EVEN_BYTES(0), EVEN_BYTES(1));
+    const __m128i p23 = _mm_unpacklo_epi8(EVEN_BYTES(2), EVEN_BYTES(3));
+#undef EVEN_BYTES
+    const __m256i v = _mm256_xor_si256(
+        _mm256_set_m128i(_mm_unpackhi_epi16(p01, p23), _mm_unpacklo_epi16(p01, p23)), vflip);
+    _mm256_storeu_si256((__m256i *)out, v);
+    return v;
+}
+__attribute__((target("avx2")))
+static uint32_t group_lanes_s2_avx2(uint32_t *out, const uint8_t *b0, int64_t step, int64_t n,
+                                    uint32_t flip) {
     const __m256i vflip = _mm256_set1_epi32((int32_t)flip);
     __m256i any = _mm256_setzero_si256();
-    for (int64_t x = 0; x + 9 <= n;) {
-        const uint8_t *b = b0 + 2 * x;
-#define EVEN_BYTES(r) _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(b + (r) * step)), even)
-        const __m128i e0 = EVEN_BYTES(0), e1 = EVEN_BYTES(1), e2 = EVEN_BYTES(2),
-                      e3 = EVEN_BYTES(3);
-#undef EVEN_BYTES
-        const __m128i p01 = _mm_unpacklo_epi8(e0, e1), p23 = _mm_unpacklo_epi8(e2, e3);
-        const __m256i v = _mm256_xor_si256(
-            _mm256_set_m128i(_mm_unpackhi_epi16(p01, p23), _mm_unpacklo_epi16(p01, p23)), vflip);
-        _mm256_storeu_si256((__m256i *)(out + x), v);
-        any = _mm256_or_si256(any, v);
-        x = x + 17 <= n ? x + 8 : x + 9 < n ? n - 9 : n;   /* the last step ends at n - 2 */
-    }
-    const int64_t x = n >= 9 ? n - 1 : 0;   /* the points left: the last, or all */
+    int64_t x = 0;
+    for (; x + 9 <= n; x += 8)
+        any = _mm256_or_si256(any, s2_step_avx2(out + x, b0 + 2 * x, step, vflip));
+    if (n >= 9 && x < n - 1)   /* points x .. n - 2 left: a step ending at n - 2 */
+        any = _mm256_or_si256(any, s2_step_avx2(out + n - 9, b0 + 2 * (n - 9), step, vflip));
+    const int64_t x1 = n >= 9 ? n - 1 : 0;   /* the points left: the last, or all */
     return or_lanes_avx2(any)
-         | group_lanes_compiled_avx2(out + x, b0, 4, step, 2 * x, n - x, flip, 2);
+         | group_lanes_compiled_avx2(out + x1, b0, 4, step, 2 * x1, n - x1, flip, 2);
 }
 __attribute__((target("avx2")))
 static uint32_t group_lanes_run_avx2(uint32_t *out, const void *src, int pack, int64_t step,
