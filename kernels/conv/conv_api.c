@@ -238,14 +238,16 @@ static const conv_impl_entry_t impls[] = {
      * direct convolution (taps along w), pointwise, or by taps, else gather. */
     NHWC_ROUTE("gemm_conv_blocked", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
+    /* backward weights of a pointwise convolution, both tensors read in place
+     * (conv_pointwise.c), where its blocks are what `any` takes */
+    {"gemm_conv_blocked:avx512:pointwise", BDNN_ISA_AVX512, &bdnn_conv_pointwise_ops,
+     &bdnn_pw_ker_avx512, F32, BLK16, bdnn_pointwise_applies, 0},
     NHWC_ROUTE("gemm_conv_blocked", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                BLOCKS, 0),
     NHWC_GATHER("gemm_conv_blocked", "avx512", BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                 BLOCKS),
     NHWC_ROUTE("gemm_conv_blocked", "avx2", direct, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2,
                BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
-    /* backward weights of a pointwise convolution, both tensors read in place
-     * (conv_pointwise.c): AVX2 only, where its blocks are what `any` takes */
     {"gemm_conv_blocked:avx2:pointwise", BDNN_ISA_AVX2, &bdnn_conv_pointwise_ops,
      &bdnn_pw_ker_avx2, F32, BLOCKS, bdnn_pointwise_applies, 0},
     NHWC_ROUTE("gemm_conv_blocked", "avx2", taps, BDNN_ISA_AVX2, &bdnn_gemm_ukr_blk_avx2, BLOCKS,

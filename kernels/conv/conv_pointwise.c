@@ -2,37 +2,45 @@
  * weights of a pointwise convolution with both tensors read in place (the kernels and
  * their contract: conv_pointwise.h). Preconditions (init refuses others): backward
  * weights, f32, one group, every kernel size 1 at unit stride without padding (so the
- * output is the input's size), channel blocks of 8 or 16, input and output channels in
- * whole 8s (a block's padded tail is never read).
+ * output is the input's size), channel blocks whose width the kernel's vector divides,
+ * the vectors' channels in whole vectors and the broadcast ones in whole calls (a
+ * block's padded tail is never read).
  *
- * Work items are (up to PW_MAX_NB blocks of 8 output channels, 8 input channels: 16
- * where the weights' rows would share L1's sets, see PW_STAGED_IC); threads
- * own contiguous ranges of them, output channels outermost (a thread's consecutive items
- * then read the same diff_dst rows). The reduction runs in k blocks of about PW_POINTS
- * points (of one image, or of whole images where an image is shorter), every item of the
- * thread over a block before the next. Each item writes its sums into the user's weights
- * on the first block and adds to them on the others: no scratch and no final pass, but
- * every block loads and stores all of the thread's weights once, so the blocks are long
- * (short ones, which would keep an item's diff_dst rows in L1, made that traffic the
- * larger cost on layers with many input channels); an item's diff_dst rows of a block
- * (nb x 8 channels x PW_POINTS points, 96 KiB) stay in L2 while the items that share
- * them run. */
+ * Work items are (up to PW_MAX_NB vectors' channels, xw broadcast channels: the kernel's
+ * nx, or 8; 16 where AVX2's weight rows would share L1's sets, see PW_STAGED_IC); threads
+ * own contiguous ranges of them, in the order x_outer says (a thread's consecutive items
+ * then read the same rows of one tensor). The reduction runs in k blocks of
+ * about PW_POINTS points (of one image, or of whole images where an image is shorter),
+ * every item of the thread over a block before the next. Each item writes its sums into
+ * the user's weights on the first block and adds to them on the others: no scratch and
+ * no final pass, but every block loads and stores all of the thread's weights once, so
+ * the blocks are long (short ones, which would keep an item's vector rows in L1, made
+ * that traffic the larger cost on layers with many input channels). */
 #include "conv_gemm_nhwc.h"
 #include "conv_pointwise.h"
 
 enum { PW_POINTS = 1024 };
-/* Weight rows a multiple of BDNN_ALIAS_BYTES apart fall in one set of L1: an item's 24
- * rows then outnumber its ways, and each row's line, written in four 16-byte pieces by
- * two items' two calls each, is missed on every piece. Such weights are staged: an item
- * of PW_STAGED_IC input channels has its calls write its sums into a small buffer, then
- * writes (or adds) each row's 64 bytes at once. */
-enum { PW_STAGED_IC = 16 };
+/* AVX2's weight rows (its sums are columns of the weights) a multiple of BDNN_ALIAS_BYTES
+ * apart fall in one set of L1: an item's 24 rows then outnumber its ways, and each row's
+ * line, written in four 16-byte pieces by two items' two calls each, is missed on every
+ * piece. Such weights are staged: an item of PW_STAGED_IC input channels has its calls
+ * write its sums into a small buffer, then writes (or adds) each row's 64 bytes at once.
+ * (AVX-512's sums are runs of rows: each call writes 8 rows of whole lines.) */
+enum { PW_STAGED_IC = 16, PW_MAX_VL = 16 };
 
 typedef struct {
     const conv_pw_ker_t *k;
-    int64_t items;            /* (up to PW_MAX_NB 8-channel output blocks, icw input channels) */
+    int64_t items;            /* (up to PW_MAX_NB vectors' channels, xw broadcast ones) */
     int64_t kp, kn;           /* a k block's points (of one image) and images */
-    int64_t icw;              /* input channels per item: 8, or PW_STAGED_IC (staged) */
+    int64_t xw;               /* broadcast channels per item: nx or 8, or PW_STAGED_IC */
+    int staged;               /* the sums staged per item (AVX2's aliasing rows) */
+    /* Items in the order that keeps the smaller tensor's k block in L2 while the larger
+     * one's streams past once: vectors outermost (each group of vectors meets every run
+     * of broadcasts, which are read again per group) where the broadcasts' tensor has at
+     * most the vectors' channels, else broadcast runs outermost (each meets every group
+     * of vectors, read again per run). The other way round, the larger block, past L2,
+     * came from L3 once per group (or run). */
+    int x_outer;
 } pw_plan_t;
 
 int bdnn_pointwise_applies(const struct bdnn_conv *c) {
@@ -42,21 +50,26 @@ int bdnn_pointwise_applies(const struct bdnn_conv *c) {
 static int pw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const int layout = c->attr.layout;
+    const conv_pw_ker_t *k = (const conv_pw_ker_t *)c->impl->kernel;
+    const int64_t VC = k->lanes_ic ? d->ic : d->oc, XC = k->lanes_ic ? d->oc : d->ic;
     if (c->lp || c->operands != OPERANDS_F32
             || (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SKIP_LAST_IC)
             || d->g != 1
             || (layout != BDNN_LAYOUT_BLOCKED8 && layout != BDNN_LAYOUT_BLOCKED16)
+            || bdnn_layout_block(layout) % k->vl
             || d->kd != 1 || d->kh != 1 || d->kw != 1 || d->sd != 1 || d->sh != 1
             || d->sw != 1 || !bdnn_reads_no_padding(d) || d->id != d->od || d->ih != d->oh
-            || d->iw != d->ow || d->ic % 8 || d->oc % 8)
+            || d->iw != d->ow || VC % k->vl || XC % 8 || XC % k->nx)
         return BDNN_STATUS_UNIMPLEMENTED;
     pw_plan_t *q = calloc(1, sizeof(*q));
     if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
     c->plan = q;
-    q->k = (const conv_pw_ker_t *)c->impl->kernel;
+    q->k = k;
     /* (rows BDNN_ALIAS_BYTES apart hold whole multiples of PW_STAGED_IC channels) */
-    q->icw = (d->ic * (int64_t)sizeof(float)) % BDNN_ALIAS_BYTES == 0 ? PW_STAGED_IC : 8;
-    q->items = bdnn_div_up(d->oc / 8, PW_MAX_NB) * (d->ic / q->icw);
+    q->staged = !k->lanes_ic && (d->ic * (int64_t)sizeof(float)) % BDNN_ALIAS_BYTES == 0;
+    q->xw = q->staged ? PW_STAGED_IC : k->nx > 8 ? k->nx : 8;
+    q->items = bdnn_div_up(VC / k->vl, PW_MAX_NB) * (XC / q->xw);
+    q->x_outer = XC > VC;
     /* k blocks: PW_POINTS points of one image, evenly cut; or whole images, as many as
      * make up PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
     const int64_t points = out_points(d);
@@ -73,12 +86,29 @@ static size_t pw_weights_bytes(const struct bdnn_conv *c) { return 0; }
 
 static void pw_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {}
 
-/* Item it's first output block ob, its nb blocks and its first input channel ic0 (ICW
- * input channels an item, ICBW items along IC): output blocks outermost. */
-static inline void pw_item(int64_t it, int64_t OCB8, int64_t ICBW, int64_t ICW, int64_t *ob,
-                           int *nb, int64_t *ic0) {
-    *ob = it / ICBW * PW_MAX_NB, *ic0 = it % ICBW * ICW;
-    *nb = (int)min64(PW_MAX_NB, OCB8 - *ob);
+/* Item it: its first vector vb, its nb vectors and its first broadcast channel x0 (XBW
+ * runs of broadcasts; x_outer: which of the two is outermost). The vectors go in the
+ * fewest groups of at most PW_MAX_NB, evenly cut (4 vectors are 2 groups of 2: as 3 and
+ * 1, the thread with the single vector ran a third of the products in as many steps). */
+static inline void pw_item(int64_t it, int64_t VB, int64_t XBW, int64_t XW, int x_outer,
+                           int64_t *vb, int *nb, int64_t *x0) {
+    const int64_t groups = bdnn_div_up(VB, PW_MAX_NB);
+    const int64_t g = x_outer ? it % groups : it / XBW, x = x_outer ? it / groups : it % XBW;
+    *vb = VB * g / groups, *x0 = x * XW;
+    *nb = (int)(VB * (g + 1) / groups - *vb);
+}
+
+/* The weights item it computes: output channels [oc0, oc1), input channels [ic0, ic1). */
+static void pw_item_weights(const pw_plan_t *q, int64_t it, int64_t VB, int64_t XBW,
+                            int64_t *oc0, int64_t *oc1, int64_t *ic0, int64_t *ic1) {
+    int64_t vb, x0;
+    int nb;
+    pw_item(it, VB, XBW, q->xw, q->x_outer, &vb, &nb, &x0);
+    const int64_t v0 = vb * q->k->vl, v1 = (vb + nb) * q->k->vl;
+    if (q->k->lanes_ic)
+        *oc0 = x0, *oc1 = x0 + q->xw, *ic0 = v0, *ic1 = v1;
+    else
+        *oc0 = v0, *oc1 = v1, *ic0 = x0, *ic1 = x0 + q->xw;
 }
 
 /* A staged row: PW_STAGED_IC sums written to w (first k block) or added to it. */
@@ -91,57 +121,61 @@ static inline void pw_row_out(float *restrict w, const float *restrict sums, int
 
 static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const pw_plan_t *q = c->plan;
+    const conv_pw_ker_t *ker = q->k;
     const bdnn_conv_desc_t *d = &c->d;
-    const int64_t points = out_points(d), IC = d->ic, OCB8 = d->oc / 8, ICW = q->icw,
-                  ICBW = IC / ICW;
-    const int staged = ICW == PW_STAGED_IC;
+    const int64_t points = out_points(d), IC = d->ic, XW = q->xw, vl = ker->vl,
+                  nx = ker->nx;
+    const int lanes_ic = ker->lanes_ic, staged = q->staged;
     const act_t ts = act_of(c, IC, in_points(d)), td = act_of(c, d->oc, points);
-    const float *src = a->src, *diff_dst = a->diff_dst;
+    /* the vectors' tensor and the broadcasts' (AVX2: diff_dst's vectors, src broadcast) */
+    const act_t tv = lanes_ic ? ts : td, tx = lanes_ic ? td : ts;
+    const float *vt = lanes_ic ? a->src : a->diff_dst, *xt = lanes_ic ? a->diff_dst : a->src;
+    const int64_t VB = tv.C / vl, XBW = tx.C / XW;
     float *diff_wei = a->diff_wei;
 #pragma omp parallel num_threads(c->nthr)
     {
         for (int tid = omp_get_thread_num(); tid < c->nthr; tid += omp_get_num_threads()) {
             const int64_t it0 = q->items * tid / c->nthr, it1 = q->items * (tid + 1) / c->nthr;
             if (d->mb == 0 || points == 0)   /* no points: the sums are zeros */
-                for (int64_t it = it0, ob, ic0; it < it1; ++it) {
-                    int nb;
-                    pw_item(it, OCB8, ICBW, ICW, &ob, &nb, &ic0);
-                    for (int64_t oc = ob * 8; oc < (ob + nb) * 8; ++oc)
-                        memset(diff_wei + oc * IC + ic0, 0, sizeof(float) * (size_t)ICW);
+                for (int64_t it = it0, oc0, oc1, ic0, ic1; it < it1; ++it) {
+                    pw_item_weights(q, it, VB, XBW, &oc0, &oc1, &ic0, &ic1);
+                    for (int64_t oc = oc0; oc < oc1; ++oc)
+                        memset(diff_wei + oc * IC + ic0, 0, sizeof(float) * (size_t)(ic1 - ic0));
                 }
             int first = 1;
-            float rows[PW_MAX_NB * 8 * PW_STAGED_IC] __attribute__((aligned(64)));
+            float rows[PW_MAX_NB * PW_MAX_VL * PW_STAGED_IC] __attribute__((aligned(64)));
             for (int64_t n0 = 0; n0 < d->mb; n0 += q->kn)            /* k blocks */
             for (int64_t p0 = 0; p0 < points; p0 += q->kp, first = 0) {
                 pw_call_t k = {.pt = ts.B, .points = min64(q->kp, points - p0),
-                               .imgs = min64(q->kn, d->mb - n0), .dd_img = td.img,
-                               .s_img = ts.img, .ldw = staged ? ICW : IC,
+                               .imgs = min64(q->kn, d->mb - n0), .v_img = tv.img,
+                               .x_img = tx.img, .ldw = staged ? XW : IC,
                                .accumulate = !staged && !first};
-                for (int64_t it = it0, ob, ic0; it < it1; ++it) {     /* items */
-                    pw_item(it, OCB8, ICBW, ICW, &ob, &k.nb, &ic0);
+                for (int64_t it = it0, vb, x0; it < it1; ++it) {     /* items */
+                    pw_item(it, VB, XBW, XW, q->x_outer, &vb, &k.nb, &x0);
                     for (int j = 0; j < k.nb; ++j)
-                        k.dd[j] = diff_dst + n0 * td.img + at(&td, (ob + j) * 8, p0);
-                    for (int64_t i0 = ic0; i0 < ic0 + ICW; i0 += 4) {   /* input quads */
-                        k.s = src + n0 * ts.img + at(&ts, i0, p0);
-                        k.w = staged ? rows + (i0 - ic0) : diff_wei + ob * 8 * IC + i0;
-                        q->k->fn(&k);
+                        k.v[j] = vt + n0 * tv.img + at(&tv, (vb + j) * vl, p0);
+                    for (int64_t i0 = x0; i0 < x0 + XW; i0 += nx) {   /* broadcast runs */
+                        k.x = xt + n0 * tx.img + at(&tx, i0, p0);
+                        k.w = staged     ? rows + (i0 - x0)
+                            : lanes_ic ? diff_wei + i0 * IC + vb * vl
+                                       : diff_wei + vb * vl * IC + i0;
+                        ker->fn(&k);
                     }
                     if (staged)   /* each row's line of sums at once */
-                        for (int64_t o = 0; o < 8 * k.nb; ++o)
-                            pw_row_out(diff_wei + (ob * 8 + o) * IC + ic0, rows + o * ICW,
+                        for (int64_t o = 0; o < vl * k.nb; ++o)
+                            pw_row_out(diff_wei + (vb * vl + o) * IC + x0, rows + o * XW,
                                        first);
                 }
             }
             /* the test defect: the last input channel dropped (its sums never added) */
-            for (int64_t it = it0, ob, ic0; c->fault == BDNN_FAULT_SKIP_LAST_IC && it < it1;
-                 ++it) {
-                int nb;
-                pw_item(it, OCB8, ICBW, ICW, &ob, &nb, &ic0);
-                for (int64_t oc = ob * 8; ic0 + ICW == IC && oc < (ob + nb) * 8; ++oc)
+            for (int64_t it = it0, oc0, oc1, ic0, ic1;
+                 c->fault == BDNN_FAULT_SKIP_LAST_IC && it < it1; ++it) {
+                pw_item_weights(q, it, VB, XBW, &oc0, &oc1, &ic0, &ic1);
+                for (int64_t oc = oc0; ic1 == IC && oc < oc1; ++oc)
                     diff_wei[oc * IC + IC - 1] = 0.0f;
             }
         }
-        if (a->bias) bdnn_nhwc_bias_sums(c, diff_dst, (float *)a->bias);
+        if (a->bias) bdnn_nhwc_bias_sums(c, a->diff_dst, (float *)a->bias);
     }
 }
 

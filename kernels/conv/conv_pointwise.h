@@ -5,16 +5,23 @@
  *   diff_wei[oc][ic] = sum over n, p of diff_dst[n][oc][p] * src[n][ic][p]
  * and a channel block holds its points as one run of [point][B] floats, so along the
  * reduction both tensors are unit-stride streams: read in place, no packing. A call keeps
- * the sums of nb blocks of 8 output channels x 4 input channels in registers over all its
- * points: per point nb vector loads of diff_dst, 4 broadcasts of src, 4 * nb multiply-adds.
+ * the sums of nb vectors x nx broadcasts in registers over all its points: per point nb
+ * vector loads (vl channels each) of one tensor, nx broadcasts of the other's channels,
+ * nb * nx multiply-adds. Which tensor gives the vectors is the kernel's (lanes_ic):
+ *   AVX2: vectors of 8 output channels (diff_dst), 4 input channels broadcast; the sums,
+ *         a column of the weights per vector, are transposed into rows as they are stored.
+ *   AVX-512: vectors of 16 input channels (src), 8 output channels broadcast; each vector
+ *         is a run of a weights row, stored as it is (whole lines of 16 floats).
  *
- * Contract (conv_pw_fn): for j < nb (1 to PW_MAX_NB), o < 8, i < 4:
- *   w[(8j + o) * ldw + i] = (accumulate ? w[(8j + o) * ldw + i] : 0)
- *       + sum over n < imgs, p < points of dd[j][n * dd_img + p * pt + o]
- *                                          * s[n * s_img + p * pt + i]
+ * Contract (conv_pw_fn): for j < nb (1 to PW_MAX_NB), l < vl, i < nx, the sum
+ *   S[j][l][i] = sum over n < imgs, p < points of v[j][n * v_img + p * pt + l]
+ *                                                * x[n * x_img + p * pt + i]
  * the products added in that order (images in order, points in order) into an f32 sum
- * that starts at 0, then added to w. pt: floats from one point to the next (the block
- * width B, 8 or 16); dd[j] points at output channel 8j's lane of the first point. */
+ * that starts at 0, is written (accumulate: added) to
+ *   w[(vl j + l) * ldw + i]      (lanes_ic 0: the lanes are output channels)
+ *   w[i * ldw + vl j + l]        (lanes_ic 1: the lanes are input channels)
+ * pt: floats from one point to the next (the block width B, a multiple of vl); v[j]
+ * points at its first channel's lane of the first point. */
 #ifndef BDNN_CONV_POINTWISE_H
 #define BDNN_CONV_POINTWISE_H
 
@@ -22,15 +29,15 @@
 
 #include "conv_impl.h"
 
-/* (3 blocks x 4 input channels: 12 of AVX2's 16 registers hold sums, 3 diff_dst vectors
- * and a broadcast the rest) */
+/* (AVX2: 3 x 4 sums in 12 of its 16 registers, 3 vectors and a broadcast the rest;
+ * AVX-512: 3 x 8 sums in 24 of its 32) */
 enum { PW_MAX_NB = 3 };
 
 typedef struct {
     int nb, accumulate;
-    const float *dd[PW_MAX_NB];
-    const float *s;
-    int64_t pt, points, imgs, dd_img, s_img;
+    const float *v[PW_MAX_NB];
+    const float *x;
+    int64_t pt, points, imgs, v_img, x_img;
     float *w;
     int64_t ldw;
 } pw_call_t;
@@ -39,8 +46,10 @@ typedef void (*conv_pw_fn)(const pw_call_t *k);
 
 typedef struct {
     conv_pw_fn fn;
+    int vl, nx;      /* a vector's lanes; broadcasts a call */
+    int lanes_ic;    /* the lanes are input channels (src's vectors; else diff_dst's) */
 } conv_pw_ker_t;
 
-extern const conv_pw_ker_t bdnn_pw_ker_avx2;
+extern const conv_pw_ker_t bdnn_pw_ker_avx2, bdnn_pw_ker_avx512;
 
 #endif

@@ -1,5 +1,6 @@
 /* AVX2 + FMA instance of the pointwise backward-weights kernel (contract:
- * conv_pointwise.h). */
+ * conv_pointwise.h): vectors of 8 output channels (diff_dst), 4 input channels (src)
+ * broadcast. */
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
 
@@ -32,7 +33,7 @@ static inline __attribute__((always_inline)) void pw_tile(const int nb, const pw
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) acc[j][i] = _mm256_setzero_ps();
     const int64_t pt = k->pt, points = k->points;
-    const float *s = k->s, *d0 = k->dd[0], *d1 = k->dd[nb > 1], *d2 = k->dd[nb > 2 ? 2 : 0];
+    const float *s = k->x, *d0 = k->v[0], *d1 = k->v[nb > 1], *d2 = k->v[nb > 2 ? 2 : 0];
     for (int64_t n = 0; n < k->imgs; ++n) {   /* images */
         for (int64_t p = 0; p < points; ++p) {   /* points */
             /* (the blocks past nb: never read) */
@@ -47,7 +48,7 @@ static inline __attribute__((always_inline)) void pw_tile(const int nb, const pw
                 for (int j = 0; j < nb; ++j) acc[j][i] = _mm256_fmadd_ps(d[j], x, acc[j][i]);
             }
         }
-        s += k->s_img, d0 += k->dd_img, d1 += k->dd_img, d2 += k->dd_img;
+        s += k->x_img, d0 += k->v_img, d1 += k->v_img, d2 += k->v_img;
     }
 #pragma GCC unroll 3
     for (int j = 0; j < nb; ++j)
@@ -63,4 +64,4 @@ static void pw_avx2(const pw_call_t *k) {
     }
 }
 
-const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2};
+const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2, .vl = 8, .nx = 4, .lanes_ic = 0};

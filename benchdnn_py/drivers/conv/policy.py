@@ -170,16 +170,30 @@ def _bwt_pays_avx2(shape: core.ConvShape) -> bool:
     return _bwt_pays(shape, core.Isa.AVX2)
 
 
-def _pointwise_bwt(shape: core.ConvShape) -> bool:
-    """Whether backward weights runs on the pointwise row (gemm_conv_blocked:avx2:pointwise:
-    both tensors' channel blocks read in place, no packing), which outran channels last's
-    taps route on AVX2: one group, a 1x1 at unit stride without padding (the output is the
-    input's size), input and output channels in whole 8s. Not where AVX-512 runs: its
-    channels-last rows keep those layers."""
+def _pointwise(shape: core.ConvShape, vl: int) -> bool:
+    """A pointwise layer of the pointwise rows' domain: one group, a 1x1 at unit stride
+    without padding (the output is the input's size), the vectors' channels (AVX-512:
+    input, 16 wide; AVX2: output, 8 wide) in whole vectors, the others in whole 8s."""
+    vc, xc = (shape.ic, shape.oc) if vl == 16 else (shape.oc, shape.ic)
     return (shape.g == 1 and shape.k == (1, 1, 1) and _unit_stride(shape)
             and shape.p == (0, 0, 0) and shape.i == shape.o
-            and shape.ic % 8 == 0 and shape.oc % 8 == 0
-            and not core.isa_supported(core.Isa.AVX512))
+            and vc % vl == 0 and xc % 8 == 0)
+
+
+def _pointwise_bwt_avx512(shape: core.ConvShape) -> bool:
+    """Whether backward weights runs on the AVX-512 pointwise row
+    (gemm_conv_blocked:avx512:pointwise: both tensors' 16-channel blocks read in place,
+    no packing), which outran the channels-last taps route and the plain rows on
+    ResNet-50's pointwise layers."""
+    return _pointwise(shape, 16)
+
+
+def _pointwise_bwt(shape: core.ConvShape) -> bool:
+    """Whether backward weights runs on the AVX2 pointwise row (gemm_conv_blocked:avx2:
+    pointwise, on 8-channel blocks), which outran channels last's taps route on AVX2.
+    Not where AVX-512 runs: its own pointwise row, or its channels-last rows, keep
+    those layers."""
+    return _pointwise(shape, 8) and not core.isa_supported(core.Isa.AVX512)
 
 
 def _window_pays(shape: core.ConvShape) -> bool:
@@ -229,10 +243,11 @@ class AnyEntry:
 #     and int8 on the dot route's shapes (_not_dot).
 #   backward data: channel blocks at unit stride (strided, they ran slower than plain);
 #     channels last when strided with a vector's worth of channels.
-#   backward weights: channels last where _bwt_pays says run_bwt outruns the plain rows'
-#     packing, or (AVX-512) where _window_pays says the window route does (first layers);
-#     8-channel blocks for the pointwise layers _pointwise_bwt names (AVX2), which read
-#     both tensors in place; other channel blocks never (they ran slower than plain).
+#   backward weights: channel blocks for the pointwise layers (16 wide where AVX-512
+#     runs, _pointwise_bwt_avx512; 8 on AVX2, _pointwise_bwt), whose pointwise rows read
+#     both tensors in place; channels last where _bwt_pays says run_bwt outruns the plain
+#     rows' packing, or (AVX-512) where _window_pays says the window route does (first
+#     layers); other channel blocks never (they ran slower than plain).
 ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
     core.Direction.FWD: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512_AMX),
                          AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512_BF16,
@@ -251,7 +266,9 @@ ANY_LAYOUTS: dict[core.Direction, tuple[AnyEntry, ...]] = {
                               AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _strided_wide),
                               AnyEntry(core.ActLayout.NHWC, core.Isa.AVX2, _strided_wide),
                               AnyEntry(core.ActLayout.PLAIN)),
-    core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512,
+    core.Direction.BWD_WEIGHTS: (AnyEntry(core.ActLayout.BLOCKED16, core.Isa.AVX512,
+                                          _pointwise_bwt_avx512),
+                                 AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512,
                                           _bwt_pays_avx512),
                                  AnyEntry(core.ActLayout.NHWC, core.Isa.AVX512, _window_pays),
                                  AnyEntry(core.ActLayout.BLOCKED8, core.Isa.AVX2,
@@ -273,6 +290,12 @@ def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape,
                  and (isas is None or e.isa is None or e.isa in isas))
 
 
+def _pointwise_blocked16(shape: core.ConvShape) -> bool:
+    """A pointwise layer on 16-channel blocks that a pointwise row takes (AVX-512's, or
+    AVX2's, which reads those blocks too)."""
+    return _pointwise_bwt_avx512(shape) or _pointwise_bwt(shape)
+
+
 # A case asking for exactly channels-last or one channel-block activations: whether that
 # layout's own rows come before the plain rows' reorder route (else after it: they run
 # when the route is filtered out or they are named), by the kernel's direction: first
@@ -286,7 +309,7 @@ NATIVE_FIRST: dict[core.Direction, dict[core.ActLayout, Callable[[core.ConvShape
                               core.ActLayout.BLOCKED16: _unit_stride,
                               core.ActLayout.BLOCKED8: _unit_stride},
     core.Direction.BWD_WEIGHTS: {core.ActLayout.NHWC: _always,
-                                 core.ActLayout.BLOCKED16: _pointwise_bwt,
+                                 core.ActLayout.BLOCKED16: _pointwise_blocked16,
                                  core.ActLayout.BLOCKED8: _pointwise_bwt},
 }
 

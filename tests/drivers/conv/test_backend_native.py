@@ -57,11 +57,15 @@ def test_any_is_the_kernels_own_layout_and_takes_no_route(drv, desc, wei, blocke
 
 def _on_this_cpu(kind: str) -> core.ActLayout:
     """The layout `any` resolves to for a rule's kind, on this CPU's instruction sets
-    (pw/KIND: 8-channel blocks where AVX2 runs and AVX-512 does not, else KIND's)."""
-    if kind.startswith("pw/"):
+    (pw/KIND: a pointwise layer both pointwise rows take, on 16-channel blocks where
+    AVX-512 runs, on 8-channel ones where only AVX2 does, else KIND's; pw8/KIND: one that
+    only AVX2's takes, on 8-channel blocks where AVX2 runs and AVX-512 does not)."""
+    if kind.startswith(("pw/", "pw8/")):
+        rows, kind = kind.split("/")
+        if rows == "pw" and core.isa_supported(core.Isa.AVX512):
+            return core.ActLayout.BLOCKED16
         if core.isa_supported(core.Isa.AVX2) and not core.isa_supported(core.Isa.AVX512):
             return core.ActLayout.BLOCKED8
-        kind = kind[3:]
     if kind == "blocked" and core.isa_supported(core.Isa.AVX512):
         return core.ActLayout.BLOCKED16
     if kind == "blocked" and core.isa_supported(core.Isa.AVX2):
@@ -91,6 +95,7 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_W", "mb2ic32ih14oc16kh1sh2", "nhwc"),        # strided 1x1, 7 wide
     ("BWD_W", "mb2ic32ih7oc16kh1", "pw/plain"),        # the same at unit stride
     ("BWD_WB", "mb2ic64ih28oc256kh1", "pw/nhwc"),      # pointwise
+    ("BWD_W", "mb2ic24ih7oc16kh1", "pw8/plain"),       # ... input channels not in 16s
     ("BWD_W", "mb2ic20ih7oc16kh1", "plain"),           # ... input channels not in 8s
     ("BWD_W", "g2mb2ic32ih7oc16kh1", "plain"),         # ... groups
 ])
@@ -123,19 +128,24 @@ def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
         ex.close()
 
 
-@pytest.mark.parametrize("stag,desc,pointwise", [
-    ("nChw8c", "mb2ic32ih7oc16kh1", True),
-    ("nChw16c", "mb2ic32ih7oc16kh1", True),
-    ("nChw8c", "mb2ic32ih7oc16kh1sh2", False),    # strided: the route, as any other
-    ("nChw8c", "mb2ic32ih9oc16kh3ph1", False),
+@pytest.mark.parametrize("isa,stag,desc,pointwise", [
+    ("avx2", "nChw8c", "mb2ic32ih7oc16kh1", True),
+    ("avx2", "nChw16c", "mb2ic32ih7oc16kh1", True),
+    ("avx2", "nChw8c", "mb2ic32ih7oc16kh1sh2", False),    # strided: the route, as any other
+    ("avx2", "nChw8c", "mb2ic32ih9oc16kh3ph1", False),
+    ("avx512", "nChw16c", "mb2ic32ih7oc16kh1", True),
+    ("avx512", "nChw8c", "mb2ic32ih7oc16kh1", False),     # AVX-512's row reads 16s only
+    ("avx512", "nChw16c", "mb2ic24ih7oc16kh1", False),    # ... of input channels
 ])
-def test_a_blocked_pointwise_backward_weights_runs_on_its_row_first(stag, desc, pointwise):
+def test_a_blocked_pointwise_backward_weights_runs_on_its_row_first(isa, stag, desc,
+                                                                    pointwise):
     """Backward weights on channel blocks takes the reorder route first, except a pointwise
-    layer where AVX-512 does not run: the pointwise row reads its blocks in place."""
-    if not core.isa_supported(core.Isa.AVX2):
-        pytest.skip("no AVX2 on this CPU")
+    layer that the pointwise row of the machine's widest vectors takes: it reads its
+    blocks in place."""
+    if not core.isa_supported(core.Isa[isa.upper()]):
+        pytest.skip(f"no {isa.upper()} on this CPU")
     try:
-        core.cap_isa("avx2")
+        core.cap_isa(isa)
         ex = _executor(_problem("--dir=BWD_W", f"--stag={stag}", f"--dtag={stag}", desc))
         try:
             assert ex.name.endswith(":pointwise") is pointwise, ex.name

@@ -23,15 +23,25 @@ LAYOUT = {8: core.ActLayout.BLOCKED8, 16: core.ActLayout.BLOCKED16}
 # The blocks each row takes: those its micro-kernel's width divides.
 TAKES = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16)}
 
-# backward weights of pointwise layers (the pointwise route, AVX2): both tensors in place,
-# the taps route behind it checked on them too
-POINTWISE = [
-    "mb2ic40ih10oc24kh1",                         # one group of 3 output blocks
+# backward weights of pointwise layers (the pointwise routes): both tensors in place, the
+# taps route behind them checked on them too. AVX2's row takes them all (output channels,
+# its vectors, in whole 8s; input channels in 8s); AVX-512's those of POINTWISE_16 (input
+# channels, its vectors, in whole 16s). Comments name AVX2's groups of vectors.
+POINTWISE_16 = [
     "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image, a 1-block group
-    "mb30ic8ih7oc40kh1",                          # images per k block, a 2-block group
-    "mb2ic24id3ih4iw5oc16kd1kh1kw1",              # 3D
     "mb2ic1024ih3oc24kh1",                        # weight rows 4 KiB apart: staged
     "mb1ic1024ih36oc8kh1",                        # ... over 2 k blocks: added to
+    # AVX-512's groups of vectors: 4 cut 2 and 2, broadcast runs inner (more input than
+    # output channels), images per k block over 2 k blocks
+    "mb30ic64ih7oc40kh1",
+    "mb2ic80id3ih4iw5oc96kd1kh1kw1",              # 5 cut 2 and 3, runs outer, 3D
+    "mb2ic48ih10oc8kh1",                          # one group of 3, one run
+]
+POINTWISE = [
+    "mb2ic40ih10oc24kh1",                         # one group of 3 output blocks
+    "mb30ic8ih7oc40kh1",                          # images per k block, a 2-block group
+    "mb2ic24id3ih4iw5oc16kd1kh1kw1",              # 3D
+    *POINTWISE_16,
 ]
 
 SHAPES = [
@@ -260,17 +270,19 @@ def test_backward_weights_matches_reference_exactly(impl, b, text):
         assert np.array_equal(diff_bias, ref_b.astype(np.float32)), prim.name
 
 
-@pytest.mark.parametrize("b", (8, 16))
-def test_pointwise_layers_run_on_the_pointwise_route(b):
-    """The POINTWISE shapes reach the pointwise route on AVX2's group (else its
-    exactness test would check only the routes behind it), and only pointwise shapes do."""
-    (impl,) = [i for i in ROWS if i.name == "gemm_conv_blocked:avx2"]
+@pytest.mark.parametrize("group,b,takes", [
+    ("gemm_conv_blocked:avx2", 8, POINTWISE), ("gemm_conv_blocked:avx2", 16, POINTWISE),
+    ("gemm_conv_blocked:avx512", 16, POINTWISE_16)])
+def test_pointwise_layers_run_on_the_pointwise_route(group, b, takes):
+    """The pointwise shapes a group's pointwise row takes reach it (else its exactness
+    test would check only the routes behind it), and only those do."""
+    (impl,) = [i for i in ROWS if i.name == group]
     if not core.isa_supported(impl.isa):
-        pytest.skip("no AVX2 on this CPU")
+        pytest.skip(f"no {impl.isa.name} on this CPU")
     for text in SHAPES:
         with conv_rows.create(impl, _shape(text), core.Direction.BWD_WEIGHTS, True,
                               attr=_attr(b)) as prim:
-            assert prim.name.endswith(":pointwise") is (text in POINTWISE), (text, prim.name)
+            assert prim.name.endswith(":pointwise") is (text in takes), (text, prim.name)
 
 
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
