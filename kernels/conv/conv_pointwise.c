@@ -1,17 +1,18 @@
 /* gemm_conv_blocked's pointwise route (rows gemm_conv_blocked:<isa>:pointwise): backward
  * weights of a pointwise convolution with both tensors read in place (the kernels and
  * their contract: conv_pointwise.h). Preconditions (init refuses others): backward
- * weights, f32, one group, every kernel size 1 at unit stride without padding (so the
- * output is the input's size), channel blocks whose width the kernel's vector divides,
- * the vectors' channels in whole vectors and the broadcast ones in whole calls (a
- * block's padded tail is never read).
+ * weights, f32, one group, every kernel size 1 without padding, at unit stride (the
+ * output is then the input's size) or, in 1D and 2D, strided, channel blocks whose width
+ * the kernel's vector divides, the vectors' channels in whole vectors and the broadcast
+ * ones in whole calls (a block's padded tail is never read).
  *
  * Work items are (up to PW_MAX_NB vectors' channels, xw broadcast channels: the kernel's
  * nx, or 8; 16 where AVX2's weight rows would share L1's sets, see PW_STAGED_IC); threads
  * own contiguous ranges of them, in the order x_outer says (a thread's consecutive items
  * then read the same rows of one tensor). The reduction runs in k blocks of
- * about PW_POINTS points (of one image, or of whole images where an image is shorter),
- * every item of the thread over a block before the next. Each item writes its sums into
+ * about PW_POINTS points (of one image, or of whole images where an image is shorter:
+ * at unit stride a run of points, strided whole output rows), every item of the thread
+ * over a block before the next. Each item writes its sums into
  * the user's weights on the first block and adds to them on the others: no scratch and
  * no final pass, but every block loads and stores all of the thread's weights once, so
  * the blocks are long (short ones, which would keep an item's vector rows in L1, made
@@ -31,7 +32,8 @@ enum { PW_STAGED_IC = 16, PW_MAX_VL = 16 };
 typedef struct {
     const conv_pw_ker_t *k;
     int64_t items;            /* (up to PW_MAX_NB vectors' channels, xw broadcast ones) */
-    int64_t kp, kn;           /* a k block's points (of one image) and images */
+    int strided;              /* k blocks of output rows (else runs of points) */
+    int64_t kb, kn;           /* a k block's points or rows (of one image) and images */
     int64_t xw;               /* broadcast channels per item: nx or 8, or PW_STAGED_IC */
     int staged;               /* the sums staged per item (AVX2's aliasing rows) */
     /* Items in the order that keeps the smaller tensor's k block in L2 while the larger
@@ -52,14 +54,16 @@ static int pw_init(struct bdnn_conv *c) {
     const int layout = c->attr.layout;
     const conv_pw_ker_t *k = (const conv_pw_ker_t *)c->impl->kernel;
     const int64_t VC = k->lanes_ic ? d->ic : d->oc, XC = k->lanes_ic ? d->oc : d->ic;
+    const int unit = d->sd == 1 && d->sh == 1 && d->sw == 1;
     if (c->lp || c->operands != OPERANDS_F32
             || (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SKIP_LAST_IC)
             || d->g != 1
             || (layout != BDNN_LAYOUT_BLOCKED8 && layout != BDNN_LAYOUT_BLOCKED16)
             || bdnn_layout_block(layout) % k->vl
-            || d->kd != 1 || d->kh != 1 || d->kw != 1 || d->sd != 1 || d->sh != 1
-            || d->sw != 1 || !bdnn_reads_no_padding(d) || d->id != d->od || d->ih != d->oh
-            || d->iw != d->ow || VC % k->vl || XC % 8 || XC % k->nx)
+            || d->kd != 1 || d->kh != 1 || d->kw != 1 || !bdnn_reads_no_padding(d)
+            || (unit ? d->id != d->od || d->ih != d->oh || d->iw != d->ow
+                     : d->id != 1 || d->od != 1)
+            || VC % k->vl || XC % 8 || XC % k->nx)
         return BDNN_STATUS_UNIMPLEMENTED;
     pw_plan_t *q = calloc(1, sizeof(*q));
     if (!q) return BDNN_STATUS_OUT_OF_MEMORY;
@@ -70,13 +74,15 @@ static int pw_init(struct bdnn_conv *c) {
     q->xw = q->staged ? PW_STAGED_IC : k->nx > 8 ? k->nx : 8;
     q->items = bdnn_div_up(VC / k->vl, PW_MAX_NB) * (XC / q->xw);
     q->x_outer = XC > VC;
-    /* k blocks: PW_POINTS points of one image, evenly cut; or whole images, as many as
-     * make up PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
-    const int64_t points = out_points(d);
+    /* k blocks: PW_POINTS points of one image, evenly cut (strided: into whole output
+     * rows, whose input points are one step apart); or whole images, as many as make up
+     * PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
+    const int64_t points = out_points(d), span = unit ? points : d->oh;
+    q->strided = !unit;
     if (points >= PW_POINTS) {
-        q->kp = bdnn_div_up(points, bdnn_div_up(points, PW_POINTS)), q->kn = 1;
+        q->kb = bdnn_div_up(span, bdnn_div_up(points, PW_POINTS)), q->kn = 1;
     } else {
-        q->kp = points, q->kn = points > 0 ? PW_POINTS / points : 1;
+        q->kb = span, q->kn = points > 0 ? PW_POINTS / points : 1;
     }
     return BDNN_STATUS_OK;
 }
@@ -129,6 +135,12 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const act_t ts = act_of(c, IC, in_points(d)), td = act_of(c, d->oc, points);
     /* the vectors' tensor and the broadcasts' (AVX2: diff_dst's vectors, src broadcast) */
     const act_t tv = lanes_ic ? ts : td, tx = lanes_ic ? td : ts;
+    /* src's steps: strided, a row of output points reads every sw-th point of every sh-th
+     * input row */
+    const int strided = q->strided;
+    const pw_steps_t ss = {ts.img, d->sh * d->iw * ts.B, (strided ? d->sw : 1) * ts.B},
+                     sd = {td.img, d->ow * td.B, td.B};
+    const int64_t span = strided ? d->oh : points;
     const float *vt = lanes_ic ? a->src : a->diff_dst, *xt = lanes_ic ? a->diff_dst : a->src;
     const int64_t VB = tv.C / vl, XBW = tx.C / XW;
     float *diff_wei = a->diff_wei;
@@ -145,17 +157,22 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             int first = 1;
             float rows[PW_MAX_NB * PW_MAX_VL * PW_STAGED_IC] __attribute__((aligned(64)));
             for (int64_t n0 = 0; n0 < d->mb; n0 += q->kn)            /* k blocks */
-            for (int64_t p0 = 0; p0 < points; p0 += q->kp, first = 0) {
-                pw_call_t k = {.pt = ts.B, .points = min64(q->kp, points - p0),
-                               .imgs = min64(q->kn, d->mb - n0), .v_img = tv.img,
-                               .x_img = tx.img, .ldw = staged ? XW : IC,
+            for (int64_t b0 = 0; b0 < span; b0 += q->kb, first = 0) {
+                const int64_t nb0 = min64(q->kb, span - b0);
+                /* the block's first point in src and in diff_dst */
+                const int64_t ps = strided ? b0 * d->sh * d->iw : b0,
+                              pd = strided ? b0 * d->ow : b0;
+                const int64_t pv = lanes_ic ? ps : pd, px = lanes_ic ? pd : ps;
+                pw_call_t k = {.imgs = min64(q->kn, d->mb - n0), .rows = strided ? nb0 : 1,
+                               .points = strided ? d->ow : nb0, .vs = lanes_ic ? ss : sd,
+                               .xs = lanes_ic ? sd : ss, .ldw = staged ? XW : IC,
                                .accumulate = !staged && !first};
                 for (int64_t it = it0, vb, x0; it < it1; ++it) {     /* items */
                     pw_item(it, VB, XBW, XW, q->x_outer, &vb, &k.nb, &x0);
                     for (int j = 0; j < k.nb; ++j)
-                        k.v[j] = vt + n0 * tv.img + at(&tv, (vb + j) * vl, p0);
+                        k.v[j] = vt + n0 * tv.img + at(&tv, (vb + j) * vl, pv);
                     for (int64_t i0 = x0; i0 < x0 + XW; i0 += nx) {   /* broadcast runs */
-                        k.x = xt + n0 * tx.img + at(&tx, i0, p0);
+                        k.x = xt + n0 * tx.img + at(&tx, i0, px);
                         k.w = staged     ? rows + (i0 - x0)
                             : lanes_ic ? diff_wei + i0 * IC + vb * vl
                                        : diff_wei + vb * vl * IC + i0;

@@ -1,27 +1,29 @@
-/* Backward weights of a pointwise convolution (1x1, unit stride, no padding: every output
- * point reads the input point at its own place) on channel blocks: the pointwise route of
+/* Backward weights of a pointwise convolution (1x1, no padding: every output point reads
+ * one input point, its own at unit stride) on channel blocks: the pointwise route of
  * gemm_conv_blocked (conv_pointwise.c drives it; the kernels are conv_pointwise_<isa>.c).
- * Each weight is a sum over every (n, point):
- *   diff_wei[oc][ic] = sum over n, p of diff_dst[n][oc][p] * src[n][ic][p]
+ * Each weight is a sum over every (n, output point o):
+ *   diff_wei[oc][ic] = sum over n, o of diff_dst[n][oc][o] * src[n][ic][s * o]
  * and a channel block holds its points as one run of [point][B] floats, so along the
- * reduction both tensors are unit-stride streams: read in place, no packing. A call keeps
- * the sums of nb vectors x nx broadcasts in registers over all its points: per point nb
- * vector loads (vl channels each) of one tensor, nx broadcasts of the other's channels,
- * nb * nx multiply-adds. Which tensor gives the vectors is the kernel's (lanes_ic):
+ * reduction both tensors are streams of fixed steps (at unit stride, unit-stride ones;
+ * strided, src's points step s along a row, and its rows s rows): read in place, no
+ * packing. A call keeps the sums of nb vectors x nx broadcasts in registers over all its
+ * points: per point nb vector loads (vl channels each) of one tensor, nx broadcasts of
+ * the other's channels, nb * nx multiply-adds. Which tensor gives the vectors is the
+ * kernel's (lanes_ic):
  *   AVX2: vectors of 8 output channels (diff_dst), 4 input channels broadcast; the sums,
  *         a column of the weights per vector, are transposed into rows as they are stored.
  *   AVX-512: vectors of 16 input channels (src), 8 output channels broadcast; each vector
  *         is a run of a weights row, stored as it is (whole lines of 16 floats).
  *
  * Contract (conv_pw_fn): for j < nb (1 to PW_MAX_NB), l < vl, i < nx, the sum
- *   S[j][l][i] = sum over n < imgs, p < points of v[j][n * v_img + p * pt + l]
- *                                                * x[n * x_img + p * pt + i]
- * the products added in that order (images in order, points in order) into an f32 sum
+ *   S[j][l][i] = sum over n < imgs, r < rows, p < points of
+ *     v[j][n * vs.img + r * vs.row + p * vs.pt + l] * x[n * xs.img + r * xs.row + p * xs.pt + i]
+ * the products added in that order (images, rows and points in order) into an f32 sum
  * that starts at 0, is written (accumulate: added) to
  *   w[(vl j + l) * ldw + i]      (lanes_ic 0: the lanes are output channels)
  *   w[i * ldw + vl j + l]        (lanes_ic 1: the lanes are input channels)
- * pt: floats from one point to the next (the block width B, a multiple of vl); v[j]
- * points at its first channel's lane of the first point. */
+ * Steps are in floats; a point's step is a multiple of the block width B, itself one of
+ * vl; v[j] points at its first channel's lane of the first point. */
 #ifndef BDNN_CONV_POINTWISE_H
 #define BDNN_CONV_POINTWISE_H
 
@@ -33,11 +35,15 @@
  * AVX-512: 3 x 8 sums in 24 of its 32) */
 enum { PW_MAX_NB = 3 };
 
+/* A tensor's steps between images, rows and points (floats) */
+typedef struct { int64_t img, row, pt; } pw_steps_t;
+
 typedef struct {
     int nb, accumulate;
     const float *v[PW_MAX_NB];
     const float *x;
-    int64_t pt, points, imgs, v_img, x_img;
+    int64_t imgs, rows, points;
+    pw_steps_t vs, xs;
     float *w;
     int64_t ldw;
 } pw_call_t;

@@ -32,23 +32,25 @@ static inline __attribute__((always_inline)) void pw_tile(const int nb, const pw
     for (int j = 0; j < nb; ++j)
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) acc[j][i] = _mm256_setzero_ps();
-    const int64_t pt = k->pt, points = k->points;
-    const float *s = k->x, *d0 = k->v[0], *d1 = k->v[nb > 1], *d2 = k->v[nb > 2 ? 2 : 0];
-    for (int64_t n = 0; n < k->imgs; ++n) {   /* images */
+    const int64_t vp = k->vs.pt, xp = k->xs.pt, points = k->points;
+    for (int64_t n = 0; n < k->imgs; ++n)   /* images */
+    for (int64_t r = 0; r < k->rows; ++r) {   /* rows */
+        const int64_t vo = n * k->vs.img + r * k->vs.row;
+        const float *s = k->x + n * k->xs.img + r * k->xs.row, *d0 = k->v[0] + vo,
+                    *d1 = k->v[nb > 1] + vo, *d2 = k->v[nb > 2 ? 2 : 0] + vo;
         for (int64_t p = 0; p < points; ++p) {   /* points */
             /* (the blocks past nb: never read) */
             const __m256 d[PW_MAX_NB] = {
-                _mm256_loadu_ps(d0 + p * pt),
-                nb > 1 ? _mm256_loadu_ps(d1 + p * pt) : _mm256_setzero_ps(),
-                nb > 2 ? _mm256_loadu_ps(d2 + p * pt) : _mm256_setzero_ps()};
+                _mm256_loadu_ps(d0 + p * vp),
+                nb > 1 ? _mm256_loadu_ps(d1 + p * vp) : _mm256_setzero_ps(),
+                nb > 2 ? _mm256_loadu_ps(d2 + p * vp) : _mm256_setzero_ps()};
 #pragma GCC unroll 4
             for (int i = 0; i < 4; ++i) {   /* input channels */
-                const __m256 x = _mm256_broadcast_ss(s + p * pt + i);
+                const __m256 x = _mm256_broadcast_ss(s + p * xp + i);
 #pragma GCC unroll 3
                 for (int j = 0; j < nb; ++j) acc[j][i] = _mm256_fmadd_ps(d[j], x, acc[j][i]);
             }
         }
-        s += k->x_img, d0 += k->v_img, d1 += k->v_img, d2 += k->v_img;
     }
 #pragma GCC unroll 3
     for (int j = 0; j < nb; ++j)

@@ -16,23 +16,25 @@ static inline __attribute__((always_inline)) void pw_tile(const int nb, const pw
     for (int j = 0; j < nb; ++j)
 #pragma GCC unroll 8
         for (int i = 0; i < PW512_NX; ++i) acc[j][i] = _mm512_setzero_ps();
-    const int64_t pt = k->pt, points = k->points;
-    const float *x = k->x, *s0 = k->v[0], *s1 = k->v[nb > 1], *s2 = k->v[nb > 2 ? 2 : 0];
-    for (int64_t n = 0; n < k->imgs; ++n) {   /* images */
+    const int64_t vp = k->vs.pt, xp = k->xs.pt, points = k->points;
+    for (int64_t n = 0; n < k->imgs; ++n)   /* images */
+    for (int64_t r = 0; r < k->rows; ++r) {   /* rows */
+        const int64_t vo = n * k->vs.img + r * k->vs.row;
+        const float *x = k->x + n * k->xs.img + r * k->xs.row, *s0 = k->v[0] + vo,
+                    *s1 = k->v[nb > 1] + vo, *s2 = k->v[nb > 2 ? 2 : 0] + vo;
         for (int64_t p = 0; p < points; ++p) {   /* points */
             /* (the vectors past nb: never read) */
             const __m512 s[PW_MAX_NB] = {
-                _mm512_loadu_ps(s0 + p * pt),
-                nb > 1 ? _mm512_loadu_ps(s1 + p * pt) : _mm512_setzero_ps(),
-                nb > 2 ? _mm512_loadu_ps(s2 + p * pt) : _mm512_setzero_ps()};
+                _mm512_loadu_ps(s0 + p * vp),
+                nb > 1 ? _mm512_loadu_ps(s1 + p * vp) : _mm512_setzero_ps(),
+                nb > 2 ? _mm512_loadu_ps(s2 + p * vp) : _mm512_setzero_ps()};
 #pragma GCC unroll 8
             for (int i = 0; i < PW512_NX; ++i) {   /* output channels */
-                const __m512 d = _mm512_set1_ps(x[p * pt + i]);
+                const __m512 d = _mm512_set1_ps(x[p * xp + i]);
 #pragma GCC unroll 3
                 for (int j = 0; j < nb; ++j) acc[j][i] = _mm512_fmadd_ps(s[j], d, acc[j][i]);
             }
         }
-        x += k->x_img, s0 += k->v_img, s1 += k->v_img, s2 += k->v_img;
     }
 #pragma GCC unroll 8
     for (int i = 0; i < PW512_NX; ++i)   /* weight rows */

@@ -170,14 +170,27 @@ def _bwt_pays_avx2(shape: core.ConvShape) -> bool:
     return _bwt_pays(shape, core.Isa.AVX2)
 
 
+# A strided pointwise layer takes AVX-512's pointwise row only with at most as many
+# output as input channels (diff_dst, dense, is then the tensor read again per item, and
+# src, whose skipped points the cache lines carry along, streams past once; the other way
+# round the taps route's copy of src's one phase ran faster) and outputs at least this
+# wide (ResNet-50's res5a_branch2a, 7 wide, ran faster on taps). AVX2's row takes none:
+# timed in turns with oneDNN, its strided layers ran slower than on taps.
+POINTWISE_STRIDED_MIN_WIDTH = 14
+
+
 def _pointwise(shape: core.ConvShape, vl: int) -> bool:
-    """A pointwise layer of the pointwise rows' domain: one group, a 1x1 at unit stride
-    without padding (the output is the input's size), the vectors' channels (AVX-512:
-    input, 16 wide; AVX2: output, 8 wide) in whole vectors, the others in whole 8s."""
+    """A pointwise layer of the pointwise rows' domain: one group, a 1x1 without padding,
+    at unit stride (the output is the input's size) or, on AVX-512, strided in 1D or 2D
+    by the rule above, the vectors' channels (AVX-512: input, 16 wide; AVX2: output, 8
+    wide) in whole vectors, the others in whole 8s."""
     vc, xc = (shape.ic, shape.oc) if vl == 16 else (shape.oc, shape.ic)
-    return (shape.g == 1 and shape.k == (1, 1, 1) and _unit_stride(shape)
-            and shape.p == (0, 0, 0) and shape.i == shape.o
-            and vc % vl == 0 and xc % 8 == 0)
+    unit = _unit_stride(shape) and shape.i == shape.o
+    strided = (vl == 16 and not _unit_stride(shape) and shape.i[0] == shape.o[0] == 1
+               and all((o - 1) * s < i for i, o, s in zip(shape.i, shape.o, shape.s))
+               and shape.oc <= shape.ic and shape.o[2] >= POINTWISE_STRIDED_MIN_WIDTH)
+    return (shape.g == 1 and shape.k == (1, 1, 1) and shape.p == (0, 0, 0)
+            and (unit or strided) and vc % vl == 0 and xc % 8 == 0)
 
 
 def _pointwise_bwt_avx512(shape: core.ConvShape) -> bool:

@@ -59,12 +59,14 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     """The layout `any` resolves to for a rule's kind, on this CPU's instruction sets
     (pw/KIND: a pointwise layer both pointwise rows take, on 16-channel blocks where
     AVX-512 runs, on 8-channel ones where only AVX2 does, else KIND's; pw8/KIND: one that
-    only AVX2's takes, on 8-channel blocks where AVX2 runs and AVX-512 does not)."""
-    if kind.startswith(("pw/", "pw8/")):
+    only AVX2's takes, on 8-channel blocks where AVX2 runs and AVX-512 does not; pw16/KIND:
+    one that only AVX-512's takes, on 16-channel blocks where AVX-512 runs)."""
+    if kind.startswith(("pw/", "pw8/", "pw16/")):
         rows, kind = kind.split("/")
-        if rows == "pw" and core.isa_supported(core.Isa.AVX512):
+        if rows in ("pw", "pw16") and core.isa_supported(core.Isa.AVX512):
             return core.ActLayout.BLOCKED16
-        if core.isa_supported(core.Isa.AVX2) and not core.isa_supported(core.Isa.AVX512):
+        if (rows in ("pw", "pw8") and core.isa_supported(core.Isa.AVX2)
+                and not core.isa_supported(core.Isa.AVX512)):
             return core.ActLayout.BLOCKED8
     if kind == "blocked" and core.isa_supported(core.Isa.AVX512):
         return core.ActLayout.BLOCKED16
@@ -93,6 +95,8 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_W", "mb2ic3ih20oc64kh3", "nhwc512"),         # ... whole 32-wide panels: windows
     ("BWD_W", "mb2ic3ih20iw20oc64kh3kw3dw1", "plain"),        # ... dilated along w
     ("BWD_W", "mb2ic32ih14oc16kh1sh2", "nhwc"),        # strided 1x1, 7 wide
+    ("BWD_W", "mb2ic64ih28oc32kh1sh2", "pw16/nhwc"),   # ... 14 wide, fewer outputs
+    ("BWD_W", "mb2ic32ih28oc64kh1sh2", "nhwc"),        # ... more outputs
     ("BWD_W", "mb2ic32ih7oc16kh1", "pw/plain"),        # the same at unit stride
     ("BWD_WB", "mb2ic64ih28oc256kh1", "pw/nhwc"),      # pointwise
     ("BWD_W", "mb2ic24ih7oc16kh1", "pw8/plain"),       # ... input channels not in 16s

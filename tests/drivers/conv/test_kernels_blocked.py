@@ -23,10 +23,13 @@ LAYOUT = {8: core.ActLayout.BLOCKED8, 16: core.ActLayout.BLOCKED16}
 # The blocks each row takes: those its micro-kernel's width divides.
 TAKES = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16)}
 
+TAPS_STRIDED_1X1 = ["mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0", "mb1ic256ih46oc40oh23kh1sh2ph0"]
+
 # backward weights of pointwise layers (the pointwise routes): both tensors in place, the
 # taps route behind them checked on them too. AVX2's row takes them all (output channels,
 # its vectors, in whole 8s; input channels in 8s); AVX-512's those of POINTWISE_16 (input
-# channels, its vectors, in whole 16s). Comments name AVX2's groups of vectors.
+# channels, its vectors, in whole 16s). Comments name AVX2's groups of vectors. (Which
+# strided ones `any` sends to these rows is policy's rule; the rows take them all.)
 POINTWISE_16 = [
     "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image, a 1-block group
     "mb2ic1024ih3oc24kh1",                        # weight rows 4 KiB apart: staged
@@ -36,6 +39,13 @@ POINTWISE_16 = [
     "mb30ic64ih7oc40kh1",
     "mb2ic80id3ih4iw5oc96kd1kh1kw1",              # 5 cut 2 and 3, runs outer, 3D
     "mb2ic48ih10oc8kh1",                          # one group of 3, one run
+    # strided: src's points a stride apart in rows a stride apart
+    "mb2ic64ih11oc48oh6kh1sh2ph0",                # odd input rows, the last unread
+    "mb2ic32ih13iw9oc24oh5ow3kh1kw1sh3sw4ph0pw0",  # strides apart along h and w
+    "mb30ic64ih14oc40oh7kh1sh2ph0",               # images per k block
+    "mb1ic16ih130oc24oh65kh1sh2ph0",              # k blocks of whole output rows
+    "mb2ic32iw9oc16ow5kw1sw2pw0",                 # 1D
+    *TAPS_STRIDED_1X1,                            # (in SHAPES with the taps route's)
 ]
 POINTWISE = [
     "mb2ic40ih10oc24kh1",                         # one group of 3 output blocks
@@ -65,6 +75,7 @@ SHAPES = [
     "mb0ic3ih5oc4kh3",                            # empty minibatch
     "mb2ic40ih10oc20kh1",                         # 1x1 at stride 1: A read in place
     "g2mb2ic32ih7oc64kh1",                        # (direct_fn), tails, groups, edge rows
+    # the taps route (behind the pointwise ones, which take these too):
     "mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0",       # strided 1x1 past L2: items gather points
     "mb1ic256ih46oc40oh23kh1sh2ph0",              # ... rows of 23, one group: in place
     "mb1ic192ih10oc250kh3ph1",                    # weights past L2: whole groups per thread
@@ -73,10 +84,11 @@ SHAPES = [
     "mb2ic20ih9iw11oc18kh3kw3ph1pw1",             # tails in and out, borders
     "mb1ic40ih7iw9oc48kh3kw4ph1pw2dh1",           # 4 taps, dilation along h
     "mb3ic5ih6iw8oc3kh2kw5pw2dw1",                # 5 taps, dilation along w, tiny blocks
-    *POINTWISE,
+    *(t for t in POINTWISE if t not in TAPS_STRIDED_1X1),
     # backward weights by taps (run_bwt): diff_dst gathered per point across blocks
     "mb3ic48ih9oc20kh3sh2ph1dh1",                 # stride phases, dilation, oc tail
     "mb2ic32id3ih5iw5oc40kd3kh3kw3ph1pw1",        # 3D, one output plane, depth taps
+    "mb2ic32id5ih4iw4oc16od3kd1kh1kw1sd2",        # 3D strided 1x1: not pointwise
 ]
 
 
