@@ -144,6 +144,24 @@ NHWC_HELPER int64_t in_points(const bdnn_conv_desc_t *d) { return d->id * d->ih 
 NHWC_HELPER int64_t out_points(const bdnn_conv_desc_t *d) { return d->od * d->oh * d->ow; }
 NHWC_HELPER int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
+ * size on are stored past the caches: each store then reads no old line, where the
+ * products per weight are too few to hide that read (an inner product of 16 images into
+ * 2048 x 1000 weights). From BWT_STREAM_MIN_BYTES_SUMS on too where each weight sums at
+ * least BWT_STREAM_MIN_POINTS points (16 images into 512 x 1000 weights): a thread's
+ * half of them fills much of its L2, which plain stores then take from the operands its
+ * next tiles read; from fewer points the weights come back in cache on the next
+ * execution faster than from memory (an inner product at mb1).
+ * Smaller ones stay in L2, where the plain store is the faster; weights accumulated over
+ * several k blocks are never streamed (the last pass reads each line anyway). Backward
+ * weights' routes written in one pass (taps, pointwise) follow it. */
+enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024, BWT_STREAM_MIN_BYTES_SUMS = 1024 * 1024,
+       BWT_STREAM_MIN_POINTS = 16 };
+NHWC_HELPER int bdnn_bwt_streams_weights(int64_t bytes, int64_t points) {
+    return bytes >= BWT_STREAM_MIN_BYTES
+        || (bytes >= BWT_STREAM_MIN_BYTES_SUMS && points >= BWT_STREAM_MIN_POINTS);
+}
+
 /* conv_gemm_nhwc.c: a new plan (c->plan) after the checks every route makes (f32 fast
  * path, the defects the family carries, blocks its tiles fit), UNIMPLEMENTED otherwise;
  * the GEMM each instance is (M, N, ch, instances); the ops every route shares. */

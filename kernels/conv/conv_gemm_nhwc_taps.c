@@ -44,18 +44,6 @@ enum {
     BWT_IN_PLACE_B_BYTES = 32 * 1024, BWT_IN_PLACE_ROWS = 128, BWT_IN_PLACE_MIN_PRODUCTS = 256,
     BWT_NARROW_IN_PLACE_ROW = 256, BWT_NARROW_IN_PLACE_MAX_ROW = 2048
 };
-/* Weights written in one pass (a 1x1's, an inner product's, from few points) from this
- * size on are stored past the caches: each store then reads no old line, where the
- * products per weight are too few to hide that read (an inner product of 16 images into
- * 2048 x 1000 weights). From BWT_STREAM_MIN_BYTES_SUMS on too where each weight sums at
- * least BWT_STREAM_MIN_POINTS points (16 images into 512 x 1000 weights): a thread's
- * half of them fills much of its L2, which plain stores then take from the operands its
- * next tiles read; from fewer points the weights come back in cache on the next
- * execution faster than from memory (an inner product at mb1).
- * Smaller ones stay in L2, where the plain store is the faster; weights accumulated over
- * several k blocks are never streamed (the last pass reads each line anyway). */
-enum { BWT_STREAM_MIN_BYTES = 4 * 1024 * 1024, BWT_STREAM_MIN_BYTES_SUMS = 1024 * 1024,
-       BWT_STREAM_MIN_POINTS = 16 };
 /* Phase images per kw offset (w_phases) where junk points are at least this share of a
  * row (1 / BWT_W_PHASES_JUNK). */
 enum { BWT_W_PHASES_JUNK = 8, BWT_W_PHASES_MIN_NR = 32 };
@@ -621,15 +609,13 @@ void bdnn_nhwc_run_bwt(const struct bdnn_conv *c, const float *src, const float 
     const int64_t per_split = bdnn_div_up(blocks, q->k_splits);
     const int direct = q->k_splits == 1 && taps == 1;
     const int64_t ldc = direct ? ICG : taps * Np;   /* C rows: the user's, or [tap][Np] */
-    /* The user's C written once (one k block per thread) and of BWT_STREAM_MIN_BYTES or
-     * more goes past the caches (full tiles on whole vectors; the rest plain) */
+    /* The user's C written once (one k block per thread) goes past the caches by the
+     * size rule (bdnn_bwt_streams_weights; full tiles on whole vectors; the rest plain) */
     const size_t vec_bytes = (size_t)u->vlen * sizeof(float);
     const int64_t c_bytes = d->oc * ICG * (int64_t)sizeof(float);
     const int stream_c = direct && (size_t)(ICG * (int64_t)sizeof(float)) % vec_bytes == 0
         && (uintptr_t)diff_wei % vec_bytes == 0
-        && (c_bytes >= BWT_STREAM_MIN_BYTES
-            || (c_bytes >= BWT_STREAM_MIN_BYTES_SUMS
-                && d->mb * out_points(d) >= BWT_STREAM_MIN_POINTS));
+        && bdnn_bwt_streams_weights(c_bytes, d->mb * out_points(d));
 
 #pragma omp parallel num_threads(c->nthr)
     {

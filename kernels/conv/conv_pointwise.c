@@ -141,6 +141,12 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
     const pw_steps_t ss = {ts.img, d->sh * d->iw * ts.B, (strided ? d->sw : 1) * ts.B},
                      sd = {td.img, d->ow * td.B, td.B};
     const int64_t span = strided ? d->oh : points;
+    /* Weights written in one pass (one k block: all images, the whole span) go past the
+     * caches by the size rule of backward weights (bdnn_bwt_streams_weights) where the
+     * kernel writes whole lines: its rows (IC in whole vectors) start on lines */
+    const int stream = ker->streams && q->kn >= d->mb && q->kb >= span
+        && (uintptr_t)a->diff_wei % (sizeof(float) * (size_t)vl) == 0
+        && bdnn_bwt_streams_weights(d->oc * IC * (int64_t)sizeof(float), d->mb * points);
     const float *vt = lanes_ic ? a->src : a->diff_dst, *xt = lanes_ic ? a->diff_dst : a->src;
     const int64_t VB = tv.C / vl, XBW = tx.C / XW;
     float *diff_wei = a->diff_wei;
@@ -166,7 +172,7 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 pw_call_t k = {.imgs = min64(q->kn, d->mb - n0), .rows = strided ? nb0 : 1,
                                .points = strided ? d->ow : nb0, .vs = lanes_ic ? ss : sd,
                                .xs = lanes_ic ? sd : ss, .ldw = staged ? XW : IC,
-                               .accumulate = !staged && !first};
+                               .accumulate = !staged && !first, .stream = stream};
                 for (int64_t it = it0, vb, x0; it < it1; ++it) {     /* items */
                     pw_item(it, VB, XBW, XW, q->x_outer, &vb, &k.nb, &x0);
                     for (int j = 0; j < k.nb; ++j)
@@ -192,6 +198,7 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                     diff_wei[oc * IC + IC - 1] = 0.0f;
             }
         }
+        if (stream) bdnn_stream_fence();
         if (a->bias) bdnn_nhwc_bias_sums(c, a->diff_dst, (float *)a->bias);
     }
 }

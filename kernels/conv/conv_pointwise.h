@@ -46,6 +46,7 @@ typedef struct {
     pw_steps_t vs, xs;
     float *w;
     int64_t ldw;
+    int stream;      /* written past the caches (streams: whole aligned lines; no accumulate) */
 } pw_call_t;
 
 typedef void (*conv_pw_fn)(const pw_call_t *k);
@@ -54,6 +55,7 @@ typedef struct {
     conv_pw_fn fn;
     int vl, nx;      /* a vector's lanes; broadcasts a call */
     int lanes_ic;    /* the lanes are input channels (src's vectors; else diff_dst's) */
+    int streams;     /* takes stream (its sums are whole lines of weights rows) */
 } conv_pw_ker_t;
 
 extern const conv_pw_ker_t bdnn_pw_ker_avx2, bdnn_pw_ker_avx512;

@@ -66,4 +66,5 @@ static void pw_avx2(const pw_call_t *k) {
     }
 }
 
-const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2, .vl = 8, .nx = 4, .lanes_ic = 0};
+const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2, .vl = 8, .nx = 4, .lanes_ic = 0,
+                                        .streams = 0};

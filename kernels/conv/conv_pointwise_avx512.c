@@ -41,8 +41,11 @@ static inline __attribute__((always_inline)) void pw_tile(const int nb, const pw
 #pragma GCC unroll 3
         for (int j = 0; j < nb; ++j) {
             float *w = k->w + i * k->ldw + 16 * j;
-            _mm512_storeu_ps(w, k->accumulate ? _mm512_add_ps(_mm512_loadu_ps(w), acc[j][i])
-                                              : acc[j][i]);
+            if (k->stream)
+                _mm512_stream_ps(w, acc[j][i]);
+            else
+                _mm512_storeu_ps(w, k->accumulate ? _mm512_add_ps(_mm512_loadu_ps(w), acc[j][i])
+                                                  : acc[j][i]);
         }
 }
 
@@ -55,4 +58,4 @@ static void pw_avx512(const pw_call_t *k) {
 }
 
 const conv_pw_ker_t bdnn_pw_ker_avx512 = {.fn = pw_avx512, .vl = 16, .nx = PW512_NX,
-                                          .lanes_ic = 1};
+                                          .lanes_ic = 1, .streams = 1};

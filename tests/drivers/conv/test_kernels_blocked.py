@@ -39,6 +39,9 @@ POINTWISE_16 = [
     "mb30ic64ih7oc40kh1",
     "mb2ic80id3ih4iw5oc96kd1kh1kw1",              # 5 cut 2 and 3, runs outer, 3D
     "mb2ic48ih10oc8kh1",                          # one group of 3, one run
+    # weights in one pass past the caches (AVX-512): 1 MiB from 16 points, 4 MiB from 9
+    "mb1ic1024ih4oc256kh1",
+    "mb1ic1024ih3oc1024kh1",
     # strided: src's points a stride apart in rows a stride apart
     "mb2ic64ih11oc48oh6kh1sh2ph0",                # odd input rows, the last unread
     "mb2ic32ih13iw9oc24oh5ow3kh1kw1sh3sw4ph0pw0",  # strides apart along h and w
@@ -274,7 +277,10 @@ def test_backward_weights_matches_reference_exactly(impl, b, text):
     ref_w, ref_b = core.ref_conv_bwd_weights(s, src, diff_dst, True)
     for made in conv_rows.bwd_weights_routes(impl, s, _attr(b)):
         with made as prim:
-            diff_wei = np.full(s.wei_shape, np.nan, np.float32)
+            # on a cache line, as the driver's buffers are (streaming stores need it)
+            diff_wei = memory.aligned_empty(4 * int(np.prod(s.wei_shape))).view(np.float32)
+            diff_wei = diff_wei.reshape(s.wei_shape)
+            diff_wei.fill(np.nan)
             diff_bias = np.full(s.oc, np.nan, np.float32)
             prim.bind_bwd_weights(_blocked(src, b), _blocked(diff_dst, b), diff_wei,
                                   diff_bias)()
