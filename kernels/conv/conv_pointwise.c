@@ -172,7 +172,11 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 pw_call_t k = {.imgs = min64(q->kn, d->mb - n0), .rows = strided ? nb0 : 1,
                                .points = strided ? d->ow : nb0, .vs = lanes_ic ? ss : sd,
                                .xs = lanes_ic ? sd : ss, .ldw = staged ? XW : IC,
-                               .accumulate = !staged && !first, .stream = stream};
+                               .accumulate = !staged && !first, .stream = stream,
+                               /* (at unit stride, where a run's next points are its next
+                                * lines; strided, a row's lines ahead are ones no call
+                                * reads, and reading ahead ran slower) */
+                               .read_ahead = !strided};
                 for (int64_t it = it0, vb, x0; it < it1; ++it) {     /* items */
                     pw_item(it, VB, XBW, XW, q->x_outer, &vb, &k.nb, &x0);
                     for (int j = 0; j < k.nb; ++j)

@@ -46,6 +46,8 @@ typedef struct {
     pw_steps_t vs, xs;
     float *w;
     int64_t ldw;
+    int read_ahead;  /* the kernel may ask the caches for its streams' lines some points
+                        ahead (hints only: never loads, so past a tensor's end too) */
     int stream;      /* written past the caches (streams: whole aligned lines; no accumulate) */
 } pw_call_t;
 
