@@ -239,7 +239,7 @@ static const conv_impl_entry_t impls[] = {
     NHWC_ROUTE("gemm_conv_blocked", "avx512", direct, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,
                BLOCKS, CONV_ROW_BLOCKED_DC | CONV_ROW_SRC_NHWC),
     /* backward weights of a pointwise convolution, both tensors read in place
-     * (conv_pointwise.c), where its blocks are what `any` takes */
+     * (conv_pointwise.c; both ISAs' rows), where its blocks are what `any` takes */
     {"gemm_conv_blocked:avx512:pointwise", BDNN_ISA_AVX512, &bdnn_conv_pointwise_ops,
      &bdnn_pw_ker_avx512, F32, BLK16, bdnn_pointwise_applies, 0},
     NHWC_ROUTE("gemm_conv_blocked", "avx512", taps, BDNN_ISA_AVX512, &bdnn_gemm_ukr_blk_avx512,

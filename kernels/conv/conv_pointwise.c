@@ -4,10 +4,10 @@
  * weights, f32, one group, every kernel size 1 without padding, at unit stride (the
  * output is then the input's size) or, in 1D and 2D, strided, channel blocks whose width
  * the kernel's vector divides, the vectors' channels in whole vectors and the broadcast
- * ones in whole calls (a block's padded tail is never read).
+ * ones in whole 8s and whole calls (a block's padded tail is never read).
  *
- * Work items are (up to PW_MAX_NB vectors' channels, xw broadcast channels: the kernel's
- * nx, or 8; 16 where AVX2's weight rows would share L1's sets, see PW_STAGED_IC); threads
+ * Work items are (up to PW_MAX_NB vectors' channels, xw broadcast channels: the larger
+ * of the kernel's nx and 8; 16 where AVX2's weight rows would share L1's sets, see PW_STAGED_IC); threads
  * own contiguous ranges of them, in the order x_outer says (a thread's consecutive items
  * then read the same rows of one tensor). The reduction runs in k blocks of
  * about PW_POINTS points (of one image, or of whole images where an image is shorter:

@@ -22,8 +22,8 @@
  * that starts at 0, is written (accumulate: added) to
  *   w[(vl j + l) * ldw + i]      (lanes_ic 0: the lanes are output channels)
  *   w[i * ldw + vl j + l]        (lanes_ic 1: the lanes are input channels)
- * Steps are in floats; a point's step is a multiple of the block width B, itself one of
- * vl; v[j] points at its first channel's lane of the first point. */
+ * Steps are in floats; a point's step is a multiple of the block width B, itself a
+ * multiple of vl; v[j] points at its first channel's lane of the first point. */
 #ifndef BDNN_CONV_POINTWISE_H
 #define BDNN_CONV_POINTWISE_H
 

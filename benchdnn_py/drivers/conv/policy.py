@@ -175,7 +175,7 @@ def _bwt_pays_avx2(shape: core.ConvShape) -> bool:
 # src, whose skipped points the cache lines carry along, streams past once; the other way
 # round the taps route's copy of src's one phase ran faster) and outputs at least this
 # wide (ResNet-50's res5a_branch2a, 7 wide, ran faster on taps). AVX2's row takes none:
-# timed in turns with oneDNN, its strided layers ran slower than on taps.
+# its strided layers ran slower than on taps.
 POINTWISE_STRIDED_MIN_WIDTH = 14
 
 
@@ -304,9 +304,10 @@ def any_layouts(kernel_dir: core.Direction, shape: core.ConvShape,
 
 
 def _pointwise_blocked16(shape: core.ConvShape) -> bool:
-    """A pointwise layer on 16-channel blocks that a pointwise row takes (AVX-512's, or
-    AVX2's, which reads those blocks too)."""
-    return _pointwise_bwt_avx512(shape) or _pointwise_bwt(shape)
+    """A pointwise layer on 16-channel blocks that a pointwise row takes (AVX-512's where
+    it runs, or AVX2's, which reads those blocks too)."""
+    return ((core.isa_supported(core.Isa.AVX512) and _pointwise_bwt_avx512(shape))
+            or _pointwise_bwt(shape))
 
 
 # A case asking for exactly channels-last or one channel-block activations: whether that

@@ -140,6 +140,7 @@ def test_a_layout_the_kernels_run_on_takes_no_route(drv, args, routed):
     ("avx512", "nChw16c", "mb2ic32ih7oc16kh1", True),
     ("avx512", "nChw8c", "mb2ic32ih7oc16kh1", False),     # AVX-512's row reads 16s only
     ("avx512", "nChw16c", "mb2ic24ih7oc16kh1", False),    # ... of input channels
+    ("avx2", "nChw16c", "mb2ic64ih28oc32kh1sh2", False),  # strided: AVX-512's rule only
 ])
 def test_a_blocked_pointwise_backward_weights_runs_on_its_row_first(isa, stag, desc,
                                                                     pointwise):

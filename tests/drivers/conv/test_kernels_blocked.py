@@ -31,7 +31,7 @@ TAPS_STRIDED_1X1 = ["mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0", "mb1ic256ih46oc40oh23
 # channels, its vectors, in whole 16s). Comments name AVX2's groups of vectors. (Which
 # strided ones `any` sends to these rows is policy's rule; the rows take them all.)
 POINTWISE_16 = [
-    "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image, a 1-block group
+    "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image; 2, 2 and 3 blocks
     "mb2ic1024ih3oc24kh1",                        # weight rows 4 KiB apart: staged
     "mb1ic1024ih36oc8kh1",                        # ... over 2 k blocks: added to
     # AVX-512's groups of vectors: 4 cut 2 and 2, broadcast runs inner (more input than
@@ -43,7 +43,7 @@ POINTWISE_16 = [
     "mb1ic1024ih4oc256kh1",
     "mb1ic1024ih3oc1024kh1",
     # strided: src's points a stride apart in rows a stride apart
-    "mb2ic64ih11oc48oh6kh1sh2ph0",                # odd input rows, the last unread
+    "mb2ic64ih11oc48oh6kh1sh2ph0",                # odd input rows, the last one read
     "mb2ic32ih13iw9oc24oh5ow3kh1kw1sh3sw4ph0pw0",  # strides apart along h and w
     "mb30ic64ih14oc40oh7kh1sh2ph0",               # images per k block
     "mb1ic16ih130oc24oh65kh1sh2ph0",              # k blocks of whole output rows
