@@ -595,11 +595,17 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const int64_t p0 = row, n = n_flat;
         a->nkd = a->nkh = a->nkw = 1;
         const dc_split_t sp = dc_split(n, urm);
-        for (int64_t i = 0, j = 0; i < sp.calls; j += dc_len(sp, i++)) {
+        /* the runs of one length in one call (n_seg), but where the calls read ahead: each
+         * takes its own share of the lines */
+        for (int64_t i = 0, j = 0; i < sp.calls;) {
+            const int64_t ur = dc_len(sp, i), end = ah ? i + 1 : i < sp.r ? sp.r : sp.calls;
             if (ah) dc_ahead_feed(ah, a);
-            k->fn[nq][dc_len(sp, i)][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
-                                                 call_at(a, dst_q, dst_pt0, p0 + j, B), a);
+            a->n_seg = end - i > 1 ? end - i : 0;
+            k->fn[nq][ur][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
+                                      call_at(a, dst_q, dst_pt0, p0 + j, B), a);
+            j += (end - i) * ur, i = end;
         }
+        a->n_seg = 0;
         a->pf = NULL;
         return;
     }
@@ -628,13 +634,12 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
             w_in = wq_f + esz * (kd_lo * d->kh + kh_lo) * RB;
         }
         /* the row's segments of one size in one call: a call's setup is large beside the
-         * products of points with few channels and taps (first layers). A direct store
-         * moves its output per call: one call per segment. */
+         * products of points with few channels and taps (first layers) */
         const dc_split_t sp = dc_split(hi - lo, urm);
         for (int64_t i = 0, j = lo; i < sp.calls;) {
             /* calls [i, end) have ur points each */
             const int64_t ur = dc_len(sp, i), end = i < sp.r ? sp.r : sp.calls;
-            const int64_t segs = a->out_q ? 1 : end - i;
+            const int64_t segs = end - i;
             a->n_seg = segs > 1 ? segs : 0;
             k->fn[nq][ur][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
                               call_at(a, dst_q, dst_pt0, pt_row + j, B), a);

@@ -25,8 +25,9 @@
  *
  * with P = B, or d_pt for s = 0 (below: a column of border points, an output row apart)
  * (strides and offsets in elements of the operand type; dst is f32, or s32). With n_seg
- * > 1 the call does that n_seg times, run r on src + r * UR * s_pt and dst + r * UR * P
- * (a row's consecutive runs of UR points: one call's setup for all). A lane whose
+ * > 1 the call does that n_seg times, run r on src + r * UR * s_pt, dst + r * UR * P and
+ * (direct store) out + r * UR * P (a row's consecutive runs of UR points: one call's setup
+ * for all, the setup that a call of few input channels does not amortize). A lane whose
  * last channels are past last_ic reads those as zero, whatever src holds there.
  * src: the first tap in range of output point 0 (the caller clips the taps, so every read
  * is inside the input: no bounds checks), at input channel block 0 of the chunk; wei: the
@@ -64,8 +65,7 @@ typedef struct {
     int64_t d_pt;                /* s = 0: consecutive points' dst and out (else B) */
     int64_t w_icb, w_kd, w_kh;
     int64_t d_ocb;
-    int64_t n_seg;               /* runs of UR points (above): 0 or 1, one; more only
-                                    without the direct store (out NULL) */
+    int64_t n_seg;               /* runs of UR points (above): 0 or 1, one */
     const float *bias;
     float sum_scale;
     int mode;
@@ -82,10 +82,10 @@ typedef struct {
      * level (the L2-only hint left them in memory here); NULL: none */
     const uintptr_t *pf;
     int64_t pf_icb;
-    /* the driver's (the kernels do not read them): out for point 0 of block 0 of the
-     * group, and its element size */
-    char *out_q;
+    /* out's element size in bytes (the runs of n_seg move out by it) */
     int64_t out_esz;
+    /* the driver's (the kernels do not read it): out for point 0 of block 0 of the group */
+    char *out_q;
 } dc_call_t;
 
 typedef void (*dc_ker_fn)(const void *src, const void *wei, float *dst, const dc_call_t *a);

@@ -21,9 +21,8 @@
 /* The direct store (conv_dblk.inc's DC_OUT_BLOCK): bias and relu are already in the f32
  * sums; a bf16 output's points B apart go two to a conversion and store. */
 static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_call_t *a,
-                                                        int UR, int OCB, int64_t opt) {
+                                                        void *out, int UR, int OCB, int64_t opt) {
     const int dt = a->out_dt;
-    void *out = a->out;
     for (int o = 0; o < OCB; ++o) {
         const vf *f = fin + o * UR;
         const int64_t at = o * a->o_ocb;
@@ -43,7 +42,7 @@ static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_
  * test each), two points to a conversion and store: the sums then never go through
  * memory, a round trip that few input channels (few products per sum) do not amortize.
  * Anything else takes dc_out_block_bf16. */
-#define DC_OUT_INLINE(acc, a, UR, OCB, opt)                                                 \
+#define DC_OUT_INLINE(acc, a, out, UR, OCB, opt)                                            \
     do {                                                                                    \
         if ((a)->out_dt != BDNN_DT_BF16 || (opt) != VLEN) break;                            \
         __mmask16 inexact = 0;                                                              \
@@ -52,14 +51,14 @@ static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_
             inexact |= bdnn_bf16_cvtne_inexact((__m512)(acc)[j][o]);                         \
         if (inexact) break;                                                                 \
         _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
-            uint16_t *row = (uint16_t *)(a)->out + o * (a)->o_ocb;                          \
+            uint16_t *row = (uint16_t *)(out) + o * (a)->o_ocb;                             \
             _Pragma("GCC unroll 14") for (int j = 0; j + 1 < (UR); j += 2)                  \
                 bdnn_store_bf16x32_cvtne((__m512)(acc)[j][o], (__m512)(acc)[j + 1][o],      \
                                          row + j * VLEN);                                   \
             if ((UR) % 2)                                                                   \
                 bdnn_store_bf16x16_cvtne((__m512)(acc)[(UR) - 1][o], row + ((UR) - 1) * VLEN); \
         }                                                                                   \
-        return;                                                                             \
+        dc_stored = 1;                                                                      \
     } while (0)
 #define DC_STORE_DTS ((1u << BDNN_DT_BF16) | (1u << BDNN_DT_F32))
 

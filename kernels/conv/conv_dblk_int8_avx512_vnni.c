@@ -59,7 +59,7 @@ static inline __m512i dc_s32_of(vf acc, int floor0) {
  * a time (u8 and s8 outputs whose points lie B apart store from the registers instead:
  * DC_OUT_INLINE below). */
 static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_call_t *a,
-                                                        int UR, int OCB, int64_t opt) {
+                                                        void *out, int UR, int OCB, int64_t opt) {
     const int dt = a->out_dt, relu = a->out_relu;
     const __m512 alpha = _mm512_set1_ps(a->relu_alpha);
     const int floor0 = relu && dt == BDNN_DT_S8, direct = dc_s32_direct(a);
@@ -69,10 +69,10 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
         const int64_t at = o * a->o_ocb;   /* (u8, s8: bytes) */
         for (int j = 0; j < UR; ++j) {
             if (direct)
-                bdnn_store_s32_i8x16(dt, dc_s32_of(f[j], floor0), (char *)a->out + at + j * opt,
+                bdnn_store_s32_i8x16(dt, dc_s32_of(f[j], floor0), (char *)out + at + j * opt,
                                      0xffff);
             else
-                bdnn_epi_store16(dt, dc_sums_f32(f[j], bias, relu, alpha), a->out, at + j * opt,
+                bdnn_epi_store16(dt, dc_sums_f32(f[j], bias, relu, alpha), out, at + j * opt,
                                  (__mmask16)0xffff);
         }
     }
@@ -96,16 +96,17 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
         _Pragma("GCC unroll 3") for (int j = (UR) / 4 * 4; j < (UR); ++j)                   \
             bdnn_store_s32_i8x16(dt_, S32((acc)[j][o], o), at_ + j * VLEN, 0xffff);         \
     }
-#define DC_OUT_INLINE(acc, a, UR, OCB, opt)                                                 \
+#define DC_OUT_INLINE(acc, a, out, UR, OCB, opt)                                            \
     do {                                                                                    \
         const int dt_ = (a)->out_dt;                                                        \
         if ((dt_ != BDNN_DT_U8 && dt_ != BDNN_DT_S8) || (opt) != VLEN) break;               \
-        int8_t *const out_ = (int8_t *)(a)->out;                                            \
+        int8_t *const out_ = (int8_t *)(out);                                               \
         const int64_t o_ocb_ = (a)->o_ocb;                                                  \
         if (dc_s32_direct(a)) {                                                             \
             const int floor0_ = (a)->out_relu && dt_ == BDNN_DT_S8;                         \
             DC_OUT_BYTES(acc, UR, OCB, DC_S32_DIRECT)                                       \
-            return;                                                                         \
+            dc_stored = 1;                                                                  \
+            break;                                                                          \
         }                                                                                   \
         const int relu_ = (a)->out_relu, u_ = dt_ == BDNN_DT_U8;                            \
         const float *bias_ = (a)->out_bias;                                                 \
@@ -117,7 +118,7 @@ static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_
             const int rdt_ = BDNN_DT_S8;                                                    \
             DC_OUT_BYTES(acc, UR, OCB, DC_S32_ROUNDED)                                      \
         }                                                                                   \
-        return;                                                                             \
+        dc_stored = 1;                                                                      \
     } while (0)
 #define DC_S32_DIRECT(x, o) dc_s32_of(x, floor0_)
 #define DC_S32_ROUNDED(x, o)                                                                \
