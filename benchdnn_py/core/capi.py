@@ -138,15 +138,20 @@ def _check(status: int, what: str) -> None:
 
 
 ALIGN = 64   # bytes: the kernels' buffers start on a cache line, as oneDNN's do
+# A buffer of a page or more starts on a page: its offset in its pages then does not
+# depend on the heap's history (glibc serves large blocks from the heap, at any offset,
+# once a freed mapping has raised its mmap threshold), and the kernels' speed did.
+PAGE = 4096
 
 
 def aligned_empty(nbytes: int) -> np.ndarray:
-    """nbytes of uint8 starting on an ALIGN boundary. numpy's large arrays come from mmap
-    plus a header (16-byte aligned only), where every vector load or store of a kernel
-    splits two cache lines (packed weights are read a vector at a time), and whole-line
-    streaming stores need the alignment."""
-    raw = np.empty(nbytes + ALIGN, np.uint8)
-    start = -raw.ctypes.data % ALIGN
+    """nbytes of uint8 starting on an ALIGN boundary, and on a PAGE boundary from a page
+    on. numpy's large arrays come from mmap plus a header (16-byte aligned only), where
+    every vector load or store of a kernel splits two cache lines (packed weights are read
+    a vector at a time), and whole-line streaming stores need the alignment."""
+    align = PAGE if nbytes >= PAGE else ALIGN
+    raw = np.empty(nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
     return raw[start:start + nbytes]
 
 

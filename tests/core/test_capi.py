@@ -213,3 +213,16 @@ def test_the_512_bit_width_query_reads_the_cpus_vendor_and_family():
     fields = {k.strip(): v.strip() for k, _, v in (l.partition(":") for l in first.splitlines())}
     expected = fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == "25"
     assert core.splits_512() is expected
+
+
+def test_buffers_of_a_page_or_more_start_on_a_page_whatever_the_heap_did():
+    """A large block freed from its own mapping makes glibc serve later large blocks from
+    the heap at any offset: the buffers still start on a page (a line below a page)."""
+    freed = np.empty(48 << 20, np.uint8)   # mmapped, then freed: raises the threshold
+    freed[::4096] = 1
+    del freed
+    for n in (4096, 4097, 65536, 1 << 20, 3 << 20):
+        buf = core.aligned_empty(n)
+        assert buf.nbytes == n and buf.ctypes.data % core.PAGE == 0
+    for n in (64, 100, 4095):
+        assert core.aligned_empty(n).ctypes.data % core.ALIGN == 0
