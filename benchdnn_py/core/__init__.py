@@ -9,9 +9,9 @@ the names below (``core.X``); no C enum or pointer leaves this package.
 """
 
 from .capi import (ALIGN, DATA_TYPES, DOUBLE_DTS, PACKED_DTS, PAGE, ImplInfo, InvalidProblem,
-                   Isa, Operands, Unimplemented, aligned_array, aligned_empty, build_info, cap_isa,
-                   dt_convert, elements, is_aligned, isa_cap, isa_supported, max_threads,
-                   numpy_dtype, parallel_fill, set_threads, splits_512, threads)
+                   Isa, Operands, Unimplemented, aligned_array, aligned_empty, build_info,
+                   cap_isa, dt_convert, elements, is_aligned, isa_cap, isa_supported,
+                   max_threads, numpy_dtype, parallel_fill, set_threads, splits_512, threads)
 from .binary import MAX_NDIMS as MAX_BINARY_NDIMS
 from .binary import BINARY_PRIMITIVE_ALGS, BinaryPrimitive, binary_impls
 from .bnorm import BNORM_FLAGS, BnormPrimitive, bnorm_impls

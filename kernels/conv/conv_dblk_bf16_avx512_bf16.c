@@ -21,7 +21,8 @@
 /* The direct store (conv_dblk.inc's DC_OUT_BLOCK): bias and relu are already in the f32
  * sums; a bf16 output's points B apart go two to a conversion and store. */
 static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_call_t *a,
-                                                        void *out, int UR, int OCB, int64_t opt) {
+                                                        void *out, int UR, int OCB,
+                                                        int64_t opt) {
     const int dt = a->out_dt;
     for (int o = 0; o < OCB; ++o) {
         const vf *f = fin + o * UR;

@@ -59,7 +59,8 @@ static inline __m512i dc_s32_of(vf acc, int floor0) {
  * a time (u8 and s8 outputs whose points lie B apart store from the registers instead:
  * DC_OUT_INLINE below). */
 static __attribute__((noinline)) void dc_out_block_int8(const vf *fin, const dc_call_t *a,
-                                                        void *out, int UR, int OCB, int64_t opt) {
+                                                        void *out, int UR, int OCB,
+                                                        int64_t opt) {
     const int dt = a->out_dt, relu = a->out_relu;
     const __m512 alpha = _mm512_set1_ps(a->relu_alpha);
     const int floor0 = relu && dt == BDNN_DT_S8, direct = dc_s32_direct(a);
