@@ -308,13 +308,8 @@ void bdnn_set_test_fault(int fault) { test_fault = fault; }
  * bdnn_conv_scratch_bytes, which the memory guard adds to a case's estimate. */
 static _Thread_local size_t *alloc_tally;
 
-/* A buffer starts on a cache line, and one of a page or more on a page: its offset in its
- * pages then does not depend on the heap's history (glibc serves large blocks from the
- * heap, at any offset, once a freed mapping has raised its mmap threshold), and the
- * kernels' speed did (the Python side's aligned_empty follows the same rule). */
 void *bdnn_aligned_alloc(size_t bytes) {
-    const size_t align = bytes >= 4096 ? 4096 : 64;
-    const size_t rounded = (bytes + align - 1) / align * align;
+    const size_t align = 64, rounded = (bytes + align - 1) / align * align;
     if (alloc_tally) *alloc_tally += rounded;
     return aligned_alloc(align, rounded);
 }
