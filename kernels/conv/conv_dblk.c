@@ -544,6 +544,8 @@ static dc_split_t dc_split(int64_t n, int64_t urm) {
     return (dc_split_t){calls, calls ? n / calls : 0, calls ? n % calls : 0};
 }
 static inline int64_t dc_len(dc_split_t sp, int64_t i) { return sp.q + (i < sp.r); }
+/* The end of call i's run of calls of its length (the longer ones come first). */
+static inline int64_t dc_same_end(dc_split_t sp, int64_t i) { return i < sp.r ? sp.r : sp.calls; }
 
 /* The reading ahead of work item next by the item (n, g, points [pt0, pt1), groups [q0,
  * q1)) before it: its lines, over the first half of this item's calls' input blocks (a
@@ -598,9 +600,9 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         /* the runs of one length in one call (n_seg), but where the calls read ahead: each
          * takes its own share of the lines */
         for (int64_t i = 0, j = 0; i < sp.calls;) {
-            const int64_t ur = dc_len(sp, i), end = ah ? i + 1 : i < sp.r ? sp.r : sp.calls;
+            const int64_t ur = dc_len(sp, i), end = ah ? i + 1 : dc_same_end(sp, i);
             if (ah) dc_ahead_feed(ah, a);
-            a->n_seg = end - i > 1 ? end - i : 0;
+            a->n_seg = end - i;
             k->fn[nq][ur][DC_ONE_TAP](src_img + esz * (p0 - src_pt0 + j) * B, wq,
                                       call_at(a, dst_q, dst_pt0, p0 + j, B), a);
             j += (end - i) * ur, i = end;
@@ -638,9 +640,8 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
         const dc_split_t sp = dc_split(hi - lo, urm);
         for (int64_t i = 0, j = lo; i < sp.calls;) {
             /* calls [i, end) have ur points each */
-            const int64_t ur = dc_len(sp, i), end = i < sp.r ? sp.r : sp.calls;
-            const int64_t segs = end - i;
-            a->n_seg = segs > 1 ? segs : 0;
+            const int64_t ur = dc_len(sp, i), end = dc_same_end(sp, i), segs = end - i;
+            a->n_seg = segs;
             k->fn[nq][ur][sv](s_row + esz * (j * d->sw - d->pw) * px, w_in,
                               call_at(a, dst_q, dst_pt0, pt_row + j, B), a);
             i += segs, j += segs * ur;

@@ -6,17 +6,17 @@
  * the kernel's vector divides, the vectors' channels in whole vectors and the broadcast
  * ones in whole 8s and whole calls (a block's padded tail is never read).
  *
- * Work items are (up to PW_MAX_NB vectors' channels, xw broadcast channels: the larger
- * of the kernel's nx and 8; 16 where AVX2's weight rows would share L1's sets, see PW_STAGED_IC); threads
- * own contiguous ranges of them, in the order x_outer says (a thread's consecutive items
- * then read the same rows of one tensor). The reduction runs in k blocks of
- * about PW_POINTS points (of one image, or of whole images where an image is shorter:
- * at unit stride a run of points, strided whole output rows), every item of the thread
- * over a block before the next. Each item writes its sums into
- * the user's weights on the first block and adds to them on the others: no scratch and
- * no final pass, but every block loads and stores all of the thread's weights once, so
- * the blocks are long (short ones, which would keep an item's vector rows in L1, made
- * that traffic the larger cost on layers with many input channels). */
+ * Work items are (up to PW_MAX_NB vectors' channels, xw broadcast channels: the larger of
+ * the kernel's nx and 8; 16 where AVX2's weight rows would share L1's sets, see
+ * PW_STAGED_IC); threads own contiguous ranges of them, in the order x_outer says (a
+ * thread's consecutive items then read the same rows of one tensor). The reduction runs in k
+ * blocks of about PW_POINTS points (of one image, or of whole images where an image is
+ * shorter: at unit stride a run of points, strided whole output rows), every item of the
+ * thread over a block before the next. Each item writes its sums into the user's weights on
+ * the first block and adds to them on the others: no scratch and no final pass, but every
+ * block loads and stores all of the thread's weights once, so the blocks are long (short
+ * ones, which would keep an item's vector rows in L1, made that traffic the larger cost on
+ * layers with many input channels). */
 #include "conv_gemm_nhwc.h"
 #include "conv_pointwise.h"
 
