@@ -251,13 +251,13 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         p->rc = bdnn_div_up(p->rc, 2);
     p->n_rc = bdnn_div_up(p->rows, p->rc);
     p->n_items = per_rows * p->n_rc;
-    /* Threads take items in order, so consecutive items run close in time. With the image
-     * outermost, an image's input is reused from L2 by every output block group, and the
-     * weights are read again per image: mb x W bytes from L3 or memory once they exceed
-     * L2. With images innermost, a group's weights stay in L2 across the images, and each
-     * image's input is read again per group: W + n_ocg x mb x image bytes. Images go
-     * innermost where that is less (large weights, few output block groups, small
-     * images). */
+    /* A thread runs its share of the items in order, so consecutive items run on one core
+     * close in time. With the image outermost, an image's input is reused from L2 by every
+     * output block group, and the weights are read again per image: mb x W bytes from L3
+     * or memory once they exceed L2. With images innermost, a group's weights stay in L2
+     * across the images, and each image's input is read again per group: W + n_ocg x mb x
+     * image bytes. Images go innermost where that is less (large weights, few output block
+     * groups, small images). */
     const int64_t wei_bytes = p->esz * G * p->OCB * p->wblk;
     const int64_t img_bytes = p->esz * (p->src_nhwc ? d->ic : G * p->ICB * B) * d->id * d->ih
                               * d->iw;
@@ -859,6 +859,16 @@ static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int
         }
 }
 
+/* A plain item's cost for bdnn_cost_share: its points times its output blocks. */
+static int64_t dc_plain_cost(const void *ctx, int64_t item) {
+    const dc_plan_t *p = ctx;
+    const int64_t rr = item % p->n_rc, rest = item / p->n_rc;
+    const int64_t q = p->images_inner ? rest / p->d.mb % p->n_ocg : rest % p->n_ocg;
+    int64_t pt0, pt1;
+    range_points(p, rr, &pt0, &pt1);
+    return (pt1 - pt0) * ocb_of(p, q);
+}
+
 /* Work item `item` of a plan that is not subsampled: (n, g, q, row range), or (g, q, n,
  * row range) with images inner. src is the whole input; in_img, in_g and in_icb the
  * distances (in elements) of its images, groups and input blocks. */
@@ -926,11 +936,10 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
                && (B * (int64_t)sizeof(float) >= 64 || p->ocb == 1
                    || blk_bytes % BDNN_ALIAS_BYTES != 0);
 
-    /* Plain items go to threads as they free up (dynamic), still in order, so that
-     * consecutive items run close in time: on a shared machine a thread may run slowed,
-     * and a fixed round-robin left the other waiting at the end. A gathering item reads
-     * its thread's next item ahead, and whole groups keep each thread's weights in its
-     * L2: those keep their fixed shares. */
+    /* Plain items: each thread a fixed contiguous share, balanced by cost, and the last
+     * few to threads as they free up (bdnn_cost_share, bdnn_free_tail). A gathering item
+     * reads its thread's next item ahead, and whole groups keep each thread's weights in
+     * its L2: those keep their fixed shares (turns, runs). */
 #pragma omp parallel num_threads(c->nthr)
     {
     const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
@@ -938,8 +947,13 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         for (int64_t item = p->n_items * t / nt; item < p->n_items * (t + 1) / nt; ++item)
             dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
     } else if (!p->subsampled) {
+        const int64_t shared = p->n_items - bdnn_free_tail(p->n_items, nt);
+        int64_t lo, hi;
+        bdnn_cost_share(shared, dc_plain_cost, p, t, nt, &lo, &hi);
+        for (int64_t item = lo; item < hi; ++item)
+            dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
 #pragma omp for schedule(dynamic, 1) nowait
-        for (int64_t item = 0; item < p->n_items; ++item)
+        for (int64_t item = shared; item < p->n_items; ++item)
             dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
     } else {
         for (int64_t item = t; item < p->n_items; item += nt) {

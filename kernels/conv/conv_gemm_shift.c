@@ -539,6 +539,23 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     }
 }
 
+/* An item's cost for bdnn_cost_share: per row, its columns plus NR per tile (a tile streams
+ * its weights whatever its columns: one of a single column takes about half a full one's
+ * time); N: the columns of the chunk's grid, as shift_item reads them. */
+typedef struct {
+    const gemm_plan_t *p;
+    int64_t N, nr;
+} shift_cost_t;
+
+static int64_t shift_item_cost(const void *ctx, int64_t item) {
+    const shift_cost_t *k = ctx;
+    const gemm_plan_t *p = k->p;
+    const int64_t rb = item % p->n_row_blocks, cb = (item / p->n_row_blocks) % p->n_col_blocks;
+    const int64_t m0 = rb * p->m_rows, rows = p->M - m0 < p->m_rows ? p->M - m0 : p->m_rows;
+    const int64_t j0 = cb * p->nc, cols = k->N - j0 < p->nc ? k->N - j0 : p->nc;
+    return rows > 0 && cols > 0 ? rows * (cols + bdnn_div_up(cols, k->nr) * k->nr) : 0;
+}
+
 /* One work item of the chunk of images [n0, n1) (items split as the plan's: row block,
  * column block, instance), the chunk's planes at the buffer's start. */
 static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t n1,
@@ -638,17 +655,22 @@ void bdnn_gemm_run_shift(const exec_t *e) {
             mixed |= n0 > 0 && ran != variant;
             variant = ran;
         }
-        /* Items go to threads as they free up (dynamic): they differ in cost (a last column
+        /* Each thread runs a fixed share of the items, balanced by their cost (a last column
          * block of a few columns, a last row block of fewer rows, a stacked chunk's items
-         * past its points), and on a shared machine a thread may run slowed; a fixed
-         * round-robin left the other thread waiting at the end. */
+         * past its points cost less): bdnn_cost_share. */
         const int64_t items = (p->stacked ? 1 : n1 - n0) * d->g * p->n_col_blocks
                             * p->n_row_blocks;
+        const shift_cost_t cost = {p, p->stacked ? (n1 - n0) * p->plane : p->N, ukr_of(c)->nr};
 #pragma omp parallel num_threads(c->nthr)
         {
-            const scratch_t *s = &p->scratch[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t item = 0; item < items; ++item) shift_item(&ec, s, n0, n1, item);
+            const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+            const scratch_t *s = &p->scratch[t];
+            const int64_t shared = items - bdnn_free_tail(items, nt);
+            int64_t lo, hi;
+            bdnn_cost_share(shared, shift_item_cost, &cost, t, nt, &lo, &hi);
+            for (int64_t item = lo; item < hi; ++item) shift_item(&ec, s, n0, n1, item);
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int64_t item = shared; item < items; ++item) shift_item(&ec, s, n0, n1, item);
         }
     }
     if (pairs16)   /* the plan is the primitive's own state, as its padded planes are */
