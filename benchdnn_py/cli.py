@@ -369,6 +369,10 @@ def info() -> None:
         click.echo(f"  {what:<20} {_peak_text(operands, peaks[operands])}")
     click.echo(f"  {'memory copy':<20} {core.measured_copy_bandwidth() / 1e9:.1f} GB/s "
                f"(read + written, {core.BANDWIDTH_BYTES >> 20} MiB buffers)")
+    trip = core.core_round_trip()
+    if trip > 0:
+        click.echo(f"  {'core to core':<20} {trip * 1e9:.0f} ns (a cache line's round trip "
+                   f"between threads 0 and 1, now)")
     for warning in core.implausible_limits(peaks):
         click.echo(f"benchdnn-py info: warning: {warning}", err=True)
     click.echo("backends (--backend=):")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, case_statuses, run_cli
 
+from benchdnn_py import core
 from benchdnn_py.reports import results
 
 SUMMARY_RE = re.compile(r"^tests:\d+ passed:\d+ skipped:\d+ mistrusted:\d+ unimplemented:\d+ "
@@ -258,6 +259,10 @@ def test_help_and_info():
     # The measured limits, each a positive rate (or "no vector route" without one).
     limits = [l for l in res.lines if l.startswith(("  f32 FMA", "  memory copy"))]
     assert len(limits) == 2 and all(float(l.split()[2]) > 0 for l in limits), limits
+    # The core-to-core round trip, a positive time where there are two threads to pass a line.
+    trips = [l for l in res.lines if l.startswith("  core to core")]
+    assert len(trips) == (1 if core.max_threads() > 1 else 0), res.out
+    assert all(float(l.split()[3]) > 0 and l.split()[4] == "ns" for l in trips), trips
 
 
 def test_empty_minibatch_and_memory_guard():

@@ -30,9 +30,10 @@ from .fill import fill_choice, fill_int, fill_real
 from .pool import (PoolAlg, PoolLayout, PoolPrimitive, PoolShape, Prop, Workspace,
                    pool_impl_layouts, pool_impls, pool_workspace, ref_pool_bwd, ref_pool_fwd)
 from .probes import (BANDWIDTH_BYTES, CACHE_PROBE_BYTES, CACHE_PROBE_PASSES, CACHE_PROBE_REPEATS,
-                     PEAK_REPEATS, PEAK_ROUTES, PEAK_SECONDS, PROBE_REPEATS, PROBE_SECONDS, Peak,
-                     PeakKind, implausible_limits, measured_copy_bandwidth, measured_peak,
-                     parallel_memcpy, probe_cache, probe_peak, remeasure_limits)
+                     CORE_TRIP_SECONDS, PEAK_REPEATS, PEAK_ROUTES, PEAK_SECONDS, PROBE_REPEATS,
+                     PROBE_SECONDS, Peak, PeakKind, core_round_trip, implausible_limits,
+                     measured_copy_bandwidth, measured_peak, parallel_memcpy, probe_cache,
+                     probe_peak, remeasure_limits)
 from .reorder import REORDER_ARGS, ReorderAttr, ReorderPrimitive, reorder_impls
 from .softmax import SOFTMAX_ALGS, Lines, SoftmaxPrimitive, softmax_impls
 from .sum import SumPrimitive, sum_impls

@@ -135,6 +135,17 @@ def probe_cache() -> float:
                for _ in range(CACHE_PROBE_REPEATS))
 
 
+# Long enough for thousands of round trips on any pair of cores, short enough for info.
+CORE_TRIP_SECONDS = 0.02
+
+
+def core_round_trip() -> float:
+    """Seconds for one cache line to go from OpenMP thread 0 to thread 1 and back, right
+    now (0 with one thread): on a virtual machine the two cores are sometimes far apart,
+    and then work that changes cores between executions runs slower."""
+    return float(lib.bdnn_probe_core_round_trip(CORE_TRIP_SECONDS))
+
+
 # Far beyond any last-level cache, so the copy streams from memory.
 BANDWIDTH_BYTES = 256 << 20
 

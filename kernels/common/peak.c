@@ -23,6 +23,7 @@
  * cannot run the instruction. */
 #include <immintrin.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -316,4 +317,38 @@ double bdnn_probe_cache(int64_t bytes, int passes) {
         free(buf);
     }
     return missing || slowest < 0.0 ? 0.0 : slowest;
+}
+
+double bdnn_probe_core_round_trip(double seconds) {
+    if (omp_get_max_threads() < 2) return 0.0;
+    /* Thread 0 writes 2i + 1 and waits for 2i + 2, thread 1 the other way round; thread 0
+     * ends the turns (-1) once the time is up, checked every 16 round trips. */
+    static _Alignas(64) atomic_llong line;
+    atomic_store(&line, 0);
+    double elapsed = 0.0;
+    long long rounds = 0;
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 0) {
+            const double t0 = omp_get_wtime();
+            double t = t0;
+            for (long long i = 0; t - t0 < seconds; ++i) {
+                atomic_store_explicit(&line, 2 * i + 1, memory_order_release);
+                while (atomic_load_explicit(&line, memory_order_acquire) != 2 * i + 2) {}
+                rounds = i + 1;
+                if ((i & 15) == 15) t = omp_get_wtime();
+            }
+            elapsed = omp_get_wtime() - t0;
+            atomic_store_explicit(&line, -1, memory_order_release);
+        } else {
+            for (long long i = 0;; ++i) {
+                long long v;
+                while ((v = atomic_load_explicit(&line, memory_order_acquire)) != 2 * i + 1
+                       && v != -1) {}
+                if (v == -1) break;
+                atomic_store_explicit(&line, 2 * i + 2, memory_order_release);
+            }
+        }
+    }
+    return rounds > 0 ? elapsed / (double)rounds : 0.0;
 }

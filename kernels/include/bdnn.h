@@ -318,6 +318,12 @@ double bdnn_peak_copy_bandwidth(int64_t bytes, int repeats);   /* read + written
  * (within its core's L2) `passes` times, FMAs fed by the loads; the rate of the slowest
  * thread, in bytes read per second (0 if a buffer cannot be had). */
 double bdnn_probe_cache(int64_t bytes, int passes);
+/* The round trip of one cache line between OpenMP threads 0 and 1 (each writes it in turn
+ * and waits for the other's write), averaged over about `seconds` of turns, in seconds; 0
+ * with fewer than two threads. A pair of cores far apart (on another die, or placed so
+ * by a hypervisor) reads several times a near pair's, and work that moves between cores
+ * from one execution to the next pays it per line. */
+double bdnn_probe_core_round_trip(double seconds);
 
 /* ---- fills (kernels/common/fill.c; the contract is benchdnn_py/common/fill.py's) ----
  * n f32 values of tensor kind `kind`, a pure function of (kind, n, element index):

@@ -1,5 +1,7 @@
 """The measured machine limits (kernels/common/peak.c) behind `info` and %eff%."""
 
+import math
+
 import pytest
 from benchdnn_py._core import lib
 
@@ -101,6 +103,16 @@ def test_no_such_route_is_zero(kind, isa):
 
 def test_copy_bandwidth_is_positive():
     assert lib.bdnn_peak_copy_bandwidth(8 << 20, 1) > 0
+
+
+def test_the_core_round_trip_is_a_time_on_two_threads_and_none_on_one():
+    """Threads 0 and 1 pass a cache line back and forth: some time per round trip (a
+    reading, never a speed asserted); one thread has no pair to measure."""
+    with core.threads(2):
+        trip = core.core_round_trip()
+    assert math.isfinite(trip) and trip > 0
+    with core.threads(1):
+        assert core.core_round_trip() == 0.0
 
 
 def test_threads_sets_the_count_and_the_limits_are_kept_per_count():
