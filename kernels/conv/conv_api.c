@@ -314,22 +314,24 @@ void *bdnn_aligned_alloc(size_t bytes) {
     return aligned_alloc(align, rounded);
 }
 
-void bdnn_cost_share(int64_t n, bdnn_item_cost_fn cost, const void *ctx, int64_t t, int64_t nt,
-                     int64_t *lo, int64_t *hi) {
+int64_t bdnn_cost_share(int64_t n, bdnn_item_cost_fn cost, const void *ctx, int64_t t,
+                        int64_t nt, int64_t *lo, int64_t *hi) {
+    const int64_t shared = n - (n > 4 * nt ? 2 * nt : n / 2);
     int64_t total = 0;
-    for (int64_t i = 0; i < n; ++i) total += cost(ctx, i);
+    for (int64_t i = 0; i < shared; ++i) total += cost(ctx, i);
     if (total <= 0) {
-        *lo = n * t / nt, *hi = n * (t + 1) / nt;
-        return;
+        *lo = shared * t / nt, *hi = shared * (t + 1) / nt;
+        return shared;
     }
-    *lo = *hi = n;
-    for (int64_t i = 0, before = 0, owner = -1; i < n && owner <= t; ++i) {
+    *lo = *hi = shared;
+    for (int64_t i = 0, before = 0, owner = -1; i < shared && owner <= t; ++i) {
         const int64_t ci = cost(ctx, i);
         owner = (2 * before + ci) * nt / (2 * total);   /* the midpoint's thread */
-        if (owner >= t && *lo == n) *lo = i;
+        if (owner >= t && *lo == shared) *lo = i;
         if (owner > t) *hi = i;
         before += ci;
     }
+    return shared;
 }
 
 /* While a top-level primitive is being created on this thread, its book: the slots of

@@ -859,34 +859,36 @@ static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int
         }
 }
 
+/* Work item `item` of a plan that is not subsampled: (n, g, q, row range rr), or (g, q, n,
+ * rr) with images inner. */
+static void plain_item_of(const dc_plan_t *p, int64_t item, int64_t *n, int64_t *g, int64_t *q,
+                          int64_t *rr) {
+    *rr = item % p->n_rc, item /= p->n_rc;
+    if (p->images_inner) {
+        *n = item % p->d.mb, item /= p->d.mb;
+        *q = item % p->n_ocg, *g = item / p->n_ocg;
+    } else {
+        *q = item % p->n_ocg, item /= p->n_ocg;
+        *g = item % p->d.g, *n = item / p->d.g;
+    }
+}
+
 /* A plain item's cost for bdnn_cost_share: its points times its output blocks. */
 static int64_t dc_plain_cost(const void *ctx, int64_t item) {
     const dc_plan_t *p = ctx;
-    const int64_t rr = item % p->n_rc, rest = item / p->n_rc;
-    const int64_t q = p->images_inner ? rest / p->d.mb % p->n_ocg : rest % p->n_ocg;
-    int64_t pt0, pt1;
+    int64_t n, g, q, rr, pt0, pt1;
+    plain_item_of(p, item, &n, &g, &q, &rr);
     range_points(p, rr, &pt0, &pt1);
     return (pt1 - pt0) * ocb_of(p, q);
 }
 
-/* Work item `item` of a plan that is not subsampled: (n, g, q, row range), or (g, q, n,
- * row range) with images inner. src is the whole input; in_img, in_g and in_icb the
- * distances (in elements) of its images, groups and input blocks. */
+/* Plain work item `item` (plain_item_of). src is the whole input; in_img, in_g and in_icb
+ * the distances (in elements) of its images, groups and input blocks. */
 static void dc_plain_item(const struct bdnn_conv *c, const dc_plan_t *p, const dc_exec_t *x,
                           const char *src, int64_t item, int64_t in_img, int64_t in_g,
                           int64_t in_icb) {
-    const bdnn_conv_desc_t *d = &p->d;
-    int64_t rest = item, n, g, q;
-    const int64_t rr = rest % p->n_rc;
-    rest /= p->n_rc;
-    if (p->images_inner) {
-        n = rest % d->mb, rest /= d->mb;
-        q = rest % p->n_ocg, g = rest / p->n_ocg;
-    } else {
-        q = rest % p->n_ocg, rest /= p->n_ocg;
-        g = rest % d->g, n = rest / d->g;
-    }
-    int64_t pt0, pt1;
+    int64_t n, g, q, rr, pt0, pt1;
+    plain_item_of(p, item, &n, &g, &q, &rr);
     range_points(p, rr, &pt0, &pt1);
     dc_group_rows(c, p, x, n, g, q, pt0, pt1, src + p->esz * (n * in_img + g * in_g), in_icb,
                   0, NULL);
@@ -937,7 +939,7 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
                    || blk_bytes % BDNN_ALIAS_BYTES != 0);
 
     /* Plain items: each thread a fixed contiguous share, balanced by cost, and the last
-     * few to threads as they free up (bdnn_cost_share, bdnn_free_tail). A gathering item
+     * few to threads as they free up (bdnn_cost_share). A gathering item
      * reads its thread's next item ahead, and whole groups keep each thread's weights in
      * its L2: those keep their fixed shares (turns, runs). */
 #pragma omp parallel num_threads(c->nthr)
@@ -947,9 +949,8 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
         for (int64_t item = p->n_items * t / nt; item < p->n_items * (t + 1) / nt; ++item)
             dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
     } else if (!p->subsampled) {
-        const int64_t shared = p->n_items - bdnn_free_tail(p->n_items, nt);
         int64_t lo, hi;
-        bdnn_cost_share(shared, dc_plain_cost, p, t, nt, &lo, &hi);
+        const int64_t shared = bdnn_cost_share(p->n_items, dc_plain_cost, p, t, nt, &lo, &hi);
         for (int64_t item = lo; item < hi; ++item)
             dc_plain_item(c, p, &x, src, item, in_img, in_g, in_icb);
 #pragma omp for schedule(dynamic, 1) nowait

@@ -539,9 +539,29 @@ static void shift_chains(const exec_t *e, const scratch_t *s, const float *in_ng
     }
 }
 
+/* The columns of a chunk's grid (stacked: its points, as the last chunk may hold fewer
+ * images). */
+static int64_t chunk_cols(const gemm_plan_t *p, int64_t n0, int64_t n1) {
+    return p->stacked ? (n1 - n0) * p->plane : p->N;
+}
+
+/* An item's block of C: rows [m0, m1), columns [j0, j0 + ncols) of a grid of N columns
+ * (empty where m0 >= m1 or ncols <= 0). */
+typedef struct {
+    int64_t m0, m1, j0, ncols;
+} shift_block_t;
+
+static shift_block_t shift_block(const gemm_plan_t *p, int64_t N, int64_t item) {
+    const int64_t rb = item % p->n_row_blocks;
+    const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
+    const int64_t j0 = cb * p->nc, m0 = rb * p->m_rows;
+    return (shift_block_t){m0, m0 + p->m_rows < p->M ? m0 + p->m_rows : p->M, j0,
+                           N - j0 < p->nc ? N - j0 : p->nc};
+}
+
 /* An item's cost for bdnn_cost_share: per row, its columns plus NR per tile (a tile streams
  * its weights whatever its columns: one of a single column takes about half a full one's
- * time); N: the columns of the chunk's grid, as shift_item reads them. */
+ * time). */
 typedef struct {
     const gemm_plan_t *p;
     int64_t N, nr;
@@ -549,11 +569,9 @@ typedef struct {
 
 static int64_t shift_item_cost(const void *ctx, int64_t item) {
     const shift_cost_t *k = ctx;
-    const gemm_plan_t *p = k->p;
-    const int64_t rb = item % p->n_row_blocks, cb = (item / p->n_row_blocks) % p->n_col_blocks;
-    const int64_t m0 = rb * p->m_rows, rows = p->M - m0 < p->m_rows ? p->M - m0 : p->m_rows;
-    const int64_t j0 = cb * p->nc, cols = k->N - j0 < p->nc ? k->N - j0 : p->nc;
-    return rows > 0 && cols > 0 ? rows * (cols + bdnn_div_up(cols, k->nr) * k->nr) : 0;
+    const shift_block_t b = shift_block(k->p, k->N, item);
+    if (b.m0 >= b.m1 || b.ncols <= 0) return 0;
+    return (b.m1 - b.m0) * (b.ncols + bdnn_div_up(b.ncols, k->nr) * k->nr);
 }
 
 /* One work item of the chunk of images [n0, n1) (items split as the plan's: row block,
@@ -565,14 +583,11 @@ static void shift_item(const exec_t *e, const scratch_t *s, int64_t n0, int64_t 
     const conv_gemm_ukr_t *u = ukr_of(c);
     const int64_t MR = u->mr, NR = u->nr, M = p->M, K = p->K, G = c->d.g;
     const int64_t icg = p->s_icg, plane = p->plane, pack = p->pack, gstride = p->gstride;
-    /* stacked: this chunk's points (the last chunk may hold fewer images) */
-    const int64_t N = p->stacked ? (n1 - n0) * plane : p->N;
-    const int64_t rb = item % p->n_row_blocks;
-    const int64_t cb = (item / p->n_row_blocks) % p->n_col_blocks;
+    const int64_t N = chunk_cols(p, n0, n1);
+    const shift_block_t blk = shift_block(p, N, item);
+    const int64_t j0 = blk.j0, ncols = blk.ncols, m0 = blk.m0, m1 = blk.m1;
     const int64_t inst = n0 * G + item / (p->n_row_blocks * p->n_col_blocks);
     const int64_t n = inst / G, g = inst % G;
-    const int64_t j0 = cb * p->nc, ncols = N - j0 < p->nc ? N - j0 : p->nc;
-    const int64_t m0 = rb * p->m_rows, m1 = m0 + p->m_rows < M ? m0 + p->m_rows : M;
     if (m0 >= M || ncols <= 0) return;
     /* first element (f32 or 32-bit channel-group lane) of this image and group's planes
      * (stacked: n is n0) */
@@ -660,14 +675,13 @@ void bdnn_gemm_run_shift(const exec_t *e) {
          * past its points cost less): bdnn_cost_share. */
         const int64_t items = (p->stacked ? 1 : n1 - n0) * d->g * p->n_col_blocks
                             * p->n_row_blocks;
-        const shift_cost_t cost = {p, p->stacked ? (n1 - n0) * p->plane : p->N, ukr_of(c)->nr};
+        const shift_cost_t cost = {p, chunk_cols(p, n0, n1), ukr_of(c)->nr};
 #pragma omp parallel num_threads(c->nthr)
         {
             const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
             const scratch_t *s = &p->scratch[t];
-            const int64_t shared = items - bdnn_free_tail(items, nt);
             int64_t lo, hi;
-            bdnn_cost_share(shared, shift_item_cost, &cost, t, nt, &lo, &hi);
+            const int64_t shared = bdnn_cost_share(items, shift_item_cost, &cost, t, nt, &lo, &hi);
             for (int64_t item = lo; item < hi; ++item) shift_item(&ec, s, n0, n1, item);
 #pragma omp for schedule(dynamic, 1) nowait
             for (int64_t item = shared; item < items; ++item) shift_item(&ec, s, n0, n1, item);

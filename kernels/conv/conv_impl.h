@@ -676,22 +676,18 @@ static inline int64_t bdnn_weights_elems(const bdnn_conv_desc_t *d) {
     return d->oc * (d->ic / d->g) * d->kd * d->kh * d->kw;
 }
 static inline int64_t bdnn_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
-/* Thread t of nt's fixed share of work items [0, n): contiguous, balanced by cost (cost(ctx,
- * i) >= 0; equal shares by count when all are 0), the same items in every execution. Items
- * handed out as threads free up move their output and operands from core to core between
- * executions, which costs most where the cores are far apart; a fixed share keeps them in
- * the core that used them last. Item i goes to the thread whose share of the total cost
- * holds its cost's midpoint. */
+/* Thread t of nt's fixed share [*lo, *hi) of work items [0, n): contiguous, balanced by
+ * cost (cost(ctx, i) >= 0; equal shares by count when all are 0), the same items in every
+ * execution. Items handed out as threads free up move their output and operands from core
+ * to core between executions, which costs most where the cores are far apart; a fixed share
+ * keeps them in the core that used them last. Item i goes to the thread whose share of the
+ * total cost holds its cost's midpoint. The last items, 2 per thread (half the items when
+ * fewer than 4 per thread), are in no share: returns the first of them, for the caller to
+ * hand out as threads free up (`omp for schedule(dynamic, 1) nowait`), which evens out what
+ * the shares' costs differ by, and a thread running slowed on a shared machine. */
 typedef int64_t (*bdnn_item_cost_fn)(const void *ctx, int64_t item);
-void bdnn_cost_share(int64_t n, bdnn_item_cost_fn cost, const void *ctx, int64_t t, int64_t nt,
-                     int64_t *lo, int64_t *hi);
-/* Of n items, how many to leave at the end for threads as they free up, after the fixed
- * shares of the others: 2 per thread (half of them when fewer than 4 per thread), enough
- * to even out what the shares' costs differ by, and a thread running slowed on a shared
- * machine. */
-static inline int64_t bdnn_free_tail(int64_t n, int64_t nt) {
-    return n > 4 * nt ? 2 * nt : n / 2;
-}
+int64_t bdnn_cost_share(int64_t n, bdnn_item_cost_fn cost, const void *ctx, int64_t t,
+                        int64_t nt, int64_t *lo, int64_t *hi);
 /* Channels per block of a channel-blocked attr.layout (BLOCKED8/16), 0 for the others. */
 static inline int64_t bdnn_layout_block(int layout) {
     return layout == BDNN_LAYOUT_BLOCKED16 ? 16 : layout == BDNN_LAYOUT_BLOCKED8 ? 8 : 0;
