@@ -23,14 +23,25 @@
 #define INT8 OPERANDS_INT8
 #define PLAIN ROW_LAYOUT(BDNN_LAYOUT_PLAIN)
 #define NHWC ROW_LAYOUT(BDNN_LAYOUT_NHWC)
+#define BLK8 ROW_LAYOUT(BDNN_LAYOUT_BLOCKED8)
 #define BLK16 ROW_LAYOUT(BDNN_LAYOUT_BLOCKED16)
-#define BLOCKS (ROW_LAYOUT(BDNN_LAYOUT_BLOCKED8) | BLK16)
+#define BLOCKS (BLK8 | BLK16)
 #define FUSED CONV_ROW_FUSED_DW
 #define GEMM CONV_ROW_GEMM
 /* The gather routes' domain (plain, channels last, blocks): everything but backward data
  * with few live taps (bdnn_few_live_taps), which col2im takes. */
 static int gather_applies(const struct bdnn_conv *c) {
     return c->dir != BDNN_DIR_BWD_DATA || !bdnn_few_live_taps(&c->d);
+}
+/* The AVX2 int8 blocked row's domain, where it ran ahead of the plain rows: not the dot
+ * route's shapes (that row splits their long reductions across threads), not first
+ * layers (fewer input channels per group than a block: space-to-depth packs their
+ * window's channels densely), not strided 1x1s (the shift route reads their phase in
+ * place). */
+static int blocked_int8_avx2_applies(const struct bdnn_conv *c) {
+    const bdnn_conv_desc_t *d = &c->d;
+    const int strided_1x1 = d->kd * d->kh * d->kw == 1 && (d->sd > 1 || d->sh > 1 || d->sw > 1);
+    return !bdnn_conv_dot_applies(c) && d->ic / d->g >= 8 && !strided_1x1;
 }
 
 /* The GEMM family's routes on plain layouts, in their order of preference (each refuses
@@ -186,6 +197,11 @@ static const conv_impl_entry_t impls[] = {
      * which inside a block stays inside src. */
     {"gemm_conv_blocked_int8:avx512_vnni:direct", BDNN_ISA_AVX512_VNNI, &bdnn_conv_dc_lp_ops,
      &bdnn_dc_ker_int8_avx512_vnni, INT8, BLK16, NULL, 0},
+    /* ... and on nChw8c with AVX2 (conv_dblk_int8_avx2.c): vpmaddubsw's s16 pair sums
+     * where the packed weights bound them, else the exact even / odd halves; as above,
+     * within blocked_int8_avx2_applies. */
+    {"gemm_conv_blocked_int8:avx2:direct", BDNN_ISA_AVX2, &bdnn_conv_dc_lp_ops,
+     &bdnn_dc_ker_int8_avx2, INT8, BLK8, blocked_int8_avx2_applies, 0},
     /* int8 forward with a long reduction and few outputs per image (conv_gemm_dot.c): dot
      * products of kw runs read in place, the reduction split across threads. */
 #define DOT_ROW(isa_name, isa)                                                              \

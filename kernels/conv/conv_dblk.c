@@ -73,7 +73,9 @@ static const struct {
 typedef struct {
     bdnn_conv_desc_t d;    /* the forward convolution computed (backward data: see init) */
     int bwd;               /* backward data at unit stride, as that forward convolution */
-    const dc_ker_t *ker;
+    const dc_ker_t *ker;   /* the kernels this execution runs: row_ker or its exact twin */
+    const dc_ker_t *row_ker;
+    const char *variant;   /* bounded kernels: which form the last execution ran */
     int64_t B, ICB, OCB;   /* channel block; input / output blocks per group */
     int64_t ocb, n_ocg;    /* output blocks per call (the last group may have fewer), groups */
     int64_t taps, wblk;    /* taps; packed floats per output block (ICB * taps * B * B) */
@@ -183,7 +185,7 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     }
     const bdnn_conv_desc_t *d = &p->d;
     const int64_t ICG = d->ic / G, OCG = d->oc / G;
-    p->ker = ker;
+    p->ker = p->row_ker = ker;
     p->B = B;
     p->ICB = bdnn_div_up(ICG, B);
     p->OCB = bdnn_div_up(OCG, B);
@@ -340,9 +342,16 @@ void bdnn_dc_fini(void *plan) {
     free(p);
 }
 
+/* The packed weights' bytes; bounded kernels' packings are followed by the bound of their
+ * weight pairs (an int32 at the start of DC_BOUND_BYTES more: dc_ker_t.exact). */
+static size_t dc_packed_bytes(const dc_plan_t *p) {
+    return (size_t)(p->esz * p->d.g * p->OCB * (p->wblk + (p->fold ? p->wblk_f : 0)));
+}
+enum { DC_BOUND_BYTES = 64 };   /* (keeps whatever follows on a cache line) */
+
 size_t bdnn_dc_weights_bytes(const struct bdnn_conv *c, const void *plan) {
     const dc_plan_t *p = plan;
-    return (size_t)(p->esz * p->d.g * p->OCB * (p->wblk + (p->fold ? p->wblk_f : 0)));
+    return dc_packed_bytes(p) + (p->row_ker->exact ? DC_BOUND_BYTES : 0);
 }
 
 /* One element of esz bytes (4, 2 or 1) from from, or +0 (every type's zero bits) for NULL:
@@ -428,6 +437,18 @@ void bdnn_dc_pack_weights(const struct bdnn_conv *c, const void *plan, const voi
             }
         }
     if (p->fold) dc_pack_folded(p, w, out + esz * G * p->OCB * p->wblk);
+    if (p->row_ker->exact) {
+        /* the largest |w0| + |w1| of the pairs a weight vector's s8 lanes hold (bytes 0, 1
+         * and 2, 3 of each), over the whole packing (its zeros included) */
+        const int8_t *b = (const int8_t *)out;
+        const size_t n = dc_packed_bytes(p);
+        int32_t bound = 0;
+        for (size_t i = 0; i + 1 < n; i += 2) {
+            const int32_t pair = abs(b[i]) + abs(b[i + 1]);
+            if (pair > bound) bound = pair;
+        }
+        memcpy(out + n, &bound, sizeof(bound));
+    }
 }
 
 /* The sums of a call whose first output point is pt (of the plan's numbering: flat rows
@@ -910,6 +931,13 @@ void bdnn_dc_execute(const struct bdnn_conv *c, void *plan, const bdnn_conv_args
             for (int64_t oc = 0; oc < p->OCB * B; ++oc)
                 p->bias[g * p->OCB * B + oc] =
                     oc < OCG ? bdnn_load_f32(bias, c->attr.bia_dt, g * OCG + oc) : 0.0f;
+    if (p->row_ker->exact) {   /* the bounded form where any u8 byte keeps it exact */
+        int32_t bound;
+        memcpy(&bound, (const char *)args->wei + dc_packed_bytes(p), sizeof(bound));
+        p->ker = bdnn_pairs16_exact(255, p->row_ker->pair_depth * bound) ? p->row_ker
+                                                                           : p->row_ker->exact;
+        p->variant = p->ker->variant;
+    }
     dc_exec_t x = {0};
     x.wei = args->wei;
     if (p->lp)
@@ -1050,7 +1078,9 @@ static int dc_lp_init(struct bdnn_conv *c) {
     if (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SUM_SCALE_DROPPED
             && c->fault != BDNN_FAULT_CRASH && c->fault != BDNN_FAULT_PADDING_GARBAGE)
         return BDNN_STATUS_UNIMPLEMENTED;
-    return dc_init(c, ker, &c->plan);
+    const int st = dc_init(c, ker, &c->plan);
+    if (st == BDNN_STATUS_OK && ker->exact) c->variant = &((dc_plan_t *)c->plan)->variant;
+    return st;
 }
 
 static size_t dc_lp_weights_bytes(const struct bdnn_conv *c) {

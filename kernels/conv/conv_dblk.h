@@ -98,7 +98,7 @@ enum { DC_OCB_MAX = 4, DC_UR_MAX = 28 };
  * s = DC_ONE_TAP assumes s_pt == B and nkd == nkh == nkw == 1 (the flat 1x1 rows: no tap
  * loops, no overhead per input block beyond the channels' own loads and FMAs). */
 enum { DC_ONE_TAP = 3 };
-typedef struct {
+typedef struct dc_ker {
     int vlen;
     int pack;                          /* channels per lane: 1 f32, 2 bf16, 4 u8 */
     int ocb_pref;                      /* output blocks per call where there are enough */
@@ -113,10 +113,21 @@ typedef struct {
      * place, plus bias[0 .. B-1] when bias is not NULL (the epilogue's (float)acc + bias) */
     int s32;
     void (*sums_to_f32)(float *acc, const float *bias, int64_t npt);
+    /* Bounded dot products (AVX2's int8: vpmaddubsw adds each pair of u8 x s8 products in
+     * s16, which saturates, and the kernels add pair_depth such sums in s16 before
+     * widening them): exact only where pair_depth times the largest weight pair
+     * |w0| + |w1| bounds every sum for any u8 byte (bdnn_pairs16_exact with 255). The
+     * packing measures the weights, and an execution whose weights exceed that runs the
+     * exact twin instead: the same blocking (ur_max, ocb_pref) and packing, exact for any
+     * bytes. NULL (and pair_depth 0): exact kernels. variant: the name
+     * bdnn_conv_variant reports for each. */
+    const struct dc_ker *exact;
+    int pair_depth;
+    const char *variant;
 } dc_ker_t;
 
 extern const dc_ker_t bdnn_dc_ker_avx512, bdnn_dc_ker_avx2, bdnn_dc_ker_bf16_avx512_bf16,
-    bdnn_dc_ker_int8_avx512_vnni;
+    bdnn_dc_ker_int8_avx512_vnni, bdnn_dc_ker_int8_avx2, bdnn_dc_ker_int8_avx2_exact;
 
 /* The gemm_conv_blocked_bf16 and _int8 rows (conv_api.c, kernel: a dc_ker_t with pack 2
  * or 4): forward bf16, and u8 x s8, on channel blocks by the driver below, through a

@@ -253,7 +253,8 @@ class AnyEntry:
 #     3-byte point ran slower than a block's lane read whole).
 #     The plain rows take what the blocked ones do not (other types, scales, zero points,
 #     an s8 source, groups of partial blocks, Winograd outside the blocked rows' domain),
-#     and int8 on the dot route's shapes (_not_dot).
+#     and int8 on the dot route's shapes (_not_dot; AVX2's int8 blocked row refuses those
+#     itself, and first layers and strided 1x1s, so they fall through to plain).
 #   backward data: channel blocks at unit stride (strided, they ran slower than plain);
 #     channels last when strided with a vector's worth of channels.
 #   backward weights: channel blocks for the pointwise layers (16 wide where AVX-512

@@ -772,14 +772,18 @@ def test_image_chunks_choose_their_tiles_apart():
 
 
 @pytest.mark.skipif(not PAIRS16_ROWS, reason="no AVX2")
-def test_a_result_names_the_bounded_tile_and_its_repro_reruns():
+@pytest.mark.parametrize("tags,row", [
+    (("--stag=nchw", "--dtag=nchw"), "gemm_conv_int8:avx2:shift"),
+    ((), "gemm_conv_blocked_int8:avx2:direct"),   # what `any` takes (nChw8c)
+])
+def test_a_result_names_the_bounded_tile_and_its_repro_reruns(tags, row):
     """The correctness fill's bytes and weights fit the deeper bound: the result line
     names the variant after `@`, and its repro selects the row again (no warning of a
     name that ran nowhere)."""
-    res = run_cli("--conv", "--isa=avx2", "--dt=u8:s8:u8", "mb1ic16ih5oc10kh1")
+    res = run_cli("--conv", "--isa=avx2", "--dt=u8:s8:u8", *tags, "mb1ic16ih5oc10kh1")
     assert res.code == 0, res.out
     repro = re.search(r"__REPRO: (.*)", res.out).group(1)
-    assert "--impl=gemm_conv_int8:avx2:shift@pairs16x2 " in repro, repro
+    assert f"--impl={row}@pairs16x2 " in repro, repro
     again = run_cli(*repro.split())
     assert again.code == 0 and ":PASSED " in again.out, again.out
     assert "part of no implementation" not in again.out, again.out
