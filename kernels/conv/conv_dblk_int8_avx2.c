@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "conv_dblk.h"
+#include "conv_store_avx2.h"
 #include "dt.h"
 
 typedef float vf __attribute__((vector_size(32)));
@@ -93,35 +94,28 @@ static inline vf dc_dot(vf acc, vf x, vf w) {
 #endif
 #define DC_FMA(A, X, W) ((A) = dc_dot((A), (X), (W)))
 
-/* dst's types (DC_STORE_DTS): f32, s32, u8 and s8, converted as bdnn_conv_epilogue does
- * (conv_epilogue_avx2.c): saturated to the type's range with NaN as 0, rounded to
- * nearest even; f32 as it is. Others take the plain rows. */
+/* dst's types (DC_STORE_DTS): f32, s32, u8 and s8, converted by the epilogue's own
+ * conversions (conv_store_avx2.h); f32 as it is. Others take the plain rows. */
 #define DC_STORE_DTS                                                                        \
     ((1u << BDNN_DT_F32) | (1u << BDNN_DT_S32) | (1u << BDNN_DT_U8) | (1u << BDNN_DT_S8))
-static inline __m256i dc_sat_round(__m256 v, float lo, float hi) {
-    const __m256 ordered = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
-    const __m256 c = _mm256_min_ps(_mm256_max_ps(ordered, _mm256_set1_ps(lo)),
-                                   _mm256_set1_ps(hi));
-    return _mm256_cvtps_epi32(
-        _mm256_round_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-/* eight s32 already in u8's or s8's range (or to saturate there) to eight bytes at o */
+/* eight s32 in u8's or s8's range, or to saturate there, to eight bytes at o */
 static inline void dc_put_bytes(int out_dt, __m256i s, void *o) {
-    const __m128i lo = _mm256_castsi256_si128(s), hi = _mm256_extracti128_si256(s, 1);
-    const __m128i b = out_dt == BDNN_DT_U8
-                          ? _mm_packus_epi16(_mm_packs_epi32(lo, hi), _mm_setzero_si128())
-                          : _mm_packs_epi16(_mm_packs_epi32(lo, hi), _mm_setzero_si128());
-    _mm_storel_epi64((__m128i *)o, b);
+    _mm_storel_epi64((__m128i *)o, bdnn_epi_bytes8(out_dt, s));
 }
 /* eight f32 values v to out_dt at o */
 static inline void dc_put8(int out_dt, __m256 v, void *o) {
     switch (out_dt) {
     case BDNN_DT_F32: _mm256_storeu_ps((float *)o, v); break;
     case BDNN_DT_S32:   /* 2147483520: the largest f32 below 2^31 */
-        _mm256_storeu_si256((__m256i *)o, dc_sat_round(v, -2147483648.0f, 2147483520.0f));
+        _mm256_storeu_si256((__m256i *)o,
+                            bdnn_epi_sat_round8(v, _mm256_set1_ps(-2147483648.0f),
+                                                _mm256_set1_ps(2147483520.0f)));
         break;
-    case BDNN_DT_U8: dc_put_bytes(out_dt, dc_sat_round(v, 0.0f, 255.0f), o); break;
-    default: dc_put_bytes(out_dt, dc_sat_round(v, -128.0f, 127.0f), o); break;
+    default: {
+        const int u8 = out_dt == BDNN_DT_U8;
+        dc_put_bytes(out_dt, bdnn_epi_sat_round8(v, _mm256_set1_ps(u8 ? 0.0f : -128.0f),
+                                                 _mm256_set1_ps(u8 ? 255.0f : 127.0f)), o);
+    }
     }
 }
 

@@ -11,18 +11,12 @@
 #include <string.h>
 
 #include "bdnn.h"
+#include "conv_store_avx2.h"
 
 /* Lane masks for the first n (0..8) of 8 lanes: 8 - n ones read from here. */
 static const int32_t EPI_LANES[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 static inline __m256i epi_mask8(int64_t n) {
     return _mm256_loadu_si256((const __m256i *)(EPI_LANES + 8 - (n < 8 ? n : 8)));
-}
-
-/* Saturation to [lo, hi] with NaN giving 0, then rounding to nearest even (dt.h). */
-static inline __m256i epi_sat_round8(__m256 v, __m256 lo, __m256 hi) {
-    const __m256 ordered = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
-    return _mm256_cvtps_epi32(_mm256_round_ps(_mm256_min_ps(_mm256_max_ps(ordered, lo), hi),
-                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 /* dt.h's bdnn_f32_to_bf16: NaN quieted, else rounded to nearest even in the integer bits
@@ -65,20 +59,15 @@ static inline void epi_put(void *dst, const void *src, int64_t n, size_t esz) {
             EPI_STEP(LOADV, __VA_ARGS__)                                                    \
         }                                                                                   \
     }
-/* 8 s32 (already in the type's range) to bytes: PACK_32 then PACK_16, the low 8 bytes. */
-#define EPI_BYTES(PACK_32, PACK_16, s)                                                      \
-    PACK_16(PACK_32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1)),             \
-            _mm_setzero_si128())
 /* The low n (1..8) bytes of b8 at o + jb: one 8-byte store, or the tail's n bytes. */
 #define EPI_PUT_BYTES(o, b8)                                                                \
     {                                                                                       \
         if (n == 8) _mm_storel_epi64((__m128i *)(o + jb), b8);                              \
         else { uint8_t buf[16]; _mm_storeu_si128((__m128i *)buf, b8); epi_put(o + jb, buf, n, 1); } \
     }
-#define EPI_STORE_BYTES(o, PACK_32, PACK_16)                                                \
+#define EPI_STORE_BYTES(o, DT)                                                              \
     {                                                                                       \
-        const __m256i s = epi_sat_round8(v, vlo, vhi);                                      \
-        const __m128i b8 = EPI_BYTES(PACK_32, PACK_16, s);                                  \
+        const __m128i b8 = bdnn_epi_bytes8(DT, bdnn_epi_sat_round8(v, vlo, vhi));           \
         EPI_PUT_BYTES(o, b8)                                                                \
     }
 /* Stores the row as out_dt (u8, s8, s32, bf16, f32); 0: type not handled. */
@@ -90,20 +79,20 @@ static inline void epi_put(void *dst, const void *src, int64_t n, size_t esz) {
         case BDNN_DT_U8: {                                                                  \
             uint8_t *o = out;                                                               \
             vlo = _mm256_set1_ps(0.0f), vhi = _mm256_set1_ps(255.0f);                       \
-            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, _mm_packus_epi32, _mm_packus_epi16));        \
+            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, BDNN_DT_U8));        \
             return 1;                                                                       \
         }                                                                                   \
         case BDNN_DT_S8: {                                                                  \
             int8_t *o = out;                                                                \
             vlo = _mm256_set1_ps(-128.0f), vhi = _mm256_set1_ps(127.0f);                    \
-            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, _mm_packs_epi32, _mm_packs_epi16));          \
+            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, BDNN_DT_S8));          \
             return 1;                                                                       \
         }                                                                                   \
         case BDNN_DT_S32: { /* 2147483520: the largest f32 below 2^31 */                    \
             int32_t *o = out;                                                               \
             vlo = _mm256_set1_ps(-2147483648.0f), vhi = _mm256_set1_ps(2147483520.0f);      \
             EPI_LOOP(LOADV, {   /* masked stores are microcoded on AMD: the tail only */   \
-                const __m256i s32 = epi_sat_round8(v, vlo, vhi);                            \
+                const __m256i s32 = bdnn_epi_sat_round8(v, vlo, vhi);                       \
                 if (n == 8) _mm256_storeu_si256((__m256i *)(o + jb), s32);                  \
                 else _mm256_maskstore_epi32(o + jb, epi_mask8(n), s32);                     \
             });                                                                             \
@@ -201,8 +190,7 @@ epi_s32_bytes_body(int out_dt, const int32_t *acc, int32_t k, const int biased, 
         const int64_t n = cols - jb < 8 ? cols - jb : 8;
         const __m256i x = EPI_SUMS(n == 8 ? _mm256_loadu_si256((const __m256i *)(acc + jb))
                                           : _mm256_maskload_epi32(acc + jb, epi_mask8(n)));
-        const __m128i b8 = out_dt == BDNN_DT_U8 ? EPI_BYTES(_mm_packs_epi32, _mm_packus_epi16, x)
-                                                : EPI_BYTES(_mm_packs_epi32, _mm_packs_epi16, x);
+        const __m128i b8 = bdnn_epi_bytes8(out_dt, x);
         EPI_PUT_BYTES(o, b8);
     }
 #undef EPI_SUMS
@@ -247,7 +235,6 @@ static int epi_row_avx2(int out_dt, int smode, int has_bias, float b, float s, i
 }
 #undef EPI_LOOP
 #undef EPI_STEP
-#undef EPI_BYTES
 #undef EPI_STORE_BYTES
 #undef EPI_PUT_BYTES
 #undef EPI_STORE_ROW
