@@ -39,6 +39,7 @@ POINTWISE_16 = [
     "mb30ic64ih7oc40kh1",
     "mb2ic80id3ih4iw5oc96kd1kh1kw1",              # 5 cut 2 and 3, runs outer, 3D
     "mb2ic48ih10oc8kh1",                          # one group of 3, one run
+    "mb3ic32ih2iw3oc16kh1kw1",                    # 6 points an image: no whole step
     # weights in one pass past the caches (AVX-512): 1 MiB from 16 points, 4 MiB from 9
     "mb1ic1024ih4oc256kh1",
     "mb1ic1024ih3oc1024kh1",
