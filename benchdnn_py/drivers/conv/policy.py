@@ -170,12 +170,14 @@ def _bwt_pays_avx2(shape: core.ConvShape) -> bool:
     return _bwt_pays(shape, core.Isa.AVX2)
 
 
-# A strided pointwise layer takes AVX-512's pointwise row only with at most as many
+# A strided pointwise layer takes AVX-512's pointwise row only with outputs at least this
+# wide (ResNet-50's res5a_branch2a, 7 wide, ran faster on taps), and with at most as many
 # output as input channels (diff_dst, dense, is then the tensor read again per item, and
-# src, whose skipped points the cache lines carry along, streams past once; the other way
-# round the taps route's copy of src's one phase ran faster) and outputs at least this
-# wide (ResNet-50's res5a_branch2a, 7 wide, ran faster on taps). AVX2's row takes none:
-# its strided layers ran slower than on taps.
+# src, whose skipped points the cache lines carry along, streams past once) unless src
+# and diff_dst stay in cache between runs (core.BWT_CACHED_MAX_BYTES): with more output
+# channels src is the tensor read again per item, which from memory ran slower than the
+# taps route's copy of its one phase, and from cache faster (res3a_branch1 and
+# res4a_branch1 at mb1). AVX2's row takes none: its strided layers ran slower than on taps.
 POINTWISE_STRIDED_MIN_WIDTH = 14
 
 
@@ -186,9 +188,12 @@ def _pointwise(shape: core.ConvShape, vl: int) -> bool:
     wide) in whole vectors, the others in whole 8s."""
     vc, xc = (shape.ic, shape.oc) if vl == 16 else (shape.oc, shape.ic)
     unit = _unit_stride(shape) and shape.i == shape.o
+    cached = 4 * (math.prod(shape.src_shape) + math.prod(shape.dst_shape)) \
+        <= core.BWT_CACHED_MAX_BYTES
     strided = (vl == 16 and not _unit_stride(shape) and shape.i[0] == shape.o[0] == 1
                and all((o - 1) * s < i for i, o, s in zip(shape.i, shape.o, shape.s))
-               and shape.oc <= shape.ic and shape.o[2] >= POINTWISE_STRIDED_MIN_WIDTH)
+               and (shape.oc <= shape.ic or cached)
+               and shape.o[2] >= POINTWISE_STRIDED_MIN_WIDTH)
     return (shape.g == 1 and shape.k == (1, 1, 1) and shape.p == (0, 0, 0)
             and (unit or strided) and vc % vl == 0 and xc % 8 == 0)
 

@@ -96,7 +96,8 @@ def _on_this_cpu(kind: str) -> core.ActLayout:
     ("BWD_W", "mb2ic3ih20iw20oc64kh3kw3dw1", "plain"),        # ... dilated along w
     ("BWD_W", "mb2ic32ih14oc16kh1sh2", "nhwc"),        # strided 1x1, 7 wide
     ("BWD_W", "mb2ic64ih28oc32kh1sh2", "pw16/nhwc"),   # ... 14 wide, fewer outputs
-    ("BWD_W", "mb2ic32ih28oc64kh1sh2", "nhwc"),        # ... more outputs
+    ("BWD_W", "mb2ic32ih28oc64kh1sh2", "pw16/nhwc"),   # ... more outputs, 0.3 MB: cached
+    ("BWD_W", "mb8ic64ih56oc128kh1sh2", "nhwc"),       # ... 9.6 MB: from memory
     ("BWD_W", "mb2ic32ih7oc16kh1", "pw/plain"),        # the same at unit stride
     ("BWD_WB", "mb2ic64ih28oc256kh1", "pw/nhwc"),      # pointwise
     ("BWD_W", "mb2ic24ih7oc16kh1", "pw8/plain"),       # ... input channels not in 16s
