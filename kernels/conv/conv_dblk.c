@@ -51,6 +51,15 @@
 
 enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
        FLAT_RUN_CALLS = 4 };
+/* A forward f32 flat call (1x1 at unit stride) on at most FLAT_FEW_CHANNELS input
+ * channels, whose src stays in the caches between runs (under
+ * BDNN_GATHER_AHEAD_MIN_BYTES), keeps at most FLAT_FEW_ACCS accumulators: with one
+ * multiply-add per accumulator and channel such a call is short, and the burst of its
+ * accumulators' stores at the end (24 vectors at the kernels' UR x OCB) held up the next
+ * call, where 12 went out behind its products (MobileNet's conv2_1_pw and conv2_2_pw at
+ * mb1 and mb2). From memory the longer calls ran as fast, the low-precision kernels ran
+ * slower on fewer points, and backward data gained too little to tell. */
+enum { FLAT_FEW_CHANNELS = 64, FLAT_FEW_ACCS = 12 };
 /* a core's L2, the smallest of the CPUs these kernels target (Zen 3: 512 KiB) */
 static const int64_t L2_BYTES = (int64_t)512 << 10;
 /* a gathering item's copy of its points' input (all input blocks): within L2 */
@@ -125,6 +134,9 @@ typedef struct {
     int64_t esz;
     int64_t acc_floats;
     float *accs;
+    /* points a call at most, per count of output blocks: the kernels' ur_max, or fewer
+     * for a flat call on few channels (FLAT_FEW_CHANNELS: see init) */
+    int64_t urm[DC_OCB_MAX + 1];
 } dc_plan_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -233,11 +245,19 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     bdnn_interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
     bdnn_interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
     bdnn_interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &p->in_lo[2], &p->in_hi[2]);
+    for (int n = 1; n <= DC_OCB_MAX; ++n) {
+        p->urm[n] = ker->ur_max[n];
+        if (!p->bwd && p->flat && !p->lp && p->ICB * B <= FLAT_FEW_CHANNELS
+                && d->mb * G * p->ICB * B * (int64_t)sizeof(float) * d->id * d->ih * d->iw
+                       < BDNN_GATHER_AHEAD_MIN_BYTES
+                && n * p->urm[n] > FLAT_FEW_ACCS)
+            p->urm[n] = max64(1, FLAT_FEW_ACCS / n);
+    }
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the
          * FMA rate: too few accumulators to cover the latency) */
-        p->rows = bdnn_div_up(max64(OSP, 1), FLAT_RUN_CALLS * ker->ur_max[p->ocb]);
+        p->rows = bdnn_div_up(max64(OSP, 1), FLAT_RUN_CALLS * p->urm[p->ocb]);
         p->row_len = bdnn_div_up(max64(OSP, 1), p->rows);
     } else {
         p->row_len = d->ow;
@@ -584,7 +604,7 @@ static int dc_ahead_of(const dc_plan_t *p, const char *src, int64_t next, int64_
     h->done = 0;
     for (int64_t q = q0; q < q1; ++q)
         for (int64_t r = pt0; r < pt1; r += p->row_len)
-            blocks += dc_split(min64(p->row_len, pt1 - r), p->ker->ur_max[ocb_of(p, q)]).calls;
+            blocks += dc_split(min64(p->row_len, pt1 - r), p->urm[ocb_of(p, q)]).calls;
     blocks *= p->ICB;   /* every call meets each input block once */
     h->per_icb = bdnn_div_up(h->n, max64(1, blocks / 2));
     return 1;
@@ -613,7 +633,7 @@ static void dc_row(const struct bdnn_conv *c, const dc_plan_t *p, const char *sr
                    dc_call_t *a, dc_ahead_t *ah) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
-    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz, px = p->px;
+    const int64_t B = p->B, urm = p->urm[nq], esz = p->esz, px = p->px;
     if (p->flat) {
         const int64_t p0 = row, n = n_flat;
         a->nkd = a->nkh = a->nkw = 1;
@@ -698,7 +718,7 @@ static void dc_border_columns(const dc_plan_t *p, const char *src_img, const cha
                               int64_t nq, dc_call_t *a) {
     const bdnn_conv_desc_t *d = &p->d;
     const dc_ker_t *k = p->ker;
-    const int64_t B = p->B, urm = k->ur_max[nq], esz = p->esz, px = p->px;
+    const int64_t B = p->B, urm = p->urm[nq], esz = p->esz, px = p->px;
     const int64_t lo = p->in_lo[2], hi = p->in_hi[2];
     if (lo == 0 && hi == d->ow) return;
     const int64_t s_pt = a->s_pt;
@@ -1027,7 +1047,7 @@ int bdnn_dc_flat_points(const struct bdnn_conv *c, const void *plan, const float
     const int64_t tail = p->OCB * B - OCG;
     const float tail_v = c->fault == BDNN_FAULT_PADDING_GARBAGE ? 1.0f : 0.0f;
     for (int64_t q = 0; q < p->n_ocg; ++q) {
-        const int64_t nq = ocb_of(p, q), ob0 = q * p->ocb, urm = k->ur_max[nq];
+        const int64_t nq = ocb_of(p, q), ob0 = q * p->ocb, urm = p->urm[nq];
         const float *wq = wei + ob0 * p->wblk;
         float *dst_q = dst + ob0 * d_ocb;
         dc_call_t a = {0};
