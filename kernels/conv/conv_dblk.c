@@ -245,14 +245,12 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     bdnn_interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
     bdnn_interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
     bdnn_interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &p->in_lo[2], &p->in_hi[2]);
-    for (int n = 1; n <= DC_OCB_MAX; ++n) {
-        p->urm[n] = ker->ur_max[n];
-        if (!p->bwd && p->flat && !p->lp && p->ICB * B <= FLAT_FEW_CHANNELS
-                && d->mb * G * p->ICB * B * (int64_t)sizeof(float) * d->id * d->ih * d->iw
-                       < BDNN_GATHER_AHEAD_MIN_BYTES
-                && n * p->urm[n] > FLAT_FEW_ACCS)
-            p->urm[n] = max64(1, FLAT_FEW_ACCS / n);
-    }
+    const int few = !p->bwd && p->flat && !p->lp && p->ICB * B <= FLAT_FEW_CHANNELS
+        && d->mb * G * p->ICB * B * (int64_t)sizeof(float) * d->id * d->ih * d->iw
+               < BDNN_GATHER_AHEAD_MIN_BYTES;
+    for (int n = 1; n <= DC_OCB_MAX; ++n)
+        p->urm[n] = few && n * ker->ur_max[n] > FLAT_FEW_ACCS ? max64(1, FLAT_FEW_ACCS / n)
+                                                              : ker->ur_max[n];
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the

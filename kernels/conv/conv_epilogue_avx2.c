@@ -79,13 +79,13 @@ static inline void epi_put(void *dst, const void *src, int64_t n, size_t esz) {
         case BDNN_DT_U8: {                                                                  \
             uint8_t *o = out;                                                               \
             vlo = _mm256_set1_ps(0.0f), vhi = _mm256_set1_ps(255.0f);                       \
-            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, BDNN_DT_U8));        \
+            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, BDNN_DT_U8));                                \
             return 1;                                                                       \
         }                                                                                   \
         case BDNN_DT_S8: {                                                                  \
             int8_t *o = out;                                                                \
             vlo = _mm256_set1_ps(-128.0f), vhi = _mm256_set1_ps(127.0f);                    \
-            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, BDNN_DT_S8));          \
+            EPI_LOOP(LOADV, EPI_STORE_BYTES(o, BDNN_DT_S8));                                \
             return 1;                                                                       \
         }                                                                                   \
         case BDNN_DT_S32: { /* 2147483520: the largest f32 below 2^31 */                    \
