@@ -51,15 +51,16 @@
 
 enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
        FLAT_RUN_CALLS = 4 };
-/* A forward f32 flat call (1x1 at unit stride) on at most FLAT_FEW_CHANNELS input
- * channels, whose src stays in the caches between runs (under
- * BDNN_GATHER_AHEAD_MIN_BYTES), keeps at most FLAT_FEW_ACCS accumulators: with one
- * multiply-add per accumulator and channel such a call is short, and the burst of its
- * accumulators' stores at the end (24 vectors at the kernels' UR x OCB) held up the next
- * call, where 12 went out behind its products (MobileNet's conv2_1_pw and conv2_2_pw at
- * mb1 and mb2). From memory the longer calls ran as fast, the low-precision kernels ran
- * slower on fewer points, and backward data gained too little to tell. */
-enum { FLAT_FEW_CHANNELS = 64, FLAT_FEW_ACCS = 12 };
+/* A forward f32 call with few products per accumulator keeps at most FEW_ACCS
+ * accumulators: such a call is short, and the burst of its accumulators' stores at the
+ * end (24 to 28 vectors at the kernels' UR x OCB) held up the next call, where 12 went
+ * out behind its products. Those calls: flat ones (1x1 at unit stride) on at most
+ * FEW_PRODUCTS input channels whose src stays in the caches between runs (under
+ * BDNN_GATHER_AHEAD_MIN_BYTES; MobileNet's conv2_1_pw and conv2_2_pw at mb1 and mb2: from
+ * memory the longer calls ran as fast), and a folded window's interior calls on at most
+ * FEW_PRODUCTS taps' channels (MobileNet's conv1, 27, at mb1 and mb16). The low-precision
+ * kernels ran slower on fewer points, and backward data gained too little to tell. */
+enum { FEW_PRODUCTS = 64, FEW_ACCS = 12 };
 /* a core's L2, the smallest of the CPUs these kernels target (Zen 3: 512 KiB) */
 static const int64_t L2_BYTES = (int64_t)512 << 10;
 /* a gathering item's copy of its points' input (all input blocks): within L2 */
@@ -135,7 +136,7 @@ typedef struct {
     int64_t acc_floats;
     float *accs;
     /* points a call at most, per count of output blocks: the kernels' ur_max, or fewer
-     * for a flat call on few channels (FLAT_FEW_CHANNELS: see init) */
+     * for calls with few products per accumulator (FEW_PRODUCTS: see init) */
     int64_t urm[DC_OCB_MAX + 1];
 } dc_plan_t;
 
@@ -245,12 +246,14 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     bdnn_interior(d->od, d->kd, d->dd, d->sd, d->pd, d->id, &p->in_lo[0], &p->in_hi[0]);
     bdnn_interior(d->oh, d->kh, d->dh, d->sh, d->ph, d->ih, &p->in_lo[1], &p->in_hi[1]);
     bdnn_interior(d->ow, d->kw, d->dw, d->sw, d->pw, d->iw, &p->in_lo[2], &p->in_hi[2]);
-    const int few = !p->bwd && p->flat && !p->lp && p->ICB * B <= FLAT_FEW_CHANNELS
-        && d->mb * G * p->ICB * B * (int64_t)sizeof(float) * d->id * d->ih * d->iw
-               < BDNN_GATHER_AHEAD_MIN_BYTES;
+    const int few = !p->bwd && !p->lp
+        && ((p->flat && p->ICB * B <= FEW_PRODUCTS
+             && d->mb * G * p->ICB * B * (int64_t)sizeof(float) * d->id * d->ih * d->iw
+                    < BDNN_GATHER_AHEAD_MIN_BYTES)
+            || (p->fold && d->kd * d->kh * p->fold_run <= FEW_PRODUCTS));
     for (int n = 1; n <= DC_OCB_MAX; ++n)
-        p->urm[n] = few && n * ker->ur_max[n] > FLAT_FEW_ACCS ? max64(1, FLAT_FEW_ACCS / n)
-                                                              : ker->ur_max[n];
+        p->urm[n] = few && n * ker->ur_max[n] > FEW_ACCS ? max64(1, FEW_ACCS / n)
+                                                         : ker->ur_max[n];
     if (p->flat) {
         /* runs of equal length: 49 points in runs of at most 24 are 17 + 17 + 15 (calls of
          * 5 or 6 points), not 24 + 24 + 1 (whose one-point call runs at a quarter of the
