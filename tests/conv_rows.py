@@ -69,7 +69,7 @@ def bwd_weights_routes(impl, shape: core.ConvShape, attr: core.ConvAttr):
     the direct or the pointwise route, the one behind it too (those take their shapes
     first)."""
     prim = create(impl, shape, core.Direction.BWD_WEIGHTS, True, attr=attr)
-    route = prim.name.split(":")[-1]
+    route = prim.name.split("@")[0].split(":")[-1]   # (without the variant after @)
     yield prim
     if route in ("direct", "pointwise"):
         yield create_past(impl, route, shape, core.Direction.BWD_WEIGHTS, True, attr=attr)

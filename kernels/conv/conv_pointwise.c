@@ -21,12 +21,20 @@
 #include "conv_pointwise.h"
 
 enum { PW_POINTS = 1024 };
-/* AVX2's weight rows (its sums are columns of the weights) a multiple of BDNN_ALIAS_BYTES
- * apart fall in one set of L1: an item's 24 rows then outnumber its ways, and each row's
- * line, written in four 16-byte pieces by two items' two calls each, is missed on every
- * piece. Such weights are staged: an item of PW_STAGED_IC input channels has its calls
- * write its sums into a small buffer, then writes (or adds) each row's 64 bytes at once.
- * (AVX-512's sums are runs of rows: each call writes 8 rows of whole lines.) */
+/* A kernel with a twin (AVX2's: 8 output channels in the lanes, the twin 8 input
+ * channels) leaves a layer to the twin with input channels in the lanes where the layer
+ * has more input than output channels (their vectors then fill the tiles), or where a
+ * call sums fewer than PW_SHORT_CALL points: there the output-channel kernel's transposed
+ * store weighs beside the products (7 x 7 and 14 x 14 layers at mb1). Elsewhere the
+ * output-channel kernel ran as fast or faster (ResNet-50's res2a layers and MobileNet
+ * v2's expansions at mb16). */
+enum { PW_SHORT_CALL = 256 };
+/* AVX2 oc8's weight rows (its sums are columns of the weights) a multiple of
+ * BDNN_ALIAS_BYTES apart fall in one set of L1: an item's 24 rows then outnumber its ways,
+ * and each row's line, written in four 16-byte pieces by two items' two calls each, is
+ * missed on every piece. Such weights are staged: an item of PW_STAGED_IC input channels
+ * has its calls write its sums into a small buffer, then writes (or adds) each row's 64
+ * bytes at once. (The ic8 and AVX-512 kernels' sums are runs of rows.) */
 enum { PW_STAGED_IC = 16, PW_MAX_VL = 16 };
 
 typedef struct {
@@ -52,9 +60,21 @@ int bdnn_pointwise_applies(const struct bdnn_conv *c) {
 static int pw_init(struct bdnn_conv *c) {
     const bdnn_conv_desc_t *d = &c->d;
     const int layout = c->attr.layout;
-    const conv_pw_ker_t *k = (const conv_pw_ker_t *)c->impl->kernel;
-    const int64_t VC = k->lanes_ic ? d->ic : d->oc, XC = k->lanes_ic ? d->oc : d->ic;
     const int unit = d->sd == 1 && d->sh == 1 && d->sw == 1;
+    /* k blocks: PW_POINTS points of one image, evenly cut (strided: into whole output
+     * rows, whose input points are one step apart); or whole images, as many as make up
+     * PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
+    const int64_t points = out_points(d), span = unit ? points : d->oh;
+    const int64_t kb = points >= PW_POINTS ? bdnn_div_up(span, bdnn_div_up(points, PW_POINTS))
+                                           : span,
+                  kn = points >= PW_POINTS ? 1 : points > 0 ? PW_POINTS / points : 1;
+    /* the row's kernel, or its twin with the other tensor's channels in the lanes
+     * (conv_pw_ker_t.twin) where the twin's rule holds: a call's points */
+    const conv_pw_ker_t *k = (const conv_pw_ker_t *)c->impl->kernel;
+    const int64_t call_points = min64(kn, d->mb) * kb * (unit ? 1 : d->ow);
+    if (k->twin && (d->ic > d->oc || call_points < PW_SHORT_CALL) == k->twin->lanes_ic)
+        k = k->twin;
+    const int64_t VC = k->lanes_ic ? d->ic : d->oc, XC = k->lanes_ic ? d->oc : d->ic;
     if (c->lp || c->operands != OPERANDS_F32
             || (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SKIP_LAST_IC)
             || d->g != 1
@@ -74,16 +94,9 @@ static int pw_init(struct bdnn_conv *c) {
     q->xw = q->staged ? PW_STAGED_IC : k->nx > 8 ? k->nx : 8;
     q->items = bdnn_div_up(VC / k->vl, PW_MAX_NB) * (XC / q->xw);
     q->x_outer = XC > VC;
-    /* k blocks: PW_POINTS points of one image, evenly cut (strided: into whole output
-     * rows, whose input points are one step apart); or whole images, as many as make up
-     * PW_POINTS points (7 x 7 outputs: 49 points an image, 20 images a block) */
-    const int64_t points = out_points(d), span = unit ? points : d->oh;
     q->strided = !unit;
-    if (points >= PW_POINTS) {
-        q->kb = bdnn_div_up(span, bdnn_div_up(points, PW_POINTS)), q->kn = 1;
-    } else {
-        q->kb = span, q->kn = points > 0 ? PW_POINTS / points : 1;
-    }
+    q->kb = kb, q->kn = kn;
+    if (k->variant) c->variant = &k->variant;
     return BDNN_STATUS_OK;
 }
 
@@ -149,6 +162,12 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         && bdnn_bwt_streams_weights(d->oc * IC * (int64_t)sizeof(float), d->mb * points);
     const float *vt = lanes_ic ? a->src : a->diff_dst, *xt = lanes_ic ? a->diff_dst : a->src;
     const int64_t VB = tv.C / vl, XBW = tx.C / XW;
+    /* the calls' operands from the item's first ones, where the layout allows (per call,
+     * the channel-to-address divisions weighed on a 7 x 7 layer's short calls):
+     * vectors of whole blocks lie a block apart; an item's broadcast channels are one
+     * block's where its width divides the block's */
+    const int64_t v_step = tv.B == vl ? tv.points * tv.B : 0;
+    const int x_one_block = tx.B == tx.C || tx.B % XW == 0;
     float *diff_wei = a->diff_wei;
 #pragma omp parallel num_threads(c->nthr)
     {
@@ -180,9 +199,12 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                 for (int64_t it = it0, vb, x0; it < it1; ++it) {     /* items */
                     pw_item(it, VB, XBW, XW, q->x_outer, &vb, &k.nb, &x0);
                     for (int j = 0; j < k.nb; ++j)
-                        k.v[j] = vt + n0 * tv.img + at(&tv, (vb + j) * vl, pv);
+                        k.v[j] = j && v_step ? k.v[j - 1] + v_step
+                                             : vt + n0 * tv.img + at(&tv, (vb + j) * vl, pv);
+                    const float *x_item = xt + n0 * tx.img + at(&tx, x0, px);
                     for (int64_t i0 = x0; i0 < x0 + XW; i0 += nx) {   /* broadcast runs */
-                        k.x = xt + n0 * tx.img + at(&tx, i0, px);
+                        k.x = x_one_block ? x_item + (i0 - x0)
+                                          : xt + n0 * tx.img + at(&tx, i0, px);
                         k.w = staged     ? rows + (i0 - x0)
                             : lanes_ic ? diff_wei + i0 * IC + vb * vl
                                        : diff_wei + vb * vl * IC + i0;

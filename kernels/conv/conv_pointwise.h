@@ -12,6 +12,8 @@
  * kernel's (lanes_ic):
  *   AVX2: vectors of 8 output channels (diff_dst), 4 input channels broadcast; the sums,
  *         a column of the weights per vector, are transposed into rows as they are stored.
+ *         Its twin: vectors of 8 input channels (src), 4 output channels broadcast, each
+ *         vector a run of a weights row, stored as it is.
  *   AVX-512: vectors of 16 input channels (src), 8 output channels broadcast; each vector
  *         is a run of a weights row, stored as it is (whole lines of 16 floats).
  *
@@ -53,13 +55,18 @@ typedef struct {
 
 typedef void (*conv_pw_fn)(const pw_call_t *k);
 
-typedef struct {
+typedef struct conv_pw_ker {
     conv_pw_fn fn;
     int vl, nx;      /* a vector's lanes; broadcasts a call */
     int lanes_ic;    /* the lanes are input channels (src's vectors; else diff_dst's) */
     int streams;     /* takes stream (its sums are whole lines of weights rows) */
+    /* the same ISA's kernel with the other tensor's channels in its lanes, which a layer
+     * takes by conv_pointwise.c's rule (PW_SHORT_CALL), or NULL; where there is one, each
+     * kernel's name as bdnn_conv_variant reports it */
+    const struct conv_pw_ker *twin;
+    const char *variant;
 } conv_pw_ker_t;
 
-extern const conv_pw_ker_t bdnn_pw_ker_avx2, bdnn_pw_ker_avx512;
+extern const conv_pw_ker_t bdnn_pw_ker_avx2, bdnn_pw_ker_avx2_ic, bdnn_pw_ker_avx512;
 
 #endif

@@ -184,8 +184,8 @@ POINTWISE_STRIDED_MIN_WIDTH = 14
 def _pointwise(shape: core.ConvShape, vl: int) -> bool:
     """A pointwise layer of the pointwise rows' domain: one group, a 1x1 without padding,
     at unit stride (the output is the input's size) or, on AVX-512, strided in 1D or 2D
-    by the rule above, the vectors' channels (AVX-512: input, 16 wide; AVX2: output, 8
-    wide) in whole vectors, the others in whole 8s."""
+    by the rule above, the vectors' channels (AVX-512: input, 16 wide; AVX2: output or
+    input, its two kernels', 8 wide) in whole vectors, the others in whole 8s."""
     vc, xc = (shape.ic, shape.oc) if vl == 16 else (shape.oc, shape.ic)
     unit = _unit_stride(shape) and shape.i == shape.o
     cached = 4 * (math.prod(shape.src_shape) + math.prod(shape.dst_shape)) \

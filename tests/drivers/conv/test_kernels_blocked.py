@@ -26,13 +26,16 @@ TAKES = {core.Isa.AVX512: (16,), core.Isa.AVX2: (8, 16), core.Isa.SCALAR: (8, 16
 TAPS_STRIDED_1X1 = ["mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0", "mb1ic256ih46oc40oh23kh1sh2ph0"]
 
 # backward weights of pointwise layers (the pointwise routes): both tensors in place, the
-# taps route behind them checked on them too. AVX2's row takes them all (output channels,
-# its vectors, in whole 8s; input channels in 8s); AVX-512's those of POINTWISE_16 (input
-# channels, its vectors, in whole 16s). Comments name AVX2's groups of vectors. (Which
+# taps route behind them checked on them too. AVX2's row takes them all (input and output
+# channels in whole 8s: its oc8 kernel's vectors are output channels, its ic8 twin's input
+# channels, PW_SHORT_CALL's rule); AVX-512's those of POINTWISE_16 (input channels, its
+# vectors, in whole 16s). Comments name AVX2's kernel and groups of vectors. (Which
 # strided ones `any` sends to these rows is policy's rule; the rows take them all.)
 POINTWISE_16 = [
-    "mb3ic16ih300iw5oc56kh1kw1",                  # 2 k blocks an image; 2, 2 and 3 blocks
-    "mb2ic1024ih3oc24kh1",                        # weight rows 4 KiB apart: staged
+    "mb3ic16ih300iw5oc56kh1kw1",                  # oc8: 2 k blocks an image; 2, 2 and 3
+    "mb1ic1024ih16oc1024kh1",                     # oc8: weight rows 4 KiB apart: staged
+    "mb5ic1024ih16oc1024kh1",                     # ... over 2 k blocks: added to
+    "mb2ic1024ih3oc24kh1",                        # ic8 (more inputs): rows 4 KiB apart
     "mb1ic1024ih36oc8kh1",                        # ... over 2 k blocks: added to
     # AVX-512's groups of vectors: 4 cut 2 and 2, broadcast runs inner (more input than
     # output channels), images per k block over 2 k blocks
@@ -301,7 +304,29 @@ def test_pointwise_layers_run_on_the_pointwise_route(group, b, takes):
     for text in SHAPES:
         with conv_rows.create(impl, _shape(text), core.Direction.BWD_WEIGHTS, True,
                               attr=_attr(b)) as prim:
-            assert prim.name.endswith(":pointwise") is (text in takes), (text, prim.name)
+            row = prim.name.split("@")[0]   # (AVX2's: @ the kernel of the two it ran)
+            assert row.endswith(":pointwise") is (text in takes), (text, prim.name)
+
+
+@pytest.mark.parametrize("text,kernel", [
+    ("mb16ic64ih56oc256kh1", "oc8"),      # more outputs than inputs, calls of 1024 points
+    ("mb1ic64ih16oc64kh1", "oc8"),        # as many, calls of 256
+    ("mb1ic64ih15oc64kh1", "ic8"),        # calls of 225: short
+    ("mb1ic512ih7oc2048kh1", "ic8"),      # calls of 49 (one image)
+    ("mb16ic512ih7oc2048kh1", "oc8"),     # ... of 784 (16 images)
+    ("mb16ic144ih56oc24kh1", "ic8"),      # more inputs than outputs
+    ("mb1ic16ih130oc24oh65kh1sh2ph0", "oc8"),  # strided: calls of rows of 65 points
+])
+def test_avx2_pointwise_kernel_follows_the_rule(text, kernel):
+    """AVX2's pointwise row runs its ic8 kernel (input channels in the vectors) where a
+    layer has more input than output channels or its calls sum fewer than 256 points, else
+    its oc8 kernel, and says which."""
+    (impl,) = [i for i in ROWS if i.name == "gemm_conv_blocked:avx2"]
+    if not core.isa_supported(impl.isa):
+        pytest.skip(f"no {impl.isa.name} on this CPU")
+    with conv_rows.create(impl, _shape(text), core.Direction.BWD_WEIGHTS, True,
+                          attr=_attr(8)) as prim:
+        assert prim.name == f"gemm_conv_blocked:avx2:pointwise@{kernel}", prim.name
 
 
 @pytest.mark.parametrize("impl", RUNNABLE, ids=[i.name for i in RUNNABLE])
