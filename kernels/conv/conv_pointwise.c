@@ -72,8 +72,8 @@ static int pw_init(struct bdnn_conv *c) {
      * (conv_pw_ker_t.twin) where the twin's rule holds: a call's points */
     const conv_pw_ker_t *k = (const conv_pw_ker_t *)c->impl->kernel;
     const int64_t call_points = min64(kn, d->mb) * kb * (unit ? 1 : d->ow);
-    if (k->twin && (d->ic > d->oc || call_points < PW_SHORT_CALL) == k->twin->lanes_ic)
-        k = k->twin;
+    const int ic_lanes = d->ic > d->oc || call_points < PW_SHORT_CALL;
+    if (k->twin && k->lanes_ic != ic_lanes) k = k->twin;
     const int64_t VC = k->lanes_ic ? d->ic : d->oc, XC = k->lanes_ic ? d->oc : d->ic;
     if (c->lp || c->operands != OPERANDS_F32
             || (c->fault != BDNN_FAULT_NONE && c->fault != BDNN_FAULT_SKIP_LAST_IC)

@@ -12,57 +12,19 @@
 
 #include "conv_pointwise.h"
 
-/* Where both tensors' points are PW2_LINE floats apart (unit stride on 8-channel blocks)
- * the points go in steps of PW2_UNROLL, their addresses constant offsets from one index
- * (the reasons are AVX-512's: conv_pointwise_avx512.c). */
-enum { PW2_NX = 4, PW2_LINE = 8, PW2_UNROLL = 7 };
-
+enum { PW2_NX = 4 };
+#define PW_VEC __m256
+#define PW_NX PW2_NX
+#define PW_LINE 8
+#define PW_ZERO() _mm256_setzero_ps()
+#define PW_LOAD(p) _mm256_loadu_ps(p)
+#define PW_BCAST(p) _mm256_broadcast_ss(p)
 /* acc += v * b as one instruction on registers: with the intrinsic, GCC ran the 7-point
  * steps out of registers (12 sums, 3 vectors and a broadcast are all 16) and read the
  * vectors again from memory in place of holding them */
-#define PW2_FMA(acc, v, b)                                                                    \
+#define PW_FMA(acc, v, b)                                                                     \
     __asm__("vfmadd231ps %[x], %[w], %[a]" : [a] "+v"(acc) : [x] "v"(b), [w] "v"(v))
-
-/* Point p of a tile: nb vector loads (of v0..v2, points vp apart), PW2_NX broadcasts (of
- * bx, points bp apart), nb x PW2_NX multiply-adds into acc (the vectors past nb: never
- * read). */
-#define PW2_POINT(p)                                                                          \
-    do {                                                                                      \
-        const __m256 vv[PW_MAX_NB] = {                                                        \
-            _mm256_loadu_ps(v0 + (p) * vp),                                                   \
-            nb > 1 ? _mm256_loadu_ps(v1 + (p) * vp) : _mm256_setzero_ps(),                    \
-            nb > 2 ? _mm256_loadu_ps(v2 + (p) * vp) : _mm256_setzero_ps()};                   \
-        _Pragma("GCC unroll 4") for (int i = 0; i < PW2_NX; ++i) {   /* broadcasts */         \
-            const __m256 b = _mm256_broadcast_ss(bx + (p) * bp + i);                          \
-            _Pragma("GCC unroll 3") for (int j = 0; j < nb; ++j) PW2_FMA(acc[j][i], vv[j], b); \
-        }                                                                                     \
-    } while (0)
-
-/* The sums of a call on nb vectors into acc (nb and line constants where it is inlined:
- * the sums stay in registers). line: both tensors' points are PW2_LINE floats apart. */
-static inline __attribute__((always_inline)) void pw_sums(const pw_call_t *k, const int nb,
-                                                          const int line,
-                                                          __m256 acc[PW_MAX_NB][PW2_NX]) {
-#pragma GCC unroll 3
-    for (int j = 0; j < nb; ++j)
-#pragma GCC unroll 4
-        for (int i = 0; i < PW2_NX; ++i) acc[j][i] = _mm256_setzero_ps();
-    const int64_t vp = line ? PW2_LINE : k->vs.pt, bp = line ? PW2_LINE : k->xs.pt,
-                  points = k->points;
-    for (int64_t n = 0; n < k->imgs; ++n)   /* images */
-    for (int64_t r = 0; r < k->rows; ++r) {   /* rows */
-        const int64_t vo = n * k->vs.img + r * k->vs.row;
-        const float *bx = k->x + n * k->xs.img + r * k->xs.row, *v0 = k->v[0] + vo,
-                    *v1 = k->v[nb > 1] + vo, *v2 = k->v[nb > 2 ? 2 : 0] + vo;
-        int64_t p = 0;
-        if (line)
-            for (; p + PW2_UNROLL <= points; p += PW2_UNROLL)   /* steps of points */
-#pragma GCC unroll 7
-                for (int u = 0; u < PW2_UNROLL; ++u) PW2_POINT(p + u);
-        for (; p < points; ++p) PW2_POINT(p);   /* points */
-    }
-}
-#undef PW2_POINT
+#include "conv_pointwise.inc"
 
 /* oc8: one vector's sums, 8 output channels for each of 4 input channels (r0..r3), into
  * rows w[o * ldw] of 4 input channels each: transposed in registers, 4 x 8 into 8 x 4. */
@@ -107,25 +69,8 @@ static inline __attribute__((always_inline)) void pw_tile_ic(const pw_call_t *k,
         }
 }
 
-/* a kernel's dispatch: the tile of nb vectors, on line steps or not */
-#define PW2_DISPATCH(tile)                                                                    \
-    do {                                                                                      \
-        if (k->vs.pt == PW2_LINE && k->xs.pt == PW2_LINE)                                     \
-            switch (k->nb) {                                                                  \
-            case 3: tile(k, 3, 1); break;                                                     \
-            case 2: tile(k, 2, 1); break;                                                     \
-            default: tile(k, 1, 1);                                                           \
-            }                                                                                 \
-        else                                                                                  \
-            switch (k->nb) {                                                                  \
-            case 3: tile(k, 3, 0); break;                                                     \
-            case 2: tile(k, 2, 0); break;                                                     \
-            default: tile(k, 1, 0);                                                           \
-            }                                                                                 \
-    } while (0)
-
-static void pw_avx2_oc(const pw_call_t *k) { PW2_DISPATCH(pw_tile_oc); }
-static void pw_avx2_ic(const pw_call_t *k) { PW2_DISPATCH(pw_tile_ic); }
+static void pw_avx2_oc(const pw_call_t *k) { PW_DISPATCH(pw_tile_oc, k); }
+static void pw_avx2_ic(const pw_call_t *k) { PW_DISPATCH(pw_tile_ic, k); }
 
 const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2_oc, .vl = 8, .nx = PW2_NX, .lanes_ic = 0,
                                         .streams = 0, .twin = &bdnn_pw_ker_avx2_ic,
