@@ -16,15 +16,17 @@
  * unit stride without padding reads input point p for output point p, so its rows are
  * runs of an image's points, not image rows (the late layers' 7x7 images give calls of
  * UR points instead of 7); a strided one without padding runs so too, each work item on
- * a dense copy of the input points it reads, gathered into a per-thread buffer (see
- * init). A first layer's src may come channels last instead (attr.src_nhwc: its few
- * input channels would be mostly padding in a block): the same calls read each point's
- * IC channels in place (points IC elements apart, not B), on image rows (bf16: the
- * interior points a window of KW taps' channels at a time, dc_plan_t.fold).
+ * a dense copy of the input points it reads, gathered into a per-thread buffer, unless
+ * it reads them in place on image rows (see init). A first layer's src may come channels
+ * last instead (attr.src_nhwc: its few input channels would be mostly padding in a
+ * block): the same calls read each point's IC channels in place (points IC elements
+ * apart, not B), on image rows (bf16: the interior points a window of KW taps' channels
+ * at a time, dc_plan_t.fold).
  *
  * Loops, outermost first:
  *   work item  (n, g, group of OCB output blocks, run of output rows)  -- across threads
- *              (or (g, group, n, rows) where weights outweigh inputs: see init)
+ *              (or (g, group, n, rows) where weights outweigh inputs, (n, g, rows, group)
+ *              for strided 1x1s read in place on long rows: see init)
  *   chunk      input channel blocks whose weights for the group fit WEI_CHUNK (in L2)
  *   row        output rows of the item (od, oh), or runs of points (1x1)
  *   call       interior runs of UR points; border points in runs down their columns
@@ -63,12 +65,16 @@ enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
 enum { FEW_PRODUCTS = 64, FEW_ACCS = 12 };
 /* a core's L2, the smallest of the CPUs these kernels target (Zen 3: 512 KiB) */
 static const int64_t L2_BYTES = (int64_t)512 << 10;
-/* a gathering item's copy of its points' input (all input blocks): within L2 */
+/* a gathering item's copy of its points' input (all input blocks), or the input points
+ * a groups-innermost item reads in place: within L2 */
 static const int64_t GATHER_BYTES = (int64_t)128 << 10;
 /* A strided 1x1 reads its points in place (no gather) where its output rows are at
- * least this wide and its output blocks make at most SUB_INPLACE_MAX_OCG groups (f32:
- * SUB_INPLACE_MAX_OCG_F32; dc_init) */
-enum { SUB_INPLACE_MIN_OW = 14, SUB_INPLACE_MAX_OCG = 4, SUB_INPLACE_MAX_OCG_F32 = 2 };
+ * least SUB_INPLACE_MIN_OW wide and its output blocks make at most SUB_INPLACE_MAX_OCG
+ * groups (f32: SUB_INPLACE_MAX_OCG_F32), and on blocks of at least SUB_ROWS_MIN_B
+ * channels where its rows are at least SUB_ROWS_MIN_OW wide, there with the groups
+ * innermost (dc_init) */
+enum { SUB_INPLACE_MIN_OW = 14, SUB_INPLACE_MAX_OCG = 4, SUB_INPLACE_MAX_OCG_F32 = 2,
+       SUB_ROWS_MIN_OW = 28, SUB_ROWS_MIN_B = 16 };
 
 /* Which direct kernels serve which gemm_conv_blocked row (by its GEMM micro-kernel): the
  * scalar row has none and keeps the GEMM path. */
@@ -111,7 +117,9 @@ typedef struct {
     int64_t icc;           /* input blocks per chunk */
     int64_t n_items;
     int whole_groups;      /* threads take contiguous runs of items, not turns (see init) */
-    int images_inner;      /* item order (n, g, q, rows) or, when set, (g, q, n, rows) */
+    /* item order (n, g, q, rows); with images_inner (g, q, n, rows); with groups_inner
+     * (n, g, rows, q) */
+    int images_inner, groups_inner;
     float *bias;           /* G * OCB * B: the bias padded to whole blocks */
     /* 1x1 strided without padding: d is the unit-stride problem on the input points the
      * outputs read, which runs flat on copies of those points gathered by each work item
@@ -212,13 +220,24 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
      * instead: each group reads the strided points again (bf16 and u8 blocks use half of
      * each line at stride 2), but with up to four groups (f32: two) that cost less than
      * the gather's copy, whose strided reads wait on L3, and rows that long make whole
-     * calls (with more groups, ResNet-50's res*a_branch1, and 7-wide rows, the gather
-     * stays ahead; f32 at four groups too). */
-    const int sub_in_place = cd->ow >= SUB_INPLACE_MIN_OW
-                             && p->n_ocg <= (p->lp ? SUB_INPLACE_MAX_OCG
-                                                   : SUB_INPLACE_MAX_OCG_F32);
-    if (!bwd && !p->src_nhwc && cd->kd * cd->kh * cd->kw == 1 && bdnn_reads_no_padding(cd)
-            && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1) && !sub_in_place) {
+     * calls (with more groups and 7-wide rows the gather stays ahead; f32 at four groups
+     * too).
+     * On 16-channel blocks, rows of 28 and more read in place with every group in turn
+     * on an item's rows (groups_inner): the points come from memory once and from L2 for
+     * the other groups, as from the gather's copy, but without the copy, whose strided
+     * reads stalled where the caches started cold (ResNet-50's res3a_branch1 at mb1
+     * timed in turns with mb16). Not so: 8-channel blocks (AVX2: a line read in place
+     * feeds a quarter of the products, and the gather ran ahead), rows of 14 and 7
+     * (calls of a few points: the gather ran ahead), and low-precision operands with few
+     * groups (bf16 at mb16 ran faster group by group). */
+    const int sub = !bwd && !p->src_nhwc && cd->kd * cd->kh * cd->kw == 1
+                    && bdnn_reads_no_padding(cd) && (cd->sd > 1 || cd->sh > 1 || cd->sw > 1);
+    const int few_groups = cd->ow >= SUB_INPLACE_MIN_OW
+                           && p->n_ocg <= (p->lp ? SUB_INPLACE_MAX_OCG
+                                                 : SUB_INPLACE_MAX_OCG_F32);
+    p->groups_inner = sub && B >= SUB_ROWS_MIN_B && cd->ow >= SUB_ROWS_MIN_OW
+                      && !(p->lp && few_groups);
+    if (sub && !few_groups && !p->groups_inner) {
         bdnn_conv_desc_t *v = &p->d;
         p->subsampled = 1;
         p->sub_sd = cd->sd, p->sub_sh = cd->sh, p->sub_sw = cd->sw;
@@ -265,12 +284,14 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
         p->rows = d->od * d->oh;
     }
     /* rows per item: at least four items per thread where rows allow, and an item's dst
-     * (the chunks read and write it again) within DST_ITEM */
+     * (the chunks read and write it again) within DST_ITEM; with the groups innermost,
+     * the input points the item reads (each group again) within GATHER_BYTES */
     const int64_t per_rows = d->mb * G * p->n_ocg;
     const int64_t row_bytes = p->row_len * p->ocb * B * (int64_t)sizeof(float);   /* f32 sums */
+    const int64_t row_in = p->groups_inner ? p->row_len * p->ICB * B * p->esz : 0;
     p->rc = max64(p->rows, 1);
     while (p->rc > 1 && (per_rows * bdnn_div_up(p->rows, p->rc) < 4 * c->nthr
-                         || p->rc * row_bytes > DST_ITEM))
+                         || p->rc * row_bytes > DST_ITEM || p->rc * row_in > GATHER_BYTES))
         p->rc = bdnn_div_up(p->rc, 2);
     p->n_rc = bdnn_div_up(p->rows, p->rc);
     p->n_items = per_rows * p->n_rc;
@@ -284,15 +305,15 @@ static int dc_init(struct bdnn_conv *c, const dc_ker_t *ker, void **plan) {
     const int64_t wei_bytes = p->esz * G * p->OCB * p->wblk;
     const int64_t img_bytes = p->esz * (p->src_nhwc ? d->ic : G * p->ICB * B) * d->id * d->ih
                               * d->iw;
-    p->images_inner = d->mb > 1 && wei_bytes > L2_BYTES
+    p->images_inner = !p->groups_inner && d->mb > 1 && wei_bytes > L2_BYTES
                       && wei_bytes > p->n_ocg * img_bytes;
     /* Threads taking items in order split each group's rows, so every thread reads every
      * group's weights. Where those outgrow L2 and come from L3 on every execution, and
      * the groups split evenly, each thread takes a contiguous run of items instead:
      * whole groups, half the weights each on two threads: each core's L2 then holds its
      * half. */
-    p->whole_groups = !p->images_inner && p->n_rc > 1 && wei_bytes > L2_BYTES
-                      && per_rows % c->nthr == 0;
+    p->whole_groups = !p->images_inner && !p->groups_inner && p->n_rc > 1
+                      && wei_bytes > L2_BYTES && per_rows % c->nthr == 0;
     /* A strided 1x1 runs on its points gathered per work item (n, g, range of points,
      * range of output block groups): each copies its points' input (every input block)
      * into a per-thread buffer of at most GATHER_BYTES and runs its groups on it, so the
@@ -902,9 +923,15 @@ static void dc_gather_points(const dc_plan_t *p, const char *src, int64_t n, int
 }
 
 /* Work item `item` of a plan that is not subsampled: (n, g, q, row range rr), or (g, q, n,
- * rr) with images inner. */
+ * rr) with images inner, or (n, g, rr, q) with groups inner. */
 static void plain_item_of(const dc_plan_t *p, int64_t item, int64_t *n, int64_t *g, int64_t *q,
                           int64_t *rr) {
+    if (p->groups_inner) {
+        *q = item % p->n_ocg, item /= p->n_ocg;
+        *rr = item % p->n_rc, item /= p->n_rc;
+        *g = item % p->d.g, *n = item / p->d.g;
+        return;
+    }
     *rr = item % p->n_rc, item /= p->n_rc;
     if (p->images_inner) {
         *n = item % p->d.mb, item /= p->d.mb;

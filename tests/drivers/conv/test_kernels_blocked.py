@@ -85,6 +85,9 @@ SHAPES = [
     # the taps route (behind the pointwise ones, which take these too):
     "mb1ic256ih46iw24oc40kh1kw1sh2sw2ph0",       # strided 1x1 past L2: items gather points
     "mb1ic256ih46oc40oh23kh1sh2ph0",              # ... rows of 23, one group: in place
+    "mb2ic40ih56oc270oh28kh1sh2ph0",              # ... rows of 28 (16-channel blocks): in
+                                                  # place, each item's rows for 5 groups
+    "g2ic32ih58oc64oh29kh1sh2ph0",                # ... and for one, in each of 2 groups
     "mb1ic192ih10oc250kh3ph1",                    # weights past L2: whole groups per thread
     # backward weights by direct convolution (run_dbw, AVX-512): blocks hold the
     # channels past the tensor's, and the taps route behind it checked on them too

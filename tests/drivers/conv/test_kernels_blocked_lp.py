@@ -63,6 +63,8 @@ SHAPES = [
     "mb1ic64ih9oc80kh1sh2",                       # strided 1x1: on a copy of its points
     "mb2ic40ih30oc24kh1sh2",                      # ... rows of 15, few blocks: in place
     "mb1ic40ih30oc272kh1sh2",                     # ... five groups of blocks: copied
+    "mb2ic40ih56oc272kh1sh2",                     # ... rows of 28: in place, groups inner
+    "mb2ic40ih56oc24kh1sh2",                      # ... and few blocks: group by group
     "g2ic32ih6oc32kh3ph1",                        # groups of whole blocks
     "mb1ic5id4oc3kd3pd1",                         # 3D
     "mb2ic64ih7oc64kh3ph1",                       # mb > 1, whole blocks
