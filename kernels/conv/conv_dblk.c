@@ -28,7 +28,8 @@
  *              (or (g, group, n, rows) where weights outweigh inputs, (n, g, rows, group)
  *              for strided 1x1s read in place on long rows: see init)
  *   chunk      input channel blocks whose weights for the group fit WEI_CHUNK (in L2)
- *   row        output rows of the item (od, oh), or runs of points (1x1)
+ *   row        output rows of the item (od, oh) from the first whose taps are all
+ *              inside, or runs of points (1x1)
  *   call       interior runs of UR points; border points in runs down their columns
  *              (rows whose kd and kh taps are all inside), else one by one
  *   kernel     input blocks of the chunk, taps, the block's channels
@@ -869,9 +870,19 @@ static void dc_group_rows(const struct bdnn_conv *c, const dc_plan_t *p, const d
         }
         const char *src_c = src_g + p->esz * c0 * s_icb;
         const char *w_c = wq + p->esz * c0 * a.w_icb;
-        for (int64_t r = r0; r < r1; r += r_step)
+        /* the rows from the first whose (kd, kh) taps are all inside, those above it last:
+         * its calls read the chunk's weights whole and in order, a stream the prefetcher
+         * follows from L3 or memory where the weights outgrow L2; a border row first had
+         * read only its taps' parts of them, leaving the others to come in pieces
+         * (ResNet-50's 3x3 on 7x7 images, whose weights are read once per 7 rows) */
+        int64_t first = r0;
+        while (!p->flat && first < r1 && !row_inside(p, first)) ++first;
+        if (first == r1) first = r0;
+        for (int64_t r = first; r < r1; r += r_step)
             dc_row(c, p, src_c, src_pt0, w_c, wq_f, sums, s_pt0, r, min64(L, r1 - r), nq,
                    p->flat || !row_inside(p, r), &a, ah);
+        for (int64_t r = r0; r < first; ++r)
+            dc_row(c, p, src_c, src_pt0, w_c, wq_f, sums, s_pt0, r, L, nq, 1, &a, ah);
         if (!p->flat) dc_border_columns(p, src_c, w_c, sums, s_pt0, r0, r1, nq, &a);
     }
     if (x->direct) return;
