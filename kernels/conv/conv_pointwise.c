@@ -51,6 +51,12 @@ typedef struct {
      * of vectors, read again per run). The other way round, the larger block, past L2,
      * came from L3 once per group (or run). */
     int x_outer;
+    /* The items' operands, decoded at init so that a call (one item on AVX-512, 49 points
+     * an image on 7 x 7 layers) costs no division: groups of vectors (the first of group g
+     * vb_of[g], its vectors' offsets v_at[g][j] from an image's first element at point 0)
+     * and runs of broadcasts (x_at[x], likewise) */
+    int64_t groups, xbw;
+    int64_t *vb_of, (*v_at)[PW_MAX_NB], *x_at;
 } pw_plan_t;
 
 int bdnn_pointwise_applies(const struct bdnn_conv *c) {
@@ -92,11 +98,30 @@ static int pw_init(struct bdnn_conv *c) {
     /* (rows BDNN_ALIAS_BYTES apart hold whole multiples of PW_STAGED_IC channels) */
     q->staged = !k->lanes_ic && (d->ic * (int64_t)sizeof(float)) % BDNN_ALIAS_BYTES == 0;
     q->xw = q->staged ? PW_STAGED_IC : k->nx > 8 ? k->nx : 8;
-    q->items = bdnn_div_up(VC / k->vl, PW_MAX_NB) * (XC / q->xw);
+    const int64_t VB = VC / k->vl;
+    q->groups = bdnn_div_up(VB, PW_MAX_NB);
+    q->xbw = XC / q->xw;
+    q->items = q->groups * q->xbw;
     q->x_outer = XC > VC;
     q->strided = !unit;
     q->kb = kb, q->kn = kn;
     if (k->variant) c->variant = &k->variant;
+    /* (one entry more than used: never an empty allocation) */
+    q->vb_of = malloc(sizeof(*q->vb_of) * (size_t)(q->groups + 1));
+    q->v_at = malloc(sizeof(*q->v_at) * (size_t)(q->groups + 1));
+    q->x_at = malloc(sizeof(*q->x_at) * (size_t)(q->xbw + 1));
+    if (!q->vb_of || !q->v_at || !q->x_at) return BDNN_STATUS_OUT_OF_MEMORY;
+    /* (the vectors go in the fewest groups of at most PW_MAX_NB, evenly cut: 4 vectors are
+     * 2 groups of 2, where as 3 and 1 the thread with the single vector ran a third of the
+     * products in as many steps) */
+    const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, points);
+    const act_t tv = k->lanes_ic ? ts : td, tx = k->lanes_ic ? td : ts;
+    for (int64_t g = 0; g <= q->groups; ++g) q->vb_of[g] = VB * g / q->groups;
+    for (int64_t g = 0; g < q->groups; ++g)
+        for (int64_t j = 0; j < PW_MAX_NB; ++j)
+            q->v_at[g][j] = q->vb_of[g] + j < q->vb_of[g + 1]
+                                ? at(&tv, (q->vb_of[g] + j) * k->vl, 0) : 0;
+    for (int64_t x = 0; x < q->xbw; ++x) q->x_at[x] = at(&tx, x * q->xw, 0);
     return BDNN_STATUS_OK;
 }
 
@@ -105,25 +130,28 @@ static size_t pw_weights_bytes(const struct bdnn_conv *c) { return 0; }
 
 static void pw_pack_weights(const struct bdnn_conv *c, const void *wei, void *packed) {}
 
-/* Item it: its first vector vb, its nb vectors and its first broadcast channel x0 (XBW
- * runs of broadcasts; x_outer: which of the two is outermost). The vectors go in the
- * fewest groups of at most PW_MAX_NB, evenly cut (4 vectors are 2 groups of 2: as 3 and
- * 1, the thread with the single vector ran a third of the products in as many steps). */
-static inline void pw_item(int64_t it, int64_t VB, int64_t XBW, int64_t XW, int x_outer,
-                           int64_t *vb, int *nb, int64_t *x0) {
-    const int64_t groups = bdnn_div_up(VB, PW_MAX_NB);
-    const int64_t g = x_outer ? it % groups : it / XBW, x = x_outer ? it / groups : it % XBW;
-    *vb = VB * g / groups, *x0 = x * XW;
-    *nb = (int)(VB * (g + 1) / groups - *vb);
+/* Item it: its group of vectors g and run of broadcasts x (x_outer: which of the two is
+ * outermost) */
+static inline void pw_item(const pw_plan_t *q, int64_t it, int64_t *g, int64_t *x) {
+    *g = q->x_outer ? it % q->groups : it / q->xbw;
+    *x = q->x_outer ? it / q->groups : it % q->xbw;
+}
+
+/* ... and the next item's, from this one's */
+static inline void pw_next(const pw_plan_t *q, int64_t *g, int64_t *x) {
+    if (q->x_outer) {
+        if (++*g == q->groups) *g = 0, ++*x;
+    } else if (++*x == q->xbw) {
+        *x = 0, ++*g;
+    }
 }
 
 /* The weights item it computes: output channels [oc0, oc1), input channels [ic0, ic1). */
-static void pw_item_weights(const pw_plan_t *q, int64_t it, int64_t VB, int64_t XBW,
-                            int64_t *oc0, int64_t *oc1, int64_t *ic0, int64_t *ic1) {
-    int64_t vb, x0;
-    int nb;
-    pw_item(it, VB, XBW, q->xw, q->x_outer, &vb, &nb, &x0);
-    const int64_t v0 = vb * q->k->vl, v1 = (vb + nb) * q->k->vl;
+static void pw_item_weights(const pw_plan_t *q, int64_t it, int64_t *oc0, int64_t *oc1,
+                            int64_t *ic0, int64_t *ic1) {
+    int64_t g, x;
+    pw_item(q, it, &g, &x);
+    const int64_t v0 = q->vb_of[g] * q->k->vl, v1 = q->vb_of[g + 1] * q->k->vl, x0 = x * q->xw;
     if (q->k->lanes_ic)
         *oc0 = x0, *oc1 = x0 + q->xw, *ic0 = v0, *ic1 = v1;
     else
@@ -161,12 +189,8 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
         && (uintptr_t)a->diff_wei % (sizeof(float) * (size_t)vl) == 0
         && bdnn_bwt_streams_weights(d->oc * IC * (int64_t)sizeof(float), d->mb * points);
     const float *vt = lanes_ic ? a->src : a->diff_dst, *xt = lanes_ic ? a->diff_dst : a->src;
-    const int64_t VB = tv.C / vl, XBW = tx.C / XW;
-    /* the calls' operands from the item's first ones, where the layout allows (per call,
-     * the channel-to-address divisions weighed on a 7 x 7 layer's short calls):
-     * vectors of whole blocks lie a block apart; an item's broadcast channels are one
-     * block's where its width divides the block's */
-    const int64_t v_step = tv.B == vl ? tv.points * tv.B : 0;
+    /* an item's calls' broadcasts from its first one's where its channels are one block's
+     * (its width divides the block's) */
     const int x_one_block = tx.B == tx.C || tx.B % XW == 0;
     float *diff_wei = a->diff_wei;
 #pragma omp parallel num_threads(c->nthr)
@@ -175,7 +199,7 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             const int64_t it0 = q->items * tid / c->nthr, it1 = q->items * (tid + 1) / c->nthr;
             if (d->mb == 0 || points == 0)   /* no points: the sums are zeros */
                 for (int64_t it = it0, oc0, oc1, ic0, ic1; it < it1; ++it) {
-                    pw_item_weights(q, it, VB, XBW, &oc0, &oc1, &ic0, &ic1);
+                    pw_item_weights(q, it, &oc0, &oc1, &ic0, &ic1);
                     for (int64_t oc = oc0; oc < oc1; ++oc)
                         memset(diff_wei + oc * IC + ic0, 0, sizeof(float) * (size_t)(ic1 - ic0));
                 }
@@ -196,12 +220,15 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
                                 * lines; strided, a row's lines ahead are ones no call
                                 * reads, and reading ahead ran slower) */
                                .read_ahead = !strided};
-                for (int64_t it = it0, vb, x0; it < it1; ++it) {     /* items */
-                    pw_item(it, VB, XBW, XW, q->x_outer, &vb, &k.nb, &x0);
+                int64_t g = 0, x = 0;
+                if (it0 < it1) pw_item(q, it0, &g, &x);
+                for (int64_t it = it0; it < it1; ++it, pw_next(q, &g, &x)) {   /* items */
+                    const int64_t vb = q->vb_of[g], x0 = x * XW;
+                    k.nb = (int)(q->vb_of[g + 1] - vb);
+                    /* (a channel's place at point p: at point 0's, plus p blocks) */
                     for (int j = 0; j < k.nb; ++j)
-                        k.v[j] = j && v_step ? k.v[j - 1] + v_step
-                                             : vt + n0 * tv.img + at(&tv, (vb + j) * vl, pv);
-                    const float *x_item = xt + n0 * tx.img + at(&tx, x0, px);
+                        k.v[j] = vt + n0 * tv.img + q->v_at[g][j] + pv * tv.B;
+                    const float *x_item = xt + n0 * tx.img + q->x_at[x] + px * tx.B;
                     for (int64_t i0 = x0; i0 < x0 + XW; i0 += nx) {   /* broadcast runs */
                         k.x = x_one_block ? x_item + (i0 - x0)
                                           : xt + n0 * tx.img + at(&tx, i0, px);
@@ -219,7 +246,7 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
             /* the test defect: the last input channel dropped (its sums never added) */
             for (int64_t it = it0, oc0, oc1, ic0, ic1;
                  c->fault == BDNN_FAULT_SKIP_LAST_IC && it < it1; ++it) {
-                pw_item_weights(q, it, VB, XBW, &oc0, &oc1, &ic0, &ic1);
+                pw_item_weights(q, it, &oc0, &oc1, &ic0, &ic1);
                 for (int64_t oc = oc0; ic1 == IC && oc < oc1; ++oc)
                     diff_wei[oc * IC + IC - 1] = 0.0f;
             }
@@ -230,6 +257,8 @@ static void pw_execute(const struct bdnn_conv *c, const bdnn_conv_args_t *a) {
 }
 
 static void pw_fini(struct bdnn_conv *c) {
+    pw_plan_t *q = c->plan;
+    if (q) free(q->vb_of), free(q->v_at), free(q->x_at);
     free(c->plan);
     c->plan = NULL;
 }
