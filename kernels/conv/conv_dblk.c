@@ -52,7 +52,11 @@
 #include "conv_dblk.h"
 #include "dt.h"
 
-enum { WEI_CHUNK = 128 * 1024, DST_ITEM = 128 * 1024,
+/* WEI_CHUNK: half the smallest L2 (L2_BYTES), the rest for the item's input and sums.
+ * Each chunk is a pass over the item's rows (every call set up again, the sums read and
+ * written again): chunks of 128 KiB made a 3x3 on 512 channels (ResNet-50's
+ * res5a_branch2b) eleven passes, which ran slower than five. */
+enum { WEI_CHUNK = 256 * 1024, DST_ITEM = 128 * 1024,
        FLAT_RUN_CALLS = 4 };
 /* A forward f32 call with few products per accumulator keeps at most FEW_ACCS
  * accumulators: such a call is short, and the burst of its accumulators' stores at the

@@ -58,7 +58,7 @@ SHAPES = [
     "ic2ih3oc2oh7kh2ph2",                         # outputs that read only padding
     "ic6ih10iw8oc5kh3kw2dh2dw3sh2",               # dilation, stride, negative pad
     "mb1ic32ih7oc48kh3ph1",                       # 7x7 with 3x3: 2 of 7 points border
-    "mb1ic160ih6oc64kh3ph1",                      # input blocks in two chunks
+    "mb1ic480ih6oc64kh3ph1",                      # input blocks in chunks (bf16 3, u8 2)
     "mb2ic40ih10oc20kh1",                         # 1x1: runs of points (flat)
     "mb1ic64ih9oc80kh1sh2",                       # strided 1x1: on a copy of its points
     "mb2ic40ih30oc24kh1sh2",                      # ... rows of 15, few blocks: in place
