@@ -111,11 +111,11 @@ static int pw_init(struct bdnn_conv *c) {
     q->v_at = malloc(sizeof(*q->v_at) * (size_t)(q->groups + 1));
     q->x_at = malloc(sizeof(*q->x_at) * (size_t)(q->xbw + 1));
     if (!q->vb_of || !q->v_at || !q->x_at) return BDNN_STATUS_OUT_OF_MEMORY;
+    const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, points);
+    const act_t tv = k->lanes_ic ? ts : td, tx = k->lanes_ic ? td : ts;
     /* (the vectors go in the fewest groups of at most PW_MAX_NB, evenly cut: 4 vectors are
      * 2 groups of 2, where as 3 and 1 the thread with the single vector ran a third of the
      * products in as many steps) */
-    const act_t ts = act_of(c, d->ic, in_points(d)), td = act_of(c, d->oc, points);
-    const act_t tv = k->lanes_ic ? ts : td, tx = k->lanes_ic ? td : ts;
     for (int64_t g = 0; g <= q->groups; ++g) q->vb_of[g] = VB * g / q->groups;
     for (int64_t g = 0; g < q->groups; ++g)
         for (int64_t j = 0; j < PW_MAX_NB; ++j)
