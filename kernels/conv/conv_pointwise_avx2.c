@@ -19,6 +19,8 @@ enum { PW2_NX = 4 };
 #define PW_ZERO() _mm256_setzero_ps()
 #define PW_LOAD(p) _mm256_loadu_ps(p)
 #define PW_BCAST(p) _mm256_broadcast_ss(p)
+#define PW_STOREU(p, v) _mm256_storeu_ps(p, v)
+#define PW_ADD(a, b) _mm256_add_ps(a, b)
 /* acc += v * b as one instruction on registers: with the intrinsic, GCC ran the 7-point
  * steps out of registers (12 sums, 3 vectors and a broadcast are all 16) and read the
  * vectors again from memory in place of holding them */
@@ -55,22 +57,8 @@ static inline __attribute__((always_inline)) void pw_tile_oc(const pw_call_t *k,
                     k->accumulate);
 }
 
-static inline __attribute__((always_inline)) void pw_tile_ic(const pw_call_t *k, const int nb,
-                                                             const int line) {
-    __m256 acc[PW_MAX_NB][PW2_NX];
-    pw_sums(k, nb, line, acc);
-#pragma GCC unroll 4
-    for (int i = 0; i < PW2_NX; ++i)   /* weight rows */
-#pragma GCC unroll 3
-        for (int j = 0; j < nb; ++j) {
-            float *w = k->w + i * k->ldw + 8 * j;
-            _mm256_storeu_ps(w, k->accumulate ? _mm256_add_ps(_mm256_loadu_ps(w), acc[j][i])
-                                              : acc[j][i]);
-        }
-}
-
 static void pw_avx2_oc(const pw_call_t *k) { PW_DISPATCH(pw_tile_oc, k); }
-static void pw_avx2_ic(const pw_call_t *k) { PW_DISPATCH(pw_tile_ic, k); }
+static void pw_avx2_ic(const pw_call_t *k) { PW_DISPATCH(pw_tile_rows, k); }
 
 const conv_pw_ker_t bdnn_pw_ker_avx2 = {.fn = pw_avx2_oc, .vl = 8, .nx = PW2_NX, .lanes_ic = 0,
                                         .streams = 0, .twin = &bdnn_pw_ker_avx2_ic,
