@@ -114,7 +114,7 @@ def run(prb, ctx: RunContext, steps: "CaseSteps") -> CaseResult:
             # (after create: a backend loaded on first use is not the case's memory)
             rss = memory.PeakRss()
             try:
-                _execute(prb, ctx, steps, prim, res)
+                _execute(prb, ctx, steps, prim, res, rss)
             finally:
                 _measured(res, ctx, memory.CaseMemory(
                     steps.tensor_bytes(prb, prim), estimate, rss.added(),
@@ -132,7 +132,8 @@ def _measured(res: CaseResult, ctx: RunContext, used: memory.CaseMemory) -> None
         res.diagnostics.append(used.diagnostic())
 
 
-def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) -> None:
+def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult,
+             rss: memory.PeakRss | None = None) -> None:
     mode, verbose = ctx.settings.mode, ctx.settings.verbose
     res.impl = prim.name
     if verbose >= 5:
@@ -164,20 +165,28 @@ def _execute(prb, ctx: RunContext, steps: "CaseSteps", prim, res: CaseResult) ->
             with res.timers("fill"):
                 bound = steps.prepare(prb, prim, True)
             res.status = Status.EXECUTED
-        times = measure_into(res, bound.run, ctx)
+        times = measure_into(res, bound.run, ctx, rss)
         res.impl = prim.name   # the perf fill's data may choose another tile
         res.perf = steps.perf_record(prb, ctx, res.impl, times, create_s, bound)
 
 
 # -- timing ------------------------------------------------------------------------------
 
-def measure_into(res: CaseResult, run_once, ctx: RunContext) -> list[float]:
+def measure_into(res: CaseResult, run_once, ctx: RunContext,
+                 rss: memory.PeakRss | None = None) -> list[float]:
     """The case's timed runs; with --perf-guard (default), between compute probes, and
-    what they read in res.machine (a degraded machine also as a diagnostic line)."""
+    what they read in res.machine (a degraded machine also as a diagnostic line). Timed
+    with a group, its peak RSS (rss) counts its own stretches and the shared timing's."""
     settings = ctx.settings
     if ctx.group is not None:   # timed with its group: the execute timer takes its share
         group, member = ctx.group
-        times, res.machine = group.offer(member, run_once)
+        if rss is not None:
+            rss.pause()
+        try:
+            times, res.machine = group.offer(member, run_once)
+        finally:
+            if rss is not None:
+                rss.resume(group.rss_added)
         if res.machine is not None and res.machine.degraded:
             res.diagnostics.append(res.machine.diagnostic())
         res.timers.seconds["execute"] += group.seconds

@@ -271,18 +271,48 @@ def _status_kib(field: str) -> int | None:
 class PeakRss:
     """The RSS a case adds at its peak: Linux's high-water mark (VmHWM), reset to the
     current RSS when this starts (writing 5 to /proc/self/clear_refs). Memory an earlier
-    case freed to the allocator and this one reuses is resident already: not counted."""
+    case freed to the allocator and this one reuses is resident already: not counted.
+
+    The mark is the process's: a case timed with others (--perf-interleave) stops its
+    count while they run (pause) and starts it again after (resume), so that their buffers,
+    alive beside its own, are not counted as its; what the group's shared timing added is
+    (resume's shared)."""
 
     def __init__(self) -> None:
+        self.base = self._restart()
+        self._held = 0   # what the case holds past base, at its last pause
+        self._peak = 0   # its highest growth in the stretches before
+
+    @staticmethod
+    def _restart() -> int | None:
         try:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
-            self.base = _status_kib("VmRSS")
         except OSError:
-            self.base = None
+            return None
+        return _status_kib("VmRSS")
 
-    def added(self) -> int | None:
+    def _grown(self) -> int | None:
+        """The highest growth so far: the stretches before and this one's."""
         hwm = _status_kib("VmHWM")
         if self.base is None or hwm is None:
             return None
-        return max(0, hwm - self.base)
+        return max(self._peak, self._held + hwm - self.base)
+
+    def pause(self) -> None:
+        grown, rss = self._grown(), _status_kib("VmRSS")
+        if grown is None or rss is None or self.base is None:
+            self.base = None
+            return
+        self._peak, self._held = grown, self._held + rss - self.base
+
+    def resume(self, shared: int | None = 0) -> None:
+        if self.base is None or shared is None:
+            self.base = None
+            return
+        self._peak = max(self._peak, self._held + shared)
+        self.base = self._restart()
+
+    def added(self) -> int | None:
+        grown = self._grown()
+        return None if grown is None else max(0, grown)

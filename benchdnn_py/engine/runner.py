@@ -316,7 +316,7 @@ def timing_groups(todo: list[Prepared]) -> Iterator[list[Prepared]]:
 def _run_group(members: list[Prepared], emit: "_Emitter") -> list[CaseOutcome]:
     """The cases of one timing group, each up to its timing, then timed together
     (TimingGroup), then each to its end."""
-    group = TimingGroup(core.max_threads, core.set_threads)
+    group = TimingGroup(core.max_threads, core.set_threads, memory.PeakRss)
 
     def work(i: int, p: Prepared):
         return lambda: run_task(p.task, log=emit.out, err=emit.err, group=(group, i))

@@ -279,12 +279,15 @@ class TimingGroup:
     between runs). The OpenMP thread count is per OS
     thread, so run() gives each case its own again whenever it resumes one."""
 
-    def __init__(self, threads: Callable[[], int],
-                 set_threads: Callable[[int], None]) -> None:
+    def __init__(self, threads: Callable[[], int], set_threads: Callable[[int], None],
+                 rss: Callable[[], Any] | None = None) -> None:
         self._threads, self._set_threads = threads, set_threads
+        self._rss = rss   # what measures the timing's memory (memory.PeakRss), if anything
         self._offers: dict[int, tuple[Callable[[], None], int]] = {}
         self._coordinator: greenlet.greenlet | None = None
         self.seconds = 0.0   # each timed member's share of the group's timing (wall clock)
+        # the RSS the timing added (all members' runs: none of theirs alone; None unknown)
+        self.rss_added: int | None = 0
 
     def offer(self, member: int, run: Callable[[], None]) -> tuple[list[float],
                                                                    MachineCheck | None]:
@@ -318,9 +321,11 @@ class TimingGroup:
             if offered:
                 start = time.perf_counter()
                 self._set_threads(outer)
+                rss = self._rss() if self._rss else None
                 samples, check = timing([self._offers[i][0] for i in offered],
                                         max(self._offers[i][1] for i in offered))
                 self.seconds = (time.perf_counter() - start) / len(offered)
+                self.rss_added = rss.added() if rss else 0
                 for i, got in zip(offered, samples):
                     self._set_threads(self._offers[i][1])
                     done[i] = members[i].switch((got, check))

@@ -231,6 +231,58 @@ def test_a_peak_past_the_estimate_is_reported(monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines()[-1].startswith("memory: tensors ")
 
 
+def test_cases_timed_in_turns_count_their_own_buffers_not_their_group_s(tmp_path):
+    """--perf-interleave holds a descriptor's cases alive together: the mb1 case's peak
+    is its own (and the shared timing's), not the mb32 case's buffers beside it."""
+    results = tmp_path / "r.jsonl"
+    res = run_cli("--conv", "--mode=P", "--fix-times-per-prb=2", "--perf-interleave=true",
+                  "--dir=BWD_W", "--mb=1,32", f"--results={results}",
+                  "ic3ih224oc64oh112kh7sh2ph3")
+    assert res.code == 0, res.out + res.err
+    cases = [r for r in map(json.loads, results.read_text().splitlines())
+             if r["type"] == "case"]
+    assert [c["status"] for c in cases] == ["EXECUTED"] * 2
+    small, large = (c["memory"] for c in cases)
+    # the mb32 case's tensors alone are past the mb1 case's estimate and slack
+    assert large["tensor_bytes"] > small["estimate_bytes"] + memory.RSS_SLACK_BYTES
+    for c in cases:
+        m = c["memory"]
+        assert m["peak_rss_bytes"] is not None
+        assert m["peak_rss_bytes"] <= m["estimate_bytes"] + memory.RSS_SLACK_BYTES, c["repro"]
+        assert not any(d.startswith("memory guard:") for d in c["diagnostics"])
+
+
+_PAUSED_SCRIPT = r"""
+import numpy as np
+from benchdnn_py.engine import memory
+
+mib = 1 << 20
+rss = memory.PeakRss()
+mine = np.ones(64 * mib, np.uint8)       # its own stretch: counted
+rss.pause()
+other = np.ones(128 * mib, np.uint8)     # another case's, while paused: not counted
+rss.resume(32 * mib)                     # what the shared timing added: counted on top
+del other
+more = np.ones(16 * mib, np.uint8)       # its own again, beside the 64 it holds
+print(rss.added())
+unknown = memory.PeakRss()
+unknown.pause()
+unknown.resume(None)
+print(unknown.added())
+"""
+
+
+def test_a_paused_peak_counts_its_own_stretches_and_the_shared_one():
+    import subprocess
+    import sys
+    added, unknown = subprocess.run([sys.executable, "-c", _PAUSED_SCRIPT],
+                                    capture_output=True, text=True,
+                                    check=True).stdout.split()
+    mib = 1 << 20
+    assert 96 * mib - 4 * mib <= int(added) <= 96 * mib + 8 * mib   # max(64 + 32, 64 + 16)
+    assert unknown == "None"
+
+
 _FREED_SCRIPT = r"""
 import sys
 import numpy as np

@@ -292,6 +292,37 @@ def test_a_group_runs_each_case_up_to_its_timing_times_them_together_then_resume
     assert threads.n == 2 and group.seconds >= 0.0
 
 
+def test_a_group_measures_the_memory_its_timing_adds_around_the_timing_alone():
+    threads = Threads(1)
+    trace = []
+
+    class Watch:   # memory.PeakRss's part: started by creation, read by added()
+        def __init__(self):
+            trace.append("watch")
+
+        def added(self):
+            trace.append("read")
+            return 7 << 20
+
+    group = TimingGroup(threads.get, threads.set, Watch)
+    assert group.rss_added == 0   # before any timing: nothing shared yet
+
+    def case(i):
+        def work():
+            trace.append(f"up to timing {i}")
+            group.offer(i, lambda: None)
+            trace.append(f"resumed {i}: {group.rss_added}")
+        return work
+
+    def timing(runs, most):
+        trace.append("timing")
+        return [[1.0]] * len(runs), None
+
+    group.run([case(0), case(1)], timing)
+    assert trace == ["up to timing 0", "up to timing 1", "watch", "timing", "read",
+                     f"resumed 0: {7 << 20}", f"resumed 1: {7 << 20}"]
+
+
 def test_a_case_that_ends_before_its_timing_is_left_out_of_it():
     threads = Threads(2)
     group = TimingGroup(threads.get, threads.set)
