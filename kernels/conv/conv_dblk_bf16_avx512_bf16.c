@@ -39,18 +39,26 @@ static __attribute__((noinline)) void dc_out_block_bf16(const vf *fin, const dc_
 }
 #define DC_OUT_BLOCK dc_out_block_bf16
 /* ... and its common case inline (DC_OUT_INLINE): a bf16 output whose points lie B apart,
- * with sums that vcvtne2ps2bf16 converts to dt.h's bits (no NaN or denormal: one class
- * test each), two points to a conversion and store: the sums then never go through
- * memory, a round trip that few input channels (few products per sum) do not amortize.
- * Anything else takes dc_out_block_bf16. */
+ * with sums that vcvtne2ps2bf16 converts to dt.h's bits, two points to a conversion and
+ * store: the sums then never go through memory, a round trip that few input channels (few
+ * products per sum) do not amortize. Anything else takes dc_out_block_bf16.
+ * The conversion differs from dt.h's on denormals only (it flushes them; NaNs it quiets
+ * alike), and a sum vdpbf16ps left is never one: the instruction flushes its denormal
+ * results (DAZ and FTZ always, whatever MXCSR says). So each sum is class-tested only
+ * where one may have skipped it (a call without products: every tap or channel clipped,
+ * its sums the bias or the partial sums it started from) or been scaled after it (a leaky
+ * relu's alpha). */
 #define DC_OUT_INLINE(acc, a, out, UR, OCB, opt)                                            \
     do {                                                                                    \
         if ((a)->out_dt != BDNN_DT_BF16 || (opt) != VLEN) break;                            \
-        __mmask16 inexact = 0;                                                              \
-        _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o)                             \
-        _Pragma("GCC unroll 28") for (int j = 0; j < (UR); ++j)                             \
-            inexact |= bdnn_bf16_cvtne_inexact((__m512)(acc)[j][o]);                         \
-        if (inexact) break;                                                                 \
+        if ((a)->n_icb <= 0 || (a)->last_ic <= 0 || (a)->nkd <= 0 || (a)->nkh <= 0         \
+            || (a)->nkw <= 0 || ((a)->relu && (a)->relu_alpha != 0.0f)) {                   \
+            __mmask16 inexact = 0;                                                          \
+            _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o)                         \
+            _Pragma("GCC unroll 28") for (int j = 0; j < (UR); ++j)                         \
+                inexact |= bdnn_bf16_cvtne_inexact((__m512)(acc)[j][o]);                     \
+            if (inexact) break;                                                             \
+        }                                                                                   \
         _Pragma("GCC unroll 4") for (int o = 0; o < (OCB); ++o) {                           \
             uint16_t *row = (uint16_t *)(out) + o * (a)->o_ocb;                             \
             _Pragma("GCC unroll 14") for (int j = 0; j + 1 < (UR); j += 2)                  \

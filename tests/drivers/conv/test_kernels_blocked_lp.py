@@ -352,6 +352,27 @@ def test_denormal_outputs_keep_their_bits(impl, t, text):
     assert np.array_equal(out, want) and not tail.any()
 
 
+@pytest.mark.parametrize("impl,t", BF16_RUNNABLE, ids=[i.name for i, _ in BF16_RUNNABLE])
+def test_denormal_bias_of_rows_without_taps_keeps_its_bits(impl, t):
+    """The store from registers converts without a class test the sums that went through
+    vdpbf16ps (it flushes denormal results), not those of calls without products: here
+    the first and last output rows have every kh tap in the padding, so their sums are the
+    bias, a denormal in channels 0-15, which must reach dst as dt.h keeps it."""
+    s = _shape("mb1ic32ih4oc32kh3ph3")
+    rng = np.random.default_rng(3)
+    src = ints(rng, s.src_shape, -8, 8)
+    wei = ints(rng, s.wei_shape, -8, 8)
+    bias = np.zeros(s.oc, np.float32)
+    bias[:16] = np.float32(2.0 ** -130)   # an f32 denormal, and a bf16 one
+    bias[16:] = np.float32(0.5)
+    dst = _run(impl, t, s, _attr(t, "bf16"), src, wei, bias, unwritten("bf16", s.dst_shape))
+    want = converted(core.ref_conv_fwd(s, src, wei, bias).astype(np.float32), "bf16")
+    out, tail = _plain(dst, s.oc, t.block)
+    rows = out[..., [0, -1], :]   # (the first and last output rows: the bias alone)
+    assert (rows[:, :16] == np.float32(2.0 ** -130)).all()
+    assert np.array_equal(out, want) and not tail.any()
+
+
 INT8_RUNNABLE = [(i, t) for i, t in RUNNABLE if t.src == "u8"]
 
 
