@@ -38,9 +38,10 @@ static inline __m256i bdnn_epi_bf16(__m512 v) {
 
 #ifdef __AVX512BF16__
 /* vcvtneps2bf16 (and vcvtne2ps2bf16) give bdnn_epi_bf16's bits for a vector without a
- * denormal or a NaN: they round to nearest even alike but flush denormals and quiet NaN
- * their own way. One class test decides, against the integer path's eight operations:
- * the lanes that need the integer path. */
+ * denormal: they round to nearest even and quiet NaNs alike (sign and high payload bits
+ * kept, the quiet bit set) but flush denormals. One class test decides, against the
+ * integer path's eight operations: the lanes that need the integer path (NaNs too, which
+ * costs nothing in the same test). */
 static inline __mmask16 bdnn_bf16_cvtne_inexact(__m512 v) {
     return _mm512_fpclass_ps_mask(v, 0xa1);   /* QNaN | denormal | SNaN */
 }

@@ -373,6 +373,28 @@ def test_denormal_bias_of_rows_without_taps_keeps_its_bits(impl, t):
     assert np.array_equal(out, want) and not tail.any()
 
 
+@pytest.mark.parametrize("impl,t", BF16_RUNNABLE, ids=[i.name for i, _ in BF16_RUNNABLE])
+def test_nan_sums_keep_their_bf16_bits(impl, t):
+    """The store from registers converts NaN sums without a class test: vcvtne2ps2bf16
+    quiets them as dt.h does (sign and high payload bits kept, the quiet bit set). A NaN
+    bias, which vdpbf16ps carries through the products, must reach dst with those bits."""
+    s = _shape("mb1ic64ih7oc32kh1")
+    rng = np.random.default_rng(5)
+    src = ints(rng, s.src_shape, -8, 8)
+    wei = ints(rng, s.wei_shape, -8, 8)
+    bias = np.full(s.oc, 0.5, np.float32)
+    bias[3] = np.array(0x7FC12345, np.uint32).view(np.float32)
+    bias[17] = np.array(0xFFE54321, np.uint32).view(np.float32)
+    dst = _run(impl, t, s, _attr(t, "bf16"), src, wei, bias, unwritten("bf16", s.dst_shape))
+    # [mb][channel][point] of dst's bits
+    bits = np.moveaxis(dst.view(np.uint16), -1, 2).reshape(s.mb, dst.shape[1] * t.block, -1)
+    assert (bits[:, 3] == 0x7FC1).all() and (bits[:, 17] == 0xFFE5).all()
+    out, tail = _plain(dst, s.oc, t.block)
+    want = converted(core.ref_conv_fwd(s, src, wei, bias).astype(np.float32), "bf16")
+    finite = np.delete(np.arange(s.oc), [3, 17])
+    assert np.array_equal(out[:, finite], want[:, finite]) and not tail.any()
+
+
 INT8_RUNNABLE = [(i, t) for i, t in RUNNABLE if t.src == "u8"]
 
 
