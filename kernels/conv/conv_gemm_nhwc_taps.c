@@ -44,6 +44,10 @@ enum {
     BWT_IN_PLACE_B_BYTES = 32 * 1024, BWT_IN_PLACE_ROWS = 128, BWT_IN_PLACE_MIN_PRODUCTS = 256,
     BWT_NARROW_IN_PLACE_ROW = 256, BWT_NARROW_IN_PLACE_MAX_ROW = 2048
 };
+/* A k split's partial C (every row of C, per thread) at most this size: a larger one
+ * leaves L2 on every k block and is summed through memory at the end, and panel ranges,
+ * though each thread packs the whole window, ran faster. */
+enum { BWT_SPLIT_MAX_C_BYTES = 1024 * 1024 };
 /* Phase images per kw offset (w_phases) where junk points are at least this share of a
  * row (1 / BWT_W_PHASES_JUNK). */
 enum { BWT_W_PHASES_JUNK = 8, BWT_W_PHASES_MIN_NR = 32 };
@@ -309,17 +313,19 @@ int bdnn_nhwc_bwt_init(struct bdnn_conv *c, const conv_gemm_ukr_t *row_ukr, void
     /* Panel ranges make every thread pack the whole src window; a k split makes each
      * pack its share of both tensors but sum nthr partial C at the end: the split is the
      * cheaper one while C's rows (x taps) are at most half the k points (the sum is then
-     * small against the packing), and where the panels do not share out evenly (fewer
-     * than 4 per thread, not a multiple of the threads). Both tensors read in place pack
-     * nothing, and the sum, run after the products behind a barrier, is then the split's
-     * cost against each thread reading all of src: with at least BWT_IN_PLACE_ROWS rows a
-     * thread no split, and one group's rows shared out as each thread's own (panel
-     * ranges leave OC 256 at 132 and 124 rows a thread); fewer rows use src too slowly for
-     * each thread to read it all. */
+     * small against the packing) and C within BWT_SPLIT_MAX_C_BYTES, and where the panels
+     * do not share out evenly (fewer than 4 per thread, not a multiple of the threads).
+     * Both tensors read in place pack nothing, and the sum, run after the products behind
+     * a barrier, is then the split's cost against each thread reading all of src: with at
+     * least BWT_IN_PLACE_ROWS rows a thread no split, and one group's rows shared out as
+     * each thread's own (panel ranges leave OC 256 at 132 and 124 rows a thread); fewer
+     * rows use src too slowly for each thread to read it all. */
     const int64_t c_rows = G * q->Mp * taps, k_all = d->mb * q->kext;
     const int rows_in_place = q->dd_in_place && G * OCG >= BWT_IN_PLACE_ROWS * nthr;
+    const int small_c = c_rows * q->Np * (int64_t)sizeof(float) <= BWT_SPLIT_MAX_C_BYTES;
     q->k_splits = nthr > 1 && !rows_in_place
-        && (2 * c_rows <= k_all || (q->panels % nthr && q->panels < 4 * nthr)) ? nthr : 1;
+        && ((2 * c_rows <= k_all && small_c) || (q->panels % nthr && q->panels < 4 * nthr))
+        ? nthr : 1;
     q->row_split = nthr > 1 && q->k_splits == 1 && G == 1
         && (q->panels % nthr || rows_in_place);
     /* (A read in place under row_split: a thread's last panel ends on a multiple of the
