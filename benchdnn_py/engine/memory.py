@@ -275,8 +275,8 @@ class PeakRss:
 
     The mark is the process's: a case timed with others (--perf-interleave) stops its
     count while they run (pause) and starts it again after (resume), so that their buffers,
-    alive beside its own, are not counted as its; what the group's shared timing added is
-    (resume's shared)."""
+    alive beside its own, are not counted as its; what the group's shared timing added
+    (resume's shared) is."""
 
     def __init__(self) -> None:
         self.base = self._restart()
